@@ -1,0 +1,1 @@
+//! client (see DESIGN.md module map).

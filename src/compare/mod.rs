@@ -1,0 +1,1 @@
+//! compare (see DESIGN.md module map).

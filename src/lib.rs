@@ -1,0 +1,25 @@
+//! ladder: versioned, reproducible load-test ladders for LLM inference servers.
+//!
+//! Data flows one way: [`scenario`] → [`workload`] → [`runner`]/[`client`] → [`record`] →
+//! [`metrics`] → [`results`] → [`compare`]/[`report`]. [`sim`] is the built-in server.
+
+pub mod client;
+pub mod compare;
+pub mod metrics;
+pub mod record;
+pub mod report;
+pub mod results;
+pub mod runner;
+pub mod scenario;
+pub mod sim;
+pub mod workload;
+
+/// Process exit codes shared by every subcommand.
+pub mod exit {
+    /// Success; for `compare`/`gate`, no regression.
+    pub const OK: i32 = 0;
+    /// A regression or a failed gate.
+    pub const REGRESSION: i32 = 1;
+    /// Bad input or an unusable run (invalid scenario, server unreachable, key missing).
+    pub const BAD_INPUT: i32 = 2;
+}

@@ -1,0 +1,8 @@
+//! Thin binary: parse arguments, run one subcommand, map the outcome to an exit code.
+
+fn main() {
+    std::process::exit(ladder_cli::main());
+}
+
+#[path = "cli.rs"]
+mod ladder_cli;

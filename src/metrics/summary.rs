@@ -1,0 +1,364 @@
+//! `RungSummary`: the metrics of one rung, serialised as `result_rate_<rate>.json`.
+//!
+//! The JSON keeps vLLM `benchmark_serving` key names (`request_throughput`,
+//! `median_ttft_ms`, `p99_tpot_ms`, `p99.9_itl_ms`, ...) so existing scripts keep working,
+//! and adds what vLLM lacks (error classes, dispatch lag, latency from the scheduled time,
+//! latency with failures included). The flat key layout is built here, in one place.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
+use serde_json::{Map, Value};
+
+/// Summary statistics of one latency distribution, in milliseconds.
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub struct Stats {
+    /// Number of samples.
+    pub count: u64,
+    pub mean: f64,
+    pub median: f64,
+    pub std: f64,
+    pub p90: f64,
+    pub p95: f64,
+    pub p99: f64,
+    pub p999: f64,
+    pub min: f64,
+    pub max: f64,
+}
+
+impl Stats {
+    /// Statistic names as they prefix a key (`median` in `median_ttft_ms`), with accessors.
+    const FIELDS: [(&'static str, fn(&Stats) -> f64, fn(&mut Stats, f64)); 9] = [
+        ("mean", |s| s.mean, |s, v| s.mean = v),
+        ("median", |s| s.median, |s, v| s.median = v),
+        ("std", |s| s.std, |s, v| s.std = v),
+        ("p90", |s| s.p90, |s, v| s.p90 = v),
+        ("p95", |s| s.p95, |s, v| s.p95 = v),
+        ("p99", |s| s.p99, |s, v| s.p99 = v),
+        ("p99.9", |s| s.p999, |s, v| s.p999 = v),
+        ("min", |s| s.min, |s, v| s.min = v),
+        ("max", |s| s.max, |s, v| s.max = v),
+    ];
+}
+
+/// The latency distributions a rung reports, by the name used in keys.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Latency {
+    /// Time to first token from the actual send (vLLM's TTFT).
+    Ttft,
+    /// Time per output token after the first (vLLM's TPOT).
+    Tpot,
+    /// Inter-token latency: gaps between token chunks (vLLM's ITL).
+    Itl,
+    /// End-to-end latency (vLLM's E2EL).
+    E2el,
+    /// TTFT measured from the scheduled send time (coordinated-omission aware).
+    TtftSched,
+    /// E2E measured from the scheduled send time.
+    E2elSched,
+    /// E2E of all measured requests, failures included (time to failure).
+    E2elAll,
+    /// Actual send time minus scheduled send time.
+    DispatchLag,
+}
+
+impl Latency {
+    /// Every distribution, in report order.
+    pub const ALL: [Latency; 8] = [
+        Latency::Ttft,
+        Latency::Tpot,
+        Latency::Itl,
+        Latency::E2el,
+        Latency::TtftSched,
+        Latency::E2elSched,
+        Latency::E2elAll,
+        Latency::DispatchLag,
+    ];
+
+    /// Middle part of the JSON key: `ttft` in `median_ttft_ms`.
+    pub fn key(self) -> &'static str {
+        match self {
+            Latency::Ttft => "ttft",
+            Latency::Tpot => "tpot",
+            Latency::Itl => "itl",
+            Latency::E2el => "e2el",
+            Latency::TtftSched => "ttft_sched",
+            Latency::E2elSched => "e2el_sched",
+            Latency::E2elAll => "e2el_all",
+            Latency::DispatchLag => "dispatch_lag",
+        }
+    }
+}
+
+/// Everything measured on one rung.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct RungSummary {
+    /// Offered request rate (req/s). Also written as vLLM's `request_rate`.
+    pub rate: f64,
+    /// Gamma shape used for arrivals (1.0 for Poisson).
+    pub burstiness: f64,
+    /// Concurrency cap, if any.
+    pub max_concurrency: Option<u32>,
+    /// Measured requests (the seed's `--num-prompts`), warmup excluded.
+    pub num_prompts: u64,
+    /// Warmup requests sent before the measured ones.
+    pub warmup_requests: u64,
+    /// Wall time of the rung in seconds, first measured send to last measured completion.
+    pub duration_s: f64,
+    /// Measured requests that succeeded.
+    pub completed: u64,
+    /// Measured requests that failed (each in exactly one class).
+    pub failed: u64,
+    /// Failed counts by error class key (`auth`, `rate_limit`, ...); every class present.
+    pub errors_by_class: BTreeMap<String, u64>,
+    /// Prompt tokens of successful requests.
+    pub total_input_tokens: u64,
+    /// Output tokens of successful requests.
+    pub total_output_tokens: u64,
+    /// Completed requests per second (vLLM `request_throughput`; the seed's QPS).
+    pub request_throughput: f64,
+    /// Completed requests meeting every SLO, per second (vLLM `request_goodput`).
+    pub request_goodput: f64,
+    /// Output tokens per second.
+    pub output_throughput: f64,
+    /// Input plus output tokens per second.
+    pub total_token_throughput: f64,
+    /// Measured requests sent per second over the sending window: did the client keep up?
+    pub achieved_rate: f64,
+    /// Highest number of requests in flight at once.
+    pub max_concurrent_requests: u64,
+    /// Requests whose output count came from re-tokenizing because usage was missing.
+    pub retokenized_outputs: u64,
+    /// Prompts whose re-tokenized length missed the requested input length.
+    pub inexact_prompts: u64,
+    /// True when the rung was cut short (interrupt); its numbers cover what finished.
+    pub interrupted: bool,
+    /// Latency distributions, in milliseconds.
+    pub latency: BTreeMap<Latency, Stats>,
+}
+
+impl RungSummary {
+    /// Failed / (completed + failed); 0 when nothing was measured.
+    pub fn error_rate(&self) -> f64 {
+        let n = self.completed + self.failed;
+        if n == 0 {
+            0.0
+        } else {
+            self.failed as f64 / n as f64
+        }
+    }
+
+    /// The stats of one distribution (zeroed when absent).
+    pub fn stats(&self, which: Latency) -> Stats {
+        self.latency.get(&which).copied().unwrap_or_default()
+    }
+
+    /// The flat JSON object written to `result_rate_<rate>.json`.
+    pub fn to_json_map(&self) -> Map<String, Value> {
+        let mut m = Map::new();
+        let mut put = |k: &str, v: Value| {
+            m.insert(k.to_string(), v);
+        };
+        put("rate", num(self.rate));
+        put("request_rate", num(self.rate));
+        put("burstiness", num(self.burstiness));
+        put(
+            "max_concurrency",
+            self.max_concurrency.map(Value::from).unwrap_or(Value::Null),
+        );
+        put("num_prompts", self.num_prompts.into());
+        put("warmup_requests", self.warmup_requests.into());
+        put("duration", num(self.duration_s));
+        put("completed", self.completed.into());
+        put("failed", self.failed.into());
+        put("error_rate", num(self.error_rate()));
+        put(
+            "errors_by_class",
+            Value::Object(
+                self.errors_by_class
+                    .iter()
+                    .map(|(k, v)| (k.clone(), Value::from(*v)))
+                    .collect(),
+            ),
+        );
+        put("total_input_tokens", self.total_input_tokens.into());
+        put("total_output_tokens", self.total_output_tokens.into());
+        put("request_throughput", num(self.request_throughput));
+        put("qps", num(self.request_throughput));
+        put("request_goodput", num(self.request_goodput));
+        put("output_throughput", num(self.output_throughput));
+        put("total_token_throughput", num(self.total_token_throughput));
+        put("achieved_rate", num(self.achieved_rate));
+        put(
+            "max_concurrent_requests",
+            self.max_concurrent_requests.into(),
+        );
+        put("retokenized_outputs", self.retokenized_outputs.into());
+        put("inexact_prompts", self.inexact_prompts.into());
+        put("interrupted", self.interrupted.into());
+        for which in Latency::ALL {
+            let s = self.stats(which);
+            put(&format!("count_{}", which.key()), s.count.into());
+            for (stat, get, _) in Stats::FIELDS {
+                put(&format!("{stat}_{}_ms", which.key()), num(get(&s)));
+            }
+        }
+        m
+    }
+
+    /// Read back a map written by [`RungSummary::to_json_map`]; names the first missing or
+    /// mistyped key.
+    pub fn from_json_map(m: &Map<String, Value>) -> Result<Self, String> {
+        let f = |k: &str| -> Result<f64, String> {
+            m.get(k)
+                .and_then(Value::as_f64)
+                .ok_or_else(|| format!("missing or non-numeric key `{k}`"))
+        };
+        let u = |k: &str| -> Result<u64, String> {
+            m.get(k)
+                .and_then(Value::as_u64)
+                .ok_or_else(|| format!("missing or non-integer key `{k}`"))
+        };
+        let errors_by_class = match m.get("errors_by_class") {
+            Some(Value::Object(o)) => o
+                .iter()
+                .map(|(k, v)| {
+                    v.as_u64()
+                        .map(|n| (k.clone(), n))
+                        .ok_or_else(|| format!("errors_by_class.{k} is not a count"))
+                })
+                .collect::<Result<_, _>>()?,
+            _ => return Err("missing key `errors_by_class`".into()),
+        };
+        let mut latency = BTreeMap::new();
+        for which in Latency::ALL {
+            let mut s = Stats {
+                count: u(&format!("count_{}", which.key()))?,
+                ..Stats::default()
+            };
+            for (stat, _, set) in Stats::FIELDS {
+                set(&mut s, f(&format!("{stat}_{}_ms", which.key()))?);
+            }
+            latency.insert(which, s);
+        }
+        Ok(RungSummary {
+            rate: f("rate")?,
+            burstiness: f("burstiness")?,
+            max_concurrency: m
+                .get("max_concurrency")
+                .and_then(Value::as_u64)
+                .map(|v| v as u32),
+            num_prompts: u("num_prompts")?,
+            warmup_requests: u("warmup_requests")?,
+            duration_s: f("duration")?,
+            completed: u("completed")?,
+            failed: u("failed")?,
+            errors_by_class,
+            total_input_tokens: u("total_input_tokens")?,
+            total_output_tokens: u("total_output_tokens")?,
+            request_throughput: f("request_throughput")?,
+            request_goodput: f("request_goodput")?,
+            output_throughput: f("output_throughput")?,
+            total_token_throughput: f("total_token_throughput")?,
+            achieved_rate: f("achieved_rate")?,
+            max_concurrent_requests: u("max_concurrent_requests")?,
+            retokenized_outputs: u("retokenized_outputs")?,
+            inexact_prompts: u("inexact_prompts")?,
+            interrupted: m
+                .get("interrupted")
+                .and_then(Value::as_bool)
+                .ok_or("missing key `interrupted`")?,
+            latency,
+        })
+    }
+
+    /// Value of a numeric metric by its JSON key (`request_throughput`, `p99_ttft_ms`, ...).
+    pub fn metric(&self, key: &str) -> Option<f64> {
+        self.to_json_map().get(key).and_then(Value::as_f64)
+    }
+
+    /// Every numeric metric key a gate rule may name.
+    pub fn metric_keys() -> Vec<String> {
+        RungSummary::default()
+            .to_json_map()
+            .into_iter()
+            .filter(|(k, _)| k != "max_concurrency" && k != "interrupted")
+            .filter(|(_, v)| v.is_number())
+            .map(|(k, _)| k)
+            .collect()
+    }
+}
+
+/// JSON has no NaN/inf: they become null so files stay parseable.
+fn num(v: f64) -> Value {
+    serde_json::Number::from_f64(v)
+        .map(Value::Number)
+        .unwrap_or(Value::Null)
+}
+
+impl Serialize for RungSummary {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        self.to_json_map().serialize(s)
+    }
+}
+
+impl<'de> Deserialize<'de> for RungSummary {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let m = Map::deserialize(d)?;
+        RungSummary::from_json_map(&m).map_err(serde::de::Error::custom)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn json_round_trip_keeps_vllm_keys() {
+        let mut r = RungSummary {
+            rate: 5.0,
+            burstiness: 1.0,
+            num_prompts: 200,
+            completed: 190,
+            failed: 10,
+            request_throughput: 4.8,
+            ..Default::default()
+        };
+        r.errors_by_class.insert("rate_limit".into(), 10);
+        r.latency.insert(
+            Latency::Ttft,
+            Stats {
+                count: 190,
+                median: 123.5,
+                p999: 400.0,
+                ..Default::default()
+            },
+        );
+        let text = serde_json::to_string(&r).unwrap();
+        let v: Value = serde_json::from_str(&text).unwrap();
+        assert_eq!(v["qps"], 4.8);
+        assert_eq!(v["median_ttft_ms"], 123.5);
+        assert_eq!(v["p99.9_ttft_ms"], 400.0);
+        assert_eq!(v["error_rate"], 0.05);
+        let back: RungSummary = serde_json::from_str(&text).unwrap();
+        assert_eq!(back.stats(Latency::Ttft).median, 123.5);
+        assert_eq!(back.failed, 10);
+        assert_eq!(back.metric("median_ttft_ms"), Some(123.5));
+    }
+
+    #[test]
+    fn metric_keys_include_the_gate_defaults() {
+        let keys = RungSummary::metric_keys();
+        for k in [
+            "request_throughput",
+            "output_throughput",
+            "median_ttft_ms",
+            "p99_ttft_ms",
+            "median_tpot_ms",
+            "error_rate",
+        ] {
+            assert!(keys.iter().any(|x| x == k), "{k} missing");
+        }
+        assert!(!keys.iter().any(|x| x == "interrupted"));
+    }
+}

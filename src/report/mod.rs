@@ -1,0 +1,1 @@
+//! report (see DESIGN.md module map).

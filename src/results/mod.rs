@@ -1,0 +1,5 @@
+//! Result folders: layout, atomic writes, loading.
+
+pub mod types;
+
+pub use types::*;

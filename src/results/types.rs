@@ -1,0 +1,135 @@
+//! The on-disk shapes of a result folder other than the per-rung summary:
+//! `run.json` ([`RunInfo`]) and one line of `requests_rate_<rate>.jsonl` ([`RequestLine`]).
+
+use chrono::{DateTime, Utc};
+use serde::{Deserialize, Serialize};
+
+use crate::record::{ErrorClass, RequestRecord, TokenSource};
+
+/// Version of the result folder layout; a folder from a newer version is refused.
+pub const RESULTS_FORMAT_VERSION: u32 = 1;
+
+/// How a run ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RunStatus {
+    /// Still running (or the process died without a word: treat as unusable).
+    Running,
+    /// Every rung finished.
+    Complete,
+    /// Stopped by Ctrl-C / SIGTERM; finished rungs are complete, the last one may be partial.
+    Interrupted,
+    /// Stopped by an error; see `status_detail`.
+    Failed,
+}
+
+/// One rung's entry in `run.json`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RungEntry {
+    /// Offered rate, req/s.
+    pub rate: f64,
+    /// `result_rate_<rate>.json`, relative to the folder.
+    pub result_file: String,
+    /// `requests_rate_<rate>.jsonl`, relative to the folder.
+    pub requests_file: String,
+    /// False when the rung was cut short by an interrupt.
+    pub complete: bool,
+}
+
+/// Facts about the machine that ran the client.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct HostInfo {
+    pub hostname: String,
+    pub os: String,
+    pub arch: String,
+    pub cpus: usize,
+}
+
+/// `run.json`: everything needed to reproduce and to trust a run.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RunInfo {
+    /// Result folder layout version.
+    pub format_version: u32,
+    /// Version of ladder that wrote the folder.
+    pub tool_version: String,
+    /// Scenario name (folder `results/<name>/`).
+    pub scenario_name: String,
+    /// Path of the scenario file as given on the command line.
+    pub scenario_file: String,
+    /// The resolved scenario (env templates rendered, overrides applied). Holds the *name*
+    /// of the API key variable, never its value.
+    pub scenario: serde_json::Value,
+    /// `git rev-parse HEAD` of the working directory, if it is a repository.
+    pub git_commit: Option<String>,
+    /// SHA-256 of the tokenizer file.
+    pub tokenizer_sha256: String,
+    /// Scheme, host and port requests went to (`sim` for the built-in simulator).
+    pub endpoint: String,
+    /// The client machine.
+    pub host: HostInfo,
+    /// UTC start time.
+    pub started_at: DateTime<Utc>,
+    /// UTC end time, once ended.
+    pub ended_at: Option<DateTime<Utc>>,
+    /// How the run ended.
+    pub status: RunStatus,
+    /// Why it failed or was interrupted.
+    pub status_detail: Option<String>,
+    /// Rungs written so far, in run order.
+    pub rungs: Vec<RungEntry>,
+    /// Warnings raised during the run (too-short rung, client lag, overload, ...).
+    pub warnings: Vec<String>,
+}
+
+/// One line of `requests_rate_<rate>.jsonl`: a request record at the output edge, in ms.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RequestLine {
+    pub index: u32,
+    pub warmup: bool,
+    pub scheduled_ms: f64,
+    pub sent_ms: f64,
+    pub first_token_ms: Option<f64>,
+    pub end_ms: f64,
+    /// TTFT from the actual send; null for failures without a token.
+    pub ttft_ms: Option<f64>,
+    /// TPOT per vLLM; null for failures and one-token outputs.
+    pub tpot_ms: Option<f64>,
+    pub e2e_ms: f64,
+    pub input_tokens: u32,
+    pub output_tokens: u32,
+    pub token_source: TokenSource,
+    /// Gaps between token chunks.
+    pub itl_ms: Vec<f64>,
+    pub ok: bool,
+    pub error_class: Option<ErrorClass>,
+    pub status: Option<u16>,
+    pub error_detail: Option<String>,
+}
+
+fn ms(d: std::time::Duration) -> f64 {
+    d.as_secs_f64() * 1000.0
+}
+
+impl From<&RequestRecord> for RequestLine {
+    fn from(r: &RequestRecord) -> Self {
+        RequestLine {
+            index: r.index,
+            warmup: r.warmup,
+            scheduled_ms: ms(r.scheduled),
+            sent_ms: ms(r.sent),
+            first_token_ms: r.first_token.map(ms),
+            end_ms: ms(r.end),
+            ttft_ms: r.ttft().map(ms),
+            tpot_ms: r.tpot().map(ms),
+            e2e_ms: ms(r.e2e()),
+            input_tokens: r.input_tokens,
+            output_tokens: r.output_tokens,
+            token_source: r.token_source,
+            itl_ms: r.itl.iter().copied().map(ms).collect(),
+            ok: r.ok(),
+            error_class: r.error.as_ref().map(|e| e.class),
+            status: r.error.as_ref().and_then(|e| e.status),
+            error_detail: r.error.as_ref().map(|e| e.detail.clone()),
+        }
+    }
+}

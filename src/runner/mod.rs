@@ -1,0 +1,1 @@
+//! runner (see DESIGN.md module map).

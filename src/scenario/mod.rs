@@ -1,0 +1,5 @@
+//! Scenario files: types (v1), loading, validation, migration, JSON Schema.
+
+pub mod types;
+
+pub use types::*;

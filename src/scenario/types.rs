@@ -1,0 +1,423 @@
+//! Scenario version 1: the Rust types a YAML scenario deserialises into.
+//!
+//! These types are the source of truth for `schemas/scenario.v1.json` (schemars).
+
+use std::collections::BTreeMap;
+use std::fmt;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+/// The scenario format version this build writes and reads natively.
+pub const CURRENT_VERSION: u32 = 1;
+
+/// A complete, versioned load-test scenario.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Scenario {
+    /// Format version of this file. Required; this build reads version 1.
+    pub version: u32,
+    /// Name of the scenario; result folders are `results/<name>/<timestamp>/`.
+    /// Letters, digits, `-`, `_` and `.` only.
+    pub name: String,
+    /// Free text shown in reports.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
+    /// Where requests go and how they are authenticated.
+    pub endpoint: Endpoint,
+    /// Model name sent in every request (the server's served model name).
+    pub model: String,
+    /// Path to a Hugging Face `tokenizer.json` (local file only), relative to the scenario file.
+    pub tokenizer: PathBuf,
+    /// What prompts are sent and how long the outputs are.
+    pub workload: Workload,
+    /// The rate ladder: how fast requests arrive on each rung.
+    pub load: Load,
+    /// Service-level objectives used for goodput and the knee.
+    #[serde(default)]
+    pub slo: Slo,
+    /// Regression thresholds checked by `ladder compare` / `ladder gate`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub gate: Vec<GateRule>,
+    /// Optional single-variable experiment: the ladder is run once per value.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sweep: Option<Sweep>,
+    /// Settings of the built-in simulator, used when `endpoint.base_url` is `sim`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sim: Option<crate::sim::SimConfig>,
+}
+
+/// The server under test.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Endpoint {
+    /// Base URL up to, not including, `/v1` (e.g. `http://127.0.0.1:8000`), or `sim` for the
+    /// built-in simulator started in-process on a loopback port.
+    pub base_url: String,
+    /// Which OpenAI-compatible API to call.
+    #[serde(default)]
+    pub api: Api,
+    /// Name of the environment variable holding the API key (upper case, e.g. `VLLM_API_KEY`).
+    /// The key itself is never written anywhere.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub api_key_env: Option<String>,
+    /// Per-request timeout, e.g. `120s`.
+    #[serde(default = "default_request_timeout")]
+    pub request_timeout: DurationStr,
+    /// Time allowed until the first token before the request counts as timed out.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ttft_timeout: Option<DurationStr>,
+    /// Extra HTTP headers sent with every request.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub headers: BTreeMap<String, String>,
+}
+
+fn default_request_timeout() -> DurationStr {
+    DurationStr(Duration::from_secs(120))
+}
+
+/// OpenAI-compatible API flavour.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum Api {
+    /// `POST /v1/completions` with a `prompt`.
+    #[default]
+    Completions,
+    /// `POST /v1/chat/completions` with `messages`.
+    Chat,
+}
+
+/// Prompt source and lengths.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Workload {
+    /// Where prompts come from.
+    #[serde(default)]
+    pub dataset: Dataset,
+    /// Path of the jsonl / ShareGPT file (relative to the scenario file); required for those datasets.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub path: Option<PathBuf>,
+    /// Prompt length in tokens (random dataset).
+    #[serde(default = "default_input_tokens")]
+    pub input_tokens: u32,
+    /// Requested output length in tokens (`max_tokens`).
+    #[serde(default = "default_output_tokens")]
+    pub output_tokens: u32,
+    /// Lengths are drawn uniformly from `[len*(1-r), len*(1+r)]`; 0 gives fixed lengths.
+    #[serde(default)]
+    pub range_ratio: f64,
+    /// Ask the server to ignore end-of-sequence so outputs have exactly `output_tokens`.
+    #[serde(default = "default_true")]
+    pub ignore_eos: bool,
+    /// Measured requests per rung (the seed's `--num-prompts`).
+    #[serde(default = "default_requests_per_rung")]
+    pub requests_per_rung: u32,
+    /// Seed for prompt synthesis and arrival times.
+    #[serde(default)]
+    pub seed: u64,
+    /// Optional minijinja template wrapping each prompt: `{{ prompt }}` is the synthesised text.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub prompt_template: Option<String>,
+}
+
+fn default_input_tokens() -> u32 {
+    512
+}
+fn default_output_tokens() -> u32 {
+    256
+}
+fn default_true() -> bool {
+    true
+}
+fn default_requests_per_rung() -> u32 {
+    200
+}
+
+/// Prompt dataset kind.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum Dataset {
+    /// Random token sequences of the requested length.
+    #[default]
+    Random,
+    /// One JSON object per line with a `prompt` field (and optional `output_tokens`).
+    Jsonl,
+    /// A ShareGPT-format JSON file (first human turn is the prompt).
+    Sharegpt,
+}
+
+/// The rate ladder.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Load {
+    /// Inter-arrival process.
+    #[serde(default)]
+    pub arrival: Arrival,
+    /// Gamma shape: 1.0 is Poisson, below 1 is burstier, above 1 is smoother (gamma only).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub burstiness: Option<f64>,
+    /// The first rung, run before `rates` and used as the reference for latency multiples.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub baseline_rate: Option<f64>,
+    /// Offered request rates in requests per second, strictly increasing.
+    pub rates: Vec<f64>,
+    /// Pause between rungs, e.g. `10s`.
+    #[serde(default = "default_cooldown")]
+    pub cooldown: DurationStr,
+    /// Cap on requests in flight; arrivals beyond it wait (their lag is recorded).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_concurrency: Option<u32>,
+    /// Requests sent at the start of each rung and excluded from its metrics.
+    #[serde(default)]
+    pub warmup_requests: u32,
+}
+
+fn default_cooldown() -> DurationStr {
+    DurationStr(Duration::from_secs(10))
+}
+
+/// Inter-arrival process of a rung.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum Arrival {
+    /// Exponential gaps (a Poisson process), like vLLM's default.
+    #[default]
+    Poisson,
+    /// Gamma-distributed gaps with `burstiness` as the shape.
+    Gamma,
+    /// Evenly spaced sends.
+    Constant,
+}
+
+/// Service-level objectives; a request meets the SLO when it succeeds and every set bound holds.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Slo {
+    /// Time to first token bound, milliseconds.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ttft_ms: Option<f64>,
+    /// Time per output token bound, milliseconds.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tpot_ms: Option<f64>,
+    /// End-to-end latency bound, milliseconds.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub e2e_ms: Option<f64>,
+    /// Highest acceptable error rate of a rung (0..1); the seed's overload line is 0.05.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_error_rate: Option<f64>,
+}
+
+/// One regression threshold on a named metric of `result_rate_<rate>.json`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct GateRule {
+    /// Metric key, e.g. `request_throughput`, `median_ttft_ms`, `p99_tpot_ms`, `error_rate`.
+    pub metric: String,
+    /// Fail when the candidate rises by more than this (`10%` relative or `50` absolute).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_increase: Option<Threshold>,
+    /// Fail when the candidate falls by more than this (`5%` relative or `0.5` absolute).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_decrease: Option<Threshold>,
+    /// Fail when the candidate value is above this bound.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max: Option<f64>,
+    /// Fail when the candidate value is below this bound.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub min: Option<f64>,
+}
+
+/// A change threshold: relative (`"10%"`) or absolute (a plain number).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Threshold {
+    /// Fraction of the baseline value: `"10%"` is `Relative(0.10)`.
+    Relative(f64),
+    /// Same unit as the metric.
+    Absolute(f64),
+}
+
+impl Threshold {
+    /// Parse `"10%"`, `"+10%"`, `"0.5"`. Negative amounts are refused: direction comes from
+    /// `max_increase` / `max_decrease`.
+    pub fn parse(s: &str) -> Result<Self, String> {
+        let t = s.trim().trim_start_matches('+');
+        let (num, rel) = match t.strip_suffix('%') {
+            Some(n) => (n.trim(), true),
+            None => (t, false),
+        };
+        let v: f64 = num
+            .parse()
+            .map_err(|_| format!("`{s}` is not a threshold; write `10%` or a plain number"))?;
+        if !v.is_finite() || v < 0.0 {
+            return Err(format!("threshold `{s}` must be a non-negative number"));
+        }
+        Ok(if rel {
+            Threshold::Relative(v / 100.0)
+        } else {
+            Threshold::Absolute(v)
+        })
+    }
+}
+
+impl fmt::Display for Threshold {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Threshold::Relative(r) => write!(f, "{}%", r * 100.0),
+            Threshold::Absolute(a) => write!(f, "{a}"),
+        }
+    }
+}
+
+impl Serialize for Threshold {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match self {
+            Threshold::Relative(_) => s.serialize_str(&self.to_string()),
+            Threshold::Absolute(a) => s.serialize_f64(*a),
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for Threshold {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        #[derive(Deserialize)]
+        #[serde(untagged)]
+        enum Raw {
+            Num(f64),
+            Str(String),
+        }
+        match Raw::deserialize(d)? {
+            Raw::Num(n) if n >= 0.0 && n.is_finite() => Ok(Threshold::Absolute(n)),
+            Raw::Num(n) => Err(serde::de::Error::custom(format!(
+                "threshold {n} must be a non-negative number"
+            ))),
+            Raw::Str(s) => Threshold::parse(&s).map_err(serde::de::Error::custom),
+        }
+    }
+}
+
+impl JsonSchema for Threshold {
+    fn schema_name() -> String {
+        "Threshold".into()
+    }
+    fn json_schema(_: &mut schemars::gen::SchemaGenerator) -> schemars::schema::Schema {
+        serde_json::from_value(serde_json::json!({
+            "description": "Relative (\"10%\") or absolute (a non-negative number) change.",
+            "oneOf": [
+                { "type": "string", "pattern": "^\\+?[0-9]+(\\.[0-9]+)?%$" },
+                { "type": "number", "minimum": 0 }
+            ]
+        }))
+        .expect("static schema is valid")
+    }
+}
+
+/// A single-variable experiment: run the whole ladder once for each value of one workload field.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Sweep {
+    /// The workload field that varies.
+    pub field: SweepField,
+    /// Its values, one ladder each.
+    pub values: Vec<u32>,
+}
+
+/// Workload fields a sweep may vary.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum SweepField {
+    /// `workload.input_tokens`.
+    InputTokens,
+    /// `workload.output_tokens`.
+    OutputTokens,
+}
+
+/// A duration written as a string such as `"10s"`, `"250ms"` or `"2m"`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub struct DurationStr(pub Duration);
+
+impl DurationStr {
+    /// Parse a humantime string; negative or malformed values are refused with a hint.
+    pub fn parse(s: &str) -> Result<Self, String> {
+        let t = s.trim();
+        if t.starts_with('-') {
+            return Err(format!(
+                "duration `{s}` is negative; durations must be >= 0"
+            ));
+        }
+        humantime::parse_duration(t)
+            .map(DurationStr)
+            .map_err(|e| format!("`{s}` is not a duration ({e}); write e.g. `10s`, `250ms`, `2m`"))
+    }
+}
+
+impl fmt::Display for DurationStr {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}", humantime::format_duration(self.0))
+    }
+}
+
+impl Serialize for DurationStr {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(&self.to_string())
+    }
+}
+
+impl<'de> Deserialize<'de> for DurationStr {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let s = String::deserialize(d)?;
+        DurationStr::parse(&s).map_err(serde::de::Error::custom)
+    }
+}
+
+impl JsonSchema for DurationStr {
+    fn schema_name() -> String {
+        "Duration".into()
+    }
+    fn json_schema(_: &mut schemars::gen::SchemaGenerator) -> schemars::schema::Schema {
+        serde_json::from_value(serde_json::json!({
+            "description": "A duration such as \"10s\", \"250ms\" or \"2m\".",
+            "type": "string",
+            "pattern": "^[0-9]+(\\.[0-9]+)?\\s*[a-zµ]+(\\s*[0-9]+(\\.[0-9]+)?\\s*[a-zµ]+)*$"
+        }))
+        .expect("static schema is valid")
+    }
+}
+
+impl Scenario {
+    /// The rungs in run order: the baseline rate (if any) first, then `rates`.
+    pub fn rungs(&self) -> Vec<f64> {
+        let mut v: Vec<f64> = self.load.baseline_rate.into_iter().collect();
+        v.extend(self.load.rates.iter().copied());
+        v
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn thresholds_parse_relative_and_absolute() {
+        assert_eq!(Threshold::parse("10%").unwrap(), Threshold::Relative(0.10));
+        assert_eq!(Threshold::parse("+5%").unwrap(), Threshold::Relative(0.05));
+        assert_eq!(Threshold::parse("0.01").unwrap(), Threshold::Absolute(0.01));
+        assert!(Threshold::parse("-5%").is_err());
+        assert!(Threshold::parse("ten").is_err());
+    }
+
+    #[test]
+    fn durations_parse_and_refuse_negative() {
+        assert_eq!(
+            DurationStr::parse("10s").unwrap().0,
+            Duration::from_secs(10)
+        );
+        assert_eq!(
+            DurationStr::parse("250ms").unwrap().0,
+            Duration::from_millis(250)
+        );
+        assert!(DurationStr::parse("-5s").unwrap_err().contains("negative"));
+        assert!(DurationStr::parse("soon").is_err());
+    }
+}

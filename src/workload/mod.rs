@@ -1,0 +1,1 @@
+//! workload (see DESIGN.md module map).
