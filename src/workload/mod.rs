@@ -1,1 +1,3 @@
-//! workload (see DESIGN.md module map).
+//! Prompts and arrivals: tokenizer, datasets, prompt synthesis, arrival schedules.
+
+pub mod tokenizer;

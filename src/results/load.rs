@@ -1,0 +1,164 @@
+//! Loading a result folder back: `run.json`, every rung's summary, and on demand the
+//! per-request lines. Errors name the file and what is wrong with it.
+
+use std::fs;
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+
+use super::types::{RequestLine, RunInfo, RungEntry, RESULTS_FORMAT_VERSION};
+use crate::metrics::RungSummary;
+
+/// Why a folder could not be loaded as a result folder.
+#[derive(Debug, thiserror::Error)]
+pub enum LoadError {
+    #[error("{0}: not a result folder (no run.json); give a folder written by `ladder run`, e.g. results/<scenario>/<timestamp>")]
+    NotAResultDir(PathBuf),
+    #[error("{path}: {source}")]
+    Io {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("{path}: not valid ladder JSON: {message}")]
+    Parse { path: PathBuf, message: String },
+    #[error("{path}: written by a newer ladder (results format {found}, this build reads up to {supported}); upgrade ladder")]
+    FutureFormat {
+        path: PathBuf,
+        found: u32,
+        supported: u32,
+    },
+}
+
+/// One rung loaded back.
+#[derive(Debug, Clone)]
+pub struct LoadedRung {
+    /// Its entry in run.json.
+    pub entry: RungEntry,
+    /// Its `result_rate_<rate>.json`.
+    pub summary: RungSummary,
+}
+
+/// A result folder loaded back.
+#[derive(Debug, Clone)]
+pub struct ResultDir {
+    /// The folder.
+    pub path: PathBuf,
+    /// Its run.json.
+    pub info: RunInfo,
+    /// Its rungs, in run order.
+    pub rungs: Vec<LoadedRung>,
+}
+
+fn read(path: &Path) -> Result<String, LoadError> {
+    fs::read_to_string(path).map_err(|source| LoadError::Io {
+        path: path.to_path_buf(),
+        source,
+    })
+}
+
+fn parse<T: serde::de::DeserializeOwned>(path: &Path, text: &str) -> Result<T, LoadError> {
+    serde_json::from_str(text).map_err(|e| LoadError::Parse {
+        path: path.to_path_buf(),
+        message: e.to_string(),
+    })
+}
+
+impl ResultDir {
+    /// Load `run.json` and every rung summary it lists.
+    pub fn open(dir: &Path) -> Result<ResultDir, LoadError> {
+        let run_path = dir.join("run.json");
+        if !run_path.is_file() {
+            return Err(LoadError::NotAResultDir(dir.to_path_buf()));
+        }
+        let text = read(&run_path)?;
+        // Check the format version before the full parse, so a future folder gets the
+        // "upgrade" message rather than a field error.
+        let raw: serde_json::Value = parse(&run_path, &text)?;
+        let found = raw
+            .get("format_version")
+            .and_then(serde_json::Value::as_u64)
+            .unwrap_or(0) as u32;
+        if found > RESULTS_FORMAT_VERSION {
+            return Err(LoadError::FutureFormat {
+                path: run_path,
+                found,
+                supported: RESULTS_FORMAT_VERSION,
+            });
+        }
+        let info: RunInfo = parse(&run_path, &text)?;
+        let mut rungs = Vec::with_capacity(info.rungs.len());
+        for entry in &info.rungs {
+            let p = dir.join(&entry.result_file);
+            let summary: RungSummary = parse(&p, &read(&p)?)?;
+            rungs.push(LoadedRung {
+                entry: entry.clone(),
+                summary,
+            });
+        }
+        Ok(ResultDir {
+            path: dir.to_path_buf(),
+            info,
+            rungs,
+        })
+    }
+
+    /// The per-request lines of one rung, warmup included (filter on `warmup`).
+    pub fn requests(&self, rung: &LoadedRung) -> Result<Vec<RequestLine>, LoadError> {
+        let p = self.path.join(&rung.entry.requests_file);
+        let f = fs::File::open(&p).map_err(|source| LoadError::Io {
+            path: p.clone(),
+            source,
+        })?;
+        let mut out = Vec::new();
+        for (n, line) in BufReader::new(f).lines().enumerate() {
+            let line = line.map_err(|source| LoadError::Io {
+                path: p.clone(),
+                source,
+            })?;
+            if line.trim().is_empty() {
+                continue;
+            }
+            let r: RequestLine = serde_json::from_str(&line).map_err(|e| LoadError::Parse {
+                path: p.clone(),
+                message: format!("line {}: {e}", n + 1),
+            })?;
+            out.push(r);
+        }
+        Ok(out)
+    }
+
+    /// The rung run at `rate`, if any.
+    pub fn rung(&self, rate: f64) -> Option<&LoadedRung> {
+        self.rungs.iter().find(|r| r.entry.rate == rate)
+    }
+}
+
+/// File-name form of a rate: `5`, `0.5`, `12.25` (no trailing zeros).
+pub fn rate_label(rate: f64) -> String {
+    let s = format!("{rate:.6}");
+    let s = s.trim_end_matches('0').trim_end_matches('.');
+    s.to_string()
+}
+
+/// `result_rate_<rate>.json`.
+pub fn result_file_name(rate: f64) -> String {
+    format!("result_rate_{}.json", rate_label(rate))
+}
+
+/// `requests_rate_<rate>.jsonl`.
+pub fn requests_file_name(rate: f64) -> String {
+    format!("requests_rate_{}.jsonl", rate_label(rate))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rate_labels_have_no_trailing_zeros() {
+        assert_eq!(rate_label(5.0), "5");
+        assert_eq!(rate_label(0.5), "0.5");
+        assert_eq!(rate_label(12.25), "12.25");
+        assert_eq!(result_file_name(10.0), "result_rate_10.json");
+        assert_eq!(requests_file_name(2.5), "requests_rate_2.5.jsonl");
+    }
+}

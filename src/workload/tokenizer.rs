@@ -1,0 +1,79 @@
+//! Loading a local Hugging Face `tokenizer.json` (never from a hub).
+
+use std::path::Path;
+
+pub use tokenizers::Tokenizer;
+
+/// Largest tokenizer file we try to load; real ones are a few MB.
+const MAX_TOKENIZER_BYTES: u64 = 256 * 1024 * 1024;
+
+/// Load a tokenizer file, with an error that says what is wrong in user terms.
+pub fn load(path: &Path) -> Result<Tokenizer, String> {
+    let meta = std::fs::metadata(path).map_err(|e| match e.kind() {
+        std::io::ErrorKind::NotFound => format!("tokenizer file {} does not exist", path.display()),
+        _ => format!("cannot read tokenizer file {}: {e}", path.display()),
+    })?;
+    if meta.is_dir() {
+        let inner = path.join("tokenizer.json");
+        return Err(if inner.is_file() {
+            format!(
+                "{} is a directory; point `tokenizer` at the file {}",
+                path.display(),
+                inner.display()
+            )
+        } else {
+            format!(
+                "{} is a directory, not a tokenizer.json file",
+                path.display()
+            )
+        });
+    }
+    if meta.len() > MAX_TOKENIZER_BYTES {
+        return Err(format!(
+            "{} is {} MB, too large to be a tokenizer.json",
+            path.display(),
+            meta.len() / (1024 * 1024)
+        ));
+    }
+    Tokenizer::from_file(path).map_err(|e| {
+        format!(
+            "{} is not a Hugging Face tokenizer.json ({e})",
+            path.display()
+        )
+    })
+}
+
+/// Check that a tokenizer file loads (used by `ladder validate`).
+pub fn check(path: &Path) -> Result<(), String> {
+    load(path).map(|_| ())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn fixture() -> std::path::PathBuf {
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios/tokenizers/ladder-tiny.json")
+    }
+
+    #[test]
+    fn loads_the_shipped_fixture() {
+        let t = load(&fixture()).unwrap();
+        let enc = t.encode("baba babai babe", false).unwrap();
+        assert_eq!(enc.get_ids().len(), 3);
+    }
+
+    #[test]
+    fn refuses_missing_directory_and_garbage() {
+        let dir = tempfile::tempdir().unwrap();
+        assert!(load(&dir.path().join("nope.json"))
+            .unwrap_err()
+            .contains("does not exist"));
+        assert!(load(dir.path()).unwrap_err().contains("is a directory"));
+        let bad = dir.path().join("bad.json");
+        std::fs::write(&bad, "{\"hello\": 1}").unwrap();
+        assert!(load(&bad)
+            .unwrap_err()
+            .contains("not a Hugging Face tokenizer"));
+    }
+}
