@@ -1,5 +1,7 @@
 //! Per-request records → latency distributions and rung summaries.
 
+pub mod compute;
 pub mod summary;
 
+pub use compute::{summarize, RungContext};
 pub use summary::{Latency, RungSummary, Stats};

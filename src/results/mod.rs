@@ -2,8 +2,10 @@
 
 pub mod load;
 pub mod types;
+pub mod write;
 
 pub use load::{
     rate_label, requests_file_name, result_file_name, LoadError, LoadedRung, ResultDir,
 };
 pub use types::*;
+pub use write::{atomic_write, RunWriter, WriteError};

@@ -1,0 +1,313 @@
+//! Records → `RungSummary`, with vLLM's definitions (numpy-style linear percentiles,
+//! population standard deviation) over the exact stored samples.
+
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+use super::summary::{Latency, RungSummary, Stats};
+use crate::record::{ErrorClass, RequestRecord, TokenSource};
+use crate::scenario::Slo;
+
+/// Facts about a rung that are not in its records.
+#[derive(Debug, Clone, Default)]
+pub struct RungContext {
+    /// Offered rate, req/s.
+    pub rate: f64,
+    /// Gamma shape (1.0 for Poisson and constant).
+    pub burstiness: f64,
+    /// Concurrency cap, if any.
+    pub max_concurrency: Option<u32>,
+    /// The scenario's SLOs, for goodput.
+    pub slo: Slo,
+    /// Prompts whose token count missed the requested length.
+    pub inexact_prompts: u64,
+    /// The rung was cut short.
+    pub interrupted: bool,
+}
+
+fn ms(d: Duration) -> f64 {
+    d.as_secs_f64() * 1000.0
+}
+
+/// Linear-interpolated percentile of sorted samples (numpy's default), `q` in 0..=100.
+pub fn percentile(sorted: &[f64], q: f64) -> f64 {
+    match sorted.len() {
+        0 => 0.0,
+        1 => sorted[0],
+        n => {
+            let pos = q / 100.0 * (n - 1) as f64;
+            let lo = pos.floor() as usize;
+            let hi = pos.ceil() as usize;
+            let frac = pos - lo as f64;
+            sorted[lo] + (sorted[hi] - sorted[lo]) * frac
+        }
+    }
+}
+
+/// Summary statistics of samples in milliseconds (zeroed when empty, like vLLM's `or 0`).
+pub fn stats(mut samples: Vec<f64>) -> Stats {
+    if samples.is_empty() {
+        return Stats::default();
+    }
+    samples.sort_by(f64::total_cmp);
+    let n = samples.len() as f64;
+    let mean = samples.iter().sum::<f64>() / n;
+    let var = samples.iter().map(|x| (x - mean) * (x - mean)).sum::<f64>() / n;
+    Stats {
+        count: samples.len() as u64,
+        mean,
+        median: percentile(&samples, 50.0),
+        std: var.sqrt(),
+        p90: percentile(&samples, 90.0),
+        p95: percentile(&samples, 95.0),
+        p99: percentile(&samples, 99.0),
+        p999: percentile(&samples, 99.9),
+        min: samples[0],
+        max: samples[samples.len() - 1],
+    }
+}
+
+/// True when a successful request meets every SLO bound that is set.
+pub fn meets_slo(r: &RequestRecord, slo: &Slo) -> bool {
+    if !r.ok() {
+        return false;
+    }
+    let within = |bound: Option<f64>, v: Option<Duration>| match (bound, v) {
+        (None, _) => true,
+        (Some(b), Some(v)) => ms(v) <= b,
+        // A bound on TPOT is vacuous for one-token outputs, as in vLLM's goodput.
+        (Some(_), None) => true,
+    };
+    within(slo.ttft_ms, r.ttft())
+        && within(slo.tpot_ms, r.tpot())
+        && within(slo.e2e_ms, Some(r.e2e()))
+}
+
+/// Highest number of requests in flight at once (send to end), over all records.
+pub fn max_in_flight(records: &[RequestRecord]) -> u64 {
+    let mut edges: Vec<(Duration, i64)> = Vec::with_capacity(records.len() * 2);
+    for r in records {
+        edges.push((r.sent, 1));
+        edges.push((r.end.max(r.sent), -1));
+    }
+    // Ends sort before starts at the same instant.
+    edges.sort_by(|a, b| a.0.cmp(&b.0).then(a.1.cmp(&b.1)));
+    let (mut cur, mut best) = (0i64, 0i64);
+    for (_, d) in edges {
+        cur += d;
+        best = best.max(cur);
+    }
+    best as u64
+}
+
+/// Summarise one rung. Warmup records count for concurrency only.
+pub fn summarize(records: &[RequestRecord], ctx: &RungContext) -> RungSummary {
+    let measured: Vec<&RequestRecord> = records.iter().filter(|r| !r.warmup).collect();
+    let ok: Vec<&RequestRecord> = measured.iter().copied().filter(|r| r.ok()).collect();
+
+    let mut errors_by_class: BTreeMap<String, u64> = ErrorClass::ALL
+        .iter()
+        .map(|c| (c.key().to_string(), 0))
+        .collect();
+    for r in &measured {
+        if let Some(e) = &r.error {
+            *errors_by_class
+                .entry(e.class.key().to_string())
+                .or_default() += 1;
+        }
+    }
+
+    let start = measured.iter().map(|r| r.sent).min().unwrap_or_default();
+    let end = measured.iter().map(|r| r.end).max().unwrap_or_default();
+    let duration_s = end.saturating_sub(start).as_secs_f64();
+    let per_s = |x: f64| {
+        if duration_s > 0.0 {
+            x / duration_s
+        } else {
+            0.0
+        }
+    };
+
+    let total_input_tokens: u64 = ok.iter().map(|r| r.input_tokens as u64).sum();
+    let total_output_tokens: u64 = ok.iter().map(|r| r.output_tokens as u64).sum();
+    let good = ok.iter().filter(|r| meets_slo(r, &ctx.slo)).count();
+
+    let first_sent = measured.iter().map(|r| r.sent).min();
+    let last_sent = measured.iter().map(|r| r.sent).max();
+    let achieved_rate = match (first_sent, last_sent) {
+        (Some(a), Some(b)) if b > a && measured.len() > 1 => {
+            (measured.len() - 1) as f64 / (b - a).as_secs_f64()
+        }
+        _ => 0.0,
+    };
+
+    let mut latency = BTreeMap::new();
+    latency.insert(
+        Latency::Ttft,
+        stats(ok.iter().filter_map(|r| r.ttft()).map(ms).collect()),
+    );
+    latency.insert(
+        Latency::Tpot,
+        stats(ok.iter().filter_map(|r| r.tpot()).map(ms).collect()),
+    );
+    latency.insert(
+        Latency::Itl,
+        stats(
+            ok.iter()
+                .flat_map(|r| r.itl.iter().copied().map(ms))
+                .collect(),
+        ),
+    );
+    latency.insert(
+        Latency::E2el,
+        stats(ok.iter().map(|r| ms(r.e2e())).collect()),
+    );
+    latency.insert(
+        Latency::TtftSched,
+        stats(
+            ok.iter()
+                .filter_map(|r| r.ttft_from_scheduled())
+                .map(ms)
+                .collect(),
+        ),
+    );
+    latency.insert(
+        Latency::E2elSched,
+        stats(ok.iter().map(|r| ms(r.e2e_from_scheduled())).collect()),
+    );
+    latency.insert(
+        Latency::E2elAll,
+        stats(measured.iter().map(|r| ms(r.e2e())).collect()),
+    );
+    latency.insert(
+        Latency::DispatchLag,
+        stats(measured.iter().map(|r| ms(r.dispatch_lag())).collect()),
+    );
+
+    RungSummary {
+        rate: ctx.rate,
+        burstiness: ctx.burstiness,
+        max_concurrency: ctx.max_concurrency,
+        num_prompts: measured.len() as u64,
+        warmup_requests: records.iter().filter(|r| r.warmup).count() as u64,
+        duration_s,
+        completed: ok.len() as u64,
+        failed: (measured.len() - ok.len()) as u64,
+        errors_by_class,
+        total_input_tokens,
+        total_output_tokens,
+        request_throughput: per_s(ok.len() as f64),
+        request_goodput: per_s(good as f64),
+        output_throughput: per_s(total_output_tokens as f64),
+        total_token_throughput: per_s((total_input_tokens + total_output_tokens) as f64),
+        achieved_rate,
+        max_concurrent_requests: max_in_flight(records),
+        retokenized_outputs: ok
+            .iter()
+            .filter(|r| r.token_source == TokenSource::Retokenized)
+            .count() as u64,
+        inexact_prompts: ctx.inexact_prompts,
+        interrupted: ctx.interrupted,
+        latency,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::record::RequestError;
+
+    fn ms_(v: u64) -> Duration {
+        Duration::from_millis(v)
+    }
+
+    fn ok_rec(i: u32, sent: u64, first: u64, end: u64, out: u32) -> RequestRecord {
+        RequestRecord {
+            index: i,
+            scheduled: ms_(sent),
+            sent: ms_(sent),
+            first_token: Some(ms_(first)),
+            end: ms_(end),
+            input_tokens: 10,
+            output_tokens: out,
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn percentiles_match_numpy_linear() {
+        let v = [1.0, 2.0, 3.0, 4.0];
+        assert_eq!(percentile(&v, 50.0), 2.5);
+        assert!((percentile(&v, 99.0) - 3.97).abs() < 1e-12);
+        assert_eq!(percentile(&v, 0.0), 1.0);
+        assert_eq!(percentile(&v, 100.0), 4.0);
+        let s = stats(vec![2.0, 4.0, 4.0, 4.0, 5.0, 5.0, 7.0, 9.0]);
+        assert_eq!(s.mean, 5.0);
+        assert_eq!(s.std, 2.0);
+        assert_eq!(s.median, 4.5);
+    }
+
+    #[test]
+    fn hand_computed_rung() {
+        // Two successes and one rate-limited failure over a 2 s window.
+        let mut records = vec![
+            ok_rec(0, 0, 100, 1000, 10),
+            ok_rec(1, 500, 700, 2000, 10),
+            RequestRecord {
+                index: 2,
+                scheduled: ms_(900),
+                sent: ms_(1000),
+                end: ms_(1010),
+                error: Some(RequestError {
+                    class: ErrorClass::RateLimit,
+                    status: Some(429),
+                    detail: "slow down".into(),
+                }),
+                ..Default::default()
+            },
+        ];
+        records[0].itl = vec![ms_(100); 9];
+        let ctx = RungContext {
+            rate: 1.5,
+            burstiness: 1.0,
+            slo: Slo {
+                ttft_ms: Some(150.0),
+                ..Default::default()
+            },
+            ..Default::default()
+        };
+        let s = summarize(&records, &ctx);
+        assert_eq!(s.completed, 2);
+        assert_eq!(s.failed, 1);
+        assert_eq!(s.errors_by_class["rate_limit"], 1);
+        assert_eq!(s.errors_by_class["auth"], 0);
+        assert_eq!(s.duration_s, 2.0);
+        assert_eq!(s.request_throughput, 1.0);
+        assert_eq!(s.output_throughput, 10.0);
+        assert_eq!(s.total_token_throughput, 20.0);
+        // Only request 0 meets TTFT <= 150 ms.
+        assert_eq!(s.request_goodput, 0.5);
+        assert!((s.error_rate() - 1.0 / 3.0).abs() < 1e-12);
+        assert_eq!(s.stats(Latency::Ttft).median, 150.0);
+        // TPOT: (900/9, 1300/9) ms.
+        // Durations are whole nanoseconds, so compare at 1 ns.
+        assert!((s.stats(Latency::Tpot).mean - 2200.0 / 18.0).abs() < 1e-6);
+        assert_eq!(s.stats(Latency::Itl).count, 9);
+        assert_eq!(s.stats(Latency::E2elAll).count, 3);
+        assert_eq!(s.stats(Latency::DispatchLag).max, 100.0);
+        // Request 0 ends at 1000 ms as request 2 starts: at most two at once.
+        assert_eq!(s.max_concurrent_requests, 2);
+        assert_eq!(s.achieved_rate, 2.0);
+    }
+
+    #[test]
+    fn warmup_is_excluded_and_empty_rung_is_zero() {
+        let mut w = ok_rec(0, 0, 10, 20, 2);
+        w.warmup = true;
+        let s = summarize(&[w], &RungContext::default());
+        assert_eq!(s.num_prompts, 0);
+        assert_eq!(s.warmup_requests, 1);
+        assert_eq!(s.request_throughput, 0.0);
+        assert_eq!(s.error_rate(), 0.0);
+    }
+}

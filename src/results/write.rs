@@ -1,0 +1,225 @@
+//! Writing a result folder. Every file is written atomically (temp file in the same folder,
+//! fsync, rename), so a reader never sees a half-written JSON, and `run.json` is rewritten
+//! after each rung: an interrupted or crashed run keeps every finished rung, and says so.
+
+use std::fs;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use chrono::{DateTime, Utc};
+
+use super::load::{requests_file_name, result_file_name};
+use super::types::{RequestLine, RunInfo, RunStatus, RungEntry};
+use crate::metrics::RungSummary;
+use crate::record::RequestRecord;
+
+/// Why the result folder could not be written.
+#[derive(Debug, thiserror::Error)]
+pub enum WriteError {
+    #[error("cannot write results under {path}: {source}")]
+    Io {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+}
+
+fn io_err(path: &Path) -> impl FnOnce(std::io::Error) -> WriteError + '_ {
+    move |source| WriteError::Io {
+        path: path.to_path_buf(),
+        source,
+    }
+}
+
+/// Write `bytes` to `path` atomically: temp file beside it, fsync, rename.
+pub fn atomic_write(path: &Path, bytes: &[u8]) -> Result<(), WriteError> {
+    let dir = path.parent().unwrap_or(Path::new("."));
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let tmp = dir.join(format!(".{name}.tmp"));
+    let mut f = fs::File::create(&tmp).map_err(io_err(&tmp))?;
+    f.write_all(bytes).map_err(io_err(&tmp))?;
+    f.sync_all().map_err(io_err(&tmp))?;
+    drop(f);
+    fs::rename(&tmp, path).map_err(io_err(path))
+}
+
+/// Folder name of a run started at `t`: `YYYY-MM-DDTHH-MM-SSZ`.
+pub fn timestamp_dir_name(t: DateTime<Utc>) -> String {
+    t.format("%Y-%m-%dT%H-%M-%SZ").to_string()
+}
+
+/// An open result folder being filled by a run.
+#[derive(Debug)]
+pub struct RunWriter {
+    dir: PathBuf,
+    info: RunInfo,
+}
+
+impl RunWriter {
+    /// Create `<root>/<scenario>/<timestamp>/` (suffixed `-2`, `-3`, … if taken), check it
+    /// is writable, and write run.json with status `running`. Called before any load is
+    /// sent, so an unwritable or full disk fails the run up front.
+    pub fn create(root: &Path, info: RunInfo) -> Result<RunWriter, WriteError> {
+        let parent = root.join(&info.scenario_name);
+        fs::create_dir_all(&parent).map_err(io_err(&parent))?;
+        let base = timestamp_dir_name(info.started_at);
+        let mut dir = parent.join(&base);
+        let mut n = 2;
+        loop {
+            match fs::create_dir(&dir) {
+                Ok(()) => break,
+                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
+                    dir = parent.join(format!("{base}-{n}"));
+                    n += 1;
+                }
+                Err(e) => return Err(io_err(&dir)(e)),
+            }
+        }
+        let w = RunWriter { dir, info };
+        w.write_run_json()?;
+        Ok(w)
+    }
+
+    /// The folder being written.
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    /// run.json as last written.
+    pub fn info(&self) -> &RunInfo {
+        &self.info
+    }
+
+    /// Add a warning to run.json (written with the next update).
+    pub fn warn(&mut self, message: String) {
+        self.info.warnings.push(message);
+    }
+
+    fn write_run_json(&self) -> Result<(), WriteError> {
+        let text = serde_json::to_vec_pretty(&self.info).expect("RunInfo serialises");
+        atomic_write(&self.dir.join("run.json"), &text)
+    }
+
+    /// Write one rung's per-request lines and summary, then list it in run.json.
+    pub fn write_rung(
+        &mut self,
+        summary: &RungSummary,
+        records: &[RequestRecord],
+        complete: bool,
+    ) -> Result<(), WriteError> {
+        let requests_file = requests_file_name(summary.rate);
+        let result_file = result_file_name(summary.rate);
+        let mut lines = Vec::with_capacity(records.len() * 256);
+        for r in records {
+            serde_json::to_writer(&mut lines, &RequestLine::from(r)).expect("line serialises");
+            lines.push(b'\n');
+        }
+        atomic_write(&self.dir.join(&requests_file), &lines)?;
+        let json = serde_json::to_vec_pretty(summary).expect("summary serialises");
+        atomic_write(&self.dir.join(&result_file), &json)?;
+        self.info.rungs.push(RungEntry {
+            rate: summary.rate,
+            result_file,
+            requests_file,
+            complete,
+        });
+        self.write_run_json()
+    }
+
+    /// Write any other file of the folder (analysis, summaries, log) atomically.
+    pub fn write_file(&self, name: &str, bytes: &[u8]) -> Result<(), WriteError> {
+        atomic_write(&self.dir.join(name), bytes)
+    }
+
+    /// Mark the run ended with `status`.
+    pub fn finish(
+        &mut self,
+        status: RunStatus,
+        detail: Option<String>,
+        ended_at: DateTime<Utc>,
+    ) -> Result<RunInfo, WriteError> {
+        self.info.status = status;
+        self.info.status_detail = detail;
+        self.info.ended_at = Some(ended_at);
+        self.write_run_json()?;
+        Ok(self.info.clone())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::results::{HostInfo, ResultDir, RESULTS_FORMAT_VERSION};
+
+    pub(crate) fn sample_info(name: &str) -> RunInfo {
+        RunInfo {
+            format_version: RESULTS_FORMAT_VERSION,
+            tool_version: "test".into(),
+            scenario_name: name.into(),
+            scenario_file: "s.yaml".into(),
+            scenario: serde_json::json!({"name": name}),
+            git_commit: None,
+            tokenizer_sha256: "00".into(),
+            endpoint: "sim".into(),
+            host: HostInfo {
+                hostname: "h".into(),
+                os: "linux".into(),
+                arch: "x86_64".into(),
+                cpus: 2,
+            },
+            started_at: DateTime::parse_from_rfc3339("2026-12-02T10:00:00Z")
+                .unwrap()
+                .with_timezone(&Utc),
+            ended_at: None,
+            status: RunStatus::Running,
+            status_detail: None,
+            rungs: vec![],
+            warnings: vec![],
+        }
+    }
+
+    #[test]
+    fn writes_a_folder_that_loads_back() {
+        let root = tempfile::tempdir().unwrap();
+        let mut w = RunWriter::create(root.path(), sample_info("demo")).unwrap();
+        assert!(w.dir().ends_with("demo/2026-12-02T10-00-00Z"));
+        let rec = RequestRecord {
+            output_tokens: 3,
+            ..Default::default()
+        };
+        let summary = RungSummary {
+            rate: 2.5,
+            completed: 1,
+            ..Default::default()
+        };
+        w.write_rung(&summary, &[rec], true).unwrap();
+        w.finish(RunStatus::Complete, None, Utc::now()).unwrap();
+        // No temp files left behind.
+        let names: Vec<String> = fs::read_dir(w.dir())
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        assert!(names.iter().all(|n| !n.ends_with(".tmp")), "{names:?}");
+        let back = ResultDir::open(w.dir()).unwrap();
+        assert_eq!(back.info.status, RunStatus::Complete);
+        assert_eq!(back.rungs.len(), 1);
+        assert_eq!(back.rungs[0].summary.rate, 2.5);
+        let lines = back.requests(&back.rungs[0]).unwrap();
+        assert_eq!(lines.len(), 1);
+        assert_eq!(lines[0].output_tokens, 3);
+        // A second run in the same second gets its own folder.
+        let w2 = RunWriter::create(root.path(), sample_info("demo")).unwrap();
+        assert!(w2.dir().ends_with("demo/2026-12-02T10-00-00Z-2"));
+    }
+
+    #[test]
+    fn unwritable_root_fails_before_any_load() {
+        let root = tempfile::tempdir().unwrap();
+        let file = root.path().join("not-a-dir");
+        fs::write(&file, "x").unwrap();
+        let err = RunWriter::create(&file, sample_info("demo")).unwrap_err();
+        assert!(err.to_string().contains("cannot write results under"));
+    }
+}
