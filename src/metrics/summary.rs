@@ -26,9 +26,12 @@ pub struct Stats {
     pub max: f64,
 }
 
+/// A statistic's key prefix with its getter and setter.
+type StatField = (&'static str, fn(&Stats) -> f64, fn(&mut Stats, f64));
+
 impl Stats {
     /// Statistic names as they prefix a key (`median` in `median_ttft_ms`), with accessors.
-    const FIELDS: [(&'static str, fn(&Stats) -> f64, fn(&mut Stats, f64)); 9] = [
+    const FIELDS: [StatField; 9] = [
         ("mean", |s| s.mean, |s, v| s.mean = v),
         ("median", |s| s.median, |s, v| s.median = v),
         ("std", |s| s.std, |s, v| s.std = v),
