@@ -1,7 +1,9 @@
 //! Per-request records → latency distributions and rung summaries.
 
 pub mod compute;
+pub mod live;
 pub mod summary;
 
 pub use compute::{summarize, RungContext};
+pub use live::LiveStats;
 pub use summary::{Latency, RungSummary, Stats};

@@ -1,8 +1,27 @@
 //! Running a scenario: preflight, the rate ladder, rung dispatch, cancellation.
 
-use std::path::PathBuf;
+mod environment;
+pub mod preflight;
+mod progress;
+pub mod rung;
+mod sim_host;
+pub mod warnings;
 
-use crate::results::RunInfo;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+
+use chrono::Utc;
+use tokio::sync::watch;
+
+use crate::client::{redact, ApiKey, Client, ClientConfig};
+use crate::metrics::{summarize, RungContext, RungSummary};
+use crate::results::{RunInfo, RunStatus, RunWriter, RESULTS_FORMAT_VERSION};
+use crate::scenario::{Arrival, Scenario, SweepField};
+use crate::workload::{self, PromptSet};
+
+pub use environment::is_loopback_url;
+pub use progress::rung_table;
 
 /// What `ladder run` (and `ladder gate`) asks the runner to do.
 #[derive(Debug, Clone, Default)]
@@ -26,12 +45,14 @@ pub struct RunOutcome {
     pub dir: PathBuf,
     /// Its run.json as written.
     pub info: RunInfo,
+    /// Rung summaries in run order.
+    pub rungs: Vec<RungSummary>,
 }
 
 /// Why a run could not produce a usable result.
 #[derive(Debug, thiserror::Error)]
 pub enum RunError {
-    /// The scenario is invalid (already printed with locations).
+    /// The scenario is invalid (the message lists every problem with its location).
     #[error("{0}")]
     Scenario(String),
     /// Preflight failed: nothing was sent beyond the probe.
@@ -40,10 +61,393 @@ pub enum RunError {
     /// The result folder could not be written.
     #[error("{0}")]
     Output(String),
+    /// Stopped by a signal; finished rungs are in the folder.
+    #[error("interrupted: {complete} of {total} rungs complete; partial results in {dir}")]
+    Interrupted {
+        dir: PathBuf,
+        complete: usize,
+        total: usize,
+    },
 }
 
-/// Run a scenario to completion (or interruption) and write its result folder.
+/// Time requests in flight get to finish after Ctrl-C / SIGTERM.
+const STOP_GRACE: Duration = Duration::from_secs(10);
+
+/// Run a scenario without a sweep; see [`run_all`].
 pub fn run(opts: &RunOptions) -> Result<RunOutcome, RunError> {
-    let _ = opts;
-    Err(RunError::Scenario("the runner is not built yet".into()))
+    let mut all = run_all(opts)?;
+    if all.len() != 1 {
+        return Err(RunError::Scenario(format!(
+            "{} has a sweep ({} ladders); gate each value with its own scenario",
+            opts.scenario_path.display(),
+            all.len()
+        )));
+    }
+    Ok(all.remove(0))
+}
+
+/// Run a scenario to completion (or interruption) and write one result folder per ladder
+/// (one for a plain scenario, one per value for a sweep).
+pub fn run_all(opts: &RunOptions) -> Result<Vec<RunOutcome>, RunError> {
+    let loaded = crate::scenario::load(&opts.scenario_path)
+        .map_err(|d| RunError::Scenario(d.to_string()))?;
+    for note in &loaded.notes {
+        eprintln!("note: {note}");
+    }
+    let mut scenario = loaded.scenario.clone();
+    if let Some(rates) = &opts.rates {
+        check_rates(rates)?;
+        scenario.load.rates = rates.clone();
+    }
+    let tokenizer_path = loaded.resolve(&scenario.tokenizer);
+    let dataset_path = scenario.workload.path.as_ref().map(|p| loaded.resolve(p));
+    let ctx = RunContext {
+        opts,
+        tokenizer_path,
+        dataset_path,
+    };
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| RunError::Output(format!("cannot start the async runtime: {e}")))?;
+    rt.block_on(run_scenario(&ctx, scenario))
+}
+
+fn check_rates(rates: &[f64]) -> Result<(), RunError> {
+    if rates.is_empty() || rates.iter().any(|r| !(r.is_finite() && *r > 0.0)) {
+        return Err(RunError::Scenario(
+            "--rates must be positive numbers, e.g. --rates 5,10,20".into(),
+        ));
+    }
+    if rates.windows(2).any(|w| w[1] <= w[0]) {
+        return Err(RunError::Scenario(
+            "--rates must be strictly increasing, e.g. --rates 5,10,20".into(),
+        ));
+    }
+    Ok(())
+}
+
+struct RunContext<'a> {
+    opts: &'a RunOptions,
+    tokenizer_path: PathBuf,
+    dataset_path: Option<PathBuf>,
+}
+
+/// Stop flag flipped by Ctrl-C or SIGTERM.
+fn stop_signal() -> watch::Receiver<bool> {
+    let (tx, rx) = watch::channel(false);
+    tokio::spawn(async move {
+        #[cfg(unix)]
+        {
+            use tokio::signal::unix::{signal, SignalKind};
+            let mut term = match signal(SignalKind::terminate()) {
+                Ok(s) => s,
+                Err(_) => {
+                    let _ = tokio::signal::ctrl_c().await;
+                    let _ = tx.send(true);
+                    return;
+                }
+            };
+            tokio::select! {
+                _ = tokio::signal::ctrl_c() => {}
+                _ = term.recv() => {}
+            }
+        }
+        #[cfg(not(unix))]
+        let _ = tokio::signal::ctrl_c().await;
+        eprintln!("\nstopping: no new requests; waiting up to {}s for requests in flight", STOP_GRACE.as_secs());
+        let _ = tx.send(true);
+    });
+    rx
+}
+
+/// The ladders a scenario asks for: itself, or one copy per sweep value.
+fn expand_sweep(s: &Scenario) -> Vec<Scenario> {
+    let Some(sweep) = &s.sweep else {
+        return vec![s.clone()];
+    };
+    sweep
+        .values
+        .iter()
+        .map(|&v| {
+            let mut c = s.clone();
+            let field = match sweep.field {
+                SweepField::InputTokens => {
+                    c.workload.input_tokens = v;
+                    "input_tokens"
+                }
+                SweepField::OutputTokens => {
+                    c.workload.output_tokens = v;
+                    "output_tokens"
+                }
+            };
+            c.name = format!("{}.{field}-{v}", s.name);
+            c.sweep = None;
+            c
+        })
+        .collect()
+}
+
+async fn run_scenario(ctx: &RunContext<'_>, scenario: Scenario) -> Result<Vec<RunOutcome>, RunError> {
+    let quiet = ctx.opts.quiet;
+    let say = |line: &str| {
+        if !quiet {
+            eprintln!("{line}");
+        }
+    };
+
+    // The key: read from the named variable, never printed or written.
+    let api_key = match &scenario.endpoint.api_key_env {
+        Some(var) => match std::env::var(var) {
+            Ok(v) if !v.is_empty() => Some(ApiKey::new(v)),
+            _ => {
+                return Err(RunError::Preflight(format!(
+                    "${var} is not set: the scenario reads the API key from it; run `export {var}=<key>` first"
+                )))
+            }
+        },
+        None => None,
+    };
+
+    let tokenizer = workload::tokenizer::load(&ctx.tokenizer_path).map_err(RunError::Scenario)?;
+    let tokenizer_sha256 = environment::sha256_file(&ctx.tokenizer_path)
+        .map_err(|e| RunError::Scenario(format!("{}: {e}", ctx.tokenizer_path.display())))?;
+    let tokenizer = Arc::new(tokenizer);
+
+    // The built-in simulator, when asked for, lives as long as this function.
+    let (_sim, base_url) = if scenario.endpoint.base_url == "sim" {
+        let host = sim_host::SimHost::start(scenario.sim.clone().unwrap_or_default())
+            .map_err(|e| RunError::Preflight(format!("cannot start the built-in simulator: {e}")))?;
+        let url = host.base_url();
+        say(&format!("started the built-in simulator at {url}"));
+        (Some(host), url)
+    } else {
+        (None, scenario.endpoint.base_url.clone())
+    };
+    if api_key.is_some() && base_url.starts_with("http://") && !is_loopback_url(&base_url) {
+        say(&format!(
+            "warning: the API key will be sent in clear text over plain http to {}; use https",
+            environment::endpoint_label(&base_url)
+        ));
+    }
+
+    let max_connections = scenario
+        .load
+        .max_concurrency
+        .map(|c| c as usize)
+        .unwrap_or(1024);
+    let counter_tok = tokenizer.clone();
+    let client = Client::new(ClientConfig {
+        base_url: base_url.clone(),
+        api: scenario.endpoint.api,
+        api_key: api_key.clone(),
+        model: scenario.model.clone(),
+        request_timeout: scenario.endpoint.request_timeout.0,
+        ttft_timeout: scenario.endpoint.ttft_timeout.map(|d| d.0),
+        headers: scenario.endpoint.headers.clone(),
+        ignore_eos: scenario.workload.ignore_eos,
+        max_connections,
+    })
+    .map_err(|e| RunError::Preflight(e.to_string()))?
+    .with_token_counter(Arc::new(move |text: &str| {
+        workload::count_tokens(&counter_tok, text)
+    }));
+    let client = Arc::new(client);
+
+    say(&format!("preflight: {}", environment::endpoint_label(&base_url)));
+    let report = preflight::preflight(
+        &client,
+        &scenario.model,
+        scenario.endpoint.api_key_env.as_deref(),
+        api_key.is_some(),
+    )
+    .await
+    .map_err(|e| RunError::Preflight(redact(&e.to_string(), api_key.as_ref())))?;
+    say(&format!("preflight ok: {report}"));
+
+    let stop = stop_signal();
+    let endpoint = if scenario.endpoint.base_url == "sim" {
+        "sim".to_string()
+    } else {
+        environment::endpoint_label(&base_url)
+    };
+    let mut outcomes = Vec::new();
+    for ladder in expand_sweep(&scenario) {
+        let info = RunInfo {
+            format_version: RESULTS_FORMAT_VERSION,
+            tool_version: env!("CARGO_PKG_VERSION").to_string(),
+            scenario_name: ladder.name.clone(),
+            scenario_file: ctx.opts.scenario_path.display().to_string(),
+            scenario: environment::redacted_scenario(&ladder, &|t| redact(t, api_key.as_ref())),
+            git_commit: environment::git_commit(),
+            tokenizer_sha256: tokenizer_sha256.clone(),
+            endpoint: endpoint.clone(),
+            host: environment::host_info(),
+            started_at: Utc::now(),
+            ended_at: None,
+            status: RunStatus::Running,
+            status_detail: None,
+            rungs: vec![],
+            warnings: vec![],
+        };
+        let root = ctx
+            .opts
+            .out_dir
+            .clone()
+            .unwrap_or_else(|| PathBuf::from("results"));
+        let writer = RunWriter::create(&root, info).map_err(|e| RunError::Output(e.to_string()))?;
+        say(&format!("writing {}", writer.dir().display()));
+        let outcome = run_ladder(ctx, &ladder, &client, &tokenizer, writer, stop.clone()).await?;
+        outcomes.push(outcome);
+        if *stop.borrow() {
+            break;
+        }
+    }
+    Ok(outcomes)
+}
+
+async fn run_ladder(
+    ctx: &RunContext<'_>,
+    scenario: &Scenario,
+    client: &Arc<Client>,
+    tokenizer: &workload::tokenizer::Tokenizer,
+    mut writer: RunWriter,
+    stop: watch::Receiver<bool>,
+) -> Result<RunOutcome, RunError> {
+    let quiet = ctx.opts.quiet;
+    let rates = scenario.rungs();
+    let warmup = scenario.load.warmup_requests as usize;
+    let n = scenario.workload.requests_per_rung as usize;
+    let burstiness = match scenario.load.arrival {
+        Arrival::Gamma => scenario.load.burstiness.unwrap_or(1.0),
+        _ => 1.0,
+    };
+    let mut summaries: Vec<RungSummary> = Vec::new();
+    let mut interrupted = false;
+    let mut log: Vec<String> = Vec::new();
+
+    for (idx, &rate) in rates.iter().enumerate() {
+        if *stop.borrow() {
+            interrupted = true;
+            break;
+        }
+        // Prompts and bodies are built before the rung: nothing of this on the send path.
+        let prompts = PromptSet::build(
+            &scenario.workload,
+            tokenizer,
+            ctx.dataset_path.as_deref(),
+            warmup + n,
+            idx as u64,
+        )
+        .map_err(|e| RunError::Scenario(e.to_string()))?;
+        let inexact = prompts[warmup..].iter().filter(|p| !p.exact).count() as u64;
+        let requests = prompts
+            .iter()
+            .map(|p| client.prepare(&p.text, p.input_tokens, p.output_tokens))
+            .collect();
+        let schedule = workload::schedule(
+            scenario.load.arrival,
+            rate,
+            scenario.load.burstiness,
+            warmup + n,
+            scenario.workload.seed.wrapping_add((idx as u64 + 1).wrapping_mul(0x9E37_79B9_7F4A_7C15)),
+        );
+        let plan = rung::RungPlan {
+            requests,
+            schedule,
+            warmup,
+            max_concurrency: scenario.load.max_concurrency,
+        };
+        let mut bar = progress::RungBar::new(rate, (warmup + n) as u64, quiet);
+        let run = rung::run_rung(client.clone(), plan, stop.clone(), STOP_GRACE, &mut bar).await;
+        let summary = summarize(
+            &run.records,
+            &RungContext {
+                rate,
+                burstiness,
+                max_concurrency: scenario.load.max_concurrency,
+                slo: scenario.slo.clone(),
+                inexact_prompts: inexact,
+                interrupted: run.interrupted,
+            },
+        );
+        bar.finish(&summary);
+        log.push(format!(
+            "rung {rate}: sent {} finished {} completed {} failed {} qps {:.3}",
+            run.sent,
+            run.records.len(),
+            summary.completed,
+            summary.failed,
+            summary.request_throughput
+        ));
+        if inexact > 0 {
+            writer.warn(format!(
+                "rung {rate} req/s: {inexact} prompts could not be made exactly {} tokens long (within 1 token)",
+                scenario.workload.input_tokens
+            ));
+        }
+        for w in warnings::rung_warnings(&summary) {
+            bar.println(&format!("warning: {w}"));
+            writer.warn(w);
+        }
+        writer
+            .write_rung(&summary, &run.records, !run.interrupted)
+            .map_err(|e| RunError::Output(e.to_string()))?;
+        summaries.push(summary);
+        if run.interrupted {
+            interrupted = true;
+            break;
+        }
+        if idx + 1 < rates.len() {
+            let mut s = stop.clone();
+            tokio::select! {
+                _ = tokio::time::sleep(scenario.load.cooldown.0) => {}
+                _ = s.changed() => { interrupted = true; break; }
+            }
+        }
+    }
+
+    let _ = writer.write_file("run.log", (log.join("\n") + "\n").as_bytes());
+    let complete = summaries.iter().filter(|s| !s.interrupted).count();
+    let (status, detail) = if interrupted {
+        (
+            RunStatus::Interrupted,
+            Some(format!(
+                "stopped by a signal after {complete} of {} rungs",
+                rates.len()
+            )),
+        )
+    } else {
+        (RunStatus::Complete, None)
+    };
+    let info = writer
+        .finish(status, detail, Utc::now())
+        .map_err(|e| RunError::Output(e.to_string()))?;
+    let dir = writer.dir().to_path_buf();
+    print_outcome(ctx.opts, &dir, &summaries);
+    if interrupted {
+        return Err(RunError::Interrupted {
+            dir,
+            complete,
+            total: rates.len(),
+        });
+    }
+    Ok(RunOutcome {
+        dir,
+        info,
+        rungs: summaries,
+    })
+}
+
+fn print_outcome(opts: &RunOptions, dir: &Path, rungs: &[RungSummary]) {
+    if opts.json {
+        let v = serde_json::json!({
+            "dir": dir.display().to_string(),
+            "rungs": rungs,
+        });
+        println!("{}", serde_json::to_string(&v).expect("serialises"));
+    } else if !opts.quiet {
+        println!("{}", rung_table(rungs));
+        println!("results: {}", dir.display());
+    }
 }

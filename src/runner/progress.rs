@@ -1,0 +1,97 @@
+//! Progress bars and the end-of-run table (indicatif), hidden with `--quiet` or when
+//! stderr is not a terminal.
+
+use std::time::{Duration, Instant};
+
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+
+use super::rung::RungObserver;
+use crate::metrics::{Latency, LiveStats, RungSummary};
+use crate::results::rate_label;
+
+/// The bar of one rung.
+pub struct RungBar {
+    bar: ProgressBar,
+    last: Instant,
+}
+
+impl RungBar {
+    /// A bar for `total` requests at `rate`; hidden when `quiet`.
+    pub fn new(rate: f64, total: u64, quiet: bool) -> RungBar {
+        let bar = if quiet {
+            ProgressBar::hidden()
+        } else {
+            ProgressBar::with_draw_target(Some(total), ProgressDrawTarget::stderr())
+        };
+        bar.set_style(
+            ProgressStyle::with_template(
+                "{prefix:>12} [{bar:30}] {pos}/{len} {msg} ({elapsed})",
+            )
+            .expect("valid template")
+            .progress_chars("=> "),
+        );
+        bar.set_prefix(format!("{} req/s", rate_label(rate)));
+        RungBar {
+            bar,
+            last: Instant::now() - Duration::from_secs(1),
+        }
+    }
+
+    /// Close the bar with a one-line result.
+    pub fn finish(&self, s: &RungSummary) {
+        self.bar.finish_with_message(format!(
+            "done: {:.2} req/s, p50 TTFT {:.0} ms, errors {:.1}%",
+            s.request_throughput,
+            s.stats(Latency::Ttft).median,
+            s.error_rate() * 100.0
+        ));
+    }
+
+    /// Print a line above the bar (or to stderr when hidden and not quiet).
+    pub fn println(&self, line: &str) {
+        if self.bar.is_hidden() {
+            return;
+        }
+        self.bar.println(line);
+    }
+}
+
+impl RungObserver for RungBar {
+    fn on_record(&mut self, live: &LiveStats, sent: u64) {
+        self.bar.set_position(live.done);
+        // Formatting the message ten times a second is plenty.
+        if self.last.elapsed() >= Duration::from_millis(100) {
+            self.last = Instant::now();
+            self.bar.set_message(format!(
+                "sent {sent} err {} · {:.1} req/s · p50 TTFT {:.0} ms",
+                live.errors,
+                live.qps(),
+                live.p50_ttft_ms()
+            ));
+        }
+    }
+}
+
+/// The table of all rungs printed at the end of a run.
+pub fn rung_table(rungs: &[RungSummary]) -> String {
+    let mut out = String::new();
+    out.push_str(&format!(
+        "{:>9} {:>9} {:>9} {:>10} {:>10} {:>10} {:>10} {:>8} {:>10}\n",
+        "rate", "qps", "tok/s", "p50 TTFT", "p99 TTFT", "p50 TPOT", "p50 E2E", "errors", "lag p99"
+    ));
+    for s in rungs {
+        out.push_str(&format!(
+            "{:>9} {:>9.2} {:>9.0} {:>8.0}ms {:>8.0}ms {:>8.1}ms {:>8.0}ms {:>7.1}% {:>8.2}ms\n",
+            rate_label(s.rate),
+            s.request_throughput,
+            s.output_throughput,
+            s.stats(Latency::Ttft).median,
+            s.stats(Latency::Ttft).p99,
+            s.stats(Latency::Tpot).median,
+            s.stats(Latency::E2el).median,
+            s.error_rate() * 100.0,
+            s.stats(Latency::DispatchLag).p99,
+        ));
+    }
+    out
+}

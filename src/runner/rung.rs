@@ -1,0 +1,133 @@
+//! One rung: open-loop dispatch at precomputed send times, a bounded channel of records,
+//! and cancellation with a grace period for requests in flight.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+use tokio::sync::{mpsc, watch, Semaphore};
+use tokio::time::Instant;
+
+use crate::client::{Client, PreparedRequest};
+use crate::metrics::LiveStats;
+use crate::record::RequestRecord;
+
+/// Everything needed to dispatch one rung, built before it starts.
+pub struct RungPlan {
+    /// Request bodies, warmup first.
+    pub requests: Vec<PreparedRequest>,
+    /// Absolute send offsets from the rung start, same order.
+    pub schedule: Vec<Duration>,
+    /// How many of the first requests are warmup.
+    pub warmup: usize,
+    /// Cap on requests in flight.
+    pub max_concurrency: Option<u32>,
+}
+
+/// What a rung produced.
+pub struct RungRun {
+    /// Every finished request, in completion order.
+    pub records: Vec<RequestRecord>,
+    /// Requests handed to the client.
+    pub sent: u64,
+    /// True when a stop signal cut the rung short.
+    pub interrupted: bool,
+}
+
+/// Hooks for progress display, called from the collector (never from the send path).
+pub trait RungObserver {
+    /// A record arrived; `sent` is the number dispatched so far.
+    fn on_record(&mut self, live: &LiveStats, sent: u64);
+}
+
+/// Lead time before the first send, so the first arrivals are not late by construction.
+const START_LEAD: Duration = Duration::from_millis(20);
+
+/// Dispatch a rung and collect its records.
+///
+/// `stop` turning true stops dispatch; requests in flight then get `grace` to finish and
+/// the rest are abandoned (not counted: they have no outcome).
+pub async fn run_rung(
+    client: Arc<Client>,
+    plan: RungPlan,
+    mut stop: watch::Receiver<bool>,
+    grace: Duration,
+    observer: &mut dyn RungObserver,
+) -> RungRun {
+    let total = plan.requests.len();
+    let (tx, mut rx) = mpsc::channel::<RequestRecord>(1024);
+    let sent = Arc::new(AtomicU64::new(0));
+    let start = Instant::now() + START_LEAD;
+
+    let dispatcher = {
+        let sent = sent.clone();
+        let mut stop = stop.clone();
+        let sem = plan
+            .max_concurrency
+            .map(|c| Arc::new(Semaphore::new(c.max(1) as usize)));
+        let warmup = plan.warmup;
+        tokio::spawn(async move {
+            for (i, (req, at)) in plan.requests.into_iter().zip(plan.schedule).enumerate() {
+                if *stop.borrow() {
+                    break;
+                }
+                tokio::select! {
+                    _ = tokio::time::sleep_until(start + at) => {}
+                    _ = stop.changed() => break,
+                }
+                let permit = match &sem {
+                    Some(s) => tokio::select! {
+                        p = s.clone().acquire_owned() => p.ok(),
+                        _ = stop.changed() => break,
+                    },
+                    None => None,
+                };
+                let client = client.clone();
+                let tx = tx.clone();
+                sent.fetch_add(1, Ordering::Relaxed);
+                tokio::spawn(async move {
+                    let rec = client.send(&req, start, at, i as u32, i < warmup).await;
+                    drop(permit);
+                    let _ = tx.send(rec).await;
+                });
+            }
+        })
+    };
+
+    let mut live = LiveStats::default();
+    let mut records = Vec::with_capacity(total);
+    let mut interrupted = *stop.borrow();
+    let mut deadline: Option<Instant> = None;
+    loop {
+        let grace_over = async {
+            match deadline {
+                Some(d) => tokio::time::sleep_until(d).await,
+                None => std::future::pending().await,
+            }
+        };
+        tokio::select! {
+            rec = rx.recv() => match rec {
+                Some(rec) => {
+                    live.record(&rec);
+                    observer.on_record(&live, sent.load(Ordering::Relaxed));
+                    records.push(rec);
+                }
+                None => break,
+            },
+            changed = stop.changed(), if deadline.is_none() => {
+                if changed.is_err() || *stop.borrow() {
+                    interrupted = true;
+                    deadline = Some(Instant::now() + grace);
+                }
+            }
+            _ = grace_over => break,
+        }
+    }
+    dispatcher.abort();
+    let sent = sent.load(Ordering::Relaxed);
+    RungRun {
+        interrupted: interrupted || (records.len() as u64) < total as u64,
+        records,
+        sent,
+    }
+}

@@ -1,0 +1,111 @@
+//! Warnings about a finished rung: the seed's pitfalls, caught by the tool.
+
+use crate::metrics::{Latency, RungSummary};
+use crate::results::rate_label;
+
+/// Dispatch lag p99 above this means the client, not the server, limited the rung.
+pub const LAG_WARN_MS: f64 = 10.0;
+/// Error rate above this means the server is overloaded (the seed's 5 % line).
+pub const OVERLOAD_ERROR_RATE: f64 = 0.05;
+
+/// Warnings for one rung, each a full sentence with what to do.
+pub fn rung_warnings(s: &RungSummary) -> Vec<String> {
+    let mut w = Vec::new();
+    let rate = rate_label(s.rate);
+    let e2e = s.stats(Latency::E2el).median / 1000.0;
+    let window = if s.rate > 0.0 {
+        s.num_prompts as f64 / s.rate
+    } else {
+        0.0
+    };
+    // Arrivals spanning less than ~3 request lifetimes never reach steady state: ramp-up
+    // and drain dominate and QPS looks capped with no errors (the seed's pitfall).
+    if s.completed > 0 && window < 3.0 * e2e {
+        let need = (3.0 * e2e * s.rate).ceil() as u64;
+        w.push(format!(
+            "rung {rate} req/s is too short to reach steady state: {} requests arrive over {:.1}s, \
+             less than 3x the median request time ({:.1}s); raise workload.requests_per_rung to at least {need}",
+            s.num_prompts, window, e2e
+        ));
+    }
+    let lag = s.stats(Latency::DispatchLag).p99;
+    if lag > LAG_WARN_MS {
+        w.push(format!(
+            "rung {rate} req/s: dispatch lag p99 is {lag:.1} ms (> {LAG_WARN_MS} ms): the client \
+             fell behind its schedule, so this rung measures the client as much as the server"
+        ));
+    }
+    if s.error_rate() > OVERLOAD_ERROR_RATE {
+        let mut classes: Vec<String> = s
+            .errors_by_class
+            .iter()
+            .filter(|(_, n)| **n > 0)
+            .map(|(k, n)| format!("{k}={n}"))
+            .collect();
+        classes.sort();
+        let hint = if s.errors_by_class.get("auth").copied().unwrap_or(0) > 0 {
+            " (auth errors: the key is missing or wrong, the server is not overloaded)"
+        } else if s.errors_by_class.get("rate_limit").copied().unwrap_or(0) > 0 {
+            " (429s: a rate limiter answered, not a slow server)"
+        } else {
+            ""
+        };
+        w.push(format!(
+            "rung {rate} req/s: error rate {:.1}% is above {:.0}%: overloaded{hint} [{}]",
+            s.error_rate() * 100.0,
+            OVERLOAD_ERROR_RATE * 100.0,
+            classes.join(", ")
+        ));
+    }
+    w
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::metrics::Stats;
+
+    fn rung(rate: f64, n: u64, e2e_ms: f64) -> RungSummary {
+        let mut s = RungSummary {
+            rate,
+            num_prompts: n,
+            completed: n,
+            ..Default::default()
+        };
+        s.latency.insert(
+            Latency::E2el,
+            Stats {
+                median: e2e_ms,
+                ..Default::default()
+            },
+        );
+        s
+    }
+
+    #[test]
+    fn short_rung_is_flagged_with_the_needed_count() {
+        let w = rung_warnings(&rung(50.0, 200, 2000.0));
+        assert_eq!(w.len(), 1, "{w:?}");
+        assert!(w[0].contains("at least 300"), "{}", w[0]);
+        assert!(rung_warnings(&rung(5.0, 200, 2000.0)).is_empty());
+    }
+
+    #[test]
+    fn lag_and_overload_are_flagged() {
+        let mut s = rung(5.0, 200, 100.0);
+        s.latency.insert(
+            Latency::DispatchLag,
+            Stats {
+                p99: 25.0,
+                ..Default::default()
+            },
+        );
+        s.completed = 100;
+        s.failed = 100;
+        s.errors_by_class.insert("auth".into(), 100);
+        let w = rung_warnings(&s);
+        assert_eq!(w.len(), 2, "{w:?}");
+        assert!(w[0].contains("dispatch lag"));
+        assert!(w[1].contains("auth errors"));
+    }
+}
