@@ -168,7 +168,7 @@ fn prompts_are_distinct_and_free_of_special_tokens() {
         ("bpe", bpe(), bpe_special),
     ] {
         for len in [3, 64] {
-            let ps = PromptSet::build(&wl(len, 8, 0.0, 3), tok, None, 1000, 0).unwrap();
+            let ps = PromptSet::build(&wl(len, 8, 0.0, 3), tok, None, 500, 0).unwrap();
             let texts: HashSet<&str> = ps.iter().map(|p| p.text.as_str()).collect();
             assert_eq!(texts.len(), ps.len(), "{name} len {len}: duplicates");
             for p in &ps {
@@ -192,7 +192,7 @@ fn template_tokens_are_subtracted() {
         (bpe(), "Q: {{ prompt }}"),
     ];
     for (tok, tpl) in cases {
-        let mut w = wl(40, 8, 0.25, 4);
+        let mut w = wl(80, 8, 0.25, 4);
         w.prompt_template = Some(tpl.into());
         let ps = PromptSet::build(&w, tok, None, 100, 0).unwrap();
         let (head, tail) = tpl.split_once("{{ prompt }}").unwrap();
@@ -200,7 +200,7 @@ fn template_tokens_are_subtracted() {
             assert!(p.text.starts_with(head) && p.text.ends_with(tail), "{:?}", p.text);
             assert!(p.exact, "{tpl:?}: {} tokens", p.input_tokens);
             assert_eq!(count_tokens(tok, &p.text), p.input_tokens);
-            assert!((30..=50).contains(&p.input_tokens));
+            assert!((60..=100).contains(&p.input_tokens));
         }
     }
 }
