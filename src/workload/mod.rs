@@ -1,3 +1,388 @@
 //! Prompts and arrivals: tokenizer, datasets, prompt synthesis, arrival schedules.
+//!
+//! Everything here runs before a rung starts, never on the hot path: [`PromptSet::build`]
+//! returns the rung's prompts and [`schedule`] its absolute send offsets.
 
+pub mod arrival;
+pub mod dataset;
+mod synth;
 pub mod tokenizer;
+
+use std::path::{Path, PathBuf};
+
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+
+pub use arrival::schedule;
+pub use tokenizer::Tokenizer;
+
+use crate::scenario::types::{Dataset, Workload};
+use dataset::{FileOutput, FilePrompt};
+
+/// One request's prompt, ready to send.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Prompt {
+    /// The final text sent (after `prompt_template`).
+    pub text: String,
+    /// Token count of `text` re-encoded without special tokens.
+    pub input_tokens: u32,
+    /// `max_tokens` to request.
+    pub output_tokens: u32,
+    /// `input_tokens` equals the requested length. Always true for file datasets, which
+    /// request no length.
+    pub exact: bool,
+}
+
+/// Why prompts could not be built; each message names the file, line or setting at fault.
+#[derive(Debug, thiserror::Error)]
+pub enum WorkloadError {
+    /// A dataset file could not be read.
+    #[error("cannot read dataset {}: {message}", path.display())]
+    Io {
+        /// The file.
+        path: PathBuf,
+        /// What the OS said.
+        message: String,
+    },
+    /// A dataset file has a malformed line or entry.
+    #[error("{}:{line}: {message}", path.display())]
+    Malformed {
+        /// The file.
+        path: PathBuf,
+        /// 1-based line.
+        line: usize,
+        /// What is wrong and what is expected.
+        message: String,
+    },
+    /// A dataset file has no usable prompt.
+    #[error("dataset {} has no non-empty prompts ({skipped} entries skipped)", path.display())]
+    Empty {
+        /// The file.
+        path: PathBuf,
+        /// Entries skipped as empty.
+        skipped: usize,
+    },
+    /// A workload setting is unusable.
+    #[error("`{setting}`: {message}")]
+    Setting {
+        /// Dotted scenario key, e.g. `workload.range_ratio`.
+        setting: &'static str,
+        /// What is wrong and how to fix it.
+        message: String,
+    },
+    /// The tokenizer failed or cannot synthesise prompts.
+    #[error("tokenizer: {message}")]
+    Tokenizer {
+        /// What went wrong.
+        message: String,
+    },
+}
+
+/// Token count of `text` encoded without special tokens (used to re-tokenize outputs when the
+/// server sends no usage). Returns 0 if the tokenizer fails on the text.
+///
+/// Counts are only right when the tokenizer has no truncation or padding configured;
+/// [`tokenizer::load`] clears both.
+pub fn count_tokens(tokenizer: &Tokenizer, text: &str) -> u32 {
+    tokenizer
+        .encode_fast(text, false)
+        .map(|e| e.len() as u32)
+        .unwrap_or(0)
+}
+
+/// A rung's prompts with notes for the user (cycling, skipped entries, inexact lengths).
+#[derive(Debug, Clone, Default)]
+pub struct PromptSet {
+    /// One prompt per request, in send order.
+    pub prompts: Vec<Prompt>,
+    /// Things worth telling the user, e.g. "the file has 50 prompts; cycling to 200".
+    pub notes: Vec<String>,
+}
+
+impl PromptSet {
+    /// `count` prompts for one rung; see [`PromptSet::load`] for the rules.
+    pub fn build(
+        workload: &Workload,
+        tokenizer: &Tokenizer,
+        dataset_path: Option<&Path>,
+        count: usize,
+        rung_seed: u64,
+    ) -> Result<Vec<Prompt>, WorkloadError> {
+        Self::load(workload, tokenizer, dataset_path, count, rung_seed).map(|s| s.prompts)
+    }
+
+    /// `count` prompts for one rung with notes, deterministic for
+    /// (`workload.seed`, `rung_seed`).
+    ///
+    /// - `random`: lengths drawn uniformly from `[L*(1-r), L*(1+r)]` (vLLM's rule, at least 1)
+    ///   for input and output; the final text after `prompt_template` re-tokenizes to exactly
+    ///   the drawn input length (the template's own tokens are subtracted), otherwise the
+    ///   closest text found is kept with `exact: false`. Prompts are distinct and contain no
+    ///   special or added tokens.
+    /// - `jsonl` / `sharegpt` (`dataset_path`, already resolved against the scenario file):
+    ///   prompts in file order, cycled when the file has fewer than `count` (noted), the
+    ///   template applied, `input_tokens` counted on the final text. Output length: a jsonl
+    ///   line's `output_tokens`, else ShareGPT's reply length (vLLM's rule, it wins over
+    ///   `workload.output_tokens`), else `workload.output_tokens`.
+    pub fn load(
+        workload: &Workload,
+        tokenizer: &Tokenizer,
+        dataset_path: Option<&Path>,
+        count: usize,
+        rung_seed: u64,
+    ) -> Result<PromptSet, WorkloadError> {
+        // A tokenizer.json may carry truncation/padding, which would falsify every count.
+        let cleaned;
+        let tokenizer = if tokenizer.get_truncation().is_some() || tokenizer.get_padding().is_some()
+        {
+            cleaned = tokenizer::without_truncation(tokenizer.clone());
+            &cleaned
+        } else {
+            tokenizer
+        };
+        let mut rng = prompt_rng(workload.seed, rung_seed);
+        let env = template_env(workload.prompt_template.as_deref())?;
+        let render = |body: &str| -> Result<String, WorkloadError> {
+            match &env {
+                None => Ok(body.to_string()),
+                Some(env) => render_template(env, body),
+            }
+        };
+        match workload.dataset {
+            Dataset::Random => build_random(workload, tokenizer, &render, count, &mut rng),
+            Dataset::Jsonl | Dataset::Sharegpt => {
+                let path = dataset_path.ok_or_else(|| WorkloadError::Setting {
+                    setting: "workload.path",
+                    message: format!(
+                        "dataset `{}` needs a file; set `workload.path`",
+                        dataset_name(workload.dataset)
+                    ),
+                })?;
+                build_from_file(workload, tokenizer, &render, path, count)
+            }
+        }
+    }
+}
+
+fn dataset_name(d: Dataset) -> &'static str {
+    match d {
+        Dataset::Random => "random",
+        Dataset::Jsonl => "jsonl",
+        Dataset::Sharegpt => "sharegpt",
+    }
+}
+
+/// Separate RNG stream per (scenario seed, rung) for prompts.
+fn prompt_rng(seed: u64, rung_seed: u64) -> ChaCha8Rng {
+    let mut key = [0u8; 32];
+    key[..8].copy_from_slice(&seed.to_le_bytes());
+    key[8..16].copy_from_slice(&rung_seed.to_le_bytes());
+    key[16..24].copy_from_slice(b"prompts\0");
+    ChaCha8Rng::from_seed(key)
+}
+
+const TEMPLATE_NAME: &str = "prompt_template";
+
+fn template_err(e: minijinja::Error) -> WorkloadError {
+    WorkloadError::Setting {
+        setting: "workload.prompt_template",
+        message: e.to_string(),
+    }
+}
+
+/// Compile the template once; strict undefined so a typo such as `{{ promt }}` is an error.
+fn template_env(src: Option<&str>) -> Result<Option<minijinja::Environment<'_>>, WorkloadError> {
+    let Some(src) = src else { return Ok(None) };
+    let mut env = minijinja::Environment::new();
+    env.set_undefined_behavior(minijinja::UndefinedBehavior::Strict);
+    env.set_keep_trailing_newline(true);
+    env.add_template(TEMPLATE_NAME, src).map_err(template_err)?;
+    if render_template(&env, "x")? == render_template(&env, "yy")? {
+        return Err(WorkloadError::Setting {
+            setting: "workload.prompt_template",
+            message: "the template never uses `{{ prompt }}`, so every request would send the \
+                      same text"
+                .into(),
+        });
+    }
+    Ok(Some(env))
+}
+
+fn render_template(env: &minijinja::Environment<'_>, body: &str) -> Result<String, WorkloadError> {
+    env.get_template(TEMPLATE_NAME)
+        .and_then(|t| t.render(minijinja::context! { prompt => body }))
+        .map_err(template_err)
+}
+
+/// vLLM's length rule: uniform integer in `[int(L*(1-r)), int(L*(1+r))]`, here at least 1.
+fn length_range(len: u32, r: f64) -> (u32, u32) {
+    let lo = (len as f64 * (1.0 - r)).floor() as u32;
+    let hi = (len as f64 * (1.0 + r)).floor() as u32;
+    (lo.max(1).min(hi.max(1)), hi.max(1))
+}
+
+fn build_random(
+    workload: &Workload,
+    tok: &Tokenizer,
+    render: &dyn Fn(&str) -> Result<String, WorkloadError>,
+    count: usize,
+    rng: &mut ChaCha8Rng,
+) -> Result<PromptSet, WorkloadError> {
+    let r = workload.range_ratio;
+    if !(0.0..1.0).contains(&r) {
+        return Err(WorkloadError::Setting {
+            setting: "workload.range_ratio",
+            message: format!("{r} is outside [0, 1); lengths are drawn from [L*(1-r), L*(1+r)]"),
+        });
+    }
+    if workload.input_tokens == 0 {
+        return Err(WorkloadError::Setting {
+            setting: "workload.input_tokens",
+            message: "must be at least 1 for the random dataset".into(),
+        });
+    }
+    let pool = synth::WordPool::new(tok)?;
+    let shaper = synth::Shaper { tok, render };
+
+    // The template's own tokens, estimated with one body word (so the boundary between template
+    // text and prompt is counted as it will be); the adjust loop corrects any remainder.
+    let overhead = if workload.prompt_template.is_some() {
+        let probe = render("x")?;
+        count_tokens(tok, &probe).saturating_sub(count_tokens(tok, "x"))
+    } else {
+        0
+    };
+    let (in_lo, in_hi) = length_range(workload.input_tokens, r);
+    let (out_lo, out_hi) = length_range(workload.output_tokens, r);
+    if in_lo <= overhead && workload.prompt_template.is_some() {
+        return Err(WorkloadError::Setting {
+            setting: "workload.prompt_template",
+            message: format!(
+                "the template alone is about {overhead} tokens, which leaves no room for a \
+                 prompt of {in_lo} tokens; raise `workload.input_tokens` or shorten the template"
+            ),
+        });
+    }
+    let mut inputs = Vec::with_capacity(count);
+    let mut outputs = Vec::with_capacity(count);
+    for _ in 0..count {
+        inputs.push(rng.gen_range(in_lo..=in_hi));
+        outputs.push(rng.gen_range(out_lo..=out_hi));
+    }
+    let made = synth::synthesise(&pool, &shaper, &inputs, overhead, rng)?;
+
+    let mut notes = Vec::new();
+    let mut inexact = 0;
+    let mut worst = 0;
+    let prompts: Vec<Prompt> = made
+        .into_iter()
+        .zip(inputs)
+        .zip(outputs)
+        .map(|((s, want), out)| {
+            let exact = s.tokens == want;
+            if !exact {
+                inexact += 1;
+                worst = worst.max(s.tokens.abs_diff(want));
+            }
+            Prompt {
+                text: s.text,
+                input_tokens: s.tokens,
+                output_tokens: out,
+                exact,
+            }
+        })
+        .collect();
+    if inexact > 0 {
+        notes.push(format!(
+            "{inexact} of {count} random prompts could not be made exactly the requested \
+             length with this tokenizer (off by at most {worst} tokens)"
+        ));
+    }
+    debug_assert!(prompts.iter().all(|p| !tok
+        .encode_fast(p.text.as_str(), false)
+        .map(|e| e.get_ids().iter().any(|i| pool.forbidden().contains(i)))
+        .unwrap_or(false)));
+    Ok(PromptSet { prompts, notes })
+}
+
+fn build_from_file(
+    workload: &Workload,
+    tok: &Tokenizer,
+    render: &dyn Fn(&str) -> Result<String, WorkloadError>,
+    path: &Path,
+    count: usize,
+) -> Result<PromptSet, WorkloadError> {
+    let (entries, stats): (Vec<FilePrompt>, _) = match workload.dataset {
+        Dataset::Jsonl => dataset::load_jsonl(path)?,
+        _ => dataset::load_sharegpt(path)?,
+    };
+    if entries.is_empty() {
+        return Err(WorkloadError::Empty {
+            path: path.to_path_buf(),
+            skipped: stats.skipped,
+        });
+    }
+    let mut notes = Vec::new();
+    if stats.skipped > 0 {
+        notes.push(format!(
+            "{}: skipped {} entries without a prompt",
+            path.display(),
+            stats.skipped
+        ));
+    }
+    if entries.len() < count {
+        notes.push(format!(
+            "{} has {} prompts but the rung needs {count}; prompts repeat (cycled in file order), \
+             which lets a prefix cache serve the repeats",
+            path.display(),
+            entries.len()
+        ));
+    }
+    let used = &entries[..entries.len().min(count)];
+    let texts = used
+        .iter()
+        .map(|e| render(&e.text))
+        .collect::<Result<Vec<_>, _>>()?;
+    let replies: Vec<&str> = used
+        .iter()
+        .filter_map(|e| match &e.output {
+            FileOutput::Reply(r) => Some(r.as_str()),
+            _ => None,
+        })
+        .collect();
+    let batch = |v: Vec<&str>| -> Result<Vec<u32>, WorkloadError> {
+        Ok(tok
+            .encode_batch_fast(v, false)
+            .map_err(|e| WorkloadError::Tokenizer {
+                message: e.to_string(),
+            })?
+            .iter()
+            .map(|e| e.len() as u32)
+            .collect())
+    };
+    let in_counts = batch(texts.iter().map(String::as_str).collect())?;
+    let mut reply_counts = batch(replies)?.into_iter();
+    let outs: Vec<u32> = used
+        .iter()
+        .map(|e| match e.output {
+            FileOutput::Tokens(n) => n.max(1),
+            FileOutput::Reply(_) => reply_counts.next().unwrap_or(0).max(1),
+            FileOutput::Unset => workload.output_tokens,
+        })
+        .collect();
+    let prompts = (0..count)
+        .map(|i| {
+            let j = i % used.len();
+            Prompt {
+                text: texts[j].clone(),
+                input_tokens: in_counts[j],
+                output_tokens: outs[j],
+                exact: true,
+            }
+        })
+        .collect();
+    Ok(PromptSet { prompts, notes })
+}
+
+#[cfg(test)]
+mod tests;

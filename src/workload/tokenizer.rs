@@ -35,12 +35,23 @@ pub fn load(path: &Path) -> Result<Tokenizer, String> {
             meta.len() / (1024 * 1024)
         ));
     }
-    Tokenizer::from_file(path).map_err(|e| {
-        format!(
-            "{} is not a Hugging Face tokenizer.json ({e})",
-            path.display()
-        )
-    })
+    Tokenizer::from_file(path)
+        .map(without_truncation)
+        .map_err(|e| {
+            format!(
+                "{} is not a Hugging Face tokenizer.json ({e})",
+                path.display()
+            )
+        })
+}
+
+/// Drop truncation and padding settings some tokenizer.json files carry: they would cap or
+/// pad every count we take.
+pub fn without_truncation(mut t: Tokenizer) -> Tokenizer {
+    // Clearing truncation cannot fail (only setting a too-small max length can).
+    let _ = t.with_truncation(None);
+    t.with_padding(None);
+    t
 }
 
 /// Check that a tokenizer file loads (used by `ladder validate`).

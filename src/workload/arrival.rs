@@ -1,0 +1,149 @@
+//! Arrival schedules: precomputed absolute send offsets for one rung.
+
+use std::time::Duration;
+
+use rand::SeedableRng;
+use rand_chacha::ChaCha8Rng;
+use rand_distr::{Distribution, Exp, Gamma};
+
+use crate::scenario::types::Arrival;
+
+/// Keeps the arrival RNG stream apart from the prompt RNG stream even when both use the same seed.
+const ARRIVAL_STREAM: u64 = 0x6172_7269_7661_6c73; // "arrivals"
+
+/// Absolute send offsets from the start of a rung, one per request, nondecreasing.
+///
+/// The first request is sent at offset 0 and gap `i` separates request `i` from `i + 1`
+/// (vLLM's benchmark sends, then sleeps), so every process has the same mean gap `1 / rate`:
+/// - `Poisson`: exponential gaps with mean `1 / rate`;
+/// - `Gamma`: gamma gaps with shape `burstiness` (default 1.0, which is Poisson) and
+///   scale `1 / (rate * shape)`, so the mean stays `1 / rate` and the coefficient of
+///   variation is `1 / sqrt(shape)`;
+/// - `Constant`: request `i` at exactly `i / rate`.
+///
+/// The same `seed` gives the same schedule. An infinite rate sends everything at once
+/// (vLLM's `--request-rate inf`); a zero, negative or NaN rate or burstiness is refused by
+/// scenario validation and is treated here like an infinite rate rather than panicking.
+pub fn schedule(
+    arrival: Arrival,
+    rate: f64,
+    burstiness: Option<f64>,
+    n: usize,
+    seed: u64,
+) -> Vec<Duration> {
+    if !(rate > 0.0 && rate.is_finite()) {
+        return vec![Duration::ZERO; n];
+    }
+    let mut rng = ChaCha8Rng::seed_from_u64(seed ^ ARRIVAL_STREAM);
+    let mut gap: Box<dyn FnMut(&mut ChaCha8Rng) -> f64> = match arrival {
+        Arrival::Constant => {
+            // Multiply rather than accumulate so spacing is exact, not drifting with rounding.
+            return (0..n)
+                .map(|i| Duration::from_secs_f64(i as f64 / rate))
+                .collect();
+        }
+        Arrival::Poisson => {
+            let exp = Exp::new(rate).expect("rate is positive and finite");
+            Box::new(move |r| exp.sample(r))
+        }
+        Arrival::Gamma => {
+            let shape = burstiness.filter(|b| *b > 0.0 && b.is_finite()).unwrap_or(1.0);
+            let g = Gamma::new(shape, 1.0 / (rate * shape)).expect("shape and scale are positive");
+            Box::new(move |r| g.sample(r))
+        }
+    };
+    let mut t = 0.0_f64;
+    let mut out = Vec::with_capacity(n);
+    for i in 0..n {
+        if i > 0 {
+            t += gap(&mut rng);
+        }
+        out.push(Duration::from_secs_f64(t));
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const N: usize = 20_000;
+
+    fn gaps(s: &[Duration]) -> Vec<f64> {
+        s.windows(2)
+            .map(|w| (w[1] - w[0]).as_secs_f64())
+            .collect()
+    }
+
+    fn mean_cv(g: &[f64]) -> (f64, f64) {
+        let n = g.len() as f64;
+        let mean = g.iter().sum::<f64>() / n;
+        let var = g.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / (n - 1.0);
+        (mean, var.sqrt() / mean)
+    }
+
+    fn assert_sorted(s: &[Duration]) {
+        assert!(s.windows(2).all(|w| w[0] <= w[1]), "schedule not sorted");
+    }
+
+    #[test]
+    fn poisson_mean_gap_and_cv() {
+        for rate in [2.0, 50.0] {
+            let s = schedule(Arrival::Poisson, rate, None, N, 7);
+            assert_eq!(s.len(), N);
+            assert_eq!(s[0], Duration::ZERO);
+            assert_sorted(&s);
+            let (mean, cv) = mean_cv(&gaps(&s));
+            assert!((mean * rate - 1.0).abs() < 0.03, "rate {rate}: mean gap {mean}");
+            assert!((cv - 1.0).abs() < 0.05, "poisson cv {cv}");
+        }
+    }
+
+    #[test]
+    fn gamma_cv_follows_shape() {
+        for shape in [0.5, 4.0] {
+            let rate = 10.0;
+            let s = schedule(Arrival::Gamma, rate, Some(shape), N, 11);
+            assert_sorted(&s);
+            let (mean, cv) = mean_cv(&gaps(&s));
+            let want = 1.0 / f64::sqrt(shape);
+            assert!((mean * rate - 1.0).abs() < 0.03, "shape {shape}: mean gap {mean}");
+            assert!((cv - want).abs() / want < 0.05, "shape {shape}: cv {cv}, want {want}");
+        }
+    }
+
+    #[test]
+    fn gamma_without_burstiness_is_poisson_like() {
+        let (_, cv) = mean_cv(&gaps(&schedule(Arrival::Gamma, 5.0, None, N, 3)));
+        assert!((cv - 1.0).abs() < 0.05, "cv {cv}");
+    }
+
+    #[test]
+    fn constant_is_evenly_spaced() {
+        let s = schedule(Arrival::Constant, 4.0, None, 1001, 0);
+        for (i, t) in s.iter().enumerate() {
+            assert_eq!(*t, Duration::from_secs_f64(i as f64 / 4.0));
+        }
+        assert_eq!(s[1000], Duration::from_secs(250));
+        let g = gaps(&s);
+        assert!(g.iter().all(|x| (x - 0.25).abs() < 1e-9));
+    }
+
+    #[test]
+    fn deterministic_per_seed_and_different_across_seeds() {
+        for arrival in [Arrival::Poisson, Arrival::Gamma] {
+            let a = schedule(arrival, 10.0, Some(2.0), 500, 42);
+            let b = schedule(arrival, 10.0, Some(2.0), 500, 42);
+            let c = schedule(arrival, 10.0, Some(2.0), 500, 43);
+            assert_eq!(a, b);
+            assert_ne!(a, c);
+        }
+    }
+
+    #[test]
+    fn infinite_rate_sends_everything_at_once() {
+        let s = schedule(Arrival::Poisson, f64::INFINITY, None, 5, 0);
+        assert_eq!(s, vec![Duration::ZERO; 5]);
+        assert!(schedule(Arrival::Constant, 1.0, None, 0, 0).is_empty());
+    }
+}

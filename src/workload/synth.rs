@@ -1,0 +1,293 @@
+//! Random prompts that re-tokenize to an exact length.
+//!
+//! vLLM samples random token ids, decodes them and re-encodes, which drifts because decoded
+//! ids merge differently. We instead sample whole *words*: vocabulary entries whose decoded
+//! text, written with a leading space, encodes back to exactly one token. With a
+//! whitespace-splitting pre-tokenizer (word-level, byte-level BPE, SentencePiece / Metaspace)
+//! each space-separated word is then tokenized on its own, so `n` words give `n` tokens and
+//! the first draft is usually exact after a single batched encode. Every draft is still
+//! re-encoded, and any mismatch (template boundaries, unusual tokenizers) is fixed by a short
+//! trim / append / swap loop that keeps the closest text when it cannot be made exact.
+
+use std::collections::HashSet;
+use std::hash::{DefaultHasher, Hash, Hasher};
+
+use rand::seq::SliceRandom;
+use rand::Rng;
+use tokenizers::models::ModelWrapper;
+use tokenizers::Tokenizer;
+
+use super::WorkloadError;
+
+/// Trim/append rounds before switching to swapping the last word.
+const ADJUST_ROUNDS: usize = 8;
+/// Last-word swaps tried before keeping the closest text.
+const SWAP_TRIES: usize = 32;
+/// Fresh drafts tried when a prompt duplicates an earlier one.
+const DEDUP_TRIES: usize = 8;
+
+/// Words that are one token each in context, split by where they may appear.
+pub(crate) struct WordPool {
+    /// Single-token words after a space (` word` is one token).
+    rest: Vec<String>,
+    /// Subset of `rest` that is also one token at the very start of a text.
+    first: Vec<String>,
+    /// Token ids a prompt must never contain (added/special tokens and the unknown token).
+    forbidden: HashSet<u32>,
+}
+
+fn tok_err(e: impl std::fmt::Display) -> WorkloadError {
+    WorkloadError::Tokenizer {
+        message: e.to_string(),
+    }
+}
+
+/// `<s>`, `</s>`, `<|endoftext|>`, `[CLS]`, `<unk>`: names that are special by convention even
+/// when a tokenizer.json forgets to list them as added tokens.
+fn looks_special(token: &str) -> bool {
+    let n = token.chars().count();
+    if n < 3 {
+        return false;
+    }
+    if token.starts_with('<') && token.ends_with('>') {
+        return true;
+    }
+    token.starts_with('[')
+        && token.ends_with(']')
+        && token[1..token.len() - 1]
+            .chars()
+            .all(|c| c.is_ascii_uppercase() || c == '_')
+}
+
+fn unk_token(tok: &Tokenizer) -> Option<String> {
+    match tok.get_model() {
+        ModelWrapper::BPE(m) => m.unk_token.clone(),
+        ModelWrapper::WordPiece(m) => Some(m.unk_token.clone()),
+        ModelWrapper::WordLevel(m) => Some(m.unk_token.clone()),
+        ModelWrapper::Unigram(_) => None,
+    }
+}
+
+impl WordPool {
+    /// Scan the vocabulary once (in id order, so the pool is deterministic).
+    pub(crate) fn new(tok: &Tokenizer) -> Result<Self, WorkloadError> {
+        let added = tok.get_added_tokens_decoder();
+        let mut forbidden: HashSet<u32> = added.keys().copied().collect();
+        if let Some(id) = unk_token(tok).and_then(|u| tok.token_to_id(&u)) {
+            forbidden.insert(id);
+        }
+        let added_texts: Vec<String> = added
+            .values()
+            .map(|t| t.content.clone())
+            .filter(|c| !c.is_empty())
+            .collect();
+
+        let mut seen = HashSet::new();
+        let mut cands: Vec<String> = Vec::new();
+        for id in 0..tok.get_vocab_size(false) as u32 {
+            if forbidden.contains(&id) {
+                continue;
+            }
+            match tok.id_to_token(id) {
+                Some(raw) if !looks_special(&raw) => {}
+                _ => continue,
+            }
+            let Ok(piece) = tok.decode(&[id], false) else {
+                continue;
+            };
+            let w = piece.trim();
+            if w.is_empty()
+                || looks_special(w)
+                || w.chars()
+                    .any(|c| c.is_whitespace() || c.is_control() || c == '\u{FFFD}')
+                || added_texts.iter().any(|a| w.contains(a.as_str()))
+            {
+                continue;
+            }
+            if seen.insert(w.to_string()) {
+                cands.push(w.to_string());
+            }
+        }
+
+        let spaced: Vec<String> = cands.iter().map(|w| format!(" {w}")).collect();
+        let spaced = tok.encode_batch_fast(spaced, false).map_err(tok_err)?;
+        let bare = tok
+            .encode_batch_fast(cands.clone(), false)
+            .map_err(tok_err)?;
+        let single = |ids: &[u32]| ids.len() == 1 && !forbidden.contains(&ids[0]);
+        let mut rest = Vec::new();
+        let mut first = Vec::new();
+        for ((w, s), b) in cands.into_iter().zip(&spaced).zip(&bare) {
+            if single(s.get_ids()) {
+                if single(b.get_ids()) {
+                    first.push(w.clone());
+                }
+                rest.push(w);
+            }
+        }
+        if rest.is_empty() {
+            return Err(WorkloadError::Tokenizer {
+                message: "no vocabulary entry encodes to a single token after a space, so \
+                          random prompts cannot be synthesised with this tokenizer; use a \
+                          jsonl or sharegpt dataset instead"
+                    .into(),
+            });
+        }
+        if first.is_empty() {
+            first = rest.clone();
+        }
+        Ok(WordPool {
+            rest,
+            first,
+            forbidden,
+        })
+    }
+
+    /// Token ids a synthesised prompt must not contain.
+    pub(crate) fn forbidden(&self) -> &HashSet<u32> {
+        &self.forbidden
+    }
+
+    #[cfg(test)]
+    pub(crate) fn len(&self) -> usize {
+        self.rest.len()
+    }
+
+    fn push_words<'p>(&'p self, words: &mut Vec<&'p str>, n: usize, rng: &mut impl Rng) {
+        for _ in 0..n {
+            let pool = if words.is_empty() {
+                &self.first
+            } else {
+                &self.rest
+            };
+            words.push(pool.choose(rng).expect("pool is not empty"));
+        }
+    }
+}
+
+/// Wraps the synthesised body into the final text and counts tokens.
+pub(crate) struct Shaper<'a> {
+    pub tok: &'a Tokenizer,
+    pub render: &'a dyn Fn(&str) -> Result<String, WorkloadError>,
+}
+
+impl Shaper<'_> {
+    fn count(&self, text: &str) -> Result<u32, WorkloadError> {
+        Ok(self.tok.encode_fast(text, false).map_err(tok_err)?.len() as u32)
+    }
+
+    fn counts(&self, texts: &[String]) -> Result<Vec<u32>, WorkloadError> {
+        let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
+        Ok(self
+            .tok
+            .encode_batch_fast(refs, false)
+            .map_err(tok_err)?
+            .iter()
+            .map(|e| e.len() as u32)
+            .collect())
+    }
+}
+
+/// One finished random prompt.
+pub(crate) struct Synthesised {
+    pub text: String,
+    pub tokens: u32,
+}
+
+/// Build `targets.len()` distinct prompts whose final (templated) text has `targets[i]` tokens.
+/// `overhead` is the template's estimated own token count.
+pub(crate) fn synthesise(
+    pool: &WordPool,
+    shaper: &Shaper<'_>,
+    targets: &[u32],
+    overhead: u32,
+    rng: &mut impl Rng,
+) -> Result<Vec<Synthesised>, WorkloadError> {
+    let body_len = |t: u32| t.saturating_sub(overhead) as usize;
+    let mut drafts: Vec<Vec<&str>> = Vec::with_capacity(targets.len());
+    let mut texts = Vec::with_capacity(targets.len());
+    for &t in targets {
+        let mut words = Vec::with_capacity(body_len(t) + 4);
+        pool.push_words(&mut words, body_len(t), rng);
+        texts.push((shaper.render)(&words.join(" "))?);
+        drafts.push(words);
+    }
+    let counts = shaper.counts(&texts)?;
+
+    let mut seen = HashSet::with_capacity(targets.len());
+    let mut out = Vec::with_capacity(targets.len());
+    for (i, ((mut words, text), n)) in drafts.into_iter().zip(texts).zip(counts).enumerate() {
+        let target = targets[i];
+        let mut best = if n == target {
+            Synthesised { text, tokens: n }
+        } else {
+            adjust(pool, shaper, &mut words, target, rng)?
+        };
+        let mut tries = 0;
+        while !seen.insert(hash(&best.text)) && tries < DEDUP_TRIES {
+            // Tiny lengths over a small vocabulary can collide; draw again a few times.
+            tries += 1;
+            words.clear();
+            pool.push_words(&mut words, body_len(target), rng);
+            let again = adjust(pool, shaper, &mut words, target, rng)?;
+            if again.tokens.abs_diff(target) <= best.tokens.abs_diff(target) {
+                best = again;
+            }
+        }
+        out.push(best);
+    }
+    Ok(out)
+}
+
+fn hash(s: &str) -> u64 {
+    let mut h = DefaultHasher::new();
+    s.hash(&mut h);
+    h.finish()
+}
+
+/// Trim or append words until the final text has `target` tokens, then try swapping the last
+/// word; returns the closest text seen.
+fn adjust<'p>(
+    pool: &'p WordPool,
+    shaper: &Shaper<'_>,
+    words: &mut Vec<&'p str>,
+    target: u32,
+    rng: &mut impl Rng,
+) -> Result<Synthesised, WorkloadError> {
+    let mut best: Option<Synthesised> = None;
+    let consider = |text: String, n: u32, best: &mut Option<Synthesised>| {
+        if best
+            .as_ref()
+            .is_none_or(|b| n.abs_diff(target) < b.tokens.abs_diff(target))
+        {
+            *best = Some(Synthesised { text, tokens: n });
+        }
+        n == target
+    };
+    for _ in 0..ADJUST_ROUNDS {
+        let text = (shaper.render)(&words.join(" "))?;
+        let n = shaper.count(&text)?;
+        if consider(text, n, &mut best) {
+            return Ok(best.expect("just set"));
+        }
+        if n > target {
+            if words.is_empty() {
+                break;
+            }
+            let drop = ((n - target) as usize).min(words.len());
+            words.truncate(words.len() - drop);
+        } else {
+            pool.push_words(words, (target - n) as usize, rng);
+        }
+    }
+    for _ in 0..SWAP_TRIES {
+        words.pop();
+        pool.push_words(words, 1, rng);
+        let text = (shaper.render)(&words.join(" "))?;
+        let n = shaper.count(&text)?;
+        if consider(text, n, &mut best) {
+            break;
+        }
+    }
+    Ok(best.expect("at least one candidate"))
+}

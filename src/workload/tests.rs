@@ -1,0 +1,338 @@
+//! Prompt building against the shipped word-level fixture and a byte-level BPE tokenizer
+//! trained here in-process (no downloads).
+
+use std::collections::HashSet;
+use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
+
+use rand::{Rng, SeedableRng};
+use tokenizers::models::bpe::{BpeTrainerBuilder, BPE};
+use tokenizers::normalizers::NormalizerWrapper;
+use tokenizers::pre_tokenizers::byte_level::ByteLevel;
+use tokenizers::{AddedToken, TokenizerBuilder, TokenizerImpl};
+
+use super::*;
+
+fn fixture() -> &'static Tokenizer {
+    static T: OnceLock<Tokenizer> = OnceLock::new();
+    T.get_or_init(|| {
+        let p = Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios/tokenizers/ladder-tiny.json");
+        tokenizer::load(&p).unwrap()
+    })
+}
+
+const SPECIALS: [&str; 3] = ["<|endoftext|>", "<|im_start|>", "<unk>"];
+
+/// GPT-2-style byte-level BPE (no prefix space) trained on generated text with some accents,
+/// CJK and punctuation, so decoded ids can be partial UTF-8 and merge across boundaries.
+fn bpe() -> &'static Tokenizer {
+    static T: OnceLock<Tokenizer> = OnceLock::new();
+    T.get_or_init(|| {
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(99);
+        let syll = [
+            "ka", "to", "ri", "men", "sa", "lo", "qu", "é", "ün", "th", "ing", "er", "中", "文",
+            "ß", "ay", "str", "o", "a", "ne",
+        ];
+        let punct = [",", ".", "!", "?", ";", "'s", " -", ":", "(", ")", "123", "42"];
+        let corpus: Vec<String> = (0..4000)
+            .map(|_| {
+                let mut s = String::new();
+                for w in 0..rng.gen_range(4..20) {
+                    if w > 0 {
+                        s.push(' ');
+                    }
+                    for _ in 0..rng.gen_range(1..4) {
+                        s.push_str(syll[rng.gen_range(0..syll.len())]);
+                    }
+                    if rng.gen_bool(0.15) {
+                        s.push_str(punct[rng.gen_range(0..punct.len())]);
+                    }
+                }
+                s
+            })
+            .collect();
+        let mut trainer = BpeTrainerBuilder::new()
+            .show_progress(false)
+            .vocab_size(1500)
+            .min_frequency(2)
+            .initial_alphabet(ByteLevel::alphabet().into_iter().collect())
+            .special_tokens(SPECIALS.iter().map(|s| AddedToken::from(*s, true)).collect())
+            .build();
+        let mut t: TokenizerImpl<BPE, NormalizerWrapper, ByteLevel, ByteLevel, ByteLevel> =
+            TokenizerBuilder::new()
+                .with_model(BPE::default())
+                .with_normalizer(None)
+                .with_pre_tokenizer(Some(ByteLevel::new(false, true, true)))
+                .with_post_processor(Some(ByteLevel::new(false, true, true)))
+                .with_decoder(Some(ByteLevel::new(false, true, true)))
+                .build()
+                .unwrap();
+        t.train(&mut trainer, corpus.iter()).unwrap();
+        // Round-trip through JSON, as a real tokenizer.json would be loaded.
+        t.to_string(false).unwrap().parse().unwrap()
+    })
+}
+
+fn wl(input: u32, output: u32, range_ratio: f64, seed: u64) -> Workload {
+    Workload {
+        dataset: Dataset::Random,
+        path: None,
+        input_tokens: input,
+        output_tokens: output,
+        range_ratio,
+        ignore_eos: true,
+        requests_per_rung: 200,
+        seed,
+        prompt_template: None,
+    }
+}
+
+fn tokenizers() -> [(&'static str, &'static Tokenizer); 2] {
+    [("word-level fixture", fixture()), ("byte-level BPE", bpe())]
+}
+
+#[test]
+fn trained_bpe_really_is_byte_level_with_specials() {
+    let t = bpe();
+    assert!(t.get_vocab_size(false) > 1000);
+    let ids = t.encode("hello <|endoftext|>", false).unwrap();
+    assert!(ids.get_ids().contains(&t.token_to_id("<|endoftext|>").unwrap()));
+    // Decoding a lone continuation byte of a multibyte char gives a replacement char: the
+    // case vLLM-style id sampling trips on.
+    assert!(synth::WordPool::new(t).unwrap().len() > 200);
+}
+
+#[test]
+fn random_prompts_have_exact_lengths() {
+    for (name, tok) in tokenizers() {
+        for len in [1, 7, 128, 512, 2048] {
+            let n = if len >= 512 { 10 } else { 40 };
+            let set = PromptSet::load(&wl(len, 64, 0.0, 1), tok, None, n, 0).unwrap();
+            assert!(set.notes.is_empty(), "{name}: {:?}", set.notes);
+            assert_eq!(set.prompts.len(), n);
+            for p in &set.prompts {
+                assert!(p.exact, "{name} len {len}: {} tokens", p.input_tokens);
+                assert_eq!(p.input_tokens, len);
+                assert_eq!(count_tokens(tok, &p.text), len, "{name}: {:?}", p.text);
+                assert_eq!(p.output_tokens, 64);
+                assert_eq!(p.text.trim(), p.text, "{name}: no stray whitespace");
+            }
+        }
+    }
+}
+
+#[test]
+fn range_ratio_bounds_and_mean() {
+    for (name, tok) in tokenizers() {
+        let ps = PromptSet::build(&wl(128, 200, 0.5, 5), tok, None, 600, 2).unwrap();
+        let (mut sum_in, mut sum_out) = (0.0, 0.0);
+        for p in &ps {
+            assert!((64..=192).contains(&p.input_tokens), "{name}: {}", p.input_tokens);
+            assert!((100..=300).contains(&p.output_tokens), "{name}: {}", p.output_tokens);
+            assert!(p.exact);
+            assert_eq!(count_tokens(tok, &p.text), p.input_tokens);
+            sum_in += p.input_tokens as f64;
+            sum_out += p.output_tokens as f64;
+        }
+        let (mi, mo) = (sum_in / 600.0, sum_out / 600.0);
+        assert!((mi / 128.0 - 1.0).abs() < 0.05, "{name}: mean input {mi}");
+        assert!((mo / 200.0 - 1.0).abs() < 0.05, "{name}: mean output {mo}");
+        let distinct: HashSet<u32> = ps.iter().map(|p| p.input_tokens).collect();
+        assert!(distinct.len() > 50, "lengths actually vary");
+    }
+}
+
+#[test]
+fn deterministic_per_seed_and_different_across_seeds() {
+    for (name, tok) in tokenizers() {
+        let a = PromptSet::build(&wl(32, 8, 0.3, 7), tok, None, 50, 1).unwrap();
+        let b = PromptSet::build(&wl(32, 8, 0.3, 7), tok, None, 50, 1).unwrap();
+        let c = PromptSet::build(&wl(32, 8, 0.3, 8), tok, None, 50, 1).unwrap();
+        let d = PromptSet::build(&wl(32, 8, 0.3, 7), tok, None, 50, 2).unwrap();
+        assert_eq!(a, b, "{name}");
+        assert_ne!(a, c, "{name}: workload seed matters");
+        assert_ne!(a, d, "{name}: rung seed matters");
+        assert!(a.iter().zip(&c).all(|(x, y)| x.text != y.text));
+    }
+}
+
+#[test]
+fn prompts_are_distinct_and_free_of_special_tokens() {
+    let bpe_special: HashSet<u32> = SPECIALS
+        .iter()
+        .map(|s| bpe().token_to_id(s).unwrap())
+        .collect();
+    let unk = fixture().token_to_id("[UNK]").unwrap();
+    for (name, tok, forbidden) in [
+        ("fixture", fixture(), HashSet::from([unk])),
+        ("bpe", bpe(), bpe_special),
+    ] {
+        for len in [3, 64] {
+            let ps = PromptSet::build(&wl(len, 8, 0.0, 3), tok, None, 500, 0).unwrap();
+            let texts: HashSet<&str> = ps.iter().map(|p| p.text.as_str()).collect();
+            assert_eq!(texts.len(), ps.len(), "{name} len {len}: duplicates");
+            for p in &ps {
+                let enc = tok.encode(p.text.as_str(), false).unwrap();
+                assert!(
+                    enc.get_ids().iter().all(|i| !forbidden.contains(i)),
+                    "{name}: special token in {:?}",
+                    p.text
+                );
+                assert!(!p.text.contains("<|") && !p.text.contains("[UNK]"));
+            }
+        }
+    }
+}
+
+#[test]
+fn template_tokens_are_subtracted() {
+    let cases = [
+        (fixture(), "baba babe {{ prompt }} babi"),
+        (bpe(), "### Instruction:\n{{ prompt }}\n### Response:\n"),
+        (bpe(), "Q: {{ prompt }}"),
+    ];
+    for (tok, tpl) in cases {
+        let mut w = wl(80, 8, 0.25, 4);
+        w.prompt_template = Some(tpl.into());
+        let ps = PromptSet::build(&w, tok, None, 100, 0).unwrap();
+        let (head, tail) = tpl.split_once("{{ prompt }}").unwrap();
+        for p in &ps {
+            assert!(p.text.starts_with(head) && p.text.ends_with(tail), "{:?}", p.text);
+            assert!(p.exact, "{tpl:?}: {} tokens", p.input_tokens);
+            assert_eq!(count_tokens(tok, &p.text), p.input_tokens);
+            assert!((60..=100).contains(&p.input_tokens));
+        }
+    }
+}
+
+#[test]
+fn template_errors_name_the_setting() {
+    let mut w = wl(16, 8, 0.0, 0);
+    for (tpl, want) in [
+        ("no prompt here", "never uses"),
+        ("{{ promt }}", "undefined"),
+        ("{% if %}", "prompt_template"),
+        ("{{ prompt }} babi babi babi babi babi babi babi babi babi babi babi babi babi babi babi babi babi", "no room"),
+    ] {
+        w.prompt_template = Some(tpl.into());
+        let e = PromptSet::build(&w, fixture(), None, 3, 0).unwrap_err().to_string();
+        assert!(e.contains("workload.prompt_template"), "{e}");
+        assert!(e.contains(want), "{tpl:?}: {e}");
+    }
+}
+
+#[test]
+fn bad_settings_are_refused() {
+    let e = PromptSet::build(&wl(16, 8, 1.0, 0), fixture(), None, 3, 0).unwrap_err();
+    assert!(e.to_string().contains("workload.range_ratio"), "{e}");
+    let e = PromptSet::build(&wl(0, 8, 0.0, 0), fixture(), None, 3, 0).unwrap_err();
+    assert!(e.to_string().contains("workload.input_tokens"), "{e}");
+    let mut w = wl(16, 8, 0.0, 0);
+    w.dataset = Dataset::Jsonl;
+    let e = PromptSet::build(&w, fixture(), None, 3, 0).unwrap_err();
+    assert!(e.to_string().contains("workload.path"), "{e}");
+}
+
+fn file(dir: &tempfile::TempDir, name: &str, body: &str) -> PathBuf {
+    let p = dir.path().join(name);
+    std::fs::write(&p, body).unwrap();
+    p
+}
+
+#[test]
+fn jsonl_prompts_cycle_and_take_line_output_lengths() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = file(
+        &dir,
+        "p.jsonl",
+        "{\"prompt\": \"baba babe\", \"output_tokens\": 5}\n{\"prompt\": \"\"}\n{\"prompt\": \"babi babo babu\"}\n",
+    );
+    let mut w = wl(16, 33, 0.0, 0);
+    w.dataset = Dataset::Jsonl;
+    w.prompt_template = Some("bache {{ prompt }}".into());
+    let set = PromptSet::load(&w, fixture(), Some(&p), 5, 0).unwrap();
+    let got: Vec<(&str, u32, u32)> = set
+        .prompts
+        .iter()
+        .map(|p| (p.text.as_str(), p.input_tokens, p.output_tokens))
+        .collect();
+    assert_eq!(
+        got,
+        vec![
+            ("bache baba babe", 3, 5),
+            ("bache babi babo babu", 4, 33),
+            ("bache baba babe", 3, 5),
+            ("bache babi babo babu", 4, 33),
+            ("bache baba babe", 3, 5),
+        ]
+    );
+    assert!(set.prompts.iter().all(|p| p.exact));
+    let notes = set.notes.join("\n");
+    assert!(notes.contains("has 2 prompts but the rung needs 5"), "{notes}");
+    assert!(notes.contains("skipped 1"), "{notes}");
+    // Enough prompts: no cycling note.
+    let set = PromptSet::load(&w, fixture(), Some(&p), 2, 0).unwrap();
+    assert!(!set.notes.join(" ").contains("cycled"));
+}
+
+#[test]
+fn jsonl_errors_name_file_and_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut w = wl(16, 8, 0.0, 0);
+    w.dataset = Dataset::Jsonl;
+    let p = file(&dir, "bad.jsonl", "{\"prompt\": \"baba\"}\nnot json\n");
+    let e = PromptSet::build(&w, fixture(), Some(&p), 3, 0).unwrap_err().to_string();
+    assert!(e.contains("bad.jsonl:2:"), "{e}");
+    let p = file(&dir, "empty.jsonl", "{\"prompt\": \" \"}\n\n");
+    let e = PromptSet::build(&w, fixture(), Some(&p), 3, 0).unwrap_err().to_string();
+    assert!(e.contains("empty.jsonl") && e.contains("no non-empty prompts"), "{e}");
+}
+
+#[test]
+fn sharegpt_uses_reply_length_for_output() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = file(
+        &dir,
+        "sg.json",
+        r#"[{"conversations": [{"from": "human", "value": "baba babe"},
+                              {"from": "gpt", "value": "babi babo babu bacha"}]},
+            {"conversations": [{"from": "human", "value": "bade"}]}]"#,
+    );
+    let mut w = wl(16, 77, 0.0, 0);
+    w.dataset = Dataset::Sharegpt;
+    let ps = PromptSet::build(&w, fixture(), Some(&p), 3, 0).unwrap();
+    assert_eq!(ps[0].text, "baba babe");
+    assert_eq!((ps[0].input_tokens, ps[0].output_tokens), (2, 4));
+    assert_eq!((ps[1].input_tokens, ps[1].output_tokens), (1, 77));
+    assert_eq!(ps[2], ps[0]);
+    let bad = file(&dir, "bad.json", "[\n{\"conversations\": 3}\n]");
+    let e = PromptSet::build(&w, fixture(), Some(&bad), 3, 0).unwrap_err().to_string();
+    assert!(e.contains("bad.json:2:"), "{e}");
+}
+
+#[test]
+fn truncation_in_tokenizer_json_does_not_cap_counts() {
+    let mut t = fixture().clone();
+    t.with_truncation(Some(tokenizers::TruncationParams {
+        max_length: 8,
+        ..Default::default()
+    }))
+    .unwrap();
+    let ps = PromptSet::build(&wl(64, 8, 0.0, 0), &t, None, 5, 0).unwrap();
+    assert!(ps.iter().all(|p| p.exact && p.input_tokens == 64));
+    assert_eq!(count_tokens(&tokenizer::without_truncation(t), &ps[0].text), 64);
+}
+
+/// Timing, not a check: `cargo test --release --lib workload::tests::speed -- --ignored --nocapture`.
+#[test]
+#[ignore]
+fn speed_10k_prompts_of_512() {
+    for (name, tok) in tokenizers() {
+        let t0 = std::time::Instant::now();
+        let set = PromptSet::load(&wl(512, 256, 0.0, 0), tok, None, 10_000, 0).unwrap();
+        let dt = t0.elapsed();
+        let exact = set.prompts.iter().filter(|p| p.exact).count();
+        println!("{name}: 10000 prompts x 512 tokens in {dt:.2?} ({exact} exact)");
+        assert_eq!(exact, 10_000);
+    }
+}
