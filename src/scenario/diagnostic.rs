@@ -97,6 +97,8 @@ pub(crate) struct Problem {
     pub at_key: bool,
     pub message: String,
     pub hint: Option<String>,
+    /// 1-based line inside a block (`|`) string value, e.g. of a template error.
+    pub line_in_value: Option<usize>,
 }
 
 impl Problem {
@@ -107,6 +109,7 @@ impl Problem {
             at_key: false,
             message: message.into(),
             hint: None,
+            line_in_value: None,
         }
     }
     /// A problem with the key at the end of `path`.
@@ -123,19 +126,29 @@ impl Problem {
     }
 }
 
-/// Levenshtein distance in characters.
+/// Edit distance in characters, counting a swap of two neighbours as one edit
+/// (optimal string alignment), so `modle` is one edit from `model`.
 pub(crate) fn edit_distance(a: &str, b: &str) -> usize {
+    let a: Vec<char> = a.chars().collect();
     let b: Vec<char> = b.chars().collect();
-    let mut prev: Vec<usize> = (0..=b.len()).collect();
-    for (i, ca) in a.chars().enumerate() {
-        let mut cur = vec![i + 1; b.len() + 1];
-        for (j, cb) in b.iter().enumerate() {
-            let sub = prev[j] + usize::from(ca != *cb);
-            cur[j + 1] = sub.min(prev[j + 1] + 1).min(cur[j] + 1);
-        }
-        prev = cur;
+    let mut d = vec![vec![0usize; b.len() + 1]; a.len() + 1];
+    for (i, row) in d.iter_mut().enumerate() {
+        row[0] = i;
     }
-    prev[b.len()]
+    for j in 0..=b.len() {
+        d[0][j] = j;
+    }
+    for i in 1..=a.len() {
+        for j in 1..=b.len() {
+            let cost = usize::from(a[i - 1] != b[j - 1]);
+            let mut v = (d[i - 1][j] + 1).min(d[i][j - 1] + 1).min(d[i - 1][j - 1] + cost);
+            if i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] {
+                v = v.min(d[i - 2][j - 2] + 1);
+            }
+            d[i][j] = v;
+        }
+    }
+    d[a.len()][b.len()]
 }
 
 /// The candidate closest to `word`, if it is close enough to be a plausible typo
@@ -146,16 +159,19 @@ where
     I: IntoIterator<Item = &'a str>,
 {
     let w = word.to_ascii_lowercase();
-    let mut best: Option<(usize, &'a str)> = None;
+    // Ranked by (plausibility, raw distance): containment counts as one edit, and ties go
+    // to the closer spelling (`rate` -> `rates`, not `baseline_rate`).
+    let mut best: Option<((usize, usize), &'a str)> = None;
     for c in candidates {
         let cl = c.to_ascii_lowercase();
-        let mut d = edit_distance(&w, &cl);
+        let raw = edit_distance(&w, &cl);
+        let mut d = raw;
         if w.len() >= 3 && (cl.contains(&w) || w.contains(&cl)) {
             d = d.min(1);
         }
         let limit = (w.len().max(cl.len()) / 3).max(1);
-        if d <= limit && best.is_none_or(|(bd, _)| d < bd) {
-            best = Some((d, c));
+        if d <= limit && best.is_none_or(|(bd, _)| (d, raw) < bd) {
+            best = Some(((d, raw), c));
         }
     }
     best.map(|(_, c)| c)
@@ -195,6 +211,7 @@ mod tests {
         assert_eq!(edit_distance("rate", "rates"), 1);
         assert_eq!(edit_distance("kitten", "sitting"), 3);
         assert_eq!(edit_distance("", "abc"), 3);
+        assert_eq!(edit_distance("modle", "model"), 1);
     }
 
     #[test]

@@ -159,11 +159,19 @@ pub(crate) fn analyse(
     metric_keys: &[String],
 ) -> (Option<Loaded>, Vec<Diagnostic>) {
     let diag = |tree: Option<&Node>, pr: Problem| {
-        let pos = match tree {
+        let mut pos = match tree {
             Some(t) if pr.at_key => t.locate_key(&pr.path),
             Some(t) => t.locate(&pr.path),
             None => Pos { line: 1, col: 1 },
         };
+        // A block string starts on its own line: point at the line inside it.
+        if let (Some(t), Some(l)) = (tree, pr.line_in_value) {
+            if t.at(&pr.path)
+                .is_some_and(|n| matches!(n.kind, Kind::Scalar(_, Style::Block)))
+            {
+                pos.line += l.saturating_sub(1);
+            }
+        }
         Diagnostic {
             file: path.to_path_buf(),
             line: pos.line,
@@ -184,8 +192,11 @@ pub(crate) fn analyse(
                     line: p.pos.line,
                     col: p.pos.col,
                     key_path: path_string(&p.path),
+                    hint: p.message.starts_with("invalid YAML").then(|| {
+                        "check indentation, quotes and brackets on this line and the lines above"
+                            .to_string()
+                    }),
                     message: p.message,
-                    hint: None,
                 })
                 .collect();
             return (None, ds);
@@ -254,14 +265,25 @@ pub(crate) fn analyse(
         },
     }
 
-    problems.extend(template::render_env(&mut tree, vars));
+    let template_problems = template::render_env(&mut tree, vars);
     let json = tree.to_json();
     let schema_problems = schema::check(&json);
-    // A value the schema already rejected is not reported again by the semantic checks.
+    // A value already rejected (a template that did not render, a schema error) is not
+    // reported again by the later checks.
+    let schema_problems: Vec<Problem> = schema_problems
+        .into_iter()
+        .filter(|s| !template_problems.iter().any(|p| p.path == s.path))
+        .collect();
     let semantic: Vec<Problem> = validate::check(&json, path, tokenizer_check, metric_keys)
         .into_iter()
-        .filter(|s| !schema_problems.iter().any(|p| p.path == s.path))
+        .filter(|s| {
+            !template_problems
+                .iter()
+                .chain(&schema_problems)
+                .any(|p| p.path == s.path)
+        })
         .collect();
+    problems.extend(template_problems);
     problems.extend(schema_problems);
     problems.extend(semantic);
 
@@ -386,7 +408,7 @@ load:
         assert_eq!(run(&t, &[("MODEL", "m1")]).0.unwrap().scenario.model, "m1");
         let t = GOOD.replace("model: m", "model: \"{{ env.MODEL }}\"");
         let e = errors(&t);
-        assert!(e[0].starts_with("d/s.yaml:5:8: error: model: undefined"), "{e:?}");
+        assert!(e[0].starts_with("d/s.yaml:5:8: error: model: $MODEL is not set"), "{e:?}");
     }
 
     #[test]

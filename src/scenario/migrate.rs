@@ -94,8 +94,8 @@ mod tests {
         assert_eq!(v["workload"]["requests_per_rung"], 200);
         assert!(v["load"].get("request_rates").is_none());
         assert_eq!(notes.len(), 3);
-        assert!(notes[1].contains("`workload.num_prompts`"));
-        assert!(notes[2].contains("`load.request_rates`"));
+        assert!(notes[1].contains("`load.request_rates`"));
+        assert!(notes[2].contains("`workload.num_prompts`"));
         let rates = [Seg::Key("load".into()), Seg::Key("rates".into())];
         assert_eq!(n.locate_key(&rates), Pos { line: 5, col: 3 });
     }

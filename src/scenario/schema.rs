@@ -132,6 +132,14 @@ pub(crate) fn describe(v: &Value) -> String {
     }
 }
 
+/// `0.0` as `0`, other numbers as they are.
+fn number(v: &Value) -> String {
+    match v.as_f64() {
+        Some(f) if f.fract() == 0.0 && f.abs() < 1e15 => format!("{}", f as i64),
+        _ => v.to_string(),
+    }
+}
+
 fn type_names(s: &Value) -> Option<String> {
     let names: Vec<&str> = match s.get("type")? {
         Value::String(t) => vec![t.as_str()],
@@ -198,15 +206,8 @@ fn check_against(root: &Value, schema: &Value, instance: &Value, prefix: &[Seg])
             }
             K::Required { property } => {
                 let name = property.as_str().unwrap_or_default().to_string();
-                let mut p = path.clone();
-                p.push(Seg::Key(name.clone()));
-                // Points at the mapping that lacks it.
-                out.push(Problem {
-                    path: p,
-                    at_key: false,
-                    message: format!("missing required field `{name}`"),
-                    hint: None,
-                });
+                // Points at the key of the mapping that lacks it.
+                out.push(Problem::key(path, format!("missing required field `{name}`")));
             }
             K::Type { .. } => {
                 let expected = schema_at(root, &path)
@@ -224,11 +225,11 @@ fn check_against(root: &Value, schema: &Value, instance: &Value, prefix: &[Seg])
             K::Enum { .. } => out.push(enum_problem(root, path, value)),
             K::Minimum { limit } => out.push(Problem::value(
                 path,
-                format!("must be at least {limit}, found {}", describe(value)),
+                format!("must be at least {}, found {}", number(limit), describe(value)),
             )),
             K::Maximum { limit } => out.push(Problem::value(
                 path,
-                format!("must be at most {limit}, found {}", describe(value)),
+                format!("must be at most {}, found {}", number(limit), describe(value)),
             )),
             K::Pattern { pattern } => {
                 let s = value.as_str().unwrap_or_default();

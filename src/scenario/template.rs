@@ -43,7 +43,16 @@ pub(crate) fn render_env(root: &mut Node, vars: &BTreeMap<String, String>) -> Ve
         match env.render_str(s, &ctx) {
             Ok(out) => Some(out),
             Err(e) => {
-                let mut pr = Problem::value(path.to_vec(), template_error(&e));
+                let mut msg = template_error(&e);
+                let unset: Vec<String> = env_names(s)
+                    .into_iter()
+                    .filter(|n| !vars.contains_key(n))
+                    .map(|n| format!("${n}"))
+                    .collect();
+                if matches!(e.kind(), minijinja::ErrorKind::UndefinedError) && !unset.is_empty() {
+                    msg = format!("{} is not set", unset.join(", "));
+                }
+                let mut pr = Problem::value(path.to_vec(), msg);
                 if matches!(e.kind(), minijinja::ErrorKind::UndefinedError) {
                     pr = pr.hint(
                         "set the environment variable, or give a fallback: \
@@ -56,6 +65,24 @@ pub(crate) fn render_env(root: &mut Node, vars: &BTreeMap<String, String>) -> Ve
         }
     });
     problems
+}
+
+/// Names used as `env.NAME` in a template (names only; values are never shown).
+fn env_names(s: &str) -> Vec<String> {
+    let mut out: Vec<String> = vec![];
+    let mut rest = s;
+    while let Some(i) = rest.find("env.") {
+        let after = &rest[i + 4..];
+        let end = after
+            .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+            .unwrap_or(after.len());
+        let before_ok = i == 0 || !rest[..i].ends_with(|c: char| c.is_ascii_alphanumeric() || c == '_');
+        if end > 0 && before_ok && !out.iter().any(|n| n == &after[..end]) {
+            out.push(after[..end].to_string());
+        }
+        rest = &after[end..];
+    }
+    out
 }
 
 fn walk(
@@ -106,12 +133,13 @@ fn template_error(e: &minijinja::Error) -> String {
     msg
 }
 
-/// Syntax-check the per-prompt template without rendering it.
-pub fn check_prompt_template(src: &str) -> Result<(), String> {
+/// Syntax-check the per-prompt template without rendering it. The error carries the
+/// 1-based line inside the template, when known.
+pub fn check_prompt_template(src: &str) -> Result<(), (String, Option<usize>)> {
     let env = strict_env();
     env.template_from_str(src)
         .map(|_| ())
-        .map_err(|e| template_error(&e))
+        .map_err(|e| (template_error(&e), e.line()))
 }
 
 #[cfg(test)]
@@ -147,7 +175,7 @@ mod tests {
             ps[0].path,
             vec![Seg::Key("endpoint".into()), Seg::Key("base_url".into())]
         );
-        assert!(ps[0].message.starts_with("undefined"), "{}", ps[0].message);
+        assert_eq!(ps[0].message, "$NOPE is not set");
         assert!(ps[0].hint.is_some());
     }
 
@@ -160,7 +188,8 @@ mod tests {
             json!("Q: {{ prompt }}")
         );
         assert!(check_prompt_template("Q: {{ prompt }}").is_ok());
-        let e = check_prompt_template("Q: {{ prompt }").unwrap_err();
+        let (e, line) = check_prompt_template("a\nQ: {{ prompt }").unwrap_err();
+        assert_eq!(line, Some(2));
         assert!(e.starts_with("template syntax error"), "{e}");
     }
 

@@ -241,8 +241,10 @@ fn check_workload(v: &Value, file: &Path, out: &mut Vec<Problem>) {
         }
     }
     if let Some(t) = string(v, &["workload", "prompt_template"]) {
-        if let Err(e) = check_prompt_template(t) {
-            out.push(Problem::value(p(&["workload", "prompt_template"]), e));
+        if let Err((e, line)) = check_prompt_template(t) {
+            let mut pr = Problem::value(p(&["workload", "prompt_template"]), e);
+            pr.line_in_value = line;
+            out.push(pr);
         } else if !t.contains("prompt") {
             out.push(
                 Problem::value(
@@ -375,8 +377,21 @@ fn check_gate(v: &Value, metric_keys: &[String], out: &mut Vec<Problem>) {
                 let mut path = base.clone();
                 path.push(k("metric"));
                 let pr = Problem::value(path, format!("unknown metric `{m}`"));
+                // vLLM's files call the 50th percentile `median_*`; a bare `ttft` most
+                // likely means its median in milliseconds.
+                let alias = [
+                    m.strip_prefix("p50_").map(|rest| format!("median_{rest}")),
+                    Some(format!("median_{m}_ms")),
+                    Some(format!("{m}_ms")),
+                ]
+                .into_iter()
+                .flatten()
+                .find(|a| metric_keys.contains(a));
                 out.push(
-                    match nearest(m, metric_keys.iter().map(String::as_str)) {
+                    match alias
+                        .as_deref()
+                        .or_else(|| nearest(m, metric_keys.iter().map(String::as_str)))
+                    {
                         Some(n) => pr.hint(format!("did you mean `{n}`?")),
                         None => pr.hint("metrics are the numeric keys of result_rate_<rate>.json, e.g. `request_throughput`, `median_ttft_ms`, `error_rate`"),
                     },
@@ -530,6 +545,10 @@ mod tests {
     #[test]
     fn gate_rules_name_known_metrics_and_a_threshold() {
         let mut v = base();
+        let keys = vec!["median_ttft_ms".to_string(), "count_ttft".to_string()];
+        let mut out = vec![];
+        check_gate(&json!({"gate": [{"metric": "ttft", "max": 1}]}), &keys, &mut out);
+        assert_eq!(out[0].hint.as_deref(), Some("did you mean `median_ttft_ms`?"));
         v["gate"] = json!([{"metric": "error_rat", "max": 0.1}, {"metric": "error_rate"}]);
         let ps = problems(&v);
         assert_eq!(ps.len(), 2, "{ps:?}");

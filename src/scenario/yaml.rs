@@ -143,6 +143,19 @@ impl Node {
         self.locate(path)
     }
 
+    /// The node at `path`, if there is one.
+    pub fn at(&self, path: &[Seg]) -> Option<&Node> {
+        let mut node = self;
+        for seg in path {
+            node = match (seg, &node.kind) {
+                (Seg::Key(k), Kind::Map(_)) => node.get(k)?,
+                (Seg::Index(i), Kind::Seq(v)) => v.get(*i)?,
+                _ => return None,
+            };
+        }
+        Some(node)
+    }
+
     /// The same data as JSON.
     pub fn to_json(&self) -> Value {
         match &self.kind {
