@@ -246,3 +246,56 @@ fn several_files_report_each_and_fail_if_any_is_bad() {
     assert!(out.stderr.contains("empty-rates.yaml:"), "{}", out.stderr);
     assert!(out.stderr.contains("nope.yaml: error: file does not exist"));
 }
+
+/// Every field of the schema (one level into each section; `sim`'s own fields are documented
+/// by the simulator) has a row in README's "Scenario reference".
+#[test]
+fn readme_reference_lists_every_schema_field() {
+    let readme = fs::read_to_string(root().join("README.md")).unwrap();
+    let start = readme
+        .find("## Scenario reference")
+        .expect("README has a Scenario reference section");
+    let section = &readme[start..];
+    let schema: serde_json::Value =
+        serde_json::from_str(&ladder::scenario::schema_json()).unwrap();
+    let defs = &schema["definitions"];
+    let mut missing = vec![];
+    for (top, sub) in schema["properties"].as_object().unwrap() {
+        let mut names = vec![];
+        let s = resolve(defs, sub);
+        if top == "sim" {
+            names.push(top.clone());
+        } else if let Some(props) = s["properties"].as_object() {
+            names.extend(props.keys().map(|k| format!("{top}.{k}")));
+        } else if let Some(props) = resolve(defs, &s["items"])["properties"].as_object() {
+            names.extend(props.keys().map(|k| format!("{top}[].{k}")));
+        } else {
+            names.push(top.clone());
+        }
+        for n in names {
+            if !section.contains(&format!("| `{n}` |")) {
+                missing.push(n);
+            }
+        }
+    }
+    assert!(
+        missing.is_empty(),
+        "README's Scenario reference lacks rows for: {missing:?}"
+    );
+}
+
+/// Follow `$ref`, one-element `allOf` and the non-null branch of `anyOf`.
+fn resolve<'a>(defs: &'a serde_json::Value, mut s: &'a serde_json::Value) -> &'a serde_json::Value {
+    for _ in 0..8 {
+        if let Some(r) = s["$ref"].as_str() {
+            s = &defs[r.trim_start_matches("#/definitions/")];
+        } else if let Some(a) = s["allOf"].as_array().filter(|a| a.len() == 1) {
+            s = &a[0];
+        } else if let Some(a) = s["anyOf"].as_array() {
+            s = a.iter().find(|b| b["type"] != "null").unwrap_or(s);
+        } else {
+            break;
+        }
+    }
+    s
+}
