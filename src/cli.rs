@@ -47,11 +47,7 @@ enum Command {
 pub fn main() -> i32 {
     let cli = Cli::parse();
     match cli.command {
-        Command::Validate { files } => {
-            let _ = files;
-            eprintln!("ladder validate: not built yet");
-            ladder::exit::BAD_INPUT
-        }
+        Command::Validate { files } => validate(&files),
         Command::Run {
             scenario,
             out,
@@ -66,8 +62,8 @@ pub fn main() -> i32 {
             json,
         }),
         Command::Schema => {
-            eprintln!("ladder schema: not built yet");
-            ladder::exit::BAD_INPUT
+            println!("{}", ladder::scenario::schema_json());
+            ladder::exit::OK
         }
         Command::Sim(args) => run_sim(*args),
     }
@@ -243,5 +239,32 @@ fn run(opts: ladder::runner::RunOptions) -> i32 {
             }
             ladder::exit::BAD_INPUT
         }
+    }
+}
+
+// ---- scenario: `validate` (owned by the scenario module) ----
+
+/// `ladder validate FILE...`: problems to stderr, `ok: FILE` to stdout; 0 when all are valid.
+fn validate(files: &[PathBuf]) -> i32 {
+    let mut all_ok = true;
+    for f in files {
+        let (loaded, diags) =
+            ladder::scenario::check_file(f, Some(&ladder::workload::tokenizer::check));
+        for d in &diags {
+            eprintln!("{d}");
+        }
+        if let Some(l) = loaded.filter(|_| diags.is_empty()) {
+            for n in &l.notes {
+                eprintln!("{}: note: {n}", f.display());
+            }
+            println!("ok: {}", f.display());
+        } else {
+            all_ok = false;
+        }
+    }
+    if all_ok {
+        ladder::exit::OK
+    } else {
+        ladder::exit::BAD_INPUT
     }
 }

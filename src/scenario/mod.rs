@@ -1,5 +1,18 @@
 //! Scenario files: types (v1), loading, validation, migration, JSON Schema.
+//!
+//! Entry points: [`load`] (for `run` / `gate`), [`validate_file`] (for `ladder validate`),
+//! [`schema_json`] (for `ladder schema`).
 
+pub mod diagnostic;
+pub mod load;
+pub mod migrate;
+pub mod schema;
+pub mod template;
 pub mod types;
+pub mod validate;
+mod yaml;
 
+pub use diagnostic::{Diagnostic, Diagnostics};
+pub use load::{check_file, load, validate_file, Loaded, MAX_SCENARIO_BYTES};
+pub use schema::schema_json;
 pub use types::*;

@@ -1,0 +1,427 @@
+//! Reading a scenario file: size and encoding guards, YAML with positions, version and
+//! migration, `{{ env.NAME }}` templates, JSON Schema and semantic checks, then the typed
+//! [`Scenario`]. Every problem found on the way is reported, with its location.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use serde_json::Value;
+
+use super::diagnostic::{Diagnostic, Diagnostics, Problem};
+use super::migrate::{migrate, OLDEST_VERSION};
+use super::types::{Scenario, CURRENT_VERSION};
+use super::validate::{self, resolve_against, TokenizerCheck};
+use super::yaml::{self, path_string, Kind, Node, Pos, Seg, Style};
+use super::{schema, template};
+
+/// Scenario files are short text; anything larger is refused before it is read.
+pub const MAX_SCENARIO_BYTES: u64 = 1024 * 1024;
+
+/// A scenario that passed every check, and where it came from.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Loaded {
+    /// The scenario, migrated to the current version with templates rendered.
+    pub scenario: Scenario,
+    /// The file it was read from, as given.
+    pub path: PathBuf,
+    /// Migration notes for the user (empty for a current-version file).
+    pub notes: Vec<String>,
+}
+
+impl Loaded {
+    /// Resolve a path written in the scenario (tokenizer, dataset) against the scenario
+    /// file's directory; absolute paths are returned as they are.
+    pub fn resolve(&self, p: &Path) -> PathBuf {
+        resolve_against(&self.path, p)
+    }
+
+    /// The tokenizer file, resolved.
+    pub fn tokenizer_path(&self) -> PathBuf {
+        self.resolve(&self.scenario.tokenizer)
+    }
+
+    /// The dataset file of a jsonl / ShareGPT workload, resolved.
+    pub fn dataset_path(&self) -> Option<PathBuf> {
+        self.scenario.workload.path.as_deref().map(|p| self.resolve(p))
+    }
+}
+
+/// Load and check a scenario (everything except loading the tokenizer, which the caller does
+/// anyway). Errors hold every problem found.
+pub fn load(path: &Path) -> Result<Loaded, Diagnostics> {
+    match check_file(path, None) {
+        (Some(l), d) if d.is_empty() => Ok(l),
+        (_, d) => Err(Diagnostics(d)),
+    }
+}
+
+/// Every problem of a scenario file, including whether its tokenizer loads (through the
+/// injected `tokenizer_check`, e.g. `ladder::workload::tokenizer::check`). Empty when valid.
+pub fn validate_file(path: &Path, tokenizer_check: &dyn Fn(&Path) -> Result<(), String>) -> Vec<Diagnostic> {
+    check_file(path, Some(tokenizer_check)).1
+}
+
+/// Like [`validate_file`], also returning the loaded scenario (and its migration notes)
+/// when it is valid.
+pub fn check_file(
+    path: &Path,
+    tokenizer_check: Option<TokenizerCheck<'_>>,
+) -> (Option<Loaded>, Vec<Diagnostic>) {
+    let whole = |message: String, hint: Option<&str>| Diagnostic {
+        file: path.to_path_buf(),
+        line: 0,
+        col: 0,
+        key_path: String::new(),
+        message,
+        hint: hint.map(String::from),
+    };
+    let text = match read_source(path) {
+        Ok(t) => t,
+        Err(Source::Whole(m, h)) => return (None, vec![whole(m, h)]),
+        Err(Source::At(pos, m)) => {
+            return (
+                None,
+                vec![Diagnostic {
+                    file: path.to_path_buf(),
+                    line: pos.line,
+                    col: pos.col,
+                    key_path: String::new(),
+                    message: m,
+                    hint: Some("a scenario is a UTF-8 YAML text file".into()),
+                }],
+            )
+        }
+    };
+    let vars: BTreeMap<String, String> = std::env::vars().collect();
+    let metric_keys = crate::metrics::RungSummary::metric_keys();
+    analyse(path, &text, &vars, tokenizer_check, &metric_keys)
+}
+
+enum Source {
+    Whole(String, Option<&'static str>),
+    At(Pos, String),
+}
+
+fn read_source(path: &Path) -> Result<String, Source> {
+    let meta = std::fs::metadata(path).map_err(|e| match e.kind() {
+        std::io::ErrorKind::NotFound => Source::Whole("file does not exist".into(), None),
+        _ => Source::Whole(format!("cannot read the file: {e}"), None),
+    })?;
+    if meta.is_dir() {
+        return Err(Source::Whole(
+            "is a directory, not a scenario file".into(),
+            Some("pass the .yaml file(s) inside it"),
+        ));
+    }
+    if meta.len() > MAX_SCENARIO_BYTES {
+        return Err(Source::Whole(
+            format!(
+                "file is {:.1} MiB; scenario files are small YAML text (at most {} KiB)",
+                meta.len() as f64 / (1024.0 * 1024.0),
+                MAX_SCENARIO_BYTES / 1024
+            ),
+            Some("is this the right file? datasets go in `workload.path`, not in the scenario"),
+        ));
+    }
+    let bytes = std::fs::read(path)
+        .map_err(|e| Source::Whole(format!("cannot read the file: {e}"), None))?;
+    if let Some(i) = bytes.iter().position(|b| *b == 0) {
+        return Err(Source::At(
+            byte_pos(&bytes, i),
+            "binary data (a NUL byte), not YAML text".into(),
+        ));
+    }
+    let text = String::from_utf8(bytes).map_err(|e| {
+        let i = e.utf8_error().valid_up_to();
+        Source::At(
+            byte_pos(e.as_bytes(), i),
+            "not UTF-8 text (invalid byte sequence)".into(),
+        )
+    })?;
+    Ok(text.strip_prefix('\u{feff}').map(String::from).unwrap_or(text))
+}
+
+/// Line and column (in characters, 1-based) of byte offset `i`.
+fn byte_pos(bytes: &[u8], i: usize) -> Pos {
+    let before = &bytes[..i];
+    let line = before.iter().filter(|b| **b == b'\n').count() + 1;
+    let start = before.iter().rposition(|b| *b == b'\n').map_or(0, |p| p + 1);
+    let col = String::from_utf8_lossy(&before[start..]).chars().count() + 1;
+    Pos { line, col }
+}
+
+/// The checking pipeline on text already read, with the environment passed in (tests).
+pub(crate) fn analyse(
+    path: &Path,
+    text: &str,
+    vars: &BTreeMap<String, String>,
+    tokenizer_check: Option<TokenizerCheck<'_>>,
+    metric_keys: &[String],
+) -> (Option<Loaded>, Vec<Diagnostic>) {
+    let diag = |tree: Option<&Node>, pr: Problem| {
+        let mut pos = match tree {
+            Some(t) if pr.at_key => t.locate_key(&pr.path),
+            Some(t) => t.locate(&pr.path),
+            None => Pos { line: 1, col: 1 },
+        };
+        // A block string starts on its own line: point at the line inside it.
+        if let (Some(t), Some(l)) = (tree, pr.line_in_value) {
+            if t.at(&pr.path)
+                .is_some_and(|n| matches!(n.kind, Kind::Scalar(_, Style::Block)))
+            {
+                pos.line += l.saturating_sub(1);
+            }
+        }
+        Diagnostic {
+            file: path.to_path_buf(),
+            line: pos.line,
+            col: pos.col,
+            key_path: path_string(&pr.path),
+            message: pr.message,
+            hint: pr.hint,
+        }
+    };
+
+    let mut tree = match yaml::parse(text) {
+        Ok(t) => t,
+        Err(ps) => {
+            let ds = ps
+                .into_iter()
+                .map(|p| Diagnostic {
+                    file: path.to_path_buf(),
+                    line: p.pos.line,
+                    col: p.pos.col,
+                    key_path: path_string(&p.path),
+                    hint: p.message.starts_with("invalid YAML").then(|| {
+                        "check indentation, quotes and brackets on this line and the lines above"
+                            .to_string()
+                    }),
+                    message: p.message,
+                })
+                .collect();
+            return (None, ds);
+        }
+    };
+    if !matches!(tree.kind, Kind::Map(_)) {
+        let found = schema::describe(&tree.to_json());
+        let pr = Problem::value(
+            vec![],
+            format!("a scenario is a YAML mapping of settings, found {found}"),
+        )
+        .hint("start from scenarios/quickstart.yaml");
+        return (None, vec![diag(Some(&tree), pr)]);
+    }
+
+    let mut problems: Vec<Problem> = vec![];
+    let mut notes = vec![];
+    let version_path = vec![Seg::Key("version".into())];
+    match tree.get("version").map(Node::to_json) {
+        None => {
+            problems.push(
+                Problem::value(version_path.clone(), "missing required field `version`")
+                    .hint(format!("add `version: {CURRENT_VERSION}` as the first line")),
+            );
+            if let Kind::Map(m) = &mut tree.kind {
+                let pos = Pos { line: 1, col: 1 };
+                let v = Node {
+                    pos,
+                    kind: Kind::Scalar(Value::from(CURRENT_VERSION), Style::Plain),
+                };
+                m.insert(0, ("version".into(), pos, v));
+            }
+        }
+        Some(v) => match v.as_i64() {
+            Some(n) if n == i64::from(CURRENT_VERSION) => {}
+            Some(n) if n > i64::from(CURRENT_VERSION) => {
+                let pr = Problem::value(
+                    version_path,
+                    format!(
+                        "scenario version {n} is newer than this build of ladder reads \
+                         (versions {OLDEST_VERSION} to {CURRENT_VERSION})"
+                    ),
+                )
+                .hint("upgrade ladder, or write the scenario for version 1");
+                return (None, vec![diag(Some(&tree), pr)]);
+            }
+            Some(n) if n >= OLDEST_VERSION => match migrate(&mut tree, n) {
+                Ok(ns) => notes = ns,
+                Err(ps) => problems.extend(ps),
+            },
+            _ => {
+                let pr = Problem::value(
+                    version_path,
+                    format!(
+                        "unknown scenario version {}; this build reads versions \
+                         {OLDEST_VERSION} to {CURRENT_VERSION}",
+                        match &v {
+                            Value::String(s) => format!("`{s}`"),
+                            other => other.to_string(),
+                        }
+                    ),
+                )
+                .hint(format!("write `version: {CURRENT_VERSION}` (an integer)"));
+                return (None, vec![diag(Some(&tree), pr)]);
+            }
+        },
+    }
+
+    let template_problems = template::render_env(&mut tree, vars);
+    let json = tree.to_json();
+    let schema_problems = schema::check(&json);
+    // A value already rejected (a template that did not render, a schema error) is not
+    // reported again by the later checks.
+    let schema_problems: Vec<Problem> = schema_problems
+        .into_iter()
+        .filter(|s| !template_problems.iter().any(|p| p.path == s.path))
+        .collect();
+    let semantic: Vec<Problem> = validate::check(&json, path, tokenizer_check, metric_keys)
+        .into_iter()
+        .filter(|s| {
+            !template_problems
+                .iter()
+                .chain(&schema_problems)
+                .any(|p| p.path == s.path)
+        })
+        .collect();
+    problems.extend(template_problems);
+    problems.extend(schema_problems);
+    problems.extend(semantic);
+
+    let mut diags: Vec<Diagnostic> = problems.into_iter().map(|p| diag(Some(&tree), p)).collect();
+    diags.sort_by_key(|d| (d.line, d.col));
+    diags.dedup();
+    if !diags.is_empty() {
+        return (None, diags);
+    }
+    match serde_json::from_value::<Scenario>(json) {
+        Ok(scenario) => (
+            Some(Loaded {
+                scenario,
+                path: path.to_path_buf(),
+                notes,
+            }),
+            vec![],
+        ),
+        Err(e) => (
+            None,
+            vec![diag(
+                Some(&tree),
+                Problem::value(vec![], format!("cannot read the scenario: {e}")),
+            )],
+        ),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const GOOD: &str = "\
+version: 1
+name: t
+endpoint:
+  base_url: sim
+model: m
+tokenizer: tok.json
+workload:
+  input_tokens: 128
+  output_tokens: 64
+load:
+  baseline_rate: 1
+  rates: [2, 4]
+  cooldown: 1s
+";
+
+    fn run(text: &str, vars: &[(&str, &str)]) -> (Option<Loaded>, Vec<Diagnostic>) {
+        let vars = vars
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
+        let keys = vec!["error_rate".to_string(), "request_throughput".to_string()];
+        analyse(Path::new("d/s.yaml"), text, &vars, None, &keys)
+    }
+
+    fn errors(text: &str) -> Vec<String> {
+        run(text, &[]).1.iter().map(|d| d.to_string()).collect()
+    }
+
+    #[test]
+    fn loads_a_good_scenario_and_resolves_paths() {
+        let (l, d) = run(GOOD, &[]);
+        assert!(d.is_empty(), "{d:?}");
+        let l = l.unwrap();
+        assert_eq!(l.scenario.rungs(), vec![1.0, 2.0, 4.0]);
+        assert_eq!(l.scenario.load.cooldown.0, std::time::Duration::from_secs(1));
+        assert_eq!(l.tokenizer_path(), PathBuf::from("d/tok.json"));
+        assert_eq!(l.scenario.tokenizer, PathBuf::from("tok.json"));
+        assert_eq!(l.resolve(Path::new("/abs/x")), PathBuf::from("/abs/x"));
+        assert!(l.notes.is_empty());
+    }
+
+    #[test]
+    fn every_problem_at_once_with_locations() {
+        let bad = GOOD
+            .replace("  rates: [2, 4]", "  rates: [2, 2]\n  rate: 3")
+            .replace("output_tokens: 64", "output_tokens: 0");
+        let e = errors(&bad);
+        assert_eq!(
+            e,
+            vec![
+                "d/s.yaml:9:18: error: workload.output_tokens: must be at least 1, found 0",
+                "d/s.yaml:12:14: error: load.rates[1]: rates must be strictly increasing, but 2 follows 2\n  hint: sort the rates and remove duplicates",
+                "d/s.yaml:13:3: error: load.rate: unknown field `rate`\n  hint: did you mean `rates`?",
+            ],
+            "{e:#?}"
+        );
+    }
+
+    #[test]
+    fn version_missing_future_and_unknown() {
+        let e = errors(&GOOD.replace("version: 1\n", ""));
+        assert_eq!(e.len(), 1, "{e:?}");
+        assert!(e[0].contains("missing required field `version`"));
+        let e = errors(&GOOD.replace("version: 1", "version: 7"));
+        assert!(e[0].contains("version 7 is newer"), "{e:?}");
+        let e = errors(&GOOD.replace("version: 1", "version: 'one'"));
+        assert!(e[0].contains("unknown scenario version `one`"), "{e:?}");
+    }
+
+    #[test]
+    fn version_0_is_migrated_with_notes() {
+        let v0 = GOOD
+            .replace("version: 1", "version: 0")
+            .replace("  rates: [2, 4]", "  request_rates: [2, 4]")
+            .replace("  output_tokens: 64", "  output_tokens: 64\n  num_prompts: 30");
+        let (l, d) = run(&v0, &[]);
+        assert!(d.is_empty(), "{d:?}");
+        let l = l.unwrap();
+        assert_eq!(l.scenario.version, 1);
+        assert_eq!(l.scenario.load.rates, vec![2.0, 4.0]);
+        assert_eq!(l.scenario.workload.requests_per_rung, 30);
+        assert_eq!(l.notes.len(), 3, "{:?}", l.notes);
+    }
+
+    #[test]
+    fn env_templates_render_and_undefined_ones_point_at_the_value() {
+        let t = GOOD.replace("model: m", "model: \"{{ env.MODEL | default('m0') }}\"");
+        assert_eq!(run(&t, &[]).0.unwrap().scenario.model, "m0");
+        assert_eq!(run(&t, &[("MODEL", "m1")]).0.unwrap().scenario.model, "m1");
+        let t = GOOD.replace("model: m", "model: \"{{ env.MODEL }}\"");
+        let e = errors(&t);
+        assert!(e[0].starts_with("d/s.yaml:5:8: error: model: $MODEL is not set"), "{e:?}");
+    }
+
+    #[test]
+    fn malformed_yaml_and_wrong_shape() {
+        let e = errors("version: 1\nload: [1, 2\n");
+        assert!(e[0].contains("invalid YAML"), "{e:?}");
+        let e = errors("- 1\n- 2\n");
+        assert!(e[0].contains("a scenario is a YAML mapping"), "{e:?}");
+    }
+
+    #[test]
+    fn byte_positions_count_lines_and_characters() {
+        assert_eq!(byte_pos(b"ab\ncd", 4), Pos { line: 2, col: 2 });
+        assert_eq!(byte_pos("é\nx".as_bytes(), 2), Pos { line: 1, col: 2 });
+    }
+}

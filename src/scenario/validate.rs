@@ -1,0 +1,592 @@
+//! Semantic checks the schema cannot express: rate ladders, ranges, names, URLs, files.
+//!
+//! They run on the JSON value (after templates and migration) rather than on the typed
+//! [`super::Scenario`], so they still run, and every problem is still reported, when the
+//! schema has already found type errors elsewhere. A check skips a field whose type is
+//! wrong: the schema reports that one.
+
+use std::path::{Path, PathBuf};
+
+use serde_json::Value;
+
+use super::diagnostic::{nearest, Problem};
+use super::template::check_prompt_template;
+use super::yaml::Seg;
+
+/// Checks a tokenizer file; injected so this module does not depend on the tokenizers crate.
+pub type TokenizerCheck<'a> = &'a dyn Fn(&Path) -> Result<(), String>;
+
+fn k(s: &str) -> Seg {
+    Seg::Key(s.into())
+}
+
+fn p(keys: &[&str]) -> Vec<Seg> {
+    keys.iter().map(|s| k(s)).collect()
+}
+
+fn get<'a>(v: &'a Value, keys: &[&str]) -> Option<&'a Value> {
+    keys.iter().try_fold(v, |cur, key| cur.get(*key))
+}
+
+fn num(v: &Value, keys: &[&str]) -> Option<f64> {
+    get(v, keys).and_then(Value::as_f64)
+}
+
+fn string<'a>(v: &'a Value, keys: &[&str]) -> Option<&'a str> {
+    get(v, keys).and_then(Value::as_str)
+}
+
+/// `^[A-Za-z0-9._-]+$`
+fn is_scenario_name(s: &str) -> bool {
+    !s.is_empty()
+        && s.bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'.' || b == b'_' || b == b'-')
+}
+
+/// `^[A-Z_][A-Z0-9_]*$`
+fn is_env_name(s: &str) -> bool {
+    let mut bytes = s.bytes();
+    matches!(bytes.next(), Some(b) if b.is_ascii_uppercase() || b == b'_')
+        && bytes.all(|b| b.is_ascii_uppercase() || b.is_ascii_digit() || b == b'_')
+}
+
+/// Resolve a path written in the scenario against the scenario file's directory.
+pub(crate) fn resolve_against(scenario_file: &Path, p: &Path) -> PathBuf {
+    if p.is_absolute() {
+        return p.to_path_buf();
+    }
+    match scenario_file.parent() {
+        Some(dir) => dir.join(p),
+        None => p.to_path_buf(),
+    }
+}
+
+/// Every semantic problem of `v`. `file` is the scenario file (for relative paths); the
+/// tokenizer is only loaded when `tokenizer_check` is given.
+pub(crate) fn check(
+    v: &Value,
+    file: &Path,
+    tokenizer_check: Option<TokenizerCheck<'_>>,
+    metric_keys: &[String],
+) -> Vec<Problem> {
+    let mut out = vec![];
+    check_name(v, &mut out);
+    check_endpoint(v, &mut out);
+    check_workload(v, file, &mut out);
+    check_load(v, &mut out);
+    check_slo(v, &mut out);
+    check_gate(v, metric_keys, &mut out);
+    check_sweep(v, &mut out);
+    if let (Some(t), Some(check)) = (string(v, &["tokenizer"]), tokenizer_check) {
+        let resolved = resolve_against(file, Path::new(t));
+        if let Err(e) = check(&resolved) {
+            let mut pr = Problem::value(p(&["tokenizer"]), e);
+            if !resolved.exists() && !Path::new(t).is_absolute() {
+                pr = pr.hint("relative paths are resolved against the scenario file's directory");
+            }
+            out.push(pr);
+        }
+    }
+    out
+}
+
+fn check_name(v: &Value, out: &mut Vec<Problem>) {
+    if let Some(n) = string(v, &["name"]) {
+        if !is_scenario_name(n) {
+            out.push(
+                Problem::value(
+                    p(&["name"]),
+                    format!("`{n}` is not a valid name; it becomes a folder name"),
+                )
+                .hint("use only letters, digits, `.`, `_` and `-`"),
+            );
+        }
+    }
+}
+
+fn check_endpoint(v: &Value, out: &mut Vec<Problem>) {
+    if let Some(u) = string(v, &["endpoint", "base_url"]) {
+        if let Some(pr) = base_url_problem(u) {
+            out.push(pr);
+        }
+    }
+    if let Some(e) = string(v, &["endpoint", "api_key_env"]) {
+        if !is_env_name(e) {
+            let upper: String = e
+                .chars()
+                .map(|c| {
+                    if c.is_ascii_alphanumeric() {
+                        c.to_ascii_uppercase()
+                    } else {
+                        '_'
+                    }
+                })
+                .collect();
+            let mut pr = Problem::value(
+                p(&["endpoint", "api_key_env"]),
+                format!("`{e}` is not an environment variable name in upper-case form"),
+            );
+            pr = if is_env_name(&upper) {
+                pr.hint(format!(
+                    "name the variable, not the key: e.g. `{upper}` (A-Z, 0-9, _; not starting with a digit)"
+                ))
+            } else {
+                pr.hint("name the variable holding the key, e.g. `VLLM_API_KEY`, not the key itself")
+            };
+            out.push(pr);
+        }
+    }
+    for key in ["request_timeout", "ttft_timeout"] {
+        if let Some(d) = string(v, &["endpoint", key]) {
+            if matches!(super::types::DurationStr::parse(d), Ok(x) if x.0.is_zero()) {
+                out.push(Problem::value(
+                    p(&["endpoint", key]),
+                    "must be longer than zero",
+                ));
+            }
+        }
+    }
+}
+
+/// Why `base_url` is unusable, if it is.
+fn base_url_problem(u: &str) -> Option<Problem> {
+    let path = p(&["endpoint", "base_url"]);
+    if u == "sim" {
+        return None;
+    }
+    let parsed = match url::Url::parse(u) {
+        Ok(x) => x,
+        Err(e) => {
+            return Some(
+                Problem::value(path, format!("`{u}` is not a URL ({e})"))
+                    .hint("write `http://HOST:PORT` (or `https://…`), or `sim` for the built-in simulator"),
+            )
+        }
+    };
+    if parsed.scheme() != "http" && parsed.scheme() != "https" {
+        return Some(
+            Problem::value(
+                path,
+                format!("scheme `{}` is not supported", parsed.scheme()),
+            )
+            .hint("use `http://` or `https://`, or `sim` for the built-in simulator"),
+        );
+    }
+    if parsed.host_str().is_none_or(str::is_empty) {
+        return Some(Problem::value(path, format!("`{u}` has no host")));
+    }
+    let trimmed = parsed.path().trim_end_matches('/');
+    for suffix in ["/v1/chat/completions", "/v1/completions", "/v1"] {
+        if let Some(base_path) = trimmed.strip_suffix(suffix) {
+            let mut fixed = parsed.clone();
+            fixed.set_path(base_path);
+            let fixed = fixed.as_str().trim_end_matches('/').to_string();
+            return Some(
+                Problem::value(
+                    path,
+                    format!("base_url ends in `{suffix}`; ladder adds the API path itself"),
+                )
+                .hint(format!("drop the path: `{fixed}`")),
+            );
+        }
+    }
+    None
+}
+
+fn check_workload(v: &Value, file: &Path, out: &mut Vec<Problem>) {
+    for key in ["input_tokens", "output_tokens", "requests_per_rung"] {
+        if let Some(n) = num(v, &["workload", key]) {
+            if n < 1.0 {
+                out.push(Problem::value(
+                    p(&["workload", key]),
+                    format!("must be at least 1, found {n}"),
+                ));
+            }
+        }
+    }
+    if let Some(r) = num(v, &["workload", "range_ratio"]) {
+        if !(0.0..1.0).contains(&r) {
+            out.push(
+                Problem::value(
+                    p(&["workload", "range_ratio"]),
+                    format!("must be in [0, 1), found {r}"),
+                )
+                .hint("lengths are drawn from [len*(1-r), len*(1+r)]; 0 gives fixed lengths"),
+            );
+        }
+    }
+    let dataset = string(v, &["workload", "dataset"]).unwrap_or("random");
+    if dataset == "jsonl" || dataset == "sharegpt" {
+        match string(v, &["workload", "path"]) {
+            None if get(v, &["workload", "path"]).is_none() => out.push(
+                Problem::value(
+                    p(&["workload", "dataset"]),
+                    format!("dataset `{dataset}` needs `workload.path`"),
+                )
+                .hint("add `path:` with the dataset file, relative to the scenario file"),
+            ),
+            Some(f) => {
+                let resolved = resolve_against(file, Path::new(f));
+                if !resolved.is_file() {
+                    out.push(
+                        Problem::value(
+                            p(&["workload", "path"]),
+                            format!("dataset file {} does not exist", resolved.display()),
+                        )
+                        .hint("relative paths are resolved against the scenario file's directory"),
+                    );
+                }
+            }
+            None => {}
+        }
+    }
+    if let Some(t) = string(v, &["workload", "prompt_template"]) {
+        if let Err((e, line)) = check_prompt_template(t) {
+            let mut pr = Problem::value(p(&["workload", "prompt_template"]), e);
+            pr.line_in_value = line;
+            out.push(pr);
+        } else if !t.contains("prompt") {
+            out.push(
+                Problem::value(
+                    p(&["workload", "prompt_template"]),
+                    "the template never uses `prompt`, so every request would be the same text",
+                )
+                .hint("put `{{ prompt }}` where the synthesised prompt goes"),
+            );
+        }
+    }
+}
+
+fn check_load(v: &Value, out: &mut Vec<Problem>) {
+    let rates = get(v, &["load", "rates"]).and_then(Value::as_array);
+    let mut first_rate = None;
+    if let Some(rates) = rates {
+        if rates.is_empty() {
+            out.push(
+                Problem::value(p(&["load", "rates"]), "the ladder has no rates")
+                    .hint("list at least one rate in requests per second, e.g. `rates: [5, 10, 20]`"),
+            );
+        }
+        let mut prev: Option<f64> = None;
+        for (i, r) in rates.iter().enumerate() {
+            let Some(r) = r.as_f64() else {
+                continue;
+            };
+            let mut path = p(&["load", "rates"]);
+            path.push(Seg::Index(i));
+            if !(r.is_finite() && r > 0.0) {
+                out.push(Problem::value(
+                    path,
+                    format!("rate {r} must be a positive number of requests per second"),
+                ));
+                continue;
+            }
+            if first_rate.is_none() {
+                first_rate = Some(r);
+            }
+            if let Some(pr) = prev {
+                if r <= pr {
+                    out.push(
+                        Problem::value(
+                            path,
+                            format!("rates must be strictly increasing, but {r} follows {pr}"),
+                        )
+                        .hint("sort the rates and remove duplicates"),
+                    );
+                }
+            }
+            prev = Some(prev.map_or(r, |x: f64| x.max(r)));
+        }
+    }
+    if let Some(b) = num(v, &["load", "baseline_rate"]) {
+        if !(b.is_finite() && b > 0.0) {
+            out.push(Problem::value(
+                p(&["load", "baseline_rate"]),
+                format!("must be a positive rate, found {b}"),
+            ));
+        } else if let Some(f) = first_rate.filter(|f| b >= *f) {
+            out.push(
+                Problem::value(
+                    p(&["load", "baseline_rate"]),
+                    format!("baseline rate {b} must be below the first rate ({f})"),
+                )
+                .hint("the baseline is the light-load reference rung run before `rates`"),
+            );
+        }
+    }
+    let arrival = string(v, &["load", "arrival"]).unwrap_or("poisson");
+    if let Some(bv) = get(v, &["load", "burstiness"]).filter(|x| !x.is_null()) {
+        if arrival != "gamma" {
+            out.push(
+                Problem::key(
+                    p(&["load", "burstiness"]),
+                    format!("burstiness only applies to `arrival: gamma`, not `{arrival}`"),
+                )
+                .hint("set `arrival: gamma` or remove `burstiness`"),
+            );
+        }
+        if let Some(b) = bv.as_f64().filter(|b| !(b.is_finite() && *b > 0.0)) {
+            out.push(Problem::value(
+                p(&["load", "burstiness"]),
+                format!("must be greater than 0, found {b}"),
+            ));
+        }
+    }
+    if let Some(c) = num(v, &["load", "max_concurrency"]) {
+        if c < 1.0 {
+            out.push(Problem::value(
+                p(&["load", "max_concurrency"]),
+                "must be at least 1 (or omitted for no cap)",
+            ));
+        }
+    }
+}
+
+fn check_slo(v: &Value, out: &mut Vec<Problem>) {
+    for key in ["ttft_ms", "tpot_ms", "e2e_ms"] {
+        if let Some(x) = num(v, &["slo", key]) {
+            if x <= 0.0 {
+                out.push(Problem::value(
+                    p(&["slo", key]),
+                    format!("must be a positive number of milliseconds, found {x}"),
+                ));
+            }
+        }
+    }
+    if let Some(x) = num(v, &["slo", "max_error_rate"]) {
+        if !(0.0..=1.0).contains(&x) {
+            out.push(
+                Problem::value(
+                    p(&["slo", "max_error_rate"]),
+                    format!("must be between 0 and 1, found {x}"),
+                )
+                .hint("a fraction: 0.05 means 5 %"),
+            );
+        }
+    }
+}
+
+fn check_gate(v: &Value, metric_keys: &[String], out: &mut Vec<Problem>) {
+    let Some(rules) = get(v, &["gate"]).and_then(Value::as_array) else {
+        return;
+    };
+    for (i, rule) in rules.iter().enumerate() {
+        let base = vec![k("gate"), Seg::Index(i)];
+        if let Some(m) = rule.get("metric").and_then(Value::as_str) {
+            if !metric_keys.iter().any(|x| x == m) {
+                let mut path = base.clone();
+                path.push(k("metric"));
+                let pr = Problem::value(path, format!("unknown metric `{m}`"));
+                // vLLM's files call the 50th percentile `median_*`; a bare `ttft` most
+                // likely means its median in milliseconds.
+                let alias = [
+                    m.strip_prefix("p50_").map(|rest| format!("median_{rest}")),
+                    Some(format!("median_{m}_ms")),
+                    Some(format!("{m}_ms")),
+                ]
+                .into_iter()
+                .flatten()
+                .find(|a| metric_keys.contains(a));
+                out.push(
+                    match alias
+                        .as_deref()
+                        .or_else(|| nearest(m, metric_keys.iter().map(String::as_str)))
+                    {
+                        Some(n) => pr.hint(format!("did you mean `{n}`?")),
+                        None => pr.hint("metrics are the numeric keys of result_rate_<rate>.json, e.g. `request_throughput`, `median_ttft_ms`, `error_rate`"),
+                    },
+                );
+            }
+        }
+        if rule.is_object()
+            && ["max_increase", "max_decrease", "max", "min"]
+                .iter()
+                .all(|t| rule.get(*t).is_none_or(Value::is_null))
+        {
+            out.push(
+                Problem::value(base, "the rule sets no threshold")
+                    .hint("add one of `max_increase`, `max_decrease`, `max`, `min`"),
+            );
+        }
+    }
+}
+
+fn check_sweep(v: &Value, out: &mut Vec<Problem>) {
+    let Some(values) = get(v, &["sweep", "values"]).and_then(Value::as_array) else {
+        return;
+    };
+    if values.is_empty() {
+        out.push(
+            Problem::value(p(&["sweep", "values"]), "the sweep has no values")
+                .hint("list the values to try, e.g. `values: [128, 512, 2048]`"),
+        );
+    }
+    for (i, x) in values.iter().enumerate() {
+        if x.as_f64().is_some_and(|x| x < 1.0) {
+            let mut path = p(&["sweep", "values"]);
+            path.push(Seg::Index(i));
+            out.push(Problem::value(path, "must be at least 1"));
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn base() -> Value {
+        json!({
+            "version": 1, "name": "ok-name", "model": "m", "tokenizer": "t.json",
+            "endpoint": {"base_url": "http://127.0.0.1:8000", "api_key_env": "VLLM_API_KEY"},
+            "workload": {"input_tokens": 128, "output_tokens": 64, "requests_per_rung": 10},
+            "load": {"baseline_rate": 1, "rates": [5, 10]},
+            "gate": [{"metric": "error_rate", "max": 0.02}],
+        })
+    }
+
+    fn problems(v: &Value) -> Vec<Problem> {
+        let keys: Vec<String> = ["error_rate", "request_throughput", "median_ttft_ms"]
+            .iter()
+            .map(|s| s.to_string())
+            .collect();
+        check(v, Path::new("dir/s.yaml"), None, &keys)
+    }
+
+    fn only(v: &Value) -> Problem {
+        let ps = problems(v);
+        assert_eq!(ps.len(), 1, "{ps:?}");
+        ps.into_iter().next().unwrap()
+    }
+
+    #[test]
+    fn a_good_scenario_has_no_problems() {
+        assert!(problems(&base()).is_empty(), "{:?}", problems(&base()));
+    }
+
+    #[test]
+    fn rates_must_be_positive_and_strictly_increasing() {
+        let mut v = base();
+        v["load"]["rates"] = json!([5, 5, 3]);
+        let ps = problems(&v);
+        assert_eq!(ps.len(), 2, "{ps:?}");
+        assert_eq!(ps[0].path, vec![k("load"), k("rates"), Seg::Index(1)]);
+        assert!(ps[1].message.contains("3 follows 5"));
+        v["load"]["rates"] = json!([]);
+        assert!(only(&v).message.contains("no rates"));
+        v["load"]["rates"] = json!([-1, 5]);
+        assert!(only(&v).message.contains("positive"));
+    }
+
+    #[test]
+    fn baseline_must_be_below_the_first_rate() {
+        let mut v = base();
+        v["load"]["baseline_rate"] = json!(5);
+        assert!(only(&v).message.contains("below the first rate"));
+        v["load"]["baseline_rate"] = json!(0);
+        assert!(only(&v).message.contains("positive"));
+    }
+
+    #[test]
+    fn token_counts_ratio_and_requests() {
+        let mut v = base();
+        v["workload"]["output_tokens"] = json!(0);
+        assert_eq!(only(&v).path, p(&["workload", "output_tokens"]));
+        let mut v = base();
+        v["workload"]["range_ratio"] = json!(1.0);
+        assert!(only(&v).message.contains("[0, 1)"));
+        let mut v = base();
+        v["workload"]["requests_per_rung"] = json!(0);
+        assert!(only(&v).message.contains("at least 1"));
+    }
+
+    #[test]
+    fn burstiness_needs_gamma_and_a_positive_value() {
+        let mut v = base();
+        v["load"]["burstiness"] = json!(0.5);
+        assert!(only(&v).message.contains("only applies"));
+        v["load"]["arrival"] = json!("gamma");
+        v["load"]["burstiness"] = json!(0);
+        assert!(only(&v).message.contains("greater than 0"));
+    }
+
+    #[test]
+    fn base_url_forms() {
+        assert!(base_url_problem("sim").is_none());
+        assert!(base_url_problem("http://127.0.0.1:8000").is_none());
+        assert!(base_url_problem("https://gw.example/api").is_none());
+        let pr = base_url_problem("http://127.0.0.1:8000/v1/completions").unwrap();
+        assert_eq!(pr.hint.as_deref(), Some("drop the path: `http://127.0.0.1:8000`"));
+        let pr = base_url_problem("https://gw.example/api/v1/").unwrap();
+        assert_eq!(pr.hint.as_deref(), Some("drop the path: `https://gw.example/api`"));
+        assert!(base_url_problem("http://h/v1/chat/completions").is_some());
+        assert!(base_url_problem("localhost:8000").is_some());
+        assert!(base_url_problem("127.0.0.1:8000").is_some());
+        assert!(base_url_problem("ftp://h").is_some());
+    }
+
+    #[test]
+    fn names_and_env_vars() {
+        assert!(is_scenario_name("r1-70b_ladder.v2"));
+        assert!(!is_scenario_name("a b"));
+        assert!(!is_scenario_name("a/b"));
+        assert!(is_env_name("VLLM_API_KEY"));
+        assert!(is_env_name("_X1"));
+        assert!(!is_env_name("vllm_api_key"));
+        assert!(!is_env_name("1KEY"));
+        let mut v = base();
+        v["endpoint"]["api_key_env"] = json!("vllm-key");
+        assert_eq!(only(&v).hint.as_deref().map(|h| h.contains("`VLLM_KEY`")), Some(true));
+        let mut v = base();
+        v["name"] = json!("my scenario");
+        assert_eq!(only(&v).path, p(&["name"]));
+    }
+
+    #[test]
+    fn gate_rules_name_known_metrics_and_a_threshold() {
+        let mut v = base();
+        let keys = vec!["median_ttft_ms".to_string(), "count_ttft".to_string()];
+        let mut out = vec![];
+        check_gate(&json!({"gate": [{"metric": "ttft", "max": 1}]}), &keys, &mut out);
+        assert_eq!(out[0].hint.as_deref(), Some("did you mean `median_ttft_ms`?"));
+        v["gate"] = json!([{"metric": "error_rat", "max": 0.1}, {"metric": "error_rate"}]);
+        let ps = problems(&v);
+        assert_eq!(ps.len(), 2, "{ps:?}");
+        assert_eq!(ps[0].hint.as_deref(), Some("did you mean `error_rate`?"));
+        assert!(ps[1].message.contains("no threshold"));
+    }
+
+    #[test]
+    fn sweep_values_and_datasets() {
+        let mut v = base();
+        v["sweep"] = json!({"field": "input_tokens", "values": []});
+        assert!(only(&v).message.contains("no values"));
+        v["sweep"] = json!({"field": "input_tokens", "values": [0, 5]});
+        assert_eq!(only(&v).path, vec![k("sweep"), k("values"), Seg::Index(0)]);
+        let mut v = base();
+        v["workload"]["dataset"] = json!("jsonl");
+        assert!(only(&v).message.contains("needs `workload.path`"));
+        v["workload"]["path"] = json!("nope.jsonl");
+        assert!(only(&v).message.contains("dir/nope.jsonl does not exist"));
+    }
+
+    #[test]
+    fn tokenizer_check_is_injected_with_the_resolved_path() {
+        let seen = std::cell::RefCell::new(None);
+        let check_fn = |p: &Path| {
+            *seen.borrow_mut() = Some(p.to_path_buf());
+            Err("not a tokenizer".to_string())
+        };
+        let ps = check(&base(), Path::new("dir/s.yaml"), Some(&check_fn), &["error_rate".into()]);
+        assert_eq!(ps.len(), 1, "{ps:?}");
+        assert_eq!(ps[0].message, "not a tokenizer");
+        assert_eq!(seen.borrow().as_deref(), Some(Path::new("dir/t.json")));
+    }
+
+    #[test]
+    fn prompt_template_must_parse() {
+        let mut v = base();
+        v["workload"]["prompt_template"] = json!("Q: {{ prompt");
+        assert!(only(&v).message.starts_with("template syntax error"));
+    }
+}
