@@ -163,18 +163,30 @@ mod tests {
 
     #[test]
     fn completions_and_chat_text() {
-        assert_eq!(text(parse(br#"{"choices":[{"index":0,"text":"hi"}]}"#)), "hi");
         assert_eq!(
-            text(parse(br#"{"choices":[{"delta":{"role":"assistant","content":""}}]}"#)),
+            text(parse(br#"{"choices":[{"index":0,"text":"hi"}]}"#)),
+            "hi"
+        );
+        assert_eq!(
+            text(parse(
+                br#"{"choices":[{"delta":{"role":"assistant","content":""}}]}"#
+            )),
             ""
         );
-        assert_eq!(text(parse(br#"{"choices":[{"delta":{"content":"a\"b"}}]}"#)), "a\"b");
         assert_eq!(
-            text(parse(br#"{"choices":[{"delta":{"reasoning_content":"think"}}]}"#)),
+            text(parse(br#"{"choices":[{"delta":{"content":"a\"b"}}]}"#)),
+            "a\"b"
+        );
+        assert_eq!(
+            text(parse(
+                br#"{"choices":[{"delta":{"reasoning_content":"think"}}]}"#
+            )),
             "think"
         );
         assert_eq!(
-            text(parse(br#"{"choices":[{"message":{"content":"whole"}},{"message":{}}]}"#)),
+            text(parse(
+                br#"{"choices":[{"message":{"content":"whole"}},{"message":{}}]}"#
+            )),
             "whole"
         );
     }
@@ -201,7 +213,10 @@ mod tests {
                 })
             }
         );
-        assert!(matches!(parse(br#"{"usage":{"completion_tokens":1}}"#), Chunk::Data { .. }));
+        assert!(matches!(
+            parse(br#"{"usage":{"completion_tokens":1}}"#),
+            Chunk::Data { .. }
+        ));
     }
 
     #[test]

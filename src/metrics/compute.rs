@@ -204,7 +204,7 @@ pub fn summarize(records: &[RequestRecord], ctx: &RungContext) -> RungSummary {
         max_concurrent_requests: max_in_flight(records),
         retokenized_outputs: ok
             .iter()
-            .filter(|r| r.token_source == TokenSource::Retokenized)
+            .filter(|r| r.token_source != TokenSource::Usage)
             .count() as u64,
         inexact_prompts: ctx.inexact_prompts,
         interrupted: ctx.interrupted,

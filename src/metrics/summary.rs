@@ -130,7 +130,8 @@ pub struct RungSummary {
     pub achieved_rate: f64,
     /// Highest number of requests in flight at once.
     pub max_concurrent_requests: u64,
-    /// Requests whose output count came from re-tokenizing because usage was missing.
+    /// Successful requests whose output count did not come from the server's usage
+    /// (re-tokenized text, or counted chunks).
     pub retokenized_outputs: u64,
     /// Prompts whose re-tokenized length missed the requested input length.
     pub inexact_prompts: u64,

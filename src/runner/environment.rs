@@ -44,9 +44,16 @@ pub fn sha256_file(path: &Path) -> std::io::Result<String> {
 /// Header names whose values are credentials and never written to a result.
 fn is_secret_header(name: &str) -> bool {
     let n = name.to_ascii_lowercase();
-    ["authorization", "cookie", "key", "token", "secret", "password"]
-        .iter()
-        .any(|s| n.contains(s))
+    [
+        "authorization",
+        "cookie",
+        "key",
+        "token",
+        "secret",
+        "password",
+    ]
+    .iter()
+    .any(|s| n.contains(s))
 }
 
 /// The scenario as written to run.json: secret-looking header values replaced, and the

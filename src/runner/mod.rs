@@ -155,7 +155,10 @@ fn stop_signal() -> watch::Receiver<bool> {
         }
         #[cfg(not(unix))]
         let _ = tokio::signal::ctrl_c().await;
-        eprintln!("\nstopping: no new requests; waiting up to {}s for requests in flight", STOP_GRACE.as_secs());
+        eprintln!(
+            "\nstopping: no new requests; waiting up to {}s for requests in flight",
+            STOP_GRACE.as_secs()
+        );
         let _ = tx.send(true);
     });
     rx
@@ -188,7 +191,10 @@ fn expand_sweep(s: &Scenario) -> Vec<Scenario> {
         .collect()
 }
 
-async fn run_scenario(ctx: &RunContext<'_>, scenario: Scenario) -> Result<Vec<RunOutcome>, RunError> {
+async fn run_scenario(
+    ctx: &RunContext<'_>,
+    scenario: Scenario,
+) -> Result<Vec<RunOutcome>, RunError> {
     let quiet = ctx.opts.quiet;
     let say = |line: &str| {
         if !quiet {
@@ -216,8 +222,14 @@ async fn run_scenario(ctx: &RunContext<'_>, scenario: Scenario) -> Result<Vec<Ru
 
     // The built-in simulator, when asked for, lives as long as this function.
     let (_sim, base_url) = if scenario.endpoint.base_url == "sim" {
-        let host = sim_host::SimHost::start(scenario.sim.clone().unwrap_or_default())
-            .map_err(|e| RunError::Preflight(format!("cannot start the built-in simulator: {e}")))?;
+        // The simulator serves the scenario's model name, so `model:` needs no sim-only value.
+        let mut cfg = scenario.sim.clone().unwrap_or_default();
+        if !cfg.served_model_names.contains(&scenario.model) {
+            cfg.served_model_names.push(scenario.model.clone());
+        }
+        let host = sim_host::SimHost::start(cfg).map_err(|e| {
+            RunError::Preflight(format!("cannot start the built-in simulator: {e}"))
+        })?;
         let url = host.base_url();
         say(&format!("started the built-in simulator at {url}"));
         (Some(host), url)
@@ -254,7 +266,10 @@ async fn run_scenario(ctx: &RunContext<'_>, scenario: Scenario) -> Result<Vec<Ru
     }));
     let client = Arc::new(client);
 
-    say(&format!("preflight: {}", environment::endpoint_label(&base_url)));
+    say(&format!(
+        "preflight: {}",
+        environment::endpoint_label(&base_url)
+    ));
     let report = preflight::preflight(
         &client,
         &scenario.model,
@@ -263,7 +278,19 @@ async fn run_scenario(ctx: &RunContext<'_>, scenario: Scenario) -> Result<Vec<Ru
     )
     .await
     .map_err(|e| RunError::Preflight(redact(&e.to_string(), api_key.as_ref())))?;
-    say(&format!("preflight ok: {report}"));
+    say(&format!(
+        "preflight ok: model {} answered {} token(s), TTFT {}, E2E {:.0} ms",
+        scenario.model,
+        report.probe_output_tokens,
+        report
+            .probe_ttft
+            .map(|t| format!("{:.0} ms", t.as_secs_f64() * 1000.0))
+            .unwrap_or_else(|| "n/a".into()),
+        report.probe_e2e.as_secs_f64() * 1000.0
+    ));
+    for w in &report.warnings {
+        say(&format!("warning: {w}"));
+    }
 
     let stop = stop_signal();
     let endpoint = if scenario.endpoint.base_url == "sim" {
@@ -350,7 +377,10 @@ async fn run_ladder(
             rate,
             scenario.load.burstiness,
             warmup + n,
-            scenario.workload.seed.wrapping_add((idx as u64 + 1).wrapping_mul(0x9E37_79B9_7F4A_7C15)),
+            scenario
+                .workload
+                .seed
+                .wrapping_add((idx as u64 + 1).wrapping_mul(0x9E37_79B9_7F4A_7C15)),
         );
         let plan = rung::RungPlan {
             requests,

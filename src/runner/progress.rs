@@ -13,6 +13,7 @@ use crate::results::rate_label;
 pub struct RungBar {
     bar: ProgressBar,
     last: Instant,
+    quiet: bool,
 }
 
 impl RungBar {
@@ -24,16 +25,15 @@ impl RungBar {
             ProgressBar::with_draw_target(Some(total), ProgressDrawTarget::stderr())
         };
         bar.set_style(
-            ProgressStyle::with_template(
-                "{prefix:>12} [{bar:30}] {pos}/{len} {msg} ({elapsed})",
-            )
-            .expect("valid template")
-            .progress_chars("=> "),
+            ProgressStyle::with_template("{prefix:>12} [{bar:30}] {pos}/{len} {msg} ({elapsed})")
+                .expect("valid template")
+                .progress_chars("=> "),
         );
         bar.set_prefix(format!("{} req/s", rate_label(rate)));
         RungBar {
             bar,
             last: Instant::now() - Duration::from_secs(1),
+            quiet,
         }
     }
 
@@ -47,12 +47,17 @@ impl RungBar {
         ));
     }
 
-    /// Print a line above the bar (or to stderr when hidden and not quiet).
+    /// Print a line above the bar, or to stderr when the bar is not drawn (not a
+    /// terminal); nothing with `--quiet`.
     pub fn println(&self, line: &str) {
-        if self.bar.is_hidden() {
+        if self.quiet {
             return;
         }
-        self.bar.println(line);
+        if self.bar.is_hidden() {
+            eprintln!("{line}");
+        } else {
+            self.bar.println(line);
+        }
     }
 }
 
