@@ -87,6 +87,9 @@ pub enum TokenSource {
     Usage,
     /// The generated text re-tokenized with the scenario's tokenizer.
     Retokenized,
+    /// Neither usage nor a tokenizer: the number of token-bearing chunks (one token per
+    /// chunk, as most servers stream).
+    ChunkCount,
 }
 
 /// A request's failure: its class, the HTTP status if any, and a short (truncated,

@@ -1,1 +1,418 @@
-//! client (see DESIGN.md module map).
+//! The streaming OpenAI-compatible HTTP client: request building, sending over one shared
+//! keep-alive pool, SSE parsing, and classification of every failure into one [`ErrorClass`].
+//!
+//! `reqwest` is used only inside this module. The runner builds a [`Client`] once per run,
+//! calls [`Client::prepare`] for every prompt before a rung starts, and [`Client::send`] on
+//! the hot path; `send` always returns a [`RequestRecord`], never an error.
+//!
+//! [`ErrorClass`]: crate::record::ErrorClass
+//! [`RequestRecord`]: crate::record::RequestRecord
+
+mod chunk;
+mod secret;
+mod send;
+pub mod sse;
+
+use std::collections::BTreeMap;
+use std::net::IpAddr;
+use std::sync::Arc;
+use std::time::Duration;
+
+use bytes::Bytes;
+use reqwest::header::{HeaderMap, HeaderName, HeaderValue, AUTHORIZATION, CONTENT_TYPE};
+use reqwest::redirect;
+use serde::Serialize;
+
+use crate::record::RequestError;
+use crate::scenario::types::Api;
+
+pub use chunk::Usage;
+pub use secret::{redact, ApiKey};
+
+/// Longest error-body excerpt kept in a [`RequestError`] detail.
+pub const DETAIL_MAX: usize = 300;
+/// Bytes of a non-2xx body read before giving up on the rest.
+pub const ERROR_BODY_CAP: usize = 4 * 1024;
+
+/// Counts the tokens of generated text (the scenario's tokenizer), used when the server sends
+/// no usage.
+pub type TokenCounter = Arc<dyn Fn(&str) -> u32 + Send + Sync>;
+
+/// How to reach and call the server under test.
+#[derive(Debug, Clone)]
+pub struct ClientConfig {
+    /// Base URL up to, not including, `/v1` (e.g. `http://127.0.0.1:8000`).
+    pub base_url: String,
+    /// Completions or chat.
+    pub api: Api,
+    /// Sent as `Authorization: Bearer <key>` when present.
+    pub api_key: Option<ApiKey>,
+    /// Model name sent in every request.
+    pub model: String,
+    /// Whole-request limit, from hand-off to the pool to the end of the stream.
+    pub request_timeout: Duration,
+    /// Limit from hand-off to the first generated token.
+    pub ttft_timeout: Option<Duration>,
+    /// Extra headers sent with every request (the key's `Authorization` wins over one here).
+    pub headers: BTreeMap<String, String>,
+    /// Ask the server to ignore end-of-sequence (vLLM extension).
+    pub ignore_eos: bool,
+    /// Expected peak of concurrent requests; sizes the keep-alive pool.
+    pub max_connections: usize,
+}
+
+/// The client could not be built from its configuration.
+#[derive(Debug, thiserror::Error)]
+pub enum ClientError {
+    /// `base_url` is not an http(s) URL.
+    #[error("endpoint.base_url `{url}` is not a valid http(s) URL: {reason}")]
+    BadUrl {
+        /// The configured base URL.
+        url: String,
+        /// What is wrong with it.
+        reason: String,
+    },
+    /// A header name or value cannot be sent.
+    #[error("endpoint.headers: `{name}` is not a valid HTTP header name or value")]
+    BadHeader {
+        /// The header name (values are not shown: they may be secrets).
+        name: String,
+    },
+    /// The API key contains characters that cannot go into a header.
+    #[error("the API key contains characters that cannot be sent in an HTTP header")]
+    BadKey,
+    /// reqwest refused the configuration (e.g. TLS backend failure).
+    #[error("cannot build the HTTP client: {0}")]
+    Build(String),
+}
+
+/// A request body built once, before the rung; cheap to clone and send.
+#[derive(Debug, Clone)]
+pub struct PreparedRequest {
+    body: Bytes,
+    input_tokens: u32,
+    max_tokens: u32,
+}
+
+impl PreparedRequest {
+    /// The JSON body as sent.
+    pub fn body(&self) -> &Bytes {
+        &self.body
+    }
+    /// Prompt tokens as counted by the client.
+    pub fn input_tokens(&self) -> u32 {
+        self.input_tokens
+    }
+    /// Requested output tokens.
+    pub fn max_tokens(&self) -> u32 {
+        self.max_tokens
+    }
+}
+
+/// What `GET /v1/models` returned.
+#[derive(Debug, Clone, PartialEq)]
+pub enum ModelsReply {
+    /// 2xx with a parsable list: the served model ids.
+    Served(Vec<String>),
+    /// 2xx whose body is not an OpenAI model list.
+    Unparsable,
+    /// A non-2xx status, with the (capped, redacted, truncated) body.
+    Status {
+        /// HTTP status.
+        status: u16,
+        /// Body excerpt.
+        body: String,
+    },
+    /// No HTTP answer (connect failure, timeout, reset).
+    Failed(RequestError),
+}
+
+/// The shared streaming client. Cloning is cheap (one pool shared by all clones).
+#[derive(Clone)]
+pub struct Client {
+    http: reqwest::Client,
+    inner: Arc<Inner>,
+    counter: Option<TokenCounter>,
+}
+
+struct Inner {
+    base_url: String,
+    url: reqwest::Url,
+    models_url: reqwest::Url,
+    api: Api,
+    api_key: Option<ApiKey>,
+    model: String,
+    request_timeout: Duration,
+    ttft_timeout: Option<Duration>,
+    ignore_eos: bool,
+    warnings: Vec<String>,
+}
+
+impl std::fmt::Debug for Client {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Client")
+            .field("url", &self.inner.url.as_str())
+            .field("model", &self.inner.model)
+            .field("api_key", &self.inner.api_key)
+            .finish_non_exhaustive()
+    }
+}
+
+/// Redirects are followed only within the same scheme, host and port, so neither the
+/// `Authorization` header nor custom headers (which may carry keys) reach another host. A
+/// cross-origin redirect is returned as the 3xx response and counted as a client error.
+fn redirect_policy() -> redirect::Policy {
+    redirect::Policy::custom(|attempt| {
+        if attempt.previous().len() > 5 {
+            return attempt.error("too many redirects");
+        }
+        let same_origin = attempt.previous().last().is_some_and(|prev| {
+            let next = attempt.url();
+            prev.scheme() == next.scheme()
+                && prev.host_str() == next.host_str()
+                && prev.port_or_known_default() == next.port_or_known_default()
+        });
+        if same_origin {
+            attempt.follow()
+        } else {
+            attempt.stop()
+        }
+    })
+}
+
+fn is_loopback(host: &str) -> bool {
+    let h = host.trim_start_matches('[').trim_end_matches(']');
+    h.eq_ignore_ascii_case("localhost") || h.parse::<IpAddr>().is_ok_and(|ip| ip.is_loopback())
+}
+
+impl Client {
+    /// Builds the shared client: HTTP/1.1 only, keep-alive pool sized for
+    /// `max_connections`, TCP_NODELAY, no reqwest-level timeout (each request enforces its own).
+    pub fn new(cfg: ClientConfig) -> Result<Client, ClientError> {
+        let base_url = cfg.base_url.trim_end_matches('/').to_owned();
+        let bad = |reason: String| ClientError::BadUrl {
+            url: cfg.base_url.clone(),
+            reason,
+        };
+        let base: reqwest::Url = base_url.parse().map_err(|e| bad(format!("{e}")))?;
+        if base.scheme() != "http" && base.scheme() != "https" {
+            return Err(bad("the scheme must be http or https".into()));
+        }
+        let path = match cfg.api {
+            Api::Completions => "/v1/completions",
+            Api::Chat => "/v1/chat/completions",
+        };
+        let url: reqwest::Url = format!("{base_url}{path}")
+            .parse()
+            .map_err(|e| bad(format!("{e}")))?;
+        let models_url: reqwest::Url = format!("{base_url}/v1/models")
+            .parse()
+            .map_err(|e| bad(format!("{e}")))?;
+
+        let mut headers = HeaderMap::new();
+        for (name, value) in &cfg.headers {
+            let bad_header = || ClientError::BadHeader { name: name.clone() };
+            let n = HeaderName::from_bytes(name.as_bytes()).map_err(|_| bad_header())?;
+            let v = HeaderValue::from_str(value).map_err(|_| bad_header())?;
+            headers.insert(n, v);
+        }
+        headers.insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
+        if let Some(key) = &cfg.api_key {
+            let mut v = HeaderValue::from_str(&format!("Bearer {}", key.expose()))
+                .map_err(|_| ClientError::BadKey)?;
+            v.set_sensitive(true);
+            headers.insert(AUTHORIZATION, v);
+        }
+
+        let http = reqwest::Client::builder()
+            .http1_only()
+            .tcp_nodelay(true)
+            .pool_max_idle_per_host(cfg.max_connections.max(1))
+            .pool_idle_timeout(Duration::from_secs(90))
+            .redirect(redirect_policy())
+            .default_headers(headers)
+            .build()
+            .map_err(|e| ClientError::Build(e.to_string()))?;
+
+        let mut warnings = Vec::new();
+        if cfg.api_key.is_some()
+            && base.scheme() == "http"
+            && !base.host_str().is_some_and(is_loopback)
+        {
+            warnings.push(format!(
+                "the API key is sent over plain http to {}: anyone on the path can read it; use https",
+                base.host_str().unwrap_or("?")
+            ));
+        }
+
+        Ok(Client {
+            http,
+            inner: Arc::new(Inner {
+                base_url,
+                url,
+                models_url,
+                api: cfg.api,
+                api_key: cfg.api_key,
+                model: cfg.model,
+                request_timeout: cfg.request_timeout,
+                ttft_timeout: cfg.ttft_timeout,
+                ignore_eos: cfg.ignore_eos,
+                warnings,
+            }),
+            counter: None,
+        })
+    }
+
+    /// Re-tokenizes generated text when the server sends no usage.
+    pub fn with_token_counter(mut self, counter: TokenCounter) -> Client {
+        self.counter = Some(counter);
+        self
+    }
+
+    /// Things the user should hear before the run (e.g. a key over plain http).
+    pub fn warnings(&self) -> &[String] {
+        &self.inner.warnings
+    }
+
+    /// The base URL (without a trailing `/`).
+    pub fn base_url(&self) -> &str {
+        &self.inner.base_url
+    }
+
+    /// The URL requests are posted to.
+    pub fn request_url(&self) -> &str {
+        self.inner.url.as_str()
+    }
+
+    /// `{base}/v1/models`.
+    pub fn models_url(&self) -> &str {
+        self.inner.models_url.as_str()
+    }
+
+    /// The API flavour.
+    pub fn api(&self) -> Api {
+        self.inner.api
+    }
+
+    /// The model name sent.
+    pub fn model(&self) -> &str {
+        &self.inner.model
+    }
+
+    /// The whole-request timeout.
+    pub fn request_timeout(&self) -> Duration {
+        self.inner.request_timeout
+    }
+
+    /// Redacts the configured key from `text`.
+    pub fn redact(&self, text: &str) -> String {
+        redact(text, self.inner.api_key.as_ref())
+    }
+
+    /// Builds a streaming request body once (off the hot path).
+    pub fn prepare(&self, prompt: &str, input_tokens: u32, max_tokens: u32) -> PreparedRequest {
+        #[derive(Serialize)]
+        struct Msg<'a> {
+            role: &'static str,
+            content: &'a str,
+        }
+        #[derive(Serialize)]
+        struct StreamOptions {
+            include_usage: bool,
+        }
+        #[derive(Serialize)]
+        struct Body<'a> {
+            model: &'a str,
+            #[serde(skip_serializing_if = "Option::is_none")]
+            prompt: Option<&'a str>,
+            #[serde(skip_serializing_if = "Option::is_none")]
+            messages: Option<[Msg<'a>; 1]>,
+            max_tokens: u32,
+            stream: bool,
+            stream_options: StreamOptions,
+            #[serde(skip_serializing_if = "std::ops::Not::not")]
+            ignore_eos: bool,
+            temperature: f32,
+        }
+        let chat = self.inner.api == Api::Chat;
+        let body = Body {
+            model: &self.inner.model,
+            prompt: (!chat).then_some(prompt),
+            messages: chat.then_some([Msg {
+                role: "user",
+                content: prompt,
+            }]),
+            max_tokens,
+            stream: true,
+            stream_options: StreamOptions {
+                include_usage: true,
+            },
+            ignore_eos: self.inner.ignore_eos,
+            temperature: 0.0,
+        };
+        let json = serde_json::to_vec(&body).expect("a request body always serialises");
+        PreparedRequest {
+            body: Bytes::from(json),
+            input_tokens,
+            max_tokens,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn cfg(api: Api) -> ClientConfig {
+        ClientConfig {
+            base_url: "http://127.0.0.1:9/".into(),
+            api,
+            api_key: None,
+            model: "m".into(),
+            request_timeout: Duration::from_secs(1),
+            ttft_timeout: None,
+            headers: BTreeMap::new(),
+            ignore_eos: true,
+            max_connections: 4,
+        }
+    }
+
+    #[test]
+    fn bodies_for_both_apis() {
+        let c = Client::new(cfg(Api::Completions)).unwrap();
+        assert_eq!(c.request_url(), "http://127.0.0.1:9/v1/completions");
+        let v: serde_json::Value = serde_json::from_slice(c.prepare("hi \"x\"", 3, 8).body()).unwrap();
+        assert_eq!(
+            v,
+            serde_json::json!({"model":"m","prompt":"hi \"x\"","max_tokens":8,"stream":true,
+                "stream_options":{"include_usage":true},"ignore_eos":true,"temperature":0.0})
+        );
+        let mut chat = cfg(Api::Chat);
+        chat.ignore_eos = false;
+        let c = Client::new(chat).unwrap();
+        assert_eq!(c.request_url(), "http://127.0.0.1:9/v1/chat/completions");
+        let v: serde_json::Value = serde_json::from_slice(c.prepare("hi", 1, 2).body()).unwrap();
+        assert_eq!(v["messages"], serde_json::json!([{"role":"user","content":"hi"}]));
+        assert!(v.get("ignore_eos").is_none() && v.get("prompt").is_none());
+    }
+
+    #[test]
+    fn bad_config_is_refused_and_key_over_plain_http_warns() {
+        let mut c = cfg(Api::Completions);
+        c.base_url = "ftp://x".into();
+        assert!(matches!(Client::new(c), Err(ClientError::BadUrl { .. })));
+        let mut c = cfg(Api::Completions);
+        c.headers.insert("bad header".into(), "v".into());
+        assert!(matches!(Client::new(c), Err(ClientError::BadHeader { .. })));
+
+        let mut c = cfg(Api::Completions);
+        c.api_key = Some(ApiKey::new("k"));
+        assert!(Client::new(c.clone()).unwrap().warnings().is_empty());
+        c.base_url = "http://gateway.example".into();
+        let client = Client::new(c.clone()).unwrap();
+        assert_eq!(client.warnings().len(), 1);
+        assert!(!format!("{client:?}").contains("Bearer k"));
+        c.base_url = "https://gateway.example".into();
+        assert!(Client::new(c).unwrap().warnings().is_empty());
+    }
+}

@@ -1,5 +1,7 @@
 //! Running a scenario: preflight, the rate ladder, rung dispatch, cancellation.
 
+pub mod preflight;
+
 use std::path::PathBuf;
 
 use crate::results::RunInfo;

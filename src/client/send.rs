@@ -1,0 +1,429 @@
+//! Sending one request and measuring it: the hot path.
+//!
+//! One `Instant::now()` per network read, taken as soon as the read returns; every event in
+//! that read shares it. Every failure ends as exactly one [`ErrorClass`] in the record.
+
+use std::error::Error as StdError;
+use std::time::Duration;
+
+use reqwest::header::CONTENT_TYPE;
+use tokio::time::{timeout_at, Instant};
+
+use super::chunk::{self, Chunk, Usage};
+use super::secret::truncate;
+use super::sse::SseParser;
+use super::{Client, ModelsReply, PreparedRequest, DETAIL_MAX, ERROR_BODY_CAP};
+use crate::record::{ErrorClass, RequestError, RequestRecord, TokenSource};
+
+/// Largest non-streaming JSON body accepted (a server that ignores `stream`).
+const JSON_BODY_CAP: usize = 16 << 20;
+/// Largest `/v1/models` body read.
+const MODELS_BODY_CAP: usize = 4 << 20;
+
+/// A failure on its way into the record.
+struct Fail {
+    class: ErrorClass,
+    status: Option<u16>,
+    detail: String,
+    at: Instant,
+}
+
+impl Fail {
+    fn new(class: ErrorClass, detail: impl Into<String>) -> Fail {
+        Fail {
+            class,
+            status: None,
+            detail: detail.into(),
+            at: Instant::now(),
+        }
+    }
+}
+
+/// What the stream has delivered so far.
+#[derive(Default)]
+struct Progress {
+    first: Option<Instant>,
+    last: Option<Instant>,
+    last_read: Option<Instant>,
+    token_chunks: u32,
+    itl: Vec<Duration>,
+    usage: Option<Usage>,
+    /// Generated text, kept only when a token counter may need it.
+    text: Option<String>,
+    done: bool,
+}
+
+impl Progress {
+    /// Applies one event's data; `Err` ends the stream with that failure.
+    fn event(&mut self, data: &[u8], now: Instant) -> Result<(), Fail> {
+        if self.done {
+            return Ok(()); // anything after [DONE] is ignored
+        }
+        match chunk::parse(data) {
+            Chunk::Done => self.done = true,
+            Chunk::Error(msg) => {
+                return Err(Fail {
+                    at: now,
+                    ..Fail::new(
+                        ErrorClass::StreamError,
+                        format!(
+                            "error object in the stream after {} token chunks: {msg}",
+                            self.token_chunks
+                        ),
+                    )
+                })
+            }
+            Chunk::Malformed(why) => {
+                let excerpt = String::from_utf8_lossy(&data[..data.len().min(120)]).into_owned();
+                return Err(Fail {
+                    at: now,
+                    ..Fail::new(ErrorClass::Malformed, format!("{why}: {excerpt}"))
+                });
+            }
+            Chunk::Data { text, usage } => {
+                if usage.is_some() {
+                    self.usage = usage;
+                }
+                if !text.is_empty() {
+                    match self.last {
+                        None => self.first = Some(now),
+                        Some(last) => self.itl.push(now.saturating_duration_since(last)),
+                    }
+                    self.last = Some(now);
+                    self.token_chunks += 1;
+                    if let Some(acc) = &mut self.text {
+                        acc.push_str(&text);
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+/// The error and all its sources, joined: reqwest's own message is often just
+/// "error sending request".
+fn chain(e: &dyn StdError) -> String {
+    let mut s = e.to_string();
+    let mut src = e.source();
+    while let Some(inner) = src {
+        let msg = inner.to_string();
+        if !s.contains(&msg) {
+            s.push_str(": ");
+            s.push_str(&msg);
+        }
+        src = inner.source();
+    }
+    s
+}
+
+/// Class of an error from `send()` (before any response headers).
+fn classify_send_error(e: &reqwest::Error) -> ErrorClass {
+    if e.is_connect() {
+        return ErrorClass::Connect;
+    }
+    if e.is_timeout() {
+        return ErrorClass::Timeout;
+    }
+    let mut src: Option<&(dyn StdError + 'static)> = e.source();
+    while let Some(inner) = src {
+        if let Some(h) = inner.downcast_ref::<hyper::Error>() {
+            if h.is_parse() || h.is_parse_status() {
+                return ErrorClass::Malformed;
+            }
+        }
+        src = inner.source();
+    }
+    // Accepted, then closed or broken before a response head: the connection was reset.
+    ErrorClass::Reset
+}
+
+impl Client {
+    fn timeout_fail(&self, started: Instant, got_first: bool, tokens: u32) -> Fail {
+        let now = Instant::now();
+        let detail = match self.inner.ttft_timeout {
+            Some(t) if !got_first && now.saturating_duration_since(started) < self.inner.request_timeout => {
+                format!("no first token within the ttft_timeout of {t:?}")
+            }
+            _ => format!(
+                "request exceeded request_timeout of {:?} ({tokens} token chunks received)",
+                self.inner.request_timeout
+            ),
+        };
+        Fail {
+            at: now,
+            ..Fail::new(ErrorClass::Timeout, detail)
+        }
+    }
+
+    /// Sends one prepared request and measures it. Never panics and never fails: every failure
+    /// becomes the record's single [`RequestError`]. Times are offsets from `rung_start`.
+    pub async fn send(
+        &self,
+        req: &PreparedRequest,
+        rung_start: Instant,
+        scheduled: Duration,
+        index: u32,
+        warmup: bool,
+    ) -> RequestRecord {
+        let mut prog = Progress {
+            text: self.counter.as_ref().map(|_| String::new()),
+            ..Progress::default()
+        };
+        let builder = self
+            .http
+            .post(self.inner.url.clone())
+            .body(req.body.clone());
+        let sent = Instant::now();
+        let deadline = sent + self.inner.request_timeout;
+        let ttft_deadline = match self.inner.ttft_timeout {
+            Some(t) => (sent + t).min(deadline),
+            None => deadline,
+        };
+        let result = self
+            .drive(builder, sent, deadline, ttft_deadline, &mut prog)
+            .await;
+
+        let since = |t: Instant| t.saturating_duration_since(rung_start);
+        let (output_tokens, token_source) = match prog.usage.and_then(|u| u.completion_tokens) {
+            Some(n) => (n, TokenSource::Usage),
+            None => match (&self.counter, &prog.text) {
+                (Some(count), Some(text)) if prog.token_chunks > 0 => {
+                    (count(text), TokenSource::Retokenized)
+                }
+                _ => (prog.token_chunks, TokenSource::ChunkCount),
+            },
+        };
+        let (end, error) = match result {
+            Ok(()) => (
+                prog.last.or(prog.last_read).unwrap_or_else(Instant::now),
+                None,
+            ),
+            Err(f) => {
+                let detail = truncate(self.redact(&f.detail), DETAIL_MAX);
+                (
+                    f.at,
+                    Some(RequestError {
+                        class: f.class,
+                        status: f.status,
+                        detail,
+                    }),
+                )
+            }
+        };
+        RequestRecord {
+            index,
+            warmup,
+            scheduled,
+            sent: since(sent),
+            first_token: prog.first.map(since),
+            end: since(end),
+            input_tokens: req.input_tokens,
+            server_prompt_tokens: prog.usage.and_then(|u| u.prompt_tokens),
+            output_tokens,
+            token_source,
+            itl: prog.itl,
+            error,
+        }
+    }
+
+    async fn drive(
+        &self,
+        builder: reqwest::RequestBuilder,
+        sent: Instant,
+        deadline: Instant,
+        ttft_deadline: Instant,
+        prog: &mut Progress,
+    ) -> Result<(), Fail> {
+        let mut resp = match timeout_at(ttft_deadline, builder.send()).await {
+            Err(_) => return Err(self.timeout_fail(sent, false, 0)),
+            Ok(Err(e)) => return Err(Fail::new(classify_send_error(&e), chain(&e))),
+            Ok(Ok(r)) => r,
+        };
+        let status = resp.status();
+        if !status.is_success() {
+            let body = read_capped(&mut resp, ERROR_BODY_CAP, deadline).await;
+            let mut detail = String::from_utf8_lossy(&body).into_owned();
+            if status.is_redirection() {
+                let to = resp
+                    .headers()
+                    .get(reqwest::header::LOCATION)
+                    .and_then(|v| v.to_str().ok())
+                    .unwrap_or("?");
+                detail = format!("redirect to {to} not followed (another host): {detail}");
+            }
+            return Err(Fail {
+                status: Some(status.as_u16()),
+                ..Fail::new(ErrorClass::from_status(status.as_u16()), detail.trim())
+            });
+        }
+        let json_type = resp
+            .headers()
+            .get(CONTENT_TYPE)
+            .and_then(|v| v.to_str().ok())
+            .map(|ct| ct.contains("json"));
+
+        let mut parser = SseParser::default();
+        let mut json_body: Option<Vec<u8>> = None;
+        let mut sniffed = false;
+        loop {
+            let limit = if prog.first.is_none() {
+                ttft_deadline
+            } else {
+                deadline
+            };
+            let read = match timeout_at(limit, resp.chunk()).await {
+                Err(_) if prog.done => return Ok(()), // [DONE] seen; only the close is late
+                Err(_) => return Err(self.timeout_fail(sent, prog.first.is_some(), prog.token_chunks)),
+                Ok(Err(e)) => {
+                    return Err(Fail::new(
+                        ErrorClass::Reset,
+                        format!(
+                            "response body broke after {} token chunks: {}",
+                            prog.token_chunks,
+                            chain(&e)
+                        ),
+                    ))
+                }
+                Ok(Ok(None)) => break,
+                Ok(Ok(Some(b))) => b,
+            };
+            let now = Instant::now();
+            prog.last_read = Some(now);
+            if !sniffed && !read.is_empty() {
+                // A server that ignores `stream: true` answers with one JSON document: decide
+                // from the content type, or from the first byte when there is none.
+                sniffed = true;
+                let first = read.iter().find(|b| !b.is_ascii_whitespace());
+                if json_type == Some(true) || (json_type.is_none() && first == Some(&b'{')) {
+                    json_body = Some(Vec::new());
+                }
+            }
+            if let Some(buf) = &mut json_body {
+                if buf.len() + read.len() > JSON_BODY_CAP {
+                    return Err(Fail::new(
+                        ErrorClass::Malformed,
+                        format!("non-streaming JSON body larger than {JSON_BODY_CAP} bytes"),
+                    ));
+                }
+                buf.extend_from_slice(&read);
+                continue;
+            }
+            let mut fail = None;
+            let framed = parser.feed(&read, |data| match prog.event(data, now) {
+                Ok(()) => true,
+                Err(f) => {
+                    fail = Some(f);
+                    false
+                }
+            });
+            if let Some(f) = fail {
+                return Err(f);
+            }
+            if let Err(e) = framed {
+                return Err(Fail::new(ErrorClass::Malformed, e.to_string()));
+            }
+        }
+
+        if let Some(buf) = json_body {
+            let now = prog.last_read.unwrap_or_else(Instant::now);
+            prog.event(&buf, now)?;
+            prog.done = true;
+        } else {
+            let now = prog.last_read.unwrap_or_else(Instant::now);
+            let mut fail = None;
+            let framed = parser.finish(|data| match prog.event(data, now) {
+                Ok(()) => true,
+                Err(f) => {
+                    fail = Some(f);
+                    false
+                }
+            });
+            if let Some(f) = fail {
+                return Err(f);
+            }
+            if let Err(e) = framed {
+                return Err(Fail::new(ErrorClass::Malformed, e.to_string()));
+            }
+        }
+        match (prog.done, prog.token_chunks) {
+            (true, _) => Ok(()),
+            (false, 0) => Err(Fail::new(
+                ErrorClass::Malformed,
+                "the response ended with no generated text and no [DONE]",
+            )),
+            (false, n) => Err(Fail::new(
+                ErrorClass::Reset,
+                format!("the stream ended without [DONE] after {n} token chunks"),
+            )),
+        }
+    }
+
+    /// `GET {base}/v1/models`: the served model ids, or what came back instead.
+    pub async fn list_models(&self) -> ModelsReply {
+        let deadline = Instant::now() + self.inner.request_timeout;
+        let send = self.http.get(self.inner.models_url.clone()).send();
+        let mut resp = match timeout_at(deadline, send).await {
+            Err(_) => {
+                return ModelsReply::Failed(RequestError {
+                    class: ErrorClass::Timeout,
+                    status: None,
+                    detail: format!(
+                        "no answer within request_timeout of {:?}",
+                        self.inner.request_timeout
+                    ),
+                })
+            }
+            Ok(Err(e)) => {
+                return ModelsReply::Failed(RequestError {
+                    class: classify_send_error(&e),
+                    status: None,
+                    detail: truncate(self.redact(&chain(&e)), DETAIL_MAX),
+                })
+            }
+            Ok(Ok(r)) => r,
+        };
+        let status = resp.status();
+        let cap = if status.is_success() {
+            MODELS_BODY_CAP
+        } else {
+            ERROR_BODY_CAP
+        };
+        let body = read_capped(&mut resp, cap, deadline).await;
+        if !status.is_success() {
+            let text = String::from_utf8_lossy(&body);
+            return ModelsReply::Status {
+                status: status.as_u16(),
+                body: truncate(self.redact(text.trim()), DETAIL_MAX),
+            };
+        }
+        #[derive(serde::Deserialize)]
+        struct List {
+            data: Vec<Model>,
+        }
+        #[derive(serde::Deserialize)]
+        struct Model {
+            id: String,
+        }
+        match serde_json::from_slice::<List>(&body) {
+            Ok(l) => ModelsReply::Served(l.data.into_iter().map(|m| m.id).collect()),
+            Err(_) => ModelsReply::Unparsable,
+        }
+    }
+}
+
+/// Reads at most `cap` bytes of a body, stopping at the deadline or a broken body (an error
+/// body is a courtesy; its status already says what happened).
+async fn read_capped(resp: &mut reqwest::Response, cap: usize, deadline: Instant) -> Vec<u8> {
+    let mut body = Vec::new();
+    while body.len() < cap {
+        match timeout_at(deadline, resp.chunk()).await {
+            Ok(Ok(Some(b))) => {
+                let take = b.len().min(cap - body.len());
+                body.extend_from_slice(&b[..take]);
+            }
+            _ => break,
+        }
+    }
+    body
+}

@@ -1,0 +1,328 @@
+//! Preflight: before any load, check the whole chain once (server up, path right, key
+//! accepted, model served, a stream comes back) and say what is wrong in words a user can act
+//! on. No rung starts until this passes.
+
+use std::time::Duration;
+
+use tokio::time::Instant;
+
+use crate::client::{Client, ModelsReply};
+use crate::record::{ErrorClass, RequestError};
+use crate::scenario::types::Api;
+
+/// What preflight learned.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PreflightReport {
+    /// Model ids from `GET /v1/models`; `None` when the server does not serve that list.
+    pub served_models: Option<Vec<String>>,
+    /// Time to first token of the probe request.
+    pub probe_ttft: Option<Duration>,
+    /// End-to-end time of the probe request.
+    pub probe_e2e: Duration,
+    /// Output tokens of the probe.
+    pub probe_output_tokens: u32,
+    /// Things worth telling the user even though preflight passed.
+    pub warnings: Vec<String>,
+}
+
+/// Why the server cannot be load-tested as configured. Each message names the URL, what came
+/// back and the likely cause.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum PreflightError {
+    /// Connection refused (or another connect failure that is not DNS/TLS).
+    #[error("no server at {url}: is it up? ({detail})")]
+    NoServer {
+        /// The URL tried.
+        url: String,
+        /// Transport error text.
+        detail: String,
+    },
+    /// The host name does not resolve.
+    #[error("cannot resolve the host of {url}: check endpoint.base_url ({detail})")]
+    Dns {
+        /// The URL tried.
+        url: String,
+        /// Transport error text.
+        detail: String,
+    },
+    /// The TLS handshake failed.
+    #[error(
+        "TLS handshake with {url} failed: check http vs https in endpoint.base_url and the \
+         server's certificate ({detail})"
+    )]
+    Tls {
+        /// The URL tried.
+        url: String,
+        /// Transport error text.
+        detail: String,
+    },
+    /// 401/403.
+    #[error("{url} answered {status}: {hint} (body: {detail})")]
+    Auth {
+        /// The URL tried.
+        url: String,
+        /// 401 or 403.
+        status: u16,
+        /// What to do about it.
+        hint: String,
+        /// Body excerpt (key redacted).
+        detail: String,
+    },
+    /// 404 (or 400) naming the model: the server does not serve it.
+    #[error("{url} answered {status}: model `{model}` is not served; served model names are: {served}")]
+    UnknownModel {
+        /// The URL tried.
+        url: String,
+        /// HTTP status.
+        status: u16,
+        /// The scenario's model.
+        model: String,
+        /// Comma-separated served names, or a note that the list is unavailable.
+        served: String,
+    },
+    /// 404 on the API path itself.
+    #[error(
+        "{url} answered 404: no such path; endpoint.base_url should end before /v1 \
+         (e.g. http://host:8000, not http://host:8000/v1)"
+    )]
+    WrongPath {
+        /// The URL tried.
+        url: String,
+    },
+    /// 404 on the completions path while /v1/models works: the other API flavour may be served.
+    #[error(
+        "{url} answered 404 although {base}/v1/models is served: this server may not offer \
+         this API; try endpoint.api: {other}"
+    )]
+    WrongApi {
+        /// The URL tried.
+        url: String,
+        /// The base URL.
+        base: String,
+        /// The other API flavour's name.
+        other: &'static str,
+    },
+    /// 429.
+    #[error(
+        "{url} answered 429: rate limited by the server or a gateway in front of it; raise the \
+         gateway's limit for this key or lower the rates (body: {detail})"
+    )]
+    RateLimited {
+        /// The URL tried.
+        url: String,
+        /// Body excerpt.
+        detail: String,
+    },
+    /// 5xx.
+    #[error("{url} answered {status}: the server failed; is the model loaded? see the server's log (body: {detail})")]
+    ServerError {
+        /// The URL tried.
+        url: String,
+        /// HTTP status.
+        status: u16,
+        /// Body excerpt.
+        detail: String,
+    },
+    /// Another 4xx (or an unfollowed redirect).
+    #[error("{url} answered {status}: the server refused the probe request (body: {detail})")]
+    Rejected {
+        /// The URL tried.
+        url: String,
+        /// HTTP status.
+        status: u16,
+        /// Body excerpt.
+        detail: String,
+    },
+    /// No answer in time.
+    #[error(
+        "{url} did not answer in time ({detail}): the server is stuck or overloaded, or \
+         endpoint.request_timeout is too short"
+    )]
+    Timeout {
+        /// The URL tried.
+        url: String,
+        /// Which timeout.
+        detail: String,
+    },
+    /// Answered 2xx but not with an OpenAI-compatible stream.
+    #[error("{url} did not return a usable OpenAI-compatible stream ({class}): {detail}")]
+    BadStream {
+        /// The URL tried.
+        url: String,
+        /// reset, stream_error or malformed.
+        class: ErrorClass,
+        /// What was wrong.
+        detail: String,
+    },
+}
+
+fn connect_error(url: &str, detail: &str) -> PreflightError {
+    let lower = detail.to_ascii_lowercase();
+    let (url, detail) = (url.to_owned(), detail.to_owned());
+    if lower.contains("dns error") || lower.contains("failed to lookup") {
+        PreflightError::Dns { url, detail }
+    } else if ["tls", "certificate", "handshake", "rustls"]
+        .iter()
+        .any(|w| lower.contains(w))
+    {
+        PreflightError::Tls { url, detail }
+    } else {
+        PreflightError::NoServer { url, detail }
+    }
+}
+
+fn transport_error(url: &str, err: &RequestError) -> PreflightError {
+    match err.class {
+        ErrorClass::Connect => connect_error(url, &err.detail),
+        ErrorClass::Timeout => PreflightError::Timeout {
+            url: url.to_owned(),
+            detail: err.detail.clone(),
+        },
+        class => PreflightError::BadStream {
+            url: url.to_owned(),
+            class,
+            detail: err.detail.clone(),
+        },
+    }
+}
+
+fn auth_hint(api_key_env: Option<&str>, key_present: bool) -> String {
+    match (api_key_env, key_present) {
+        (None, _) => "the server wants a key: set endpoint.api_key_env to the variable that holds it".into(),
+        (Some(var), false) => format!("key not sent: ${var} is not set; export it before running"),
+        (Some(var), true) => {
+            format!("key not sent or invalid: is ${var} set to the right key and exported?")
+        }
+    }
+}
+
+/// Checks the server before any load: `GET {base}/v1/models` (a 404 there is tolerated: not
+/// every gateway serves it), then one minimal streamed request for `model`.
+pub async fn preflight(
+    client: &Client,
+    model: &str,
+    api_key_env: Option<&str>,
+    key_present: bool,
+) -> Result<PreflightReport, PreflightError> {
+    let models_url = client.models_url().to_owned();
+    let url = client.request_url().to_owned();
+    let mut warnings: Vec<String> = client.warnings().to_vec();
+
+    let models = client.list_models().await;
+    let served = match &models {
+        ModelsReply::Served(list) => Some(list.clone()),
+        ModelsReply::Failed(err) if err.class == ErrorClass::Connect => {
+            return Err(connect_error(&models_url, &err.detail))
+        }
+        ModelsReply::Failed(err) if err.class == ErrorClass::Timeout => {
+            return Err(transport_error(&models_url, err))
+        }
+        _ => None,
+    };
+
+    let req = client.prepare("Say hello.", 3, 4);
+    let start = Instant::now();
+    let rec = client.send(&req, start, Duration::ZERO, 0, true).await;
+    let Some(err) = rec.error.clone() else {
+        if let Some(list) = &served {
+            if !list.iter().any(|m| m == model) {
+                warnings.push(format!(
+                    "model `{model}` is not in {models_url} ({}), but the probe succeeded",
+                    list.join(", ")
+                ));
+            }
+        }
+        return Ok(PreflightReport {
+            served_models: served,
+            probe_ttft: rec.ttft(),
+            probe_e2e: rec.e2e(),
+            probe_output_tokens: rec.output_tokens,
+            warnings,
+        });
+    };
+
+    let served_text = || match &served {
+        Some(list) if !list.is_empty() => list.join(", "),
+        Some(_) => "(none listed)".to_owned(),
+        None => format!("(unknown: {models_url} did not list them)"),
+    };
+    let not_listed = served
+        .as_ref()
+        .is_some_and(|list| !list.iter().any(|m| m == model));
+    let mentions_model = err.detail.to_ascii_lowercase().contains("model");
+    let path_wrong = client.base_url().ends_with("/v1") || !mentions_model;
+    let status = err.status.unwrap_or(0);
+    Err(match err.class {
+        ErrorClass::Auth => PreflightError::Auth {
+            url,
+            status,
+            hint: auth_hint(api_key_env, key_present),
+            detail: err.detail,
+        },
+        ErrorClass::RateLimit => PreflightError::RateLimited {
+            url,
+            detail: err.detail,
+        },
+        ErrorClass::Server5xx => PreflightError::ServerError {
+            url,
+            status,
+            detail: err.detail,
+        },
+        ErrorClass::Client4xx if status == 404 && client.base_url().ends_with("/v1") => {
+            PreflightError::WrongPath { url }
+        }
+        ErrorClass::Client4xx if status == 404 && not_listed => PreflightError::UnknownModel {
+            url,
+            status,
+            model: model.to_owned(),
+            served: served_text(),
+        },
+        ErrorClass::Client4xx if status == 404 && served.is_some() && !mentions_model => {
+            PreflightError::WrongApi {
+                url,
+                base: client.base_url().to_owned(),
+                other: match client.api() {
+                    Api::Completions => "chat",
+                    Api::Chat => "completions",
+                },
+            }
+        }
+        ErrorClass::Client4xx if status == 404 && path_wrong => {
+            PreflightError::WrongPath { url }
+        }
+        ErrorClass::Client4xx if (status == 404 || status == 400) && (not_listed || mentions_model) => {
+            PreflightError::UnknownModel {
+                url,
+                status,
+                model: model.to_owned(),
+                served: served_text(),
+            }
+        }
+        ErrorClass::Client4xx => PreflightError::Rejected {
+            url,
+            status,
+            detail: err.detail,
+        },
+        _ => transport_error(&url, &err),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn auth_hints_name_the_variable() {
+        assert!(auth_hint(Some("VLLM_KEY"), true).contains("$VLLM_KEY"));
+        assert!(auth_hint(Some("VLLM_KEY"), false).contains("not set"));
+        assert!(auth_hint(None, false).contains("endpoint.api_key_env"));
+    }
+
+    #[test]
+    fn connect_errors_are_told_apart() {
+        let u = "http://x/v1/models";
+        assert!(matches!(connect_error(u, "tcp connect error: Connection refused (os error 111)"), PreflightError::NoServer { .. }));
+        assert!(matches!(connect_error(u, "dns error: failed to lookup address information"), PreflightError::Dns { .. }));
+        assert!(matches!(connect_error(u, "invalid peer certificate: UnknownIssuer"), PreflightError::Tls { .. }));
+    }
+}
