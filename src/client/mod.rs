@@ -381,7 +381,8 @@ mod tests {
     fn bodies_for_both_apis() {
         let c = Client::new(cfg(Api::Completions)).unwrap();
         assert_eq!(c.request_url(), "http://127.0.0.1:9/v1/completions");
-        let v: serde_json::Value = serde_json::from_slice(c.prepare("hi \"x\"", 3, 8).body()).unwrap();
+        let v: serde_json::Value =
+            serde_json::from_slice(c.prepare("hi \"x\"", 3, 8).body()).unwrap();
         assert_eq!(
             v,
             serde_json::json!({"model":"m","prompt":"hi \"x\"","max_tokens":8,"stream":true,
@@ -392,7 +393,10 @@ mod tests {
         let c = Client::new(chat).unwrap();
         assert_eq!(c.request_url(), "http://127.0.0.1:9/v1/chat/completions");
         let v: serde_json::Value = serde_json::from_slice(c.prepare("hi", 1, 2).body()).unwrap();
-        assert_eq!(v["messages"], serde_json::json!([{"role":"user","content":"hi"}]));
+        assert_eq!(
+            v["messages"],
+            serde_json::json!([{"role":"user","content":"hi"}])
+        );
         assert!(v.get("ignore_eos").is_none() && v.get("prompt").is_none());
     }
 

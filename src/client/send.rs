@@ -142,7 +142,10 @@ impl Client {
     fn timeout_fail(&self, started: Instant, got_first: bool, tokens: u32) -> Fail {
         let now = Instant::now();
         let detail = match self.inner.ttft_timeout {
-            Some(t) if !got_first && now.saturating_duration_since(started) < self.inner.request_timeout => {
+            Some(t)
+                if !got_first
+                    && now.saturating_duration_since(started) < self.inner.request_timeout =>
+            {
                 format!("no first token within the ttft_timeout of {t:?}")
             }
             _ => format!(
@@ -274,7 +277,9 @@ impl Client {
             };
             let read = match timeout_at(limit, resp.chunk()).await {
                 Err(_) if prog.done => return Ok(()), // [DONE] seen; only the close is late
-                Err(_) => return Err(self.timeout_fail(sent, prog.first.is_some(), prog.token_chunks)),
+                Err(_) => {
+                    return Err(self.timeout_fail(sent, prog.first.is_some(), prog.token_chunks))
+                }
                 Ok(Err(e)) => {
                     return Err(Fail::new(
                         ErrorClass::Reset,

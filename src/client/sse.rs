@@ -229,7 +229,10 @@ mod tests {
 
     #[test]
     fn bare_cr_line_ends_and_split_crlf() {
-        assert_eq!(collect(&[b"data: a\r\rdata: b\r", b"\n\r\n"]).unwrap(), vec!["a", "b"]);
+        assert_eq!(
+            collect(&[b"data: a\r\rdata: b\r", b"\n\r\n"]).unwrap(),
+            vec!["a", "b"]
+        );
     }
 
     #[test]
@@ -247,7 +250,9 @@ mod tests {
     fn over_long_line_fails_without_buffering_it() {
         let long = vec![b'a'; 100];
         let mut p = SseParser::new(64);
-        let err = p.feed(&long[..50], |_| true).and_then(|_| p.feed(&long[50..], |_| true));
+        let err = p
+            .feed(&long[..50], |_| true)
+            .and_then(|_| p.feed(&long[50..], |_| true));
         assert_eq!(err, Err(SseError::TooLong { limit: 64 }));
         assert!(p.partial.capacity() == 0);
         // stays failed

@@ -69,7 +69,9 @@ pub enum PreflightError {
         detail: String,
     },
     /// 404 (or 400) naming the model: the server does not serve it.
-    #[error("{url} answered {status}: model `{model}` is not served; served model names are: {served}")]
+    #[error(
+        "{url} answered {status}: model `{model}` is not served; served model names are: {served}"
+    )]
     UnknownModel {
         /// The URL tried.
         url: String,
@@ -188,7 +190,9 @@ fn transport_error(url: &str, err: &RequestError) -> PreflightError {
 
 fn auth_hint(api_key_env: Option<&str>, key_present: bool) -> String {
     match (api_key_env, key_present) {
-        (None, _) => "the server wants a key: set endpoint.api_key_env to the variable that holds it".into(),
+        (None, _) => {
+            "the server wants a key: set endpoint.api_key_env to the variable that holds it".into()
+        }
         (Some(var), false) => format!("key not sent: ${var} is not set; export it before running"),
         (Some(var), true) => {
             format!("key not sent or invalid: is ${var} set to the right key and exported?")
@@ -287,10 +291,10 @@ pub async fn preflight(
                 },
             }
         }
-        ErrorClass::Client4xx if status == 404 && path_wrong => {
-            PreflightError::WrongPath { url }
-        }
-        ErrorClass::Client4xx if (status == 404 || status == 400) && (not_listed || mentions_model) => {
+        ErrorClass::Client4xx if status == 404 && path_wrong => PreflightError::WrongPath { url },
+        ErrorClass::Client4xx
+            if (status == 404 || status == 400) && (not_listed || mentions_model) =>
+        {
             PreflightError::UnknownModel {
                 url,
                 status,
@@ -321,8 +325,17 @@ mod tests {
     #[test]
     fn connect_errors_are_told_apart() {
         let u = "http://x/v1/models";
-        assert!(matches!(connect_error(u, "tcp connect error: Connection refused (os error 111)"), PreflightError::NoServer { .. }));
-        assert!(matches!(connect_error(u, "dns error: failed to lookup address information"), PreflightError::Dns { .. }));
-        assert!(matches!(connect_error(u, "invalid peer certificate: UnknownIssuer"), PreflightError::Tls { .. }));
+        assert!(matches!(
+            connect_error(u, "tcp connect error: Connection refused (os error 111)"),
+            PreflightError::NoServer { .. }
+        ));
+        assert!(matches!(
+            connect_error(u, "dns error: failed to lookup address information"),
+            PreflightError::Dns { .. }
+        ));
+        assert!(matches!(
+            connect_error(u, "invalid peer certificate: UnknownIssuer"),
+            PreflightError::Tls { .. }
+        ));
     }
 }
