@@ -538,6 +538,33 @@ async fn preflight_refused() {
 }
 
 #[tokio::test]
+async fn preflight_tls_to_a_plain_http_server() {
+    // Like a plain http server: reads whatever arrives (a TLS ClientHello) and answers 400.
+    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let base = format!("http://{}", listener.local_addr().unwrap());
+    tokio::spawn(async move {
+        for _ in 0..4 {
+            let Ok((mut sock, _)) = listener.accept().await else {
+                return;
+            };
+            let mut buf = [0u8; 4096];
+            let _ = sock.read(&mut buf).await;
+            let _ = sock
+                .write_all(
+                    b"HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\nConnection: close\r\n\r\n",
+                )
+                .await;
+        }
+    });
+    let client = Client::new(config(&base.replacen("http:", "https:", 1))).unwrap();
+    let r = send_on(&client).await;
+    assert_eq!(class(&r), Some(ErrorClass::Connect), "{:?}", r.error);
+    let err = preflight(&client, "m", None, false).await.unwrap_err();
+    assert!(matches!(err, PreflightError::Tls { .. }), "{err}");
+    assert!(err.to_string().contains("TLS handshake"), "{err}");
+}
+
+#[tokio::test]
 async fn preflight_unauthorized_names_the_variable() {
     let (base, _) = server(|_| {
         vec![json_response(

@@ -169,8 +169,14 @@ impl Client {
         index: u32,
         warmup: bool,
     ) -> RequestRecord {
+        // Sized up front so the hot loop does not grow them token by token.
+        let expected = (req.max_tokens as usize).min(16 * 1024);
         let mut prog = Progress {
-            text: self.counter.as_ref().map(|_| String::new()),
+            text: self
+                .counter
+                .as_ref()
+                .map(|_| String::with_capacity(expected * 4)),
+            itl: Vec::with_capacity(expected),
             ..Progress::default()
         };
         let builder = self
@@ -178,9 +184,9 @@ impl Client {
             .post(self.inner.url.clone())
             .body(req.body.clone());
         let sent = Instant::now();
-        let deadline = sent + self.inner.request_timeout;
+        let deadline = after(sent, self.inner.request_timeout);
         let ttft_deadline = match self.inner.ttft_timeout {
-            Some(t) => (sent + t).min(deadline),
+            Some(t) => after(sent, t).min(deadline),
             None => deadline,
         };
         let result = self
@@ -366,7 +372,7 @@ impl Client {
 
     /// `GET {base}/v1/models`: the served model ids, or what came back instead.
     pub async fn list_models(&self) -> ModelsReply {
-        let deadline = Instant::now() + self.inner.request_timeout;
+        let deadline = after(Instant::now(), self.inner.request_timeout);
         let send = self.http.get(self.inner.models_url.clone()).send();
         let mut resp = match timeout_at(deadline, send).await {
             Err(_) => {
@@ -415,6 +421,12 @@ impl Client {
             Err(_) => ModelsReply::Unparsable,
         }
     }
+}
+
+/// `t + d`, saturating far in the future instead of panicking on an absurd timeout.
+fn after(t: Instant, d: Duration) -> Instant {
+    t.checked_add(d)
+        .unwrap_or_else(|| t + Duration::from_secs(100 * 365 * 24 * 3600))
 }
 
 /// Reads at most `cap` bytes of a body, stopping at the deadline or a broken body (an error
