@@ -169,6 +169,35 @@ fn full_stream(with_usage: bool) -> Vec<Step> {
     v
 }
 
+#[test]
+fn send_future_can_be_spawned() {
+    fn assert_send<T: Send + 'static>(_: T) {}
+    let client = Client::new(config("http://127.0.0.1:9")).unwrap();
+    let req = client.prepare("x", 1, 1);
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let _guard = rt.enter();
+    let start = Instant::now();
+    assert_send(async move { client.send(&req, start, Duration::ZERO, 0, false).await });
+}
+
+#[tokio::test]
+async fn done_then_held_open_is_still_a_success() {
+    let r = send_steps(|| {
+        vec![
+            sse_head(),
+            w(text_event("a")),
+            w("data: [DONE]\n\n"),
+            sleep_ms(30_000),
+        ]
+    })
+    .await;
+    assert!(r.ok(), "{:?}", r.error);
+    assert_eq!(r.output_tokens, 1);
+}
+
 #[tokio::test]
 async fn success_with_usage() {
     let (base, seen) = server(|_| full_stream(true)).await;

@@ -17,6 +17,8 @@ use crate::record::{ErrorClass, RequestError, RequestRecord, TokenSource};
 
 /// Largest non-streaming JSON body accepted (a server that ignores `stream`).
 const JSON_BODY_CAP: usize = 16 << 20;
+/// How long the end of the body may lag behind `[DONE]`.
+const AFTER_DONE_GRACE: Duration = Duration::from_secs(1);
 /// Largest `/v1/models` body read.
 const MODELS_BODY_CAP: usize = 4 << 20;
 
@@ -275,8 +277,14 @@ impl Client {
         let mut parser = SseParser::default();
         let mut json_body: Option<Vec<u8>> = None;
         let mut sniffed = false;
+        let mut done_deadline: Option<Instant> = None;
         loop {
-            let limit = if prog.first.is_none() {
+            let limit = if prog.done {
+                // After [DONE] only the end of the body is awaited; a server that keeps it
+                // open must not hold the request (and its concurrency slot) much longer.
+                (*done_deadline.get_or_insert_with(|| after(Instant::now(), AFTER_DONE_GRACE)))
+                    .min(deadline)
+            } else if prog.first.is_none() {
                 ttft_deadline
             } else {
                 deadline
