@@ -57,10 +57,15 @@ struct Wire<'a> {
 /// `choices` reduced to its first element, without allocating a `Vec`.
 struct FirstChoice<'a>(Option<Choice<'a>>);
 
+/// A string that borrows from the input when it has no escapes (`#[serde(borrow)]` on a bare
+/// `Cow` does this; on `Option<Cow>` it does not, hence the newtype).
+#[derive(Deserialize)]
+struct Text<'a>(#[serde(borrow)] Cow<'a, str>);
+
 #[derive(Deserialize, Default)]
 struct Choice<'a> {
     #[serde(default, borrow)]
-    text: Option<Cow<'a, str>>,
+    text: Option<Text<'a>>,
     #[serde(default, borrow)]
     delta: Option<Message<'a>>,
     #[serde(default, borrow)]
@@ -70,11 +75,11 @@ struct Choice<'a> {
 #[derive(Deserialize, Default)]
 struct Message<'a> {
     #[serde(default, borrow)]
-    content: Option<Cow<'a, str>>,
+    content: Option<Text<'a>>,
     #[serde(default, borrow)]
-    reasoning_content: Option<Cow<'a, str>>,
+    reasoning_content: Option<Text<'a>>,
     #[serde(default, borrow)]
-    reasoning: Option<Cow<'a, str>>,
+    reasoning: Option<Text<'a>>,
 }
 
 impl<'de: 'a, 'a> Deserialize<'de> for FirstChoice<'a> {
@@ -102,6 +107,7 @@ fn take_text<'a>(m: Message<'a>) -> Option<Cow<'a, str>> {
     [m.content, m.reasoning_content, m.reasoning]
         .into_iter()
         .flatten()
+        .map(|t| t.0)
         .find(|s| !s.is_empty())
 }
 
@@ -138,6 +144,7 @@ pub fn parse(data: &[u8]) -> Chunk<'_> {
         Some(FirstChoice(Some(c))) => {
             let text = c
                 .text
+                .map(|t| t.0)
                 .filter(|t| !t.is_empty())
                 .or_else(|| c.delta.and_then(take_text))
                 .or_else(|| c.message.and_then(take_text))

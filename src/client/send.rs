@@ -17,6 +17,8 @@ use crate::record::{ErrorClass, RequestError, RequestRecord, TokenSource};
 
 /// Largest non-streaming JSON body accepted (a server that ignores `stream`).
 const JSON_BODY_CAP: usize = 16 << 20;
+/// How long the end of the body may lag behind `[DONE]`.
+const AFTER_DONE_GRACE: Duration = Duration::from_secs(1);
 /// Largest `/v1/models` body read.
 const MODELS_BODY_CAP: usize = 4 << 20;
 
@@ -169,8 +171,14 @@ impl Client {
         index: u32,
         warmup: bool,
     ) -> RequestRecord {
+        // Sized up front so the hot loop does not grow them token by token.
+        let expected = (req.max_tokens as usize).min(16 * 1024);
         let mut prog = Progress {
-            text: self.counter.as_ref().map(|_| String::new()),
+            text: self
+                .counter
+                .as_ref()
+                .map(|_| String::with_capacity(expected * 4)),
+            itl: Vec::with_capacity(expected),
             ..Progress::default()
         };
         let builder = self
@@ -178,9 +186,9 @@ impl Client {
             .post(self.inner.url.clone())
             .body(req.body.clone());
         let sent = Instant::now();
-        let deadline = sent + self.inner.request_timeout;
+        let deadline = after(sent, self.inner.request_timeout);
         let ttft_deadline = match self.inner.ttft_timeout {
-            Some(t) => (sent + t).min(deadline),
+            Some(t) => after(sent, t).min(deadline),
             None => deadline,
         };
         let result = self
@@ -269,8 +277,14 @@ impl Client {
         let mut parser = SseParser::default();
         let mut json_body: Option<Vec<u8>> = None;
         let mut sniffed = false;
+        let mut done_deadline: Option<Instant> = None;
         loop {
-            let limit = if prog.first.is_none() {
+            let limit = if prog.done {
+                // After [DONE] only the end of the body is awaited; a server that keeps it
+                // open must not hold the request (and its concurrency slot) much longer.
+                (*done_deadline.get_or_insert_with(|| after(Instant::now(), AFTER_DONE_GRACE)))
+                    .min(deadline)
+            } else if prog.first.is_none() {
                 ttft_deadline
             } else {
                 deadline
@@ -366,7 +380,7 @@ impl Client {
 
     /// `GET {base}/v1/models`: the served model ids, or what came back instead.
     pub async fn list_models(&self) -> ModelsReply {
-        let deadline = Instant::now() + self.inner.request_timeout;
+        let deadline = after(Instant::now(), self.inner.request_timeout);
         let send = self.http.get(self.inner.models_url.clone()).send();
         let mut resp = match timeout_at(deadline, send).await {
             Err(_) => {
@@ -415,6 +429,12 @@ impl Client {
             Err(_) => ModelsReply::Unparsable,
         }
     }
+}
+
+/// `t + d`, saturating far in the future instead of panicking on an absurd timeout.
+fn after(t: Instant, d: Duration) -> Instant {
+    t.checked_add(d)
+        .unwrap_or_else(|| t + Duration::from_secs(100 * 365 * 24 * 3600))
 }
 
 /// Reads at most `cap` bytes of a body, stopping at the deadline or a broken body (an error

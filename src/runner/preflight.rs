@@ -163,9 +163,16 @@ fn connect_error(url: &str, detail: &str) -> PreflightError {
     let (url, detail) = (url.to_owned(), detail.to_owned());
     if lower.contains("dns error") || lower.contains("failed to lookup") {
         PreflightError::Dns { url, detail }
-    } else if ["tls", "certificate", "handshake", "rustls"]
-        .iter()
-        .any(|w| lower.contains(w))
+    } else if [
+        "tls",
+        "certificate",
+        "handshake",
+        "rustls",
+        "corrupt message",
+    ]
+    .iter()
+    .any(|w| lower.contains(w))
+        || (url.starts_with("https:") && !lower.contains("refused"))
     {
         PreflightError::Tls { url, detail }
     } else {
