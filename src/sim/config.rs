@@ -1,13 +1,307 @@
 //! Simulator settings: command-line flags of `ladder sim` and the scenario's `sim:` section.
+//!
+//! Flags and scenario keys share names (`--max-num-seqs` ↔ `max_num_seqs`). docs/sim.md
+//! describes the engine model and the capacity formula ([`SimConfig::capacity_rps`]).
+
+use std::time::Duration;
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-/// Settings of the simulated engine. Every field has a default.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema, Default)]
-#[serde(deny_unknown_fields)]
+/// Settings of the simulated engine. Every field has a default; see docs/sim.md.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, default)]
 pub struct SimConfig {
-    /// Seed of the simulator's random choices.
+    /// Seed of the simulator's random choices (output words and lengths, sampled faults).
     #[serde(default)]
     pub seed: u64,
+    /// Clock speed: every modelled time (steps, prefill, queue-wait limit) is divided by it.
+    #[serde(default)]
+    pub speed: f64,
+    /// Extra model names served besides `sim-model` (e.g. the scenario's `model`).
+    #[serde(default)]
+    pub served_model_names: Vec<String>,
+    /// Context length: prompt + max_tokens above it is refused with 400.
+    #[serde(default)]
+    pub max_model_len: u32,
+    /// Most sequences running in one batch (vLLM `--max-num-seqs`).
+    #[serde(default)]
+    pub max_num_seqs: u32,
+    /// KV-cache budget in tokens; each running sequence reserves prompt + max_tokens.
+    #[serde(default)]
+    pub kv_cache_tokens: u32,
+    /// Token budget of one step (decode tokens + chunked prefill tokens).
+    #[serde(default)]
+    pub max_num_batched_tokens: u32,
+    /// Fixed cost of one engine step, milliseconds.
+    #[serde(default)]
+    pub step_base_ms: f64,
+    /// Added step cost per sequence in the batch, milliseconds.
+    #[serde(default)]
+    pub step_per_seq_ms: f64,
+    /// Prefill cost per prompt token processed in a step, microseconds.
+    #[serde(default)]
+    pub prefill_per_token_us: f64,
+    /// Multiplier of the decode part of a step (1.3 simulates a 30 % slower build).
+    #[serde(default)]
+    pub decode_scale: f64,
+    /// Output tokens per streamed chunk.
+    #[serde(default)]
+    pub chunk_tokens: u32,
+    /// Skip the engine model: admit everything, emit tokens as fast as the client reads.
+    #[serde(default)]
+    pub zero_cost: bool,
+    /// Waiting-queue limit; a request arriving to a full queue is rejected at once.
+    #[serde(default)]
+    pub max_waiting: u32,
+    /// Longest a request may wait for a batch slot before it is rejected, milliseconds (modelled time).
+    #[serde(default)]
+    pub max_queue_wait_ms: u64,
+    /// HTTP status of a queue rejection: 429 or 503.
+    #[serde(default)]
+    pub reject_status: u16,
+    /// `Retry-After` header value (seconds) on 429 and 503 responses.
+    #[serde(default)]
+    pub retry_after_s: u32,
+    /// max_tokens when a request gives none (capped by the remaining context).
+    #[serde(default)]
+    pub default_max_tokens: u32,
+    /// Environment variable holding the API key to require; unset means no auth.
+    #[serde(default)]
+    pub api_key_env: Option<String>,
+    /// Fraction of requests answered 500.
+    #[serde(default)]
+    pub fault_http_500: f64,
+    /// Fraction of requests answered 429 with Retry-After.
+    #[serde(default)]
+    pub fault_http_429: f64,
+    /// Fraction of requests whose connection is dropped mid-stream.
+    #[serde(default)]
+    pub fault_drop_mid_stream: f64,
+    /// Fraction of streams with a non-JSON `data:` line mid-stream.
+    #[serde(default)]
+    pub fault_malformed_chunk: f64,
+    /// Fraction of streams with an `{"error": ...}` object mid-stream.
+    #[serde(default)]
+    pub fault_stream_error: f64,
+    /// Fraction of streams that stop sending mid-stream for `stall_ms`.
+    #[serde(default)]
+    pub fault_stall: f64,
+    /// Fraction of requests answered 404 `model_not_found`.
+    #[serde(default)]
+    pub fault_unknown_model: f64,
+    /// Length of a stall fault, milliseconds (wall clock, not divided by `speed`).
+    #[serde(default)]
+    pub stall_ms: u64,
+}
+
+impl Default for SimConfig {
+    fn default() -> Self {
+        SimConfig {
+            seed: 0,
+            speed: 1.0,
+            served_model_names: Vec::new(),
+            max_model_len: 8192,
+            max_num_seqs: 64,
+            kv_cache_tokens: 32768,
+            max_num_batched_tokens: 2048,
+            step_base_ms: 10.0,
+            step_per_seq_ms: 0.5,
+            prefill_per_token_us: 20.0,
+            decode_scale: 1.0,
+            chunk_tokens: 1,
+            zero_cost: false,
+            max_waiting: 64,
+            max_queue_wait_ms: 5000,
+            reject_status: 429,
+            retry_after_s: 1,
+            default_max_tokens: 256,
+            api_key_env: None,
+            fault_http_500: 0.0,
+            fault_http_429: 0.0,
+            fault_drop_mid_stream: 0.0,
+            fault_malformed_chunk: 0.0,
+            fault_stream_error: 0.0,
+            fault_stall: 0.0,
+            fault_unknown_model: 0.0,
+            stall_ms: 600_000,
+        }
+    }
+}
+
+/// The model name always served.
+pub const DEFAULT_MODEL: &str = "sim-model";
+
+impl SimConfig {
+    /// Every problem with the settings, one message each; empty when usable.
+    pub fn problems(&self) -> Vec<String> {
+        let mut p = Vec::new();
+        let pos = |name: &str, v: f64, p: &mut Vec<String>| {
+            if !(v.is_finite() && v > 0.0) {
+                p.push(format!("sim.{name} must be a positive number, got {v}"));
+            }
+        };
+        let nonneg = |name: &str, v: f64, p: &mut Vec<String>| {
+            if !(v.is_finite() && v >= 0.0) {
+                p.push(format!("sim.{name} must be >= 0, got {v}"));
+            }
+        };
+        pos("speed", self.speed, &mut p);
+        pos("decode_scale", self.decode_scale, &mut p);
+        nonneg("step_base_ms", self.step_base_ms, &mut p);
+        nonneg("step_per_seq_ms", self.step_per_seq_ms, &mut p);
+        nonneg("prefill_per_token_us", self.prefill_per_token_us, &mut p);
+        for (name, v) in [
+            ("max_model_len", self.max_model_len),
+            ("max_num_seqs", self.max_num_seqs),
+            ("chunk_tokens", self.chunk_tokens),
+            ("default_max_tokens", self.default_max_tokens),
+        ] {
+            if v == 0 {
+                p.push(format!("sim.{name} must be at least 1"));
+            }
+        }
+        if self.kv_cache_tokens < self.max_model_len {
+            p.push(format!(
+                "sim.kv_cache_tokens ({}) must be >= sim.max_model_len ({}) so any valid request fits",
+                self.kv_cache_tokens, self.max_model_len
+            ));
+        }
+        if self.max_num_batched_tokens < self.max_num_seqs {
+            p.push(format!(
+                "sim.max_num_batched_tokens ({}) must be >= sim.max_num_seqs ({})",
+                self.max_num_batched_tokens, self.max_num_seqs
+            ));
+        }
+        if self.reject_status != 429 && self.reject_status != 503 {
+            p.push(format!(
+                "sim.reject_status must be 429 or 503, got {}",
+                self.reject_status
+            ));
+        }
+        let mut sum = 0.0;
+        for (name, v) in self.fault_fractions() {
+            if !(0.0..=1.0).contains(&v) {
+                p.push(format!("sim.{name} must be a fraction in [0, 1], got {v}"));
+            }
+            sum += v;
+        }
+        if sum > 1.0 + 1e-9 {
+            p.push(format!("sim.fault_* fractions add up to {sum}, more than 1"));
+        }
+        p
+    }
+
+    /// The fault fractions by scenario key, in the order a random draw walks them.
+    pub fn fault_fractions(&self) -> [(&'static str, f64); 7] {
+        [
+            ("fault_http_500", self.fault_http_500),
+            ("fault_http_429", self.fault_http_429),
+            ("fault_drop_mid_stream", self.fault_drop_mid_stream),
+            ("fault_malformed_chunk", self.fault_malformed_chunk),
+            ("fault_stream_error", self.fault_stream_error),
+            ("fault_stall", self.fault_stall),
+            ("fault_unknown_model", self.fault_unknown_model),
+        ]
+    }
+
+    /// Served model names: `sim-model` then `served_model_names`, without duplicates.
+    pub fn model_names(&self) -> Vec<String> {
+        let mut names = vec![DEFAULT_MODEL.to_string()];
+        for n in &self.served_model_names {
+            if !names.contains(n) {
+                names.push(n.clone());
+            }
+        }
+        names
+    }
+
+    /// Most sequences that can run together for requests of this shape:
+    /// `min(max_num_seqs, kv_cache_tokens / (input + output))`.
+    pub fn batch_limit(&self, input_tokens: u32, output_tokens: u32) -> u32 {
+        let per_seq = (input_tokens + output_tokens).max(1);
+        self.max_num_seqs.min(self.kv_cache_tokens / per_seq).max(1)
+    }
+
+    /// Saturated request throughput (req/s, wall clock) for requests of `input_tokens` in and
+    /// exactly `output_tokens` out:
+    ///
+    /// `speed / (out × decode_scale × (step_base/B + step_per_seq) + in × prefill_per_token)`
+    /// with `B = batch_limit(in, out)` and times in seconds. Every request takes `out` steps
+    /// in a full batch of `B`, paying `step_per_seq` in each and a `1/B` share of `step_base`.
+    pub fn capacity_rps(&self, input_tokens: u32, output_tokens: u32) -> f64 {
+        let b = f64::from(self.batch_limit(input_tokens, output_tokens));
+        let decode_ms = f64::from(output_tokens)
+            * self.decode_scale
+            * (self.step_base_ms / b + self.step_per_seq_ms);
+        let prefill_ms = f64::from(input_tokens) * self.prefill_per_token_us / 1000.0;
+        let per_request_ms = decode_ms + prefill_ms;
+        if self.zero_cost || per_request_ms <= 0.0 {
+            return f64::INFINITY;
+        }
+        self.speed * 1000.0 / per_request_ms
+    }
+
+    /// True when no time is modelled: `zero_cost`, or every cost set to 0.
+    pub fn is_zero_cost(&self) -> bool {
+        self.zero_cost
+            || (self.step_base_ms == 0.0
+                && self.step_per_seq_ms == 0.0
+                && self.prefill_per_token_us == 0.0)
+    }
+
+    /// Modelled milliseconds as wall-clock time at this `speed`.
+    pub(crate) fn wall(&self, modelled_ms: f64) -> Duration {
+        Duration::from_secs_f64((modelled_ms / self.speed / 1000.0).max(0.0))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn defaults_are_valid_and_capacity_is_in_the_tens_for_short_requests() {
+        let c = SimConfig::default();
+        assert!(c.problems().is_empty(), "{:?}", c.problems());
+        let cap = c.capacity_rps(128, 64);
+        assert!((10.0..=30.0).contains(&cap), "capacity {cap}");
+        // The seed's 512/256 shape is slower, and speed scales linearly.
+        assert!(c.capacity_rps(512, 256) < cap / 2.0);
+        let fast = SimConfig {
+            speed: 10.0,
+            ..c.clone()
+        };
+        assert!((fast.capacity_rps(128, 64) / cap - 10.0).abs() < 1e-9);
+        let slow = SimConfig {
+            decode_scale: 1.3,
+            ..c
+        };
+        assert!(slow.capacity_rps(128, 64) < cap / 1.2);
+    }
+
+    #[test]
+    fn empty_yaml_object_gives_defaults_and_unknown_keys_are_refused() {
+        let c: SimConfig = serde_json::from_str("{}").unwrap();
+        assert_eq!(c, SimConfig::default());
+        let c: SimConfig = serde_json::from_str(r#"{"speed": 20, "max_num_seqs": 8}"#).unwrap();
+        assert_eq!(c.speed, 20.0);
+        assert_eq!(c.max_num_seqs, 8);
+        assert_eq!(c.step_base_ms, 10.0);
+        assert!(serde_json::from_str::<SimConfig>(r#"{"sped": 2}"#).is_err());
+    }
+
+    #[test]
+    fn problems_are_all_reported() {
+        let c = SimConfig {
+            speed: 0.0,
+            reject_status: 500,
+            fault_http_500: 0.7,
+            fault_stall: 0.7,
+            kv_cache_tokens: 10,
+            ..SimConfig::default()
+        };
+        let p = c.problems();
+        assert_eq!(p.len(), 4, "{p:?}");
+    }
 }

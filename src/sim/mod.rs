@@ -1,5 +1,175 @@
-//! The built-in OpenAI-compatible serving simulator.
+//! The built-in OpenAI-compatible serving simulator (`ladder sim`, or `base_url: sim`).
+//!
+//! A real HTTP server (axum on the caller's tokio runtime) in front of a modelled
+//! continuously-batching engine; docs/sim.md describes the model and every setting.
 
 mod config;
+mod engine;
+mod http;
+mod words;
 
-pub use config::SimConfig;
+use std::io;
+use std::net::SocketAddr;
+use std::sync::atomic::AtomicU64;
+use std::sync::Arc;
+use std::time::Duration;
+
+use tokio::sync::{mpsc, watch};
+use tokio::task::JoinHandle;
+
+pub use config::{SimConfig, DEFAULT_MODEL};
+pub use http::FAULT_HEADER;
+
+/// Environment variable `ladder sim` reads the API key from when `--api-key` is not given.
+pub const API_KEY_ENV: &str = "LADDER_SIM_API_KEY";
+
+/// How long `shutdown` waits for connections to close before cutting them.
+const SHUTDOWN_GRACE: Duration = Duration::from_secs(5);
+
+/// A running simulator. Dropping it without [`SimServer::shutdown`] also stops it, abruptly.
+pub struct SimServer {
+    addr: SocketAddr,
+    stop: watch::Sender<bool>,
+    serve: Option<JoinHandle<io::Result<()>>>,
+    engine: Option<JoinHandle<()>>,
+}
+
+impl SimServer {
+    /// Bind `addr` (port 0 = ephemeral) and serve on the current tokio runtime. The API key,
+    /// if any, is read from the variable named by `cfg.api_key_env`.
+    pub async fn start(cfg: SimConfig, addr: SocketAddr) -> io::Result<SimServer> {
+        let key = match &cfg.api_key_env {
+            None => None,
+            Some(var) => match std::env::var(var) {
+                Ok(k) if !k.is_empty() => Some(k),
+                _ => {
+                    return Err(io::Error::new(
+                        io::ErrorKind::InvalidInput,
+                        format!("sim.api_key_env names `{var}`, but `{var}` is not set; export it or drop api_key_env"),
+                    ))
+                }
+            },
+        };
+        Self::start_with_api_key(cfg, addr, key).await
+    }
+
+    /// Like [`SimServer::start`], with the API key given directly (`None`: no auth).
+    pub async fn start_with_api_key(
+        cfg: SimConfig,
+        addr: SocketAddr,
+        api_key: Option<String>,
+    ) -> io::Result<SimServer> {
+        let problems = cfg.problems();
+        if !problems.is_empty() {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                problems.join("; "),
+            ));
+        }
+        let listener = tokio::net::TcpListener::bind(addr).await?;
+        let addr = listener.local_addr()?;
+        let (stop, stop_rx) = watch::channel(false);
+        let (jobs_tx, jobs_rx) = mpsc::unbounded_channel();
+        let stats = Arc::new(engine::Stats::default());
+        let engine = tokio::spawn(engine::run(
+            cfg.clone(),
+            stats.clone(),
+            jobs_rx,
+            stop_rx.clone(),
+        ));
+        let app = Arc::new(http::App {
+            names: cfg.model_names(),
+            cfg,
+            api_key,
+            stats,
+            jobs: jobs_tx,
+            counter: AtomicU64::new(0),
+            shutdown: stop_rx.clone(),
+        });
+        let mut graceful = stop_rx;
+        let serve = tokio::spawn(async move {
+            axum::serve(listener, http::router(app))
+                .with_graceful_shutdown(async move {
+                    let _ = graceful.wait_for(|s| *s).await;
+                })
+                .await
+        });
+        Ok(SimServer {
+            addr,
+            stop,
+            serve: Some(serve),
+            engine: Some(engine),
+        })
+    }
+
+    /// The bound address (with the real port when started on port 0).
+    pub fn local_addr(&self) -> SocketAddr {
+        self.addr
+    }
+
+    /// Stop accepting, end in-flight streams (they close without `[DONE]`), and wait for
+    /// connections to close (at most a few seconds, then they are cut).
+    pub async fn shutdown(mut self) {
+        let _ = self.stop.send(true);
+        if let Some(engine) = self.engine.take() {
+            let _ = engine.await;
+        }
+        if let Some(mut serve) = self.serve.take() {
+            if tokio::time::timeout(SHUTDOWN_GRACE, &mut serve)
+                .await
+                .is_err()
+            {
+                serve.abort();
+            }
+        }
+    }
+}
+
+impl Drop for SimServer {
+    fn drop(&mut self) {
+        let _ = self.stop.send(true);
+        if let Some(s) = self.serve.take() {
+            s.abort();
+        }
+    }
+}
+
+/// `ladder sim`: serve until SIGINT/SIGTERM. Prints `listening on http://ADDR` on stdout
+/// first (flushed), so scripts and tests can read the bound port.
+pub async fn serve_until_signal(
+    cfg: SimConfig,
+    addr: SocketAddr,
+    api_key: Option<String>,
+) -> io::Result<()> {
+    use std::io::Write;
+    let server = SimServer::start_with_api_key(cfg, addr, api_key).await?;
+    {
+        let mut out = io::stdout().lock();
+        writeln!(out, "listening on http://{}", server.local_addr())?;
+        out.flush()?;
+    }
+    wait_for_signal().await;
+    server.shutdown().await;
+    Ok(())
+}
+
+#[cfg(unix)]
+async fn wait_for_signal() {
+    use tokio::signal::unix::{signal, SignalKind};
+    match signal(SignalKind::terminate()) {
+        Ok(mut term) => {
+            tokio::select! {
+                _ = tokio::signal::ctrl_c() => {}
+                _ = term.recv() => {}
+            }
+        }
+        Err(_) => {
+            let _ = tokio::signal::ctrl_c().await;
+        }
+    }
+}
+
+#[cfg(not(unix))]
+async fn wait_for_signal() {
+    let _ = tokio::signal::ctrl_c().await;
+}

@@ -1,0 +1,225 @@
+//! The simulated continuously-batching engine: one task running steps.
+//!
+//! Each step admits waiting requests FCFS while the batch has room (`max_num_seqs`) and the
+//! KV budget allows, spends the step's token budget on decode (one token per running,
+//! prefilled sequence) and chunked prefill, sleeps the modelled step time, then emits one
+//! token per sequence in the step. The HTTP layer turns token counts into text.
+
+use std::collections::VecDeque;
+use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
+use std::sync::Arc;
+use std::time::Duration;
+
+use tokio::sync::{mpsc, watch};
+use tokio::time::Instant;
+
+use super::config::SimConfig;
+
+/// How far the step clock may fall behind wall time before it is reset (catch-up bound).
+const MAX_LAG: Duration = Duration::from_millis(50);
+
+/// What the engine tells one request's HTTP handler.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Event {
+    /// Admitted into the running batch.
+    Scheduled,
+    /// `n` more output tokens; `finished` on the last chunk.
+    Tokens { n: u32, finished: bool },
+    /// Waited longer than `max_queue_wait_ms`.
+    Rejected,
+}
+
+/// A request handed to the engine.
+pub(crate) struct Job {
+    pub prompt_tokens: u32,
+    /// Tokens this request will produce (≤ max_tokens).
+    pub output_tokens: u32,
+    /// KV reservation: prompt + max_tokens.
+    pub kv_tokens: u32,
+    pub arrived: Instant,
+    pub tx: mpsc::UnboundedSender<Event>,
+}
+
+struct Seq {
+    job: Job,
+    prefilled: u32,
+    generated: u32,
+    pending: u32,
+}
+
+/// Counters shared with the HTTP layer and `/metrics`.
+#[derive(Debug, Default)]
+pub(crate) struct Stats {
+    /// Requests handed to the engine and not yet admitted or rejected.
+    pub waiting: AtomicU64,
+    pub running: AtomicU64,
+    pub kv_used: AtomicU64,
+    pub prompt_tokens: AtomicU64,
+    pub generation_tokens: AtomicU64,
+    pub success_length: AtomicU64,
+    pub success_stop: AtomicU64,
+    pub rejected: AtomicU64,
+}
+
+impl Stats {
+    pub(crate) fn record_success(&self, reached_max: bool) {
+        if reached_max {
+            self.success_length.fetch_add(1, Relaxed);
+        } else {
+            self.success_stop.fetch_add(1, Relaxed);
+        }
+    }
+}
+
+/// The engine loop; returns when `jobs` closes or `shutdown` turns true. Dropping the
+/// remaining jobs closes their event channels, which ends their streams.
+pub(crate) async fn run(
+    cfg: SimConfig,
+    stats: Arc<Stats>,
+    mut jobs: mpsc::UnboundedReceiver<Job>,
+    mut shutdown: watch::Receiver<bool>,
+) {
+    let max_wait = cfg.wall(cfg.max_queue_wait_ms as f64);
+    let mut waiting: VecDeque<Job> = VecDeque::new();
+    let mut running: Vec<Seq> = Vec::with_capacity(cfg.max_num_seqs as usize);
+    let mut kv_used: u64 = 0;
+    let mut clock: Option<Instant> = None;
+    let mut in_step: Vec<bool> = Vec::with_capacity(cfg.max_num_seqs as usize);
+
+    loop {
+        if running.is_empty() && waiting.is_empty() {
+            clock = None;
+            tokio::select! {
+                job = jobs.recv() => match job {
+                    Some(j) => waiting.push_back(j),
+                    None => break,
+                },
+                _ = shutdown.wait_for(|s| *s) => break,
+            }
+        }
+        while let Ok(j) = jobs.try_recv() {
+            waiting.push_back(j);
+        }
+
+        // Expire requests that waited too long, and forget clients that left.
+        let now = Instant::now();
+        waiting.retain(|j| {
+            if j.tx.is_closed() {
+                stats.waiting.fetch_sub(1, Relaxed);
+                return false;
+            }
+            if now.duration_since(j.arrived) > max_wait {
+                let _ = j.tx.send(Event::Rejected);
+                stats.waiting.fetch_sub(1, Relaxed);
+                stats.rejected.fetch_add(1, Relaxed);
+                return false;
+            }
+            true
+        });
+
+        // Admit FCFS while the batch and the KV budget have room.
+        while running.len() < cfg.max_num_seqs as usize {
+            let Some(front) = waiting.front() else { break };
+            if kv_used + u64::from(front.kv_tokens) > u64::from(cfg.kv_cache_tokens) {
+                break;
+            }
+            let job = waiting.pop_front().expect("front exists");
+            stats.waiting.fetch_sub(1, Relaxed);
+            if job.tx.send(Event::Scheduled).is_err() {
+                continue;
+            }
+            kv_used += u64::from(job.kv_tokens);
+            stats
+                .prompt_tokens
+                .fetch_add(u64::from(job.prompt_tokens), Relaxed);
+            running.push(Seq {
+                job,
+                prefilled: 0,
+                generated: 0,
+                pending: 0,
+            });
+        }
+        stats.running.store(running.len() as u64, Relaxed);
+        stats.kv_used.store(kv_used, Relaxed);
+        if running.is_empty() {
+            // Everything waiting was expired or abandoned; wait for new work.
+            continue;
+        }
+
+        // Plan the step: decode tokens first, then chunked prefill in admission order.
+        let decoding = running
+            .iter()
+            .filter(|s| s.prefilled >= s.job.prompt_tokens)
+            .count() as u32;
+        let mut budget = cfg.max_num_batched_tokens.saturating_sub(decoding);
+        let mut prefill_tokens: u64 = 0;
+        let mut batch: u32 = 0;
+        in_step.clear();
+        for s in running.iter_mut() {
+            let left = s.job.prompt_tokens - s.prefilled.min(s.job.prompt_tokens);
+            if left == 0 {
+                batch += 1;
+                in_step.push(true);
+            } else if budget > 0 {
+                let take = left.min(budget);
+                budget -= take;
+                s.prefilled += take;
+                prefill_tokens += u64::from(take);
+                batch += 1;
+                // A sequence whose prefill completes this step emits its first token.
+                in_step.push(s.prefilled >= s.job.prompt_tokens);
+            } else {
+                in_step.push(false);
+            }
+        }
+        let step_ms = cfg.decode_scale * (cfg.step_base_ms + cfg.step_per_seq_ms * f64::from(batch))
+            + prefill_tokens as f64 * cfg.prefill_per_token_us / 1000.0;
+        let now = Instant::now();
+        let start = match clock {
+            Some(c) if c + MAX_LAG >= now => c,
+            _ => now,
+        };
+        let deadline = start + cfg.wall(step_ms);
+        clock = Some(deadline);
+        if deadline > now {
+            tokio::select! {
+                _ = tokio::time::sleep_until(deadline) => {}
+                _ = shutdown.wait_for(|s| *s) => break,
+            }
+        }
+
+        // Emit one token per sequence in the step; retire finished and abandoned ones.
+        let mut emitted = 0u64;
+        let mut idx = 0;
+        running.retain_mut(|s| {
+            let emits = in_step[idx];
+            idx += 1;
+            if !emits {
+                return true;
+            }
+            s.generated += 1;
+            s.pending += 1;
+            emitted += 1;
+            let finished = s.generated >= s.job.output_tokens;
+            let mut keep = !finished;
+            if finished || s.pending >= cfg.chunk_tokens {
+                let n = std::mem::take(&mut s.pending);
+                if s.job.tx.send(Event::Tokens { n, finished }).is_err() {
+                    keep = false;
+                } else if finished {
+                    stats.record_success(s.job.output_tokens >= s.job.kv_tokens - s.job.prompt_tokens);
+                }
+            }
+            if !keep {
+                kv_used -= u64::from(s.job.kv_tokens);
+            }
+            keep
+        });
+        stats.generation_tokens.fetch_add(emitted, Relaxed);
+        stats.running.store(running.len() as u64, Relaxed);
+        stats.kv_used.store(kv_used, Relaxed);
+    }
+    stats.running.store(0, Relaxed);
+    stats.waiting.store(0, Relaxed);
+    stats.kv_used.store(0, Relaxed);
+}
