@@ -722,6 +722,8 @@ impl StreamState {
             if self.phase != Phase::End && self.chunks_sent >= self.fault_at {
                 match self.fault.take() {
                     Some(Fault::DropMidStream) => {
+                        // Let hyper flush what was sent, so the client sees a partial stream.
+                        tokio::time::sleep(Duration::from_millis(5)).await;
                         self.phase = Phase::End;
                         return Some(Err(aborted("simulated connection drop")));
                     }

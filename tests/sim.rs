@@ -1,0 +1,706 @@
+//! Integration tests of the built-in simulator over loopback with a real HTTP client.
+//! Shapes are asserted with ratios and generous margins, never tight wall-clock bounds.
+
+use std::net::SocketAddr;
+use std::time::Duration;
+
+use ladder::sim::{SimConfig, SimServer};
+use serde_json::{json, Value};
+use tokio::time::Instant;
+
+fn loopback() -> SocketAddr {
+    "127.0.0.1:0".parse().unwrap()
+}
+
+/// A fast configuration for functional tests.
+fn fast() -> SimConfig {
+    SimConfig {
+        speed: 50.0,
+        ..SimConfig::default()
+    }
+}
+
+async fn start(cfg: SimConfig) -> (SimServer, String) {
+    let s = SimServer::start(cfg, loopback()).await.unwrap();
+    let base = format!("http://{}", s.local_addr());
+    (s, base)
+}
+
+fn client() -> reqwest::Client {
+    reqwest::Client::builder()
+        .timeout(Duration::from_secs(30))
+        .build()
+        .unwrap()
+}
+
+/// The `data:` payloads of an SSE body, in order.
+fn sse_data(body: &str) -> Vec<String> {
+    body.split("\n\n")
+        .filter(|e| !e.trim().is_empty())
+        .map(|e| {
+            e.strip_prefix("data: ")
+                .unwrap_or_else(|| panic!("event without `data: `: {e:?}"))
+                .to_string()
+        })
+        .collect()
+}
+
+fn completion(prompt: &str, max_tokens: u32, stream: bool) -> Value {
+    json!({"model": "sim-model", "prompt": prompt, "max_tokens": max_tokens,
+           "stream": stream, "ignore_eos": true,
+           "stream_options": {"include_usage": true}})
+}
+
+async fn post(c: &reqwest::Client, url: &str, body: &Value) -> reqwest::Response {
+    c.post(url).json(body).send().await.unwrap()
+}
+
+async fn post_fault(
+    c: &reqwest::Client,
+    url: &str,
+    body: &Value,
+    fault: &str,
+) -> reqwest::Response {
+    c.post(url)
+        .header("x-ladder-fault", fault)
+        .json(body)
+        .send()
+        .await
+        .unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn health_models_and_metrics() {
+    let (s, base) = start(SimConfig {
+        served_model_names: vec!["my-model".into()],
+        ..fast()
+    })
+    .await;
+    let c = client();
+    assert_eq!(
+        c.get(format!("{base}/health")).send().await.unwrap().status(),
+        200
+    );
+    let models: Value = c
+        .get(format!("{base}/v1/models"))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let ids: Vec<&str> = models["data"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m["id"].as_str().unwrap())
+        .collect();
+    assert_eq!(ids, ["sim-model", "my-model"]);
+
+    let mut body = completion("one two three four", 5, false);
+    body["model"] = json!("my-model");
+    let r = post(&c, &format!("{base}/v1/completions"), &body).await;
+    assert_eq!(r.status(), 200);
+    let text = c
+        .get(format!("{base}/metrics"))
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    for name in [
+        "vllm:num_requests_running",
+        "vllm:num_requests_waiting",
+        "vllm:gpu_cache_usage_perc",
+        "vllm:prompt_tokens_total",
+        "vllm:generation_tokens_total",
+        "vllm:request_success_total",
+    ] {
+        assert!(text.contains(&format!("# TYPE {name} ")), "{name} missing");
+    }
+    assert!(text.contains("vllm:prompt_tokens_total{model_name=\"sim-model\"} 4\n"));
+    assert!(text.contains("vllm:generation_tokens_total{model_name=\"sim-model\"} 5\n"));
+    assert!(text.contains(
+        "vllm:request_success_total{finished_reason=\"length\",model_name=\"sim-model\"} 1\n"
+    ));
+    s.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn streaming_completions_framing_and_exact_token_counts() {
+    let (s, base) = start(fast()).await;
+    let c = client();
+    let r = post(
+        &c,
+        &format!("{base}/v1/completions"),
+        &completion("a b c", 7, true),
+    )
+    .await;
+    assert_eq!(r.status(), 200);
+    assert!(r.headers()["content-type"]
+        .to_str()
+        .unwrap()
+        .starts_with("text/event-stream"));
+    let data = sse_data(&r.text().await.unwrap());
+    assert_eq!(data.last().unwrap(), "[DONE]");
+    let events: Vec<Value> = data[..data.len() - 1]
+        .iter()
+        .map(|d| serde_json::from_str(d).unwrap())
+        .collect();
+    let (usage, tokens) = events.split_last().unwrap();
+    assert_eq!(tokens.len(), 7, "one chunk per token by default");
+    let mut text = String::new();
+    for (i, e) in tokens.iter().enumerate() {
+        assert_eq!(e["object"], "text_completion");
+        assert_eq!(e["model"], "sim-model");
+        assert!(e["id"].as_str().unwrap().starts_with("cmpl-"));
+        assert!(e["created"].is_u64());
+        let ch = &e["choices"][0];
+        assert_eq!(ch["index"], 0);
+        let t = ch["text"].as_str().unwrap();
+        assert!(t.ends_with(' '), "chunk text ends with a space: {t:?}");
+        text.push_str(t);
+        let want = if i == 6 { json!("length") } else { Value::Null };
+        assert_eq!(ch["finish_reason"], want);
+    }
+    assert_eq!(text.split_whitespace().count(), 7);
+    assert_eq!(usage["choices"], json!([]));
+    assert_eq!(usage["usage"]["prompt_tokens"], 3);
+    assert_eq!(usage["usage"]["completion_tokens"], 7);
+    assert_eq!(usage["usage"]["total_tokens"], 10);
+
+    // Without include_usage there is no usage chunk; chunk_tokens groups tokens.
+    let mut body = completion("a b c", 7, true);
+    body["stream_options"] = json!({"include_usage": false});
+    let data = sse_data(&post(&c, &format!("{base}/v1/completions"), &body).await.text().await.unwrap());
+    assert_eq!(data.len(), 8);
+    assert!(data.iter().all(|d| !d.contains("\"usage\"")));
+    s.shutdown().await;
+
+    let (s, base) = start(SimConfig {
+        chunk_tokens: 3,
+        ..fast()
+    })
+    .await;
+    let data = sse_data(&post(&c, &format!("{base}/v1/completions"), &completion("x", 7, true)).await.text().await.unwrap());
+    // ceil(7 / 3) = 3 token chunks, then usage and [DONE].
+    assert_eq!(data.len(), 5, "{data:?}");
+    let words: usize = data[..3]
+        .iter()
+        .map(|d| {
+            let v: Value = serde_json::from_str(d).unwrap();
+            v["choices"][0]["text"].as_str().unwrap().split_whitespace().count()
+        })
+        .sum();
+    assert_eq!(words, 7);
+    s.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn chat_streaming_and_non_streaming() {
+    let (s, base) = start(fast()).await;
+    let c = client();
+    let url = format!("{base}/v1/chat/completions");
+    let body = json!({"model": "sim-model", "stream": true, "ignore_eos": true,
+        "max_completion_tokens": 4, "stream_options": {"include_usage": true},
+        "messages": [{"role": "system", "content": "be brief"},
+                     {"role": "user", "content": [{"type": "text", "text": "hello there you"}]}]});
+    let data = sse_data(&post(&c, &url, &body).await.text().await.unwrap());
+    assert_eq!(data.last().unwrap(), "[DONE]");
+    let events: Vec<Value> = data[..data.len() - 1]
+        .iter()
+        .map(|d| serde_json::from_str(d).unwrap())
+        .collect();
+    assert_eq!(events[0]["choices"][0]["delta"]["role"], "assistant");
+    assert!(events
+        .iter()
+        .all(|e| e["object"] == "chat.completion.chunk"));
+    let content: String = events
+        .iter()
+        .filter_map(|e| e["choices"][0]["delta"]["content"].as_str())
+        .collect();
+    assert_eq!(content.split_whitespace().count(), 4);
+    assert_eq!(events.last().unwrap()["usage"]["prompt_tokens"], 5);
+    assert_eq!(events.last().unwrap()["usage"]["completion_tokens"], 4);
+
+    let mut body = body;
+    body["stream"] = json!(false);
+    let v: Value = post(&c, &url, &body).await.json().await.unwrap();
+    assert_eq!(v["object"], "chat.completion");
+    assert_eq!(v["choices"][0]["message"]["role"], "assistant");
+    let text = v["choices"][0]["message"]["content"].as_str().unwrap();
+    assert_eq!(text.split_whitespace().count(), 4);
+    assert_eq!(v["choices"][0]["finish_reason"], "length");
+    assert_eq!(v["usage"]["completion_tokens"], 4);
+
+    // Non-streaming completions, and random lengths without ignore_eos.
+    let curl = format!("{base}/v1/completions");
+    let v: Value = post(&c, &curl, &completion("p q", 9, false))
+        .await
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(v["object"], "text_completion");
+    assert_eq!(v["usage"]["completion_tokens"], 9);
+    assert_eq!(
+        v["choices"][0]["text"].as_str().unwrap().split_whitespace().count(),
+        9
+    );
+    let mut lengths = Vec::new();
+    for _ in 0..12 {
+        let v: Value = post(
+            &c,
+            &curl,
+            &json!({"model": "sim-model", "prompt": "p", "max_tokens": 20}),
+        )
+        .await
+        .json()
+        .await
+        .unwrap();
+        let n = v["usage"]["completion_tokens"].as_u64().unwrap();
+        assert!((1..=20).contains(&n));
+        let want = if n == 20 { "length" } else { "stop" };
+        assert_eq!(v["choices"][0]["finish_reason"], want);
+        lengths.push(n);
+    }
+    lengths.dedup();
+    assert!(lengths.len() > 1, "lengths vary without ignore_eos");
+    s.shutdown().await;
+}
+
+async fn texts(seed: u64) -> Vec<String> {
+    let (s, base) = start(SimConfig { seed, ..fast() }).await;
+    let c = client();
+    let mut out = Vec::new();
+    for _ in 0..3 {
+        let v: Value = post(
+            &c,
+            &format!("{base}/v1/completions"),
+            &json!({"model": "sim-model", "prompt": "p", "max_tokens": 12}),
+        )
+        .await
+        .json()
+        .await
+        .unwrap();
+        out.push(v["choices"][0]["text"].as_str().unwrap().to_string());
+    }
+    s.shutdown().await;
+    out
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn output_is_deterministic_given_a_seed() {
+    let a = texts(7).await;
+    assert_eq!(a, texts(7).await);
+    assert_ne!(a, texts(8).await);
+    assert_ne!(a[0], a[1], "requests differ within a run");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn api_key_is_required_when_set() {
+    let s = SimServer::start_with_api_key(fast(), loopback(), Some("sekret".into()))
+        .await
+        .unwrap();
+    let base = format!("http://{}", s.local_addr());
+    let c = client();
+    let url = format!("{base}/v1/completions");
+    let body = completion("a", 2, false);
+    let r = post(&c, &url, &body).await;
+    assert_eq!(r.status(), 401);
+    let v: Value = r.json().await.unwrap();
+    assert_eq!(v["error"]["code"], "invalid_api_key");
+    assert!(v["error"]["message"].is_string() && v["error"]["type"].is_string());
+    assert!(!v.to_string().contains("sekret"));
+    let r = c.post(&url).bearer_auth("wrong").json(&body).send().await.unwrap();
+    assert_eq!(r.status(), 401);
+    let r = c.get(format!("{base}/v1/models")).send().await.unwrap();
+    assert_eq!(r.status(), 401);
+    let r = c.post(&url).bearer_auth("sekret").json(&body).send().await.unwrap();
+    assert_eq!(r.status(), 200);
+    assert_eq!(c.get(format!("{base}/health")).send().await.unwrap().status(), 200);
+    s.shutdown().await;
+
+    // api_key_env naming an unset variable is refused instead of serving without auth.
+    let cfg = SimConfig {
+        api_key_env: Some("LADDER_SIM_TEST_SURELY_UNSET_VAR".into()),
+        ..fast()
+    };
+    let err = SimServer::start(cfg, loopback()).await.err().unwrap();
+    assert!(err.to_string().contains("LADDER_SIM_TEST_SURELY_UNSET_VAR"));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn bad_inputs_get_openai_errors_and_the_server_keeps_serving() {
+    let (s, base) = start(SimConfig {
+        max_model_len: 100,
+        ..fast()
+    })
+    .await;
+    let c = client();
+    let url = format!("{base}/v1/completions");
+    let good = completion("a b", 3, false);
+
+    let r = c.post(&url).body("{not json").send().await.unwrap();
+    assert_eq!(r.status(), 400);
+    let v: Value = r.json().await.unwrap();
+    assert_eq!(v["error"]["code"], "invalid_json");
+    assert_eq!(post(&c, &url, &good).await.status(), 200);
+
+    let r = post(&c, &url, &json!({"prompt": "a"})).await;
+    assert_eq!(r.status(), 400);
+    assert_eq!(r.json::<Value>().await.unwrap()["error"]["code"], "missing_model");
+
+    let r = post(&c, &url, &json!({"model": "nope", "prompt": "a"})).await;
+    assert_eq!(r.status(), 404);
+    assert_eq!(r.json::<Value>().await.unwrap()["error"]["code"], "model_not_found");
+
+    let long = "w ".repeat(90);
+    let r = post(&c, &url, &completion(&long, 20, false)).await;
+    assert_eq!(r.status(), 400);
+    let v: Value = r.json().await.unwrap();
+    assert_eq!(v["error"]["code"], "context_length_exceeded");
+    assert!(v["error"]["message"].as_str().unwrap().contains("100"));
+
+    let r = post(
+        &c,
+        &format!("{base}/v1/chat/completions"),
+        &json!({"model": "sim-model"}),
+    )
+    .await;
+    assert_eq!(r.status(), 400);
+    let r = post(&c, &url, &completion("a", 0, false)).await;
+    assert_eq!(r.status(), 400);
+
+    let r = post(&c, &url, &good).await;
+    assert_eq!(r.status(), 200);
+    assert_eq!(r.json::<Value>().await.unwrap()["usage"]["completion_tokens"], 3);
+    s.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn header_faults() {
+    let (s, base) = start(SimConfig {
+        stall_ms: 60_000,
+        ..fast()
+    })
+    .await;
+    let c = client();
+    let url = format!("{base}/v1/completions");
+    let body = completion("a b", 6, true);
+
+    let r = post_fault(&c, &url, &body, "http_500").await;
+    assert_eq!(r.status(), 500);
+    assert!(r.json::<Value>().await.unwrap()["error"]["message"].is_string());
+
+    let r = post_fault(&c, &url, &body, "http_429").await;
+    assert_eq!(r.status(), 429);
+    assert_eq!(r.headers()["retry-after"], "1");
+
+    let r = post_fault(&c, &url, &body, "unknown_model").await;
+    assert_eq!(r.status(), 404);
+    assert_eq!(r.json::<Value>().await.unwrap()["error"]["code"], "model_not_found");
+
+    // Dropped connection: some chunks arrive, then the body fails without [DONE].
+    let mut r = post_fault(&c, &url, &body, "drop_mid_stream").await;
+    assert_eq!(r.status(), 200);
+    let mut got = Vec::new();
+    let err = loop {
+        match r.chunk().await {
+            Ok(Some(b)) => got.extend_from_slice(&b),
+            Ok(None) => panic!("stream ended cleanly: {}", String::from_utf8_lossy(&got)),
+            Err(e) => break e,
+        }
+    };
+    let text = String::from_utf8_lossy(&got);
+    assert!(text.contains("\"text\""), "partial stream before the drop: {text:?}");
+    assert!(!text.contains("[DONE]"));
+    let _ = err;
+
+    let data = sse_data(&post_fault(&c, &url, &body, "malformed_chunk").await.text().await.unwrap());
+    let bad = data
+        .iter()
+        .filter(|d| *d != "[DONE]" && serde_json::from_str::<Value>(d).is_err())
+        .count();
+    assert_eq!(bad, 1, "{data:?}");
+
+    let data = sse_data(&post_fault(&c, &url, &body, "stream_error").await.text().await.unwrap());
+    let parsed: Vec<Value> = data
+        .iter()
+        .filter(|d| *d != "[DONE]")
+        .map(|d| serde_json::from_str(d).unwrap())
+        .collect();
+    let err_at = parsed.iter().position(|v| v.get("error").is_some()).unwrap();
+    assert!(err_at >= 1, "tokens before the error object");
+    assert!(parsed[err_at]["error"]["message"].is_string());
+
+    let r = post_fault(&c, &url, &body, "bogus").await;
+    assert_eq!(r.status(), 400);
+
+    // Stall: the first chunks arrive, then nothing for longer than the client's timeout.
+    let short = reqwest::Client::builder()
+        .timeout(Duration::from_millis(1500))
+        .build()
+        .unwrap();
+    let mut r = post_fault(&short, &url, &body, "stall").await;
+    assert_eq!(r.status(), 200);
+    let first = r.chunk().await.unwrap().unwrap();
+    assert!(String::from_utf8_lossy(&first).contains("\"text\""));
+    let err = loop {
+        match r.chunk().await {
+            Ok(Some(_)) => continue,
+            Ok(None) => panic!("stalled stream ended"),
+            Err(e) => break e,
+        }
+    };
+    assert!(err.is_timeout(), "{err}");
+
+    // The server still serves normally afterwards.
+    let r = post(&c, &url, &completion("a", 2, false)).await;
+    assert_eq!(r.status(), 200);
+    s.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sampled_faults_follow_the_fractions_and_the_seed() {
+    async fn statuses(seed: u64) -> Vec<u16> {
+        let (s, base) = start(SimConfig {
+            seed,
+            fault_http_500: 0.3,
+            fault_http_429: 0.2,
+            ..fast()
+        })
+        .await;
+        let c = client();
+        let mut out = Vec::new();
+        for _ in 0..40 {
+            let r = post(&c, &format!("{base}/v1/completions"), &completion("a", 1, false)).await;
+            out.push(r.status().as_u16());
+        }
+        s.shutdown().await;
+        out
+    }
+    let a = statuses(3).await;
+    let n500 = a.iter().filter(|s| **s == 500).count();
+    let n429 = a.iter().filter(|s| **s == 429).count();
+    let n200 = a.iter().filter(|s| **s == 200).count();
+    assert_eq!(n500 + n429 + n200, 40);
+    assert!((4..=22).contains(&n500), "{a:?}");
+    assert!((2..=16).contains(&n429), "{a:?}");
+    assert!(n200 >= 8, "{a:?}");
+    assert_eq!(a, statuses(3).await);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn queue_limits_reject_with_retry_after() {
+    // One slot, a long request in it; a queue of one behind it.
+    let slow = SimConfig {
+        max_num_seqs: 1,
+        max_num_batched_tokens: 64,
+        max_waiting: 1,
+        max_queue_wait_ms: 60_000,
+        step_base_ms: 20.0,
+        reject_status: 503,
+        retry_after_s: 2,
+        ..SimConfig::default()
+    };
+    let (s, base) = start(slow.clone()).await;
+    let c = client();
+    let url = format!("{base}/v1/completions");
+    let mut hold = post(&c, &url, &completion("a", 2000, true)).await;
+    assert_eq!(hold.status(), 200);
+    hold.chunk().await.unwrap();
+    let queued = tokio::spawn({
+        let (c, url) = (c.clone(), url.clone());
+        async move { post(&c, &url, &completion("a", 2, false)).await.status() }
+    });
+    // Wait until the second request is waiting, then overflow the queue.
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        let m = c.get(format!("{base}/metrics")).send().await.unwrap().text().await.unwrap();
+        if m.contains("vllm:num_requests_waiting{model_name=\"sim-model\"} 1\n") {
+            break;
+        }
+        assert!(Instant::now() < deadline, "second request never queued");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    let r = post(&c, &url, &completion("a", 2, false)).await;
+    assert_eq!(r.status(), 503);
+    assert_eq!(r.headers()["retry-after"], "2");
+    assert!(r.json::<Value>().await.unwrap()["error"]["message"].is_string());
+    drop(hold); // the client leaves; its slot frees and the queued request runs
+    assert_eq!(queued.await.unwrap(), 200);
+    s.shutdown().await;
+
+    // Queue-wait limit: a waiting request is rejected (429 by default) after the limit.
+    let (s, base) = start(SimConfig {
+        max_waiting: 10,
+        max_queue_wait_ms: 200,
+        reject_status: 429,
+        ..slow
+    })
+    .await;
+    let url = format!("{base}/v1/completions");
+    let mut hold = post(&c, &url, &completion("a", 2000, true)).await;
+    hold.chunk().await.unwrap();
+    let r = post(&c, &url, &completion("a", 2, false)).await;
+    assert_eq!(r.status(), 429);
+    assert_eq!(r.headers()["retry-after"], "2");
+    drop(hold);
+    s.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn shutdown_ends_in_flight_streams() {
+    let (s, base) = start(SimConfig {
+        step_base_ms: 50.0,
+        stall_ms: 600_000,
+        ..SimConfig::default()
+    })
+    .await;
+    let c = client();
+    let url = format!("{base}/v1/completions");
+    let mut long = post(&c, &url, &completion("a", 5000, true)).await;
+    long.chunk().await.unwrap();
+    let mut stalled = post_fault(&c, &url, &completion("a", 4, true), "stall").await;
+    stalled.chunk().await.unwrap();
+    s.shutdown().await;
+    for r in [&mut long, &mut stalled] {
+        let end = tokio::time::timeout(Duration::from_secs(20), async {
+            loop {
+                match r.chunk().await {
+                    Ok(Some(b)) => assert!(!String::from_utf8_lossy(&b).contains("[DONE]")),
+                    Ok(None) => return true,
+                    Err(_) => return false,
+                }
+            }
+        })
+        .await;
+        assert!(end.is_ok(), "stream still open after shutdown");
+    }
+    assert!(c.get(format!("{base}/health")).send().await.is_err());
+}
+
+struct Outcome {
+    ok: bool,
+    sent: Instant,
+    ttft: Option<Duration>,
+    end: Instant,
+}
+
+/// Open-loop: `n` streaming requests at `rate` per second, evenly spaced.
+async fn rung(c: &reqwest::Client, url: &str, rate: f64, n: usize) -> Vec<Outcome> {
+    let start = Instant::now();
+    let mut tasks = Vec::new();
+    for i in 0..n {
+        tokio::time::sleep_until(start + Duration::from_secs_f64(i as f64 / rate)).await;
+        let (c, url) = (c.clone(), url.to_string());
+        tasks.push(tokio::spawn(async move {
+            let sent = Instant::now();
+            let body = json!({"model": "sim-model", "prompt": "w ".repeat(32), "max_tokens": 16,
+                              "ignore_eos": true, "stream": true});
+            let mut ttft = None;
+            let ok = match c.post(&url).json(&body).send().await {
+                Ok(mut r) if r.status() == 200 => loop {
+                    match r.chunk().await {
+                        Ok(Some(b)) => {
+                            if ttft.is_none() && b.windows(6).any(|w| w == b"\"text\"") {
+                                ttft = Some(sent.elapsed());
+                            }
+                        }
+                        Ok(None) => break true,
+                        Err(_) => break false,
+                    }
+                },
+                _ => false,
+            };
+            Outcome {
+                ok,
+                sent,
+                ttft,
+                end: Instant::now(),
+            }
+        }));
+    }
+    let mut out = Vec::new();
+    for t in tasks {
+        out.push(t.await.unwrap());
+    }
+    out
+}
+
+fn median(mut v: Vec<Duration>) -> Duration {
+    v.sort();
+    v[v.len() / 2]
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn load_curve_flattens_and_ttft_jumps_at_capacity() {
+    let cfg = SimConfig {
+        max_num_seqs: 8,
+        chunk_tokens: 4,
+        max_waiting: 1000,
+        max_queue_wait_ms: 600_000,
+        ..SimConfig::default()
+    };
+    let cap = cfg.capacity_rps(32, 16);
+    assert!((25.0..45.0).contains(&cap), "capacity {cap}");
+    let (s, base) = start(cfg).await;
+    let c = client();
+    let url = format!("{base}/v1/completions");
+    let n = 40;
+    let mut thr = Vec::new();
+    let mut ttft = Vec::new();
+    for mult in [0.4, 1.5, 3.0] {
+        let out = rung(&c, &url, cap * mult, n).await;
+        assert!(out.iter().all(|o| o.ok), "every request completes");
+        let first = out.iter().map(|o| o.sent).min().unwrap();
+        let last = out.iter().map(|o| o.end).max().unwrap();
+        thr.push(n as f64 / (last - first).as_secs_f64());
+        ttft.push(median(out.iter().map(|o| o.ttft.unwrap()).collect()));
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    eprintln!("capacity {cap:.1} req/s; throughput {thr:.1?}; median ttft {ttft:?}");
+    // Throughput rises below capacity, then flattens although the offered rate doubles.
+    assert!(thr[1] > thr[0] * 1.3, "{thr:?}");
+    assert!(thr[2] < thr[1] * 1.35, "{thr:?}");
+    assert!(thr[2] < cap * 1.3, "{thr:?} vs capacity {cap}");
+    // TTFT jumps once the queue grows.
+    assert!(ttft[2] > ttft[0] * 3, "{ttft:?}");
+    s.shutdown().await;
+}
+
+#[test]
+fn cli_prints_the_bound_port_and_serves() {
+    use std::io::{BufRead, BufReader};
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_ladder"))
+        .args(["sim", "--host", "127.0.0.1", "--port", "0", "--speed", "50"])
+        .args(["--served-model-names", "cli-model"])
+        .env_remove("LADDER_SIM_API_KEY")
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut line = String::new();
+    BufReader::new(child.stdout.take().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    let addr = line
+        .trim()
+        .strip_prefix("listening on http://")
+        .unwrap_or_else(|| panic!("first line: {line:?}"))
+        .to_string();
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    let models: Value = rt.block_on(async {
+        client()
+            .get(format!("http://{addr}/v1/models"))
+            .send()
+            .await
+            .unwrap()
+            .json()
+            .await
+            .unwrap()
+    });
+    child.kill().unwrap();
+    child.wait().unwrap();
+    assert_eq!(models["data"][1]["id"], "cli-model");
+}
