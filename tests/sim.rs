@@ -184,7 +184,7 @@ async fn streaming_completions_framing_and_exact_token_counts() {
     })
     .await;
     let data = sse_data(&post(&c, &format!("{base}/v1/completions"), &completion("x", 7, true)).await.text().await.unwrap());
-    // ceil(7 / 3) = 3 token chunks, then usage and [DONE].
+    // The first token alone, then ceil(6 / 3) = 2 chunks, then usage and [DONE].
     assert_eq!(data.len(), 5, "{data:?}");
     let words: usize = data[..3]
         .iter()

@@ -8,90 +8,64 @@ use std::time::Duration;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-/// Settings of the simulated engine. Every field has a default; see docs/sim.md.
+/// Settings of the simulated engine. Every field is optional: a missing key takes the value of
+/// [`SimConfig::default`] (container-level `serde(default)`); see docs/sim.md.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct SimConfig {
     /// Seed of the simulator's random choices (output words and lengths, sampled faults).
-    #[serde(default)]
     pub seed: u64,
     /// Clock speed: every modelled time (steps, prefill, queue-wait limit) is divided by it.
-    #[serde(default)]
     pub speed: f64,
     /// Extra model names served besides `sim-model` (e.g. the scenario's `model`).
-    #[serde(default)]
     pub served_model_names: Vec<String>,
     /// Context length: prompt + max_tokens above it is refused with 400.
-    #[serde(default)]
     pub max_model_len: u32,
     /// Most sequences running in one batch (vLLM `--max-num-seqs`).
-    #[serde(default)]
     pub max_num_seqs: u32,
     /// KV-cache budget in tokens; each running sequence reserves prompt + max_tokens.
-    #[serde(default)]
     pub kv_cache_tokens: u32,
     /// Token budget of one step (decode tokens + chunked prefill tokens).
-    #[serde(default)]
     pub max_num_batched_tokens: u32,
     /// Fixed cost of one engine step, milliseconds.
-    #[serde(default)]
     pub step_base_ms: f64,
     /// Added step cost per sequence in the batch, milliseconds.
-    #[serde(default)]
     pub step_per_seq_ms: f64,
     /// Prefill cost per prompt token processed in a step, microseconds.
-    #[serde(default)]
     pub prefill_per_token_us: f64,
     /// Multiplier of the decode part of a step (1.3 simulates a 30 % slower build).
-    #[serde(default)]
     pub decode_scale: f64,
     /// Output tokens per streamed chunk.
-    #[serde(default)]
     pub chunk_tokens: u32,
     /// Skip the engine model: admit everything, emit tokens as fast as the client reads.
-    #[serde(default)]
     pub zero_cost: bool,
     /// Waiting-queue limit; a request arriving to a full queue is rejected at once.
-    #[serde(default)]
     pub max_waiting: u32,
     /// Longest a request may wait for a batch slot before it is rejected, milliseconds (modelled time).
-    #[serde(default)]
     pub max_queue_wait_ms: u64,
     /// HTTP status of a queue rejection: 429 or 503.
-    #[serde(default)]
     pub reject_status: u16,
     /// `Retry-After` header value (seconds) on 429 and 503 responses.
-    #[serde(default)]
     pub retry_after_s: u32,
     /// max_tokens when a request gives none (capped by the remaining context).
-    #[serde(default)]
     pub default_max_tokens: u32,
     /// Environment variable holding the API key to require; unset means no auth.
-    #[serde(default)]
     pub api_key_env: Option<String>,
     /// Fraction of requests answered 500.
-    #[serde(default)]
     pub fault_http_500: f64,
     /// Fraction of requests answered 429 with Retry-After.
-    #[serde(default)]
     pub fault_http_429: f64,
     /// Fraction of requests whose connection is dropped mid-stream.
-    #[serde(default)]
     pub fault_drop_mid_stream: f64,
     /// Fraction of streams with a non-JSON `data:` line mid-stream.
-    #[serde(default)]
     pub fault_malformed_chunk: f64,
     /// Fraction of streams with an `{"error": ...}` object mid-stream.
-    #[serde(default)]
     pub fault_stream_error: f64,
     /// Fraction of streams that stop sending mid-stream for `stall_ms`.
-    #[serde(default)]
     pub fault_stall: f64,
     /// Fraction of requests answered 404 `model_not_found`.
-    #[serde(default)]
     pub fault_unknown_model: f64,
     /// Length of a stall fault, milliseconds (wall clock, not divided by `speed`).
-    #[serde(default)]
     pub stall_ms: u64,
 }
 

@@ -202,7 +202,8 @@ pub(crate) async fn run(
             emitted += 1;
             let finished = s.generated >= s.job.output_tokens;
             let mut keep = !finished;
-            if finished || s.pending >= cfg.chunk_tokens {
+            // The first token goes out at once (TTFT); later ones in chunks of chunk_tokens.
+            if finished || s.generated == 1 || s.pending >= cfg.chunk_tokens {
                 let n = std::mem::take(&mut s.pending);
                 if s.job.tx.send(Event::Tokens { n, finished }).is_err() {
                     keep = false;

@@ -476,6 +476,7 @@ async fn handle(app: Arc<App>, kind: Kind, headers: HeaderMap, body: Bytes) -> R
             .fetch_add(u64::from(req.prompt_tokens), Relaxed);
         Source::Zero {
             left: output_tokens,
+            sent: 0,
             stats: app.stats.clone(),
             reached_max: output_tokens == req.max_tokens,
         }
@@ -506,7 +507,7 @@ async fn handle(app: Arc<App>, kind: Kind, headers: HeaderMap, body: Bytes) -> R
     };
 
     let chunk = cfg.chunk_tokens.max(1);
-    let total_chunks = output_tokens.div_ceil(chunk);
+    let total_chunks = 1 + (output_tokens - 1).div_ceil(chunk);
     let gen = Gen::new(kind, &req.model, index, rng);
     let st = StreamState {
         gen,
@@ -556,6 +557,7 @@ enum Source {
     /// Zero-cost mode: tokens are available at once.
     Zero {
         left: u32,
+        sent: u32,
         stats: Arc<Stats>,
         reached_max: bool,
     },
@@ -573,10 +575,13 @@ impl Source {
             },
             Source::Zero {
                 left,
+                sent,
                 stats,
                 reached_max,
             } => {
-                let n = chunk.min(*left);
+                // Like the engine: the first token alone, then chunks of `chunk`.
+                let n = if *sent == 0 { 1 } else { chunk }.min(*left);
+                *sent += n;
                 *left -= n;
                 stats.generation_tokens.fetch_add(u64::from(n), Relaxed);
                 let finished = *left == 0;

@@ -28,6 +28,7 @@ pub fn words() -> &'static [Box<str>] {
                 }
             }
         }
+        out.sort();
         out
     })
 }
