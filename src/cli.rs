@@ -145,11 +145,30 @@ impl SimArgs {
             ($($f:ident),*) => { $( if let Some(v) = self.$f { c.$f = v; } )* };
         }
         set!(
-            seed, speed, max_model_len, max_num_seqs, kv_cache_tokens, max_num_batched_tokens,
-            step_base_ms, step_per_seq_ms, prefill_per_token_us, decode_scale, chunk_tokens,
-            max_waiting, max_queue_wait_ms, reject_status, retry_after_s, default_max_tokens,
-            fault_http_500, fault_http_429, fault_drop_mid_stream, fault_malformed_chunk,
-            fault_stream_error, fault_stall, fault_unknown_model, stall_ms
+            seed,
+            speed,
+            max_model_len,
+            max_num_seqs,
+            kv_cache_tokens,
+            max_num_batched_tokens,
+            step_base_ms,
+            step_per_seq_ms,
+            prefill_per_token_us,
+            decode_scale,
+            chunk_tokens,
+            max_waiting,
+            max_queue_wait_ms,
+            reject_status,
+            retry_after_s,
+            default_max_tokens,
+            fault_http_500,
+            fault_http_429,
+            fault_drop_mid_stream,
+            fault_malformed_chunk,
+            fault_stream_error,
+            fault_stall,
+            fault_unknown_model,
+            stall_ms
         );
         c.served_model_names = self.served_model_names.clone();
         c.zero_cost = self.zero_cost;

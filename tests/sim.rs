@@ -78,7 +78,11 @@ async fn health_models_and_metrics() {
     .await;
     let c = client();
     assert_eq!(
-        c.get(format!("{base}/health")).send().await.unwrap().status(),
+        c.get(format!("{base}/health"))
+            .send()
+            .await
+            .unwrap()
+            .status(),
         200
     );
     let models: Value = c
@@ -173,7 +177,13 @@ async fn streaming_completions_framing_and_exact_token_counts() {
     // Without include_usage there is no usage chunk; chunk_tokens groups tokens.
     let mut body = completion("a b c", 7, true);
     body["stream_options"] = json!({"include_usage": false});
-    let data = sse_data(&post(&c, &format!("{base}/v1/completions"), &body).await.text().await.unwrap());
+    let data = sse_data(
+        &post(&c, &format!("{base}/v1/completions"), &body)
+            .await
+            .text()
+            .await
+            .unwrap(),
+    );
     assert_eq!(data.len(), 8);
     assert!(data.iter().all(|d| !d.contains("\"usage\"")));
     s.shutdown().await;
@@ -183,14 +193,28 @@ async fn streaming_completions_framing_and_exact_token_counts() {
         ..fast()
     })
     .await;
-    let data = sse_data(&post(&c, &format!("{base}/v1/completions"), &completion("x", 7, true)).await.text().await.unwrap());
+    let data = sse_data(
+        &post(
+            &c,
+            &format!("{base}/v1/completions"),
+            &completion("x", 7, true),
+        )
+        .await
+        .text()
+        .await
+        .unwrap(),
+    );
     // The first token alone, then ceil(6 / 3) = 2 chunks, then usage and [DONE].
     assert_eq!(data.len(), 5, "{data:?}");
     let words: usize = data[..3]
         .iter()
         .map(|d| {
             let v: Value = serde_json::from_str(d).unwrap();
-            v["choices"][0]["text"].as_str().unwrap().split_whitespace().count()
+            v["choices"][0]["text"]
+                .as_str()
+                .unwrap()
+                .split_whitespace()
+                .count()
         })
         .sum();
     assert_eq!(words, 7);
@@ -244,7 +268,11 @@ async fn chat_streaming_and_non_streaming() {
     assert_eq!(v["object"], "text_completion");
     assert_eq!(v["usage"]["completion_tokens"], 9);
     assert_eq!(
-        v["choices"][0]["text"].as_str().unwrap().split_whitespace().count(),
+        v["choices"][0]["text"]
+            .as_str()
+            .unwrap()
+            .split_whitespace()
+            .count(),
         9
     );
     let mut lengths = Vec::new();
@@ -312,13 +340,32 @@ async fn api_key_is_required_when_set() {
     assert_eq!(v["error"]["code"], "invalid_api_key");
     assert!(v["error"]["message"].is_string() && v["error"]["type"].is_string());
     assert!(!v.to_string().contains("sekret"));
-    let r = c.post(&url).bearer_auth("wrong").json(&body).send().await.unwrap();
+    let r = c
+        .post(&url)
+        .bearer_auth("wrong")
+        .json(&body)
+        .send()
+        .await
+        .unwrap();
     assert_eq!(r.status(), 401);
     let r = c.get(format!("{base}/v1/models")).send().await.unwrap();
     assert_eq!(r.status(), 401);
-    let r = c.post(&url).bearer_auth("sekret").json(&body).send().await.unwrap();
+    let r = c
+        .post(&url)
+        .bearer_auth("sekret")
+        .json(&body)
+        .send()
+        .await
+        .unwrap();
     assert_eq!(r.status(), 200);
-    assert_eq!(c.get(format!("{base}/health")).send().await.unwrap().status(), 200);
+    assert_eq!(
+        c.get(format!("{base}/health"))
+            .send()
+            .await
+            .unwrap()
+            .status(),
+        200
+    );
     s.shutdown().await;
 
     // api_key_env naming an unset variable is refused instead of serving without auth.
@@ -349,11 +396,17 @@ async fn bad_inputs_get_openai_errors_and_the_server_keeps_serving() {
 
     let r = post(&c, &url, &json!({"prompt": "a"})).await;
     assert_eq!(r.status(), 400);
-    assert_eq!(r.json::<Value>().await.unwrap()["error"]["code"], "missing_model");
+    assert_eq!(
+        r.json::<Value>().await.unwrap()["error"]["code"],
+        "missing_model"
+    );
 
     let r = post(&c, &url, &json!({"model": "nope", "prompt": "a"})).await;
     assert_eq!(r.status(), 404);
-    assert_eq!(r.json::<Value>().await.unwrap()["error"]["code"], "model_not_found");
+    assert_eq!(
+        r.json::<Value>().await.unwrap()["error"]["code"],
+        "model_not_found"
+    );
 
     let long = "w ".repeat(90);
     let r = post(&c, &url, &completion(&long, 20, false)).await;
@@ -374,7 +427,10 @@ async fn bad_inputs_get_openai_errors_and_the_server_keeps_serving() {
 
     let r = post(&c, &url, &good).await;
     assert_eq!(r.status(), 200);
-    assert_eq!(r.json::<Value>().await.unwrap()["usage"]["completion_tokens"], 3);
+    assert_eq!(
+        r.json::<Value>().await.unwrap()["usage"]["completion_tokens"],
+        3
+    );
     s.shutdown().await;
 }
 
@@ -399,7 +455,10 @@ async fn header_faults() {
 
     let r = post_fault(&c, &url, &body, "unknown_model").await;
     assert_eq!(r.status(), 404);
-    assert_eq!(r.json::<Value>().await.unwrap()["error"]["code"], "model_not_found");
+    assert_eq!(
+        r.json::<Value>().await.unwrap()["error"]["code"],
+        "model_not_found"
+    );
 
     // Dropped connection: some chunks arrive, then the body fails without [DONE].
     let mut r = post_fault(&c, &url, &body, "drop_mid_stream").await;
@@ -413,24 +472,42 @@ async fn header_faults() {
         }
     };
     let text = String::from_utf8_lossy(&got);
-    assert!(text.contains("\"text\""), "partial stream before the drop: {text:?}");
+    assert!(
+        text.contains("\"text\""),
+        "partial stream before the drop: {text:?}"
+    );
     assert!(!text.contains("[DONE]"));
     let _ = err;
 
-    let data = sse_data(&post_fault(&c, &url, &body, "malformed_chunk").await.text().await.unwrap());
+    let data = sse_data(
+        &post_fault(&c, &url, &body, "malformed_chunk")
+            .await
+            .text()
+            .await
+            .unwrap(),
+    );
     let bad = data
         .iter()
         .filter(|d| *d != "[DONE]" && serde_json::from_str::<Value>(d).is_err())
         .count();
     assert_eq!(bad, 1, "{data:?}");
 
-    let data = sse_data(&post_fault(&c, &url, &body, "stream_error").await.text().await.unwrap());
+    let data = sse_data(
+        &post_fault(&c, &url, &body, "stream_error")
+            .await
+            .text()
+            .await
+            .unwrap(),
+    );
     let parsed: Vec<Value> = data
         .iter()
         .filter(|d| *d != "[DONE]")
         .map(|d| serde_json::from_str(d).unwrap())
         .collect();
-    let err_at = parsed.iter().position(|v| v.get("error").is_some()).unwrap();
+    let err_at = parsed
+        .iter()
+        .position(|v| v.get("error").is_some())
+        .unwrap();
     assert!(err_at >= 1, "tokens before the error object");
     assert!(parsed[err_at]["error"]["message"].is_string());
 
@@ -474,7 +551,12 @@ async fn sampled_faults_follow_the_fractions_and_the_seed() {
         let c = client();
         let mut out = Vec::new();
         for _ in 0..40 {
-            let r = post(&c, &format!("{base}/v1/completions"), &completion("a", 1, false)).await;
+            let r = post(
+                &c,
+                &format!("{base}/v1/completions"),
+                &completion("a", 1, false),
+            )
+            .await;
             out.push(r.status().as_u16());
         }
         s.shutdown().await;
@@ -517,7 +599,14 @@ async fn queue_limits_reject_with_retry_after() {
     // Wait until the second request is waiting, then overflow the queue.
     let deadline = Instant::now() + Duration::from_secs(10);
     loop {
-        let m = c.get(format!("{base}/metrics")).send().await.unwrap().text().await.unwrap();
+        let m = c
+            .get(format!("{base}/metrics"))
+            .send()
+            .await
+            .unwrap()
+            .text()
+            .await
+            .unwrap();
         if m.contains("vllm:num_requests_waiting{model_name=\"sim-model\"} 1\n") {
             break;
         }
@@ -703,4 +792,89 @@ fn cli_prints_the_bound_port_and_serves() {
     child.kill().unwrap();
     child.wait().unwrap();
     assert_eq!(models["data"][1]["id"], "cli-model");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn zero_cost_mode_streams_exact_counts_without_the_engine() {
+    let (s, base) = start(SimConfig {
+        zero_cost: true,
+        max_num_seqs: 1,
+        max_waiting: 0,
+        chunk_tokens: 16,
+        ..SimConfig::default()
+    })
+    .await;
+    let c = client();
+    let url = format!("{base}/v1/completions");
+    // Many concurrent requests although the modelled engine would hold one.
+    let mut tasks = Vec::new();
+    for _ in 0..8 {
+        let (c, url) = (c.clone(), url.clone());
+        tasks.push(tokio::spawn(async move {
+            post(&c, &url, &completion("a b", 1000, true))
+                .await
+                .text()
+                .await
+                .unwrap()
+        }));
+    }
+    for t in tasks {
+        let data = sse_data(&t.await.unwrap());
+        assert_eq!(data.last().unwrap(), "[DONE]");
+        // 1 + ceil(999 / 16) = 64 token chunks, then usage and [DONE].
+        assert_eq!(data.len(), 66);
+        let usage: Value = serde_json::from_str(&data[64]).unwrap();
+        assert_eq!(usage["usage"]["completion_tokens"], 1000);
+        let words: usize = data[..64]
+            .iter()
+            .map(|d| {
+                let v: Value = serde_json::from_str(d).unwrap();
+                v["choices"][0]["text"]
+                    .as_str()
+                    .unwrap()
+                    .split_whitespace()
+                    .count()
+            })
+            .sum();
+        assert_eq!(words, 1000);
+    }
+    s.shutdown().await;
+}
+
+/// Manual benchmark of the zero-cost path: `cargo test --release --test sim -- --ignored
+/// --nocapture zero_cost_throughput`. Prints tokens/s; asserts only completeness.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore]
+async fn zero_cost_throughput() {
+    let (s, base) = start(SimConfig {
+        zero_cost: true,
+        ..SimConfig::default()
+    })
+    .await;
+    let c = client();
+    let url = format!("{base}/v1/completions");
+    let t0 = Instant::now();
+    let mut tasks = Vec::new();
+    for _ in 0..16 {
+        let (c, url) = (c.clone(), url.clone());
+        tasks.push(tokio::spawn(async move {
+            let mut r = post(&c, &url, &completion("a", 8000, true)).await;
+            let mut bytes = 0;
+            while let Some(b) = r.chunk().await.unwrap() {
+                bytes += b.len();
+            }
+            bytes
+        }));
+    }
+    let mut total = 0;
+    for t in tasks {
+        total += t.await.unwrap();
+    }
+    let secs = t0.elapsed().as_secs_f64();
+    eprintln!(
+        "zero-cost: {:.0} tokens/s over 16 streams, {:.1} MB/s",
+        16.0 * 8000.0 / secs,
+        total as f64 / secs / 1e6
+    );
+    s.shutdown().await;
 }

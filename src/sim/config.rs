@@ -161,7 +161,9 @@ impl SimConfig {
             sum += v;
         }
         if sum > 1.0 + 1e-9 {
-            p.push(format!("sim.fault_* fractions add up to {sum}, more than 1"));
+            p.push(format!(
+                "sim.fault_* fractions add up to {sum}, more than 1"
+            ));
         }
         p
     }

@@ -172,7 +172,8 @@ pub(crate) async fn run(
                 in_step.push(false);
             }
         }
-        let step_ms = cfg.decode_scale * (cfg.step_base_ms + cfg.step_per_seq_ms * f64::from(batch))
+        let step_ms = cfg.decode_scale
+            * (cfg.step_base_ms + cfg.step_per_seq_ms * f64::from(batch))
             + prefill_tokens as f64 * cfg.prefill_per_token_us / 1000.0;
         let now = Instant::now();
         let start = match clock {
@@ -208,7 +209,9 @@ pub(crate) async fn run(
                 if s.job.tx.send(Event::Tokens { n, finished }).is_err() {
                     keep = false;
                 } else if finished {
-                    stats.record_success(s.job.output_tokens >= s.job.kv_tokens - s.job.prompt_tokens);
+                    stats.record_success(
+                        s.job.output_tokens >= s.job.kv_tokens - s.job.prompt_tokens,
+                    );
                 }
             }
             if !keep {

@@ -21,6 +21,9 @@ use super::config::SimConfig;
 use super::engine::{Event, Job, Stats};
 use super::words::{words, WORD_COUNT};
 
+/// Largest body frame built from token events that are ready at once.
+const COALESCE_BYTES: usize = 16 * 1024;
+
 /// Per-request fault header; its values are the [`Fault`] names.
 pub const FAULT_HEADER: &str = "x-ladder-fault";
 
@@ -97,7 +100,8 @@ enum Kind {
 }
 
 fn error(status: StatusCode, message: impl Into<String>, kind: &str, code: &str) -> Response {
-    let body = json!({"error": {"message": message.into(), "type": kind, "param": null, "code": code}});
+    let body =
+        json!({"error": {"message": message.into(), "type": kind, "param": null, "code": code}});
     (status, Json(body)).into_response()
 }
 
@@ -225,8 +229,14 @@ async fn metrics(State(app): State<Arc<App>>) -> Response {
         "counter",
         "Count of successfully processed requests.",
         &[
-            ("finished_reason=\"length\",", s.success_length.load(Relaxed) as f64),
-            ("finished_reason=\"stop\",", s.success_stop.load(Relaxed) as f64),
+            (
+                "finished_reason=\"length\",",
+                s.success_length.load(Relaxed) as f64,
+            ),
+            (
+                "finished_reason=\"stop\",",
+                s.success_stop.load(Relaxed) as f64,
+            ),
         ],
     );
     put(
@@ -236,7 +246,10 @@ async fn metrics(State(app): State<Arc<App>>) -> Response {
         &[("", s.rejected.load(Relaxed) as f64)],
     );
     (
-        [(header::CONTENT_TYPE, "text/plain; version=0.0.4; charset=utf-8")],
+        [(
+            header::CONTENT_TYPE,
+            "text/plain; version=0.0.4; charset=utf-8",
+        )],
         out,
     )
         .into_response()
@@ -275,12 +288,10 @@ fn prompt_tokens(kind: Kind, v: &Value) -> Result<u64, Response> {
                         Value::String(s) => count_words(s),
                         Value::Number(_) => 1,
                         Value::Array(ids) if ids.iter().all(Value::is_number) => ids.len() as u64,
-                        _ => {
-                            return Err(bad_request(
-                                "`prompt` must be a string, a list of strings or a list of token ids",
-                                "invalid_prompt",
-                            ))
-                        }
+                        _ => return Err(bad_request(
+                            "`prompt` must be a string, a list of strings or a list of token ids",
+                            "invalid_prompt",
+                        )),
                     };
                 }
                 Ok(n)
@@ -564,6 +575,17 @@ enum Source {
 }
 
 impl Source {
+    /// The next tokens if ready without waiting.
+    fn try_next(&mut self, chunk: u32) -> Option<(u32, bool)> {
+        match self {
+            Source::Engine(rx) => match rx.try_recv() {
+                Ok(Event::Tokens { n, finished }) => Some((n, finished)),
+                _ => None,
+            },
+            Source::Zero { .. } => self.next_zero(chunk),
+        }
+    }
+
     /// Next `(tokens, finished)`; `None` when the engine went away.
     async fn next(&mut self, chunk: u32) -> Option<(u32, bool)> {
         match self {
@@ -573,24 +595,30 @@ impl Source {
                     Event::Scheduled | Event::Rejected => continue,
                 }
             },
-            Source::Zero {
-                left,
-                sent,
-                stats,
-                reached_max,
-            } => {
-                // Like the engine: the first token alone, then chunks of `chunk`.
-                let n = if *sent == 0 { 1 } else { chunk }.min(*left);
-                *sent += n;
-                *left -= n;
-                stats.generation_tokens.fetch_add(u64::from(n), Relaxed);
-                let finished = *left == 0;
-                if finished {
-                    stats.record_success(*reached_max);
-                }
-                Some((n, finished))
-            }
+            Source::Zero { .. } => self.next_zero(chunk),
         }
+    }
+
+    fn next_zero(&mut self, chunk: u32) -> Option<(u32, bool)> {
+        let Source::Zero {
+            left,
+            sent,
+            stats,
+            reached_max,
+        } = self
+        else {
+            return None;
+        };
+        // Like the engine: the first token alone, then chunks of `chunk`.
+        let n = if *sent == 0 { 1 } else { chunk }.min(*left);
+        *sent += n;
+        *left -= n;
+        stats.generation_tokens.fetch_add(u64::from(n), Relaxed);
+        let finished = *left == 0;
+        if finished {
+            stats.record_success(*reached_max);
+        }
+        Some((n, finished))
     }
 }
 
@@ -614,7 +642,9 @@ impl Gen {
         let created = unix_now();
         let model_json = Value::String(model.to_string()).to_string();
         let mk = |obj: &str| {
-            format!("\"id\":\"{id}\",\"object\":\"{obj}\",\"created\":{created},\"model\":{model_json}")
+            format!(
+                "\"id\":\"{id}\",\"object\":\"{obj}\",\"created\":{created},\"model\":{model_json}"
+            )
         };
         Gen {
             kind,
@@ -634,8 +664,7 @@ impl Gen {
     }
 
     /// One SSE event carrying `n` tokens (plus the chat role event before the first).
-    fn token_event(&mut self, n: u32, finish: Option<&str>, first: bool) -> Bytes {
-        let mut buf = Vec::with_capacity(self.chunk_base.len() + 96 + 16 * n as usize);
+    fn push_token_event(&mut self, buf: &mut Vec<u8>, n: u32, finish: Option<&str>, first: bool) {
         if first && self.kind == Kind::Chat {
             buf.extend_from_slice(b"data: {");
             buf.extend_from_slice(self.chunk_base.as_bytes());
@@ -649,7 +678,7 @@ impl Gen {
             Kind::Completions => b",\"choices\":[{\"index\":0,\"text\":\"".as_slice(),
             Kind::Chat => b",\"choices\":[{\"index\":0,\"delta\":{\"content\":\"".as_slice(),
         });
-        self.push_words(&mut buf, n);
+        self.push_words(buf, n);
         buf.extend_from_slice(match self.kind {
             Kind::Completions => b"\",\"logprobs\":null,\"finish_reason\":".as_slice(),
             Kind::Chat => b"\"},\"logprobs\":null,\"finish_reason\":".as_slice(),
@@ -663,7 +692,6 @@ impl Gen {
             None => buf.extend_from_slice(b"null"),
         }
         buf.extend_from_slice(b"}]}\n\n");
-        Bytes::from(buf)
     }
 
     fn usage_json(prompt: u32, completion: u32) -> String {
@@ -754,29 +782,39 @@ impl StreamState {
             }
             match self.phase {
                 Phase::Tokens => {
-                    if let Source::Zero { .. } = self.source {
-                        // Zero-cost streams never wait, so check for shutdown now and then.
-                        if self.chunks_sent % 64 == 63 && *self.shutdown.borrow() {
-                            self.phase = Phase::End;
-                            return Some(Err(aborted("simulator shutting down")));
-                        }
-                    }
-                    let Some((n, finished)) = self.source.next(self.chunk).await else {
+                    let Some(item) = self.source.next(self.chunk).await else {
                         self.phase = Phase::End;
                         return Some(Err(aborted("simulator shutting down")));
                     };
-                    let first = self.chunks_sent == 0;
-                    self.chunks_sent += 1;
-                    self.tokens_sent += n;
-                    let finish = finished.then(|| self.finish_reason());
-                    if finished {
-                        self.phase = if self.include_usage {
-                            Phase::Usage
-                        } else {
-                            Phase::Done
-                        };
+                    // Coalesce token events that are ready now into one body frame (up to
+                    // COALESCE_BYTES), stopping at the fault point; SSE framing is unchanged.
+                    let mut buf = Vec::with_capacity(COALESCE_BYTES + 1024);
+                    let mut item = Some(item);
+                    while let Some((n, finished)) = item.take() {
+                        let first = self.chunks_sent == 0;
+                        self.chunks_sent += 1;
+                        self.tokens_sent += n;
+                        let finish = finished.then(|| self.finish_reason());
+                        self.gen.push_token_event(&mut buf, n, finish, first);
+                        if finished {
+                            self.phase = if self.include_usage {
+                                Phase::Usage
+                            } else {
+                                Phase::Done
+                            };
+                            break;
+                        }
+                        let at_fault = self.fault.is_some() && self.chunks_sent >= self.fault_at;
+                        if buf.len() < COALESCE_BYTES && !at_fault {
+                            item = self.source.try_next(self.chunk);
+                        }
                     }
-                    return Some(Ok(self.gen.token_event(n, finish, first)));
+                    if matches!(self.source, Source::Zero { .. }) && *self.shutdown.borrow() {
+                        // Zero-cost streams never wait on the engine; end them on shutdown here.
+                        self.phase = Phase::End;
+                        return Some(Err(aborted("simulator shutting down")));
+                    }
+                    return Some(Ok(Bytes::from(buf)));
                 }
                 Phase::Usage => {
                     self.phase = Phase::Done;

@@ -51,7 +51,10 @@ mod tests {
         let vocab = v["model"]["vocab"].as_object().unwrap();
         for word in w {
             let word = word.trim_end();
-            assert!(vocab.contains_key(word), "`{word}` not in ladder-tiny vocab");
+            assert!(
+                vocab.contains_key(word),
+                "`{word}` not in ladder-tiny vocab"
+            );
         }
     }
 }
