@@ -672,6 +672,7 @@ async fn shutdown_ends_in_flight_streams() {
 
 struct Outcome {
     ok: bool,
+    status: u16,
     sent: Instant,
     ttft: Option<Duration>,
     end: Instant,
@@ -679,6 +680,18 @@ struct Outcome {
 
 /// Open-loop: `n` streaming requests at `rate` per second, evenly spaced.
 async fn rung(c: &reqwest::Client, url: &str, rate: f64, n: usize) -> Vec<Outcome> {
+    rung_shaped(c, url, rate, n, 32, 16).await
+}
+
+/// Open-loop with `input` prompt words and exactly `output` tokens per request.
+async fn rung_shaped(
+    c: &reqwest::Client,
+    url: &str,
+    rate: f64,
+    n: usize,
+    input: usize,
+    output: u32,
+) -> Vec<Outcome> {
     let start = Instant::now();
     let mut tasks = Vec::new();
     for i in 0..n {
@@ -686,11 +699,17 @@ async fn rung(c: &reqwest::Client, url: &str, rate: f64, n: usize) -> Vec<Outcom
         let (c, url) = (c.clone(), url.to_string());
         tasks.push(tokio::spawn(async move {
             let sent = Instant::now();
-            let body = json!({"model": "sim-model", "prompt": "w ".repeat(32), "max_tokens": 16,
+            let body = json!({"model": "sim-model", "prompt": "w ".repeat(input), "max_tokens": output,
                               "ignore_eos": true, "stream": true});
             let mut ttft = None;
+            let mut status = 0;
             let ok = match c.post(&url).json(&body).send().await {
-                Ok(mut r) if r.status() == 200 => loop {
+                Ok(r) if r.status() != 200 => {
+                    status = r.status().as_u16();
+                    false
+                }
+                Ok(mut r) => loop {
+                    status = 200;
                     match r.chunk().await {
                         Ok(Some(b)) => {
                             if ttft.is_none() && b.windows(6).any(|w| w == b"\"text\"") {
@@ -705,6 +724,7 @@ async fn rung(c: &reqwest::Client, url: &str, rate: f64, n: usize) -> Vec<Outcom
             };
             Outcome {
                 ok,
+                status,
                 sent,
                 ttft,
                 end: Instant::now(),
@@ -876,5 +896,36 @@ async fn zero_cost_throughput() {
         16.0 * 8000.0 / secs,
         total as f64 / secs / 1e6
     );
+    s.shutdown().await;
+}
+
+/// Manual look at the default settings' ladder (128 in / 64 out) at speed 2:
+/// `cargo test --test sim -- --ignored --nocapture default_ladder_shape`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore]
+async fn default_ladder_shape() {
+    let cfg = SimConfig {
+        speed: 2.0,
+        ..SimConfig::default()
+    };
+    let cap = cfg.capacity_rps(128, 64);
+    let (s, base) = start(cfg).await;
+    let c = client();
+    let url = format!("{base}/v1/completions");
+    for rate in [1.0, 5.0, 20.0, 40.0] {
+        let out = rung_shaped(&c, &url, rate * 2.0, 80, 128, 64).await;
+        let first = out.iter().map(|o| o.sent).min().unwrap();
+        let last = out.iter().map(|o| o.end).max().unwrap();
+        let ok: Vec<&Outcome> = out.iter().filter(|o| o.ok).collect();
+        let rejected = out.iter().filter(|o| o.status == 429).count();
+        let thr = ok.len() as f64 / (last - first).as_secs_f64() / 2.0;
+        let ttft = median(ok.iter().filter_map(|o| o.ttft).collect()) * 2;
+        eprintln!(
+            "rate {rate:>4} (speed-1 req/s): throughput {thr:5.1} req/s, median ttft {:7.1} ms, 429s {rejected}",
+            ttft.as_secs_f64() * 1000.0
+        );
+        tokio::time::sleep(Duration::from_secs(3)).await;
+    }
+    eprintln!("capacity (formula, speed 1): {:.1} req/s", cap / 2.0);
     s.shutdown().await;
 }

@@ -130,25 +130,28 @@ fn rejection(cfg: &SimConfig, why: &str) -> Response {
     with_retry_after(r, cfg.retry_after_s)
 }
 
-fn unknown_model(model: &str) -> Response {
-    error(
+/// Errors of request checks are boxed: a `Response` is large for a `Result`'s error side.
+type Refusal = Box<Response>;
+
+fn unknown_model(model: &str) -> Refusal {
+    Box::new(error(
         StatusCode::NOT_FOUND,
         format!("The model `{model}` does not exist."),
         "NotFoundError",
         "model_not_found",
-    )
+    ))
 }
 
-fn bad_request(message: impl Into<String>, code: &str) -> Response {
-    error(
+fn bad_request(message: impl Into<String>, code: &str) -> Refusal {
+    Box::new(error(
         StatusCode::BAD_REQUEST,
         message,
         "invalid_request_error",
         code,
-    )
+    ))
 }
 
-fn authorized(app: &App, headers: &HeaderMap) -> Result<(), Response> {
+fn authorized(app: &App, headers: &HeaderMap) -> Result<(), Refusal> {
     let Some(key) = &app.api_key else {
         return Ok(());
     };
@@ -159,18 +162,18 @@ fn authorized(app: &App, headers: &HeaderMap) -> Result<(), Response> {
     if given == Some(key.as_str()) {
         Ok(())
     } else {
-        Err(error(
+        Err(Box::new(error(
             StatusCode::UNAUTHORIZED,
             "Incorrect or missing API key; send `Authorization: Bearer <key>`.",
             "invalid_request_error",
             "invalid_api_key",
-        ))
+        )))
     }
 }
 
 async fn models(State(app): State<Arc<App>>, headers: HeaderMap) -> Response {
     if let Err(r) = authorized(&app, &headers) {
-        return r;
+        return *r;
     }
     let data: Vec<Value> = app
         .names
@@ -277,7 +280,7 @@ fn count_words(s: &str) -> u64 {
     s.split_whitespace().count() as u64
 }
 
-fn prompt_tokens(kind: Kind, v: &Value) -> Result<u64, Response> {
+fn prompt_tokens(kind: Kind, v: &Value) -> Result<u64, Refusal> {
     match kind {
         Kind::Completions => match v.get("prompt") {
             Some(Value::String(s)) => Ok(count_words(s)),
@@ -333,7 +336,7 @@ fn prompt_tokens(kind: Kind, v: &Value) -> Result<u64, Response> {
     }
 }
 
-fn parse(app: &App, kind: Kind, body: &[u8]) -> Result<Req, Response> {
+fn parse(app: &App, kind: Kind, body: &[u8]) -> Result<Req, Refusal> {
     let v: Value = serde_json::from_slice(body).map_err(|e| {
         bad_request(
             format!("request body is not valid JSON: {e}"),
@@ -413,14 +416,14 @@ fn unix_now() -> u64 {
 
 async fn handle(app: Arc<App>, kind: Kind, headers: HeaderMap, body: Bytes) -> Response {
     if let Err(r) = authorized(&app, &headers) {
-        return r;
+        return *r;
     }
     let header_fault = match headers.get(FAULT_HEADER).map(|v| v.to_str().unwrap_or("")) {
         None => None,
         Some(s) => match Fault::parse(s) {
             Some(f) => Some(f),
             None => {
-                return bad_request(
+                return *bad_request(
                     format!(
                         "unknown {FAULT_HEADER} `{s}`; use http_500, http_429, drop_mid_stream, \
                          malformed_chunk, stream_error, stall or unknown_model"
@@ -432,7 +435,7 @@ async fn handle(app: Arc<App>, kind: Kind, headers: HeaderMap, body: Bytes) -> R
     };
     let req = match parse(&app, kind, &body) {
         Ok(r) => r,
-        Err(r) => return r,
+        Err(r) => return *r,
     };
     let cfg = &app.cfg;
 
@@ -477,7 +480,7 @@ async fn handle(app: Arc<App>, kind: Kind, headers: HeaderMap, body: Bytes) -> R
                 cfg.retry_after_s,
             )
         }
-        Some(Fault::UnknownModel) => return unknown_model(&req.model),
+        Some(Fault::UnknownModel) => return *unknown_model(&req.model),
         _ => {}
     }
 
@@ -751,86 +754,82 @@ impl StreamState {
 
     /// The next piece of the SSE body.
     async fn next_sse(&mut self) -> Option<io::Result<Bytes>> {
-        loop {
-            if self.phase != Phase::End && self.chunks_sent >= self.fault_at {
-                match self.fault.take() {
-                    Some(Fault::DropMidStream) => {
-                        // Let hyper flush what was sent, so the client sees a partial stream.
-                        tokio::time::sleep(Duration::from_millis(5)).await;
-                        self.phase = Phase::End;
-                        return Some(Err(aborted("simulated connection drop")));
-                    }
-                    Some(Fault::MalformedChunk) => {
-                        return Some(Ok(Bytes::from_static(
-                            b"data: {\"id\": this is not json\n\n",
-                        )));
-                    }
-                    Some(Fault::StreamError) => {
-                        self.phase = Phase::Done;
-                        return Some(Ok(Bytes::from_static(
+        if self.phase != Phase::End && self.chunks_sent >= self.fault_at {
+            match self.fault.take() {
+                Some(Fault::DropMidStream) => {
+                    // Let hyper flush what was sent, so the client sees a partial stream.
+                    tokio::time::sleep(Duration::from_millis(5)).await;
+                    self.phase = Phase::End;
+                    return Some(Err(aborted("simulated connection drop")));
+                }
+                Some(Fault::MalformedChunk) => {
+                    return Some(Ok(Bytes::from_static(
+                        b"data: {\"id\": this is not json\n\n",
+                    )));
+                }
+                Some(Fault::StreamError) => {
+                    self.phase = Phase::Done;
+                    return Some(Ok(Bytes::from_static(
                             b"data: {\"error\":{\"message\":\"simulated engine error mid-stream\",\"type\":\"internal_error\",\"param\":null,\"code\":500}}\n\n",
                         )));
-                    }
-                    Some(Fault::Stall) => {
-                        if !self.stall().await {
-                            self.phase = Phase::End;
-                            return Some(Err(aborted("simulator shutting down")));
-                        }
-                    }
-                    _ => {}
                 }
-            }
-            match self.phase {
-                Phase::Tokens => {
-                    let Some(item) = self.source.next(self.chunk).await else {
-                        self.phase = Phase::End;
-                        return Some(Err(aborted("simulator shutting down")));
-                    };
-                    // Coalesce token events that are ready now into one body frame (up to
-                    // COALESCE_BYTES), stopping at the fault point; SSE framing is unchanged.
-                    let mut buf = Vec::with_capacity(COALESCE_BYTES + 1024);
-                    let mut item = Some(item);
-                    while let Some((n, finished)) = item.take() {
-                        let first = self.chunks_sent == 0;
-                        self.chunks_sent += 1;
-                        self.tokens_sent += n;
-                        let finish = finished.then(|| self.finish_reason());
-                        self.gen.push_token_event(&mut buf, n, finish, first);
-                        if finished {
-                            self.phase = if self.include_usage {
-                                Phase::Usage
-                            } else {
-                                Phase::Done
-                            };
-                            break;
-                        }
-                        let at_fault = self.fault.is_some() && self.chunks_sent >= self.fault_at;
-                        if buf.len() < COALESCE_BYTES && !at_fault {
-                            item = self.source.try_next(self.chunk);
-                        }
-                    }
-                    if matches!(self.source, Source::Zero { .. }) && *self.shutdown.borrow() {
-                        // Zero-cost streams never wait on the engine; end them on shutdown here.
-                        self.phase = Phase::End;
-                        return Some(Err(aborted("simulator shutting down")));
-                    }
-                    return Some(Ok(Bytes::from(buf)));
-                }
-                Phase::Usage => {
-                    self.phase = Phase::Done;
-                    let s = format!(
-                        "data: {{{},\"choices\":[],\"usage\":{}}}\n\n",
-                        self.gen.chunk_base,
-                        Gen::usage_json(self.prompt_tokens, self.tokens_sent)
-                    );
-                    return Some(Ok(Bytes::from(s)));
-                }
-                Phase::Done => {
+                Some(Fault::Stall) if !self.stall().await => {
                     self.phase = Phase::End;
-                    return Some(Ok(Bytes::from_static(b"data: [DONE]\n\n")));
+                    return Some(Err(aborted("simulator shutting down")));
                 }
-                Phase::End => return None,
+                _ => {}
             }
+        }
+        match self.phase {
+            Phase::Tokens => {
+                let Some(item) = self.source.next(self.chunk).await else {
+                    self.phase = Phase::End;
+                    return Some(Err(aborted("simulator shutting down")));
+                };
+                // Coalesce token events that are ready now into one body frame (up to
+                // COALESCE_BYTES), stopping at the fault point; SSE framing is unchanged.
+                let mut buf = Vec::with_capacity(COALESCE_BYTES + 1024);
+                let mut item = Some(item);
+                while let Some((n, finished)) = item.take() {
+                    let first = self.chunks_sent == 0;
+                    self.chunks_sent += 1;
+                    self.tokens_sent += n;
+                    let finish = finished.then(|| self.finish_reason());
+                    self.gen.push_token_event(&mut buf, n, finish, first);
+                    if finished {
+                        self.phase = if self.include_usage {
+                            Phase::Usage
+                        } else {
+                            Phase::Done
+                        };
+                        break;
+                    }
+                    let at_fault = self.fault.is_some() && self.chunks_sent >= self.fault_at;
+                    if buf.len() < COALESCE_BYTES && !at_fault {
+                        item = self.source.try_next(self.chunk);
+                    }
+                }
+                if matches!(self.source, Source::Zero { .. }) && *self.shutdown.borrow() {
+                    // Zero-cost streams never wait on the engine; end them on shutdown here.
+                    self.phase = Phase::End;
+                    return Some(Err(aborted("simulator shutting down")));
+                }
+                Some(Ok(Bytes::from(buf)))
+            }
+            Phase::Usage => {
+                self.phase = Phase::Done;
+                let s = format!(
+                    "data: {{{},\"choices\":[],\"usage\":{}}}\n\n",
+                    self.gen.chunk_base,
+                    Gen::usage_json(self.prompt_tokens, self.tokens_sent)
+                );
+                Some(Ok(Bytes::from(s)))
+            }
+            Phase::Done => {
+                self.phase = Phase::End;
+                Some(Ok(Bytes::from_static(b"data: [DONE]\n\n")))
+            }
+            Phase::End => None,
         }
     }
 

@@ -14,6 +14,7 @@ use std::sync::atomic::AtomicU64;
 use std::sync::Arc;
 use std::time::Duration;
 
+use axum::serve::ListenerExt;
 use tokio::sync::{mpsc, watch};
 use tokio::task::JoinHandle;
 
@@ -88,6 +89,11 @@ impl SimServer {
         });
         let mut graceful = stop_rx;
         let serve = tokio::spawn(async move {
+            // Streams write small chunks: disable Nagle so a token is not held back waiting
+            // for the client's delayed ACK of the previous write.
+            let listener = listener.tap_io(|tcp| {
+                let _ = tcp.set_nodelay(true);
+            });
             axum::serve(listener, http::router(app))
                 .with_graceful_shutdown(async move {
                     let _ = graceful.wait_for(|s| *s).await;
