@@ -109,7 +109,11 @@ fn every_example_scenario_validates() {
         .iter()
         .map(|p| p.file_name().unwrap().to_str().unwrap())
         .collect();
-    for must in ["quickstart.yaml", "vllm-ladder.yaml", "input-length-sweep.yaml"] {
+    for must in [
+        "quickstart.yaml",
+        "vllm-ladder.yaml",
+        "input-length-sweep.yaml",
+    ] {
         assert!(names.contains(&must), "{must} missing from scenarios/");
     }
     for f in &files {
@@ -125,10 +129,7 @@ fn every_example_scenario_validates() {
     // check, tokenizer load included, runs on every example.
     let o = ladder()
         .current_dir(&dir)
-        .env(
-            "LADDER_TOKENIZER",
-            dir.join("tokenizers/ladder-tiny.json"),
-        )
+        .env("LADDER_TOKENIZER", dir.join("tokenizers/ladder-tiny.json"))
         .arg("validate")
         .args(&names)
         .output()
@@ -145,7 +146,8 @@ fn vllm_example_without_its_model_dir_names_the_tokenizer() {
     let out = validate_in(&root().join("scenarios"), &["vllm-ladder.yaml"]);
     assert_eq!(out.code, 2);
     assert!(
-        out.stderr.contains("error: tokenizer: tokenizer file /models/")
+        out.stderr
+            .contains("error: tokenizer: tokenizer file /models/")
             && out.stderr.contains("does not exist"),
         "{}",
         out.stderr
@@ -240,7 +242,10 @@ fn file_problems_missing_directory_binary_non_utf8_and_huge() {
 fn several_files_report_each_and_fail_if_any_is_bad() {
     let scen = root().join("scenarios");
     let bad = root().join("tests/corpus/scenario/bad/empty-rates.yaml");
-    let out = validate_in(&scen, &["quickstart.yaml", bad.to_str().unwrap(), "nope.yaml"]);
+    let out = validate_in(
+        &scen,
+        &["quickstart.yaml", bad.to_str().unwrap(), "nope.yaml"],
+    );
     assert_eq!(out.code, 2);
     assert_eq!(out.stdout, "ok: quickstart.yaml\n");
     assert!(out.stderr.contains("empty-rates.yaml:"), "{}", out.stderr);
@@ -256,8 +261,7 @@ fn readme_reference_lists_every_schema_field() {
         .find("## Scenario reference")
         .expect("README has a Scenario reference section");
     let section = &readme[start..];
-    let schema: serde_json::Value =
-        serde_json::from_str(&ladder::scenario::schema_json()).unwrap();
+    let schema: serde_json::Value = serde_json::from_str(&ladder::scenario::schema_json()).unwrap();
     let defs = &schema["definitions"];
     let mut missing = vec![];
     for (top, sub) in schema["properties"].as_object().unwrap() {

@@ -42,7 +42,11 @@ impl Loaded {
 
     /// The dataset file of a jsonl / ShareGPT workload, resolved.
     pub fn dataset_path(&self) -> Option<PathBuf> {
-        self.scenario.workload.path.as_deref().map(|p| self.resolve(p))
+        self.scenario
+            .workload
+            .path
+            .as_deref()
+            .map(|p| self.resolve(p))
     }
 }
 
@@ -57,7 +61,10 @@ pub fn load(path: &Path) -> Result<Loaded, Diagnostics> {
 
 /// Every problem of a scenario file, including whether its tokenizer loads (through the
 /// injected `tokenizer_check`, e.g. `ladder::workload::tokenizer::check`). Empty when valid.
-pub fn validate_file(path: &Path, tokenizer_check: &dyn Fn(&Path) -> Result<(), String>) -> Vec<Diagnostic> {
+pub fn validate_file(
+    path: &Path,
+    tokenizer_check: &dyn Fn(&Path) -> Result<(), String>,
+) -> Vec<Diagnostic> {
     check_file(path, Some(tokenizer_check)).1
 }
 
@@ -138,14 +145,20 @@ fn read_source(path: &Path) -> Result<String, Source> {
             "not UTF-8 text (invalid byte sequence)".into(),
         )
     })?;
-    Ok(text.strip_prefix('\u{feff}').map(String::from).unwrap_or(text))
+    Ok(text
+        .strip_prefix('\u{feff}')
+        .map(String::from)
+        .unwrap_or(text))
 }
 
 /// Line and column (in characters, 1-based) of byte offset `i`.
 fn byte_pos(bytes: &[u8], i: usize) -> Pos {
     let before = &bytes[..i];
     let line = before.iter().filter(|b| **b == b'\n').count() + 1;
-    let start = before.iter().rposition(|b| *b == b'\n').map_or(0, |p| p + 1);
+    let start = before
+        .iter()
+        .rposition(|b| *b == b'\n')
+        .map_or(0, |p| p + 1);
     let col = String::from_utf8_lossy(&before[start..]).chars().count() + 1;
     Pos { line, col }
 }
@@ -218,8 +231,9 @@ pub(crate) fn analyse(
     match tree.get("version").map(Node::to_json) {
         None => {
             problems.push(
-                Problem::value(version_path.clone(), "missing required field `version`")
-                    .hint(format!("add `version: {CURRENT_VERSION}` as the first line")),
+                Problem::value(version_path.clone(), "missing required field `version`").hint(
+                    format!("add `version: {CURRENT_VERSION}` as the first line"),
+                ),
             );
             if let Kind::Map(m) = &mut tree.kind {
                 let pos = Pos { line: 1, col: 1 };
@@ -351,7 +365,10 @@ load:
         assert!(d.is_empty(), "{d:?}");
         let l = l.unwrap();
         assert_eq!(l.scenario.rungs(), vec![1.0, 2.0, 4.0]);
-        assert_eq!(l.scenario.load.cooldown.0, std::time::Duration::from_secs(1));
+        assert_eq!(
+            l.scenario.load.cooldown.0,
+            std::time::Duration::from_secs(1)
+        );
         assert_eq!(l.tokenizer_path(), PathBuf::from("d/tok.json"));
         assert_eq!(l.scenario.tokenizer, PathBuf::from("tok.json"));
         assert_eq!(l.resolve(Path::new("/abs/x")), PathBuf::from("/abs/x"));
@@ -391,7 +408,10 @@ load:
         let v0 = GOOD
             .replace("version: 1", "version: 0")
             .replace("  rates: [2, 4]", "  request_rates: [2, 4]")
-            .replace("  output_tokens: 64", "  output_tokens: 64\n  num_prompts: 30");
+            .replace(
+                "  output_tokens: 64",
+                "  output_tokens: 64\n  num_prompts: 30",
+            );
         let (l, d) = run(&v0, &[]);
         assert!(d.is_empty(), "{d:?}");
         let l = l.unwrap();
@@ -408,7 +428,10 @@ load:
         assert_eq!(run(&t, &[("MODEL", "m1")]).0.unwrap().scenario.model, "m1");
         let t = GOOD.replace("model: m", "model: \"{{ env.MODEL }}\"");
         let e = errors(&t);
-        assert!(e[0].starts_with("d/s.yaml:5:8: error: model: $MODEL is not set"), "{e:?}");
+        assert!(
+            e[0].starts_with("d/s.yaml:5:8: error: model: $MODEL is not set"),
+            "{e:?}"
+        );
     }
 
     #[test]

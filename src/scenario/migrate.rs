@@ -83,10 +83,9 @@ mod tests {
 
     #[test]
     fn v0_renames_rates_and_prompts_and_keeps_positions() {
-        let mut n = parse(
-            "version: 0\nworkload:\n  num_prompts: 200\nload:\n  request_rates: [1, 5]\n",
-        )
-        .unwrap();
+        let mut n =
+            parse("version: 0\nworkload:\n  num_prompts: 200\nload:\n  request_rates: [1, 5]\n")
+                .unwrap();
         let notes = migrate(&mut n, 0).unwrap();
         let v = n.to_json();
         assert_eq!(v["version"], 1);

@@ -29,8 +29,7 @@ fn resolve<'a>(root: &'a Value, mut s: &'a Value) -> &'a Value {
                 Some(t) => s = t,
                 None => return s,
             }
-        } else if let Some([only]) = s.get("allOf").and_then(Value::as_array).map(Vec::as_slice)
-        {
+        } else if let Some([only]) = s.get("allOf").and_then(Value::as_array).map(Vec::as_slice) {
             s = only;
         } else {
             return s;
@@ -181,7 +180,12 @@ fn check_against(root: &Value, schema: &Value, instance: &Value, prefix: &[Seg])
     }
     let validator = match jsonschema::validator_for(&doc) {
         Ok(v) => v,
-        Err(e) => return vec![Problem::value(prefix.to_vec(), format!("internal schema error: {e}"))],
+        Err(e) => {
+            return vec![Problem::value(
+                prefix.to_vec(),
+                format!("internal schema error: {e}"),
+            )]
+        }
     };
     let mut out = vec![];
     for err in validator.iter_errors(instance) {
@@ -207,7 +211,10 @@ fn check_against(root: &Value, schema: &Value, instance: &Value, prefix: &[Seg])
             K::Required { property } => {
                 let name = property.as_str().unwrap_or_default().to_string();
                 // Points at the key of the mapping that lacks it.
-                out.push(Problem::key(path, format!("missing required field `{name}`")));
+                out.push(Problem::key(
+                    path,
+                    format!("missing required field `{name}`"),
+                ));
             }
             K::Type { .. } => {
                 let expected = schema_at(root, &path)
@@ -225,11 +232,19 @@ fn check_against(root: &Value, schema: &Value, instance: &Value, prefix: &[Seg])
             K::Enum { .. } => out.push(enum_problem(root, path, value)),
             K::Minimum { limit } => out.push(Problem::value(
                 path,
-                format!("must be at least {}, found {}", number(limit), describe(value)),
+                format!(
+                    "must be at least {}, found {}",
+                    number(limit),
+                    describe(value)
+                ),
             )),
             K::Maximum { limit } => out.push(Problem::value(
                 path,
-                format!("must be at most {}, found {}", number(limit), describe(value)),
+                format!(
+                    "must be at most {}, found {}",
+                    number(limit),
+                    describe(value)
+                ),
             )),
             K::Pattern { pattern } => {
                 let s = value.as_str().unwrap_or_default();
@@ -313,7 +328,11 @@ fn alternatives_problem(root: &Value, path: Vec<Seg>, value: &Value) -> Vec<Prob
     let expected: Vec<String> = bs.iter().filter_map(|b| type_names(b)).collect();
     vec![Problem::value(
         path,
-        format!("expected {}, found {}", expected.join(" or "), describe(value)),
+        format!(
+            "expected {}, found {}",
+            expected.join(" or "),
+            describe(value)
+        ),
     )]
 }
 
@@ -379,9 +398,8 @@ mod tests {
         let v = json!({"sweep": {"field": "input_tokens", "valus": [1]}});
         let ps = check_against(&schema_value(), &schema_value(), &v, &[]);
         assert!(
-            ps.iter()
-                .any(|p| p.message == "unknown field `valus`"
-                    && p.hint.as_deref() == Some("did you mean `values`?")),
+            ps.iter().any(|p| p.message == "unknown field `valus`"
+                && p.hint.as_deref() == Some("did you mean `values`?")),
             "{ps:?}"
         );
     }

@@ -32,7 +32,8 @@ pub(crate) fn render_env(root: &mut Node, vars: &BTreeMap<String, String>) -> Ve
     let mut problems = vec![];
     let mut path = vec![];
     walk(root, &mut path, &mut |path, s| {
-        if path.len() == 2 && path[0] == Seg::Key(PROMPT_TEMPLATE[0].into())
+        if path.len() == 2
+            && path[0] == Seg::Key(PROMPT_TEMPLATE[0].into())
             && path[1] == Seg::Key(PROMPT_TEMPLATE[1].into())
         {
             return None;
@@ -76,7 +77,8 @@ fn env_names(s: &str) -> Vec<String> {
         let end = after
             .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
             .unwrap_or(after.len());
-        let before_ok = i == 0 || !rest[..i].ends_with(|c: char| c.is_ascii_alphanumeric() || c == '_');
+        let before_ok =
+            i == 0 || !rest[..i].ends_with(|c: char| c.is_ascii_alphanumeric() || c == '_');
         if end > 0 && before_ok && !out.iter().any(|n| n == &after[..end]) {
             out.push(after[..end].to_string());
         }
@@ -85,11 +87,7 @@ fn env_names(s: &str) -> Vec<String> {
     out
 }
 
-fn walk(
-    node: &mut Node,
-    path: &mut Vec<Seg>,
-    f: &mut dyn FnMut(&[Seg], &str) -> Option<String>,
-) {
+fn walk(node: &mut Node, path: &mut Vec<Seg>, f: &mut dyn FnMut(&[Seg], &str) -> Option<String>) {
     match &mut node.kind {
         Kind::Scalar(Value::String(s), _) => {
             if let Some(new) = f(path, s) {
@@ -157,10 +155,9 @@ mod tests {
 
     #[test]
     fn renders_env_with_and_without_default() {
-        let mut n = parse(
-            "a: '{{ env.HOST }}:8000'\nb: '{{ env.MISSING | default(\"x\") }}'\nc: 5\n",
-        )
-        .unwrap();
+        let mut n =
+            parse("a: '{{ env.HOST }}:8000'\nb: '{{ env.MISSING | default(\"x\") }}'\nc: 5\n")
+                .unwrap();
         let ps = render_env(&mut n, &vars(&[("HOST", "h")]));
         assert!(ps.is_empty(), "{ps:?}");
         assert_eq!(n.to_json(), json!({"a": "h:8000", "b": "x", "c": 5}));

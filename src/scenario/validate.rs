@@ -131,7 +131,9 @@ fn check_endpoint(v: &Value, out: &mut Vec<Problem>) {
                     "name the variable, not the key: e.g. `{upper}` (A-Z, 0-9, _; not starting with a digit)"
                 ))
             } else {
-                pr.hint("name the variable holding the key, e.g. `VLLM_API_KEY`, not the key itself")
+                pr.hint(
+                    "name the variable holding the key, e.g. `VLLM_API_KEY`, not the key itself",
+                )
             };
             out.push(pr);
         }
@@ -156,12 +158,11 @@ fn base_url_problem(u: &str) -> Option<Problem> {
     }
     let parsed = match url::Url::parse(u) {
         Ok(x) => x,
-        Err(e) => {
-            return Some(
-                Problem::value(path, format!("`{u}` is not a URL ({e})"))
-                    .hint("write `http://HOST:PORT` (or `https://…`), or `sim` for the built-in simulator"),
-            )
-        }
+        Err(e) => return Some(
+            Problem::value(path, format!("`{u}` is not a URL ({e})")).hint(
+                "write `http://HOST:PORT` (or `https://…`), or `sim` for the built-in simulator",
+            ),
+        ),
     };
     if parsed.scheme() != "http" && parsed.scheme() != "https" {
         return Some(
@@ -263,8 +264,9 @@ fn check_load(v: &Value, out: &mut Vec<Problem>) {
     if let Some(rates) = rates {
         if rates.is_empty() {
             out.push(
-                Problem::value(p(&["load", "rates"]), "the ladder has no rates")
-                    .hint("list at least one rate in requests per second, e.g. `rates: [5, 10, 20]`"),
+                Problem::value(p(&["load", "rates"]), "the ladder has no rates").hint(
+                    "list at least one rate in requests per second, e.g. `rates: [5, 10, 20]`",
+                ),
             );
         }
         let mut prev: Option<f64> = None;
@@ -516,9 +518,15 @@ mod tests {
         assert!(base_url_problem("http://127.0.0.1:8000").is_none());
         assert!(base_url_problem("https://gw.example/api").is_none());
         let pr = base_url_problem("http://127.0.0.1:8000/v1/completions").unwrap();
-        assert_eq!(pr.hint.as_deref(), Some("drop the path: `http://127.0.0.1:8000`"));
+        assert_eq!(
+            pr.hint.as_deref(),
+            Some("drop the path: `http://127.0.0.1:8000`")
+        );
         let pr = base_url_problem("https://gw.example/api/v1/").unwrap();
-        assert_eq!(pr.hint.as_deref(), Some("drop the path: `https://gw.example/api`"));
+        assert_eq!(
+            pr.hint.as_deref(),
+            Some("drop the path: `https://gw.example/api`")
+        );
         assert!(base_url_problem("http://h/v1/chat/completions").is_some());
         assert!(base_url_problem("localhost:8000").is_some());
         assert!(base_url_problem("127.0.0.1:8000").is_some());
@@ -536,7 +544,10 @@ mod tests {
         assert!(!is_env_name("1KEY"));
         let mut v = base();
         v["endpoint"]["api_key_env"] = json!("vllm-key");
-        assert_eq!(only(&v).hint.as_deref().map(|h| h.contains("`VLLM_KEY`")), Some(true));
+        assert_eq!(
+            only(&v).hint.as_deref().map(|h| h.contains("`VLLM_KEY`")),
+            Some(true)
+        );
         let mut v = base();
         v["name"] = json!("my scenario");
         assert_eq!(only(&v).path, p(&["name"]));
@@ -547,8 +558,15 @@ mod tests {
         let mut v = base();
         let keys = vec!["median_ttft_ms".to_string(), "count_ttft".to_string()];
         let mut out = vec![];
-        check_gate(&json!({"gate": [{"metric": "ttft", "max": 1}]}), &keys, &mut out);
-        assert_eq!(out[0].hint.as_deref(), Some("did you mean `median_ttft_ms`?"));
+        check_gate(
+            &json!({"gate": [{"metric": "ttft", "max": 1}]}),
+            &keys,
+            &mut out,
+        );
+        assert_eq!(
+            out[0].hint.as_deref(),
+            Some("did you mean `median_ttft_ms`?")
+        );
         v["gate"] = json!([{"metric": "error_rat", "max": 0.1}, {"metric": "error_rate"}]);
         let ps = problems(&v);
         assert_eq!(ps.len(), 2, "{ps:?}");
@@ -577,7 +595,12 @@ mod tests {
             *seen.borrow_mut() = Some(p.to_path_buf());
             Err("not a tokenizer".to_string())
         };
-        let ps = check(&base(), Path::new("dir/s.yaml"), Some(&check_fn), &["error_rate".into()]);
+        let ps = check(
+            &base(),
+            Path::new("dir/s.yaml"),
+            Some(&check_fn),
+            &["error_rate".into()],
+        );
         assert_eq!(ps.len(), 1, "{ps:?}");
         assert_eq!(ps[0].message, "not a tokenizer");
         assert_eq!(seen.borrow().as_deref(), Some(Path::new("dir/t.json")));
