@@ -216,12 +216,16 @@ pub(crate) fn analyse(
         }
     };
     if !matches!(tree.kind, Kind::Map(_)) {
-        let found = schema::describe(&tree.to_json());
-        let pr = Problem::value(
-            vec![],
-            format!("a scenario is a YAML mapping of settings, found {found}"),
-        )
-        .hint("start from scenarios/quickstart.yaml");
+        let json = tree.to_json();
+        let msg = if json.is_null() {
+            "the file has no settings (it is empty or only comments)".to_string()
+        } else {
+            format!(
+                "a scenario is a YAML mapping of settings, found {}",
+                schema::describe(&json)
+            )
+        };
+        let pr = Problem::value(vec![], msg).hint("start from scenarios/quickstart.yaml");
         return (None, vec![diag(Some(&tree), pr)]);
     }
 

@@ -192,12 +192,30 @@ enum Frame {
     Map(Pos, usize, Vec<(String, Pos, Node)>, Option<(String, Pos)>),
 }
 
+/// Guards against hostile input: deeply nested collections (recursion later) and alias
+/// expansion ("billion laughs"), far beyond anything a scenario needs.
+const MAX_DEPTH: usize = 64;
+const MAX_NODES: usize = 100_000;
+
 #[derive(Default)]
 struct Builder {
     stack: Vec<Frame>,
-    anchors: HashMap<usize, Node>,
+    /// Anchored nodes and their sizes in nodes.
+    anchors: HashMap<usize, (Node, usize)>,
     docs: Vec<Node>,
     problems: Vec<ParseProblem>,
+    /// Nodes built so far, alias expansions included.
+    nodes: usize,
+    /// Set once a guard tripped; later events are ignored.
+    stopped: bool,
+}
+
+fn size(n: &Node) -> usize {
+    match &n.kind {
+        Kind::Scalar(..) => 1,
+        Kind::Seq(v) => 1 + v.iter().map(size).sum::<usize>(),
+        Kind::Map(m) => 1 + m.iter().map(|(_, _, n)| size(n)).sum::<usize>(),
+    }
 }
 
 impl Builder {
@@ -215,7 +233,8 @@ impl Builder {
 
     fn push_node(&mut self, node: Node, anchor: usize) {
         if anchor > 0 {
-            self.anchors.insert(anchor, node.clone());
+            let s = size(&node);
+            self.anchors.insert(anchor, (node.clone(), s));
         }
         let path = self.current_path();
         match self.stack.last_mut() {
@@ -258,9 +277,34 @@ impl Builder {
     }
 }
 
+impl Builder {
+    fn stop(&mut self, pos: Pos, message: String) {
+        let path = self.current_path();
+        self.problems.push(ParseProblem { pos, path, message });
+        self.stopped = true;
+    }
+}
+
 impl MarkedEventReceiver for Builder {
     fn on_event(&mut self, ev: Event, mark: Marker) {
         let pos = Pos::from(mark);
+        if self.stopped {
+            return;
+        }
+        if matches!(ev, Event::SequenceStart(..) | Event::MappingStart(..))
+            && self.stack.len() >= MAX_DEPTH
+        {
+            self.stop(pos, format!("nested more than {MAX_DEPTH} levels deep"));
+            return;
+        }
+        self.nodes += 1;
+        if self.nodes > MAX_NODES {
+            self.stop(
+                pos,
+                format!("more than {MAX_NODES} values; a scenario is far smaller"),
+            );
+            return;
+        }
         match ev {
             Event::Scalar(text, style, anchor, tag) => {
                 let is_str_tag = tag.as_ref().is_some_and(|t| t.suffix == "str");
@@ -307,10 +351,18 @@ impl MarkedEventReceiver for Builder {
                 self.push_node(node, anchor);
             }
             Event::Alias(id) => {
-                let node = self.anchors.get(&id).cloned().unwrap_or(Node {
-                    pos,
-                    kind: Kind::Scalar(Value::Null, Style::Plain),
-                });
+                let (node, s) = self.anchors.get(&id).cloned().unwrap_or((
+                    Node {
+                        pos,
+                        kind: Kind::Scalar(Value::Null, Style::Plain),
+                    },
+                    1,
+                ));
+                self.nodes += s;
+                if self.nodes > MAX_NODES {
+                    self.stop(pos, "aliases expand to too many values".into());
+                    return;
+                }
                 self.push_node(node, 0);
             }
             _ => {}
@@ -331,6 +383,9 @@ pub(crate) fn parse(text: &str) -> Result<Node, Vec<ParseProblem>> {
             path: vec![],
             message: format!("invalid YAML: {}", e.info()),
         }]);
+    }
+    if b.stopped {
+        return Err(b.problems);
     }
     if b.docs.len() > 1 {
         b.problems.push(ParseProblem {
@@ -395,6 +450,26 @@ mod tests {
         assert_eq!(e[0].pos, Pos { line: 2, col: 1 });
         let e = parse("a: 1\n---\nb: 2\n").unwrap_err();
         assert!(e[0].message.contains("more than one"));
+    }
+
+    #[test]
+    fn refuses_alias_bombs_and_deep_nesting() {
+        let mut bomb = String::from("a: &a [x, x, x, x, x, x, x, x, x, x]\n");
+        for i in 0..8 {
+            let prev = if i == 0 {
+                "a".to_string()
+            } else {
+                format!("b{}", i - 1)
+            };
+            bomb.push_str(&format!(
+                "b{i}: &b{i} [*{prev}, *{prev}, *{prev}, *{prev}, *{prev}, *{prev}, *{prev}, *{prev}, *{prev}, *{prev}]\n"
+            ));
+        }
+        let e = parse(&bomb).unwrap_err();
+        assert!(e[0].message.contains("too many"), "{e:?}");
+        let deep = format!("a: {}{}", "[".repeat(100), "]".repeat(100));
+        let e = parse(&deep).unwrap_err();
+        assert!(e[0].message.contains("nested"), "{e:?}");
     }
 
     #[test]
