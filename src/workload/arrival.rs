@@ -47,7 +47,9 @@ pub fn schedule(
             Box::new(move |r| exp.sample(r))
         }
         Arrival::Gamma => {
-            let shape = burstiness.filter(|b| *b > 0.0 && b.is_finite()).unwrap_or(1.0);
+            let shape = burstiness
+                .filter(|b| *b > 0.0 && b.is_finite())
+                .unwrap_or(1.0);
             let g = Gamma::new(shape, 1.0 / (rate * shape)).expect("shape and scale are positive");
             Box::new(move |r| g.sample(r))
         }
@@ -70,9 +72,7 @@ mod tests {
     const N: usize = 20_000;
 
     fn gaps(s: &[Duration]) -> Vec<f64> {
-        s.windows(2)
-            .map(|w| (w[1] - w[0]).as_secs_f64())
-            .collect()
+        s.windows(2).map(|w| (w[1] - w[0]).as_secs_f64()).collect()
     }
 
     fn mean_cv(g: &[f64]) -> (f64, f64) {
@@ -94,7 +94,10 @@ mod tests {
             assert_eq!(s[0], Duration::ZERO);
             assert_sorted(&s);
             let (mean, cv) = mean_cv(&gaps(&s));
-            assert!((mean * rate - 1.0).abs() < 0.03, "rate {rate}: mean gap {mean}");
+            assert!(
+                (mean * rate - 1.0).abs() < 0.03,
+                "rate {rate}: mean gap {mean}"
+            );
             assert!((cv - 1.0).abs() < 0.05, "poisson cv {cv}");
         }
     }
@@ -107,8 +110,14 @@ mod tests {
             assert_sorted(&s);
             let (mean, cv) = mean_cv(&gaps(&s));
             let want = 1.0 / f64::sqrt(shape);
-            assert!((mean * rate - 1.0).abs() < 0.03, "shape {shape}: mean gap {mean}");
-            assert!((cv - want).abs() / want < 0.05, "shape {shape}: cv {cv}, want {want}");
+            assert!(
+                (mean * rate - 1.0).abs() < 0.03,
+                "shape {shape}: mean gap {mean}"
+            );
+            assert!(
+                (cv - want).abs() / want < 0.05,
+                "shape {shape}: cv {cv}, want {want}"
+            );
         }
     }
 

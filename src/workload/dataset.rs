@@ -97,7 +97,10 @@ fn is_human(from: &str) -> bool {
 }
 
 fn is_model(from: &str) -> bool {
-    matches!(from, "gpt" | "assistant" | "chatgpt" | "bard" | "bing" | "model")
+    matches!(
+        from,
+        "gpt" | "assistant" | "chatgpt" | "bard" | "bing" | "model"
+    )
 }
 
 /// Read a ShareGPT file (a JSON array of `{"conversations": [{"from", "value"}, ...]}`).
@@ -174,14 +177,24 @@ mod tests {
     #[test]
     fn jsonl_bad_line_names_file_and_line() {
         let dir = tempfile::tempdir().unwrap();
-        let p = write(&dir, "bad.jsonl", "{\"prompt\": \"ok\"}\n\n{\"prompt\": 3}\n");
+        let p = write(
+            &dir,
+            "bad.jsonl",
+            "{\"prompt\": \"ok\"}\n\n{\"prompt\": 3}\n",
+        );
         let e = load_jsonl(&p).unwrap_err().to_string();
         assert!(e.contains("bad.jsonl:3:"), "{e}");
         let p = write(&dir, "nofield.jsonl", "{\"text\": \"ok\"}\n");
         let e = load_jsonl(&p).unwrap_err().to_string();
-        assert!(e.contains("nofield.jsonl:1:") && e.contains("prompt"), "{e}");
+        assert!(
+            e.contains("nofield.jsonl:1:") && e.contains("prompt"),
+            "{e}"
+        );
         let p = write(&dir, "trunc.jsonl", "{\"prompt\": \"ok\"\n");
-        assert!(load_jsonl(&p).unwrap_err().to_string().contains("trunc.jsonl:1:"));
+        assert!(load_jsonl(&p)
+            .unwrap_err()
+            .to_string()
+            .contains("trunc.jsonl:1:"));
         let e = load_jsonl(&dir.path().join("missing.jsonl"))
             .unwrap_err()
             .to_string();

@@ -33,7 +33,9 @@ fn bpe() -> &'static Tokenizer {
             "ka", "to", "ri", "men", "sa", "lo", "qu", "é", "ün", "th", "ing", "er", "中", "文",
             "ß", "ay", "str", "o", "a", "ne",
         ];
-        let punct = [",", ".", "!", "?", ";", "'s", " -", ":", "(", ")", "123", "42"];
+        let punct = [
+            ",", ".", "!", "?", ";", "'s", " -", ":", "(", ")", "123", "42",
+        ];
         let corpus: Vec<String> = (0..4000)
             .map(|_| {
                 let mut s = String::new();
@@ -56,7 +58,12 @@ fn bpe() -> &'static Tokenizer {
             .vocab_size(1500)
             .min_frequency(2)
             .initial_alphabet(ByteLevel::alphabet().into_iter().collect())
-            .special_tokens(SPECIALS.iter().map(|s| AddedToken::from(*s, true)).collect())
+            .special_tokens(
+                SPECIALS
+                    .iter()
+                    .map(|s| AddedToken::from(*s, true))
+                    .collect(),
+            )
             .build();
         let mut t: TokenizerImpl<BPE, NormalizerWrapper, ByteLevel, ByteLevel, ByteLevel> =
             TokenizerBuilder::new()
@@ -96,7 +103,9 @@ fn trained_bpe_really_is_byte_level_with_specials() {
     let t = bpe();
     assert!(t.get_vocab_size(false) > 1000);
     let ids = t.encode("hello <|endoftext|>", false).unwrap();
-    assert!(ids.get_ids().contains(&t.token_to_id("<|endoftext|>").unwrap()));
+    assert!(ids
+        .get_ids()
+        .contains(&t.token_to_id("<|endoftext|>").unwrap()));
     // Decoding a lone continuation byte of a multibyte char gives a replacement char: the
     // case vLLM-style id sampling trips on.
     assert!(synth::WordPool::new(t).unwrap().len() > 200);
@@ -127,8 +136,16 @@ fn range_ratio_bounds_and_mean() {
         let ps = PromptSet::build(&wl(128, 200, 0.5, 5), tok, None, 600, 2).unwrap();
         let (mut sum_in, mut sum_out) = (0.0, 0.0);
         for p in &ps {
-            assert!((64..=192).contains(&p.input_tokens), "{name}: {}", p.input_tokens);
-            assert!((100..=300).contains(&p.output_tokens), "{name}: {}", p.output_tokens);
+            assert!(
+                (64..=192).contains(&p.input_tokens),
+                "{name}: {}",
+                p.input_tokens
+            );
+            assert!(
+                (100..=300).contains(&p.output_tokens),
+                "{name}: {}",
+                p.output_tokens
+            );
             assert!(p.exact);
             assert_eq!(count_tokens(tok, &p.text), p.input_tokens);
             sum_in += p.input_tokens as f64;
@@ -197,7 +214,11 @@ fn template_tokens_are_subtracted() {
         let ps = PromptSet::build(&w, tok, None, 100, 0).unwrap();
         let (head, tail) = tpl.split_once("{{ prompt }}").unwrap();
         for p in &ps {
-            assert!(p.text.starts_with(head) && p.text.ends_with(tail), "{:?}", p.text);
+            assert!(
+                p.text.starts_with(head) && p.text.ends_with(tail),
+                "{:?}",
+                p.text
+            );
             assert!(p.exact, "{tpl:?}: {} tokens", p.input_tokens);
             assert_eq!(count_tokens(tok, &p.text), p.input_tokens);
             assert!((60..=100).contains(&p.input_tokens));
@@ -268,7 +289,10 @@ fn jsonl_prompts_cycle_and_take_line_output_lengths() {
     );
     assert!(set.prompts.iter().all(|p| p.exact));
     let notes = set.notes.join("\n");
-    assert!(notes.contains("has 2 prompts but the rung needs 5"), "{notes}");
+    assert!(
+        notes.contains("has 2 prompts but the rung needs 5"),
+        "{notes}"
+    );
     assert!(notes.contains("skipped 1"), "{notes}");
     // Enough prompts: no cycling note.
     let set = PromptSet::load(&w, fixture(), Some(&p), 2, 0).unwrap();
@@ -281,11 +305,18 @@ fn jsonl_errors_name_file_and_line() {
     let mut w = wl(16, 8, 0.0, 0);
     w.dataset = Dataset::Jsonl;
     let p = file(&dir, "bad.jsonl", "{\"prompt\": \"baba\"}\nnot json\n");
-    let e = PromptSet::build(&w, fixture(), Some(&p), 3, 0).unwrap_err().to_string();
+    let e = PromptSet::build(&w, fixture(), Some(&p), 3, 0)
+        .unwrap_err()
+        .to_string();
     assert!(e.contains("bad.jsonl:2:"), "{e}");
     let p = file(&dir, "empty.jsonl", "{\"prompt\": \" \"}\n\n");
-    let e = PromptSet::build(&w, fixture(), Some(&p), 3, 0).unwrap_err().to_string();
-    assert!(e.contains("empty.jsonl") && e.contains("no non-empty prompts"), "{e}");
+    let e = PromptSet::build(&w, fixture(), Some(&p), 3, 0)
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("empty.jsonl") && e.contains("no non-empty prompts"),
+        "{e}"
+    );
 }
 
 #[test]
@@ -306,7 +337,9 @@ fn sharegpt_uses_reply_length_for_output() {
     assert_eq!((ps[1].input_tokens, ps[1].output_tokens), (1, 77));
     assert_eq!(ps[2], ps[0]);
     let bad = file(&dir, "bad.json", "[\n{\"conversations\": 3}\n]");
-    let e = PromptSet::build(&w, fixture(), Some(&bad), 3, 0).unwrap_err().to_string();
+    let e = PromptSet::build(&w, fixture(), Some(&bad), 3, 0)
+        .unwrap_err()
+        .to_string();
     assert!(e.contains("bad.json:2:"), "{e}");
 }
 
@@ -320,7 +353,10 @@ fn truncation_in_tokenizer_json_does_not_cap_counts() {
     .unwrap();
     let ps = PromptSet::build(&wl(64, 8, 0.0, 0), &t, None, 5, 0).unwrap();
     assert!(ps.iter().all(|p| p.exact && p.input_tokens == 64));
-    assert_eq!(count_tokens(&tokenizer::without_truncation(t), &ps[0].text), 64);
+    assert_eq!(
+        count_tokens(&tokenizer::without_truncation(t), &ps[0].text),
+        64
+    );
 }
 
 /// Timing, not a check: `cargo test --release --lib workload::tests::speed -- --ignored --nocapture`.
@@ -335,4 +371,26 @@ fn speed_10k_prompts_of_512() {
         println!("{name}: 10000 prompts x 512 tokens in {dt:.2?} ({exact} exact)");
         assert_eq!(exact, 10_000);
     }
+}
+
+#[test]
+fn adjust_loop_repairs_a_wrong_overhead_and_keeps_the_closest_when_impossible() {
+    let render = |b: &str| -> Result<String, WorkloadError> { Ok(format!("baba babe {b} babi")) };
+    let shaper = synth::Shaper {
+        tok: fixture(),
+        render: &render,
+    };
+    let pool = synth::WordPool::new(fixture()).unwrap();
+    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(1);
+    // Claiming the template costs nothing forces every draft 3 tokens long: all repaired.
+    let made = synth::synthesise(&pool, &shaper, &[10, 50, 4], 0, &mut rng).unwrap();
+    let got: Vec<u32> = made.iter().map(|s| s.tokens).collect();
+    assert_eq!(got, vec![10, 50, 4]);
+    for s in &made {
+        assert_eq!(count_tokens(fixture(), &s.text), s.tokens);
+    }
+    // 2 tokens cannot be reached (the template alone is 3): the 3-token text is kept.
+    let made = synth::synthesise(&pool, &shaper, &[2], 0, &mut rng).unwrap();
+    assert_eq!(made[0].tokens, 3);
+    assert_eq!(made[0].text, "baba babe  babi");
 }
