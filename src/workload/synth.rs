@@ -25,6 +25,8 @@ const ADJUST_ROUNDS: usize = 8;
 const SWAP_TRIES: usize = 32;
 /// Fresh drafts tried when a prompt duplicates an earlier one.
 const DEDUP_TRIES: usize = 8;
+/// Prompts drafted and batch-encoded together.
+const CHUNK: usize = 256;
 
 /// Words that are one token each in context, split by where they may appear.
 pub(crate) struct WordPool {
@@ -204,37 +206,41 @@ pub(crate) fn synthesise(
     rng: &mut impl Rng,
 ) -> Result<Vec<Synthesised>, WorkloadError> {
     let body_len = |t: u32| t.saturating_sub(overhead) as usize;
-    let mut drafts: Vec<Vec<&str>> = Vec::with_capacity(targets.len());
-    let mut texts = Vec::with_capacity(targets.len());
-    for &t in targets {
-        let mut words = Vec::with_capacity(body_len(t) + 4);
-        pool.push_words(&mut words, body_len(t), rng);
-        texts.push((shaper.render)(&words.join(" "))?);
-        drafts.push(words);
-    }
-    let counts = shaper.counts(&texts)?;
-
     let mut seen = HashSet::with_capacity(targets.len());
     let mut out = Vec::with_capacity(targets.len());
-    for (i, ((mut words, text), n)) in drafts.into_iter().zip(texts).zip(counts).enumerate() {
-        let target = targets[i];
-        let mut best = if n == target {
-            Synthesised { text, tokens: n }
-        } else {
-            adjust(pool, shaper, &mut words, target, rng)?
-        };
-        let mut tries = 0;
-        while !seen.insert(hash(&best.text)) && tries < DEDUP_TRIES {
-            // Tiny lengths over a small vocabulary can collide; draw again a few times.
-            tries += 1;
-            words.clear();
-            pool.push_words(&mut words, body_len(target), rng);
-            let again = adjust(pool, shaper, &mut words, target, rng)?;
-            if again.tokens.abs_diff(target) <= best.tokens.abs_diff(target) {
-                best = again;
-            }
+    // Chunks bound the memory held in drafts while keeping batch encodes large enough to use
+    // every core; the RNG is consumed in the same order whatever the chunk size.
+    for chunk in targets.chunks(CHUNK) {
+        let mut drafts: Vec<Vec<&str>> = Vec::with_capacity(chunk.len());
+        let mut texts = Vec::with_capacity(chunk.len());
+        for &t in chunk {
+            let mut words = Vec::with_capacity(body_len(t) + 4);
+            pool.push_words(&mut words, body_len(t), rng);
+            texts.push((shaper.render)(&words.join(" "))?);
+            drafts.push(words);
         }
-        out.push(best);
+        let counts = shaper.counts(&texts)?;
+        for (((mut words, text), n), &target) in
+            drafts.into_iter().zip(texts).zip(counts).zip(chunk)
+        {
+            let mut best = if n == target {
+                Synthesised { text, tokens: n }
+            } else {
+                adjust(pool, shaper, &mut words, target, rng)?
+            };
+            let mut tries = 0;
+            while !seen.insert(hash(&best.text)) && tries < DEDUP_TRIES {
+                // Tiny lengths over a small vocabulary can collide; draw again a few times.
+                tries += 1;
+                words.clear();
+                pool.push_words(&mut words, body_len(target), rng);
+                let again = adjust(pool, shaper, &mut words, target, rng)?;
+                if again.tokens.abs_diff(target) <= best.tokens.abs_diff(target) {
+                    best = again;
+                }
+            }
+            out.push(best);
+        }
     }
     Ok(out)
 }

@@ -372,3 +372,25 @@ fn speed_10k_prompts_of_512() {
         assert_eq!(exact, 10_000);
     }
 }
+
+#[test]
+fn adjust_loop_repairs_a_wrong_overhead_and_keeps_the_closest_when_impossible() {
+    let render = |b: &str| -> Result<String, WorkloadError> { Ok(format!("baba babe {b} babi")) };
+    let shaper = synth::Shaper {
+        tok: fixture(),
+        render: &render,
+    };
+    let pool = synth::WordPool::new(fixture()).unwrap();
+    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(1);
+    // Claiming the template costs nothing forces every draft 3 tokens long: all repaired.
+    let made = synth::synthesise(&pool, &shaper, &[10, 50, 4], 0, &mut rng).unwrap();
+    let got: Vec<u32> = made.iter().map(|s| s.tokens).collect();
+    assert_eq!(got, vec![10, 50, 4]);
+    for s in &made {
+        assert_eq!(count_tokens(fixture(), &s.text), s.tokens);
+    }
+    // 2 tokens cannot be reached (the template alone is 3): the 3-token text is kept.
+    let made = synth::synthesise(&pool, &shaper, &[2], 0, &mut rng).unwrap();
+    assert_eq!(made[0].tokens, 3);
+    assert_eq!(made[0].text, "baba babe  babi");
+}
