@@ -5,3 +5,7 @@ pub mod summary;
 
 pub use compute::{summarize, RungContext};
 pub use summary::{Latency, RungSummary, Stats};
+
+// --- analysis (issue 6) ---
+pub mod analysis;
+pub use analysis::{analyze, Analysis};
