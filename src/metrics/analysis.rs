@@ -285,9 +285,7 @@ fn best_value_range(rungs: &[RungAnalysis], base: usize) -> Option<RateRange> {
             p.latency_multiple,
             c.latency_multiple,
         ) {
-            (Some(tp), Some(tc), Some(lp), Some(lc)) if tp > 0.0 && lp > 0.0 => {
-                tc / tp > lc / lp
-            }
+            (Some(tp), Some(tc), Some(lp), Some(lc)) if tp > 0.0 && lp > 0.0 => tc / tp > lc / lp,
             _ => false,
         };
         if !grows_faster {
@@ -451,7 +449,13 @@ mod tests {
         assert_eq!(a.knee, None);
         assert!(a.knee_text().starts_with("none"));
         assert_eq!(a.max_rate_within_slo, Some(20.0));
-        assert_eq!(a.best_value, Some(RateRange { from: 1.0, to: 20.0 }));
+        assert_eq!(
+            a.best_value,
+            Some(RateRange {
+                from: 1.0,
+                to: 20.0
+            })
+        );
     }
 
     #[test]
@@ -497,7 +501,7 @@ mod tests {
     fn error_rate_on_a_later_rung_is_the_knee() {
         let rungs = vec![
             rung(1.0, 1.0, 100.0, 20.0, 0),
-            rung(5.0, 5.0, 100.0, 20.0, 4),   // 2 %
+            rung(5.0, 5.0, 100.0, 20.0, 4),    // 2 %
             rung(10.0, 10.0, 100.0, 20.0, 12), // 6 % > default 5 %
         ];
         let a = analyze(&rungs, &Slo::default(), None);
@@ -546,7 +550,13 @@ mod tests {
         assert!(close(r20.tpot_multiple.unwrap(), 3.0));
         // Steps: 1→5: tput x4.0 vs latency x1.25 → in; 5→10: x1.875 vs 2.0/1.25=x1.6 → in;
         // 10→20: x1.333 vs 6.0/2.0=x3.0 → out.
-        assert_eq!(a.best_value, Some(RateRange { from: 1.0, to: 10.0 }));
+        assert_eq!(
+            a.best_value,
+            Some(RateRange {
+                from: 1.0,
+                to: 10.0
+            })
+        );
         // Unknown baseline rate falls back to the lowest rung.
         let b = analyze(&rungs, &Slo::default(), Some(7.0));
         assert_eq!(b.baseline_rate, Some(1.0));
@@ -554,14 +564,20 @@ mod tests {
 
     #[test]
     fn analysis_round_trips_through_json_and_renders_text() {
-        let rungs = vec![rung(1.0, 1.0, 100.0, 20.0, 0), rung(5.0, 1.05, 900.0, 60.0, 0)];
+        let rungs = vec![
+            rung(1.0, 1.0, 100.0, 20.0, 0),
+            rung(5.0, 1.05, 900.0, 60.0, 0),
+        ];
         let a = analyze(&rungs, &Slo::default(), None);
         let text = serde_json::to_string(&a).unwrap();
         assert!(text.contains("\"throughput_plateau\""));
         let back: Analysis = serde_json::from_str(&text).unwrap();
         assert_eq!(back, a);
         let shown = a.to_string();
-        assert!(shown.contains("Knee:                    5 req/s"), "{shown}");
+        assert!(
+            shown.contains("Knee:                    5 req/s"),
+            "{shown}"
+        );
         assert!(shown.contains("Multiples vs the 1 req/s baseline"));
     }
 }

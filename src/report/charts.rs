@@ -26,6 +26,8 @@ pub struct Line {
     pub color: RGBColor,
     /// Dashed (the base run in an overlay, reference lines).
     pub dashed: bool,
+    /// Drawn wide and pale underneath, so a curve it coincides with stays visible.
+    pub under: bool,
 }
 
 /// A vertical marker at a rate (the knee).
@@ -109,7 +111,11 @@ fn percentiles(report: &Report, id: &'static str, what: &str, which: Latency) ->
     let mut lines = Vec::new();
     for (run, prefix, dashed) in runs(report) {
         for (name, color, get) in [
-            ("median", BLUE_, (|s: &crate::metrics::Stats| s.median) as fn(&_) -> f64),
+            (
+                "median",
+                BLUE_,
+                (|s: &crate::metrics::Stats| s.median) as fn(&_) -> f64,
+            ),
             ("p90", ORANGE_, |s| s.p90),
             ("p99", RED_, |s| s.p99),
         ] {
@@ -118,6 +124,7 @@ fn percentiles(report: &Report, id: &'static str, what: &str, which: Latency) ->
                 points: series(run, |r| get(&r.stats(which))),
                 color,
                 dashed,
+                under: false,
             });
         }
     }
@@ -147,19 +154,22 @@ pub fn specs(report: &Report) -> Vec<ChartSpec> {
         points: vec![(0.0, 0.0), (max_rate, max_rate)],
         color: GREY_,
         dashed: true,
+        under: false,
     }];
     for (run, prefix, dashed) in runs(report) {
-        tput.push(Line {
-            label: format!("{prefix}QPS (completed/s)"),
-            points: series(run, |r| r.request_throughput),
-            color: BLUE_,
-            dashed,
-        });
         tput.push(Line {
             label: format!("{prefix}goodput (within SLO)/s"),
             points: series(run, |r| r.request_goodput),
             color: GREEN_,
             dashed,
+            under: true,
+        });
+        tput.push(Line {
+            label: format!("{prefix}QPS (completed/s)"),
+            points: series(run, |r| r.request_throughput),
+            color: BLUE_,
+            dashed,
+            under: false,
         });
     }
 
@@ -181,6 +191,7 @@ pub fn specs(report: &Report) -> Vec<ChartSpec> {
             points: series(run, |r| r.error_rate() * 100.0),
             color: DARK,
             dashed,
+            under: false,
         });
         for (i, class) in classes.iter().enumerate() {
             errs.push(Line {
@@ -196,10 +207,14 @@ pub fn specs(report: &Report) -> Vec<ChartSpec> {
                 }),
                 color: PALETTE[i % PALETTE.len()],
                 dashed,
+                under: false,
             });
         }
     }
-    let slo_err = report.runs.last().map(|r| r.analysis.max_error_rate * 100.0);
+    let slo_err = report
+        .runs
+        .last()
+        .map(|r| r.analysis.max_error_rate * 100.0);
 
     let mut lag = Vec::new();
     for (run, prefix, dashed) in runs(report) {
@@ -208,12 +223,14 @@ pub fn specs(report: &Report) -> Vec<ChartSpec> {
             points: series(run, |r| r.stats(Latency::DispatchLag).median),
             color: BLUE_,
             dashed,
+            under: false,
         });
         lag.push(Line {
             label: format!("{prefix}dispatch lag p99"),
             points: series(run, |r| r.stats(Latency::DispatchLag).p99),
             color: RED_,
             dashed,
+            under: false,
         });
     }
 
@@ -290,10 +307,10 @@ pub fn render_svg(spec: &ChartSpec) -> Result<String, ReportError> {
         let root = SVGBackend::with_string(&mut buf, SIZE).into_drawing_area();
         root.fill(&WHITE).map_err(|e| err(e.to_string()))?;
         let mut chart = ChartBuilder::on(&root)
-            .caption(&spec.title, ("sans-serif", 20))
+            .caption(&spec.title, ("sans-serif", 24))
             .margin(12)
-            .x_label_area_size(44)
-            .y_label_area_size(64)
+            .x_label_area_size(48)
+            .y_label_area_size(72)
             .build_cartesian_2d(0.0..x_max, 0.0..y_max)
             .map_err(|e| err(e.to_string()))?;
         let x_fmt = |v: &f64| tick(*v, x_max);
@@ -306,8 +323,8 @@ pub fn render_svg(spec: &ChartSpec) -> Result<String, ReportError> {
             .y_labels(7)
             .x_label_formatter(&x_fmt)
             .y_label_formatter(&y_fmt)
-            .label_style(("sans-serif", 13))
-            .axis_desc_style(("sans-serif", 14))
+            .label_style(("sans-serif", 16))
+            .axis_desc_style(("sans-serif", 17))
             .light_line_style(WHITE)
             .bold_line_style(RGBColor(0xe4, 0xe4, 0xe4))
             .draw()
@@ -326,7 +343,7 @@ pub fn render_svg(spec: &ChartSpec) -> Result<String, ReportError> {
                 .draw_series(std::iter::once(Text::new(
                     label.clone(),
                     (x_max * 0.01, *v),
-                    ("sans-serif", 12).into_font().color(&KNEE),
+                    ("sans-serif", 15).into_font().color(&KNEE),
                 )))
                 .map_err(|e| err(e.to_string()))?;
         }
@@ -356,16 +373,17 @@ pub fn render_svg(spec: &ChartSpec) -> Result<String, ReportError> {
                 .draw_series(std::iter::once(Text::new(
                     m.label.clone(),
                     (x, y_max * (0.99 - 0.07 * i as f64)),
-                    ("sans-serif", 13)
-                        .into_font()
-                        .color(&m.color)
-                        .pos(anchor),
+                    ("sans-serif", 17).into_font().color(&m.color).pos(anchor),
                 )))
                 .map_err(|e| err(e.to_string()))?;
         }
 
         for line in &spec.lines {
-            let style = line.color.stroke_width(2);
+            let style = if line.under {
+                line.color.mix(0.45).stroke_width(6)
+            } else {
+                line.color.stroke_width(2)
+            };
             if line.dashed {
                 chart
                     .draw_series(DashedLineSeries::new(line.points.clone(), 7, 4, style))

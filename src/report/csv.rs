@@ -43,13 +43,7 @@ impl Exporter for Csv {
             .flat_map(|r| r.errors_by_class.keys().map(String::as_str))
             .collect();
         let mut header: Vec<String> = vec!["run".into()];
-        for h in [
-            "rate",
-            "num_prompts",
-            "completed",
-            "failed",
-            "error_rate",
-        ] {
+        for h in ["rate", "num_prompts", "completed", "failed", "error_rate"] {
             header.push(h.into());
         }
         header.extend(classes.iter().map(|c| format!("errors_{c}")));

@@ -4,7 +4,7 @@
 use std::fmt::Write;
 
 use super::charts::{self, css};
-use super::{rung_table, run_meta, slo_text, Exporter, Report, ReportError, RunReport};
+use super::{run_meta, rung_table, slo_text, Exporter, Report, ReportError, RunReport};
 use crate::results::rate_label;
 
 /// The HTML exporter.
@@ -41,10 +41,11 @@ figure.chart svg { display: block; max-width: 100%; height: auto; }
 figcaption { font-size: 12px; display: flex; flex-wrap: wrap; gap: 4px 14px; padding: 4px 8px; }
 .sw { display: inline-block; width: 22px; height: 0; border-top: 3px solid; vertical-align: middle; margin-right: 5px; }
 .sw.dashed { border-top-style: dashed; }
+.sw.under { border-top-width: 6px; opacity: 0.45; }
 table { border-collapse: collapse; font-size: 12.5px; margin: 8px 0; }
 th, td { border: 1px solid #ddd; padding: 3px 7px; }
 th { background: #f4f4f4; }
-td.num { text-align: right; font-variant-numeric: tabular-nums; }
+td.num { text-align: right; white-space: nowrap; font-variant-numeric: tabular-nums; }
 tr.knee td { background: #fdecec; }
 tr.miss td:last-child { color: #b00; }
 .regression { color: #b00; font-weight: 600; }
@@ -96,7 +97,11 @@ fn rung_table_html(out: &mut String, run: &RunReport) {
         let _ = write!(out, "<tr class=\"{}\">", class.join(" "));
         let last = row.len() - 1;
         for (i, c) in row.iter().enumerate() {
-            let cls = if i > 0 && i < last { " class=\"num\"" } else { "" };
+            let cls = if i > 0 && i < last {
+                " class=\"num\""
+            } else {
+                ""
+            };
             let _ = write!(out, "<td{cls}>{}</td>", esc(c));
         }
         let _ = writeln!(out, "</tr>");
@@ -158,7 +163,12 @@ impl Exporter for Html {
         }
         for run in &report.runs {
             if report.is_overlay() {
-                let _ = writeln!(out, "<h2>{}</h2>", esc(&run.label));
+                let _ = writeln!(
+                    out,
+                    "<h2>{} <span class=\"meta\">{}</span></h2>",
+                    esc(&run.label),
+                    esc(&run.dir.display().to_string())
+                );
             }
             analysis_block(&mut out, run);
         }
@@ -176,7 +186,12 @@ impl Exporter for Html {
                 let _ = writeln!(
                     out,
                     "<span><span class=\"sw{}\" style=\"border-color:{}\"></span>{}</span>",
-                    if l.dashed { " dashed" } else { "" },
+                    match (l.dashed, l.under) {
+                        (true, true) => " dashed under",
+                        (true, false) => " dashed",
+                        (false, true) => " under",
+                        (false, false) => "",
+                    },
                     css(&l.color),
                     esc(&l.label)
                 );

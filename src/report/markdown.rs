@@ -2,7 +2,7 @@
 
 use std::fmt::Write;
 
-use super::{rung_table, run_meta, slo_text, Exporter, Report, ReportError, RunReport};
+use super::{run_meta, rung_table, slo_text, Exporter, Report, ReportError, RunReport};
 use crate::results::rate_label;
 
 /// The Markdown exporter.
@@ -46,7 +46,9 @@ fn run_section(out: &mut String, run: &RunReport, heading: &str) {
     }
     out.push('\n');
     let (header, rows) = rung_table(run);
-    let right: Vec<bool> = (0..header.len()).map(|i| i > 0 && i + 1 < header.len()).collect();
+    let right: Vec<bool> = (0..header.len())
+        .map(|i| i > 0 && i + 1 < header.len())
+        .collect();
     table(out, &header, &rows, &right);
     out.push('\n');
 }
@@ -83,7 +85,15 @@ impl Exporter for Markdown {
                     .collect();
                 table(
                     &mut out,
-                    &["rate (req/s)", "metric", "base", "candidate", "change", "verdict", "detail"],
+                    &[
+                        "rate (req/s)",
+                        "metric",
+                        "base",
+                        "candidate",
+                        "change",
+                        "verdict",
+                        "detail",
+                    ],
                     &rows,
                     &[true, false, true, true, true, false, false],
                 );

@@ -309,7 +309,7 @@ pub(crate) fn rung_table(run: &RunReport) -> (Vec<&'static str>, Vec<Vec<String>
 pub(crate) fn run_meta(run: &RunReport) -> String {
     let i = &run.info;
     let mut s = format!(
-        "scenario `{}` · started {} · endpoint {} · status {:?} · ladder {}",
+        "scenario {} · started {} · endpoint {} · status {:?} · ladder {}",
         i.scenario_name,
         i.started_at.format("%Y-%m-%d %H:%M:%S UTC"),
         i.endpoint,
