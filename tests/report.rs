@@ -11,13 +11,15 @@
 use std::collections::BTreeMap;
 use std::fs;
 use std::path::{Path, PathBuf};
+use std::time::Duration;
 
 use assert_cmd::Command;
 use ladder::metrics::analysis::KneeReason;
-use ladder::metrics::{Latency, RungSummary, Stats};
+use ladder::metrics::{summarize, Latency, RungContext, RungSummary, Stats};
+use ladder::record::{ErrorClass, RequestError, RequestRecord};
 use ladder::report::{self, VerdictRow};
 use ladder::results::{
-    requests_file_name, result_file_name, HostInfo, RunInfo, RunStatus, RungEntry,
+    requests_file_name, result_file_name, HostInfo, RunInfo, RunStatus, RunWriter, RungEntry,
     RESULTS_FORMAT_VERSION,
 };
 
@@ -31,7 +33,10 @@ struct Shape {
     lag_p99: f64,
 }
 
-const CLASSES: [&str; 5] = ["auth", "rate_limit", "server", "timeout", "connect"];
+/// Every error class key, as the real summariser lists them.
+fn classes() -> Vec<&'static str> {
+    ErrorClass::ALL.iter().map(|c| c.key()).collect()
+}
 
 /// A run that saturates at 30 req/s: throughput stalls (+0.8 of +10 offered) and median TTFT
 /// jumps 2.2x past the 3000 ms SLO there; at 40 req/s 16 % of requests fail.
@@ -81,7 +86,7 @@ const SATURATING: [Shape; 6] = [
         qps: 19.4,
         ttft: 6500.0,
         tpot: 90.0,
-        errors: &[("rate_limit", 10), ("server", 22)],
+        errors: &[("rate_limit", 10), ("server_5xx", 22)],
         lag_p99: 7.0,
     },
 ];
@@ -91,7 +96,7 @@ fn summary(s: &Shape, speedup: f64) -> RungSummary {
     let completed = 200 - failed;
     let qps = s.qps * speedup;
     let mut errors_by_class: BTreeMap<String, u64> =
-        CLASSES.iter().map(|c| (c.to_string(), 0)).collect();
+        classes().iter().map(|c| (c.to_string(), 0)).collect();
     for (c, n) in s.errors {
         errors_by_class.insert(c.to_string(), *n);
     }
@@ -168,7 +173,16 @@ fn write_run(dir: &Path, name: &str, speedup: f64) {
             complete: true,
         });
     }
-    let info = RunInfo {
+    let info = run_info(name, rungs);
+    fs::write(
+        dir.join("run.json"),
+        serde_json::to_string_pretty(&info).unwrap(),
+    )
+    .unwrap();
+}
+
+fn run_info(name: &str, rungs: Vec<RungEntry>) -> RunInfo {
+    RunInfo {
         format_version: RESULTS_FORMAT_VERSION,
         tool_version: "0.1.0".into(),
         scenario_name: name.into(),
@@ -194,12 +208,7 @@ fn write_run(dir: &Path, name: &str, speedup: f64) {
         status_detail: None,
         rungs,
         warnings: vec!["rung 40: client dispatch lag p99 7.0 ms".into()],
-    };
-    fs::write(
-        dir.join("run.json"),
-        serde_json::to_string_pretty(&info).unwrap(),
-    )
-    .unwrap();
+    }
 }
 
 fn golden(name: &str, actual: &str) {
@@ -359,7 +368,7 @@ fn html_is_self_contained_with_every_chart_drawn_and_the_knee_marked() {
     }
     // The error chart shows the classes that occurred and the SLO line.
     let errs = figure(&html, "errors");
-    for c in ["rate_limit", "server", "timeout", "SLO 5.0 %"] {
+    for c in ["rate_limit", "server_5xx", "timeout", "SLO 5.0 %"] {
         assert!(errs.contains(c), "errors chart lacks {c}");
     }
     assert!(
@@ -370,15 +379,72 @@ fn html_is_self_contained_with_every_chart_drawn_and_the_knee_marked() {
     assert!(html.contains("<tr class=\"knee miss\"><td>30 (knee)</td>"));
 }
 
+/// A result folder written by the real pipeline: request records → `metrics::summarize` →
+/// `RunWriter`. Each rung has 20 measured requests sent 100 ms apart, TTFT 50 ms, TPOT 10 ms
+/// (11 output tokens), and `failed_per_rung` rate-limited failures. Returns the folder.
+fn write_real_run(root: &Path, rates: &[f64], failed_per_rung: u32) -> PathBuf {
+    let mut info = run_info("real", Vec::new());
+    info.status = RunStatus::Running;
+    let mut w = RunWriter::create(root, info).unwrap();
+    for &rate in rates {
+        let records: Vec<RequestRecord> = (0..20u32)
+            .map(|i| {
+                let sent = Duration::from_millis(100 * i as u64);
+                if i < failed_per_rung {
+                    RequestRecord {
+                        index: i,
+                        scheduled: sent,
+                        sent,
+                        end: sent + Duration::from_millis(5),
+                        input_tokens: 512,
+                        error: Some(RequestError {
+                            class: ErrorClass::RateLimit,
+                            status: Some(429),
+                            detail: "rate limited".into(),
+                        }),
+                        ..Default::default()
+                    }
+                } else {
+                    RequestRecord {
+                        index: i,
+                        scheduled: sent,
+                        sent,
+                        first_token: Some(sent + Duration::from_millis(50)),
+                        end: sent + Duration::from_millis(150),
+                        input_tokens: 512,
+                        output_tokens: 11,
+                        itl: vec![Duration::from_millis(10); 10],
+                        ..Default::default()
+                    }
+                }
+            })
+            .collect();
+        let ctx = RungContext {
+            rate,
+            burstiness: 1.0,
+            ..Default::default()
+        };
+        w.write_rung(&summarize(&records, &ctx), &records, true)
+            .unwrap();
+    }
+    w.finish(
+        RunStatus::Complete,
+        None,
+        "2026-01-02T03:14:05Z".parse().unwrap(),
+    )
+    .unwrap();
+    w.dir().to_path_buf()
+}
+
 /// The seed document's snippet reads result_rate_<rate>.json and the keys qps,
 /// median_ttft_ms, median_tpot_ms and error_rate. Check they exist with the seed's meaning
-/// in the files ladder writes.
+/// in files the real writer produces.
 #[test]
 fn result_files_carry_the_seed_scripts_keys_with_their_meaning() {
     let tmp = tempfile::tempdir().unwrap();
-    write_run(tmp.path(), "sat", 1.0);
-    for rate in [1, 5, 10, 20, 30, 40] {
-        let p = tmp.path().join(format!("result_rate_{rate}.json"));
+    let dir = write_real_run(tmp.path(), &[1.0, 5.0], 3);
+    for rate in [1, 5] {
+        let p = dir.join(format!("result_rate_{rate}.json"));
         let data: serde_json::Value = serde_json::from_str(&fs::read_to_string(&p).unwrap())
             .unwrap_or_else(|e| panic!("{}: {e}", p.display()));
         let f = |k: &str| {
@@ -387,18 +453,26 @@ fn result_files_carry_the_seed_scripts_keys_with_their_meaning() {
                 .unwrap_or_else(|| panic!("{}: key {k} missing or not a number", p.display()))
         };
         let (completed, failed, duration) = (f("completed"), f("failed"), f("duration"));
-        // QPS: completed requests per second of rung wall time.
-        assert!((f("qps") - completed / duration).abs() < 1e-9 * f("qps").max(1.0));
+        assert_eq!((completed, failed), (17.0, 3.0));
+        // QPS: completed requests per second of rung wall time (first send 0 ms, last
+        // completion 1900 + 150 ms).
+        assert!((duration - 2.05).abs() < 1e-9, "duration {duration}");
+        assert!((f("qps") - completed / duration).abs() < 1e-9);
         assert_eq!(f("qps"), f("request_throughput"));
         // Error rate: failed share of measured requests.
-        assert!((f("error_rate") - failed / (completed + failed)).abs() < 1e-12);
-        assert!(f("median_ttft_ms") > 0.0);
-        assert!(f("median_tpot_ms") > 0.0);
+        assert!((f("error_rate") - 3.0 / 20.0).abs() < 1e-12);
+        assert!((f("median_ttft_ms") - 50.0).abs() < 1e-6);
+        assert!((f("median_tpot_ms") - 10.0).abs() < 1e-6);
     }
+    // And the report reads the same folder.
+    report::write_all(&dir).unwrap();
+    let md = fs::read_to_string(dir.join("summary.md")).unwrap();
+    assert!(md.contains("| 5 | 17 | 3 | 15.0 % |"), "{md}");
 }
 
-/// Run scripts/seed_plot.py (the seed's snippet) on a folder when Python with matplotlib is
-/// installed; otherwise say so and check only that the script is the seed's.
+/// Run scripts/seed_plot.py (the seed's snippet) on a folder the real writer produced when
+/// Python with matplotlib is installed; otherwise say so and check only that the script
+/// still reads the seed's keys.
 #[test]
 fn seed_plot_script_runs_unchanged_on_a_result_folder() {
     let script = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("scripts/seed_plot.py");
@@ -421,13 +495,14 @@ fn seed_plot_script_runs_unchanged_on_a_result_folder() {
         return;
     }
     let tmp = tempfile::tempdir().unwrap();
-    write_run(tmp.path(), "sat", 1.0);
+    let rates = [5.0, 10.0, 20.0, 30.0, 40.0, 50.0];
+    let dir = write_real_run(tmp.path(), &rates, 0);
     let png = tmp.path().join("seed.png");
     let out = std::process::Command::new("python3")
         .arg(&script)
-        .arg(tmp.path())
+        .arg(&dir)
         .arg(&png)
-        .args(["1", "5", "10", "20", "30", "40"])
+        .args(["5", "10", "20", "30", "40", "50"])
         .env("MPLBACKEND", "Agg")
         .output()
         .unwrap();

@@ -362,8 +362,8 @@ impl fmt::Display for Analysis {
             writeln!(f, "Multiples vs the {} req/s baseline:", num(b))?;
             writeln!(
                 f,
-                "  {:>8}  {:>8}  {:>8}  {:>8}  {:>8}  {}",
-                "rate", "x QPS", "x TTFT", "x TPOT", "err %", "SLO"
+                "  {:>8}  {:>8}  {:>8}  {:>8}  {:>8}  SLO",
+                "rate", "x QPS", "x TTFT", "x TPOT", "err %"
             )?;
             for r in &self.rungs {
                 let m = |v: Option<f64>| v.map(|v| format!("{v:.2}")).unwrap_or_else(|| "-".into());

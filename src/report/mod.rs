@@ -309,13 +309,19 @@ pub(crate) fn rung_table(run: &RunReport) -> (Vec<&'static str>, Vec<Vec<String>
 pub(crate) fn run_meta(run: &RunReport) -> String {
     let i = &run.info;
     let mut s = format!(
-        "scenario {} · started {} · endpoint {} · status {:?} · ladder {}",
+        "scenario {} · started {} · endpoint {} · status {} · ladder {}",
         i.scenario_name,
         i.started_at.format("%Y-%m-%d %H:%M:%S UTC"),
         i.endpoint,
-        i.status,
+        serde_json::to_value(i.status)
+            .ok()
+            .and_then(|v| v.as_str().map(str::to_string))
+            .unwrap_or_default(),
         i.tool_version
     );
+    if let Some(d) = &i.status_detail {
+        s.push_str(&format!(" ({d})"));
+    }
     if let Some(c) = &i.git_commit {
         s.push_str(&format!(" · git {}", &c[..c.len().min(12)]));
     }
