@@ -470,6 +470,33 @@ fn result_files_carry_the_seed_scripts_keys_with_their_meaning() {
     assert!(md.contains("| 5 | 17 | 3 | 15.0 % |"), "{md}");
 }
 
+/// The seed's first pitfall: a missing API key turns every request into a 401. The report
+/// must still render, put the knee at the first rung and say nothing meets the SLO.
+#[test]
+fn all_failed_run_reports_the_first_rung_as_the_knee() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = write_real_run(tmp.path(), &[1.0, 5.0], 20);
+    report::write_all(&dir).unwrap();
+    let analysis: serde_json::Value =
+        serde_json::from_str(&fs::read_to_string(dir.join("analysis.json")).unwrap()).unwrap();
+    assert_eq!(analysis["knee"]["rate"], 1.0);
+    assert_eq!(analysis["knee"]["reasons"][0], "error_rate");
+    assert!(analysis["max_rate_within_slo"].is_null());
+    let html = fs::read_to_string(dir.join("report.html")).unwrap();
+    if let Some(keep) = std::env::var_os("LADDER_REPORT_OUT") {
+        fs::create_dir_all(&keep).unwrap();
+        fs::write(Path::new(&keep).join("failed.html"), &html).unwrap();
+    }
+    assert!(html.contains("the first rung (1 req/s) already misses it"));
+    let errs = figure(&html, "errors");
+    assert!(errs.contains("\nknee 1 req/s\n</text>"));
+    assert!(errs.contains("rate_limit"));
+    // No success, no latency: the TTFT chart says so instead of plotting 0 ms.
+    let ttft = figure(&html, "ttft");
+    assert!(ttft.contains("nothing to plot"));
+    assert!(!ttft.contains("<circle"));
+}
+
 /// Run scripts/seed_plot.py (the seed's snippet) on a folder the real writer produced when
 /// Python with matplotlib is installed; otherwise say so and check only that the script
 /// still reads the seed's keys.

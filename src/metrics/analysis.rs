@@ -347,7 +347,19 @@ impl Analysis {
                 num(r.from),
                 num(r.to)
             ),
-            None => "none: already the first step above the baseline buys less throughput than it costs in latency".into(),
+            None => {
+                let base = self
+                    .baseline_rate
+                    .and_then(|b| self.rung(b))
+                    .filter(|b| b.throughput_multiple.is_some() && b.latency_multiple.is_some());
+                match base {
+                    None => "none: the baseline rung has no throughput or latency to compare against".into(),
+                    Some(b) if self.rungs.last().is_some_and(|l| l.rate <= b.rate) => {
+                        "none: no rung above the baseline".into()
+                    }
+                    Some(_) => "none: already the first step above the baseline buys less throughput than it costs in latency".into(),
+                }
+            }
         }
     }
 }
@@ -474,6 +486,7 @@ mod tests {
         assert!(a.slo_text().contains("first rung"));
         assert_eq!(a.rungs[0].throughput_multiple, None);
         assert_eq!(a.best_value, None);
+        assert!(a.best_value_text().contains("baseline rung has no"));
     }
 
     #[test]

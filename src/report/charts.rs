@@ -53,6 +53,9 @@ pub struct ChartSpec {
     pub markers: Vec<Marker>,
     /// A horizontal reference (value, label), e.g. the error-rate SLO.
     pub hline: Option<(f64, String)>,
+    /// Highest offered rate of the report: every chart shares the x axis, even one whose
+    /// curves have no points at the top rungs.
+    pub x_max: f64,
 }
 
 const BLUE_: RGBColor = RGBColor(0x1f, 0x77, 0xb4);
@@ -78,6 +81,21 @@ pub fn css(c: &RGBColor) -> String {
 
 fn series(run: &RunReport, f: impl Fn(&RungSummary) -> f64) -> Vec<(f64, f64)> {
     run.rungs.iter().map(|r| (r.rate, f(r))).collect()
+}
+
+/// Points of one latency distribution, leaving out rungs where it has no samples (a rung
+/// where every request failed has no TTFT; plotting 0 ms there would read as "fast").
+fn latency_series(
+    run: &RunReport,
+    which: Latency,
+    get: fn(&crate::metrics::Stats) -> f64,
+) -> Vec<(f64, f64)> {
+    run.rungs
+        .iter()
+        .map(|r| (r.rate, r.stats(which)))
+        .filter(|(_, s)| s.count > 0)
+        .map(|(rate, s)| (rate, get(&s)))
+        .collect()
 }
 
 /// Label prefix and dash for each run: a single run is plain; in an overlay the base is dashed.
@@ -121,7 +139,7 @@ fn percentiles(report: &Report, id: &'static str, what: &str, which: Latency) ->
         ] {
             lines.push(Line {
                 label: format!("{prefix}{what} {name}"),
-                points: series(run, |r| get(&r.stats(which))),
+                points: latency_series(run, which, get),
                 color,
                 dashed,
                 under: false,
@@ -135,18 +153,22 @@ fn percentiles(report: &Report, id: &'static str, what: &str, which: Latency) ->
         lines,
         markers: knee_markers(report),
         hline: None,
+        x_max: max_rate(report),
     }
+}
+
+fn max_rate(report: &Report) -> f64 {
+    report
+        .runs
+        .iter()
+        .flat_map(|r| r.rungs.iter().map(|r| r.rate))
+        .fold(0.0, f64::max)
 }
 
 /// Every chart of the report, in page order.
 pub fn specs(report: &Report) -> Vec<ChartSpec> {
     let markers = knee_markers(report);
-    let all_rates: Vec<f64> = report
-        .runs
-        .iter()
-        .flat_map(|r| r.rungs.iter().map(|r| r.rate))
-        .collect();
-    let max_rate = all_rates.iter().copied().fold(0.0, f64::max);
+    let max_rate = max_rate(report);
 
     // Throughput with the ideal y = x line.
     let mut tput = vec![Line {
@@ -191,7 +213,7 @@ pub fn specs(report: &Report) -> Vec<ChartSpec> {
             points: series(run, |r| r.error_rate() * 100.0),
             color: DARK,
             dashed,
-            under: false,
+            under: true,
         });
         for (i, class) in classes.iter().enumerate() {
             errs.push(Line {
@@ -220,14 +242,14 @@ pub fn specs(report: &Report) -> Vec<ChartSpec> {
     for (run, prefix, dashed) in runs(report) {
         lag.push(Line {
             label: format!("{prefix}dispatch lag p50"),
-            points: series(run, |r| r.stats(Latency::DispatchLag).median),
+            points: latency_series(run, Latency::DispatchLag, |s| s.median),
             color: BLUE_,
             dashed,
             under: false,
         });
         lag.push(Line {
             label: format!("{prefix}dispatch lag p99"),
-            points: series(run, |r| r.stats(Latency::DispatchLag).p99),
+            points: latency_series(run, Latency::DispatchLag, |s| s.p99),
             color: RED_,
             dashed,
             under: false,
@@ -242,6 +264,7 @@ pub fn specs(report: &Report) -> Vec<ChartSpec> {
             lines: tput,
             markers: markers.clone(),
             hline: None,
+            x_max: max_rate,
         },
         percentiles(report, "ttft", "TTFT", Latency::Ttft),
         percentiles(report, "tpot", "TPOT", Latency::Tpot),
@@ -253,6 +276,7 @@ pub fn specs(report: &Report) -> Vec<ChartSpec> {
             lines: errs,
             markers: markers.clone(),
             hline: slo_err.map(|v| (v, format!("SLO {v:.1} %"))),
+            x_max: max_rate,
         },
         ChartSpec {
             id: "dispatch-lag",
@@ -261,6 +285,7 @@ pub fn specs(report: &Report) -> Vec<ChartSpec> {
             lines: lag,
             markers,
             hline: None,
+            x_max: max_rate,
         },
     ]
 }
@@ -290,7 +315,7 @@ pub fn render_svg(spec: &ChartSpec) -> Result<String, ReportError> {
         .lines
         .iter()
         .flat_map(|l| l.points.iter().map(|p| p.0))
-        .fold(0.0, f64::max);
+        .fold(spec.x_max, f64::max);
     let x_max = if x_max > 0.0 { x_max * 1.05 } else { 1.0 };
     let y_top = spec
         .lines
@@ -403,6 +428,23 @@ pub fn render_svg(spec: &ChartSpec) -> Result<String, ReportError> {
                     )
                     .map_err(|e| err(e.to_string()))?;
             }
+        }
+        let empty = spec
+            .lines
+            .iter()
+            .filter(|l| !l.label.starts_with("ideal"))
+            .all(|l| l.points.is_empty());
+        if empty {
+            chart
+                .draw_series(std::iter::once(Text::new(
+                    "no successful request at any rung: nothing to plot",
+                    (x_max / 2.0, y_max / 2.0),
+                    ("sans-serif", 17)
+                        .into_font()
+                        .color(&GREY_)
+                        .pos(Pos::new(HPos::Center, VPos::Center)),
+                )))
+                .map_err(|e| err(e.to_string()))?;
         }
         root.present().map_err(|e| err(e.to_string()))?;
     }
