@@ -120,3 +120,15 @@ impl Exporter for Csv {
         Ok(out)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::field;
+
+    #[test]
+    fn fields_are_quoted_only_when_needed() {
+        assert_eq!(field("base"), "base");
+        assert_eq!(field("a,b"), "\"a,b\"");
+        assert_eq!(field("say \"hi\""), "\"say \"\"hi\"\"\"");
+    }
+}

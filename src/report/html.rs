@@ -216,3 +216,16 @@ impl Exporter for Html {
         Ok(out)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::esc;
+
+    #[test]
+    fn markup_in_run_data_is_escaped() {
+        assert_eq!(
+            esc("<script>alert('x')</script> & \"q\""),
+            "&lt;script&gt;alert(&#39;x&#39;)&lt;/script&gt; &amp; &quot;q&quot;"
+        );
+    }
+}

@@ -110,3 +110,13 @@ impl Exporter for Markdown {
         Ok(out)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::cell;
+
+    #[test]
+    fn pipes_and_newlines_cannot_break_a_table_row() {
+        assert_eq!(cell("a|b\nc"), "a\\|b c");
+    }
+}
