@@ -6,7 +6,9 @@
 //!
 //!     LADDER_BLESS=1 cargo test --test report
 //!
-//! and review the diff before committing.
+//! and review the diff before committing. To look at the rendered pages, set
+//! `LADDER_REPORT_OUT=/some/dir`: the HTML tests copy report.html, compare.html and
+//! failed.html there (then e.g. `chromium --headless --screenshot ... file:///some/dir/report.html`).
 
 use std::collections::BTreeMap;
 use std::fs;
