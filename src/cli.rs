@@ -41,6 +41,17 @@ enum Command {
     },
     /// Serve the built-in OpenAI-compatible simulator until SIGINT/SIGTERM.
     Sim(Box<SimArgs>),
+    // --- report (issue 6) ---
+    /// Write summary.md, summary.csv, report.html (and analysis.json) for a result folder,
+    /// or overlay two runs: `ladder report BASE CANDIDATE --out DIR`.
+    Report {
+        /// One result folder, or BASE and CANDIDATE folders to overlay.
+        #[arg(required = true, num_args = 1..=2, value_name = "RESULT_DIR")]
+        dirs: Vec<PathBuf>,
+        /// Output folder (default: the result folder; for two runs `CANDIDATE/compare`).
+        #[arg(long, value_name = "DIR")]
+        out: Option<PathBuf>,
+    },
 }
 
 /// Parse the command line, run it, and return the process exit code.
@@ -66,6 +77,7 @@ pub fn main() -> i32 {
             ladder::exit::OK
         }
         Command::Sim(args) => run_sim(*args),
+        Command::Report { dirs, out } => report(&dirs, out),
     }
 }
 
@@ -223,6 +235,31 @@ fn run_sim(args: SimArgs) -> i32 {
         Ok(()) => ladder::exit::OK,
         Err(e) => {
             eprintln!("ladder sim: cannot serve on {addr}: {e}");
+            ladder::exit::BAD_INPUT
+        }
+    }
+}
+
+// --- report (issue 6) ---
+fn report(dirs: &[PathBuf], out: Option<PathBuf>) -> i32 {
+    let written = match dirs {
+        [dir] => ladder::report::write_run(dir, out.as_deref().unwrap_or(dir)),
+        [base, candidate] => {
+            let out = out.unwrap_or_else(|| candidate.join("compare"));
+            // The comparer's verdict rows join here once `compare` produces them.
+            ladder::report::write_comparison(base, candidate, &out, None)
+        }
+        _ => unreachable!("clap allows one or two folders"),
+    };
+    match written {
+        Ok(paths) => {
+            for p in paths {
+                println!("{}", p.display());
+            }
+            ladder::exit::OK
+        }
+        Err(e) => {
+            eprintln!("error: {e}");
             ladder::exit::BAD_INPUT
         }
     }

@@ -7,3 +7,7 @@ pub mod summary;
 pub use compute::{summarize, RungContext};
 pub use live::LiveStats;
 pub use summary::{Latency, RungSummary, Stats};
+
+// --- analysis (issue 6) ---
+pub mod analysis;
+pub use analysis::{analyze, Analysis};

@@ -1,1 +1,354 @@
-//! report (see DESIGN.md module map).
+//! Reports of a result folder: `summary.md` (GitHub-flavoured Markdown), `summary.csv`,
+//! `report.html` (one self-contained file with inline SVG charts) and `analysis.json`.
+//!
+//! Like hyperfine's `export/`, each format is one file behind the [`Exporter`] trait; they all
+//! render the same [`Report`]: one run, or two runs overlaid (base and candidate) with the
+//! comparer's verdicts as plain rows ([`VerdictRow`]).
+
+pub mod charts;
+pub mod csv;
+pub mod html;
+pub mod markdown;
+
+use std::fs;
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+use crate::metrics::analysis::{analyze, Analysis};
+use crate::metrics::{Latency, RungSummary};
+use crate::results::{rate_label, LoadError, ResultDir, RunInfo};
+use crate::scenario::types::Slo;
+
+/// Why a report could not be written.
+#[derive(Debug, thiserror::Error)]
+pub enum ReportError {
+    /// The result folder could not be read.
+    #[error(transparent)]
+    Load(#[from] LoadError),
+    /// The folder has a run.json but no finished rung.
+    #[error("{0}: the run has no finished rung, nothing to report")]
+    NoRungs(PathBuf),
+    /// An output file could not be written.
+    #[error("{path}: cannot write: {source}")]
+    Write {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    /// A chart failed to draw (a plotters error).
+    #[error("chart `{chart}` failed to draw: {message}")]
+    Chart { chart: String, message: String },
+}
+
+/// One run as the report sees it.
+#[derive(Debug, Clone)]
+pub struct RunReport {
+    /// `base` / `candidate` in an overlay; the scenario name for a single run.
+    pub label: String,
+    /// The result folder.
+    pub dir: PathBuf,
+    /// Its run.json.
+    pub info: RunInfo,
+    /// Its rung summaries, sorted by rate.
+    pub rungs: Vec<RungSummary>,
+    /// The SLO from the resolved scenario (default when absent).
+    pub slo: Slo,
+    /// The analysis of `rungs` against `slo`.
+    pub analysis: Analysis,
+}
+
+impl RunReport {
+    /// Load a result folder and analyse it.
+    pub fn load(dir: &Path, label: &str) -> Result<RunReport, ReportError> {
+        let rd = ResultDir::open(dir)?;
+        if rd.rungs.is_empty() {
+            return Err(ReportError::NoRungs(dir.to_path_buf()));
+        }
+        let rungs = rd.rungs.into_iter().map(|r| r.summary).collect();
+        Ok(RunReport::from_parts(label, dir, rd.info, rungs))
+    }
+
+    /// Build from already loaded parts (the runner, right after a run).
+    pub fn from_parts(
+        label: &str,
+        dir: &Path,
+        info: RunInfo,
+        mut rungs: Vec<RungSummary>,
+    ) -> RunReport {
+        rungs.sort_by(|a, b| a.rate.total_cmp(&b.rate));
+        let slo = slo_of(&info);
+        let baseline = baseline_rate_of(&info);
+        let analysis = analyze(&rungs, &slo, baseline);
+        RunReport {
+            label: label.to_string(),
+            dir: dir.to_path_buf(),
+            info,
+            rungs,
+            slo,
+            analysis,
+        }
+    }
+}
+
+/// The SLO of the resolved scenario stored in run.json.
+pub fn slo_of(info: &RunInfo) -> Slo {
+    info.scenario
+        .get("slo")
+        .and_then(|v| serde_json::from_value(v.clone()).ok())
+        .unwrap_or_default()
+}
+
+/// `load.baseline_rate` of the resolved scenario stored in run.json.
+pub fn baseline_rate_of(info: &RunInfo) -> Option<f64> {
+    info.scenario
+        .get("load")
+        .and_then(|l| l.get("baseline_rate"))
+        .and_then(serde_json::Value::as_f64)
+}
+
+/// One row of the comparer's verdict table, as plain data so the report does not depend on
+/// the comparer's types (`compare` converts its verdicts into these).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct VerdictRow {
+    /// Rung rate (req/s).
+    pub rate: f64,
+    /// Metric key, e.g. `median_ttft_ms`.
+    pub metric: String,
+    /// Baseline value.
+    pub base: f64,
+    /// Candidate value.
+    pub candidate: f64,
+    /// The change as shown, e.g. `+12.0 % [+8.1, +15.9]`.
+    pub change: String,
+    /// `regression`, `improvement`, `within noise`, `inconclusive`, ...
+    pub verdict: String,
+    /// Threshold or explanation.
+    pub detail: String,
+}
+
+/// What every exporter renders: one run, or base + candidate with optional verdicts.
+#[derive(Debug, Clone)]
+pub struct Report {
+    /// One run, or two (base first).
+    pub runs: Vec<RunReport>,
+    /// The comparer's verdicts (overlays only).
+    pub verdicts: Option<Vec<VerdictRow>>,
+}
+
+impl Report {
+    /// True when two runs are overlaid.
+    pub fn is_overlay(&self) -> bool {
+        self.runs.len() > 1
+    }
+}
+
+/// One output format.
+pub trait Exporter {
+    /// File name written into the output folder.
+    fn file_name(&self) -> &'static str;
+    /// The file's content.
+    fn render(&self, report: &Report) -> Result<String, ReportError>;
+}
+
+/// Every format, in write order.
+pub fn exporters() -> Vec<Box<dyn Exporter>> {
+    vec![
+        Box::new(markdown::Markdown),
+        Box::new(csv::Csv),
+        Box::new(html::Html),
+    ]
+}
+
+/// Write summary.md, summary.csv, report.html and analysis.json into the result folder `dir`.
+pub fn write_all(dir: &Path) -> Result<(), ReportError> {
+    write_run(dir, dir).map(|_| ())
+}
+
+/// Report one run into `out` (created if needed); returns the paths written.
+pub fn write_run(dir: &Path, out: &Path) -> Result<Vec<PathBuf>, ReportError> {
+    let run = RunReport::load(dir, &scenario_label(dir))?;
+    let analysis = serde_json::to_string_pretty(&run.analysis).expect("analysis serialises");
+    let report = Report {
+        runs: vec![run],
+        verdicts: None,
+    };
+    let mut written = write_report(&report, out)?;
+    let p = out.join("analysis.json");
+    write_atomic(&p, &(analysis + "\n"))?;
+    written.push(p);
+    Ok(written)
+}
+
+/// Overlay two runs into `out`, with the comparer's verdict rows when given.
+pub fn write_comparison(
+    base: &Path,
+    candidate: &Path,
+    out: &Path,
+    verdicts: Option<Vec<VerdictRow>>,
+) -> Result<Vec<PathBuf>, ReportError> {
+    let report = Report {
+        runs: vec![
+            RunReport::load(base, "base")?,
+            RunReport::load(candidate, "candidate")?,
+        ],
+        verdicts,
+    };
+    write_report(&report, out)
+}
+
+/// Render every format of `report` into `out`; returns the paths written.
+pub fn write_report(report: &Report, out: &Path) -> Result<Vec<PathBuf>, ReportError> {
+    fs::create_dir_all(out).map_err(|source| ReportError::Write {
+        path: out.to_path_buf(),
+        source,
+    })?;
+    let mut written = Vec::new();
+    for e in exporters() {
+        let p = out.join(e.file_name());
+        write_atomic(&p, &e.render(report)?)?;
+        written.push(p);
+    }
+    Ok(written)
+}
+
+fn scenario_label(dir: &Path) -> String {
+    ResultDir::open(dir)
+        .map(|d| d.info.scenario_name)
+        .unwrap_or_else(|_| dir.display().to_string())
+}
+
+/// Temp file + rename, so a reader never sees half a report.
+fn write_atomic(path: &Path, text: &str) -> Result<(), ReportError> {
+    let err = |source| ReportError::Write {
+        path: path.to_path_buf(),
+        source,
+    };
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let tmp = path.with_file_name(format!(".{name}.tmp"));
+    fs::write(&tmp, text).map_err(err)?;
+    fs::rename(&tmp, path).map_err(err)
+}
+
+/// The rung table shared by Markdown and HTML: header cells and one row of cells per rung.
+pub(crate) fn rung_table(run: &RunReport) -> (Vec<&'static str>, Vec<Vec<String>>) {
+    let header = vec![
+        "rate (req/s)",
+        "completed",
+        "failed",
+        "error rate",
+        "QPS",
+        "goodput",
+        "output tok/s",
+        "TTFT p50 (ms)",
+        "TTFT p99 (ms)",
+        "TPOT p50 (ms)",
+        "TPOT p99 (ms)",
+        "E2E p50 (ms)",
+        "E2E p99 (ms)",
+        "lag p99 (ms)",
+        "x QPS",
+        "x TTFT",
+        "x TPOT",
+        "SLO",
+    ];
+    let knee = run.analysis.knee.as_ref().map(|k| k.rate);
+    let rows = run
+        .rungs
+        .iter()
+        .map(|r| {
+            let a = run.analysis.rung(r.rate);
+            let m = |f: fn(&crate::metrics::analysis::RungAnalysis) -> Option<f64>| {
+                a.and_then(f)
+                    .map(|v| format!("{v:.2}"))
+                    .unwrap_or_else(|| "-".into())
+            };
+            let mut rate = rate_label(r.rate);
+            if Some(r.rate) == knee {
+                rate.push_str(" (knee)");
+            }
+            if Some(r.rate) == run.analysis.baseline_rate {
+                rate.push_str(" (baseline)");
+            }
+            if r.interrupted {
+                rate.push_str(" (partial)");
+            }
+            let slo = match a {
+                Some(a) if a.meets_slo => "ok".to_string(),
+                Some(a) => format!("miss: {}", a.slo_misses.join("; ")),
+                None => "-".into(),
+            };
+            vec![
+                rate,
+                r.completed.to_string(),
+                r.failed.to_string(),
+                format!("{:.1} %", r.error_rate() * 100.0),
+                format!("{:.2}", r.request_throughput),
+                format!("{:.2}", r.request_goodput),
+                format!("{:.1}", r.output_throughput),
+                format!("{:.1}", r.stats(Latency::Ttft).median),
+                format!("{:.1}", r.stats(Latency::Ttft).p99),
+                format!("{:.1}", r.stats(Latency::Tpot).median),
+                format!("{:.1}", r.stats(Latency::Tpot).p99),
+                format!("{:.1}", r.stats(Latency::E2el).median),
+                format!("{:.1}", r.stats(Latency::E2el).p99),
+                format!("{:.1}", r.stats(Latency::DispatchLag).p99),
+                m(|a| a.throughput_multiple),
+                m(|a| a.ttft_multiple),
+                m(|a| a.tpot_multiple),
+                slo,
+            ]
+        })
+        .collect();
+    (header, rows)
+}
+
+/// A line describing where and when a run happened.
+pub(crate) fn run_meta(run: &RunReport) -> String {
+    let i = &run.info;
+    let mut s = format!(
+        "scenario {} · started {} · endpoint {} · status {} · ladder {}",
+        i.scenario_name,
+        i.started_at.format("%Y-%m-%d %H:%M:%S UTC"),
+        i.endpoint,
+        serde_json::to_value(i.status)
+            .ok()
+            .and_then(|v| v.as_str().map(str::to_string))
+            .unwrap_or_default(),
+        i.tool_version
+    );
+    if let Some(d) = &i.status_detail {
+        s.push_str(&format!(" ({d})"));
+    }
+    if let Some(c) = &i.git_commit {
+        s.push_str(&format!(" · git {}", &c[..c.len().min(12)]));
+    }
+    s
+}
+
+/// The SLO as a short phrase.
+pub(crate) fn slo_text(run: &RunReport) -> String {
+    let s = &run.slo;
+    let mut parts = Vec::new();
+    if let Some(v) = s.ttft_ms {
+        parts.push(format!("TTFT <= {} ms", rate_label(v)));
+    }
+    if let Some(v) = s.tpot_ms {
+        parts.push(format!("TPOT <= {} ms", rate_label(v)));
+    }
+    if let Some(v) = s.e2e_ms {
+        parts.push(format!("E2E <= {} ms", rate_label(v)));
+    }
+    parts.push(format!(
+        "error rate <= {:.1} %{}",
+        run.analysis.max_error_rate * 100.0,
+        if s.max_error_rate.is_none() {
+            " (default)"
+        } else {
+            ""
+        }
+    ));
+    parts.join(", ")
+}

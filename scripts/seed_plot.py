@@ -1,0 +1,44 @@
+#!/usr/bin/env python3
+"""The seed document's plotting snippet (section 4), run on a ladder result folder.
+
+Only the folder, the output image and the rates are parameters; the loop, the keys read
+(qps, median_ttft_ms, median_tpot_ms, error_rate) and the plot are the seed's, so this
+script doubles as a compatibility check of ladder's result_rate_<rate>.json files.
+
+Usage: python3 scripts/seed_plot.py RESULT_DIR [OUT.png] [RATE ...]
+       (defaults: OUT.png = RESULT_DIR/seed_plot.png, rates 5 10 20 30 40 50)
+"""
+import sys
+
+import matplotlib
+matplotlib.use("Agg")  # savefig instead of show: no display needed
+import matplotlib.pyplot as plt
+import json
+
+RESULT_DIR = sys.argv[1] if len(sys.argv) > 1 else "./benchmark_results/concurrency_test"
+OUT = sys.argv[2] if len(sys.argv) > 2 else f"{RESULT_DIR}/seed_plot.png"
+RATES = [int(r) if float(r).is_integer() else float(r) for r in sys.argv[3:]] or [5, 10, 20, 30, 40, 50]
+
+# --- from the seed, unchanged apart from RESULT_DIR / RATES ---
+rates, qps_values, ttft_values, tpot_values, error_rates = [], [], [], [], []
+for rate in RATES:
+    with open(f'{RESULT_DIR}/result_rate_{rate}.json') as f:
+        data = json.load(f)
+        rates.append(rate)
+        qps_values.append(data['qps'])
+        ttft_values.append(data['median_ttft_ms'])
+        tpot_values.append(data['median_tpot_ms'])
+        error_rates.append(data.get('error_rate', 0))
+
+plt.figure(figsize=(10, 6))
+plt.plot(rates, qps_values, label='QPS')
+plt.plot(rates, ttft_values, label='TTFT (ms)')
+plt.plot(rates, tpot_values, label='TPOT (ms)')
+plt.xlabel('Request Rate (req/s)')
+plt.ylabel('Metrics')
+plt.title('Concurrency Test Results')
+plt.legend()
+plt.grid(True)
+# --- end of the seed's snippet ---
+plt.savefig(OUT)
+print(OUT)

@@ -1,0 +1,596 @@
+//! Run-level analysis over a ladder's rung summaries: where the server saturates (the
+//! knee), the highest rate that still meets every SLO, and the seed document's baseline
+//! method (every rung's latency and throughput as multiples of the baseline rung, and the
+//! "best value" range where throughput still grows faster than latency).
+//!
+//! Definitions (all over rungs sorted by offered rate):
+//!
+//! * **Knee**: the first rung where any of these holds (several may hold at once):
+//!   - *error rate*: `error_rate > slo.max_error_rate` (default [`DEFAULT_MAX_ERROR_RATE`],
+//!     the seed's 5 % overload line); this is the only test that can fire on the first rung;
+//!   - *throughput plateau*: the throughput gained over the previous rung is less than
+//!     [`PLATEAU_FRACTION`] (10 %) of the offered rate added, i.e.
+//!     `qps[i] - qps[i-1] < 0.10 * (rate[i] - rate[i-1])`;
+//!   - *TTFT jump*: `median_ttft[i] > 2 x median_ttft[i-1]` ([`TTFT_JUMP_FACTOR`]) and, when
+//!     `slo.ttft_ms` is set, `median_ttft[i] > slo.ttft_ms` (a jump that stays inside the SLO
+//!     is not a knee).
+//! * **Meets the SLO** (per rung): at least one request completed, `error_rate <=
+//!   max_error_rate`, and, when any latency bound (`ttft_ms`, `tpot_ms`, `e2e_ms`) is set,
+//!   `request_goodput >= 0.95 x request_throughput` ([`GOODPUT_MIN_FRACTION`]: at least 95 % of
+//!   completed requests meet every latency bound).
+//! * **Highest rate within SLO**: the highest rate R such that the rung at R *and every lower
+//!   rung* meet the SLO (a lucky rung above a failing one does not count).
+//! * **Multiples**: against the baseline rung (the rung at `baseline_rate`, else the first):
+//!   `qps / qps_base`, `median_ttft / median_ttft_base`, `median_tpot / median_tpot_base`;
+//!   the *latency multiple* is the larger of the TTFT and TPOT multiples (the worse one is
+//!   what users feel). A multiple is absent when the baseline value is zero.
+//! * **Best-value range**: from the baseline rung up to the last rung of the unbroken run of
+//!   rungs above it where the throughput multiple grows by a larger factor than the latency
+//!   multiple over the previous rung (`tm[i]/tm[i-1] > lm[i]/lm[i-1]`). Absent when even the
+//!   first rung above the baseline does not qualify.
+
+use std::fmt;
+
+use serde::{Deserialize, Serialize};
+
+use super::summary::{Latency, RungSummary};
+use crate::scenario::types::Slo;
+
+/// Error-rate bound used when the scenario's SLO sets none (the seed's overload line).
+pub const DEFAULT_MAX_ERROR_RATE: f64 = 0.05;
+/// Throughput plateau: less than this fraction of the offered increase was realised.
+pub const PLATEAU_FRACTION: f64 = 0.10;
+/// TTFT jump: the median TTFT grew by more than this factor over the previous rung.
+pub const TTFT_JUMP_FACTOR: f64 = 2.0;
+/// A rung meets its latency SLOs when goodput is at least this fraction of throughput.
+pub const GOODPUT_MIN_FRACTION: f64 = 0.95;
+
+/// Why a rung is the knee.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum KneeReason {
+    /// The error rate passed the SLO bound.
+    ErrorRate,
+    /// Throughput stopped growing with the offered rate.
+    ThroughputPlateau,
+    /// Median TTFT jumped (and left the SLO, if one is set).
+    TtftJump,
+}
+
+impl fmt::Display for KneeReason {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            KneeReason::ErrorRate => "error rate over SLO",
+            KneeReason::ThroughputPlateau => "throughput plateau",
+            KneeReason::TtftJump => "TTFT jump",
+        })
+    }
+}
+
+/// The saturation knee.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Knee {
+    /// Offered rate of the knee rung (req/s).
+    pub rate: f64,
+    /// Every test that fired on this rung, in the order error rate, plateau, TTFT.
+    pub reasons: Vec<KneeReason>,
+    /// One sentence per reason with the numbers behind it.
+    pub detail: Vec<String>,
+}
+
+/// A range of offered rates, inclusive.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct RateRange {
+    pub from: f64,
+    pub to: f64,
+}
+
+/// One rung as the analysis sees it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RungAnalysis {
+    /// Offered rate (req/s).
+    pub rate: f64,
+    /// Completed requests per second (the seed's QPS).
+    pub qps: f64,
+    /// Failed / measured.
+    pub error_rate: f64,
+    /// Median TTFT, ms.
+    pub median_ttft_ms: f64,
+    /// Median TPOT, ms.
+    pub median_tpot_ms: f64,
+    /// QPS / baseline QPS.
+    pub throughput_multiple: Option<f64>,
+    /// Median TTFT / baseline median TTFT.
+    pub ttft_multiple: Option<f64>,
+    /// Median TPOT / baseline median TPOT.
+    pub tpot_multiple: Option<f64>,
+    /// The larger of the TTFT and TPOT multiples.
+    pub latency_multiple: Option<f64>,
+    /// Whether the rung meets every SLO (see the module docs).
+    pub meets_slo: bool,
+    /// Why it does not, one short phrase each (empty when it does).
+    pub slo_misses: Vec<String>,
+}
+
+/// The analysis of one run, written as `analysis.json` and printed after `ladder run`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Analysis {
+    /// Rate of the rung used as the baseline for multiples (None when there are no rungs).
+    pub baseline_rate: Option<f64>,
+    /// The first saturated rung, if any.
+    pub knee: Option<Knee>,
+    /// Highest rate such that it and every lower rung meet the SLO.
+    pub max_rate_within_slo: Option<f64>,
+    /// The seed's best-value range (see the module docs).
+    pub best_value: Option<RateRange>,
+    /// Error-rate bound used (the SLO's, else the default).
+    pub max_error_rate: f64,
+    /// Every rung, sorted by rate.
+    pub rungs: Vec<RungAnalysis>,
+}
+
+fn ratio(num: f64, den: f64) -> Option<f64> {
+    (den > 0.0 && num.is_finite()).then(|| num / den)
+}
+
+fn same_rate(a: f64, b: f64) -> bool {
+    (a - b).abs() <= 1e-9 * a.abs().max(b.abs()).max(1.0)
+}
+
+/// Analyse a run's rungs (in any order) against its SLO.
+pub fn analyze(rungs: &[RungSummary], slo: &Slo, baseline_rate: Option<f64>) -> Analysis {
+    let max_error_rate = slo.max_error_rate.unwrap_or(DEFAULT_MAX_ERROR_RATE);
+    let mut sorted: Vec<&RungSummary> = rungs.iter().collect();
+    sorted.sort_by(|a, b| a.rate.total_cmp(&b.rate));
+
+    let base = baseline_rate
+        .and_then(|b| sorted.iter().position(|r| same_rate(r.rate, b)))
+        .or(if sorted.is_empty() { None } else { Some(0) });
+    let base_ttft = base.map(|i| sorted[i].stats(Latency::Ttft).median);
+    let base_tpot = base.map(|i| sorted[i].stats(Latency::Tpot).median);
+    let base_qps = base.map(|i| sorted[i].request_throughput);
+
+    let latency_bound = slo.ttft_ms.is_some() || slo.tpot_ms.is_some() || slo.e2e_ms.is_some();
+    let per_rung: Vec<RungAnalysis> = sorted
+        .iter()
+        .map(|r| {
+            let ttft = r.stats(Latency::Ttft).median;
+            let tpot = r.stats(Latency::Tpot).median;
+            let ttft_multiple = base_ttft.and_then(|b| ratio(ttft, b));
+            let tpot_multiple = base_tpot.and_then(|b| ratio(tpot, b));
+            let latency_multiple = match (ttft_multiple, tpot_multiple) {
+                (Some(a), Some(b)) => Some(a.max(b)),
+                (a, b) => a.or(b),
+            };
+            let mut misses = Vec::new();
+            if r.completed == 0 {
+                misses.push("no request completed".to_string());
+            }
+            if r.error_rate() > max_error_rate {
+                misses.push(format!(
+                    "error rate {} > {}",
+                    pct(r.error_rate()),
+                    pct(max_error_rate)
+                ));
+            }
+            if latency_bound
+                && r.completed > 0
+                && r.request_goodput < GOODPUT_MIN_FRACTION * r.request_throughput
+            {
+                misses.push(format!(
+                    "goodput {:.2} req/s < {:.0} % of throughput {:.2} req/s",
+                    r.request_goodput,
+                    GOODPUT_MIN_FRACTION * 100.0,
+                    r.request_throughput
+                ));
+            }
+            RungAnalysis {
+                rate: r.rate,
+                qps: r.request_throughput,
+                error_rate: r.error_rate(),
+                median_ttft_ms: ttft,
+                median_tpot_ms: tpot,
+                throughput_multiple: base_qps.and_then(|b| ratio(r.request_throughput, b)),
+                ttft_multiple,
+                tpot_multiple,
+                latency_multiple,
+                meets_slo: misses.is_empty(),
+                slo_misses: misses,
+            }
+        })
+        .collect();
+
+    let knee = find_knee(&sorted, slo, max_error_rate);
+    let max_rate_within_slo = per_rung
+        .iter()
+        .take_while(|r| r.meets_slo)
+        .last()
+        .map(|r| r.rate);
+    let best_value = base.and_then(|b| best_value_range(&per_rung, b));
+
+    Analysis {
+        baseline_rate: base.map(|i| sorted[i].rate),
+        knee,
+        max_rate_within_slo,
+        best_value,
+        max_error_rate,
+        rungs: per_rung,
+    }
+}
+
+fn find_knee(sorted: &[&RungSummary], slo: &Slo, max_error_rate: f64) -> Option<Knee> {
+    for (i, r) in sorted.iter().enumerate() {
+        let mut reasons = Vec::new();
+        let mut detail = Vec::new();
+        if r.error_rate() > max_error_rate {
+            reasons.push(KneeReason::ErrorRate);
+            detail.push(format!(
+                "error rate {} exceeds the {} bound",
+                pct(r.error_rate()),
+                pct(max_error_rate)
+            ));
+        }
+        if i > 0 {
+            let prev = sorted[i - 1];
+            let offered = r.rate - prev.rate;
+            let realised = r.request_throughput - prev.request_throughput;
+            if offered > 0.0 && realised < PLATEAU_FRACTION * offered {
+                reasons.push(KneeReason::ThroughputPlateau);
+                detail.push(format!(
+                    "throughput {:.2} -> {:.2} req/s realised {:.0} % of the offered +{} req/s (< {:.0} %)",
+                    prev.request_throughput,
+                    r.request_throughput,
+                    100.0 * realised / offered,
+                    num(offered),
+                    PLATEAU_FRACTION * 100.0
+                ));
+            }
+            let (t0, t1) = (
+                prev.stats(Latency::Ttft).median,
+                r.stats(Latency::Ttft).median,
+            );
+            let over_slo = slo.ttft_ms.is_none_or(|bound| t1 > bound);
+            if t0 > 0.0 && t1 > TTFT_JUMP_FACTOR * t0 && over_slo {
+                let slo_note = slo
+                    .ttft_ms
+                    .map(|b| format!(", above the {} ms SLO", num(b)))
+                    .unwrap_or_default();
+                reasons.push(KneeReason::TtftJump);
+                detail.push(format!(
+                    "median TTFT {:.1} -> {:.1} ms ({:.1}x{slo_note})",
+                    t0,
+                    t1,
+                    t1 / t0
+                ));
+            }
+        }
+        if !reasons.is_empty() {
+            return Some(Knee {
+                rate: r.rate,
+                reasons,
+                detail,
+            });
+        }
+    }
+    None
+}
+
+fn best_value_range(rungs: &[RungAnalysis], base: usize) -> Option<RateRange> {
+    let mut to = None;
+    for i in base + 1..rungs.len() {
+        let (p, c) = (&rungs[i - 1], &rungs[i]);
+        let grows_faster = match (
+            p.throughput_multiple,
+            c.throughput_multiple,
+            p.latency_multiple,
+            c.latency_multiple,
+        ) {
+            (Some(tp), Some(tc), Some(lp), Some(lc)) if tp > 0.0 && lp > 0.0 => tc / tp > lc / lp,
+            _ => false,
+        };
+        if !grows_faster {
+            break;
+        }
+        to = Some(c.rate);
+    }
+    to.map(|to| RateRange {
+        from: rungs[base].rate,
+        to,
+    })
+}
+
+/// `0.05` → `5.0 %`.
+fn pct(v: f64) -> String {
+    format!("{:.1} %", v * 100.0)
+}
+
+/// A rate or bound without trailing zeros: `5`, `2.5`.
+fn num(v: f64) -> String {
+    let s = format!("{v:.6}");
+    s.trim_end_matches('0').trim_end_matches('.').to_string()
+}
+
+impl Analysis {
+    /// The per-rung analysis at `rate`, if that rung exists.
+    pub fn rung(&self, rate: f64) -> Option<&RungAnalysis> {
+        self.rungs.iter().find(|r| same_rate(r.rate, rate))
+    }
+
+    /// One line for the knee: `20 req/s (throughput plateau: ...)` or a "no knee" sentence.
+    pub fn knee_text(&self) -> String {
+        match &self.knee {
+            Some(k) => format!("{} req/s ({})", num(k.rate), k.detail.join("; ")),
+            None => "none within the tested rates (throughput kept growing, TTFT stayed steady, errors within bound)".into(),
+        }
+    }
+
+    /// The highest rate within SLO as a sentence.
+    pub fn slo_text(&self) -> String {
+        match self.max_rate_within_slo {
+            Some(r) => format!("{} req/s", num(r)),
+            None => match self.rungs.first() {
+                Some(first) => format!(
+                    "none: the first rung ({} req/s) already misses it ({})",
+                    num(first.rate),
+                    first.slo_misses.join("; ")
+                ),
+                None => "none: no rungs".into(),
+            },
+        }
+    }
+
+    /// The best-value range as a sentence.
+    pub fn best_value_text(&self) -> String {
+        match self.best_value {
+            Some(r) => format!(
+                "{} to {} req/s (throughput multiple grows faster than latency multiple)",
+                num(r.from),
+                num(r.to)
+            ),
+            None => {
+                let base = self
+                    .baseline_rate
+                    .and_then(|b| self.rung(b))
+                    .filter(|b| b.throughput_multiple.is_some() && b.latency_multiple.is_some());
+                match base {
+                    None => "none: the baseline rung has no throughput or latency to compare against".into(),
+                    Some(b) if self.rungs.last().is_some_and(|l| l.rate <= b.rate) => {
+                        "none: no rung above the baseline".into()
+                    }
+                    Some(_) => "none: already the first step above the baseline buys less throughput than it costs in latency".into(),
+                }
+            }
+        }
+    }
+}
+
+/// Human rendering, printed after `ladder run`.
+impl fmt::Display for Analysis {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        writeln!(f, "Knee:                    {}", self.knee_text())?;
+        writeln!(f, "Highest rate within SLO: {}", self.slo_text())?;
+        writeln!(f, "Best-value range:        {}", self.best_value_text())?;
+        if let Some(b) = self.baseline_rate {
+            writeln!(f, "Multiples vs the {} req/s baseline:", num(b))?;
+            writeln!(
+                f,
+                "  {:>8}  {:>8}  {:>8}  {:>8}  {:>8}  SLO",
+                "rate", "x QPS", "x TTFT", "x TPOT", "err %"
+            )?;
+            for r in &self.rungs {
+                let m = |v: Option<f64>| v.map(|v| format!("{v:.2}")).unwrap_or_else(|| "-".into());
+                writeln!(
+                    f,
+                    "  {:>8}  {:>8}  {:>8}  {:>8}  {:>8.1}  {}",
+                    num(r.rate),
+                    m(r.throughput_multiple),
+                    m(r.ttft_multiple),
+                    m(r.tpot_multiple),
+                    r.error_rate * 100.0,
+                    if r.meets_slo {
+                        "ok".to_string()
+                    } else {
+                        format!("miss: {}", r.slo_misses.join("; "))
+                    }
+                )?;
+            }
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::metrics::summary::Stats;
+
+    /// A rung with the given rate, QPS, median TTFT/TPOT (ms) and failure count out of 200.
+    fn rung(rate: f64, qps: f64, ttft: f64, tpot: f64, failed: u64) -> RungSummary {
+        let mut r = RungSummary {
+            rate,
+            num_prompts: 200,
+            completed: 200 - failed,
+            failed,
+            request_throughput: qps,
+            request_goodput: qps,
+            ..Default::default()
+        };
+        for (k, m) in [(Latency::Ttft, ttft), (Latency::Tpot, tpot)] {
+            r.latency.insert(
+                k,
+                Stats {
+                    count: 200 - failed,
+                    median: m,
+                    ..Default::default()
+                },
+            );
+        }
+        r
+    }
+
+    fn close(a: f64, b: f64) -> bool {
+        (a - b).abs() < 1e-9
+    }
+
+    #[test]
+    fn saturating_curve_has_its_knee_at_the_plateau() {
+        // Throughput follows the offered rate up to 20, then stalls at ~21.
+        let rungs = vec![
+            rung(1.0, 1.0, 100.0, 20.0, 0),
+            rung(5.0, 5.0, 110.0, 21.0, 0),
+            rung(10.0, 9.9, 120.0, 22.0, 0),
+            rung(20.0, 19.5, 150.0, 25.0, 0),
+            rung(30.0, 20.2, 180.0, 30.0, 0), // +0.7 of +10 offered: 7 %
+            rung(40.0, 20.6, 190.0, 31.0, 0),
+        ];
+        let a = analyze(&rungs, &Slo::default(), Some(1.0));
+        let k = a.knee.expect("knee");
+        assert_eq!(k.rate, 30.0);
+        assert_eq!(k.reasons, vec![KneeReason::ThroughputPlateau]);
+        // No latency bound and no errors: every rung meets the SLO.
+        assert_eq!(a.max_rate_within_slo, Some(40.0));
+    }
+
+    #[test]
+    fn flat_growth_has_no_knee() {
+        let rungs: Vec<_> = [1.0, 5.0, 10.0, 20.0]
+            .iter()
+            .map(|&r| rung(r, r * 0.98, 100.0 + r, 20.0, 0))
+            .collect();
+        let a = analyze(&rungs, &Slo::default(), None);
+        assert_eq!(a.knee, None);
+        assert!(a.knee_text().starts_with("none"));
+        assert_eq!(a.max_rate_within_slo, Some(20.0));
+        assert_eq!(
+            a.best_value,
+            Some(RateRange {
+                from: 1.0,
+                to: 20.0
+            })
+        );
+    }
+
+    #[test]
+    fn failing_first_rung_is_the_knee_and_nothing_meets_the_slo() {
+        // A missing API key: every request is a 401.
+        let rungs = vec![rung(1.0, 0.0, 0.0, 0.0, 200), rung(5.0, 0.0, 0.0, 0.0, 200)];
+        let slo = Slo {
+            max_error_rate: Some(0.02),
+            ..Default::default()
+        };
+        let a = analyze(&rungs, &slo, Some(1.0));
+        let k = a.knee.clone().expect("knee");
+        assert_eq!(k.rate, 1.0);
+        assert_eq!(k.reasons, vec![KneeReason::ErrorRate]);
+        assert_eq!(a.max_rate_within_slo, None);
+        assert!(a.slo_text().contains("first rung"));
+        assert_eq!(a.rungs[0].throughput_multiple, None);
+        assert_eq!(a.best_value, None);
+        assert!(a.best_value_text().contains("baseline rung has no"));
+    }
+
+    #[test]
+    fn ttft_jump_without_plateau_is_a_knee_only_above_the_slo() {
+        let rungs = vec![
+            rung(5.0, 5.0, 400.0, 20.0, 0),
+            rung(10.0, 10.0, 500.0, 21.0, 0),
+            rung(20.0, 19.0, 1200.0, 25.0, 0), // 2.4x, still under a 3000 ms SLO
+            rung(30.0, 28.0, 3600.0, 30.0, 0), // 3x and over the SLO
+        ];
+        let slo = Slo {
+            ttft_ms: Some(3000.0),
+            ..Default::default()
+        };
+        let a = analyze(&rungs, &slo, None);
+        let k = a.knee.clone().expect("knee");
+        assert_eq!(k.rate, 30.0);
+        assert_eq!(k.reasons, vec![KneeReason::TtftJump]);
+        // Without an SLO the first 2x jump counts.
+        let a = analyze(&rungs, &Slo::default(), None);
+        assert_eq!(a.knee.unwrap().rate, 20.0);
+    }
+
+    #[test]
+    fn error_rate_on_a_later_rung_is_the_knee() {
+        let rungs = vec![
+            rung(1.0, 1.0, 100.0, 20.0, 0),
+            rung(5.0, 5.0, 100.0, 20.0, 4),    // 2 %
+            rung(10.0, 10.0, 100.0, 20.0, 12), // 6 % > default 5 %
+        ];
+        let a = analyze(&rungs, &Slo::default(), None);
+        assert_eq!(a.knee.unwrap().rate, 10.0);
+        assert_eq!(a.max_rate_within_slo, Some(5.0));
+        assert_eq!(a.max_error_rate, DEFAULT_MAX_ERROR_RATE);
+    }
+
+    #[test]
+    fn goodput_below_95_percent_misses_a_latency_slo() {
+        let mut r = rung(10.0, 10.0, 100.0, 20.0, 0);
+        r.request_goodput = 9.4;
+        let ok = rung(5.0, 5.0, 100.0, 20.0, 0);
+        let slo = Slo {
+            tpot_ms: Some(50.0),
+            ..Default::default()
+        };
+        let a = analyze(&[ok.clone(), r.clone()], &slo, None);
+        assert!(!a.rungs[1].meets_slo);
+        assert!(a.rungs[1].slo_misses[0].contains("goodput"));
+        assert_eq!(a.max_rate_within_slo, Some(5.0));
+        // Without latency bounds goodput is not consulted.
+        let a = analyze(&[ok, r], &Slo::default(), None);
+        assert_eq!(a.max_rate_within_slo, Some(10.0));
+    }
+
+    #[test]
+    fn multiples_match_hand_computed_values() {
+        // Baseline rung is rate 1 even though it is listed last.
+        let rungs = vec![
+            rung(5.0, 4.8, 600.0, 25.0, 0),
+            rung(10.0, 9.0, 900.0, 40.0, 0),
+            rung(20.0, 12.0, 3000.0, 60.0, 0),
+            rung(1.0, 1.2, 500.0, 20.0, 0),
+        ];
+        let a = analyze(&rungs, &Slo::default(), Some(1.0));
+        assert_eq!(a.baseline_rate, Some(1.0));
+        let r5 = a.rung(5.0).unwrap();
+        assert!(close(r5.throughput_multiple.unwrap(), 4.0)); // 4.8 / 1.2
+        assert!(close(r5.ttft_multiple.unwrap(), 1.2)); // 600 / 500
+        assert!(close(r5.tpot_multiple.unwrap(), 1.25)); // 25 / 20
+        assert!(close(r5.latency_multiple.unwrap(), 1.25));
+        let r20 = a.rung(20.0).unwrap();
+        assert!(close(r20.throughput_multiple.unwrap(), 10.0)); // 12 / 1.2
+        assert!(close(r20.ttft_multiple.unwrap(), 6.0)); // 3000 / 500
+        assert!(close(r20.tpot_multiple.unwrap(), 3.0));
+        // Steps: 1→5: tput x4.0 vs latency x1.25 → in; 5→10: x1.875 vs 2.0/1.25=x1.6 → in;
+        // 10→20: x1.333 vs 6.0/2.0=x3.0 → out.
+        assert_eq!(
+            a.best_value,
+            Some(RateRange {
+                from: 1.0,
+                to: 10.0
+            })
+        );
+        // Unknown baseline rate falls back to the lowest rung.
+        let b = analyze(&rungs, &Slo::default(), Some(7.0));
+        assert_eq!(b.baseline_rate, Some(1.0));
+    }
+
+    #[test]
+    fn analysis_round_trips_through_json_and_renders_text() {
+        let rungs = vec![
+            rung(1.0, 1.0, 100.0, 20.0, 0),
+            rung(5.0, 1.05, 900.0, 60.0, 0),
+        ];
+        let a = analyze(&rungs, &Slo::default(), None);
+        let text = serde_json::to_string(&a).unwrap();
+        assert!(text.contains("\"throughput_plateau\""));
+        let back: Analysis = serde_json::from_str(&text).unwrap();
+        assert_eq!(back, a);
+        let shown = a.to_string();
+        assert!(
+            shown.contains("Knee:                    5 req/s"),
+            "{shown}"
+        );
+        assert!(shown.contains("Multiples vs the 1 req/s baseline"));
+    }
+}

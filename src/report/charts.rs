@@ -1,0 +1,452 @@
+//! The report's charts as inline SVG (plotters' SVG backend, which writes text as `<text>`
+//! elements: no font files are read, the browser picks the font).
+//!
+//! [`specs`] turns a [`Report`] into chart descriptions; [`render_svg`] draws one. Legends are
+//! left to the HTML page ([`ChartSpec::lines`] carries label, colour and dash), so they never
+//! cover a curve.
+
+use plotters::prelude::*;
+use plotters::style::text_anchor::{HPos, Pos, VPos};
+
+use super::{Report, ReportError, RunReport};
+use crate::metrics::{Latency, RungSummary};
+use crate::results::rate_label;
+
+/// Chart size in pixels.
+pub const SIZE: (u32, u32) = (600, 380);
+
+/// One plotted curve.
+#[derive(Debug, Clone)]
+pub struct Line {
+    /// Legend text.
+    pub label: String,
+    /// (offered rate, value) points, sorted by rate.
+    pub points: Vec<(f64, f64)>,
+    /// Stroke colour.
+    pub color: RGBColor,
+    /// Dashed (the base run in an overlay, reference lines).
+    pub dashed: bool,
+    /// Drawn wide and pale underneath, so a curve it coincides with stays visible.
+    pub under: bool,
+}
+
+/// A vertical marker at a rate (the knee).
+#[derive(Debug, Clone)]
+pub struct Marker {
+    pub rate: f64,
+    pub label: String,
+    pub color: RGBColor,
+}
+
+/// One chart.
+#[derive(Debug, Clone)]
+pub struct ChartSpec {
+    /// HTML id (`chart-<id>`).
+    pub id: &'static str,
+    /// Caption drawn in the SVG.
+    pub title: String,
+    /// Y axis description.
+    pub y_desc: String,
+    /// The curves.
+    pub lines: Vec<Line>,
+    /// Knee markers.
+    pub markers: Vec<Marker>,
+    /// A horizontal reference (value, label), e.g. the error-rate SLO.
+    pub hline: Option<(f64, String)>,
+    /// Highest offered rate of the report: every chart shares the x axis, even one whose
+    /// curves have no points at the top rungs.
+    pub x_max: f64,
+}
+
+const BLUE_: RGBColor = RGBColor(0x1f, 0x77, 0xb4);
+const ORANGE_: RGBColor = RGBColor(0xff, 0x7f, 0x0e);
+const GREEN_: RGBColor = RGBColor(0x2c, 0xa0, 0x2c);
+const RED_: RGBColor = RGBColor(0xd6, 0x27, 0x28);
+const PURPLE_: RGBColor = RGBColor(0x94, 0x67, 0xbd);
+const BROWN_: RGBColor = RGBColor(0x8c, 0x56, 0x4b);
+const PINK_: RGBColor = RGBColor(0xe3, 0x77, 0xc2);
+const OLIVE_: RGBColor = RGBColor(0xbc, 0xbd, 0x22);
+const CYAN_: RGBColor = RGBColor(0x17, 0xbe, 0xcf);
+const GREY_: RGBColor = RGBColor(0x7f, 0x7f, 0x7f);
+const DARK: RGBColor = RGBColor(0x22, 0x22, 0x22);
+const KNEE: RGBColor = RGBColor(0xc0, 0x00, 0x00);
+
+/// Colours for error classes, in class-name order.
+const PALETTE: [RGBColor; 8] = [ORANGE_, RED_, PURPLE_, BROWN_, PINK_, OLIVE_, CYAN_, BLUE_];
+
+/// CSS form of a colour, for the HTML legend.
+pub fn css(c: &RGBColor) -> String {
+    format!("#{:02x}{:02x}{:02x}", c.0, c.1, c.2)
+}
+
+fn series(run: &RunReport, f: impl Fn(&RungSummary) -> f64) -> Vec<(f64, f64)> {
+    run.rungs.iter().map(|r| (r.rate, f(r))).collect()
+}
+
+/// Points of one latency distribution, leaving out rungs where it has no samples (a rung
+/// where every request failed has no TTFT; plotting 0 ms there would read as "fast").
+fn latency_series(
+    run: &RunReport,
+    which: Latency,
+    get: fn(&crate::metrics::Stats) -> f64,
+) -> Vec<(f64, f64)> {
+    run.rungs
+        .iter()
+        .map(|r| (r.rate, r.stats(which)))
+        .filter(|(_, s)| s.count > 0)
+        .map(|(rate, s)| (rate, get(&s)))
+        .collect()
+}
+
+/// Label prefix and dash for each run: a single run is plain; in an overlay the base is dashed.
+fn runs(report: &Report) -> Vec<(&RunReport, String, bool)> {
+    if report.is_overlay() {
+        report
+            .runs
+            .iter()
+            .enumerate()
+            .map(|(i, r)| (r, format!("{} ", r.label), i == 0))
+            .collect()
+    } else {
+        vec![(&report.runs[0], String::new(), false)]
+    }
+}
+
+fn knee_markers(report: &Report) -> Vec<Marker> {
+    runs(report)
+        .into_iter()
+        .filter_map(|(run, prefix, dashed)| {
+            run.analysis.knee.as_ref().map(|k| Marker {
+                rate: k.rate,
+                label: format!("{prefix}knee {} req/s", rate_label(k.rate)),
+                color: if dashed { GREY_ } else { KNEE },
+            })
+        })
+        .collect()
+}
+
+fn percentiles(report: &Report, id: &'static str, what: &str, which: Latency) -> ChartSpec {
+    let mut lines = Vec::new();
+    for (run, prefix, dashed) in runs(report) {
+        for (name, color, get) in [
+            (
+                "median",
+                BLUE_,
+                (|s: &crate::metrics::Stats| s.median) as fn(&_) -> f64,
+            ),
+            ("p90", ORANGE_, |s| s.p90),
+            ("p99", RED_, |s| s.p99),
+        ] {
+            lines.push(Line {
+                label: format!("{prefix}{what} {name}"),
+                points: latency_series(run, which, get),
+                color,
+                dashed,
+                under: false,
+            });
+        }
+    }
+    ChartSpec {
+        id,
+        title: format!("{what} percentiles vs offered rate"),
+        y_desc: format!("{what} (ms)"),
+        lines,
+        markers: knee_markers(report),
+        hline: None,
+        x_max: max_rate(report),
+    }
+}
+
+fn max_rate(report: &Report) -> f64 {
+    report
+        .runs
+        .iter()
+        .flat_map(|r| r.rungs.iter().map(|r| r.rate))
+        .fold(0.0, f64::max)
+}
+
+/// Every chart of the report, in page order.
+pub fn specs(report: &Report) -> Vec<ChartSpec> {
+    let markers = knee_markers(report);
+    let max_rate = max_rate(report);
+
+    // Throughput with the ideal y = x line.
+    let mut tput = vec![Line {
+        label: "ideal: throughput = offered rate".into(),
+        points: vec![(0.0, 0.0), (max_rate, max_rate)],
+        color: GREY_,
+        dashed: true,
+        under: false,
+    }];
+    for (run, prefix, dashed) in runs(report) {
+        tput.push(Line {
+            label: format!("{prefix}goodput (within SLO)/s"),
+            points: series(run, |r| r.request_goodput),
+            color: GREEN_,
+            dashed,
+            under: true,
+        });
+        tput.push(Line {
+            label: format!("{prefix}QPS (completed/s)"),
+            points: series(run, |r| r.request_throughput),
+            color: BLUE_,
+            dashed,
+            under: false,
+        });
+    }
+
+    // Error rate by class, in percent; classes that never occurred are left out.
+    let mut classes: Vec<String> = report
+        .runs
+        .iter()
+        .flat_map(|r| r.rungs.iter())
+        .flat_map(|r| r.errors_by_class.iter())
+        .filter(|(_, &n)| n > 0)
+        .map(|(k, _)| k.clone())
+        .collect();
+    classes.sort();
+    classes.dedup();
+    let mut errs = Vec::new();
+    for (run, prefix, dashed) in runs(report) {
+        errs.push(Line {
+            label: format!("{prefix}all errors"),
+            points: series(run, |r| r.error_rate() * 100.0),
+            color: DARK,
+            dashed,
+            under: true,
+        });
+        for (i, class) in classes.iter().enumerate() {
+            errs.push(Line {
+                label: format!("{prefix}{class}"),
+                points: series(run, |r| {
+                    let n = r.completed + r.failed;
+                    let k = r.errors_by_class.get(class).copied().unwrap_or(0);
+                    if n == 0 {
+                        0.0
+                    } else {
+                        100.0 * k as f64 / n as f64
+                    }
+                }),
+                color: PALETTE[i % PALETTE.len()],
+                dashed,
+                under: false,
+            });
+        }
+    }
+    let slo_err = report
+        .runs
+        .last()
+        .map(|r| r.analysis.max_error_rate * 100.0);
+
+    let mut lag = Vec::new();
+    for (run, prefix, dashed) in runs(report) {
+        lag.push(Line {
+            label: format!("{prefix}dispatch lag p50"),
+            points: latency_series(run, Latency::DispatchLag, |s| s.median),
+            color: BLUE_,
+            dashed,
+            under: false,
+        });
+        lag.push(Line {
+            label: format!("{prefix}dispatch lag p99"),
+            points: latency_series(run, Latency::DispatchLag, |s| s.p99),
+            color: RED_,
+            dashed,
+            under: false,
+        });
+    }
+
+    vec![
+        ChartSpec {
+            id: "throughput",
+            title: "Throughput vs offered rate".into(),
+            y_desc: "requests/s".into(),
+            lines: tput,
+            markers: markers.clone(),
+            hline: None,
+            x_max: max_rate,
+        },
+        percentiles(report, "ttft", "TTFT", Latency::Ttft),
+        percentiles(report, "tpot", "TPOT", Latency::Tpot),
+        percentiles(report, "e2e", "E2E", Latency::E2el),
+        ChartSpec {
+            id: "errors",
+            title: "Error rate by class vs offered rate".into(),
+            y_desc: "% of measured requests".into(),
+            lines: errs,
+            markers: markers.clone(),
+            hline: slo_err.map(|v| (v, format!("SLO {v:.1} %"))),
+            x_max: max_rate,
+        },
+        ChartSpec {
+            id: "dispatch-lag",
+            title: "Client dispatch lag vs offered rate".into(),
+            y_desc: "send - scheduled (ms)".into(),
+            lines: lag,
+            markers,
+            hline: None,
+            x_max: max_rate,
+        },
+    ]
+}
+
+/// Tick label with as many decimals as the axis span needs.
+fn tick(v: f64, span: f64) -> String {
+    if span >= 20.0 {
+        format!("{v:.0}")
+    } else if span >= 2.0 {
+        format!("{v:.1}")
+    } else {
+        format!("{v:.2}")
+    }
+}
+
+fn chart_err(spec: &ChartSpec) -> impl Fn(String) -> ReportError + '_ {
+    move |message| ReportError::Chart {
+        chart: spec.id.to_string(),
+        message,
+    }
+}
+
+/// Draw one chart as an SVG document string.
+pub fn render_svg(spec: &ChartSpec) -> Result<String, ReportError> {
+    let err = chart_err(spec);
+    let x_max = spec
+        .lines
+        .iter()
+        .flat_map(|l| l.points.iter().map(|p| p.0))
+        .fold(spec.x_max, f64::max);
+    let x_max = if x_max > 0.0 { x_max * 1.05 } else { 1.0 };
+    let y_top = spec
+        .lines
+        .iter()
+        .flat_map(|l| l.points.iter().map(|p| p.1))
+        .chain(spec.hline.iter().map(|h| h.0))
+        .filter(|v| v.is_finite())
+        .fold(0.0, f64::max);
+    // Headroom above the highest point for the knee labels.
+    let y_max = if y_top > 0.0 { y_top * 1.18 } else { 1.0 };
+
+    let mut buf = String::new();
+    {
+        let root = SVGBackend::with_string(&mut buf, SIZE).into_drawing_area();
+        root.fill(&WHITE).map_err(|e| err(e.to_string()))?;
+        let mut chart = ChartBuilder::on(&root)
+            .caption(&spec.title, ("sans-serif", 24))
+            .margin(12)
+            .x_label_area_size(48)
+            .y_label_area_size(72)
+            .build_cartesian_2d(0.0..x_max, 0.0..y_max)
+            .map_err(|e| err(e.to_string()))?;
+        let x_fmt = |v: &f64| tick(*v, x_max);
+        let y_fmt = |v: &f64| tick(*v, y_max);
+        chart
+            .configure_mesh()
+            .x_desc("offered rate (req/s)")
+            .y_desc(spec.y_desc.as_str())
+            .x_labels(8)
+            .y_labels(7)
+            .x_label_formatter(&x_fmt)
+            .y_label_formatter(&y_fmt)
+            .label_style(("sans-serif", 16))
+            .axis_desc_style(("sans-serif", 17))
+            .light_line_style(WHITE)
+            .bold_line_style(RGBColor(0xe4, 0xe4, 0xe4))
+            .draw()
+            .map_err(|e| err(e.to_string()))?;
+
+        if let Some((v, label)) = &spec.hline {
+            chart
+                .draw_series(DashedLineSeries::new(
+                    vec![(0.0, *v), (x_max, *v)],
+                    4,
+                    4,
+                    KNEE.mix(0.6).stroke_width(1),
+                ))
+                .map_err(|e| err(e.to_string()))?;
+            chart
+                .draw_series(std::iter::once(Text::new(
+                    label.clone(),
+                    (x_max * 0.01, *v),
+                    ("sans-serif", 15).into_font().color(&KNEE),
+                )))
+                .map_err(|e| err(e.to_string()))?;
+        }
+
+        for (i, m) in spec.markers.iter().enumerate() {
+            chart
+                .draw_series(DashedLineSeries::new(
+                    vec![(m.rate, 0.0), (m.rate, y_max)],
+                    6,
+                    4,
+                    m.color.stroke_width(2),
+                ))
+                .map_err(|e| err(e.to_string()))?;
+            // Label right of the line, or left of it near the right edge; stacked if several.
+            let right_side = m.rate < x_max * 0.7;
+            let x = if right_side {
+                m.rate + x_max * 0.01
+            } else {
+                m.rate - x_max * 0.01
+            };
+            let anchor = if right_side {
+                Pos::new(HPos::Left, VPos::Top)
+            } else {
+                Pos::new(HPos::Right, VPos::Top)
+            };
+            chart
+                .draw_series(std::iter::once(Text::new(
+                    m.label.clone(),
+                    (x, y_max * (0.99 - 0.07 * i as f64)),
+                    ("sans-serif", 17).into_font().color(&m.color).pos(anchor),
+                )))
+                .map_err(|e| err(e.to_string()))?;
+        }
+
+        for line in &spec.lines {
+            let style = if line.under {
+                line.color.mix(0.45).stroke_width(6)
+            } else {
+                line.color.stroke_width(2)
+            };
+            if line.dashed {
+                chart
+                    .draw_series(DashedLineSeries::new(line.points.clone(), 7, 4, style))
+                    .map_err(|e| err(e.to_string()))?;
+            } else {
+                chart
+                    .draw_series(LineSeries::new(line.points.clone(), style))
+                    .map_err(|e| err(e.to_string()))?;
+            }
+            // Points only on measured curves, not on the two-point ideal line.
+            if line.points.len() > 2 || !line.label.starts_with("ideal") {
+                chart
+                    .draw_series(
+                        line.points
+                            .iter()
+                            .map(|&p| Circle::new(p, 3, line.color.filled())),
+                    )
+                    .map_err(|e| err(e.to_string()))?;
+            }
+        }
+        let empty = spec
+            .lines
+            .iter()
+            .filter(|l| !l.label.starts_with("ideal"))
+            .all(|l| l.points.is_empty());
+        if empty {
+            chart
+                .draw_series(std::iter::once(Text::new(
+                    "no successful request at any rung: nothing to plot",
+                    (x_max / 2.0, y_max / 2.0),
+                    ("sans-serif", 17)
+                        .into_font()
+                        .color(&GREY_)
+                        .pos(Pos::new(HPos::Center, VPos::Center)),
+                )))
+                .map_err(|e| err(e.to_string()))?;
+        }
+        root.present().map_err(|e| err(e.to_string()))?;
+    }
+    Ok(buf)
+}

@@ -1,0 +1,134 @@
+//! `summary.csv`: one row per rung (per run in an overlay), plain numbers for spreadsheets.
+
+use std::collections::BTreeSet;
+use std::fmt::Write;
+
+use super::{Exporter, Report, ReportError};
+use crate::metrics::Latency;
+
+/// The CSV exporter.
+pub struct Csv;
+
+/// Quote a field when it holds a comma, quote or newline (RFC 4180).
+fn field(s: &str) -> String {
+    if s.contains([',', '"', '\n']) {
+        format!("\"{}\"", s.replace('"', "\"\""))
+    } else {
+        s.to_string()
+    }
+}
+
+fn opt(v: Option<f64>) -> String {
+    v.map(|v| v.to_string()).unwrap_or_default()
+}
+
+/// Latency columns: (distribution, its column prefix).
+const LATENCIES: [(Latency, &str); 4] = [
+    (Latency::Ttft, "ttft"),
+    (Latency::Tpot, "tpot"),
+    (Latency::E2el, "e2el"),
+    (Latency::DispatchLag, "dispatch_lag"),
+];
+
+impl Exporter for Csv {
+    fn file_name(&self) -> &'static str {
+        "summary.csv"
+    }
+
+    fn render(&self, report: &Report) -> Result<String, ReportError> {
+        let classes: BTreeSet<&str> = report
+            .runs
+            .iter()
+            .flat_map(|r| r.rungs.iter())
+            .flat_map(|r| r.errors_by_class.keys().map(String::as_str))
+            .collect();
+        let mut header: Vec<String> = vec!["run".into()];
+        for h in ["rate", "num_prompts", "completed", "failed", "error_rate"] {
+            header.push(h.into());
+        }
+        header.extend(classes.iter().map(|c| format!("errors_{c}")));
+        for h in [
+            "qps",
+            "request_goodput",
+            "output_throughput",
+            "total_token_throughput",
+            "achieved_rate",
+            "duration_s",
+        ] {
+            header.push(h.into());
+        }
+        for (_, k) in LATENCIES {
+            for s in ["median", "p90", "p99"] {
+                header.push(format!("{s}_{k}_ms"));
+            }
+        }
+        for h in [
+            "throughput_multiple",
+            "ttft_multiple",
+            "tpot_multiple",
+            "meets_slo",
+            "knee",
+            "interrupted",
+        ] {
+            header.push(h.into());
+        }
+
+        let mut out = String::new();
+        let _ = writeln!(out, "{}", header.join(","));
+        for run in &report.runs {
+            let knee = run.analysis.knee.as_ref().map(|k| k.rate);
+            for r in &run.rungs {
+                let a = run.analysis.rung(r.rate);
+                let mut row: Vec<String> = vec![
+                    field(&run.label),
+                    r.rate.to_string(),
+                    r.num_prompts.to_string(),
+                    r.completed.to_string(),
+                    r.failed.to_string(),
+                    r.error_rate().to_string(),
+                ];
+                row.extend(
+                    classes
+                        .iter()
+                        .map(|c| r.errors_by_class.get(*c).copied().unwrap_or(0).to_string()),
+                );
+                for v in [
+                    r.request_throughput,
+                    r.request_goodput,
+                    r.output_throughput,
+                    r.total_token_throughput,
+                    r.achieved_rate,
+                    r.duration_s,
+                ] {
+                    row.push(v.to_string());
+                }
+                for (l, _) in LATENCIES {
+                    let s = r.stats(l);
+                    for v in [s.median, s.p90, s.p99] {
+                        row.push(v.to_string());
+                    }
+                }
+                row.push(opt(a.and_then(|a| a.throughput_multiple)));
+                row.push(opt(a.and_then(|a| a.ttft_multiple)));
+                row.push(opt(a.and_then(|a| a.tpot_multiple)));
+                row.push(a.map(|a| a.meets_slo.to_string()).unwrap_or_default());
+                row.push((Some(r.rate) == knee).to_string());
+                row.push(r.interrupted.to_string());
+                let _ = writeln!(out, "{}", row.join(","));
+            }
+        }
+        Ok(out)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::field;
+
+    #[test]
+    fn fields_are_quoted_only_when_needed() {
+        assert_eq!(field("base"), "base");
+        assert_eq!(field("a,b"), "\"a,b\"");
+        assert_eq!(field("say \"hi\""), "\"say \"\"hi\"\"\"");
+    }
+}

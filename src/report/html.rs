@@ -1,0 +1,231 @@
+//! `report.html`: one self-contained page (inline CSS and SVG, no scripts, nothing fetched):
+//! the analysis, the charts with their legends, the verdicts of an overlay, the rung table.
+
+use std::fmt::Write;
+
+use super::charts::{self, css};
+use super::{run_meta, rung_table, slo_text, Exporter, Report, ReportError, RunReport};
+use crate::results::rate_label;
+
+/// The HTML exporter.
+pub struct Html;
+
+/// Escape text for HTML content and attribute values.
+pub fn esc(s: &str) -> String {
+    let mut o = String::with_capacity(s.len());
+    for c in s.chars() {
+        match c {
+            '&' => o.push_str("&amp;"),
+            '<' => o.push_str("&lt;"),
+            '>' => o.push_str("&gt;"),
+            '"' => o.push_str("&quot;"),
+            '\'' => o.push_str("&#39;"),
+            c => o.push(c),
+        }
+    }
+    o
+}
+
+const STYLE: &str = "
+body { font-family: system-ui, -apple-system, 'Segoe UI', Roboto, sans-serif; margin: 24px; color: #222; max-width: 1280px; }
+h1 { font-size: 24px; margin: 0 0 4px; }
+h2 { font-size: 19px; margin: 28px 0 8px; border-bottom: 1px solid #ddd; padding-bottom: 4px; }
+.meta { color: #555; font-size: 13px; margin: 2px 0; }
+dl.analysis { display: grid; grid-template-columns: max-content auto; gap: 4px 16px; margin: 8px 0; }
+dl.analysis dt { font-weight: 600; }
+dl.analysis dd { margin: 0; }
+.warn { color: #8a5300; }
+.charts { display: grid; grid-template-columns: repeat(auto-fill, minmax(600px, 1fr)); gap: 16px; }
+figure.chart { margin: 0; border: 1px solid #e4e4e4; border-radius: 4px; padding: 6px; background: #fff; }
+figure.chart svg { display: block; max-width: 100%; height: auto; }
+figcaption { font-size: 12px; display: flex; flex-wrap: wrap; gap: 4px 14px; padding: 4px 8px; }
+.sw { display: inline-block; width: 22px; height: 0; border-top: 3px solid; vertical-align: middle; margin-right: 5px; }
+.sw.dashed { border-top-style: dashed; }
+.sw.under { border-top-width: 6px; opacity: 0.45; }
+table { border-collapse: collapse; font-size: 12.5px; margin: 8px 0; }
+th, td { border: 1px solid #ddd; padding: 3px 7px; }
+th { background: #f4f4f4; }
+td.num { text-align: right; white-space: nowrap; font-variant-numeric: tabular-nums; }
+tr.knee td { background: #fdecec; }
+tr.miss td:last-child { color: #b00; }
+.regression { color: #b00; font-weight: 600; }
+.improvement { color: #070; font-weight: 600; }
+";
+
+fn analysis_block(out: &mut String, run: &RunReport) {
+    let a = &run.analysis;
+    let _ = writeln!(out, "<p class=\"meta\">{}</p>", esc(&run_meta(run)));
+    let _ = writeln!(out, "<dl class=\"analysis\">");
+    let mut item = |k: &str, v: String| {
+        let _ = writeln!(out, "<dt>{}</dt><dd>{}</dd>", esc(k), esc(&v));
+    };
+    item("SLO", slo_text(run));
+    item("Knee", a.knee_text());
+    item("Highest rate within SLO", a.slo_text());
+    item("Best-value range", a.best_value_text());
+    if let Some(b) = a.baseline_rate {
+        item(
+            "Baseline",
+            format!(
+                "multiples (x QPS, x TTFT, x TPOT) are against the {} req/s rung",
+                rate_label(b)
+            ),
+        );
+    }
+    let _ = writeln!(out, "</dl>");
+    for w in &run.info.warnings {
+        let _ = writeln!(out, "<p class=\"warn\">Warning: {}</p>", esc(w));
+    }
+}
+
+fn rung_table_html(out: &mut String, run: &RunReport) {
+    let (header, rows) = rung_table(run);
+    let knee = run.analysis.knee.as_ref().map(|k| k.rate);
+    let _ = writeln!(out, "<table class=\"rungs\"><thead><tr>");
+    for h in &header {
+        let _ = write!(out, "<th>{}</th>", esc(h));
+    }
+    let _ = writeln!(out, "</tr></thead><tbody>");
+    for (r, row) in run.rungs.iter().zip(rows) {
+        let mut class = Vec::new();
+        if Some(r.rate) == knee {
+            class.push("knee");
+        }
+        if run.analysis.rung(r.rate).is_some_and(|a| !a.meets_slo) {
+            class.push("miss");
+        }
+        let _ = write!(out, "<tr class=\"{}\">", class.join(" "));
+        let last = row.len() - 1;
+        for (i, c) in row.iter().enumerate() {
+            let cls = if i > 0 && i < last {
+                " class=\"num\""
+            } else {
+                ""
+            };
+            let _ = write!(out, "<td{cls}>{}</td>", esc(c));
+        }
+        let _ = writeln!(out, "</tr>");
+    }
+    let _ = writeln!(out, "</tbody></table>");
+}
+
+fn verdict_table(out: &mut String, rows: &[super::VerdictRow]) {
+    let _ = writeln!(out, "<h2>Verdicts</h2>\n<table class=\"verdicts\"><thead><tr><th>rate (req/s)</th><th>metric</th><th>base</th><th>candidate</th><th>change</th><th>verdict</th><th>detail</th></tr></thead><tbody>");
+    for r in rows {
+        let cls = r.verdict.to_lowercase().replace(' ', "-");
+        let _ = writeln!(
+            out,
+            "<tr><td class=\"num\">{}</td><td>{}</td><td class=\"num\">{:.3}</td><td class=\"num\">{:.3}</td><td class=\"num\">{}</td><td class=\"{}\">{}</td><td>{}</td></tr>",
+            esc(&rate_label(r.rate)),
+            esc(&r.metric),
+            r.base,
+            r.candidate,
+            esc(&r.change),
+            esc(&cls),
+            esc(&r.verdict),
+            esc(&r.detail)
+        );
+    }
+    let _ = writeln!(out, "</tbody></table>");
+}
+
+impl Exporter for Html {
+    fn file_name(&self) -> &'static str {
+        "report.html"
+    }
+
+    fn render(&self, report: &Report) -> Result<String, ReportError> {
+        let title = if report.is_overlay() {
+            format!(
+                "ladder comparison: {}",
+                report
+                    .runs
+                    .iter()
+                    .map(|r| format!("{} ({})", r.info.scenario_name, r.label))
+                    .collect::<Vec<_>>()
+                    .join(" vs ")
+            )
+        } else {
+            format!("ladder report: {}", report.runs[0].info.scenario_name)
+        };
+        let mut out = String::new();
+        let _ = writeln!(
+            out,
+            "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n<title>{}</title>\n<style>{STYLE}</style>\n</head>\n<body>",
+            esc(&title)
+        );
+        let _ = writeln!(out, "<h1>{}</h1>", esc(&title));
+        if report.is_overlay() {
+            let _ = writeln!(
+                out,
+                "<p class=\"meta\">Dashed curves: base; solid curves: candidate.</p>"
+            );
+        }
+        for run in &report.runs {
+            if report.is_overlay() {
+                let _ = writeln!(
+                    out,
+                    "<h2>{} <span class=\"meta\">{}</span></h2>",
+                    esc(&run.label),
+                    esc(&run.dir.display().to_string())
+                );
+            }
+            analysis_block(&mut out, run);
+        }
+        if let Some(v) = &report.verdicts {
+            verdict_table(&mut out, v);
+        }
+
+        let _ = writeln!(out, "<h2>Charts</h2>\n<div class=\"charts\">");
+        for spec in charts::specs(report) {
+            let svg = charts::render_svg(&spec)?;
+            let _ = writeln!(out, "<figure class=\"chart\" id=\"chart-{}\">", spec.id);
+            out.push_str(svg.trim_start_matches("<?xml version=\"1.0\" encoding=\"UTF-8\"?>"));
+            let _ = writeln!(out, "\n<figcaption>");
+            for l in &spec.lines {
+                let _ = writeln!(
+                    out,
+                    "<span><span class=\"sw{}\" style=\"border-color:{}\"></span>{}</span>",
+                    match (l.dashed, l.under) {
+                        (true, true) => " dashed under",
+                        (true, false) => " dashed",
+                        (false, true) => " under",
+                        (false, false) => "",
+                    },
+                    css(&l.color),
+                    esc(&l.label)
+                );
+            }
+            let _ = writeln!(out, "</figcaption>\n</figure>");
+        }
+        let _ = writeln!(out, "</div>");
+
+        for run in &report.runs {
+            let _ = writeln!(
+                out,
+                "<h2>Rungs{}</h2>",
+                if report.is_overlay() {
+                    format!(": {}", esc(&run.label))
+                } else {
+                    String::new()
+                }
+            );
+            rung_table_html(&mut out, run);
+        }
+        let _ = writeln!(out, "</body>\n</html>");
+        Ok(out)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::esc;
+
+    #[test]
+    fn markup_in_run_data_is_escaped() {
+        assert_eq!(
+            esc("<script>alert('x')</script> & \"q\""),
+            "&lt;script&gt;alert(&#39;x&#39;)&lt;/script&gt; &amp; &quot;q&quot;"
+        );
+    }
+}

@@ -1,0 +1,122 @@
+//! `summary.md`: GitHub-flavoured Markdown, the rung table and the analysis of each run.
+
+use std::fmt::Write;
+
+use super::{run_meta, rung_table, slo_text, Exporter, Report, ReportError, RunReport};
+use crate::results::rate_label;
+
+/// The Markdown exporter.
+pub struct Markdown;
+
+/// Escape the characters that would break a table cell.
+fn cell(s: &str) -> String {
+    s.replace('|', "\\|").replace('\n', " ")
+}
+
+fn table(out: &mut String, header: &[&str], rows: &[Vec<String>], right: &[bool]) {
+    let _ = writeln!(out, "| {} |", header.join(" | "));
+    let align: Vec<&str> = right
+        .iter()
+        .map(|&r| if r { "---:" } else { "---" })
+        .collect();
+    let _ = writeln!(out, "| {} |", align.join(" | "));
+    for row in rows {
+        let cells: Vec<String> = row.iter().map(|c| cell(c)).collect();
+        let _ = writeln!(out, "| {} |", cells.join(" | "));
+    }
+}
+
+fn run_section(out: &mut String, run: &RunReport, heading: &str) {
+    let a = &run.analysis;
+    let _ = writeln!(out, "{heading} {}\n", run.label);
+    let _ = writeln!(out, "{}\n", run_meta(run));
+    let _ = writeln!(out, "SLO: {}\n", slo_text(run));
+    let _ = writeln!(out, "- **Knee:** {}", a.knee_text());
+    let _ = writeln!(out, "- **Highest rate within SLO:** {}", a.slo_text());
+    let _ = writeln!(out, "- **Best-value range:** {}", a.best_value_text());
+    if let Some(b) = a.baseline_rate {
+        let _ = writeln!(
+            out,
+            "- **Baseline:** multiples (x QPS, x TTFT, x TPOT) are against the {} req/s rung",
+            rate_label(b)
+        );
+    }
+    for w in &run.info.warnings {
+        let _ = writeln!(out, "- **Warning:** {}", cell(w));
+    }
+    out.push('\n');
+    let (header, rows) = rung_table(run);
+    let right: Vec<bool> = (0..header.len())
+        .map(|i| i > 0 && i + 1 < header.len())
+        .collect();
+    table(out, &header, &rows, &right);
+    out.push('\n');
+}
+
+impl Exporter for Markdown {
+    fn file_name(&self) -> &'static str {
+        "summary.md"
+    }
+
+    fn render(&self, report: &Report) -> Result<String, ReportError> {
+        let mut out = String::new();
+        if report.is_overlay() {
+            let names: Vec<&str> = report
+                .runs
+                .iter()
+                .map(|r| r.info.scenario_name.as_str())
+                .collect();
+            let _ = writeln!(out, "# ladder comparison: {}\n", names.join(" vs "));
+            if let Some(v) = &report.verdicts {
+                let _ = writeln!(out, "## Verdicts\n");
+                let rows: Vec<Vec<String>> = v
+                    .iter()
+                    .map(|r| {
+                        vec![
+                            rate_label(r.rate),
+                            r.metric.clone(),
+                            format!("{:.3}", r.base),
+                            format!("{:.3}", r.candidate),
+                            r.change.clone(),
+                            r.verdict.clone(),
+                            r.detail.clone(),
+                        ]
+                    })
+                    .collect();
+                table(
+                    &mut out,
+                    &[
+                        "rate (req/s)",
+                        "metric",
+                        "base",
+                        "candidate",
+                        "change",
+                        "verdict",
+                        "detail",
+                    ],
+                    &rows,
+                    &[true, false, true, true, true, false, false],
+                );
+                out.push('\n');
+            }
+            for run in &report.runs {
+                run_section(&mut out, run, "##");
+            }
+        } else {
+            let run = &report.runs[0];
+            let _ = writeln!(out, "# ladder report: {}\n", run.info.scenario_name);
+            run_section(&mut out, run, "## Run");
+        }
+        Ok(out)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::cell;
+
+    #[test]
+    fn pipes_and_newlines_cannot_break_a_table_row() {
+        assert_eq!(cell("a|b\nc"), "a\\|b c");
+    }
+}

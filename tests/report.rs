@@ -1,0 +1,587 @@
+//! Reports of a result folder: golden summary.md / summary.csv, the HTML charts, the seed
+//! script's keys, and `ladder report` end to end.
+//!
+//! Golden files live in tests/golden/report/. After an intended change to the output,
+//! regenerate them with
+//!
+//!     LADDER_BLESS=1 cargo test --test report
+//!
+//! and review the diff before committing. To look at the rendered pages, set
+//! `LADDER_REPORT_OUT=/some/dir`: the HTML tests copy report.html, compare.html and
+//! failed.html there (then e.g. `chromium --headless --screenshot ... file:///some/dir/report.html`).
+
+use std::collections::BTreeMap;
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use assert_cmd::Command;
+use ladder::metrics::analysis::KneeReason;
+use ladder::metrics::{summarize, Latency, RungContext, RungSummary, Stats};
+use ladder::record::{ErrorClass, RequestError, RequestRecord};
+use ladder::report::{self, VerdictRow};
+use ladder::results::{
+    requests_file_name, result_file_name, HostInfo, RunInfo, RunStatus, RunWriter, RungEntry,
+    RESULTS_FORMAT_VERSION,
+};
+
+/// One synthetic rung: rate, QPS, median TTFT and TPOT (ms), failures by class.
+struct Shape {
+    rate: f64,
+    qps: f64,
+    ttft: f64,
+    tpot: f64,
+    errors: &'static [(&'static str, u64)],
+    lag_p99: f64,
+}
+
+/// Every error class key, as the real summariser lists them.
+fn classes() -> Vec<&'static str> {
+    ErrorClass::ALL.iter().map(|c| c.key()).collect()
+}
+
+/// A run that saturates at 30 req/s: throughput stalls (+0.8 of +10 offered) and median TTFT
+/// jumps 2.2x past the 3000 ms SLO there; at 40 req/s 16 % of requests fail.
+const SATURATING: [Shape; 6] = [
+    Shape {
+        rate: 1.0,
+        qps: 1.0,
+        ttft: 480.0,
+        tpot: 30.0,
+        errors: &[],
+        lag_p99: 0.4,
+    },
+    Shape {
+        rate: 5.0,
+        qps: 4.9,
+        ttft: 520.0,
+        tpot: 32.0,
+        errors: &[],
+        lag_p99: 0.5,
+    },
+    Shape {
+        rate: 10.0,
+        qps: 9.8,
+        ttft: 700.0,
+        tpot: 36.0,
+        errors: &[],
+        lag_p99: 0.6,
+    },
+    Shape {
+        rate: 20.0,
+        qps: 19.2,
+        ttft: 1800.0,
+        tpot: 48.0,
+        errors: &[("timeout", 2)],
+        lag_p99: 0.9,
+    },
+    Shape {
+        rate: 30.0,
+        qps: 20.0,
+        ttft: 4000.0,
+        tpot: 70.0,
+        errors: &[("timeout", 6)],
+        lag_p99: 2.5,
+    },
+    Shape {
+        rate: 40.0,
+        qps: 19.4,
+        ttft: 6500.0,
+        tpot: 90.0,
+        errors: &[("rate_limit", 10), ("server_5xx", 22)],
+        lag_p99: 7.0,
+    },
+];
+
+fn summary(s: &Shape, speedup: f64) -> RungSummary {
+    let failed: u64 = s.errors.iter().map(|e| e.1).sum();
+    let completed = 200 - failed;
+    let qps = s.qps * speedup;
+    let mut errors_by_class: BTreeMap<String, u64> =
+        classes().iter().map(|c| (c.to_string(), 0)).collect();
+    for (c, n) in s.errors {
+        errors_by_class.insert(c.to_string(), *n);
+    }
+    let stats = |median: f64| Stats {
+        count: completed,
+        mean: median * 1.05,
+        median,
+        std: median * 0.2,
+        p90: median * 1.4,
+        p95: median * 1.6,
+        p99: median * 2.0,
+        p999: median * 2.2,
+        min: median * 0.5,
+        max: median * 2.3,
+    };
+    let mut latency = BTreeMap::new();
+    latency.insert(Latency::Ttft, stats(s.ttft / speedup));
+    latency.insert(Latency::Tpot, stats(s.tpot / speedup));
+    latency.insert(
+        Latency::E2el,
+        stats(s.ttft / speedup + 255.0 * s.tpot / speedup),
+    );
+    latency.insert(
+        Latency::DispatchLag,
+        Stats {
+            count: 200,
+            median: s.lag_p99 / 4.0,
+            p90: s.lag_p99 / 2.0,
+            p99: s.lag_p99,
+            max: s.lag_p99 * 1.5,
+            ..Default::default()
+        },
+    );
+    let duration_s = completed as f64 / qps;
+    RungSummary {
+        rate: s.rate,
+        burstiness: 1.0,
+        max_concurrency: None,
+        num_prompts: 200,
+        warmup_requests: 0,
+        duration_s,
+        completed,
+        failed,
+        errors_by_class,
+        total_input_tokens: completed * 512,
+        total_output_tokens: completed * 256,
+        request_throughput: qps,
+        // Everything within SLO below the knee, nothing at or past it.
+        request_goodput: if s.ttft / speedup <= 3000.0 { qps } else { 0.0 },
+        output_throughput: completed as f64 * 256.0 / duration_s,
+        total_token_throughput: completed as f64 * 768.0 / duration_s,
+        achieved_rate: s.rate,
+        max_concurrent_requests: (s.rate * 4.0) as u64,
+        retokenized_outputs: 0,
+        inexact_prompts: 0,
+        interrupted: false,
+        latency,
+    }
+}
+
+/// Write a result folder the way the runner lays it out (run.json + result_rate_<r>.json),
+/// using the real `RungSummary` serialisation. `speedup` scales throughput up and latency down.
+fn write_run(dir: &Path, name: &str, speedup: f64) {
+    fs::create_dir_all(dir).unwrap();
+    let mut rungs = Vec::new();
+    for s in &SATURATING {
+        let sum = summary(s, speedup);
+        let file = result_file_name(s.rate);
+        fs::write(dir.join(&file), serde_json::to_string_pretty(&sum).unwrap()).unwrap();
+        rungs.push(RungEntry {
+            rate: s.rate,
+            result_file: file,
+            requests_file: requests_file_name(s.rate),
+            complete: true,
+        });
+    }
+    let info = run_info(name, rungs);
+    fs::write(
+        dir.join("run.json"),
+        serde_json::to_string_pretty(&info).unwrap(),
+    )
+    .unwrap();
+}
+
+fn run_info(name: &str, rungs: Vec<RungEntry>) -> RunInfo {
+    RunInfo {
+        format_version: RESULTS_FORMAT_VERSION,
+        tool_version: "0.1.0".into(),
+        scenario_name: name.into(),
+        scenario_file: format!("scenarios/{name}.yaml"),
+        scenario: serde_json::json!({
+            "version": 1,
+            "name": name,
+            "load": { "baseline_rate": 1.0, "rates": [5, 10, 20, 30, 40] },
+            "slo": { "ttft_ms": 3000.0, "max_error_rate": 0.05 }
+        }),
+        git_commit: Some("0123456789abcdef0123456789abcdef01234567".into()),
+        tokenizer_sha256: "00".repeat(32),
+        endpoint: "sim".into(),
+        host: HostInfo {
+            hostname: "ci".into(),
+            os: "linux".into(),
+            arch: "x86_64".into(),
+            cpus: 2,
+        },
+        started_at: "2026-01-02T03:04:05Z".parse().unwrap(),
+        ended_at: Some("2026-01-02T03:14:05Z".parse().unwrap()),
+        status: RunStatus::Complete,
+        status_detail: None,
+        rungs,
+        warnings: vec!["rung 40: client dispatch lag p99 7.0 ms".into()],
+    }
+}
+
+fn golden(name: &str, actual: &str) {
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/golden/report")
+        .join(name);
+    if std::env::var_os("LADDER_BLESS").is_some() {
+        fs::create_dir_all(path.parent().unwrap()).unwrap();
+        fs::write(&path, actual).unwrap();
+        return;
+    }
+    let expected = fs::read_to_string(&path).unwrap_or_else(|e| {
+        panic!(
+            "{}: {e}; run `LADDER_BLESS=1 cargo test --test report` to create it",
+            path.display()
+        )
+    });
+    assert!(
+        expected == actual,
+        "{name} differs from {}; if the change is intended, rerun with LADDER_BLESS=1 and review the diff.\n--- actual ---\n{actual}",
+        path.display()
+    );
+}
+
+#[test]
+fn analysis_of_the_fixture_finds_the_knee_and_slo_rate() {
+    let tmp = tempfile::tempdir().unwrap();
+    write_run(tmp.path(), "sat", 1.0);
+    let run = report::RunReport::load(tmp.path(), "sat").unwrap();
+    let a = &run.analysis;
+    let knee = a.knee.as_ref().expect("knee");
+    assert_eq!(knee.rate, 30.0);
+    assert_eq!(
+        knee.reasons,
+        vec![KneeReason::ThroughputPlateau, KneeReason::TtftJump]
+    );
+    // 30 req/s misses the TTFT SLO (goodput 0), so 20 is the highest within SLO.
+    assert_eq!(a.max_rate_within_slo, Some(20.0));
+    assert_eq!(a.baseline_rate, Some(1.0));
+    let r20 = a.rung(20.0).unwrap();
+    assert!((r20.throughput_multiple.unwrap() - 19.2).abs() < 1e-9);
+    assert!((r20.ttft_multiple.unwrap() - 3.75).abs() < 1e-9); // 1800 / 480
+    assert!((r20.tpot_multiple.unwrap() - 1.6).abs() < 1e-9); // 48 / 30
+}
+
+#[test]
+fn summary_md_and_csv_match_golden_files() {
+    let tmp = tempfile::tempdir().unwrap();
+    write_run(tmp.path(), "sat", 1.0);
+    report::write_all(tmp.path()).unwrap();
+    golden(
+        "summary.md",
+        &fs::read_to_string(tmp.path().join("summary.md")).unwrap(),
+    );
+    golden(
+        "summary.csv",
+        &fs::read_to_string(tmp.path().join("summary.csv")).unwrap(),
+    );
+    let analysis: serde_json::Value =
+        serde_json::from_str(&fs::read_to_string(tmp.path().join("analysis.json")).unwrap())
+            .unwrap();
+    assert_eq!(analysis["knee"]["rate"], 30.0);
+    assert_eq!(analysis["max_rate_within_slo"], 20.0);
+}
+
+#[test]
+fn comparison_summary_matches_golden_file() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (base, cand, out) = (
+        tmp.path().join("base"),
+        tmp.path().join("cand"),
+        tmp.path().join("out"),
+    );
+    write_run(&base, "sat", 1.0);
+    write_run(&cand, "sat", 1.1);
+    let verdicts = vec![VerdictRow {
+        rate: 20.0,
+        metric: "median_ttft_ms".into(),
+        base: 1800.0,
+        candidate: 1636.4,
+        change: "-9.1 % [-12.0, -6.2]".into(),
+        verdict: "within noise".into(),
+        detail: "max_increase 10%".into(),
+    }];
+    report::write_comparison(&base, &cand, &out, Some(verdicts)).unwrap();
+    if let Some(keep) = std::env::var_os("LADDER_REPORT_OUT") {
+        fs::create_dir_all(&keep).unwrap();
+        fs::copy(
+            out.join("report.html"),
+            Path::new(&keep).join("compare.html"),
+        )
+        .unwrap();
+    }
+    golden(
+        "compare.md",
+        &fs::read_to_string(out.join("summary.md")).unwrap(),
+    );
+    let html = fs::read_to_string(out.join("report.html")).unwrap();
+    assert!(html.contains("within noise"));
+    assert!(html.contains("\nbase knee 30 req/s\n</text>"));
+    assert!(html.contains("\ncandidate knee 30 req/s\n</text>"));
+}
+
+/// The `<figure>` of chart `id`.
+fn figure<'a>(html: &'a str, id: &str) -> &'a str {
+    let start = html
+        .find(&format!("<figure class=\"chart\" id=\"chart-{id}\">"))
+        .unwrap_or_else(|| panic!("chart {id} missing"));
+    let end = start + html[start..].find("</figure>").unwrap();
+    &html[start..end]
+}
+
+#[test]
+fn html_is_self_contained_with_every_chart_drawn_and_the_knee_marked() {
+    let tmp = tempfile::tempdir().unwrap();
+    write_run(tmp.path(), "sat", 1.0);
+    report::write_all(tmp.path()).unwrap();
+    let html = fs::read_to_string(tmp.path().join("report.html")).unwrap();
+    // To look at the page (e.g. headless chromium): LADDER_REPORT_OUT=/tmp/x cargo test ...
+    if let Some(keep) = std::env::var_os("LADDER_REPORT_OUT") {
+        fs::create_dir_all(&keep).unwrap();
+        fs::write(Path::new(&keep).join("report.html"), &html).unwrap();
+    }
+
+    // Nothing fetched: no scripts, stylesheets, images or links to follow.
+    for bad in [
+        "<script", "<link", "<img", "src=", "href=", "@import", "url(",
+    ] {
+        assert!(!html.contains(bad), "report.html contains `{bad}`");
+    }
+    for id in [
+        "throughput",
+        "ttft",
+        "tpot",
+        "e2e",
+        "errors",
+        "dispatch-lag",
+    ] {
+        let fig = figure(&html, id);
+        let svg_start = fig
+            .find("<svg")
+            .unwrap_or_else(|| panic!("{id}: no inline svg"));
+        assert!(fig[svg_start..].contains("</svg>"), "{id}: svg not closed");
+        let curves = fig.matches("<polyline").count() + fig.matches("<path").count();
+        assert!(curves >= 3, "{id}: only {curves} plotted paths");
+        // Polylines with real points, not empty ones.
+        assert!(
+            fig.contains("points=\"") && !fig.contains("points=\"\""),
+            "{id}: empty polyline"
+        );
+        assert!(fig.contains("<circle"), "{id}: no data points");
+        assert!(
+            fig.contains("\nknee 30 req/s\n</text>"),
+            "{id}: knee not marked"
+        );
+        assert!(fig.contains("<figcaption>"), "{id}: no legend");
+    }
+    // The error chart shows the classes that occurred and the SLO line.
+    let errs = figure(&html, "errors");
+    for c in ["rate_limit", "server_5xx", "timeout", "SLO 5.0 %"] {
+        assert!(errs.contains(c), "errors chart lacks {c}");
+    }
+    assert!(
+        !errs.contains(">auth<"),
+        "a class that never occurred is drawn"
+    );
+    // The rung table with the knee row highlighted.
+    assert!(html.contains("<tr class=\"knee miss\"><td>30 (knee)</td>"));
+}
+
+/// A result folder written by the real pipeline: request records → `metrics::summarize` →
+/// `RunWriter`. Each rung has 20 measured requests sent 100 ms apart, TTFT 50 ms, TPOT 10 ms
+/// (11 output tokens), and `failed_per_rung` rate-limited failures. Returns the folder.
+fn write_real_run(root: &Path, rates: &[f64], failed_per_rung: u32) -> PathBuf {
+    let mut info = run_info("real", Vec::new());
+    info.status = RunStatus::Running;
+    let mut w = RunWriter::create(root, info).unwrap();
+    for &rate in rates {
+        let records: Vec<RequestRecord> = (0..20u32)
+            .map(|i| {
+                let sent = Duration::from_millis(100 * i as u64);
+                if i < failed_per_rung {
+                    RequestRecord {
+                        index: i,
+                        scheduled: sent,
+                        sent,
+                        end: sent + Duration::from_millis(5),
+                        input_tokens: 512,
+                        error: Some(RequestError {
+                            class: ErrorClass::RateLimit,
+                            status: Some(429),
+                            detail: "rate limited".into(),
+                        }),
+                        ..Default::default()
+                    }
+                } else {
+                    RequestRecord {
+                        index: i,
+                        scheduled: sent,
+                        sent,
+                        first_token: Some(sent + Duration::from_millis(50)),
+                        end: sent + Duration::from_millis(150),
+                        input_tokens: 512,
+                        output_tokens: 11,
+                        itl: vec![Duration::from_millis(10); 10],
+                        ..Default::default()
+                    }
+                }
+            })
+            .collect();
+        let ctx = RungContext {
+            rate,
+            burstiness: 1.0,
+            ..Default::default()
+        };
+        w.write_rung(&summarize(&records, &ctx), &records, true)
+            .unwrap();
+    }
+    w.finish(
+        RunStatus::Complete,
+        None,
+        "2026-01-02T03:14:05Z".parse().unwrap(),
+    )
+    .unwrap();
+    w.dir().to_path_buf()
+}
+
+/// The seed document's snippet reads result_rate_<rate>.json and the keys qps,
+/// median_ttft_ms, median_tpot_ms and error_rate. Check they exist with the seed's meaning
+/// in files the real writer produces.
+#[test]
+fn result_files_carry_the_seed_scripts_keys_with_their_meaning() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = write_real_run(tmp.path(), &[1.0, 5.0], 3);
+    for rate in [1, 5] {
+        let p = dir.join(format!("result_rate_{rate}.json"));
+        let data: serde_json::Value = serde_json::from_str(&fs::read_to_string(&p).unwrap())
+            .unwrap_or_else(|e| panic!("{}: {e}", p.display()));
+        let f = |k: &str| {
+            data[k]
+                .as_f64()
+                .unwrap_or_else(|| panic!("{}: key {k} missing or not a number", p.display()))
+        };
+        let (completed, failed, duration) = (f("completed"), f("failed"), f("duration"));
+        assert_eq!((completed, failed), (17.0, 3.0));
+        // QPS: completed requests per second of rung wall time (first send 0 ms, last
+        // completion 1900 + 150 ms).
+        assert!((duration - 2.05).abs() < 1e-9, "duration {duration}");
+        assert!((f("qps") - completed / duration).abs() < 1e-9);
+        assert_eq!(f("qps"), f("request_throughput"));
+        // Error rate: failed share of measured requests.
+        assert!((f("error_rate") - 3.0 / 20.0).abs() < 1e-12);
+        assert!((f("median_ttft_ms") - 50.0).abs() < 1e-6);
+        assert!((f("median_tpot_ms") - 10.0).abs() < 1e-6);
+    }
+    // And the report reads the same folder.
+    report::write_all(&dir).unwrap();
+    let md = fs::read_to_string(dir.join("summary.md")).unwrap();
+    assert!(md.contains("| 5 | 17 | 3 | 15.0 % |"), "{md}");
+}
+
+/// The seed's first pitfall: a missing API key turns every request into a 401. The report
+/// must still render, put the knee at the first rung and say nothing meets the SLO.
+#[test]
+fn all_failed_run_reports_the_first_rung_as_the_knee() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = write_real_run(tmp.path(), &[1.0, 5.0], 20);
+    report::write_all(&dir).unwrap();
+    let analysis: serde_json::Value =
+        serde_json::from_str(&fs::read_to_string(dir.join("analysis.json")).unwrap()).unwrap();
+    assert_eq!(analysis["knee"]["rate"], 1.0);
+    assert_eq!(analysis["knee"]["reasons"][0], "error_rate");
+    assert!(analysis["max_rate_within_slo"].is_null());
+    let html = fs::read_to_string(dir.join("report.html")).unwrap();
+    if let Some(keep) = std::env::var_os("LADDER_REPORT_OUT") {
+        fs::create_dir_all(&keep).unwrap();
+        fs::write(Path::new(&keep).join("failed.html"), &html).unwrap();
+    }
+    assert!(html.contains("the first rung (1 req/s) already misses it"));
+    let errs = figure(&html, "errors");
+    assert!(errs.contains("\nknee 1 req/s\n</text>"));
+    assert!(errs.contains("rate_limit"));
+    // No success, no latency: the TTFT chart says so instead of plotting 0 ms.
+    let ttft = figure(&html, "ttft");
+    assert!(ttft.contains("nothing to plot"));
+    assert!(!ttft.contains("<circle"));
+}
+
+/// Run scripts/seed_plot.py (the seed's snippet) on a folder the real writer produced when
+/// Python with matplotlib is installed; otherwise say so and check only that the script
+/// still reads the seed's keys.
+#[test]
+fn seed_plot_script_runs_unchanged_on_a_result_folder() {
+    let script = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("scripts/seed_plot.py");
+    let text = fs::read_to_string(&script).unwrap();
+    for line in [
+        "qps_values.append(data['qps'])",
+        "ttft_values.append(data['median_ttft_ms'])",
+        "tpot_values.append(data['median_tpot_ms'])",
+        "error_rates.append(data.get('error_rate', 0))",
+    ] {
+        assert!(text.contains(line), "seed_plot.py lost the seed's `{line}`");
+    }
+    let has_mpl = std::process::Command::new("python3")
+        .args(["-c", "import matplotlib"])
+        .output()
+        .map(|o| o.status.success())
+        .unwrap_or(false);
+    if !has_mpl {
+        eprintln!("python3 with matplotlib not found: seed_plot.py not executed");
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let rates = [5.0, 10.0, 20.0, 30.0, 40.0, 50.0];
+    let dir = write_real_run(tmp.path(), &rates, 0);
+    let png = tmp.path().join("seed.png");
+    let out = std::process::Command::new("python3")
+        .arg(&script)
+        .arg(&dir)
+        .arg(&png)
+        .args(["5", "10", "20", "30", "40", "50"])
+        .env("MPLBACKEND", "Agg")
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "seed_plot.py failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(fs::metadata(&png).unwrap().len() > 1000, "empty plot");
+}
+
+#[test]
+fn ladder_report_writes_and_prints_the_paths() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (base, cand, out) = (
+        tmp.path().join("base"),
+        tmp.path().join("cand"),
+        tmp.path().join("cmp"),
+    );
+    write_run(&base, "sat", 1.0);
+    write_run(&cand, "sat", 0.8);
+    let a = Command::cargo_bin("ladder")
+        .unwrap()
+        .arg("report")
+        .arg(&base)
+        .assert()
+        .success();
+    let stdout = String::from_utf8_lossy(&a.get_output().stdout).into_owned();
+    for f in ["summary.md", "summary.csv", "report.html", "analysis.json"] {
+        assert!(base.join(f).is_file(), "{f} not written");
+        assert!(stdout.contains(f), "{f} not printed: {stdout}");
+    }
+    Command::cargo_bin("ladder")
+        .unwrap()
+        .arg("report")
+        .arg(&base)
+        .arg(&cand)
+        .arg("--out")
+        .arg(&out)
+        .assert()
+        .success();
+    let md = fs::read_to_string(out.join("summary.md")).unwrap();
+    assert!(md.contains("## base") && md.contains("## candidate"));
+    // Not a result folder: exit 2 with a message naming the folder.
+    let missing = tmp.path().join("nope");
+    Command::cargo_bin("ladder")
+        .unwrap()
+        .arg("report")
+        .arg(&missing)
+        .assert()
+        .code(2)
+        .stderr(predicates::str::contains("not a result folder"));
+}
