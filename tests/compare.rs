@@ -259,6 +259,7 @@ fn verdict_of(base: &[Vec<f64>], cand: &[Vec<f64>], stat: Statistic, bound: Boun
         diff: Some(r.diff),
         cand_ci: Some(r.cand_ci),
         method: Method::Bootstrap,
+        requests: base.len().min(cand.len()),
         too_few: None,
     };
     decide(bound, &e).verdict
@@ -337,12 +338,14 @@ fn error_rate_gate_with_absolute_threshold() {
         diff: Some(stats::newcombe(fb, 2000, fc, 2000)),
         cand_ci: Some(stats::wilson(fc, 2000)),
         method: Method::Proportion,
+        requests: 2000,
         too_few: None,
     };
     assert_eq!(decide(bound, &big(0, 0)).verdict, Verdict::Pass);
     assert_eq!(decide(bound, &big(10, 200)).verdict, Verdict::Regression);
-    assert_eq!(decide(bound, &big(10, 40)).verdict, Verdict::Inconclusive);
-    assert!(stats::requests_for_error_threshold(0.01) > 200);
+    let d = decide(bound, &big(10, 40));
+    assert_eq!(d.verdict, Verdict::Inconclusive);
+    assert!(d.note.contains("requests per rung would settle it"), "{}", d.note);
 }
 
 // ---------- whole comparisons ----------

@@ -192,6 +192,7 @@ pub fn evidence(key: &str, base: &Side, cand: &Side) -> Result<Evidence, NoSucce
                 diff: Some(stats::newcombe(b.failed, n(b), c.failed, n(c))),
                 cand_ci: Some(stats::wilson(c.failed, n(c))),
                 method: Method::Proportion,
+                requests: n(b).min(n(c)) as usize,
                 too_few: (n(b) == 0 || n(c) == 0)
                     .then(|| "no measured requests on one side".to_string()),
             }
@@ -218,12 +219,14 @@ pub fn evidence(key: &str, base: &Side, cand: &Side) -> Result<Evidence, NoSucce
             };
             let mut e = boot(&bg, &cg, bv, cv, |v| stat.compute(v));
             e.too_few = too_few;
+            e.requests = bg.len().min(cg.len());
             e
         }
         Model::Throughput(w) => {
             let bg = throughput_groups(base.lines, w, &base.slo);
             let cg = throughput_groups(cand.lines, w, &cand.slo);
             let mut e = boot(&bg, &cg, bv, cv, rate_of);
+            e.requests = bg.len().min(cg.len());
             if bg.len() < stats::MIN_REQUESTS || cg.len() < stats::MIN_REQUESTS {
                 e.too_few = Some(format!(
                     "too few measured requests ({} baseline, {} candidate); the bootstrap needs at least {} per side",
@@ -252,6 +255,7 @@ fn boot(
         diff: Some(r.diff),
         cand_ci: Some(r.cand_ci),
         method: Method::Bootstrap,
+        requests: 0,
         too_few: None,
     }
 }

@@ -2,8 +2,6 @@
 //! requests, Wilson / Newcombe intervals for error rates, and the distribution-free sample
 //! size a quantile needs. Every parameter is documented in docs/gate.md.
 
-use rand::{Rng, SeedableRng};
-use rand_chacha::ChaCha8Rng;
 
 /// Bootstrap resamples per check.
 pub const RESAMPLES: usize = 2000;
@@ -141,10 +139,64 @@ fn percentile_interval(mut v: Vec<f64>) -> Interval {
 /// resamples requests, so values of one request stay together.
 pub type Groups = [Vec<f64>];
 
-fn resample(groups: &Groups, rng: &mut ChaCha8Rng, buf: &mut Vec<f64>) {
-    buf.clear();
-    for _ in 0..groups.len() {
-        buf.extend_from_slice(&groups[rng.gen_range(0..groups.len())]);
+/// SplitMix64: a tiny seeded generator, written out here so that verdicts reproduce
+/// bit for bit whatever the version of the `rand` crates (and stay fast in debug builds).
+struct SplitMix64(u64);
+
+impl SplitMix64 {
+    fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    }
+
+    /// Uniform index in `0..n` (n < 2^32), by multiply-shift.
+    fn below(&mut self, n: usize) -> usize {
+        (((self.next() >> 32) * n as u64) >> 32) as usize
+    }
+}
+
+/// Request groups flattened into one buffer, with each group's start.
+struct Flat {
+    values: Vec<f64>,
+    /// `starts[i]..starts[i + 1]` is group i; `None` when every group has one value.
+    starts: Option<Vec<usize>>,
+    groups: usize,
+}
+
+impl Flat {
+    fn new(g: &Groups) -> Self {
+        let values: Vec<f64> = g.iter().flatten().copied().collect();
+        let starts = (!g.iter().all(|x| x.len() == 1)).then(|| {
+            let mut s = Vec::with_capacity(g.len() + 1);
+            let mut at = 0;
+            s.push(0);
+            for x in g {
+                at += x.len();
+                s.push(at);
+            }
+            s
+        });
+        Flat {
+            values,
+            starts,
+            groups: g.len(),
+        }
+    }
+
+    fn resample(&self, rng: &mut SplitMix64, buf: &mut Vec<f64>) {
+        buf.clear();
+        match &self.starts {
+            None => buf.extend((0..self.groups).map(|_| self.values[rng.below(self.groups)])),
+            Some(s) => {
+                for _ in 0..self.groups {
+                    let i = rng.below(self.groups);
+                    buf.extend_from_slice(&self.values[s[i]..s[i + 1]]);
+                }
+            }
+        }
     }
 }
 
@@ -161,10 +213,10 @@ pub fn bootstrap_with(
     seed: u64,
     stat: impl Fn(&mut [f64]) -> f64,
 ) -> BootstrapResult {
-    let flat = |g: &Groups| g.iter().flatten().copied().collect::<Vec<f64>>();
-    let b0 = stat(&mut flat(base));
-    let c0 = stat(&mut flat(cand));
-    let mut rng = ChaCha8Rng::seed_from_u64(seed);
+    let (fb, fc) = (Flat::new(base), Flat::new(cand));
+    let b0 = stat(&mut fb.values.clone());
+    let c0 = stat(&mut fc.values.clone());
+    let mut rng = SplitMix64(seed);
     let (mut ratios, mut diffs, mut cands) = (
         Vec::with_capacity(RESAMPLES),
         Vec::with_capacity(RESAMPLES),
@@ -173,8 +225,8 @@ pub fn bootstrap_with(
     let (mut bb, mut cb) = (Vec::new(), Vec::new());
     if !base.is_empty() && !cand.is_empty() {
         for _ in 0..RESAMPLES {
-            resample(base, &mut rng, &mut bb);
-            resample(cand, &mut rng, &mut cb);
+            fb.resample(&mut rng, &mut bb);
+            fc.resample(&mut rng, &mut cb);
             let b = stat(&mut bb);
             let c = stat(&mut cb);
             ratios.push(if b == 0.0 {
@@ -210,9 +262,10 @@ pub fn wilson(k: u64, n: u64) -> Interval {
     let denom = 1.0 + z2 / n;
     let centre = (p + z2 / (2.0 * n)) / denom;
     let half = Z * (p * (1.0 - p) / n + z2 / (4.0 * n * n)).sqrt() / denom;
+    // The exact ends at k = 0 and k = n (the formula gives them up to rounding).
     Interval {
-        lo: (centre - half).max(0.0),
-        hi: (centre + half).min(1.0),
+        lo: if k == 0.0 { 0.0 } else { (centre - half).max(0.0) },
+        hi: if k == n { 1.0 } else { (centre + half).min(1.0) },
     }
 }
 
@@ -228,19 +281,6 @@ pub fn newcombe(k_b: u64, n_b: u64, k_c: u64, n_c: u64) -> Interval {
         lo: d - ((pc - wc.lo).powi(2) + (wb.hi - pb).powi(2)).sqrt(),
         hi: d + ((wc.hi - pc).powi(2) + (pb - wb.lo).powi(2)).sqrt(),
     }
-}
-
-/// Requests per side at which an error-rate difference interval with no errors on either
-/// side becomes narrower than `abs` (used in "need N requests" messages).
-pub fn requests_for_error_threshold(abs: f64) -> usize {
-    let mut n = 10u64;
-    while n < 10_000_000 {
-        if newcombe(0, n, 0, n).hi <= abs {
-            return n as usize;
-        }
-        n = n + n / 10 + 1;
-    }
-    n as usize
 }
 
 #[cfg(test)]

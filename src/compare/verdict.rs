@@ -73,6 +73,8 @@ pub struct Evidence {
     pub diff: Option<Interval>,
     pub cand_ci: Option<Interval>,
     pub method: Method,
+    /// Requests per side behind the interval (the smaller side); 0 when not applicable.
+    pub requests: usize,
     /// Set when the samples are too few for an interval: says how many are needed.
     pub too_few: Option<String>,
 }
@@ -96,6 +98,7 @@ impl Evidence {
             diff: Some(Interval::point(cand - base)),
             cand_ci: Some(Interval::point(cand)),
             method: Method::Plain,
+            requests: 0,
             too_few: None,
         }
     }
@@ -158,8 +161,9 @@ pub fn decide(bound: Bound, e: &Evidence) -> Decision {
     };
     let note = match verdict {
         Verdict::Inconclusive => format!(
-            "interval straddles the threshold {}; more requests per rung (or repeated runs) would settle it",
-            limit_text(scale, bad)
+            "interval straddles the threshold {}; {}",
+            limit_text(scale, bad),
+            needed(scale, iv, e, bad)
         ),
         _ => String::new(),
     };
@@ -168,6 +172,30 @@ pub fn decide(bound: Bound, e: &Evidence) -> Decision {
         interval: Some((scale, iv)),
         note,
     }
+}
+
+/// How many requests per side would make the interval clear the threshold if the point
+/// estimate stayed where it is: the half-width shrinks as 1/sqrt(n) (on the log scale for
+/// ratios).
+fn needed(scale: Scale, iv: Interval, e: &Evidence, bad: f64) -> String {
+    let (point, lo, hi, limit) = match scale {
+        Scale::Ratio if e.base > 0.0 && e.cand > 0.0 && iv.lo > 0.0 && bad > 0.0 => {
+            ((e.cand / e.base).ln(), iv.lo.ln(), iv.hi.ln(), bad.ln())
+        }
+        Scale::Ratio => (f64::NAN, 0.0, 0.0, 0.0),
+        Scale::Diff => (e.cand - e.base, iv.lo, iv.hi, bad),
+        Scale::Value => (e.cand, iv.lo, iv.hi, bad),
+    };
+    let half = (hi - lo) / 2.0;
+    let dist = (point - limit).abs();
+    if e.requests == 0 || !point.is_finite() || dist == 0.0 || half <= 0.0 {
+        return "more requests per rung (or repeated runs) would settle it".into();
+    }
+    let n = (e.requests as f64 * (half / dist).powi(2)).ceil();
+    format!(
+        "about {} requests per rung would settle it if the change stays where it is",
+        n as u64
+    )
 }
 
 fn abs(t: Threshold, base: f64) -> f64 {
@@ -203,6 +231,7 @@ mod tests {
                 hi: 100.0 * hi,
             }),
             method: Method::Bootstrap,
+            requests: 200,
             too_few: None,
         }
     }
@@ -211,7 +240,10 @@ mod tests {
     fn increase_bounds() {
         let b = Bound::Increase(Threshold::Relative(0.10));
         assert_eq!(decide(b, &ev(1.15, 1.3)).verdict, Verdict::Regression);
-        assert_eq!(decide(b, &ev(1.05, 1.2)).verdict, Verdict::Inconclusive);
+        let d = decide(b, &ev(1.05, 1.2));
+        assert_eq!(d.verdict, Verdict::Inconclusive);
+        // Point x1.125, half-width ~0.067 on the log scale, 0.0225 from ln 1.1: ~1,800.
+        assert!(d.note.contains("about 1") && d.note.contains("requests per rung"), "{}", d.note);
         assert_eq!(decide(b, &ev(0.95, 1.05)).verdict, Verdict::Pass);
         assert_eq!(decide(b, &ev(0.85, 0.95)).verdict, Verdict::Pass);
         assert_eq!(decide(b, &ev(0.6, 0.8)).verdict, Verdict::Improvement);
