@@ -129,7 +129,10 @@ fn lines_for(spec: &Spec, rate: f64) -> Vec<RequestLine> {
 
 fn summary_for(rate: f64, lines: &[RequestLine]) -> RungSummary {
     let ok: Vec<&RequestLine> = lines.iter().filter(|r| r.ok).collect();
-    let first = lines.iter().map(|r| r.sent_ms).fold(f64::INFINITY, f64::min);
+    let first = lines
+        .iter()
+        .map(|r| r.sent_ms)
+        .fold(f64::INFINITY, f64::min);
     let last = lines.iter().map(|r| r.end_ms).fold(0.0, f64::max);
     let dur = (last - first) / 1000.0;
     let out: u64 = ok.iter().map(|r| u64::from(r.output_tokens)).sum();
@@ -140,13 +143,22 @@ fn summary_for(rate: f64, lines: &[RequestLine]) -> RungSummary {
         errors_by_class.insert(c.key().to_string(), n);
     }
     let mut latency = BTreeMap::new();
-    latency.insert(Latency::Ttft, stats_of(ok.iter().filter_map(|r| r.ttft_ms).collect()));
-    latency.insert(Latency::Tpot, stats_of(ok.iter().filter_map(|r| r.tpot_ms).collect()));
+    latency.insert(
+        Latency::Ttft,
+        stats_of(ok.iter().filter_map(|r| r.ttft_ms).collect()),
+    );
+    latency.insert(
+        Latency::Tpot,
+        stats_of(ok.iter().filter_map(|r| r.tpot_ms).collect()),
+    );
     latency.insert(
         Latency::Itl,
         stats_of(ok.iter().flat_map(|r| r.itl_ms.clone()).collect()),
     );
-    latency.insert(Latency::E2el, stats_of(ok.iter().map(|r| r.e2e_ms).collect()));
+    latency.insert(
+        Latency::E2el,
+        stats_of(ok.iter().map(|r| r.e2e_ms).collect()),
+    );
     RungSummary {
         rate,
         burstiness: 1.0,
@@ -174,8 +186,11 @@ fn write_run(dir: &Path, spec: &Spec) {
     for &rate in &spec.rates {
         let lines = lines_for(spec, rate);
         let s = summary_for(rate, &lines);
-        std::fs::write(dir.join(result_file_name(rate)), serde_json::to_string_pretty(&s).unwrap())
-            .unwrap();
+        std::fs::write(
+            dir.join(result_file_name(rate)),
+            serde_json::to_string_pretty(&s).unwrap(),
+        )
+        .unwrap();
         let jsonl: String = lines
             .iter()
             .map(|l| serde_json::to_string(l).unwrap() + "\n")
@@ -223,7 +238,11 @@ fn write_run(dir: &Path, spec: &Spec) {
         rungs,
         warnings: vec![],
     };
-    std::fs::write(dir.join("run.json"), serde_json::to_string_pretty(&info).unwrap()).unwrap();
+    std::fs::write(
+        dir.join("run.json"),
+        serde_json::to_string_pretty(&info).unwrap(),
+    )
+    .unwrap();
 }
 
 fn ladder() -> Command {
@@ -247,7 +266,9 @@ fn lognormal(n: usize, sigma: f64, seed: u64) -> Vec<Vec<f64>> {
 }
 
 fn scaled(v: &[Vec<f64>], k: f64) -> Vec<Vec<f64>> {
-    v.iter().map(|g| g.iter().map(|x| x * k).collect()).collect()
+    v.iter()
+        .map(|g| g.iter().map(|x| x * k).collect())
+        .collect()
 }
 
 fn verdict_of(base: &[Vec<f64>], cand: &[Vec<f64>], stat: Statistic, bound: Bound) -> Verdict {
@@ -270,7 +291,10 @@ const UP10: Bound = Bound::Increase(Threshold::Relative(0.10));
 #[test]
 fn identical_samples_pass() {
     let s = lognormal(500, 0.3, 7);
-    assert_eq!(verdict_of(&s, &s, Statistic::Quantile(0.5), UP10), Verdict::Pass);
+    assert_eq!(
+        verdict_of(&s, &s, Statistic::Quantile(0.5), UP10),
+        Verdict::Pass
+    );
     assert_eq!(verdict_of(&s, &s, Statistic::Mean, UP10), Verdict::Pass);
 }
 
@@ -278,8 +302,14 @@ fn identical_samples_pass() {
 fn a_doubling_is_a_regression() {
     let b = lognormal(200, 0.5, 1);
     let c = scaled(&lognormal(200, 0.5, 2), 2.0);
-    assert_eq!(verdict_of(&b, &c, Statistic::Quantile(0.5), UP10), Verdict::Regression);
-    assert_eq!(verdict_of(&b, &c, Statistic::Mean, UP10), Verdict::Regression);
+    assert_eq!(
+        verdict_of(&b, &c, Statistic::Quantile(0.5), UP10),
+        Verdict::Regression
+    );
+    assert_eq!(
+        verdict_of(&b, &c, Statistic::Mean, UP10),
+        Verdict::Regression
+    );
 }
 
 #[test]
@@ -292,14 +322,20 @@ fn a_small_noisy_twelve_percent_shift_is_inconclusive() {
     assert!((mean(&c) / mean(&b) - 1.12).abs() < 1e-9);
     let r = stats::bootstrap(&b, &c, Statistic::Mean, stats::SEED);
     assert!(r.ratio.lo < 1.10 && r.ratio.hi > 1.10, "{r:?}");
-    assert_eq!(verdict_of(&b, &c, Statistic::Mean, UP10), Verdict::Inconclusive);
+    assert_eq!(
+        verdict_of(&b, &c, Statistic::Mean, UP10),
+        Verdict::Inconclusive
+    );
 }
 
 #[test]
 fn a_clear_thirty_percent_improvement_is_an_improvement() {
     let b = lognormal(200, 0.3, 5);
     let c = scaled(&lognormal(200, 0.3, 6), 0.7);
-    assert_eq!(verdict_of(&b, &c, Statistic::Quantile(0.5), UP10), Verdict::Improvement);
+    assert_eq!(
+        verdict_of(&b, &c, Statistic::Quantile(0.5), UP10),
+        Verdict::Improvement
+    );
 }
 
 #[test]
@@ -345,7 +381,11 @@ fn error_rate_gate_with_absolute_threshold() {
     assert_eq!(decide(bound, &big(10, 200)).verdict, Verdict::Regression);
     let d = decide(bound, &big(10, 40));
     assert_eq!(d.verdict, Verdict::Inconclusive);
-    assert!(d.note.contains("requests per rung would settle it"), "{}", d.note);
+    assert!(
+        d.note.contains("requests per rung would settle it"),
+        "{}",
+        d.note
+    );
 }
 
 // ---------- whole comparisons ----------
@@ -380,8 +420,15 @@ fn comparison_finds_the_regressed_rung_and_reports_the_rest() {
     assert_eq!(at(10.0, "median_ttft_ms"), Verdict::Regression);
     assert_eq!(at(5.0, "median_ttft_ms"), Verdict::Pass);
     assert_eq!(at(5.0, "p99_ttft_ms"), Verdict::Inconclusive);
-    assert!(cmp.warnings.iter().any(|w| w.contains("20 req/s is only in the baseline")));
-    assert!(cmp.config_diff.as_deref().unwrap().contains("\"cooldown\": \"5s\""));
+    assert!(cmp
+        .warnings
+        .iter()
+        .any(|w| w.contains("20 req/s is only in the baseline")));
+    assert!(cmp
+        .config_diff
+        .as_deref()
+        .unwrap()
+        .contains("\"cooldown\": \"5s\""));
     assert_eq!(cmp.exit_code(false), 1);
     // 6 default checks × 3 common rungs.
     assert_eq!(cmp.rows.len(), 18);
@@ -389,7 +436,13 @@ fn comparison_finds_the_regressed_rung_and_reports_the_rest() {
 
 #[test]
 fn unchanged_rerun_passes_and_says_no_configuration_change() {
-    let (_t, b, c) = pair(&Spec::default(), &Spec { seed: 9, ..Spec::default() });
+    let (_t, b, c) = pair(
+        &Spec::default(),
+        &Spec {
+            seed: 9,
+            ..Spec::default()
+        },
+    );
     let cmp = compare::compare_dirs(&b, &c, &CompareOptions::default()).unwrap();
     assert!(cmp.config_diff.is_none());
     assert_eq!(cmp.count(Verdict::Regression), 0, "{:#?}", cmp.rows);
@@ -410,8 +463,12 @@ fn check_golden(name: &str, actual: &str) {
         std::fs::write(&path, actual).unwrap();
         return;
     }
-    let expected = std::fs::read_to_string(&path)
-        .unwrap_or_else(|_| panic!("{} missing; run LADDER_BLESS=1 cargo test --test compare", path.display()));
+    let expected = std::fs::read_to_string(&path).unwrap_or_else(|_| {
+        panic!(
+            "{} missing; run LADDER_BLESS=1 cargo test --test compare",
+            path.display()
+        )
+    });
     assert_eq!(
         expected, actual,
         "{name} differs from its golden file; if the change is intended, regenerate with LADDER_BLESS=1 cargo test --test compare"
@@ -434,8 +491,20 @@ fn golden_terminal_markdown_and_junit() {
 
 #[test]
 fn binary_exit_codes_pass_and_regression() {
-    let (_t, b, c) = pair(&Spec::default(), &Spec { seed: 9, ..Spec::default() });
-    ladder().args(["compare"]).arg(&b).arg(&c).assert().code(0).stdout(contains("PASS"));
+    let (_t, b, c) = pair(
+        &Spec::default(),
+        &Spec {
+            seed: 9,
+            ..Spec::default()
+        },
+    );
+    ladder()
+        .args(["compare"])
+        .arg(&b)
+        .arg(&c)
+        .assert()
+        .code(0)
+        .stdout(contains("PASS"));
     let (_t2, b, c) = regression_pair();
     let dir = tempfile::tempdir().unwrap();
     let (md, xml) = (dir.path().join("s.md"), dir.path().join("j.xml"));
@@ -456,10 +525,22 @@ fn binary_exit_codes_pass_and_regression() {
 
 #[test]
 fn strict_turns_inconclusive_into_failure() {
-    let (_t, b, c) = pair(&Spec::default(), &Spec { seed: 9, ..Spec::default() });
+    let (_t, b, c) = pair(
+        &Spec::default(),
+        &Spec {
+            seed: 9,
+            ..Spec::default()
+        },
+    );
     // p99 at 200 requests is always inconclusive.
     let args = ["--threshold", "p99_ttft_ms=+20%"];
-    ladder().arg("compare").arg(&b).arg(&c).args(args).assert().code(0);
+    ladder()
+        .arg("compare")
+        .arg(&b)
+        .arg(&c)
+        .args(args)
+        .assert()
+        .code(0);
     ladder()
         .arg("compare")
         .arg(&b)
@@ -552,7 +633,8 @@ fn unusable_inputs_exit_2_with_a_message() {
     let typed = t.path().join("typed");
     write_run(&typed, &Spec::default());
     let p = typed.join(result_file_name(5.0));
-    let mut v: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&p).unwrap()).unwrap();
+    let mut v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&p).unwrap()).unwrap();
     v["completed"] = serde_json::json!("lots");
     std::fs::write(&p, v.to_string()).unwrap();
     run(&b, &typed, "completed");
@@ -567,7 +649,8 @@ fn unusable_inputs_exit_2_with_a_message() {
     let future = t.path().join("future");
     write_run(&future, &Spec::default());
     let p = future.join("run.json");
-    let mut v: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&p).unwrap()).unwrap();
+    let mut v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&p).unwrap()).unwrap();
     v["format_version"] = serde_json::json!(RESULTS_FORMAT_VERSION + 1);
     std::fs::write(&p, v.to_string()).unwrap();
     run(&future, &c, "upgrade ladder");
@@ -669,7 +752,8 @@ fn bless_refuses_an_interrupted_run_and_replaces_the_baseline() {
         .code(0)
         .stdout(contains("blessed"));
     let info: RunInfo =
-        serde_json::from_str(&std::fs::read_to_string(golden.join("quick/run.json")).unwrap()).unwrap();
+        serde_json::from_str(&std::fs::read_to_string(golden.join("quick/run.json")).unwrap())
+            .unwrap();
     assert_eq!(info.status, RunStatus::Complete);
     assert!(golden.join("quick").join(requests_file_name(2.0)).is_file());
     assert!(!golden.join("quick").join(requests_file_name(5.0)).exists());
@@ -679,7 +763,13 @@ fn bless_refuses_an_interrupted_run_and_replaces_the_baseline() {
         .collect();
     assert_eq!(names, vec!["quick".to_string()]);
     // Not a result folder.
-    ladder().arg("bless").arg(t.path()).arg("--golden").arg(&golden).assert().code(2);
+    ladder()
+        .arg("bless")
+        .arg(t.path())
+        .arg("--golden")
+        .arg(&golden)
+        .assert()
+        .code(2);
 }
 
 #[test]

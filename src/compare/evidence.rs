@@ -31,8 +31,7 @@ impl Slo {
             (Some(v), Some(b)) => v <= b,
             (None, Some(_)) => false,
         };
-        r.ok
-            && within(r.ttft_ms, self.ttft_ms)
+        r.ok && within(r.ttft_ms, self.ttft_ms)
             && within(r.tpot_ms, self.tpot_ms)
             && within(Some(r.e2e_ms), self.e2e_ms)
     }
@@ -109,10 +108,12 @@ pub fn latency_groups(lines: &[RequestLine], which: Latency) -> Vec<Vec<f64>> {
         .filter_map(|r| match which {
             Latency::Ttft => one(r.ttft_ms.filter(|_| r.ok)),
             Latency::Tpot => one(r.tpot_ms.filter(|_| r.ok)),
-            Latency::Itl => Some(r.itl_ms.clone())
-                .filter(|v| r.ok && !v.is_empty()),
+            Latency::Itl => Some(r.itl_ms.clone()).filter(|v| r.ok && !v.is_empty()),
             Latency::E2el => one(Some(r.e2e_ms).filter(|_| r.ok)),
-            Latency::TtftSched => one(r.first_token_ms.filter(|_| r.ok).map(|t| t - r.scheduled_ms)),
+            Latency::TtftSched => one(r
+                .first_token_ms
+                .filter(|_| r.ok)
+                .map(|t| t - r.scheduled_ms)),
             Latency::E2elSched => one(Some(r.end_ms - r.scheduled_ms).filter(|_| r.ok)),
             Latency::E2elAll => one(Some(r.e2e_ms)),
             Latency::DispatchLag => one(Some(r.sent_ms - r.scheduled_ms)),
@@ -278,7 +279,10 @@ mod tests {
             Model::of("median_ttft_sched_ms"),
             Model::Latency(Statistic::Quantile(0.5), Latency::TtftSched)
         );
-        assert_eq!(Model::of("mean_e2el_all_ms"), Model::Latency(Statistic::Mean, Latency::E2elAll));
+        assert_eq!(
+            Model::of("mean_e2el_all_ms"),
+            Model::Latency(Statistic::Mean, Latency::E2elAll)
+        );
         assert_eq!(Model::of("max_ttft_ms"), Model::Plain);
         assert_eq!(Model::of("qps"), Model::Throughput(Weight::Requests));
         assert_eq!(Model::of("error_rate"), Model::ErrorRate);

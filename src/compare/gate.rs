@@ -29,7 +29,9 @@ pub struct GateOptions {
 pub enum GateError {
     #[error("the run did not produce a usable result: {0}")]
     Run(String),
-    #[error("no golden baseline at {0}; make one with `ladder bless <result folder>` and commit it")]
+    #[error(
+        "no golden baseline at {0}; make one with `ladder bless <result folder>` and commit it"
+    )]
     NoBaseline(PathBuf),
     #[error("{0}")]
     Compare(#[from] CompareError),
@@ -72,7 +74,10 @@ pub fn write_outputs(c: &Comparison, opts: &GateOptions) -> Result<(), GateError
 /// Run the scenario, compare with `<golden>/<scenario name>/`, print the verdict table and
 /// write the requested files. Returns the comparison; its `exit_code` is the gate's.
 pub fn gate(opts: &GateOptions) -> Result<Comparison, GateError> {
-    let golden = opts.golden.clone().unwrap_or_else(|| PathBuf::from("golden"));
+    let golden = opts
+        .golden
+        .clone()
+        .unwrap_or_else(|| PathBuf::from("golden"));
     let outcome = runner::run(&RunOptions {
         scenario_path: opts.scenario.clone(),
         out_dir: opts.out.clone(),
@@ -148,7 +153,10 @@ pub fn bless(opts: &BlessOptions) -> Result<PathBuf, GateError> {
             source,
         })?;
     }
-    let golden = opts.golden.clone().unwrap_or_else(|| PathBuf::from("golden"));
+    let golden = opts
+        .golden
+        .clone()
+        .unwrap_or_else(|| PathBuf::from("golden"));
     fs::create_dir_all(&golden).map_err(io(&golden))?;
     let name = &d.info.scenario_name;
     let dest = golden.join(name);

@@ -26,8 +26,17 @@ pub fn escape(s: &str) -> String {
 
 /// The JUnit XML document.
 pub fn junit(c: &Comparison, strict: bool) -> String {
-    let failures = c.count(Verdict::Regression) + if strict { c.count(Verdict::Inconclusive) } else { 0 };
-    let skipped = if strict { 0 } else { c.count(Verdict::Inconclusive) };
+    let failures = c.count(Verdict::Regression)
+        + if strict {
+            c.count(Verdict::Inconclusive)
+        } else {
+            0
+        };
+    let skipped = if strict {
+        0
+    } else {
+        c.count(Verdict::Inconclusive)
+    };
     let suite = escape(&format!("ladder gate {}", c.scenario));
     let mut o = String::new();
     let _ = writeln!(o, r#"<?xml version="1.0" encoding="UTF-8"?>"#);
@@ -73,7 +82,11 @@ pub fn junit(c: &Comparison, strict: bool) -> String {
             let _ = writeln!(o, "    </testcase>");
         } else if v == Verdict::Inconclusive {
             let _ = writeln!(o, ">");
-            let _ = writeln!(o, r#"      <skipped message="inconclusive: {}"/>"#, escape(&detail));
+            let _ = writeln!(
+                o,
+                r#"      <skipped message="inconclusive: {}"/>"#,
+                escape(&detail)
+            );
             let _ = writeln!(o, "    </testcase>");
         } else {
             let _ = writeln!(o, ">");
@@ -92,7 +105,10 @@ mod tests {
 
     #[test]
     fn escapes_markup_and_control_characters() {
-        assert_eq!(escape(r#"a<b & "c" 'd'>"#), "a&lt;b &amp; &quot;c&quot; &apos;d&apos;&gt;");
+        assert_eq!(
+            escape(r#"a<b & "c" 'd'>"#),
+            "a&lt;b &amp; &quot;c&quot; &apos;d&apos;&gt;"
+        );
         assert_eq!(escape("x\u{1}y"), "x\u{FFFD}y");
     }
 }

@@ -61,7 +61,10 @@ pub fn breach(r: &RungSummary, slo: &KneeSlo) -> Option<String> {
 }
 
 /// The lowest offered rate whose rung breaches, with the reason; `None` when every rung holds.
-pub fn knee<'a>(rungs: impl IntoIterator<Item = &'a RungSummary>, slo: &KneeSlo) -> Option<(f64, String)> {
+pub fn knee<'a>(
+    rungs: impl IntoIterator<Item = &'a RungSummary>,
+    slo: &KneeSlo,
+) -> Option<(f64, String)> {
     let mut v: Vec<&RungSummary> = rungs.into_iter().collect();
     v.sort_by(|a, b| a.rate.total_cmp(&b.rate));
     v.into_iter()
@@ -83,7 +86,12 @@ mod tests {
 
     #[test]
     fn knee_is_first_rung_that_stops_keeping_up() {
-        let rs = [rung(10.0, 9.8), rung(1.0, 1.0), rung(20.0, 15.0), rung(30.0, 15.5)];
+        let rs = [
+            rung(10.0, 9.8),
+            rung(1.0, 1.0),
+            rung(20.0, 15.0),
+            rung(30.0, 15.5),
+        ];
         let (rate, why) = knee(&rs, &KneeSlo::default()).unwrap();
         assert_eq!(rate, 20.0);
         assert!(why.contains("throughput"));

@@ -22,7 +22,11 @@ pub fn markdown(c: &Comparison, strict: bool) -> String {
     let _ = writeln!(o, "- {}", c.knee.describe());
     let _ = writeln!(o, "- checks: {}", c.checks_source);
     for ch in &c.config_changes {
-        let _ = writeln!(o, "- ⚠️ {} (compared because of `--allow-config-change`)", md_escape(ch));
+        let _ = writeln!(
+            o,
+            "- ⚠️ {} (compared because of `--allow-config-change`)",
+            md_escape(ch)
+        );
     }
     for w in &c.warnings {
         let _ = writeln!(o, "- ⚠️ {}", md_escape(w));
@@ -55,7 +59,11 @@ pub fn markdown(c: &Comparison, strict: bool) -> String {
         }
         let _ = writeln!(o, "| {} |", cs.join(" | "));
     }
-    let notes: Vec<_> = c.rows.iter().filter(|r| !r.decision.note.is_empty()).collect();
+    let notes: Vec<_> = c
+        .rows
+        .iter()
+        .filter(|r| !r.decision.note.is_empty())
+        .collect();
     if !notes.is_empty() {
         let _ = writeln!(o);
         let _ = writeln!(o, "Notes:");

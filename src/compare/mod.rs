@@ -48,7 +48,9 @@ pub enum CompareError {
     NoCommonRungs { base: Vec<f64>, cand: Vec<f64> },
     #[error("refusing to compare runs of different configurations:\n  {}\npass --allow-config-change to compare anyway", .0.join("\n  "))]
     ConfigChange(Vec<String>),
-    #[error("rung {rate}: the {side} has 0 successful requests ({detail}); cannot compare {metric}")]
+    #[error(
+        "rung {rate}: the {side} has 0 successful requests ({detail}); cannot compare {metric}"
+    )]
     NoSuccesses {
         rate: f64,
         side: &'static str,
@@ -103,7 +105,11 @@ impl KneeShift {
             (None, Some(_)) => "moved DOWN (now saturates within the ladder)".to_string(),
             (Some(_), None) => "moved up (no longer saturates within the ladder)".to_string(),
         };
-        format!("knee: baseline {}, candidate {} — {moved}", k(&self.base), k(&self.cand))
+        format!(
+            "knee: baseline {}, candidate {} — {moved}",
+            k(&self.base),
+            k(&self.cand)
+        )
     }
 }
 
@@ -167,9 +173,15 @@ pub fn checks_for(
     };
     let (cr, br) = (rules(cand)?, rules(base)?);
     let (checks, mut source) = if !cr.is_empty() {
-        (threshold::from_gate_rules(&cr)?, "candidate scenario `gate:`".to_string())
+        (
+            threshold::from_gate_rules(&cr)?,
+            "candidate scenario `gate:`".to_string(),
+        )
     } else if !br.is_empty() {
-        (threshold::from_gate_rules(&br)?, "baseline scenario `gate:`".to_string())
+        (
+            threshold::from_gate_rules(&br)?,
+            "baseline scenario `gate:`".to_string(),
+        )
     } else {
         (threshold::defaults(), "defaults".to_string())
     };
@@ -180,7 +192,11 @@ pub fn checks_for(
 }
 
 /// Load and compare two result folders.
-pub fn compare_dirs(base: &Path, cand: &Path, opts: &CompareOptions) -> Result<Comparison, CompareError> {
+pub fn compare_dirs(
+    base: &Path,
+    cand: &Path,
+    opts: &CompareOptions,
+) -> Result<Comparison, CompareError> {
     let b = ResultDir::open(base).map_err(|source| CompareError::Load {
         which: "baseline",
         source,
@@ -207,16 +223,23 @@ fn status_warning(which: &str, d: &ResultDir) -> Option<String> {
 }
 
 /// Compare two loaded result folders.
-pub fn compare(b: &ResultDir, c: &ResultDir, opts: &CompareOptions) -> Result<Comparison, CompareError> {
+pub fn compare(
+    b: &ResultDir,
+    c: &ResultDir,
+    opts: &CompareOptions,
+) -> Result<Comparison, CompareError> {
     let (checks, checks_source) = checks_for(b, c, &opts.overrides)?;
     let config_changes = config_diff::fundamental_changes(&b.info, &c.info);
     if !config_changes.is_empty() && !opts.allow_config_change {
         return Err(CompareError::ConfigChange(config_changes));
     }
-    let mut warnings: Vec<String> = [status_warning("baseline", b), status_warning("candidate", c)]
-        .into_iter()
-        .flatten()
-        .collect();
+    let mut warnings: Vec<String> = [
+        status_warning("baseline", b),
+        status_warning("candidate", c),
+    ]
+    .into_iter()
+    .flatten()
+    .collect();
     let usable = |d: &ResultDir| -> Vec<f64> {
         d.rungs
             .iter()
@@ -225,17 +248,27 @@ pub fn compare(b: &ResultDir, c: &ResultDir, opts: &CompareOptions) -> Result<Co
             .collect()
     };
     let (brates, crates) = (usable(b), usable(c));
-    let mut common: Vec<f64> = brates.iter().copied().filter(|r| crates.contains(r)).collect();
+    let mut common: Vec<f64> = brates
+        .iter()
+        .copied()
+        .filter(|r| crates.contains(r))
+        .collect();
     common.sort_by(f64::total_cmp);
     common.dedup();
     for r in &brates {
         if !crates.contains(r) {
-            warnings.push(format!("rung {} req/s is only in the baseline (missing from the candidate)", render::num(*r)));
+            warnings.push(format!(
+                "rung {} req/s is only in the baseline (missing from the candidate)",
+                render::num(*r)
+            ));
         }
     }
     for r in &crates {
         if !brates.contains(r) {
-            warnings.push(format!("rung {} req/s is only in the candidate (not in the baseline)", render::num(*r)));
+            warnings.push(format!(
+                "rung {} req/s is only in the candidate (not in the baseline)",
+                render::num(*r)
+            ));
         }
     }
     if common.is_empty() {
@@ -248,13 +281,22 @@ pub fn compare(b: &ResultDir, c: &ResultDir, opts: &CompareOptions) -> Result<Co
         d: &'a ResultDir,
         which: &'static str,
         rate: f64,
-    ) -> Result<(&'a crate::results::LoadedRung, Vec<crate::results::RequestLine>), CompareError> {
+    ) -> Result<
+        (
+            &'a crate::results::LoadedRung,
+            Vec<crate::results::RequestLine>,
+        ),
+        CompareError,
+    > {
         let rung = d.rung(rate).expect("rate listed above");
         d.requests(rung)
             .map(|lines| (rung, lines))
             .map_err(|source| CompareError::Load { which, source })
     }
-    let (bslo, cslo) = (Slo::from_scenario(&b.info.scenario), Slo::from_scenario(&c.info.scenario));
+    let (bslo, cslo) = (
+        Slo::from_scenario(&b.info.scenario),
+        Slo::from_scenario(&c.info.scenario),
+    );
     let mut rows = Vec::new();
     for &rate in &common {
         let (br, bl) = load(b, "baseline", rate)?;
@@ -271,7 +313,11 @@ pub fn compare(b: &ResultDir, c: &ResultDir, opts: &CompareOptions) -> Result<Co
         };
         for check in &checks {
             let e = evidence::evidence(&check.metric, &bs, &cs).map_err(|ns| {
-                let s = if ns.side == "baseline" { bs.summary } else { cs.summary };
+                let s = if ns.side == "baseline" {
+                    bs.summary
+                } else {
+                    cs.summary
+                };
                 let classes: Vec<String> = s
                     .errors_by_class
                     .iter()
@@ -297,8 +343,14 @@ pub fn compare(b: &ResultDir, c: &ResultDir, opts: &CompareOptions) -> Result<Co
         }
     }
     let knee = KneeShift {
-        base: knee::knee(b.rungs.iter().map(|r| &r.summary), &knee::KneeSlo::from_scenario(&b.info.scenario)),
-        cand: knee::knee(c.rungs.iter().map(|r| &r.summary), &knee::KneeSlo::from_scenario(&c.info.scenario)),
+        base: knee::knee(
+            b.rungs.iter().map(|r| &r.summary),
+            &knee::KneeSlo::from_scenario(&b.info.scenario),
+        ),
+        cand: knee::knee(
+            c.rungs.iter().map(|r| &r.summary),
+            &knee::KneeSlo::from_scenario(&c.info.scenario),
+        ),
     };
     Ok(Comparison {
         base_label: b.path.display().to_string(),

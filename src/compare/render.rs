@@ -80,7 +80,15 @@ pub fn cells(r: &Row) -> [String; 9] {
 
 /// Column headers matching [`cells`].
 pub const HEADERS: [&str; 9] = [
-    "rate", "metric", "threshold", "base", "candidate", "delta", "%delta", "95% CI", "verdict",
+    "rate",
+    "metric",
+    "threshold",
+    "base",
+    "candidate",
+    "delta",
+    "%delta",
+    "95% CI",
+    "verdict",
 ];
 
 /// One-line overall summary.
@@ -113,7 +121,10 @@ pub fn terminal(c: &Comparison, strict: bool) -> String {
         }
     }
     for ch in &c.config_changes {
-        let _ = writeln!(o, "WARNING: {ch} (compared because of --allow-config-change)");
+        let _ = writeln!(
+            o,
+            "WARNING: {ch} (compared because of --allow-config-change)"
+        );
     }
     for w in &c.warnings {
         let _ = writeln!(o, "warning: {w}");
@@ -145,11 +156,21 @@ pub fn terminal(c: &Comparison, strict: bool) -> String {
     for r in &rows {
         let _ = writeln!(o, "{}", line(r));
     }
-    let notes: Vec<&Row> = c.rows.iter().filter(|r| !r.decision.note.is_empty()).collect();
+    let notes: Vec<&Row> = c
+        .rows
+        .iter()
+        .filter(|r| !r.decision.note.is_empty())
+        .collect();
     if !notes.is_empty() {
         let _ = writeln!(o);
         for r in notes {
-            let _ = writeln!(o, "note: rate {} {}: {}", num(r.rate), r.check, r.decision.note);
+            let _ = writeln!(
+                o,
+                "note: rate {} {}: {}",
+                num(r.rate),
+                r.check,
+                r.decision.note
+            );
         }
     }
     let _ = writeln!(o);

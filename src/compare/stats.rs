@@ -2,7 +2,6 @@
 //! requests, Wilson / Newcombe intervals for error rates, and the distribution-free sample
 //! size a quantile needs. Every parameter is documented in docs/gate.md.
 
-
 /// Bootstrap resamples per check.
 pub const RESAMPLES: usize = 2000;
 /// Two-sided confidence level of every interval.
@@ -264,16 +263,32 @@ pub fn wilson(k: u64, n: u64) -> Interval {
     let half = Z * (p * (1.0 - p) / n + z2 / (4.0 * n * n)).sqrt() / denom;
     // The exact ends at k = 0 and k = n (the formula gives them up to rounding).
     Interval {
-        lo: if k == 0.0 { 0.0 } else { (centre - half).max(0.0) },
-        hi: if k == n { 1.0 } else { (centre + half).min(1.0) },
+        lo: if k == 0.0 {
+            0.0
+        } else {
+            (centre - half).max(0.0)
+        },
+        hi: if k == n {
+            1.0
+        } else {
+            (centre + half).min(1.0)
+        },
     }
 }
 
 /// Newcombe's hybrid score interval (method 10) of the difference of two proportions,
 /// `k_c/n_c − k_b/n_b`, built from the two Wilson intervals.
 pub fn newcombe(k_b: u64, n_b: u64, k_c: u64, n_c: u64) -> Interval {
-    let pb = if n_b == 0 { 0.0 } else { k_b as f64 / n_b as f64 };
-    let pc = if n_c == 0 { 0.0 } else { k_c as f64 / n_c as f64 };
+    let pb = if n_b == 0 {
+        0.0
+    } else {
+        k_b as f64 / n_b as f64
+    };
+    let pc = if n_c == 0 {
+        0.0
+    } else {
+        k_c as f64 / n_c as f64
+    };
     let wb = wilson(k_b, n_b);
     let wc = wilson(k_c, n_c);
     let d = pc - pb;
@@ -311,14 +326,20 @@ mod tests {
         assert!((w.hi - 0.018_84).abs() < 1e-4, "{w:?}");
         // 10/100: Wilson 95 % is [0.0552, 0.1744].
         let w = wilson(10, 100);
-        assert!((w.lo - 0.0552).abs() < 1e-3 && (w.hi - 0.1744).abs() < 1e-3, "{w:?}");
+        assert!(
+            (w.lo - 0.0552).abs() < 1e-3 && (w.hi - 0.1744).abs() < 1e-3,
+            "{w:?}"
+        );
     }
 
     #[test]
     fn newcombe_matches_newcombe_1998_example() {
         // Newcombe (1998), example (56/70 vs 48/80): difference 0.2, 95 % CI 0.0524 to 0.3339.
         let i = newcombe(48, 80, 56, 70);
-        assert!((i.lo - 0.0524).abs() < 1e-3 && (i.hi - 0.3339).abs() < 1e-3, "{i:?}");
+        assert!(
+            (i.lo - 0.0524).abs() < 1e-3 && (i.hi - 0.3339).abs() < 1e-3,
+            "{i:?}"
+        );
     }
 
     #[test]

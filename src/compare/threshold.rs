@@ -90,9 +90,15 @@ pub fn parse_override(s: &str) -> Result<Check, ThresholdError> {
         ))
     };
     let (metric, bound) = if let Some((m, v)) = s.split_once("<=") {
-        (m, Bound::Max(number(v).ok_or_else(|| bad("bound is not a number"))?))
+        (
+            m,
+            Bound::Max(number(v).ok_or_else(|| bad("bound is not a number"))?),
+        )
     } else if let Some((m, v)) = s.split_once(">=") {
-        (m, Bound::Min(number(v).ok_or_else(|| bad("bound is not a number"))?))
+        (
+            m,
+            Bound::Min(number(v).ok_or_else(|| bad("bound is not a number"))?),
+        )
     } else if let Some((m, v)) = s.split_once('=') {
         let v = v.trim();
         let t = |rest: &str| Threshold::parse(rest).map_err(|e| bad(&e));
@@ -101,7 +107,9 @@ pub fn parse_override(s: &str) -> Result<Check, ThresholdError> {
         } else if let Some(rest) = v.strip_prefix('-') {
             (m, Bound::Decrease(t(rest)?))
         } else {
-            return Err(bad("the change needs a sign: `+` for a rise, `-` for a fall"));
+            return Err(bad(
+                "the change needs a sign: `+` for a rise, `-` for a fall",
+            ));
         }
     } else {
         return Err(bad("expected `=`, `<=` or `>=`"));
@@ -155,8 +163,14 @@ pub fn defaults() -> Vec<Check> {
         bound,
     };
     vec![
-        c("request_throughput", Bound::Decrease(Threshold::Relative(0.05))),
-        c("output_throughput", Bound::Decrease(Threshold::Relative(0.05))),
+        c(
+            "request_throughput",
+            Bound::Decrease(Threshold::Relative(0.05)),
+        ),
+        c(
+            "output_throughput",
+            Bound::Decrease(Threshold::Relative(0.05)),
+        ),
         c("median_ttft_ms", Bound::Increase(Threshold::Relative(0.10))),
         c("p99_ttft_ms", Bound::Increase(Threshold::Relative(0.20))),
         c("median_tpot_ms", Bound::Increase(Threshold::Relative(0.10))),
@@ -178,15 +192,24 @@ mod tests {
     #[test]
     fn overrides_parse_every_form() {
         let p = |s| parse_override(s).unwrap().bound;
-        assert_eq!(p("p99_ttft_ms=+15%"), Bound::Increase(Threshold::Relative(0.15)));
+        assert_eq!(
+            p("p99_ttft_ms=+15%"),
+            Bound::Increase(Threshold::Relative(0.15))
+        );
         assert_eq!(
             p("request_throughput=-5%"),
             Bound::Decrease(Threshold::Relative(0.05))
         );
-        assert_eq!(p("error_rate=+0.01"), Bound::Increase(Threshold::Absolute(0.01)));
+        assert_eq!(
+            p("error_rate=+0.01"),
+            Bound::Increase(Threshold::Absolute(0.01))
+        );
         assert_eq!(p("error_rate<=0.02"), Bound::Max(0.02));
         assert_eq!(p("request_throughput>=4.5"), Bound::Min(4.5));
-        assert_eq!(parse_override(" median_tpot_ms = +10% ").unwrap().metric, "median_tpot_ms");
+        assert_eq!(
+            parse_override(" median_tpot_ms = +10% ").unwrap().metric,
+            "median_tpot_ms"
+        );
     }
 
     #[test]

@@ -120,11 +120,23 @@ pub fn decide(bound: Bound, e: &Evidence) -> Decision {
         Bound::Increase(Threshold::Relative(t)) if e.ratio.is_some() => {
             (Scale::Ratio, e.ratio, 1.0 + t, Some(1.0 - t), true)
         }
-        Bound::Increase(t) => (Scale::Diff, e.diff, abs(t, e.base), Some(-abs(t, e.base)), true),
+        Bound::Increase(t) => (
+            Scale::Diff,
+            e.diff,
+            abs(t, e.base),
+            Some(-abs(t, e.base)),
+            true,
+        ),
         Bound::Decrease(Threshold::Relative(t)) if e.ratio.is_some() => {
             (Scale::Ratio, e.ratio, 1.0 - t, Some(1.0 + t), false)
         }
-        Bound::Decrease(t) => (Scale::Diff, e.diff, -abs(t, e.base), Some(abs(t, e.base)), false),
+        Bound::Decrease(t) => (
+            Scale::Diff,
+            e.diff,
+            -abs(t, e.base),
+            Some(abs(t, e.base)),
+            false,
+        ),
         Bound::Max(v) => (Scale::Value, e.cand_ci, v, None, true),
         Bound::Min(v) => (Scale::Value, e.cand_ci, v, None, false),
     };
@@ -208,7 +220,11 @@ fn abs(t: Threshold, base: f64) -> f64 {
 fn limit_text(scale: Scale, v: f64) -> String {
     match scale {
         Scale::Ratio => format!("x{}", super::render::num(v)),
-        Scale::Diff => format!("{}{}", if v >= 0.0 { "+" } else { "" }, super::render::num(v)),
+        Scale::Diff => format!(
+            "{}{}",
+            if v >= 0.0 { "+" } else { "" },
+            super::render::num(v)
+        ),
         Scale::Value => super::render::num(v),
     }
 }
@@ -243,7 +259,11 @@ mod tests {
         let d = decide(b, &ev(1.05, 1.2));
         assert_eq!(d.verdict, Verdict::Inconclusive);
         // Point x1.125, half-width ~0.067 on the log scale, 0.0225 from ln 1.1: ~1,800.
-        assert!(d.note.contains("about 1") && d.note.contains("requests per rung"), "{}", d.note);
+        assert!(
+            d.note.contains("about 1") && d.note.contains("requests per rung"),
+            "{}",
+            d.note
+        );
         assert_eq!(decide(b, &ev(0.95, 1.05)).verdict, Verdict::Pass);
         assert_eq!(decide(b, &ev(0.85, 0.95)).verdict, Verdict::Pass);
         assert_eq!(decide(b, &ev(0.6, 0.8)).verdict, Verdict::Improvement);
@@ -258,9 +278,18 @@ mod tests {
         assert_eq!(decide(b, &ev(1.1, 1.2)).verdict, Verdict::Improvement);
         let a = Bound::Increase(Threshold::Absolute(10.0));
         assert_eq!(decide(a, &ev(1.11, 1.2)).verdict, Verdict::Regression);
-        assert_eq!(decide(Bound::Max(120.0), &ev(1.0, 1.1)).verdict, Verdict::Pass);
-        assert_eq!(decide(Bound::Max(105.0), &ev(1.0, 1.1)).verdict, Verdict::Inconclusive);
-        assert_eq!(decide(Bound::Min(120.0), &ev(1.0, 1.1)).verdict, Verdict::Regression);
+        assert_eq!(
+            decide(Bound::Max(120.0), &ev(1.0, 1.1)).verdict,
+            Verdict::Pass
+        );
+        assert_eq!(
+            decide(Bound::Max(105.0), &ev(1.0, 1.1)).verdict,
+            Verdict::Inconclusive
+        );
+        assert_eq!(
+            decide(Bound::Min(120.0), &ev(1.0, 1.1)).verdict,
+            Verdict::Regression
+        );
     }
 
     #[test]
