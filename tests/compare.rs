@@ -789,3 +789,104 @@ fn gate_exits_2_when_the_run_is_unusable() {
         .code(2)
         .stderr(contains("unknown metric `nope`"));
 }
+
+// ---------- folders written by the real writer ----------
+
+/// A folder written by `results::RunWriter` from `metrics::summarize`d records (the same
+/// path the runner takes) compares, and the statistics recomputed from its request lines
+/// agree with its summary.
+#[test]
+fn folders_from_the_real_writer_compare() {
+    use ladder::metrics::compute::{summarize, RungContext};
+    use ladder::record::RequestRecord;
+    use ladder::results::{ResultDir, RunWriter};
+    use std::time::Duration;
+
+    let write = |root: &Path, seed: u64, slow: f64| -> PathBuf {
+        let mut rng = ChaCha8Rng::seed_from_u64(seed);
+        let noise = LogNormal::new(0.0, 0.3).unwrap();
+        let mut info: RunInfo = serde_json::from_str(
+            &std::fs::read_to_string({
+                let d = root.join("template");
+                write_run(
+                    &d,
+                    &Spec {
+                        rates: vec![],
+                        ..Spec::default()
+                    },
+                );
+                d.join("run.json")
+            })
+            .unwrap(),
+        )
+        .unwrap();
+        info.rungs.clear();
+        info.status = RunStatus::Running;
+        let mut w = RunWriter::create(&root.join(format!("r{seed}")), info).unwrap();
+        for rate in [2.0, 4.0] {
+            let records: Vec<RequestRecord> = (0..100u32)
+                .map(|i| {
+                    let sent = Duration::from_secs_f64(f64::from(i) / rate);
+                    let ttft = Duration::from_secs_f64(0.05 * slow * noise.sample(&mut rng));
+                    let tpot = Duration::from_secs_f64(0.01 * noise.sample(&mut rng));
+                    RequestRecord {
+                        index: i,
+                        scheduled: sent,
+                        sent,
+                        first_token: Some(sent + ttft),
+                        end: sent + ttft + tpot * 15,
+                        input_tokens: 32,
+                        output_tokens: 16,
+                        itl: vec![tpot; 15],
+                        ..Default::default()
+                    }
+                })
+                .collect();
+            let ctx = RungContext {
+                rate,
+                burstiness: 1.0,
+                ..Default::default()
+            };
+            w.write_rung(&summarize(&records, &ctx), &records, true)
+                .unwrap();
+        }
+        w.finish(
+            RunStatus::Complete,
+            None,
+            "2026-01-01T00:10:00Z".parse().unwrap(),
+        )
+        .unwrap();
+        w.dir().to_path_buf()
+    };
+    let t = tempfile::tempdir().unwrap();
+    let base = write(t.path(), 1, 1.0);
+    let same = write(t.path(), 2, 1.0);
+    let slow = write(t.path(), 3, 2.0);
+
+    let d = ResultDir::open(&base).unwrap();
+    let rung = &d.rungs[0];
+    let lines = d.requests(rung).unwrap();
+    let groups = ladder::compare::evidence::latency_groups(&lines, Latency::Ttft);
+    let r = stats::bootstrap(&groups, &groups, Statistic::Quantile(0.5), stats::SEED);
+    let median = rung.summary.metric("median_ttft_ms").unwrap();
+    assert!((r.base - median).abs() < 1e-6, "{} vs {median}", r.base);
+
+    let opts = CompareOptions::default();
+    let ok = compare::compare_dirs(&base, &same, &opts).unwrap();
+    assert_eq!(
+        ok.count(Verdict::Regression),
+        0,
+        "{}",
+        compare::render::terminal(&ok, false)
+    );
+    let bad = compare::compare_dirs(&base, &slow, &opts).unwrap();
+    let median_rows: Vec<_> = bad
+        .rows
+        .iter()
+        .filter(|r| r.check.metric == "median_ttft_ms")
+        .collect();
+    assert_eq!(median_rows.len(), 2);
+    assert!(median_rows
+        .iter()
+        .all(|r| r.decision.verdict == Verdict::Regression));
+}

@@ -13,7 +13,7 @@ fn md_escape(s: &str) -> String {
 pub fn markdown(c: &Comparison, strict: bool) -> String {
     let mut o = String::new();
     let icon = if c.failed(strict) { "❌" } else { "✅" };
-    let _ = writeln!(o, "## ladder gate: `{}` {icon}", c.scenario);
+    let _ = writeln!(o, "## ladder comparison: `{}` {icon}", c.scenario);
     let _ = writeln!(o);
     let _ = writeln!(o, "**{}**", render::summary_line(c, strict));
     let _ = writeln!(o);
