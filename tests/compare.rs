@@ -890,3 +890,59 @@ fn folders_from_the_real_writer_compare() {
         .iter()
         .all(|r| r.decision.verdict == Verdict::Regression));
 }
+
+/// The gate after its run: an unusable run, a missing baseline, a pass and a regression
+/// (the run itself needs the runner; this drives the rest with a ready-made outcome).
+#[test]
+fn gate_after_the_run() {
+    use ladder::compare::{gate_outcome, GateError, GateOptions};
+    use ladder::runner::RunOutcome;
+
+    let t = tempfile::tempdir().unwrap();
+    let golden = t.path().join("golden");
+    let outcome = |dir: PathBuf| RunOutcome {
+        info: serde_json::from_str(&std::fs::read_to_string(dir.join("run.json")).unwrap())
+            .unwrap(),
+        dir,
+    };
+    let opts = GateOptions {
+        golden: Some(golden.clone()),
+        ..Default::default()
+    };
+    let fresh = t.path().join("fresh");
+    write_run(
+        &fresh,
+        &Spec {
+            seed: 5,
+            ..Spec::default()
+        },
+    );
+    match gate_outcome(&opts, &outcome(fresh.clone())) {
+        Err(e @ GateError::NoBaseline(_)) => assert!(e.to_string().contains("ladder bless")),
+        other => panic!("{other:?}"),
+    }
+    write_run(&golden.join("quick"), &Spec::default());
+    let c = gate_outcome(&opts, &outcome(fresh)).unwrap();
+    assert_eq!(c.exit_code(false), 0);
+    let mut slow = Spec {
+        seed: 6,
+        ..Spec::default()
+    };
+    slow.ttft_scale.insert(5, 1.3);
+    let slow_dir = t.path().join("slow");
+    write_run(&slow_dir, &slow);
+    let c = gate_outcome(&opts, &outcome(slow_dir)).unwrap();
+    assert_eq!(c.exit_code(false), 1);
+    let stopped = t.path().join("stopped");
+    write_run(
+        &stopped,
+        &Spec {
+            status: RunStatus::Interrupted,
+            ..Spec::default()
+        },
+    );
+    assert!(matches!(
+        gate_outcome(&opts, &outcome(stopped)),
+        Err(GateError::Run(m)) if m.contains("Interrupted")
+    ));
+}

@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 
 use super::{compare, junit, markdown, render, CompareError, CompareOptions, Comparison};
 use crate::results::{ResultDir, RunStatus};
-use crate::runner::{self, RunOptions};
+use crate::runner::{self, RunOptions, RunOutcome};
 
 /// Options of `ladder gate`.
 #[derive(Debug, Clone, Default)]
@@ -74,16 +74,25 @@ pub fn write_outputs(c: &Comparison, opts: &GateOptions) -> Result<(), GateError
 /// Run the scenario, compare with `<golden>/<scenario name>/`, print the verdict table and
 /// write the requested files. Returns the comparison; its `exit_code` is the gate's.
 pub fn gate(opts: &GateOptions) -> Result<Comparison, GateError> {
-    let golden = opts
-        .golden
-        .clone()
-        .unwrap_or_else(|| PathBuf::from("golden"));
     let outcome = runner::run(&RunOptions {
         scenario_path: opts.scenario.clone(),
         out_dir: opts.out.clone(),
         ..Default::default()
     })
     .map_err(|e| GateError::Run(e.to_string()))?;
+    let c = gate_outcome(opts, &outcome)?;
+    print!("{}", render::terminal(&c, opts.strict));
+    write_outputs(&c, opts)?;
+    Ok(c)
+}
+
+/// The part of [`gate`] after the run: check the run is usable, find and load the golden
+/// baseline, compare.
+pub fn gate_outcome(opts: &GateOptions, outcome: &RunOutcome) -> Result<Comparison, GateError> {
+    let golden = opts
+        .golden
+        .clone()
+        .unwrap_or_else(|| PathBuf::from("golden"));
     if outcome.info.status != RunStatus::Complete {
         return Err(GateError::Run(format!(
             "{}: run status is {:?}{}",
@@ -109,10 +118,7 @@ pub fn gate(opts: &GateOptions) -> Result<Comparison, GateError> {
         which: "candidate",
         source: e,
     })?;
-    let c = compare(&base, &cand, &opts.compare)?;
-    print!("{}", render::terminal(&c, opts.strict));
-    write_outputs(&c, opts)?;
-    Ok(c)
+    Ok(compare(&base, &cand, &opts.compare)?)
 }
 
 /// Options of `ladder bless`.

@@ -16,7 +16,7 @@ pub mod verdict;
 
 use std::path::Path;
 
-pub use gate::{bless, gate, BlessOptions, GateError, GateOptions};
+pub use gate::{bless, gate, gate_outcome, BlessOptions, GateError, GateOptions};
 pub use stats::Interval;
 pub use threshold::{parse_override, validate_metric, Bound, Check, ThresholdError};
 pub use verdict::{Decision, Method, Scale, Verdict};
