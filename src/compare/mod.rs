@@ -1,1 +1,366 @@
-//! compare (see DESIGN.md module map).
+//! Comparing two result folders: rungs matched by rate, noise-aware verdicts per gated
+//! metric, a config diff and the saturation shift; and the CI gate built on it.
+//!
+//! The statistics and every parameter are documented in docs/gate.md.
+
+pub mod config_diff;
+pub mod evidence;
+pub mod gate;
+pub mod junit;
+pub mod knee;
+pub mod markdown;
+pub mod render;
+pub mod stats;
+pub mod threshold;
+pub mod verdict;
+
+use std::path::Path;
+
+pub use gate::{bless, gate, gate_outcome, BlessOptions, GateError, GateOptions};
+pub use stats::Interval;
+pub use threshold::{parse_override, validate_metric, Bound, Check, ThresholdError};
+pub use verdict::{Decision, Method, Scale, Verdict};
+
+use crate::results::{LoadError, ResultDir, RunStatus};
+use crate::scenario::GateRule;
+use evidence::{Side, Slo};
+
+/// How to compare.
+#[derive(Debug, Clone, Default)]
+pub struct CompareOptions {
+    /// `--threshold` overrides (already parsed); they replace other checks on their metric.
+    pub overrides: Vec<Check>,
+    /// Compare even when the model, workload or tokenizer differ.
+    pub allow_config_change: bool,
+}
+
+/// Why two folders could not be compared (exit 2).
+#[derive(Debug, thiserror::Error)]
+pub enum CompareError {
+    #[error("{which}: {source}")]
+    Load {
+        which: &'static str,
+        source: LoadError,
+    },
+    #[error("{0}")]
+    Threshold(#[from] ThresholdError),
+    #[error("the two runs have no rung rate in common (baseline {base:?}, candidate {cand:?}); compare runs of the same ladder")]
+    NoCommonRungs { base: Vec<f64>, cand: Vec<f64> },
+    #[error("refusing to compare runs of different configurations:\n  {}\npass --allow-config-change to compare anyway", .0.join("\n  "))]
+    ConfigChange(Vec<String>),
+    #[error(
+        "rung {rate}: the {side} has 0 successful requests ({detail}); cannot compare {metric}"
+    )]
+    NoSuccesses {
+        rate: f64,
+        side: &'static str,
+        metric: String,
+        detail: String,
+    },
+    #[error("{path}: scenario `gate:` list is malformed: {message}")]
+    BadGate { path: String, message: String },
+}
+
+/// One check on one rung.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Row {
+    pub rate: f64,
+    pub check: Check,
+    pub base: f64,
+    pub cand: f64,
+    pub method: Method,
+    pub decision: Decision,
+}
+
+impl Row {
+    /// Candidate − baseline.
+    pub fn delta(&self) -> f64 {
+        self.cand - self.base
+    }
+    /// Relative change in percent, `None` for a zero baseline.
+    pub fn pct(&self) -> Option<f64> {
+        (self.base != 0.0).then(|| 100.0 * (self.cand - self.base) / self.base.abs())
+    }
+}
+
+/// Knee of each run.
+#[derive(Debug, Clone, PartialEq)]
+pub struct KneeShift {
+    pub base: Option<(f64, String)>,
+    pub cand: Option<(f64, String)>,
+}
+
+impl KneeShift {
+    /// One line for humans.
+    pub fn describe(&self) -> String {
+        let k = |v: &Option<(f64, String)>| match v {
+            Some((r, _)) => format!("{} req/s", render::num(*r)),
+            None => "not reached".to_string(),
+        };
+        let moved = match (&self.base, &self.cand) {
+            (Some((a, _)), Some((b, _))) if a == b => "unchanged".to_string(),
+            (None, None) => "unchanged".to_string(),
+            (Some((a, _)), Some((b, _))) if b < a => "moved DOWN (saturates earlier)".to_string(),
+            (Some(_), Some(_)) => "moved up (saturates later)".to_string(),
+            (None, Some(_)) => "moved DOWN (now saturates within the ladder)".to_string(),
+            (Some(_), None) => "moved up (no longer saturates within the ladder)".to_string(),
+        };
+        format!(
+            "knee: baseline {}, candidate {} — {moved}",
+            k(&self.base),
+            k(&self.cand)
+        )
+    }
+}
+
+/// A finished comparison, ready to render.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Comparison {
+    /// How the two folders are named in output (their paths, unless a caller renames them).
+    pub base_label: String,
+    pub cand_label: String,
+    /// Scenario name (of the candidate).
+    pub scenario: String,
+    /// Unified diff of configurations; `None` when equal.
+    pub config_diff: Option<String>,
+    /// Model / workload / tokenizer differences (compared anyway under --allow-config-change).
+    pub config_changes: Vec<String>,
+    /// Rungs only one side has, status problems, etc.
+    pub warnings: Vec<String>,
+    /// Where the checks came from: `scenario gate:`, `defaults`, plus overrides.
+    pub checks_source: String,
+    pub knee: KneeShift,
+    pub rows: Vec<Row>,
+}
+
+impl Comparison {
+    /// Count of rows with a verdict.
+    pub fn count(&self, v: Verdict) -> usize {
+        self.rows.iter().filter(|r| r.decision.verdict == v).count()
+    }
+
+    /// The overall verdict: regression if any check regressed (or, with `strict`, was
+    /// inconclusive), else pass.
+    pub fn failed(&self, strict: bool) -> bool {
+        self.count(Verdict::Regression) > 0 || (strict && self.count(Verdict::Inconclusive) > 0)
+    }
+
+    /// Exit code: 1 on a failed comparison, else 0.
+    pub fn exit_code(&self, strict: bool) -> i32 {
+        if self.failed(strict) {
+            crate::exit::REGRESSION
+        } else {
+            crate::exit::OK
+        }
+    }
+}
+
+/// The checks to apply: the candidate's `gate:` list, else the baseline's, else the
+/// defaults; then the overrides.
+pub fn checks_for(
+    base: &ResultDir,
+    cand: &ResultDir,
+    overrides: &[Check],
+) -> Result<(Vec<Check>, String), CompareError> {
+    let rules = |d: &ResultDir| -> Result<Vec<GateRule>, CompareError> {
+        match d.info.scenario.get("gate") {
+            None | Some(serde_json::Value::Null) => Ok(Vec::new()),
+            Some(v) => serde_json::from_value(v.clone()).map_err(|e| CompareError::BadGate {
+                path: d.path.join("run.json").display().to_string(),
+                message: e.to_string(),
+            }),
+        }
+    };
+    let (cr, br) = (rules(cand)?, rules(base)?);
+    let (checks, mut source) = if !cr.is_empty() {
+        (
+            threshold::from_gate_rules(&cr)?,
+            "candidate scenario `gate:`".to_string(),
+        )
+    } else if !br.is_empty() {
+        (
+            threshold::from_gate_rules(&br)?,
+            "baseline scenario `gate:`".to_string(),
+        )
+    } else {
+        (threshold::defaults(), "defaults".to_string())
+    };
+    if !overrides.is_empty() {
+        source.push_str(" + --threshold");
+    }
+    Ok((threshold::with_overrides(checks, overrides), source))
+}
+
+/// Load and compare two result folders.
+pub fn compare_dirs(
+    base: &Path,
+    cand: &Path,
+    opts: &CompareOptions,
+) -> Result<Comparison, CompareError> {
+    let b = ResultDir::open(base).map_err(|source| CompareError::Load {
+        which: "baseline",
+        source,
+    })?;
+    let c = ResultDir::open(cand).map_err(|source| CompareError::Load {
+        which: "candidate",
+        source,
+    })?;
+    compare(&b, &c, opts)
+}
+
+fn status_warning(which: &str, d: &ResultDir) -> Option<String> {
+    match d.info.status {
+        RunStatus::Complete => None,
+        s => Some(format!(
+            "{which} run status is {s:?}{}; only its complete rungs are compared",
+            d.info
+                .status_detail
+                .as_deref()
+                .map(|x| format!(" ({x})"))
+                .unwrap_or_default()
+        )),
+    }
+}
+
+/// Compare two loaded result folders.
+pub fn compare(
+    b: &ResultDir,
+    c: &ResultDir,
+    opts: &CompareOptions,
+) -> Result<Comparison, CompareError> {
+    let (checks, checks_source) = checks_for(b, c, &opts.overrides)?;
+    let config_changes = config_diff::fundamental_changes(&b.info, &c.info);
+    if !config_changes.is_empty() && !opts.allow_config_change {
+        return Err(CompareError::ConfigChange(config_changes));
+    }
+    let mut warnings: Vec<String> = [
+        status_warning("baseline", b),
+        status_warning("candidate", c),
+    ]
+    .into_iter()
+    .flatten()
+    .collect();
+    let usable = |d: &ResultDir| -> Vec<f64> {
+        d.rungs
+            .iter()
+            .filter(|r| r.entry.complete)
+            .map(|r| r.entry.rate)
+            .collect()
+    };
+    let (brates, crates) = (usable(b), usable(c));
+    let mut common: Vec<f64> = brates
+        .iter()
+        .copied()
+        .filter(|r| crates.contains(r))
+        .collect();
+    common.sort_by(f64::total_cmp);
+    common.dedup();
+    for r in &brates {
+        if !crates.contains(r) {
+            warnings.push(format!(
+                "rung {} req/s is only in the baseline (missing from the candidate)",
+                render::num(*r)
+            ));
+        }
+    }
+    for r in &crates {
+        if !brates.contains(r) {
+            warnings.push(format!(
+                "rung {} req/s is only in the candidate (not in the baseline)",
+                render::num(*r)
+            ));
+        }
+    }
+    if common.is_empty() {
+        return Err(CompareError::NoCommonRungs {
+            base: brates,
+            cand: crates,
+        });
+    }
+    fn load<'a>(
+        d: &'a ResultDir,
+        which: &'static str,
+        rate: f64,
+    ) -> Result<
+        (
+            &'a crate::results::LoadedRung,
+            Vec<crate::results::RequestLine>,
+        ),
+        CompareError,
+    > {
+        let rung = d.rung(rate).expect("rate listed above");
+        d.requests(rung)
+            .map(|lines| (rung, lines))
+            .map_err(|source| CompareError::Load { which, source })
+    }
+    let (bslo, cslo) = (
+        Slo::from_scenario(&b.info.scenario),
+        Slo::from_scenario(&c.info.scenario),
+    );
+    let mut rows = Vec::new();
+    for &rate in &common {
+        let (br, bl) = load(b, "baseline", rate)?;
+        let (cr, cl) = load(c, "candidate", rate)?;
+        let bs = Side {
+            summary: &br.summary,
+            lines: &bl,
+            slo: bslo,
+        };
+        let cs = Side {
+            summary: &cr.summary,
+            lines: &cl,
+            slo: cslo,
+        };
+        for check in &checks {
+            let e = evidence::evidence(&check.metric, &bs, &cs).map_err(|ns| {
+                let s = if ns.side == "baseline" {
+                    bs.summary
+                } else {
+                    cs.summary
+                };
+                let classes: Vec<String> = s
+                    .errors_by_class
+                    .iter()
+                    .filter(|(_, n)| **n > 0)
+                    .map(|(k, n)| format!("{k} {n}"))
+                    .collect();
+                CompareError::NoSuccesses {
+                    rate,
+                    side: ns.side,
+                    metric: check.metric.clone(),
+                    detail: format!("{} failed: {}", s.failed, classes.join(", ")),
+                }
+            })?;
+            let decision = verdict::decide(check.bound, &e);
+            rows.push(Row {
+                rate,
+                check: check.clone(),
+                base: e.base,
+                cand: e.cand,
+                method: e.method,
+                decision,
+            });
+        }
+    }
+    let knee = KneeShift {
+        base: knee::knee(
+            b.rungs.iter().map(|r| &r.summary),
+            &knee::KneeSlo::from_scenario(&b.info.scenario),
+        ),
+        cand: knee::knee(
+            c.rungs.iter().map(|r| &r.summary),
+            &knee::KneeSlo::from_scenario(&c.info.scenario),
+        ),
+    };
+    Ok(Comparison {
+        base_label: b.path.display().to_string(),
+        cand_label: c.path.display().to_string(),
+        scenario: c.info.scenario_name.clone(),
+        config_diff: config_diff::unified(&b.info, &c.info),
+        config_changes,
+        warnings,
+        checks_source,
+        knee,
+        rows,
+    })
+}

@@ -1,0 +1,65 @@
+//! What changed between two runs' configurations: a unified diff of the resolved scenarios
+//! and environments, and the differences that make a comparison meaningless.
+
+use serde_json::{json, Value};
+use similar::TextDiff;
+
+use crate::results::RunInfo;
+
+/// The text diffed for a run: its resolved scenario and its environment, pretty JSON with
+/// sorted keys (timestamps and status are left out: they always differ).
+pub fn config_text(info: &RunInfo) -> String {
+    let v = json!({
+        "scenario": info.scenario,
+        "environment": {
+            "tool_version": info.tool_version,
+            "tokenizer_sha256": info.tokenizer_sha256,
+            "endpoint": info.endpoint,
+            "host": info.host,
+        }
+    });
+    // serde_json's Map is a BTreeMap here (no preserve_order), so keys come out sorted.
+    let mut s = serde_json::to_string_pretty(&v).unwrap_or_default();
+    s.push('\n');
+    s
+}
+
+/// Unified diff of the two configurations, or `None` when they are equal.
+pub fn unified(base: &RunInfo, cand: &RunInfo) -> Option<String> {
+    let (a, b) = (config_text(base), config_text(cand));
+    if a == b {
+        return None;
+    }
+    Some(
+        TextDiff::from_lines(&a, &b)
+            .unified_diff()
+            .context_radius(3)
+            .header("baseline", "candidate")
+            .to_string(),
+    )
+}
+
+/// Differences that change what is being measured: model, workload, tokenizer. A
+/// comparison across them is refused unless `--allow-config-change`.
+pub fn fundamental_changes(base: &RunInfo, cand: &RunInfo) -> Vec<String> {
+    let mut out = Vec::new();
+    let field = |i: &RunInfo, k: &str| i.scenario.get(k).cloned().unwrap_or(Value::Null);
+    for k in ["model", "workload"] {
+        let (a, b) = (field(base, k), field(cand, k));
+        if a != b {
+            out.push(format!("different {k}: baseline {a}, candidate {b}"));
+        }
+    }
+    if base.tokenizer_sha256 != cand.tokenizer_sha256 {
+        out.push(format!(
+            "different tokenizer (sha256 {} vs {})",
+            short(&base.tokenizer_sha256),
+            short(&cand.tokenizer_sha256)
+        ));
+    }
+    out
+}
+
+fn short(h: &str) -> &str {
+    &h[..h.len().min(12)]
+}

@@ -1,0 +1,297 @@
+//! Evidence for one metric on one rung: which samples each metric key draws from the
+//! per-request lines, and which test gives its interval.
+
+use super::stats::{self, Statistic};
+use super::verdict::{Evidence, Method};
+use crate::metrics::{Latency, RungSummary};
+use crate::results::RequestLine;
+
+/// SLO bounds used to count good requests for `request_goodput`.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct Slo {
+    pub ttft_ms: Option<f64>,
+    pub tpot_ms: Option<f64>,
+    pub e2e_ms: Option<f64>,
+}
+
+impl Slo {
+    /// Read from a resolved scenario's `slo` object.
+    pub fn from_scenario(s: &serde_json::Value) -> Self {
+        let g = |k: &str| s.get("slo").and_then(|o| o.get(k)).and_then(|v| v.as_f64());
+        Slo {
+            ttft_ms: g("ttft_ms"),
+            tpot_ms: g("tpot_ms"),
+            e2e_ms: g("e2e_ms"),
+        }
+    }
+
+    fn met(&self, r: &RequestLine) -> bool {
+        let within = |v: Option<f64>, b: Option<f64>| match (v, b) {
+            (_, None) => true,
+            (Some(v), Some(b)) => v <= b,
+            (None, Some(_)) => false,
+        };
+        r.ok && within(r.ttft_ms, self.ttft_ms)
+            && within(r.tpot_ms, self.tpot_ms)
+            && within(Some(r.e2e_ms), self.e2e_ms)
+    }
+}
+
+/// How a metric key is tested.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Model {
+    /// A latency statistic, bootstrapped from per-request samples.
+    Latency(Statistic, Latency),
+    /// A per-second rate over the rung's window, bootstrapped over requests.
+    Throughput(Weight),
+    /// Failed / measured: Wilson and Newcombe intervals.
+    ErrorRate,
+    /// Anything else (counts, min/max, duration): plain comparison.
+    Plain,
+}
+
+/// What each request contributes to a throughput.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Weight {
+    Requests,
+    OutputTokens,
+    AllTokens,
+    GoodRequests,
+}
+
+impl Model {
+    /// The model of a metric key.
+    pub fn of(key: &str) -> Model {
+        match key {
+            "request_throughput" | "qps" => return Model::Throughput(Weight::Requests),
+            "output_throughput" => return Model::Throughput(Weight::OutputTokens),
+            "total_token_throughput" => return Model::Throughput(Weight::AllTokens),
+            "request_goodput" => return Model::Throughput(Weight::GoodRequests),
+            "error_rate" => return Model::ErrorRate,
+            _ => {}
+        }
+        if let Some(rest) = key.strip_suffix("_ms") {
+            for which in Latency::ALL {
+                if let Some(stat) = rest.strip_suffix(&format!("_{}", which.key())) {
+                    if let Some(s) = Statistic::from_prefix(stat) {
+                        return Model::Latency(s, which);
+                    }
+                }
+            }
+        }
+        Model::Plain
+    }
+
+    /// True when the metric only exists for successful requests.
+    pub fn needs_successes(&self) -> bool {
+        matches!(
+            self,
+            Model::Latency(
+                _,
+                Latency::Ttft
+                    | Latency::Tpot
+                    | Latency::Itl
+                    | Latency::E2el
+                    | Latency::TtftSched
+                    | Latency::E2elSched
+            )
+        )
+    }
+}
+
+/// Per-request sample groups of one latency distribution (measured requests only; the
+/// success-only distributions skip failures). ITL keeps each request's gaps together.
+pub fn latency_groups(lines: &[RequestLine], which: Latency) -> Vec<Vec<f64>> {
+    let measured = lines.iter().filter(|r| !r.warmup);
+    let one = |v: Option<f64>| v.map(|x| vec![x]);
+    measured
+        .filter_map(|r| match which {
+            Latency::Ttft => one(r.ttft_ms.filter(|_| r.ok)),
+            Latency::Tpot => one(r.tpot_ms.filter(|_| r.ok)),
+            Latency::Itl => Some(r.itl_ms.clone()).filter(|v| r.ok && !v.is_empty()),
+            Latency::E2el => one(Some(r.e2e_ms).filter(|_| r.ok)),
+            Latency::TtftSched => one(r
+                .first_token_ms
+                .filter(|_| r.ok)
+                .map(|t| t - r.scheduled_ms)),
+            Latency::E2elSched => one(Some(r.end_ms - r.scheduled_ms).filter(|_| r.ok)),
+            Latency::E2elAll => one(Some(r.e2e_ms)),
+            Latency::DispatchLag => one(Some(r.sent_ms - r.scheduled_ms)),
+        })
+        .collect()
+}
+
+/// Per-request `[sent_ms, end_ms, weight]` triples for a throughput bootstrap.
+fn throughput_groups(lines: &[RequestLine], w: Weight, slo: &Slo) -> Vec<Vec<f64>> {
+    lines
+        .iter()
+        .filter(|r| !r.warmup)
+        .map(|r| {
+            let weight = match w {
+                _ if !r.ok => 0.0,
+                Weight::Requests => 1.0,
+                Weight::OutputTokens => f64::from(r.output_tokens),
+                Weight::AllTokens => f64::from(r.output_tokens + r.input_tokens),
+                Weight::GoodRequests => f64::from(u8::from(slo.met(r))),
+            };
+            vec![r.sent_ms, r.end_ms, weight]
+        })
+        .collect()
+}
+
+/// Sum of weights per second over first send to last end of a flattened resample.
+fn rate_of(v: &mut [f64]) -> f64 {
+    let (mut first, mut last, mut total) = (f64::INFINITY, f64::NEG_INFINITY, 0.0);
+    for t in v.chunks_exact(3) {
+        first = first.min(t[0]);
+        last = last.max(t[1]);
+        total += t[2];
+    }
+    if last > first {
+        total / ((last - first) / 1000.0)
+    } else {
+        f64::NAN
+    }
+}
+
+/// One side of a rung: its summary and, for bootstrapped metrics, its request lines.
+pub struct Side<'a> {
+    pub summary: &'a RungSummary,
+    pub lines: &'a [RequestLine],
+    pub slo: Slo,
+}
+
+/// Why a metric cannot be compared on a rung at all (exit 2).
+#[derive(Debug, Clone, PartialEq)]
+pub struct NoSuccesses {
+    /// "baseline" or "candidate".
+    pub side: &'static str,
+}
+
+/// Evidence for `key` on one rung.
+pub fn evidence(key: &str, base: &Side, cand: &Side) -> Result<Evidence, NoSuccesses> {
+    let value = |s: &Side| s.summary.metric(key).unwrap_or(f64::NAN);
+    let (bv, cv) = (value(base), value(cand));
+    let model = Model::of(key);
+    if model.needs_successes() {
+        if base.summary.completed == 0 {
+            return Err(NoSuccesses { side: "baseline" });
+        }
+        if cand.summary.completed == 0 {
+            return Err(NoSuccesses { side: "candidate" });
+        }
+    }
+    Ok(match model {
+        Model::Plain => Evidence::plain(bv, cv),
+        Model::ErrorRate => {
+            let n = |s: &RungSummary| s.completed + s.failed;
+            let (b, c) = (base.summary, cand.summary);
+            Evidence {
+                base: bv,
+                cand: cv,
+                ratio: None,
+                diff: Some(stats::newcombe(b.failed, n(b), c.failed, n(c))),
+                cand_ci: Some(stats::wilson(c.failed, n(c))),
+                method: Method::Proportion,
+                requests: n(b).min(n(c)) as usize,
+                too_few: (n(b) == 0 || n(c) == 0)
+                    .then(|| "no measured requests on one side".to_string()),
+            }
+        }
+        Model::Latency(stat, which) => {
+            let bg = latency_groups(base.lines, which);
+            let cg = latency_groups(cand.lines, which);
+            let count = |g: &[Vec<f64>]| g.iter().map(Vec::len).sum::<usize>();
+            let need = stat.min_samples();
+            let (nb, nc) = (count(&bg), count(&cg));
+            let too_few = if bg.len() < stats::MIN_REQUESTS || cg.len() < stats::MIN_REQUESTS {
+                Some(format!(
+                    "too few requests with samples ({} baseline, {} candidate); the bootstrap needs at least {} per side",
+                    bg.len(),
+                    cg.len(),
+                    stats::MIN_REQUESTS
+                ))
+            } else if nb < need || nc < need {
+                Some(format!(
+                    "{key} needs at least {need} samples per side for a distribution-free 95 % bound (have {nb} baseline, {nc} candidate); raise workload.requests_per_rung to {need} or more"
+                ))
+            } else {
+                None
+            };
+            let mut e = boot(&bg, &cg, bv, cv, |v| stat.compute(v));
+            e.too_few = too_few;
+            e.requests = bg.len().min(cg.len());
+            e
+        }
+        Model::Throughput(w) => {
+            let bg = throughput_groups(base.lines, w, &base.slo);
+            let cg = throughput_groups(cand.lines, w, &cand.slo);
+            let mut e = boot(&bg, &cg, bv, cv, rate_of);
+            e.requests = bg.len().min(cg.len());
+            if bg.len() < stats::MIN_REQUESTS || cg.len() < stats::MIN_REQUESTS {
+                e.too_few = Some(format!(
+                    "too few measured requests ({} baseline, {} candidate); the bootstrap needs at least {} per side",
+                    bg.len(),
+                    cg.len(),
+                    stats::MIN_REQUESTS
+                ));
+            }
+            e
+        }
+    })
+}
+
+fn boot(
+    bg: &[Vec<f64>],
+    cg: &[Vec<f64>],
+    bv: f64,
+    cv: f64,
+    stat: impl Fn(&mut [f64]) -> f64,
+) -> Evidence {
+    let r = stats::bootstrap_with(bg, cg, stats::SEED, stat);
+    Evidence {
+        base: bv,
+        cand: cv,
+        ratio: Some(r.ratio),
+        diff: Some(r.diff),
+        cand_ci: Some(r.cand_ci),
+        method: Method::Bootstrap,
+        requests: 0,
+        too_few: None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn metric_keys_map_to_models() {
+        assert_eq!(
+            Model::of("p99_ttft_ms"),
+            Model::Latency(Statistic::Quantile(0.99), Latency::Ttft)
+        );
+        assert_eq!(
+            Model::of("p99.9_itl_ms"),
+            Model::Latency(Statistic::Quantile(0.999), Latency::Itl)
+        );
+        assert_eq!(
+            Model::of("median_ttft_sched_ms"),
+            Model::Latency(Statistic::Quantile(0.5), Latency::TtftSched)
+        );
+        assert_eq!(
+            Model::of("mean_e2el_all_ms"),
+            Model::Latency(Statistic::Mean, Latency::E2elAll)
+        );
+        assert_eq!(Model::of("max_ttft_ms"), Model::Plain);
+        assert_eq!(Model::of("qps"), Model::Throughput(Weight::Requests));
+        assert_eq!(Model::of("error_rate"), Model::ErrorRate);
+        assert_eq!(Model::of("completed"), Model::Plain);
+    }
+
+    #[test]
+    fn rate_of_counts_weight_per_second() {
+        let mut v = vec![0.0, 500.0, 1.0, 100.0, 2000.0, 1.0];
+        assert_eq!(rate_of(&mut v), 1.0);
+    }
+}

@@ -1,0 +1,82 @@
+//! The Markdown view of a comparison, fit for `$GITHUB_STEP_SUMMARY`.
+
+use std::fmt::Write;
+
+use super::render::{self, cells, HEADERS};
+use super::{Comparison, Verdict};
+
+fn md_escape(s: &str) -> String {
+    s.replace('|', "\\|")
+}
+
+/// The Markdown summary.
+pub fn markdown(c: &Comparison, strict: bool) -> String {
+    let mut o = String::new();
+    let icon = if c.failed(strict) { "❌" } else { "✅" };
+    let _ = writeln!(o, "## ladder comparison: `{}` {icon}", c.scenario);
+    let _ = writeln!(o);
+    let _ = writeln!(o, "**{}**", render::summary_line(c, strict));
+    let _ = writeln!(o);
+    let _ = writeln!(o, "- baseline: `{}`", c.base_label);
+    let _ = writeln!(o, "- candidate: `{}`", c.cand_label);
+    let _ = writeln!(o, "- {}", c.knee.describe());
+    let _ = writeln!(o, "- checks: {}", c.checks_source);
+    for ch in &c.config_changes {
+        let _ = writeln!(
+            o,
+            "- ⚠️ {} (compared because of `--allow-config-change`)",
+            md_escape(ch)
+        );
+    }
+    for w in &c.warnings {
+        let _ = writeln!(o, "- ⚠️ {}", md_escape(w));
+    }
+    let _ = writeln!(o);
+    match &c.config_diff {
+        None => {
+            let _ = writeln!(o, "No configuration change.");
+        }
+        Some(d) => {
+            let _ = writeln!(o, "<details><summary>Configuration diff</summary>");
+            let _ = writeln!(o);
+            let _ = writeln!(o, "```diff");
+            o.push_str(d);
+            if !d.ends_with('\n') {
+                o.push('\n');
+            }
+            let _ = writeln!(o, "```");
+            let _ = writeln!(o);
+            let _ = writeln!(o, "</details>");
+        }
+    }
+    let _ = writeln!(o);
+    let _ = writeln!(o, "| {} |", HEADERS.join(" | "));
+    let _ = writeln!(o, "|{}", "---|".repeat(HEADERS.len()));
+    for r in &c.rows {
+        let mut cs = cells(r).map(|s| md_escape(&s));
+        if r.decision.verdict == Verdict::Regression {
+            cs[8] = format!("**{}**", cs[8]);
+        }
+        let _ = writeln!(o, "| {} |", cs.join(" | "));
+    }
+    let notes: Vec<_> = c
+        .rows
+        .iter()
+        .filter(|r| !r.decision.note.is_empty())
+        .collect();
+    if !notes.is_empty() {
+        let _ = writeln!(o);
+        let _ = writeln!(o, "Notes:");
+        let _ = writeln!(o);
+        for r in notes {
+            let _ = writeln!(
+                o,
+                "- rate {} `{}`: {}",
+                render::num(r.rate),
+                r.check,
+                md_escape(&r.decision.note)
+            );
+        }
+    }
+    o
+}

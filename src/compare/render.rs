@@ -1,0 +1,195 @@
+//! The terminal view of a comparison: config diff first, then the verdict table.
+
+use std::fmt::Write;
+
+use super::stats::Interval;
+use super::verdict::{Scale, Verdict};
+use super::{Comparison, Row};
+
+/// A number for tables: fixed precision by magnitude, so output is stable and readable.
+pub fn num(v: f64) -> String {
+    if v.is_nan() {
+        return "n/a".into();
+    }
+    if v.is_infinite() {
+        return if v > 0.0 { "inf".into() } else { "-inf".into() };
+    }
+    let a = v.abs();
+    let s = if a == 0.0 || a >= 100.0 {
+        format!("{v:.1}")
+    } else if a >= 1.0 {
+        format!("{v:.2}")
+    } else {
+        format!("{v:.4}")
+    };
+    s.trim_end_matches('0').trim_end_matches('.').to_string()
+}
+
+/// A signed number (`+1.5`, `-0.2`).
+pub fn signed(v: f64) -> String {
+    if v > 0.0 {
+        format!("+{}", num(v))
+    } else {
+        num(v)
+    }
+}
+
+/// `+12.3%`, or `n/a` without a baseline.
+pub fn pct(row: &Row) -> String {
+    match row.pct() {
+        Some(p) => format!("{}{:.1}%", if p > 0.0 { "+" } else { "" }, p),
+        None => "n/a".into(),
+    }
+}
+
+/// The interval a verdict rests on: `x[0.93, 1.08]` (ratio), `d[-0.01, +0.02]`
+/// (difference), `[12, 15]` (value), `-` when there is none.
+pub fn interval(i: Option<(Scale, Interval)>) -> String {
+    match i {
+        None => "-".into(),
+        Some((Scale::Ratio, i)) => format!("x[{}, {}]", num(i.lo), num(i.hi)),
+        Some((Scale::Diff, i)) => format!("d[{}, {}]", signed(i.lo), signed(i.hi)),
+        Some((Scale::Value, i)) => format!("[{}, {}]", num(i.lo), num(i.hi)),
+    }
+}
+
+/// Verdict word as shown in tables (regressions shouted).
+pub fn verdict_word(v: Verdict) -> &'static str {
+    match v {
+        Verdict::Pass => "pass",
+        Verdict::Improvement => "improvement",
+        Verdict::Inconclusive => "inconclusive",
+        Verdict::Regression => "REGRESSION",
+    }
+}
+
+/// The table columns of a row.
+pub fn cells(r: &Row) -> [String; 9] {
+    [
+        num(r.rate),
+        r.check.metric.clone(),
+        r.check.bound.to_string(),
+        num(r.base),
+        num(r.cand),
+        signed(r.delta()),
+        pct(r),
+        interval(r.decision.interval),
+        verdict_word(r.decision.verdict).to_string(),
+    ]
+}
+
+/// Column headers matching [`cells`].
+pub const HEADERS: [&str; 9] = [
+    "rate",
+    "metric",
+    "threshold",
+    "base",
+    "candidate",
+    "delta",
+    "%delta",
+    "95% CI",
+    "verdict",
+];
+
+/// One-line overall summary.
+pub fn summary_line(c: &Comparison, strict: bool) -> String {
+    let verdict = if c.failed(strict) { "FAIL" } else { "PASS" };
+    format!(
+        "{verdict}: {} regression(s), {} inconclusive{}, {} improvement(s), {} pass over {} check(s)",
+        c.count(Verdict::Regression),
+        c.count(Verdict::Inconclusive),
+        if strict { " (strict: counted as failures)" } else { "" },
+        c.count(Verdict::Improvement),
+        c.count(Verdict::Pass),
+        c.rows.len()
+    )
+}
+
+/// The full terminal report.
+pub fn terminal(c: &Comparison, strict: bool) -> String {
+    let mut o = String::new();
+    let _ = writeln!(o, "baseline:  {}", c.base_label);
+    let _ = writeln!(o, "candidate: {}", c.cand_label);
+    let _ = writeln!(o);
+    match &c.config_diff {
+        None => {
+            let _ = writeln!(o, "no configuration change");
+        }
+        Some(d) => {
+            let _ = writeln!(o, "configuration diff:");
+            o.push_str(d);
+        }
+    }
+    for ch in &c.config_changes {
+        let _ = writeln!(
+            o,
+            "WARNING: {ch} (compared because of --allow-config-change)"
+        );
+    }
+    for w in &c.warnings {
+        let _ = writeln!(o, "warning: {w}");
+    }
+    let _ = writeln!(o);
+    let _ = writeln!(o, "{}", c.knee.describe());
+    let _ = writeln!(o, "checks: {}", c.checks_source);
+    let _ = writeln!(o);
+    let rows: Vec<[String; 9]> = c.rows.iter().map(cells).collect();
+    let mut width = HEADERS.map(|h| h.chars().count());
+    for r in &rows {
+        for (w, cell) in width.iter_mut().zip(r) {
+            *w = (*w).max(cell.chars().count());
+        }
+    }
+    let line = |cells: &[String]| {
+        let mut s = String::new();
+        for (i, (cell, w)) in cells.iter().zip(width).enumerate() {
+            // Numbers right-aligned, words left-aligned.
+            if (3..=6).contains(&i) {
+                let _ = write!(s, "{cell:>w$}  ");
+            } else {
+                let _ = write!(s, "{cell:<w$}  ");
+            }
+        }
+        s.trim_end().to_string()
+    };
+    let _ = writeln!(o, "{}", line(&HEADERS.map(String::from)));
+    for r in &rows {
+        let _ = writeln!(o, "{}", line(r));
+    }
+    let notes: Vec<&Row> = c
+        .rows
+        .iter()
+        .filter(|r| !r.decision.note.is_empty())
+        .collect();
+    if !notes.is_empty() {
+        let _ = writeln!(o);
+        for r in notes {
+            let _ = writeln!(
+                o,
+                "note: rate {} {}: {}",
+                num(r.rate),
+                r.check,
+                r.decision.note
+            );
+        }
+    }
+    let _ = writeln!(o);
+    let _ = writeln!(o, "{}", summary_line(c, strict));
+    o
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn numbers_are_stable() {
+        assert_eq!(num(5.0), "5");
+        assert_eq!(num(0.5), "0.5");
+        assert_eq!(num(123.456), "123.5");
+        assert_eq!(num(12.345), "12.35");
+        assert_eq!(num(0.012345), "0.0123");
+        assert_eq!(signed(0.25), "+0.25");
+        assert_eq!(num(f64::NAN), "n/a");
+    }
+}

@@ -1,0 +1,354 @@
+//! The statistics behind a verdict: percentiles, a seeded percentile bootstrap over
+//! requests, Wilson / Newcombe intervals for error rates, and the distribution-free sample
+//! size a quantile needs. Every parameter is documented in docs/gate.md.
+
+/// Bootstrap resamples per check.
+pub const RESAMPLES: usize = 2000;
+/// Two-sided confidence level of every interval.
+pub const CONFIDENCE: f64 = 0.95;
+/// Seed of every bootstrap, fixed so that verdicts reproduce exactly.
+pub const SEED: u64 = 0x1add_e5ed;
+/// z for the two-sided 95 % level (Wilson / Newcombe intervals).
+const Z: f64 = 1.959_963_984_540_054;
+/// Fewest requests per side for any bootstrap.
+pub const MIN_REQUESTS: usize = 20;
+
+/// A closed interval `[lo, hi]`.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Interval {
+    pub lo: f64,
+    pub hi: f64,
+}
+
+impl Interval {
+    /// `[v, v]`.
+    pub fn point(v: f64) -> Self {
+        Interval { lo: v, hi: v }
+    }
+    /// True when both ends are finite numbers.
+    pub fn is_bounded(&self) -> bool {
+        self.lo.is_finite() && self.hi.is_finite()
+    }
+}
+
+/// A statistic of one sample of values.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Statistic {
+    Mean,
+    Std,
+    /// Quantile in (0, 1); the median is 0.5.
+    Quantile(f64),
+}
+
+impl Statistic {
+    /// The statistic named by a key prefix (`median`, `p99`, `p99.9`, `mean`, `std`).
+    pub fn from_prefix(p: &str) -> Option<Statistic> {
+        Some(match p {
+            "mean" => Statistic::Mean,
+            "std" => Statistic::Std,
+            "median" => Statistic::Quantile(0.5),
+            "p90" => Statistic::Quantile(0.90),
+            "p95" => Statistic::Quantile(0.95),
+            "p99" => Statistic::Quantile(0.99),
+            "p99.9" => Statistic::Quantile(0.999),
+            _ => return None,
+        })
+    }
+
+    /// Compute it on `v` (reordered in place). NaN when `v` is empty.
+    pub fn compute(self, v: &mut [f64]) -> f64 {
+        if v.is_empty() {
+            return f64::NAN;
+        }
+        match self {
+            Statistic::Mean => v.iter().sum::<f64>() / v.len() as f64,
+            Statistic::Std => {
+                let m = v.iter().sum::<f64>() / v.len() as f64;
+                (v.iter().map(|x| (x - m) * (x - m)).sum::<f64>() / v.len() as f64).sqrt()
+            }
+            Statistic::Quantile(q) => quantile(v, q),
+        }
+    }
+
+    /// Fewest samples per side for a meaningful interval: for a quantile q, the smallest n
+    /// with `q^n <= 0.05`, i.e. the sample maximum is a distribution-free 95 % upper bound on
+    /// the q-quantile (299 for p99, 5 for the median); for means and deviations,
+    /// [`MIN_REQUESTS`].
+    pub fn min_samples(self) -> usize {
+        match self {
+            Statistic::Quantile(q) => {
+                let n = ((1.0 - CONFIDENCE).ln() / q.ln()).ceil() as usize;
+                n.max(MIN_REQUESTS)
+            }
+            _ => MIN_REQUESTS,
+        }
+    }
+}
+
+/// Quantile with linear interpolation between order statistics (numpy's default, as vLLM
+/// uses). Reorders `v`; O(n) by selection.
+pub fn quantile(v: &mut [f64], q: f64) -> f64 {
+    let n = v.len();
+    if n == 0 {
+        return f64::NAN;
+    }
+    let pos = q.clamp(0.0, 1.0) * (n - 1) as f64;
+    let k = pos.floor() as usize;
+    let frac = pos - k as f64;
+    let (_, kth, rest) = v.select_nth_unstable_by(k, |a, b| a.total_cmp(b));
+    let lo = *kth;
+    if frac == 0.0 || rest.is_empty() {
+        return lo;
+    }
+    let hi = rest.iter().copied().fold(f64::INFINITY, f64::min);
+    lo + frac * (hi - lo)
+}
+
+/// Percentile-bootstrap results for one baseline/candidate pair of samples.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct BootstrapResult {
+    /// The statistic on the full baseline / candidate samples.
+    pub base: f64,
+    pub cand: f64,
+    /// Interval of candidate / baseline.
+    pub ratio: Interval,
+    /// Interval of candidate − baseline.
+    pub diff: Interval,
+    /// Interval of the candidate statistic alone.
+    pub cand_ci: Interval,
+}
+
+/// Empirical (lo, hi) quantiles of the bootstrap distribution at the configured level.
+fn percentile_interval(mut v: Vec<f64>) -> Interval {
+    v.retain(|x| !x.is_nan());
+    if v.is_empty() {
+        return Interval {
+            lo: f64::NEG_INFINITY,
+            hi: f64::INFINITY,
+        };
+    }
+    let a = (1.0 - CONFIDENCE) / 2.0;
+    Interval {
+        lo: quantile(&mut v, a),
+        hi: quantile(&mut v, 1.0 - a),
+    }
+}
+
+/// One side of a comparison: a value (or several, e.g. ITL gaps) per request. The bootstrap
+/// resamples requests, so values of one request stay together.
+pub type Groups = [Vec<f64>];
+
+/// SplitMix64: a tiny seeded generator, written out here so that verdicts reproduce
+/// bit for bit whatever the version of the `rand` crates (and stay fast in debug builds).
+struct SplitMix64(u64);
+
+impl SplitMix64 {
+    fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    }
+
+    /// Uniform index in `0..n` (n < 2^32), by multiply-shift.
+    fn below(&mut self, n: usize) -> usize {
+        (((self.next() >> 32) * n as u64) >> 32) as usize
+    }
+}
+
+/// Request groups flattened into one buffer, with each group's start.
+struct Flat {
+    values: Vec<f64>,
+    /// `starts[i]..starts[i + 1]` is group i; `None` when every group has one value.
+    starts: Option<Vec<usize>>,
+    groups: usize,
+}
+
+impl Flat {
+    fn new(g: &Groups) -> Self {
+        let values: Vec<f64> = g.iter().flatten().copied().collect();
+        let starts = (!g.iter().all(|x| x.len() == 1)).then(|| {
+            let mut s = Vec::with_capacity(g.len() + 1);
+            let mut at = 0;
+            s.push(0);
+            for x in g {
+                at += x.len();
+                s.push(at);
+            }
+            s
+        });
+        Flat {
+            values,
+            starts,
+            groups: g.len(),
+        }
+    }
+
+    fn resample(&self, rng: &mut SplitMix64, buf: &mut Vec<f64>) {
+        buf.clear();
+        match &self.starts {
+            None => buf.extend((0..self.groups).map(|_| self.values[rng.below(self.groups)])),
+            Some(s) => {
+                for _ in 0..self.groups {
+                    let i = rng.below(self.groups);
+                    buf.extend_from_slice(&self.values[s[i]..s[i + 1]]);
+                }
+            }
+        }
+    }
+}
+
+/// Seeded percentile bootstrap of `stat` for baseline and candidate, resampling requests
+/// independently on each side, [`RESAMPLES`] times.
+pub fn bootstrap(base: &Groups, cand: &Groups, stat: Statistic, seed: u64) -> BootstrapResult {
+    bootstrap_with(base, cand, seed, |v| stat.compute(v))
+}
+
+/// As [`bootstrap`], with any statistic of the flattened resample.
+pub fn bootstrap_with(
+    base: &Groups,
+    cand: &Groups,
+    seed: u64,
+    stat: impl Fn(&mut [f64]) -> f64,
+) -> BootstrapResult {
+    let (fb, fc) = (Flat::new(base), Flat::new(cand));
+    let b0 = stat(&mut fb.values.clone());
+    let c0 = stat(&mut fc.values.clone());
+    let mut rng = SplitMix64(seed);
+    let (mut ratios, mut diffs, mut cands) = (
+        Vec::with_capacity(RESAMPLES),
+        Vec::with_capacity(RESAMPLES),
+        Vec::with_capacity(RESAMPLES),
+    );
+    let (mut bb, mut cb) = (Vec::new(), Vec::new());
+    if !base.is_empty() && !cand.is_empty() {
+        for _ in 0..RESAMPLES {
+            fb.resample(&mut rng, &mut bb);
+            fc.resample(&mut rng, &mut cb);
+            let b = stat(&mut bb);
+            let c = stat(&mut cb);
+            ratios.push(if b == 0.0 {
+                if c == 0.0 {
+                    1.0
+                } else {
+                    f64::INFINITY
+                }
+            } else {
+                c / b
+            });
+            diffs.push(c - b);
+            cands.push(c);
+        }
+    }
+    BootstrapResult {
+        base: b0,
+        cand: c0,
+        ratio: percentile_interval(ratios),
+        diff: percentile_interval(diffs),
+        cand_ci: percentile_interval(cands),
+    }
+}
+
+/// Wilson score interval of a proportion `k / n` at the configured level.
+pub fn wilson(k: u64, n: u64) -> Interval {
+    if n == 0 {
+        return Interval { lo: 0.0, hi: 1.0 };
+    }
+    let (k, n) = (k as f64, n as f64);
+    let p = k / n;
+    let z2 = Z * Z;
+    let denom = 1.0 + z2 / n;
+    let centre = (p + z2 / (2.0 * n)) / denom;
+    let half = Z * (p * (1.0 - p) / n + z2 / (4.0 * n * n)).sqrt() / denom;
+    // The exact ends at k = 0 and k = n (the formula gives them up to rounding).
+    Interval {
+        lo: if k == 0.0 {
+            0.0
+        } else {
+            (centre - half).max(0.0)
+        },
+        hi: if k == n {
+            1.0
+        } else {
+            (centre + half).min(1.0)
+        },
+    }
+}
+
+/// Newcombe's hybrid score interval (method 10) of the difference of two proportions,
+/// `k_c/n_c − k_b/n_b`, built from the two Wilson intervals.
+pub fn newcombe(k_b: u64, n_b: u64, k_c: u64, n_c: u64) -> Interval {
+    let pb = if n_b == 0 {
+        0.0
+    } else {
+        k_b as f64 / n_b as f64
+    };
+    let pc = if n_c == 0 {
+        0.0
+    } else {
+        k_c as f64 / n_c as f64
+    };
+    let wb = wilson(k_b, n_b);
+    let wc = wilson(k_c, n_c);
+    let d = pc - pb;
+    Interval {
+        lo: d - ((pc - wc.lo).powi(2) + (wb.hi - pb).powi(2)).sqrt(),
+        hi: d + ((wc.hi - pc).powi(2) + (pb - wb.lo).powi(2)).sqrt(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn quantiles_interpolate_like_numpy() {
+        let mut v: Vec<f64> = (1..=10).map(f64::from).collect();
+        assert_eq!(quantile(&mut v, 0.5), 5.5);
+        assert_eq!(quantile(&mut v, 0.0), 1.0);
+        assert_eq!(quantile(&mut v, 1.0), 10.0);
+        assert!((quantile(&mut v, 0.99) - 9.91).abs() < 1e-12);
+    }
+
+    #[test]
+    fn p99_needs_299_samples() {
+        assert_eq!(Statistic::Quantile(0.99).min_samples(), 299);
+        assert_eq!(Statistic::Quantile(0.999).min_samples(), 2995);
+        assert_eq!(Statistic::Quantile(0.5).min_samples(), MIN_REQUESTS);
+    }
+
+    #[test]
+    fn wilson_matches_known_values() {
+        // 0/200: upper bound z²/(n+z²) = 0.01884.
+        let w = wilson(0, 200);
+        assert_eq!(w.lo, 0.0);
+        assert!((w.hi - 0.018_84).abs() < 1e-4, "{w:?}");
+        // 10/100: Wilson 95 % is [0.0552, 0.1744].
+        let w = wilson(10, 100);
+        assert!(
+            (w.lo - 0.0552).abs() < 1e-3 && (w.hi - 0.1744).abs() < 1e-3,
+            "{w:?}"
+        );
+    }
+
+    #[test]
+    fn newcombe_matches_newcombe_1998_example() {
+        // Newcombe (1998), example (56/70 vs 48/80): difference 0.2, 95 % CI 0.0524 to 0.3339.
+        let i = newcombe(48, 80, 56, 70);
+        assert!(
+            (i.lo - 0.0524).abs() < 1e-3 && (i.hi - 0.3339).abs() < 1e-3,
+            "{i:?}"
+        );
+    }
+
+    #[test]
+    fn bootstrap_is_reproducible_and_identical_samples_give_unit_ratio() {
+        let g: Vec<Vec<f64>> = (0..100).map(|i| vec![f64::from(i)]).collect();
+        let a = bootstrap(&g, &g, Statistic::Quantile(0.5), SEED);
+        let b = bootstrap(&g, &g, Statistic::Quantile(0.5), SEED);
+        assert_eq!(a, b);
+        assert_eq!(a.base, a.cand);
+        assert!(a.ratio.lo < 1.0 && a.ratio.hi > 1.0);
+    }
+}

@@ -1,0 +1,255 @@
+//! Gate checks: from a scenario's `gate:` list, from `--threshold` overrides, or the
+//! defaults; and the refusal of unknown metric names with the nearest valid one.
+
+use std::fmt;
+
+use crate::metrics::RungSummary;
+use crate::scenario::{GateRule, Threshold};
+
+/// What one check bounds.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Bound {
+    /// Candidate may rise by at most this much over the baseline.
+    Increase(Threshold),
+    /// Candidate may fall by at most this much under the baseline.
+    Decrease(Threshold),
+    /// Candidate value must stay at or below this.
+    Max(f64),
+    /// Candidate value must stay at or above this.
+    Min(f64),
+}
+
+/// One gate check on one metric, applied to every common rung.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Check {
+    /// Metric key of `result_rate_<rate>.json`.
+    pub metric: String,
+    pub bound: Bound,
+}
+
+impl fmt::Display for Bound {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Bound::Increase(t) => write!(f, "+{t}"),
+            Bound::Decrease(t) => write!(f, "-{t}"),
+            Bound::Max(v) => write!(f, "<={v}"),
+            Bound::Min(v) => write!(f, ">={v}"),
+        }
+    }
+}
+
+impl fmt::Display for Check {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}{}", self.metric, self.bound)
+    }
+}
+
+/// A bad threshold: shown to the user, exit 2.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[error("{0}")]
+pub struct ThresholdError(pub String);
+
+/// Refuse a metric key that is not in [`RungSummary::metric_keys`], naming the nearest.
+pub fn validate_metric(name: &str) -> Result<(), ThresholdError> {
+    let keys = RungSummary::metric_keys();
+    if keys.iter().any(|k| k == name) {
+        return Ok(());
+    }
+    let nearest = keys
+        .iter()
+        .min_by_key(|k| levenshtein(k, name))
+        .cloned()
+        .unwrap_or_default();
+    Err(ThresholdError(format!(
+        "unknown metric `{name}`; did you mean `{nearest}`? (metric names are the keys of result_rate_<rate>.json)"
+    )))
+}
+
+fn levenshtein(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut prev: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.chars().enumerate() {
+        let mut cur = vec![i + 1];
+        for (j, cb) in b.iter().enumerate() {
+            let sub = prev[j] + usize::from(ca != *cb);
+            cur.push(sub.min(prev[j + 1] + 1).min(cur[j] + 1));
+        }
+        prev = cur;
+    }
+    prev[b.len()]
+}
+
+/// Parse one `--threshold` value:
+/// `metric=+15%` / `metric=-5%` (relative rise / fall), `metric=+0.01` / `metric=-2`
+/// (absolute rise / fall, metric units), `metric<=0.02` / `metric>=4.5` (bounds on the
+/// candidate value).
+pub fn parse_override(s: &str) -> Result<Check, ThresholdError> {
+    let bad = |why: &str| {
+        ThresholdError(format!(
+            "--threshold `{s}`: {why}; write e.g. `p99_ttft_ms=+15%`, `request_throughput=-5%`, `error_rate=+0.01` or `error_rate<=0.02`"
+        ))
+    };
+    let (metric, bound) = if let Some((m, v)) = s.split_once("<=") {
+        (
+            m,
+            Bound::Max(number(v).ok_or_else(|| bad("bound is not a number"))?),
+        )
+    } else if let Some((m, v)) = s.split_once(">=") {
+        (
+            m,
+            Bound::Min(number(v).ok_or_else(|| bad("bound is not a number"))?),
+        )
+    } else if let Some((m, v)) = s.split_once('=') {
+        let v = v.trim();
+        let t = |rest: &str| Threshold::parse(rest).map_err(|e| bad(&e));
+        if let Some(rest) = v.strip_prefix('+') {
+            (m, Bound::Increase(t(rest)?))
+        } else if let Some(rest) = v.strip_prefix('-') {
+            (m, Bound::Decrease(t(rest)?))
+        } else {
+            return Err(bad(
+                "the change needs a sign: `+` for a rise, `-` for a fall",
+            ));
+        }
+    } else {
+        return Err(bad("expected `=`, `<=` or `>=`"));
+    };
+    let metric = metric.trim();
+    if metric.is_empty() {
+        return Err(bad("missing metric name"));
+    }
+    validate_metric(metric)?;
+    Ok(Check {
+        metric: metric.to_string(),
+        bound,
+    })
+}
+
+fn number(s: &str) -> Option<f64> {
+    s.trim().parse::<f64>().ok().filter(|v| v.is_finite())
+}
+
+/// The checks of a scenario's `gate:` list (every bound a rule sets is one check).
+pub fn from_gate_rules(rules: &[GateRule]) -> Result<Vec<Check>, ThresholdError> {
+    let mut out = Vec::new();
+    for r in rules {
+        validate_metric(&r.metric)?;
+        let mut push = |bound| {
+            out.push(Check {
+                metric: r.metric.clone(),
+                bound,
+            })
+        };
+        if let Some(t) = r.max_increase {
+            push(Bound::Increase(t));
+        }
+        if let Some(t) = r.max_decrease {
+            push(Bound::Decrease(t));
+        }
+        if let Some(v) = r.max {
+            push(Bound::Max(v));
+        }
+        if let Some(v) = r.min {
+            push(Bound::Min(v));
+        }
+    }
+    Ok(out)
+}
+
+/// The checks used when a scenario has no `gate:` list.
+pub fn defaults() -> Vec<Check> {
+    let c = |m: &str, bound| Check {
+        metric: m.to_string(),
+        bound,
+    };
+    vec![
+        c(
+            "request_throughput",
+            Bound::Decrease(Threshold::Relative(0.05)),
+        ),
+        c(
+            "output_throughput",
+            Bound::Decrease(Threshold::Relative(0.05)),
+        ),
+        c("median_ttft_ms", Bound::Increase(Threshold::Relative(0.10))),
+        c("p99_ttft_ms", Bound::Increase(Threshold::Relative(0.20))),
+        c("median_tpot_ms", Bound::Increase(Threshold::Relative(0.10))),
+        c("error_rate", Bound::Increase(Threshold::Absolute(0.01))),
+    ]
+}
+
+/// Apply overrides: every metric named by an override loses its other checks.
+pub fn with_overrides(mut checks: Vec<Check>, overrides: &[Check]) -> Vec<Check> {
+    checks.retain(|c| !overrides.iter().any(|o| o.metric == c.metric));
+    checks.extend(overrides.iter().cloned());
+    checks
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn overrides_parse_every_form() {
+        let p = |s| parse_override(s).unwrap().bound;
+        assert_eq!(
+            p("p99_ttft_ms=+15%"),
+            Bound::Increase(Threshold::Relative(0.15))
+        );
+        assert_eq!(
+            p("request_throughput=-5%"),
+            Bound::Decrease(Threshold::Relative(0.05))
+        );
+        assert_eq!(
+            p("error_rate=+0.01"),
+            Bound::Increase(Threshold::Absolute(0.01))
+        );
+        assert_eq!(p("error_rate<=0.02"), Bound::Max(0.02));
+        assert_eq!(p("request_throughput>=4.5"), Bound::Min(4.5));
+        assert_eq!(
+            parse_override(" median_tpot_ms = +10% ").unwrap().metric,
+            "median_tpot_ms"
+        );
+    }
+
+    #[test]
+    fn bad_overrides_are_refused_with_a_hint() {
+        for bad in [
+            "p99_ttft_ms=15%",
+            "p99_ttft_ms",
+            "p99_ttft_ms=+ten%",
+            "=+5%",
+            "error_rate<=lots",
+            "p99_ttft_ms=+-5%",
+        ] {
+            assert!(parse_override(bad).is_err(), "{bad} accepted");
+        }
+        let e = parse_override("p99_ttft=+15%").unwrap_err().0;
+        assert!(e.contains("did you mean `p99_ttft_ms`"), "{e}");
+    }
+
+    #[test]
+    fn gate_rules_become_checks_and_overrides_replace_them() {
+        let rules: Vec<GateRule> = serde_json::from_value(serde_json::json!([
+            { "metric": "request_throughput", "max_decrease": "5%" },
+            { "metric": "error_rate", "max": 0.02, "max_increase": 0.01 }
+        ]))
+        .unwrap();
+        let checks = from_gate_rules(&rules).unwrap();
+        assert_eq!(checks.len(), 3);
+        let o = parse_override("error_rate<=0.05").unwrap();
+        let merged = with_overrides(checks, &[o]);
+        assert_eq!(merged.len(), 2);
+        assert_eq!(merged[1].bound, Bound::Max(0.05));
+        let bad: Vec<GateRule> =
+            serde_json::from_value(serde_json::json!([{ "metric": "qpss", "min": 1 }])).unwrap();
+        assert!(from_gate_rules(&bad).unwrap_err().0.contains("`qps`"));
+    }
+
+    #[test]
+    fn defaults_are_valid_metrics() {
+        for c in defaults() {
+            validate_metric(&c.metric).unwrap();
+        }
+    }
+}
