@@ -420,11 +420,26 @@ fn report(dirs: &[PathBuf], out: Option<PathBuf>) -> i32 {
 
 fn run(opts: ladder::runner::RunOptions) -> i32 {
     use ladder::runner::RunError;
+    // Reports are written for every folder the run produced, partial ones included.
+    let reports = |dir: &std::path::Path| match ladder::report::write_all(dir) {
+        Ok(()) if !opts.quiet => eprintln!("report: {}", dir.join("report.html").display()),
+        Ok(()) => {}
+        Err(e) => eprintln!("warning: no report for {}: {e}", dir.display()),
+    };
     match ladder::runner::run_all(&opts) {
-        Ok(_) => ladder::exit::OK,
+        Ok(outcomes) => {
+            for o in &outcomes {
+                reports(&o.dir);
+            }
+            ladder::exit::OK
+        }
         Err(e) => {
             match &e {
                 RunError::Scenario(_) => eprintln!("{e}"),
+                RunError::Interrupted { dir, .. } => {
+                    reports(dir);
+                    eprintln!("error: {e}");
+                }
                 _ => eprintln!("error: {e}"),
             }
             ladder::exit::BAD_INPUT

@@ -15,7 +15,7 @@ use chrono::Utc;
 use tokio::sync::watch;
 
 use crate::client::{redact, ApiKey, Client, ClientConfig};
-use crate::metrics::{summarize, RungContext, RungSummary};
+use crate::metrics::{analyze, summarize, RungContext, RungSummary};
 use crate::results::{RunInfo, RunStatus, RunWriter, RESULTS_FORMAT_VERSION};
 use crate::scenario::{Arrival, Scenario, SweepField};
 use crate::workload::{self, PromptSet};
@@ -359,7 +359,7 @@ async fn run_ladder(
             break;
         }
         // Prompts and bodies are built before the rung: nothing of this on the send path.
-        let prompts = PromptSet::build(
+        let set = PromptSet::load(
             &scenario.workload,
             tokenizer,
             ctx.dataset_path.as_deref(),
@@ -367,6 +367,13 @@ async fn run_ladder(
             idx as u64,
         )
         .map_err(|e| RunError::Scenario(e.to_string()))?;
+        for note in set.notes {
+            if !quiet {
+                eprintln!("note: rung {rate} req/s: {note}");
+            }
+            log.push(format!("note: rung {rate}: {note}"));
+        }
+        let prompts = set.prompts;
         let inexact = prompts[warmup..].iter().filter(|p| !p.exact).count() as u64;
         let requests = prompts
             .iter()
@@ -454,7 +461,7 @@ async fn run_ladder(
         .finish(status, detail, Utc::now())
         .map_err(|e| RunError::Output(e.to_string()))?;
     let dir = writer.dir().to_path_buf();
-    print_outcome(ctx.opts, &dir, &summaries);
+    print_outcome(ctx.opts, &dir, scenario, &summaries);
     if interrupted {
         return Err(RunError::Interrupted {
             dir,
@@ -469,15 +476,18 @@ async fn run_ladder(
     })
 }
 
-fn print_outcome(opts: &RunOptions, dir: &Path, rungs: &[RungSummary]) {
+fn print_outcome(opts: &RunOptions, dir: &Path, scenario: &Scenario, rungs: &[RungSummary]) {
+    let analysis = analyze(rungs, &scenario.slo, scenario.load.baseline_rate);
     if opts.json {
         let v = serde_json::json!({
             "dir": dir.display().to_string(),
             "rungs": rungs,
+            "analysis": analysis,
         });
         println!("{}", serde_json::to_string(&v).expect("serialises"));
     } else if !opts.quiet {
         println!("{}", rung_table(rungs));
+        println!("{analysis}");
         println!("results: {}", dir.display());
     }
 }
