@@ -126,7 +126,11 @@ fn gate_passes_unchanged_and_fails_a_30_percent_slower_decode() {
     assert_eq!(slower.status.code(), Some(1), "{}", text(&slower));
     let out = String::from_utf8_lossy(&slower.stdout);
     assert!(out.contains("median_tpot_ms"), "{}", text(&slower));
-    assert!(out.to_lowercase().contains("regression"), "{}", text(&slower));
+    assert!(
+        out.to_lowercase().contains("regression"),
+        "{}",
+        text(&slower)
+    );
     // The config diff shows what changed between the two folders.
     assert!(out.contains("decode_scale"), "{}", text(&slower));
     let junit = std::fs::read_to_string(dir.join("slow.xml")).unwrap();

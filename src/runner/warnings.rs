@@ -19,8 +19,17 @@ pub fn rung_warnings(s: &RungSummary) -> Vec<String> {
         0.0
     };
     // Arrivals spanning less than ~3 request lifetimes never reach steady state: ramp-up
-    // and drain dominate and QPS looks capped with no errors (the seed's pitfall).
-    if s.completed > 0 && window < 3.0 * e2e {
+    // and drain dominate and QPS looks capped with no errors (the seed's pitfall). A server
+    // that kept up would have served n requests in (window + one request time); when the
+    // measured throughput is well below even that, the server is saturated instead and the
+    // knee analysis, not this warning, has the story.
+    let keeping_up_qps = if window + e2e > 0.0 {
+        s.completed as f64 / (window + e2e)
+    } else {
+        0.0
+    };
+    let saturated = s.request_throughput < 0.9 * keeping_up_qps;
+    if s.completed > 0 && window < 3.0 * e2e && !saturated {
         let need = (3.0 * e2e * s.rate).ceil() as u64;
         w.push(format!(
             "rung {rate} req/s is too short to reach steady state: {} requests arrive over {:.1}s, \
@@ -88,6 +97,18 @@ mod tests {
         assert_eq!(w.len(), 1, "{w:?}");
         assert!(w[0].contains("at least 300"), "{}", w[0]);
         assert!(rung_warnings(&rung(5.0, 200, 2000.0)).is_empty());
+    }
+
+    #[test]
+    fn a_saturated_rung_is_not_called_short() {
+        // 200 requests offered over 4 s with 2 s requests: a server keeping up would finish
+        // in about 6 s (33 req/s); 10 req/s means it is saturated, not that the rung is short.
+        let mut s = rung(50.0, 200, 2000.0);
+        s.request_throughput = 10.0;
+        assert!(rung_warnings(&s).is_empty());
+        // Throughput explained by ramp-up and drain alone: the rung is too short.
+        s.request_throughput = 32.0;
+        assert_eq!(rung_warnings(&s).len(), 1);
     }
 
     #[test]
