@@ -441,6 +441,25 @@ fn a_faulted_probe_fails_preflight() {
     assert!(err.contains("answered 500"), "{err}");
     assert!(err.contains("the server failed"), "{err}");
     assert!(!s.out().exists());
+
+    // A probe refused with 404 model_not_found for a model /v1/models does list is not
+    // reported as "not served".
+    let fractions = [0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.5];
+    let seed = (0..1000)
+        .find(|&s| sim_fault(s, 0, &fractions) == Some(6))
+        .unwrap();
+    let s = Scenario::new(&format!(
+        "version: 1\nname: probe404\nendpoint: {{ base_url: sim }}\nmodel: listed-model\n\
+         tokenizer: {{TOK}}\nworkload: {{ requests_per_rung: 5 }}\nload: {{ rates: [10] }}\n\
+         sim: {{ speed: 20, seed: {seed}, fault_unknown_model: 0.5 }}\n"
+    ));
+    let err = assert_exit2(&s.run(&[], &[], &[]));
+    assert!(
+        err.contains("answered 404 for model `listed-model`"),
+        "{err}"
+    );
+    assert!(err.contains("/v1/models lists it"), "{err}");
+    assert!(!err.contains("is not served"), "{err}");
 }
 
 // ---------------------------------------------------------------------------------------
