@@ -29,7 +29,19 @@ pub fn rung_warnings(s: &RungSummary) -> Vec<String> {
         ));
     }
     let lag = s.stats(Latency::DispatchLag).p99;
-    if lag > LAG_WARN_MS {
+    // Under a concurrency cap, requests wait for a free slot by design: that wait is lag,
+    // but it is the cap, not a slow client, that held them back.
+    let capped = s
+        .max_concurrency
+        .is_some_and(|c| c > 0 && s.max_concurrent_requests >= u64::from(c));
+    if lag > LAG_WARN_MS && capped {
+        w.push(format!(
+            "rung {rate} req/s: requests waited for one of the load.max_concurrency {} slots \
+             (dispatch lag p99 {lag:.1} ms): the cap, not the arrival rate, set the load on \
+             this rung",
+            s.max_concurrency.unwrap_or_default()
+        ));
+    } else if lag > LAG_WARN_MS {
         w.push(format!(
             "rung {rate} req/s: dispatch lag p99 is {lag:.1} ms (> {LAG_WARN_MS} ms): the client \
              fell behind its schedule, so this rung measures the client as much as the server"
@@ -107,5 +119,26 @@ mod tests {
         assert_eq!(w.len(), 2, "{w:?}");
         assert!(w[0].contains("dispatch lag"));
         assert!(w[1].contains("auth errors"));
+    }
+
+    #[test]
+    fn lag_under_a_full_concurrency_cap_blames_the_cap() {
+        let mut s = rung(5.0, 200, 100.0);
+        s.latency.insert(
+            Latency::DispatchLag,
+            Stats {
+                p99: 25.0,
+                ..Default::default()
+            },
+        );
+        s.max_concurrency = Some(4);
+        s.max_concurrent_requests = 4;
+        let w = rung_warnings(&s);
+        assert_eq!(w.len(), 1, "{w:?}");
+        assert!(w[0].contains("max_concurrency 4 slots"), "{}", w[0]);
+        assert!(!w[0].contains("fell behind"), "{}", w[0]);
+        // A cap that was never reached does not explain the lag.
+        s.max_concurrent_requests = 2;
+        assert!(rung_warnings(&s)[0].contains("fell behind"));
     }
 }
