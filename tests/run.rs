@@ -983,16 +983,28 @@ fn api_key_is_never_written_with_a_key_checking_server() {
     assert_no_secret(key, &s.out(), &rep);
 }
 
-/// A raw HTTP/1.1 server that answers 401 with the request's Authorization header echoed in
-/// the body — except the preflight probe ("Say hello.") when `probe_ok`, which gets a short
-/// valid stream so the run reaches its rungs.
+/// A raw HTTP/1.1 server (one request per connection) answering as its [`Echo`] mode says.
 struct EchoServer {
     addr: SocketAddr,
     stop: Arc<AtomicBool>,
 }
 
+/// How [`EchoServer`] answers.
+#[derive(Clone, Copy, PartialEq)]
+enum Echo {
+    /// 401 with the Authorization header echoed, to everything.
+    All401,
+    /// A short valid stream to the preflight probe, echoing 401s to everything else.
+    Rung401,
+    /// A valid stream without a usage chunk to everything (the client must count tokens).
+    NoUsage,
+}
+
+/// Text of the [`Echo::NoUsage`] stream, one chunk per element.
+const NO_USAGE_CHUNKS: [&str; 4] = ["ba ", "chai be", "ei ", "dou fa"];
+
 impl EchoServer {
-    fn start(probe_ok: bool) -> EchoServer {
+    fn start(mode: Echo) -> EchoServer {
         let listener = TcpListener::bind("127.0.0.1:0").unwrap();
         listener.set_nonblocking(true).unwrap();
         let addr = listener.local_addr().unwrap();
@@ -1002,7 +1014,7 @@ impl EchoServer {
             while !flag.load(Ordering::Relaxed) {
                 match listener.accept() {
                     Ok((sock, _)) => {
-                        std::thread::spawn(move || echo_serve(sock, probe_ok));
+                        std::thread::spawn(move || echo_serve(sock, mode));
                     }
                     Err(_) => std::thread::sleep(Duration::from_millis(5)),
                 }
@@ -1018,7 +1030,7 @@ impl Drop for EchoServer {
     }
 }
 
-fn echo_serve(sock: TcpStream, probe_ok: bool) {
+fn echo_serve(sock: TcpStream, mode: Echo) {
     sock.set_nonblocking(false).unwrap();
     sock.set_read_timeout(Some(Duration::from_secs(10)))
         .unwrap();
@@ -1047,14 +1059,22 @@ fn echo_serve(sock: TcpStream, probe_ok: bool) {
     if reader.read_exact(&mut body).is_err() {
         return;
     }
-    if probe_ok && text(&body).contains("Say hello.") {
+    let chunks: &[&str] = match mode {
+        Echo::Rung401 if text(&body).contains("Say hello.") => &["hi ", "there "],
+        Echo::NoUsage => &NO_USAGE_CHUNKS,
+        _ => &[],
+    };
+    if !chunks.is_empty() {
         let mut sse = String::new();
-        for w in ["hi ", "there "] {
+        for w in chunks {
             sse += &format!(
                 "data: {{\"id\":\"x\",\"object\":\"text_completion\",\"choices\":[{{\"index\":0,\"text\":\"{w}\",\"finish_reason\":null}}]}}\n\n"
             );
         }
-        sse += "data: {\"id\":\"x\",\"choices\":[],\"usage\":{\"prompt_tokens\":2,\"completion_tokens\":2,\"total_tokens\":4}}\n\ndata: [DONE]\n\n";
+        if mode != Echo::NoUsage {
+            sse += "data: {\"id\":\"x\",\"choices\":[],\"usage\":{\"prompt_tokens\":2,\"completion_tokens\":2,\"total_tokens\":4}}\n\n";
+        }
+        sse += "data: [DONE]\n\n";
         let _ = write!(
             out,
             "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{sse}",
@@ -1077,7 +1097,7 @@ fn a_server_echoing_the_key_in_401s_does_not_leak_it() {
     let key = "sk-echoed-91ac3e6f2b07";
     let var = "LADDER_RUNTEST_ECHO_KEY";
     // 1. The probe gets an echoing 401: preflight fails, the message is redacted.
-    let server = EchoServer::start(false);
+    let server = EchoServer::start(Echo::All401);
     let s = Scenario::new(&format!(
         "version: 1\nname: echo\nendpoint: {{ base_url: 'http://{}', api_key_env: {var} }}\n\
          model: m\ntokenizer: {{TOK}}\n\
@@ -1100,7 +1120,7 @@ fn a_server_echoing_the_key_in_401s_does_not_leak_it() {
 
     // 2. The probe passes, every rung request gets an echoing 401: all counted as auth, the
     //    echoed key redacted in the lines, nowhere in the folder.
-    let server = EchoServer::start(true);
+    let server = EchoServer::start(Echo::Rung401);
     let s = Scenario::new(&format!(
         "version: 1\nname: echo\nendpoint: {{ base_url: 'http://{}', api_key_env: {var} }}\n\
          model: m\ntokenizer: {{TOK}}\n\
@@ -1201,4 +1221,72 @@ fn max_concurrency_caps_requests_in_flight() {
     // the coordinated-omission-aware latency shows it.
     assert!(r["max_dispatch_lag_ms"].as_f64().unwrap() > 0.0);
     assert!(r["median_e2el_sched_ms"].as_f64().unwrap() > r["median_e2el_ms"].as_f64().unwrap());
+}
+
+// ---------------------------------------------------------------------------------------
+// Output tokens without a usage chunk.
+
+#[test]
+fn output_tokens_are_retokenized_when_the_server_sends_no_usage() {
+    let server = EchoServer::start(Echo::NoUsage);
+    let n = 8u64;
+    let s = Scenario::new(&format!(
+        "version: 1\nname: nousage\nendpoint: {{ base_url: 'http://{}' }}\nmodel: m\n\
+         tokenizer: {{TOK}}\n\
+         workload: {{ input_tokens: 8, output_tokens: 4, requests_per_rung: {n} }}\n\
+         load: {{ rates: [40], cooldown: 0s }}\n",
+        server.addr
+    ));
+    assert_ok(&s.run(&["--quiet"], &[], &[]));
+    let tok = ladder::workload::tokenizer::load(&tokenizer()).unwrap();
+    let want = ladder::workload::count_tokens(&tok, &NO_USAGE_CHUNKS.concat());
+    assert!(want >= 4, "the chunks hold several tokens: {want}");
+    let dir = s.result_dir();
+    let r = read_json(&dir.join("result_rate_40.json"));
+    assert_eq!(r["completed"].as_u64(), Some(n), "{r}");
+    assert_eq!(r["retokenized_outputs"].as_u64(), Some(n));
+    assert_eq!(r["total_output_tokens"].as_u64(), Some(n * want as u64));
+    for l in read_lines(&dir.join("requests_rate_40.jsonl")) {
+        assert_eq!(l.output_tokens, want, "{l:?}");
+        assert_eq!(
+            serde_json::to_value(l.token_source).unwrap(),
+            "retokenized",
+            "{l:?}"
+        );
+        assert_eq!(l.itl_ms.len(), NO_USAGE_CHUNKS.len() - 1, "{l:?}");
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// Sweeps.
+
+#[test]
+fn a_sweep_writes_one_folder_per_value() {
+    let s = Scenario::new(
+        "version: 1\nname: sw\nendpoint: { base_url: sim }\nmodel: m\ntokenizer: {TOK}\n\
+         workload: { input_tokens: 16, output_tokens: 4, requests_per_rung: 8 }\n\
+         load: { rates: [20], cooldown: 0s }\n\
+         sweep: { field: input_tokens, values: [12, 24] }\nsim: { speed: 20 }\n",
+    );
+    let o = s.run(&["--json"], &[], &[]);
+    assert_ok(&o);
+    // --json prints one JSON document per ladder, one per line.
+    let docs: Vec<Value> = text(&o.stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("each line is JSON"))
+        .collect();
+    assert_eq!(docs.len(), 2, "{}", text(&o.stdout));
+    for (doc, input) in docs.iter().zip([12u64, 24]) {
+        let dir = PathBuf::from(doc["dir"].as_str().unwrap());
+        assert_eq!(
+            dir.parent().unwrap(),
+            s.out().join(format!("sw.input_tokens-{input}"))
+        );
+        let back = ResultDir::open(&dir).unwrap();
+        assert_eq!(back.info.status, RunStatus::Complete);
+        assert_eq!(back.info.scenario["workload"]["input_tokens"], input);
+        let lines = back.requests(&back.rungs[0]).unwrap();
+        assert_eq!(lines.len(), 8);
+        assert!(lines.iter().all(|l| l.input_tokens as u64 == input));
+    }
 }
