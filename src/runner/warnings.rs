@@ -8,6 +8,15 @@ pub const LAG_WARN_MS: f64 = 10.0;
 /// Error rate above this means the server is overloaded (the seed's 5 % line).
 pub const OVERLOAD_ERROR_RATE: f64 = 0.05;
 
+/// `1.5s`, or `40 ms` below a second (short rungs would read `0.0s`).
+fn seconds(s: f64) -> String {
+    if s < 1.0 {
+        format!("{:.0} ms", s * 1000.0)
+    } else {
+        format!("{s:.1}s")
+    }
+}
+
 /// Warnings for one rung, each a full sentence with what to do.
 pub fn rung_warnings(s: &RungSummary) -> Vec<String> {
     let mut w = Vec::new();
@@ -23,9 +32,11 @@ pub fn rung_warnings(s: &RungSummary) -> Vec<String> {
     if s.completed > 0 && window < 3.0 * e2e {
         let need = (3.0 * e2e * s.rate).ceil() as u64;
         w.push(format!(
-            "rung {rate} req/s is too short to reach steady state: {} requests arrive over {:.1}s, \
-             less than 3x the median request time ({:.1}s); raise workload.requests_per_rung to at least {need}",
-            s.num_prompts, window, e2e
+            "rung {rate} req/s is too short to reach steady state: {} requests arrive over {}, \
+             less than 3x the median request time ({}); raise workload.requests_per_rung to at least {need}",
+            s.num_prompts,
+            seconds(window),
+            seconds(e2e)
         ));
     }
     let lag = s.stats(Latency::DispatchLag).p99;
@@ -99,6 +110,17 @@ mod tests {
         let w = rung_warnings(&rung(50.0, 200, 2000.0));
         assert_eq!(w.len(), 1, "{w:?}");
         assert!(w[0].contains("at least 300"), "{}", w[0]);
+        assert!(
+            w[0].contains("over 4.0s") && w[0].contains("(2.0s)"),
+            "{}",
+            w[0]
+        );
+        let w = rung_warnings(&rung(400.0, 24, 30.0));
+        assert!(
+            w[0].contains("over 60 ms") && w[0].contains("(30 ms)"),
+            "{}",
+            w[0]
+        );
         assert!(rung_warnings(&rung(5.0, 200, 2000.0)).is_empty());
     }
 
