@@ -17,8 +17,12 @@ pub enum ErrorClass {
     /// HTTP 429: the server or a gateway is rate limiting.
     RateLimit,
     /// Any other HTTP 4xx.
+    // snake_case would give `client4xx`: spell it as `key()` does, so a jsonl line's class
+    // matches the summary's `errors_by_class` key.
+    #[serde(rename = "client_4xx")]
     Client4xx,
     /// HTTP 5xx.
+    #[serde(rename = "server_5xx")]
     Server5xx,
     /// The request or first token took longer than its timeout.
     Timeout,
@@ -198,6 +202,15 @@ mod tests {
         assert_eq!(r.e2e(), ms(1100));
         assert_eq!(r.tpot(), Some(ms(100)));
         assert_eq!(r.dispatch_lag(), ms(10));
+    }
+
+    #[test]
+    fn serde_names_are_the_summary_keys() {
+        for c in ErrorClass::ALL {
+            let json = serde_json::to_string(&c).unwrap();
+            assert_eq!(json, format!("\"{}\"", c.key()));
+            assert_eq!(serde_json::from_str::<ErrorClass>(&json).unwrap(), c);
+        }
     }
 
     #[test]

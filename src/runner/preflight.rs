@@ -82,6 +82,24 @@ pub enum PreflightError {
         /// Comma-separated served names, or a note that the list is unavailable.
         served: String,
     },
+    /// 404 (or 400) naming a model that `/v1/models` does list: the server or a gateway
+    /// refused it anyway, so "not served" would be wrong.
+    #[error(
+        "{url} answered {status} for model `{model}` although {models_url} lists it: the \
+         server or a gateway in front of it refused the request (body: {detail})"
+    )]
+    ListedModelRefused {
+        /// The URL tried.
+        url: String,
+        /// HTTP status.
+        status: u16,
+        /// The scenario's model.
+        model: String,
+        /// The models list that names it.
+        models_url: String,
+        /// Body excerpt.
+        detail: String,
+    },
     /// 404 on the API path itself.
     #[error(
         "{url} answered 404: no such path; endpoint.base_url should end before /v1 \
@@ -260,6 +278,9 @@ pub async fn preflight(
     let not_listed = served
         .as_ref()
         .is_some_and(|list| !list.iter().any(|m| m == model));
+    let listed = served
+        .as_ref()
+        .is_some_and(|list| list.iter().any(|m| m == model));
     let mentions_model = err.detail.to_ascii_lowercase().contains("model");
     let path_wrong = client.base_url().ends_with("/v1") || !mentions_model;
     let status = err.status.unwrap_or(0);
@@ -299,6 +320,15 @@ pub async fn preflight(
             }
         }
         ErrorClass::Client4xx if status == 404 && path_wrong => PreflightError::WrongPath { url },
+        ErrorClass::Client4xx if (status == 404 || status == 400) && listed && mentions_model => {
+            PreflightError::ListedModelRefused {
+                url,
+                status,
+                model: model.to_owned(),
+                models_url: models_url.clone(),
+                detail: err.detail,
+            }
+        }
         ErrorClass::Client4xx
             if (status == 404 || status == 400) && (not_listed || mentions_model) =>
         {

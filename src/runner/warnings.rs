@@ -8,6 +8,15 @@ pub const LAG_WARN_MS: f64 = 10.0;
 /// Error rate above this means the server is overloaded (the seed's 5 % line).
 pub const OVERLOAD_ERROR_RATE: f64 = 0.05;
 
+/// `1.5s`, or `40 ms` below a second (short rungs would read `0.0s`).
+fn seconds(s: f64) -> String {
+    if s < 1.0 {
+        format!("{:.0} ms", s * 1000.0)
+    } else {
+        format!("{s:.1}s")
+    }
+}
+
 /// Warnings for one rung, each a full sentence with what to do.
 pub fn rung_warnings(s: &RungSummary) -> Vec<String> {
     let mut w = Vec::new();
@@ -32,13 +41,27 @@ pub fn rung_warnings(s: &RungSummary) -> Vec<String> {
     if s.completed > 0 && window < 3.0 * e2e && !saturated {
         let need = (3.0 * e2e * s.rate).ceil() as u64;
         w.push(format!(
-            "rung {rate} req/s is too short to reach steady state: {} requests arrive over {:.1}s, \
-             less than 3x the median request time ({:.1}s); raise workload.requests_per_rung to at least {need}",
-            s.num_prompts, window, e2e
+            "rung {rate} req/s is too short to reach steady state: {} requests arrive over {}, \
+             less than 3x the median request time ({}); raise workload.requests_per_rung to at least {need}",
+            s.num_prompts,
+            seconds(window),
+            seconds(e2e)
         ));
     }
     let lag = s.stats(Latency::DispatchLag).p99;
-    if lag > LAG_WARN_MS {
+    // Under a concurrency cap, requests wait for a free slot by design: that wait is lag,
+    // but it is the cap, not a slow client, that held them back.
+    let capped = s
+        .max_concurrency
+        .is_some_and(|c| c > 0 && s.max_concurrent_requests >= u64::from(c));
+    if lag > LAG_WARN_MS && capped {
+        w.push(format!(
+            "rung {rate} req/s: requests waited for one of the load.max_concurrency {} slots \
+             (dispatch lag p99 {lag:.1} ms): the cap, not the arrival rate, set the load on \
+             this rung",
+            s.max_concurrency.unwrap_or_default()
+        ));
+    } else if lag > LAG_WARN_MS {
         w.push(format!(
             "rung {rate} req/s: dispatch lag p99 is {lag:.1} ms (> {LAG_WARN_MS} ms): the client \
              fell behind its schedule, so this rung measures the client as much as the server"
@@ -96,6 +119,17 @@ mod tests {
         let w = rung_warnings(&rung(50.0, 200, 2000.0));
         assert_eq!(w.len(), 1, "{w:?}");
         assert!(w[0].contains("at least 300"), "{}", w[0]);
+        assert!(
+            w[0].contains("over 4.0s") && w[0].contains("(2.0s)"),
+            "{}",
+            w[0]
+        );
+        let w = rung_warnings(&rung(400.0, 24, 30.0));
+        assert!(
+            w[0].contains("over 60 ms") && w[0].contains("(30 ms)"),
+            "{}",
+            w[0]
+        );
         assert!(rung_warnings(&rung(5.0, 200, 2000.0)).is_empty());
     }
 
@@ -128,5 +162,26 @@ mod tests {
         assert_eq!(w.len(), 2, "{w:?}");
         assert!(w[0].contains("dispatch lag"));
         assert!(w[1].contains("auth errors"));
+    }
+
+    #[test]
+    fn lag_under_a_full_concurrency_cap_blames_the_cap() {
+        let mut s = rung(5.0, 200, 100.0);
+        s.latency.insert(
+            Latency::DispatchLag,
+            Stats {
+                p99: 25.0,
+                ..Default::default()
+            },
+        );
+        s.max_concurrency = Some(4);
+        s.max_concurrent_requests = 4;
+        let w = rung_warnings(&s);
+        assert_eq!(w.len(), 1, "{w:?}");
+        assert!(w[0].contains("max_concurrency 4 slots"), "{}", w[0]);
+        assert!(!w[0].contains("fell behind"), "{}", w[0]);
+        // A cap that was never reached does not explain the lag.
+        s.max_concurrent_requests = 2;
+        assert!(rung_warnings(&s)[0].contains("fell behind"));
     }
 }
