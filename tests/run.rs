@@ -492,10 +492,11 @@ fn fault_buckets(api: &str) {
         .map(|(k, _)| format!("{k}: {}", fractions[0]))
         .collect();
     assert!(total < 1.0);
-    // Stalls last longer than the request timeout (the sim ends them at shutdown).
+    // Stalls last longer than the request timeout (the sim ends them at shutdown). The
+    // timeout leaves room for a loaded machine, so only stalls can reach it.
     let s = Scenario::new(&format!(
         "version: 1\nname: faults\n\
-         endpoint: {{ base_url: sim, api: {api}, request_timeout: 2s }}\nmodel: m\n\
+         endpoint: {{ base_url: sim, api: {api}, request_timeout: 8s }}\nmodel: m\n\
          tokenizer: {{TOK}}\n\
          workload: {{ input_tokens: 16, output_tokens: 8, requests_per_rung: {n}, seed: 3 }}\n\
          load: {{ arrival: poisson, rates: [50], cooldown: 0s }}\n\

@@ -7,7 +7,6 @@ pub mod config_diff;
 pub mod evidence;
 pub mod gate;
 pub mod junit;
-pub mod knee;
 pub mod markdown;
 pub mod render;
 pub mod stats;
@@ -343,14 +342,8 @@ pub fn compare(
         }
     }
     let knee = KneeShift {
-        base: knee::knee(
-            b.rungs.iter().map(|r| &r.summary),
-            &knee::KneeSlo::from_scenario(&b.info.scenario),
-        ),
-        cand: knee::knee(
-            c.rungs.iter().map(|r| &r.summary),
-            &knee::KneeSlo::from_scenario(&c.info.scenario),
-        ),
+        base: knee_of(b),
+        cand: knee_of(c),
     };
     Ok(Comparison {
         base_label: b.path.display().to_string(),
@@ -363,4 +356,24 @@ pub fn compare(
         knee,
         rows,
     })
+}
+
+/// The knee of a run as `ladder run` and `ladder report` name it (metrics::analysis), with
+/// the run's own SLO and baseline rung from its resolved scenario.
+fn knee_of(d: &ResultDir) -> Option<(f64, String)> {
+    let slo: crate::scenario::Slo = d
+        .info
+        .scenario
+        .get("slo")
+        .and_then(|v| serde_json::from_value(v.clone()).ok())
+        .unwrap_or_default();
+    let baseline = d
+        .info
+        .scenario
+        .pointer("/load/baseline_rate")
+        .and_then(serde_json::Value::as_f64);
+    let rungs: Vec<_> = d.rungs.iter().map(|r| r.summary.clone()).collect();
+    crate::metrics::analyze(&rungs, &slo, baseline)
+        .knee
+        .map(|k| (k.rate, k.detail.join("; ")))
 }

@@ -97,11 +97,13 @@ mod tests {
     use super::*;
     use crate::metrics::Stats;
 
+    /// A rung whose server kept up: its throughput is what ramp-up and drain allow.
     fn rung(rate: f64, n: u64, e2e_ms: f64) -> RungSummary {
         let mut s = RungSummary {
             rate,
             num_prompts: n,
             completed: n,
+            request_throughput: n as f64 / (n as f64 / rate + e2e_ms / 1000.0),
             ..Default::default()
         };
         s.latency.insert(
