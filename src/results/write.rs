@@ -38,11 +38,18 @@ pub fn atomic_write(path: &Path, bytes: &[u8]) -> Result<(), WriteError> {
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_default();
     let tmp = dir.join(format!(".{name}.tmp"));
-    let mut f = fs::File::create(&tmp).map_err(io_err(&tmp))?;
-    f.write_all(bytes).map_err(io_err(&tmp))?;
-    f.sync_all().map_err(io_err(&tmp))?;
-    drop(f);
-    fs::rename(&tmp, path).map_err(io_err(path))
+    let written = (|| {
+        let mut f = fs::File::create(&tmp).map_err(io_err(&tmp))?;
+        f.write_all(bytes).map_err(io_err(&tmp))?;
+        f.sync_all().map_err(io_err(&tmp))?;
+        drop(f);
+        fs::rename(&tmp, path).map_err(io_err(path))
+    })();
+    if written.is_err() {
+        // A full disk must not leave a truncated temp file behind in the result folder.
+        let _ = fs::remove_file(&tmp);
+    }
+    written
 }
 
 /// Folder name of a run started at `t`: `YYYY-MM-DDTHH-MM-SSZ`.

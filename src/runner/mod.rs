@@ -1,6 +1,7 @@
 //! Running a scenario: preflight, the rate ladder, rung dispatch, cancellation.
 
 mod environment;
+pub mod limits;
 pub mod preflight;
 mod progress;
 pub mod rung;
@@ -127,6 +128,40 @@ fn check_rates(rates: &[f64]) -> Result<(), RunError> {
     Ok(())
 }
 
+/// Raises the file-descriptor soft limit for the rung's connections, or stops before the
+/// load when even the hard limit is too low for an explicit `max_concurrency`.
+fn check_fd_limit(scenario: &Scenario, say: &dyn Fn(&str)) -> Result<(), RunError> {
+    let per_rung = scenario.load.warmup_requests as u64 + scenario.workload.requests_per_rung as u64;
+    let concurrency = scenario
+        .load
+        .max_concurrency
+        .map(|c| (c as u64).min(per_rung))
+        .unwrap_or(per_rung);
+    let need = limits::fds_needed(concurrency, scenario.endpoint.base_url == "sim");
+    match limits::ensure_fds(need) {
+        Ok(limits::FdLimit::Enough) | Err(_) => Ok(()),
+        Ok(limits::FdLimit::Raised { from, to }) => {
+            say(&format!("raised the open-file limit from {from} to {to} for {concurrency} concurrent connections"));
+            Ok(())
+        }
+        Ok(limits::FdLimit::TooLow { need, hard }) => match scenario.load.max_concurrency {
+            Some(c) => Err(RunError::Preflight(format!(
+                "load.max_concurrency {c} needs about {need} open files, but the hard limit is {hard}: \
+                 raise it (`ulimit -n {need}` as a user allowed to, or LimitNOFILE= in a systemd unit) \
+                 or lower max_concurrency"
+            ))),
+            None => {
+                say(&format!(
+                    "warning: up to {concurrency} requests may be in flight at once, needing about {need} open files, \
+                     but the hard limit is {hard}; set load.max_concurrency below {} or raise the limit",
+                    hard.saturating_sub(64)
+                ));
+                Ok(())
+            }
+        },
+    }
+}
+
 struct RunContext<'a> {
     opts: &'a RunOptions,
     tokenizer_path: PathBuf,
@@ -242,6 +277,8 @@ async fn run_scenario(
             environment::endpoint_label(&base_url)
         ));
     }
+
+    check_fd_limit(&scenario, &say)?;
 
     let max_connections = scenario
         .load

@@ -1,0 +1,84 @@
+//! Process limits checked before any load: enough file descriptors for the connections a
+//! rung may open. A rung that runs out of descriptors fails its requests with "Too many open
+//! files" connect errors, which would read as a server problem; so the soft limit is raised
+//! (up to the hard limit) or the run stops with a clear error before the load starts.
+
+/// Descriptors kept free for everything that is not a request connection (files, runtime).
+const HEADROOM: u64 = 64;
+
+/// What [`ensure_fds`] did.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum FdLimit {
+    /// The soft limit already covered the need.
+    Enough,
+    /// The soft limit was raised from `from` to `to`.
+    Raised { from: u64, to: u64 },
+    /// The need exceeds the hard limit; the soft limit was raised to it anyway.
+    TooLow { need: u64, hard: u64 },
+}
+
+/// Descriptors a rung of `concurrency` in-flight requests needs: one connection each (two
+/// when the built-in simulator serves them from this process), plus headroom.
+pub fn fds_needed(concurrency: u64, in_process_sim: bool) -> u64 {
+    let per = if in_process_sim { 2 } else { 1 };
+    concurrency.saturating_mul(per).saturating_add(HEADROOM)
+}
+
+/// Makes the soft `RLIMIT_NOFILE` at least `need` when the hard limit allows it.
+#[cfg(unix)]
+pub fn ensure_fds(need: u64) -> std::io::Result<FdLimit> {
+    // SAFETY: getrlimit/setrlimit only read/write the struct passed by pointer.
+    let mut lim = libc::rlimit {
+        rlim_cur: 0,
+        rlim_max: 0,
+    };
+    if unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &mut lim) } != 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    let (soft, hard) = (lim.rlim_cur as u64, lim.rlim_max as u64);
+    let infinite = lim.rlim_max == libc::RLIM_INFINITY;
+    if lim.rlim_cur == libc::RLIM_INFINITY || soft >= need {
+        return Ok(FdLimit::Enough);
+    }
+    let target = if infinite { need } else { need.min(hard) };
+    if target > soft {
+        let new = libc::rlimit {
+            rlim_cur: target as libc::rlim_t,
+            rlim_max: lim.rlim_max,
+        };
+        // SAFETY: as above.
+        if unsafe { libc::setrlimit(libc::RLIMIT_NOFILE, &new) } != 0 {
+            return Err(std::io::Error::last_os_error());
+        }
+    }
+    if target < need {
+        return Ok(FdLimit::TooLow { need, hard });
+    }
+    Ok(FdLimit::Raised {
+        from: soft,
+        to: target,
+    })
+}
+
+/// Non-unix: nothing to raise.
+#[cfg(not(unix))]
+pub fn ensure_fds(_need: u64) -> std::io::Result<FdLimit> {
+    Ok(FdLimit::Enough)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn need_counts_both_ends_for_the_in_process_sim() {
+        assert_eq!(fds_needed(100, false), 164);
+        assert_eq!(fds_needed(100, true), 264);
+        assert_eq!(fds_needed(u64::MAX, true), u64::MAX);
+    }
+
+    #[test]
+    fn a_small_need_is_already_met() {
+        assert_eq!(ensure_fds(8).unwrap(), FdLimit::Enough);
+    }
+}

@@ -1,0 +1,1031 @@
+//! Reliability and security of `ladder run` end to end: the real binary against raw TCP fault
+//! servers, a `ladder sim` child killed mid-rung, signals at several moments, unwritable and
+//! full output folders, key redaction and redirects, the open-file limit, and a replay of the
+//! fuzz corpus for the SSE parser, the chunk parser and the scenario loader.
+//!
+//! All traffic stays on 127.0.0.1; every child process runs under a watchdog. RELIABILITY.md
+//! lists each case with the test that proves it.
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, ExitStatus, Stdio};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{mpsc, Arc, Mutex};
+use std::thread;
+use std::time::{Duration, Instant};
+
+use ladder::results::{ResultDir, RunStatus};
+
+const BIN: &str = env!("CARGO_BIN_EXE_ladder");
+const TOKENIZER: &str = concat!(
+    env!("CARGO_MANIFEST_DIR"),
+    "/scenarios/tokenizers/ladder-tiny.json"
+);
+const KEY_VAR: &str = "LADDER_RELIABILITY_KEY";
+const KEY: &str = "sk-rel-SECRET-4242-do-not-print";
+
+// ---- scenarios ----------------------------------------------------------------------------
+
+struct Sc {
+    base_url: String,
+    timeout: &'static str,
+    key: bool,
+    model: &'static str,
+    output_tokens: u32,
+    n: u32,
+    baseline: f64,
+    rates: &'static str,
+    cooldown: &'static str,
+    max_concurrency: Option<u32>,
+    extra: &'static str,
+}
+
+impl Sc {
+    fn new(base_url: impl Into<String>) -> Sc {
+        Sc {
+            base_url: base_url.into(),
+            timeout: "3s",
+            key: false,
+            model: "m",
+            output_tokens: 4,
+            n: 3,
+            baseline: 20.0,
+            rates: "[40]",
+            cooldown: "0s",
+            max_concurrency: None,
+            extra: "",
+        }
+    }
+
+    fn write(&self, dir: &Path) -> PathBuf {
+        let key = if self.key {
+            format!("  api_key_env: {KEY_VAR}\n")
+        } else {
+            String::new()
+        };
+        let mc = self
+            .max_concurrency
+            .map(|c| format!("  max_concurrency: {c}\n"))
+            .unwrap_or_default();
+        let text = format!(
+            "version: 1\nname: rel\nendpoint:\n  base_url: {}\n  api: completions\n  request_timeout: {}\n{key}\
+             model: {}\ntokenizer: {TOKENIZER}\nworkload:\n  dataset: random\n  input_tokens: 16\n  \
+             output_tokens: {}\n  requests_per_rung: {}\n  seed: 0\nload:\n  arrival: poisson\n  \
+             baseline_rate: {}\n  rates: {}\n  warmup_requests: 0\n  cooldown: {}\n{mc}{}",
+            self.base_url,
+            self.timeout,
+            self.model,
+            self.output_tokens,
+            self.n,
+            self.baseline,
+            self.rates,
+            self.cooldown,
+            self.extra
+        );
+        let p = dir.join("rel.yaml");
+        std::fs::write(&p, text).unwrap();
+        p
+    }
+}
+
+// ---- running the binary under a watchdog --------------------------------------------------
+
+struct Ran {
+    status: ExitStatus,
+    stdout: String,
+    stderr: String,
+}
+
+impl Ran {
+    fn all(&self) -> String {
+        format!("{}\n{}", self.stdout, self.stderr)
+    }
+}
+
+fn ladder_cmd(args: &[&str]) -> Command {
+    let mut c = Command::new(BIN);
+    c.args(args)
+        .env(KEY_VAR, KEY)
+        .env("NO_COLOR", "1")
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    c
+}
+
+/// Spawned child with its stderr lines streamed to a channel (for "wait until it says X").
+struct Live {
+    child: Child,
+    lines: mpsc::Receiver<String>,
+    err: Arc<Mutex<String>>,
+    out: thread::JoinHandle<String>,
+}
+
+fn spawn(mut cmd: Command) -> Live {
+    let mut child = cmd.spawn().expect("spawn ladder");
+    let stderr = child.stderr.take().unwrap();
+    let mut stdout = child.stdout.take().unwrap();
+    let (tx, rx) = mpsc::channel();
+    let err = Arc::new(Mutex::new(String::new()));
+    let e2 = err.clone();
+    thread::spawn(move || {
+        for line in BufReader::new(stderr).lines().map_while(Result::ok) {
+            e2.lock().unwrap().push_str(&(line.clone() + "\n"));
+            let _ = tx.send(line);
+        }
+    });
+    let out = thread::spawn(move || {
+        let mut s = String::new();
+        let _ = stdout.read_to_string(&mut s);
+        s
+    });
+    Live {
+        child,
+        lines: rx,
+        err,
+        out,
+    }
+}
+
+impl Live {
+    /// Waits (bounded) for a stderr line containing `needle`.
+    fn wait_line(&self, needle: &str, limit: Duration) -> String {
+        let end = Instant::now() + limit;
+        loop {
+            let left = end.saturating_duration_since(Instant::now());
+            match self.lines.recv_timeout(left) {
+                Ok(l) if l.contains(needle) => return l,
+                Ok(_) => {}
+                Err(_) => panic!(
+                    "no stderr line with {needle:?} within {limit:?}; stderr so far:\n{}",
+                    self.err.lock().unwrap()
+                ),
+            }
+        }
+    }
+
+    fn signal(&self, sig: &str) {
+        let ok = Command::new("kill")
+            .args([&format!("-{sig}"), &self.child.id().to_string()])
+            .status()
+            .unwrap()
+            .success();
+        assert!(ok, "kill -{sig}");
+    }
+
+    /// Waits for exit; a child still running after `limit` is killed and the test fails.
+    fn finish(mut self, limit: Duration) -> Ran {
+        let end = Instant::now() + limit;
+        let status = loop {
+            if let Some(s) = self.child.try_wait().unwrap() {
+                break s;
+            }
+            if Instant::now() > end {
+                let _ = self.child.kill();
+                let _ = self.child.wait();
+                panic!(
+                    "ladder did not finish within {limit:?}; stderr:\n{}",
+                    self.err.lock().unwrap()
+                );
+            }
+            thread::sleep(Duration::from_millis(50));
+        };
+        let stdout = self.out.join().unwrap();
+        // Let the stderr reader drain.
+        while self.lines.recv_timeout(Duration::from_millis(200)).is_ok() {}
+        let stderr = self.err.lock().unwrap().clone();
+        Ran {
+            status,
+            stdout,
+            stderr,
+        }
+    }
+}
+
+fn run_ladder(scenario: &Path, out: &Path, limit: Duration) -> Ran {
+    let live = spawn(ladder_cmd(&[
+        "run",
+        scenario.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+    ]));
+    live.finish(limit)
+}
+
+fn no_panic(r: &Ran) {
+    assert!(
+        !r.all().contains("panicked"),
+        "a panic in the output:\n{}",
+        r.all()
+    );
+}
+
+// ---- result folders -----------------------------------------------------------------------
+
+/// The single run folder under `out/rel/`, if any.
+fn run_dir(out: &Path) -> Option<PathBuf> {
+    let parent = out.join("rel");
+    let mut dirs: Vec<PathBuf> = std::fs::read_dir(parent)
+        .ok()?
+        .map(|e| e.unwrap().path())
+        .collect();
+    assert!(dirs.len() <= 1, "{dirs:?}");
+    dirs.pop()
+}
+
+/// Every file parses (JSON, JSON lines, text); no temp file is left; the loader accepts the
+/// folder; every listed rung has consistent counts. Returns the loaded folder.
+fn check_folder(dir: &Path) -> ResultDir {
+    for e in std::fs::read_dir(dir).unwrap() {
+        let p = e.unwrap().path();
+        let name = p.file_name().unwrap().to_string_lossy().into_owned();
+        assert!(!name.ends_with(".tmp"), "temp file left: {name}");
+        let bytes = std::fs::read(&p).unwrap();
+        if name.ends_with(".jsonl") {
+            for line in bytes.split(|b| *b == b'\n').filter(|l| !l.is_empty()) {
+                serde_json::from_slice::<serde_json::Value>(line)
+                    .unwrap_or_else(|e| panic!("{name}: bad line: {e}"));
+            }
+        } else if name.ends_with(".json") {
+            serde_json::from_slice::<serde_json::Value>(&bytes)
+                .unwrap_or_else(|e| panic!("{name}: {e}"));
+        }
+    }
+    let rd = ResultDir::open(dir).expect("the folder loads");
+    for rung in &rd.rungs {
+        let lines = rd.requests(rung).unwrap();
+        let measured: Vec<_> = lines.iter().filter(|l| !l.warmup).collect();
+        for l in &measured {
+            // Exactly one outcome per request: ok, or one error class.
+            assert_eq!(l.ok, l.error_class.is_none(), "{l:?}");
+        }
+        let s = &rung.summary;
+        let ok = measured.iter().filter(|l| l.ok).count() as u64;
+        assert_eq!(s.completed, ok, "rung {}", s.rate);
+        assert_eq!(s.failed, measured.len() as u64 - ok, "rung {}", s.rate);
+        assert_eq!(
+            s.errors_by_class.values().sum::<u64>(),
+            s.failed,
+            "rung {}",
+            s.rate
+        );
+        if rung.entry.complete {
+            assert_eq!(s.completed + s.failed, s.num_prompts, "rung {}", s.rate);
+        }
+    }
+    rd
+}
+
+fn all_text_under(dir: &Path) -> String {
+    let mut s = String::new();
+    for e in std::fs::read_dir(dir).unwrap() {
+        let p = e.unwrap().path();
+        if p.is_dir() {
+            s.push_str(&all_text_under(&p));
+        } else {
+            s.push_str(&String::from_utf8_lossy(&std::fs::read(&p).unwrap()));
+        }
+    }
+    s
+}
+
+// ---- raw TCP fault servers ----------------------------------------------------------------
+
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Fault {
+    /// Every request answered correctly.
+    None,
+    AcceptClose,
+    Garbage,
+    HeadersStall,
+    HugeLine,
+    CloseMidChunk,
+    Http10NoLength,
+    SlowDrip,
+    /// 500 with the received Authorization header echoed in the body, and (alternately) a
+    /// stream whose error object echoes it.
+    EchoKey,
+    /// 307 to another port (the `u16`) on loopback.
+    RedirectTo(u16),
+    /// `GET /v1/models` never answered (for signals during preflight).
+    StallModels,
+    /// `GET /v1/models` answered 401 with the key echoed.
+    ModelsEchoKey401,
+}
+
+struct FaultServer {
+    addr: SocketAddr,
+    posts: Arc<AtomicUsize>,
+    heads: Arc<Mutex<Vec<String>>>,
+}
+
+impl FaultServer {
+    fn url(&self) -> String {
+        format!("http://{}", self.addr)
+    }
+}
+
+/// Answers `/v1/models` and the first `good` POSTs (the preflight probe) correctly, then
+/// misbehaves with `fault` on every later POST. One request per connection.
+fn fault_server(fault: Fault, good: usize) -> FaultServer {
+    let l = TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = l.local_addr().unwrap();
+    let posts = Arc::new(AtomicUsize::new(0));
+    let heads = Arc::new(Mutex::new(Vec::new()));
+    let (p2, h2) = (posts.clone(), heads.clone());
+    thread::spawn(move || {
+        for s in l.incoming() {
+            let Ok(s) = s else { continue };
+            let (p3, h3) = (p2.clone(), h2.clone());
+            thread::spawn(move || {
+                let _ = handle(s, fault, good, &p3, &h3);
+            });
+        }
+    });
+    FaultServer { addr, posts, heads }
+}
+
+fn read_head(s: &mut TcpStream) -> std::io::Result<(String, Vec<u8>)> {
+    let mut buf = Vec::new();
+    let mut b = [0u8; 4096];
+    loop {
+        if let Some(i) = buf.windows(4).position(|w| w == b"\r\n\r\n") {
+            let head = String::from_utf8_lossy(&buf[..i]).into_owned();
+            let rest = buf[i + 4..].to_vec();
+            return Ok((head, rest));
+        }
+        let n = s.read(&mut b)?;
+        if n == 0 || buf.len() > 1 << 16 {
+            return Err(std::io::ErrorKind::UnexpectedEof.into());
+        }
+        buf.extend_from_slice(&b[..n]);
+    }
+}
+
+const SSE_HEAD: &str =
+    "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nConnection: close\r\n\r\n";
+const GOOD_STREAM: &str = "data: {\"choices\":[{\"index\":0,\"text\":\"hello\"}]}\n\n\
+    data: {\"choices\":[{\"index\":0,\"text\":\" world\"}]}\n\n\
+    data: {\"choices\":[],\"usage\":{\"prompt_tokens\":16,\"completion_tokens\":2}}\n\n\
+    data: [DONE]\n\n";
+
+fn handle(
+    mut s: TcpStream,
+    fault: Fault,
+    good: usize,
+    posts: &AtomicUsize,
+    heads: &Mutex<Vec<String>>,
+) -> std::io::Result<()> {
+    s.set_read_timeout(Some(Duration::from_secs(20)))?;
+    let (head, mut body) = read_head(&mut s)?;
+    heads.lock().unwrap().push(head.clone());
+    let len = head
+        .lines()
+        .find_map(|l| {
+            let (k, v) = l.split_once(':')?;
+            k.eq_ignore_ascii_case("content-length")
+                .then(|| v.trim().parse::<usize>().ok())?
+        })
+        .unwrap_or(0);
+    while body.len() < len {
+        let mut b = vec![0u8; len - body.len()];
+        let n = s.read(&mut b)?;
+        if n == 0 {
+            break;
+        }
+        body.extend_from_slice(&b[..n]);
+    }
+    let auth = head
+        .lines()
+        .find_map(|l| {
+            let (k, v) = l.split_once(':')?;
+            k.eq_ignore_ascii_case("authorization")
+                .then(|| v.trim().to_string())
+        })
+        .unwrap_or_default();
+
+    if head.starts_with("GET /v1/models") {
+        match fault {
+            Fault::StallModels => {
+                thread::sleep(Duration::from_secs(60));
+                return Ok(());
+            }
+            Fault::ModelsEchoKey401 => {
+                let b = format!("{{\"error\":\"key rejected: {auth}\"}}");
+                return write!(
+                    s,
+                    "HTTP/1.1 401 Unauthorized\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{b}",
+                    b.len()
+                );
+            }
+            _ => {}
+        }
+        let b = r#"{"object":"list","data":[{"id":"m","object":"model"}]}"#;
+        return write!(
+            s,
+            "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{b}",
+            b.len()
+        );
+    }
+    let nth = posts.fetch_add(1, Ordering::SeqCst);
+    if nth < good || fault == Fault::None {
+        s.write_all(SSE_HEAD.as_bytes())?;
+        return s.write_all(GOOD_STREAM.as_bytes());
+    }
+    match fault {
+        Fault::None | Fault::StallModels | Fault::ModelsEchoKey401 => unreachable!(),
+        Fault::AcceptClose => Ok(()),
+        Fault::Garbage => s.write_all(b"\x00\x01GARBAGE \xff\xfe not http at all\r\n\r\n"),
+        Fault::HeadersStall => {
+            s.write_all(SSE_HEAD.as_bytes())?;
+            thread::sleep(Duration::from_secs(30));
+            Ok(())
+        }
+        Fault::HugeLine => {
+            s.write_all(SSE_HEAD.as_bytes())?;
+            s.write_all(b"data: ")?;
+            let chunk = vec![b'a'; 64 * 1024];
+            for _ in 0..160 {
+                s.write_all(&chunk)?; // 10 MiB with no newline
+            }
+            Ok(())
+        }
+        Fault::CloseMidChunk => {
+            s.write_all(
+                b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nTransfer-Encoding: chunked\r\n\r\n",
+            )?;
+            s.write_all(b"200\r\ndata: {\"choices\":[{\"index\":0,\"text\":\"hel")?;
+            Ok(()) // closed 470 bytes short of the chunk
+        }
+        Fault::Http10NoLength => {
+            s.write_all(b"HTTP/1.0 200 OK\r\nContent-Type: text/event-stream\r\n\r\n")?;
+            s.write_all(GOOD_STREAM.as_bytes())
+        }
+        Fault::SlowDrip => {
+            s.write_all(SSE_HEAD.as_bytes())?;
+            for b in GOOD_STREAM.as_bytes() {
+                s.write_all(&[*b])?;
+                thread::sleep(Duration::from_secs(1));
+            }
+            Ok(())
+        }
+        Fault::EchoKey => {
+            if nth % 2 == 1 {
+                let b = format!("{{\"error\":{{\"message\":\"invalid credentials '{auth}'\"}}}}");
+                write!(
+                    s,
+                    "HTTP/1.1 500 Internal Server Error\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{b}",
+                    b.len()
+                )
+            } else {
+                s.write_all(SSE_HEAD.as_bytes())?;
+                s.write_all(b"data: {\"choices\":[{\"index\":0,\"text\":\"hi\"}]}\n\n")?;
+                write!(
+                    s,
+                    "data: {{\"error\":{{\"message\":\"token expired: {auth}\",\"code\":401}}}}\n\n"
+                )
+            }
+        }
+        Fault::RedirectTo(port) => write!(
+            s,
+            "HTTP/1.1 307 Temporary Redirect\r\nLocation: http://127.0.0.1:{port}/v1/completions\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
+        ),
+    }
+}
+
+// ---- the fault matrix ---------------------------------------------------------------------
+
+/// Runs a full ladder (2 rungs × 3 requests, 3 s timeout) against a server that answers the
+/// preflight correctly and then misbehaves; returns the loaded folder and the output.
+fn run_fault(fault: Fault) -> (ResultDir, Ran) {
+    let server = fault_server(fault, 1);
+    let tmp = tempfile::tempdir().unwrap();
+    let sc = Sc::new(server.url()).write(tmp.path());
+    let out = tmp.path().join("out");
+    let ran = run_ladder(&sc, &out, Duration::from_secs(90));
+    no_panic(&ran);
+    let dir = run_dir(&out).unwrap_or_else(|| panic!("{fault:?}: no folder\n{}", ran.all()));
+    let rd = check_folder(&dir);
+    assert!(
+        ran.status.success(),
+        "{fault:?}: exit {:?}\n{}",
+        ran.status,
+        ran.all()
+    );
+    assert_eq!(rd.info.status, RunStatus::Complete, "{fault:?}");
+    assert_eq!(rd.rungs.len(), 2, "{fault:?}");
+    // Every measured request reached the server (plus the probe).
+    assert_eq!(server.posts.load(Ordering::SeqCst), 1 + 6, "{fault:?}");
+    (rd, ran)
+}
+
+/// The error classes and worst end-to-end time of every measured request of a run.
+fn classes(rd: &ResultDir) -> (Vec<Option<String>>, f64) {
+    let mut out = Vec::new();
+    let mut worst: f64 = 0.0;
+    for rung in &rd.rungs {
+        for l in rd.requests(rung).unwrap() {
+            out.push(l.error_class.map(|c| {
+                serde_json::to_value(c)
+                    .unwrap()
+                    .as_str()
+                    .unwrap()
+                    .to_string()
+            }));
+            worst = worst.max(l.e2e_ms);
+        }
+    }
+    (out, worst)
+}
+
+#[test]
+fn fault_matrix_every_request_ends_in_one_class_and_the_run_finishes() {
+    // (fault, the class every measured request must land in; None = success)
+    let cases = [
+        (Fault::AcceptClose, Some("reset")),
+        (Fault::Garbage, Some("malformed")),
+        (Fault::HeadersStall, Some("timeout")),
+        (Fault::HugeLine, Some("malformed")),
+        (Fault::CloseMidChunk, Some("reset")),
+        (Fault::Http10NoLength, None),
+        (Fault::SlowDrip, Some("timeout")),
+    ];
+    // Run the cases side by side: each one is mostly waiting on timeouts.
+    let handles: Vec<_> = cases
+        .into_iter()
+        .map(|(fault, want)| thread::spawn(move || (fault, want, run_fault(fault))))
+        .collect();
+    for h in handles {
+        let (fault, want, (rd, ran)) = h.join().unwrap();
+        let (got, worst_ms) = classes(&rd);
+        assert_eq!(got.len(), 6, "{fault:?}");
+        for c in &got {
+            assert_eq!(c.as_deref(), want, "{fault:?}: {got:?}\n{}", ran.all());
+        }
+        // Every request ended within its 3 s timeout (generous slack for a loaded machine).
+        assert!(worst_ms < 3000.0 + 5000.0, "{fault:?}: e2e {worst_ms} ms");
+        if fault == Fault::HugeLine {
+            let detail = rd
+                .requests(&rd.rungs[0])
+                .unwrap()
+                .into_iter()
+                .find_map(|l| l.error_detail)
+                .unwrap();
+            assert!(detail.contains("longer than"), "{detail}");
+        }
+    }
+}
+
+#[test]
+fn preflight_failures_are_reported_not_panicked() {
+    // Faults hit on the probe itself: preflight stops the run with exit 2 and no folder.
+    for fault in [Fault::AcceptClose, Fault::Garbage, Fault::HugeLine] {
+        let server = fault_server(fault, 0);
+        let tmp = tempfile::tempdir().unwrap();
+        let sc = Sc::new(server.url()).write(tmp.path());
+        let out = tmp.path().join("out");
+        let ran = run_ladder(&sc, &out, Duration::from_secs(60));
+        no_panic(&ran);
+        assert_eq!(ran.status.code(), Some(2), "{fault:?}\n{}", ran.all());
+        assert!(ran.stderr.contains("preflight failed"), "{}", ran.stderr);
+        assert!(run_dir(&out).is_none(), "{fault:?}: a folder without load");
+        assert_eq!(server.posts.load(Ordering::SeqCst), 1, "{fault:?}");
+    }
+}
+
+// ---- server restart mid-rung --------------------------------------------------------------
+
+fn start_sim(port: u16) -> Option<(Child, SocketAddr)> {
+    let mut c = Command::new(BIN)
+        .args([
+            "sim",
+            "--port",
+            &port.to_string(),
+            "--served-model-names",
+            "m",
+        ])
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut first = String::new();
+    BufReader::new(c.stdout.take().unwrap())
+        .read_line(&mut first)
+        .unwrap();
+    match first.trim().strip_prefix("listening on http://") {
+        Some(a) => Some((c, a.parse().unwrap())),
+        None => {
+            let _ = c.kill();
+            let _ = c.wait();
+            None
+        }
+    }
+}
+
+#[test]
+fn server_restart_mid_rung_counts_errors_and_the_run_continues() {
+    let (mut sim, addr) = start_sim(0).expect("sim starts");
+    let tmp = tempfile::tempdir().unwrap();
+    let mut sc = Sc::new(format!("http://{addr}"));
+    sc.n = 60;
+    sc.baseline = 10.0; // 6 s of load
+    sc.rates = "[20]";
+    sc.timeout = "5s";
+    let path = sc.write(tmp.path());
+    let out = tmp.path().join("out");
+    let live = spawn(ladder_cmd(&[
+        "run",
+        path.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+    ]));
+    live.wait_line("writing", Duration::from_secs(60));
+    thread::sleep(Duration::from_secs(2));
+    sim.kill().unwrap();
+    sim.wait().unwrap();
+    thread::sleep(Duration::from_millis(1500));
+    let mut restarted = None;
+    for _ in 0..50 {
+        if let Some(s) = start_sim(addr.port()) {
+            restarted = Some(s);
+            break;
+        }
+        thread::sleep(Duration::from_millis(100));
+    }
+    let (mut sim2, _) = restarted.expect("the simulator restarts on the same port");
+    let ran = live.finish(Duration::from_secs(120));
+    let _ = sim2.kill();
+    let _ = sim2.wait();
+    no_panic(&ran);
+    assert!(ran.status.success(), "{}", ran.all());
+    let rd = check_folder(&run_dir(&out).unwrap());
+    assert_eq!(rd.info.status, RunStatus::Complete);
+    let first = &rd.rungs[0].summary;
+    let broken = first.errors_by_class["connect"] + first.errors_by_class["reset"];
+    assert!(broken > 0, "{:?}", first.errors_by_class);
+    assert_eq!(
+        broken, first.failed,
+        "only connect/reset errors: {:?}",
+        first.errors_by_class
+    );
+    assert!(first.completed > 0);
+    // After the restart the next rung is served again.
+    assert!(rd.rungs[1].summary.completed > 0, "{:?}", rd.rungs[1].summary);
+}
+
+// ---- interruption -------------------------------------------------------------------------
+
+fn interrupted_folder(out: &Path, ran: &Ran) -> ResultDir {
+    no_panic(ran);
+    // Documented: an interrupted run exits 2 (unusable as a complete run).
+    assert_eq!(ran.status.code(), Some(2), "{}", ran.all());
+    assert!(ran.stderr.contains("interrupted:"), "{}", ran.stderr);
+    let rd = check_folder(&run_dir(out).expect("a folder"));
+    assert_eq!(rd.info.status, RunStatus::Interrupted);
+    assert!(rd.info.ended_at.is_some());
+    rd
+}
+
+#[test]
+fn signal_mid_rung_keeps_a_valid_folder() {
+    for sig in ["INT", "TERM"] {
+        let tmp = tempfile::tempdir().unwrap();
+        let mut sc = Sc::new("sim");
+        sc.n = 400;
+        sc.baseline = 10.0; // 40 s rung
+        sc.rates = "[20]";
+        let path = sc.write(tmp.path());
+        let out = tmp.path().join("out");
+        let live = spawn(ladder_cmd(&[
+            "run",
+            path.to_str().unwrap(),
+            "--out",
+            out.to_str().unwrap(),
+        ]));
+        live.wait_line("writing", Duration::from_secs(60));
+        thread::sleep(Duration::from_secs(1));
+        live.signal(sig);
+        let ran = live.finish(Duration::from_secs(40));
+        let rd = interrupted_folder(&out, &ran);
+        assert_eq!(rd.rungs.len(), 1, "{sig}");
+        assert!(!rd.rungs[0].entry.complete, "{sig}: the partial rung says so");
+        let lines = rd.requests(&rd.rungs[0]).unwrap();
+        assert!(!lines.is_empty() && lines.len() < 400, "{sig}: {}", lines.len());
+    }
+}
+
+#[test]
+fn signal_during_cooldown_keeps_finished_rungs_complete() {
+    let tmp = tempfile::tempdir().unwrap();
+    let mut sc = Sc::new("sim");
+    sc.n = 5;
+    sc.baseline = 50.0;
+    sc.rates = "[100]";
+    sc.cooldown = "120s";
+    let path = sc.write(tmp.path());
+    let out = tmp.path().join("out");
+    let live = spawn(ladder_cmd(&[
+        "run",
+        path.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+    ]));
+    live.wait_line("writing", Duration::from_secs(60));
+    // Wait until run.json lists the first rung: the run is now in its cooldown.
+    let end = Instant::now() + Duration::from_secs(60);
+    loop {
+        let listed = run_dir(&out)
+            .and_then(|d| std::fs::read(d.join("run.json")).ok())
+            .and_then(|b| serde_json::from_slice::<serde_json::Value>(&b).ok())
+            .is_some_and(|v| v["rungs"].as_array().is_some_and(|r| r.len() == 1));
+        if listed {
+            break;
+        }
+        assert!(Instant::now() < end, "the first rung never finished");
+        thread::sleep(Duration::from_millis(100));
+    }
+    live.signal("TERM");
+    // Well before the 120 s cooldown would end.
+    let ran = live.finish(Duration::from_secs(30));
+    let rd = interrupted_folder(&out, &ran);
+    assert_eq!(rd.rungs.len(), 1);
+    assert!(rd.rungs[0].entry.complete);
+    assert_eq!(rd.rungs[0].summary.completed, 5);
+    assert!(ran.stderr.contains("1 of 2 rungs complete"), "{}", ran.stderr);
+}
+
+#[test]
+fn signal_during_preflight_stops_without_a_folder() {
+    for sig in ["INT", "TERM"] {
+        let server = fault_server(Fault::StallModels, 0);
+        let tmp = tempfile::tempdir().unwrap();
+        let mut sc = Sc::new(server.url());
+        sc.timeout = "60s";
+        let path = sc.write(tmp.path());
+        let out = tmp.path().join("out");
+        let live = spawn(ladder_cmd(&[
+            "run",
+            path.to_str().unwrap(),
+            "--out",
+            out.to_str().unwrap(),
+        ]));
+        live.wait_line("preflight:", Duration::from_secs(60));
+        // Wait until the models request is in (preflight is blocked on it).
+        let end = Instant::now() + Duration::from_secs(30);
+        while server.heads.lock().unwrap().is_empty() {
+            assert!(Instant::now() < end);
+            thread::sleep(Duration::from_millis(50));
+        }
+        live.signal(sig);
+        let ran = live.finish(Duration::from_secs(30));
+        no_panic(&ran);
+        assert!(!ran.status.success(), "{sig}");
+        // Nothing was measured yet: no folder, and no load request was sent.
+        assert!(run_dir(&out).is_none(), "{sig}");
+        assert_eq!(server.posts.load(Ordering::SeqCst), 0, "{sig}");
+    }
+}
+
+// ---- output folder problems ---------------------------------------------------------------
+
+#[test]
+fn unwritable_output_fails_before_the_load() {
+    let server = fault_server(Fault::None, 0);
+    let tmp = tempfile::tempdir().unwrap();
+    let sc = Sc::new(server.url()).write(tmp.path());
+    let not_a_dir = tmp.path().join("file");
+    std::fs::write(&not_a_dir, "x").unwrap();
+    let ran = run_ladder(&sc, &not_a_dir, Duration::from_secs(60));
+    no_panic(&ran);
+    assert_eq!(ran.status.code(), Some(2));
+    assert!(
+        ran.stderr.contains("cannot write results under"),
+        "{}",
+        ran.stderr
+    );
+    // Only the preflight probe was sent: no rung started.
+    assert_eq!(server.posts.load(Ordering::SeqCst), 1);
+}
+
+#[test]
+fn full_disk_never_leaves_a_json_claiming_completion() {
+    let mnt = tempfile::tempdir().unwrap();
+    let mounted = Command::new("mount")
+        .args(["-t", "tmpfs", "-o", "size=12k", "tmpfs"])
+        .arg(mnt.path())
+        .stderr(Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success());
+    if !mounted {
+        eprintln!("skipped: cannot mount a tmpfs here (needs root)");
+        return;
+    }
+    struct Unmount<'a>(&'a Path);
+    impl Drop for Unmount<'_> {
+        fn drop(&mut self) {
+            let _ = Command::new("umount").arg(self.0).status();
+        }
+    }
+    let _guard = Unmount(mnt.path());
+    let tmp = tempfile::tempdir().unwrap();
+    let mut sc = Sc::new("sim");
+    sc.n = 200; // ~80 KB of request lines: more than the 12 KB disk
+    sc.baseline = 200.0;
+    sc.rates = "[400]";
+    let path = sc.write(tmp.path());
+    let out = mnt.path().join("out");
+    let ran = run_ladder(&path, &out, Duration::from_secs(120));
+    no_panic(&ran);
+    assert_eq!(ran.status.code(), Some(2), "{}", ran.all());
+    assert!(ran.stderr.contains("No space left"), "{}", ran.stderr);
+    let dir = run_dir(&out).expect("run.json fitted");
+    let mut names = Vec::new();
+    for e in std::fs::read_dir(&dir).unwrap() {
+        let p = e.unwrap().path();
+        let name = p.file_name().unwrap().to_string_lossy().into_owned();
+        assert!(!name.ends_with(".tmp"), "temp file left: {name}");
+        if name.ends_with(".json") {
+            serde_json::from_slice::<serde_json::Value>(&std::fs::read(&p).unwrap())
+                .unwrap_or_else(|e| panic!("{name}: {e}"));
+        }
+        names.push(name);
+    }
+    let info: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(dir.join("run.json")).unwrap()).unwrap();
+    assert_ne!(info["status"], "complete", "{info}");
+    assert!(
+        !names.iter().any(|n| n.starts_with("requests_")),
+        "{names:?}"
+    );
+}
+
+// ---- secrets ------------------------------------------------------------------------------
+
+#[test]
+fn key_echoed_by_the_server_never_reaches_files_or_output() {
+    let server = fault_server(Fault::EchoKey, 1);
+    let tmp = tempfile::tempdir().unwrap();
+    let mut sc = Sc::new(server.url());
+    sc.key = true;
+    let path = sc.write(tmp.path());
+    let out = tmp.path().join("out");
+    let ran = run_ladder(&path, &out, Duration::from_secs(60));
+    no_panic(&ran);
+    assert!(ran.status.success(), "{}", ran.all());
+    // The server really did receive (and echo) the key.
+    assert!(server
+        .heads
+        .lock()
+        .unwrap()
+        .iter()
+        .any(|h| h.contains(KEY)));
+    let dir = run_dir(&out).unwrap();
+    let rd = check_folder(&dir);
+    let (got, _) = classes(&rd);
+    assert!(got.iter().any(|c| c.as_deref() == Some("server_5xx")), "{got:?}");
+    assert!(got.iter().any(|c| c.as_deref() == Some("stream_error")), "{got:?}");
+    // The echoed text is kept, with the key replaced.
+    let files = all_text_under(&dir);
+    assert!(files.contains("Bearer ***"), "redacted echo kept");
+    // Reports rendered from the folder.
+    let report_dir = tmp.path().join("report");
+    let rep = ladder_cmd(&[
+        "report",
+        dir.to_str().unwrap(),
+        "--out",
+        report_dir.to_str().unwrap(),
+    ])
+    .output()
+    .unwrap();
+    let rep_out = format!(
+        "{}{}",
+        String::from_utf8_lossy(&rep.stdout),
+        String::from_utf8_lossy(&rep.stderr)
+    );
+    let reports = if report_dir.exists() {
+        all_text_under(&report_dir)
+    } else {
+        String::new()
+    };
+    for (what, text) in [
+        ("stdout/stderr", ran.all()),
+        ("result files", files),
+        ("report output", rep_out),
+        ("report files", reports),
+    ] {
+        assert!(!text.contains(KEY), "the key leaked into {what}");
+        assert!(!text.contains("SECRET-4242"), "part of the key leaked into {what}");
+    }
+}
+
+#[test]
+fn key_echoed_at_preflight_is_redacted_in_the_error() {
+    let server = fault_server(Fault::ModelsEchoKey401, 0);
+    let tmp = tempfile::tempdir().unwrap();
+    let mut sc = Sc::new(server.url());
+    sc.key = true;
+    let path = sc.write(tmp.path());
+    let ran = run_ladder(&path, &tmp.path().join("out"), Duration::from_secs(60));
+    no_panic(&ran);
+    assert_eq!(ran.status.code(), Some(2));
+    assert!(ran.stderr.contains("401"), "{}", ran.stderr);
+    assert!(!ran.all().contains(KEY), "{}", ran.all());
+}
+
+#[test]
+fn authorization_is_not_forwarded_on_a_redirect_to_another_port() {
+    let other = fault_server(Fault::None, 0);
+    let server = fault_server(Fault::RedirectTo(other.addr.port()), 1);
+    let tmp = tempfile::tempdir().unwrap();
+    let mut sc = Sc::new(server.url());
+    sc.key = true;
+    let path = sc.write(tmp.path());
+    let out = tmp.path().join("out");
+    let ran = run_ladder(&path, &out, Duration::from_secs(60));
+    no_panic(&ran);
+    assert!(ran.status.success(), "{}", ran.all());
+    let rd = check_folder(&run_dir(&out).unwrap());
+    let (got, _) = classes(&rd);
+    assert!(
+        got.iter().all(|c| c.as_deref() == Some("client_4xx")),
+        "a cross-origin redirect is a client error: {got:?}"
+    );
+    for h in other.heads.lock().unwrap().iter() {
+        assert!(!h.to_ascii_lowercase().contains("authorization"), "{h}");
+        assert!(!h.contains(KEY));
+    }
+    assert!(!ran.all().contains(KEY));
+}
+
+#[test]
+fn key_over_plain_http_warns_only_off_loopback() {
+    use ladder::runner::is_loopback_url;
+    for url in [
+        "http://127.0.0.1:8000",
+        "http://localhost:8000",
+        "http://[::1]:8000",
+        "http://127.0.0.2:9",
+    ] {
+        assert!(is_loopback_url(url), "{url}");
+    }
+    for url in [
+        "http://gpu-box.internal:8000",
+        "http://10.0.0.5:8000",
+        "http://localhost.evil.example",
+        "http://127.0.0.1.nip.io",
+    ] {
+        assert!(!is_loopback_url(url), "{url}");
+    }
+}
+
+// ---- resource limits ----------------------------------------------------------------------
+
+fn ladder_under_ulimit(ulimit: &str, scenario: &Path, out: &Path) -> Ran {
+    let mut c = Command::new("sh");
+    c.arg("-c")
+        .arg(format!("{ulimit} && exec \"$0\" run \"$1\" --out \"$2\""))
+        .arg(BIN)
+        .arg(scenario)
+        .arg(out)
+        .env(KEY_VAR, KEY)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    spawn(c).finish(Duration::from_secs(180))
+}
+
+#[test]
+fn open_file_limit_is_raised_or_refused_before_the_load() {
+    // 300 requests in flight at once against the in-process simulator: ~600 descriptors.
+    let tmp = tempfile::tempdir().unwrap();
+    let mut sc = Sc::new("sim");
+    sc.n = 300;
+    sc.output_tokens = 16;
+    sc.baseline = 2000.0;
+    sc.rates = "[4000]";
+    sc.max_concurrency = Some(300);
+    sc.timeout = "60s";
+    let path = sc.write(tmp.path());
+
+    // Soft limit 64, hard limit high: raised, and every request succeeds.
+    let out = tmp.path().join("out");
+    let ran = ladder_under_ulimit("ulimit -Sn 64", &path, &out);
+    no_panic(&ran);
+    assert!(ran.status.success(), "{}", ran.all());
+    assert!(ran.stderr.contains("raised the open-file limit"), "{}", ran.stderr);
+    let rd = check_folder(&run_dir(&out).unwrap());
+    for r in &rd.rungs {
+        assert_eq!(r.summary.failed, 0, "{:?}", r.summary.errors_by_class);
+    }
+
+    // Hard limit 64: a clear error before any load, no folder.
+    let out2 = tmp.path().join("out2");
+    let ran = ladder_under_ulimit("ulimit -n 64", &path, &out2);
+    no_panic(&ran);
+    assert_eq!(ran.status.code(), Some(2), "{}", ran.all());
+    assert!(ran.stderr.contains("max_concurrency 300"), "{}", ran.stderr);
+    assert!(ran.stderr.contains("hard limit is 64"), "{}", ran.stderr);
+    assert!(run_dir(&out2).is_none());
+}
