@@ -434,7 +434,15 @@ fn handle(
         return s.write_all(GOOD_STREAM.as_bytes());
     }
     match fault {
-        Fault::None | Fault::StallModels | Fault::ModelsEchoKey401 => unreachable!(),
+        Fault::None | Fault::StallModels => unreachable!(),
+        Fault::ModelsEchoKey401 => {
+            let b = format!("{{\"error\":\"key rejected: {auth}\"}}");
+            write!(
+                s,
+                "HTTP/1.1 401 Unauthorized\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{b}",
+                b.len()
+            )
+        }
         Fault::AcceptClose => Ok(()),
         Fault::Garbage => s.write_all(b"\x00\x01GARBAGE \xff\xfe not http at all\r\n\r\n"),
         Fault::HeadersStall => {
@@ -498,7 +506,7 @@ fn handle(
 
 /// Runs a full ladder (2 rungs × 3 requests, 3 s timeout) against a server that answers the
 /// preflight correctly and then misbehaves; returns the loaded folder and the output.
-fn run_fault(fault: Fault) -> (ResultDir, Ran) {
+fn run_fault(fault: Fault) -> (ResultDir, Ran, tempfile::TempDir) {
     let server = fault_server(fault, 1);
     let tmp = tempfile::tempdir().unwrap();
     let sc = Sc::new(server.url()).write(tmp.path());
@@ -517,7 +525,7 @@ fn run_fault(fault: Fault) -> (ResultDir, Ran) {
     assert_eq!(rd.rungs.len(), 2, "{fault:?}");
     // Every measured request reached the server (plus the probe).
     assert_eq!(server.posts.load(Ordering::SeqCst), 1 + 6, "{fault:?}");
-    (rd, ran)
+    (rd, ran, tmp)
 }
 
 /// The error classes and worst end-to-end time of every measured request of a run.
@@ -557,7 +565,7 @@ fn fault_matrix_every_request_ends_in_one_class_and_the_run_finishes() {
         .map(|(fault, want)| thread::spawn(move || (fault, want, run_fault(fault))))
         .collect();
     for h in handles {
-        let (fault, want, (rd, ran)) = h.join().unwrap();
+        let (fault, want, (rd, ran, _tmp)) = h.join().unwrap();
         let (got, worst_ms) = classes(&rd);
         assert_eq!(got.len(), 6, "{fault:?}");
         for c in &got {
@@ -572,7 +580,7 @@ fn fault_matrix_every_request_ends_in_one_class_and_the_run_finishes() {
                 .into_iter()
                 .find_map(|l| l.error_detail)
                 .unwrap();
-            assert!(detail.contains("longer than"), "{detail}");
+            assert!(detail.contains("exceeded 1048576 bytes"), "{detail}");
         }
     }
 }
@@ -691,8 +699,9 @@ fn interrupted_folder(out: &Path, ran: &Ran) -> ResultDir {
 #[test]
 fn signal_mid_rung_keeps_a_valid_folder() {
     for sig in ["INT", "TERM"] {
+        let server = fault_server(Fault::None, 0);
         let tmp = tempfile::tempdir().unwrap();
-        let mut sc = Sc::new("sim");
+        let mut sc = Sc::new(server.url());
         sc.n = 400;
         sc.baseline = 10.0; // 40 s rung
         sc.rates = "[20]";
@@ -704,15 +713,20 @@ fn signal_mid_rung_keeps_a_valid_folder() {
             "--out",
             out.to_str().unwrap(),
         ]));
-        live.wait_line("writing", Duration::from_secs(60));
-        thread::sleep(Duration::from_secs(1));
+        // Mid-rung: the probe and a few measured requests have been served.
+        let end = Instant::now() + Duration::from_secs(60);
+        while server.posts.load(Ordering::SeqCst) < 6 {
+            assert!(Instant::now() < end, "{sig}: the rung never started");
+            thread::sleep(Duration::from_millis(50));
+        }
         live.signal(sig);
         let ran = live.finish(Duration::from_secs(40));
         let rd = interrupted_folder(&out, &ran);
         assert_eq!(rd.rungs.len(), 1, "{sig}");
         assert!(!rd.rungs[0].entry.complete, "{sig}: the partial rung says so");
         let lines = rd.requests(&rd.rungs[0]).unwrap();
-        assert!(!lines.is_empty() && lines.len() < 400, "{sig}: {}", lines.len());
+        assert!(lines.len() >= 5 && lines.len() < 400, "{sig}: {}", lines.len());
+        assert!(lines.iter().all(|l| l.ok), "{sig}: in-flight requests finished in the grace");
     }
 }
 
@@ -1007,6 +1021,7 @@ fn open_file_limit_is_raised_or_refused_before_the_load() {
     sc.rates = "[4000]";
     sc.max_concurrency = Some(300);
     sc.timeout = "60s";
+    sc.extra = "sim:\n  max_num_seqs: 512\n  max_waiting: 1024\n  kv_cache_tokens: 1000000\n";
     let path = sc.write(tmp.path());
 
     // Soft limit 64, hard limit high: raised, and every request succeeds.
@@ -1028,4 +1043,238 @@ fn open_file_limit_is_raised_or_refused_before_the_load() {
     assert!(ran.stderr.contains("max_concurrency 300"), "{}", ran.stderr);
     assert!(ran.stderr.contains("hard limit is 64"), "{}", ran.stderr);
     assert!(run_dir(&out2).is_none());
+}
+
+// ---- fuzzing: corpus replay plus seeded mutations -----------------------------------------
+//
+// cargo-fuzz needs a nightly toolchain; CI has stable only. So `cargo test` replays the
+// committed corpus under tests/corpus/fuzz/ and a fixed number of seeded mutations of each
+// file (LADDER_FUZZ_ITERS, default 200; raise it for a longer local run). Properties: no
+// panic, no hang (a watchdog), memory bounded by the parser's line cap, and the SSE events
+// do not depend on how the bytes were split into reads.
+
+use ladder::client::chunk;
+use ladder::client::sse::{SseError, SseParser};
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+
+fn corpus(kind: &str) -> Vec<(String, Vec<u8>)> {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/corpus/fuzz").join(kind);
+    let mut files: Vec<_> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    files.sort();
+    assert!(!files.is_empty(), "empty corpus {}", dir.display());
+    files
+        .into_iter()
+        .map(|p| {
+            (
+                p.file_name().unwrap().to_string_lossy().into_owned(),
+                std::fs::read(&p).unwrap(),
+            )
+        })
+        .collect()
+}
+
+fn iterations() -> usize {
+    std::env::var("LADDER_FUZZ_ITERS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(200)
+}
+
+/// One mutation of `input`: bit flips, inserted framing bytes, duplicated or cut ranges.
+fn mutate(rng: &mut ChaCha8Rng, input: &[u8]) -> Vec<u8> {
+    const TOKENS: &[&[u8]] = &[
+        b"\n", b"\r", b"\r\n", b"\n\n", b"data:", b"data: ", b":", b"[DONE]", b"{", b"}", b"\"",
+        b"\\u0000", b"\xff", b"\x00", b"*a", b"&a ", b"- ", b"[", b"]", b"{{", b"}}",
+    ];
+    let mut v = input.to_vec();
+    for _ in 0..rng.gen_range(1..6) {
+        let at = rng.gen_range(0..=v.len());
+        match rng.gen_range(0..5) {
+            0 if !v.is_empty() => {
+                let i = rng.gen_range(0..v.len());
+                v[i] ^= 1 << rng.gen_range(0..8);
+            }
+            1 => {
+                let t = TOKENS[rng.gen_range(0..TOKENS.len())];
+                v.splice(at..at, t.iter().copied());
+            }
+            2 if !v.is_empty() => {
+                let end = rng.gen_range(at..=v.len());
+                let copy = v[at..end].to_vec();
+                v.splice(end..end, copy);
+            }
+            3 => v.truncate(at),
+            _ => {
+                let end = rng.gen_range(at..=v.len());
+                v.drain(at..end);
+            }
+        }
+    }
+    v
+}
+
+/// Runs `f` on a thread and fails (instead of hanging) when it takes longer than `limit`.
+fn with_watchdog(name: &str, limit: Duration, f: impl FnOnce() + Send + 'static) {
+    let (tx, rx) = mpsc::channel();
+    let h = thread::spawn(move || {
+        f();
+        let _ = tx.send(());
+    });
+    match rx.recv_timeout(limit) {
+        Ok(()) => h.join().unwrap(),
+        Err(mpsc::RecvTimeoutError::Disconnected) => {
+            if let Err(p) = h.join() {
+                std::panic::resume_unwind(p)
+            }
+        }
+        Err(mpsc::RecvTimeoutError::Timeout) => panic!("{name}: no result within {limit:?} (hang?)"),
+    }
+}
+
+/// Events (and the error) of `input` fed in reads of the given sizes.
+fn sse_events(input: &[u8], cuts: &[usize], max_line: usize) -> (Vec<Vec<u8>>, Option<SseError>) {
+    let mut p = SseParser::new(max_line);
+    let mut events = Vec::new();
+    let mut rest = input;
+    for &n in cuts {
+        let n = n.min(rest.len());
+        let (read, tail) = rest.split_at(n);
+        rest = tail;
+        if let Err(e) = p.feed(read, |d| {
+            events.push(d.to_vec());
+            true
+        }) {
+            return (events, Some(e));
+        }
+    }
+    if let Err(e) = p.feed(rest, |d| {
+        events.push(d.to_vec());
+        true
+    }) {
+        return (events, Some(e));
+    }
+    let err = p
+        .finish(|d| {
+            events.push(d.to_vec());
+            true
+        })
+        .err();
+    (events, err)
+}
+
+#[test]
+fn fuzz_sse_and_chunk_parsers_replay_corpus_and_mutations() {
+    with_watchdog("sse fuzz", Duration::from_secs(120), || {
+        let mut inputs: Vec<Vec<u8>> = corpus("sse").into_iter().map(|(_, b)| b).collect();
+        let mut rng = ChaCha8Rng::seed_from_u64(8);
+        let seeds = inputs.clone();
+        for _ in 0..iterations() {
+            let s = &seeds[rng.gen_range(0..seeds.len())];
+            inputs.push(mutate(&mut rng, s));
+        }
+        for input in &inputs {
+            // Split-independence: one read, one byte per read, random reads.
+            let (whole, err) = sse_events(input, &[], 256);
+            let bytes = sse_events(input, &vec![1; input.len()], 256);
+            assert_eq!((&whole, &err), (&bytes.0, &bytes.1), "{:?}", String::from_utf8_lossy(input));
+            let mut cuts = Vec::new();
+            let mut left = input.len();
+            while left > 0 {
+                let n = rng.gen_range(1..=left.min(64));
+                cuts.push(n);
+                left -= n;
+            }
+            let random = sse_events(input, &cuts, 256);
+            assert_eq!((&whole, &err), (&random.0, &random.1));
+            // No event is longer than the cap; every event's data goes through the chunk parser.
+            for ev in &whole {
+                assert!(ev.len() <= 256, "event of {} bytes", ev.len());
+                let _ = chunk::parse(ev);
+            }
+        }
+        // Whole chunk documents (non-streaming bodies) and their mutations.
+        let docs: Vec<Vec<u8>> = corpus("chunk").into_iter().map(|(_, b)| b).collect();
+        for d in &docs {
+            let _ = chunk::parse(d);
+            for _ in 0..iterations() {
+                let m = mutate(&mut rng, d);
+                let _ = chunk::parse(&m);
+            }
+        }
+        assert_eq!(chunk::parse(b"[DONE]"), chunk::Chunk::Done);
+        assert!(matches!(chunk::parse(&docs[1]), chunk::Chunk::Data { .. }));
+        // A deeply nested document is refused, not a stack overflow.
+        let deep = vec![b'['; 100_000];
+        assert!(matches!(chunk::parse(&deep), chunk::Chunk::Malformed(_)));
+    });
+}
+
+#[test]
+fn fuzz_sse_memory_is_bounded_by_the_line_cap() {
+    // No newline at all, and an endless event of short lines: both refused at the cap, and the
+    // parser stays failed instead of buffering what follows.
+    let cap = 4096;
+    let mut p = SseParser::new(cap);
+    let mut err = None;
+    for _ in 0..1024 {
+        if let Err(e) = p.feed(&[b'a'; 1024], |_| true) {
+            err = Some(e);
+            break;
+        }
+    }
+    assert_eq!(err, Some(SseError::TooLong { limit: cap }));
+    assert!(p.feed(b"\n\n", |_| panic!("no event after failure")).is_err());
+
+    let mut p = SseParser::new(cap);
+    let mut err = None;
+    for _ in 0..100_000 {
+        if let Err(e) = p.feed(b"data: x\n", |_| panic!("no blank line, no event")) {
+            err = Some(e);
+            break;
+        }
+    }
+    assert_eq!(err, Some(SseError::TooLong { limit: cap }));
+}
+
+#[test]
+fn fuzz_scenario_loader_replays_corpus_and_mutations() {
+    with_watchdog("scenario fuzz", Duration::from_secs(180), || {
+        let tmp = tempfile::tempdir().unwrap();
+        let mut rng = ChaCha8Rng::seed_from_u64(88);
+        let seeds = corpus("scenario");
+        // The known-good seed loads (the tokenizer path is resolved, not opened, by `load`).
+        let mut n = 0;
+        let mut check = |name: &str, bytes: &[u8]| {
+            let p = tmp.path().join(format!("{n}.yaml"));
+            n += 1;
+            std::fs::write(&p, bytes).unwrap();
+            let r = std::panic::catch_unwind(|| {
+                let _ = ladder::scenario::load(&p);
+                let _ = ladder::scenario::check_file(&p, None);
+            });
+            assert!(
+                r.is_ok(),
+                "the loader panicked on a mutation of {name}:\n{}",
+                String::from_utf8_lossy(bytes)
+            );
+            let _ = std::fs::remove_file(&p);
+        };
+        for (name, bytes) in &seeds {
+            check(name, bytes);
+        }
+        for _ in 0..iterations() {
+            let (name, bytes) = &seeds[rng.gen_range(0..seeds.len())];
+            check(name, &mutate(&mut rng, bytes));
+        }
+        // Over the size cap: refused without being parsed.
+        let big = tmp.path().join("big.yaml");
+        std::fs::write(&big, vec![b'#'; ladder::scenario::MAX_SCENARIO_BYTES as usize + 1])
+            .unwrap();
+        let err = ladder::scenario::load(&big).unwrap_err().to_string();
+        assert!(err.contains("KiB") || err.contains("large"), "{err}");
+    });
 }

@@ -8,7 +8,7 @@
 //! [`ErrorClass`]: crate::record::ErrorClass
 //! [`RequestRecord`]: crate::record::RequestRecord
 
-mod chunk;
+pub mod chunk;
 mod secret;
 mod send;
 pub mod sse;
