@@ -680,7 +680,11 @@ fn server_restart_mid_rung_counts_errors_and_the_run_continues() {
     );
     assert!(first.completed > 0);
     // After the restart the next rung is served again.
-    assert!(rd.rungs[1].summary.completed > 0, "{:?}", rd.rungs[1].summary);
+    assert!(
+        rd.rungs[1].summary.completed > 0,
+        "{:?}",
+        rd.rungs[1].summary
+    );
 }
 
 // ---- interruption -------------------------------------------------------------------------
@@ -723,10 +727,20 @@ fn signal_mid_rung_keeps_a_valid_folder() {
         let ran = live.finish(Duration::from_secs(40));
         let rd = interrupted_folder(&out, &ran);
         assert_eq!(rd.rungs.len(), 1, "{sig}");
-        assert!(!rd.rungs[0].entry.complete, "{sig}: the partial rung says so");
+        assert!(
+            !rd.rungs[0].entry.complete,
+            "{sig}: the partial rung says so"
+        );
         let lines = rd.requests(&rd.rungs[0]).unwrap();
-        assert!(lines.len() >= 5 && lines.len() < 400, "{sig}: {}", lines.len());
-        assert!(lines.iter().all(|l| l.ok), "{sig}: in-flight requests finished in the grace");
+        assert!(
+            lines.len() >= 5 && lines.len() < 400,
+            "{sig}: {}",
+            lines.len()
+        );
+        assert!(
+            lines.iter().all(|l| l.ok),
+            "{sig}: in-flight requests finished in the grace"
+        );
     }
 }
 
@@ -767,7 +781,11 @@ fn signal_during_cooldown_keeps_finished_rungs_complete() {
     assert_eq!(rd.rungs.len(), 1);
     assert!(rd.rungs[0].entry.complete);
     assert_eq!(rd.rungs[0].summary.completed, 5);
-    assert!(ran.stderr.contains("1 of 2 rungs complete"), "{}", ran.stderr);
+    assert!(
+        ran.stderr.contains("1 of 2 rungs complete"),
+        "{}",
+        ran.stderr
+    );
 }
 
 #[test]
@@ -889,17 +907,18 @@ fn key_echoed_by_the_server_never_reaches_files_or_output() {
     no_panic(&ran);
     assert!(ran.status.success(), "{}", ran.all());
     // The server really did receive (and echo) the key.
-    assert!(server
-        .heads
-        .lock()
-        .unwrap()
-        .iter()
-        .any(|h| h.contains(KEY)));
+    assert!(server.heads.lock().unwrap().iter().any(|h| h.contains(KEY)));
     let dir = run_dir(&out).unwrap();
     let rd = check_folder(&dir);
     let (got, _) = classes(&rd);
-    assert!(got.iter().any(|c| c.as_deref() == Some("server_5xx")), "{got:?}");
-    assert!(got.iter().any(|c| c.as_deref() == Some("stream_error")), "{got:?}");
+    assert!(
+        got.iter().any(|c| c.as_deref() == Some("server_5xx")),
+        "{got:?}"
+    );
+    assert!(
+        got.iter().any(|c| c.as_deref() == Some("stream_error")),
+        "{got:?}"
+    );
     // The echoed text is kept, with the key replaced.
     let files = all_text_under(&dir);
     assert!(files.contains("Bearer ***"), "redacted echo kept");
@@ -930,7 +949,10 @@ fn key_echoed_by_the_server_never_reaches_files_or_output() {
         ("report files", reports),
     ] {
         assert!(!text.contains(KEY), "the key leaked into {what}");
-        assert!(!text.contains("SECRET-4242"), "part of the key leaked into {what}");
+        assert!(
+            !text.contains("SECRET-4242"),
+            "part of the key leaked into {what}"
+        );
     }
 }
 
@@ -1029,7 +1051,11 @@ fn open_file_limit_is_raised_or_refused_before_the_load() {
     let ran = ladder_under_ulimit("ulimit -Sn 64", &path, &out);
     no_panic(&ran);
     assert!(ran.status.success(), "{}", ran.all());
-    assert!(ran.stderr.contains("raised the open-file limit"), "{}", ran.stderr);
+    assert!(
+        ran.stderr.contains("raised the open-file limit"),
+        "{}",
+        ran.stderr
+    );
     let rd = check_folder(&run_dir(&out).unwrap());
     for r in &rd.rungs {
         assert_eq!(r.summary.failed, 0, "{:?}", r.summary.errors_by_class);
@@ -1059,7 +1085,9 @@ use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
 fn corpus(kind: &str) -> Vec<(String, Vec<u8>)> {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/corpus/fuzz").join(kind);
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/corpus/fuzz")
+        .join(kind);
     let mut files: Vec<_> = std::fs::read_dir(&dir)
         .unwrap()
         .map(|e| e.unwrap().path())
@@ -1131,7 +1159,9 @@ fn with_watchdog(name: &str, limit: Duration, f: impl FnOnce() + Send + 'static)
                 std::panic::resume_unwind(p)
             }
         }
-        Err(mpsc::RecvTimeoutError::Timeout) => panic!("{name}: no result within {limit:?} (hang?)"),
+        Err(mpsc::RecvTimeoutError::Timeout) => {
+            panic!("{name}: no result within {limit:?} (hang?)")
+        }
     }
 }
 
@@ -1168,7 +1198,8 @@ fn sse_events(input: &[u8], cuts: &[usize], max_line: usize) -> (Vec<Vec<u8>>, O
 
 #[test]
 fn fuzz_sse_and_chunk_parsers_replay_corpus_and_mutations() {
-    with_watchdog("sse fuzz", Duration::from_secs(120), || {
+    let limit = Duration::from_secs(60) + Duration::from_millis(10) * iterations() as u32;
+    with_watchdog("sse fuzz", limit, || {
         let mut inputs: Vec<Vec<u8>> = corpus("sse").into_iter().map(|(_, b)| b).collect();
         let mut rng = ChaCha8Rng::seed_from_u64(8);
         let seeds = inputs.clone();
@@ -1180,7 +1211,12 @@ fn fuzz_sse_and_chunk_parsers_replay_corpus_and_mutations() {
             // Split-independence: one read, one byte per read, random reads.
             let (whole, err) = sse_events(input, &[], 256);
             let bytes = sse_events(input, &vec![1; input.len()], 256);
-            assert_eq!((&whole, &err), (&bytes.0, &bytes.1), "{:?}", String::from_utf8_lossy(input));
+            assert_eq!(
+                (&whole, &err),
+                (&bytes.0, &bytes.1),
+                "{:?}",
+                String::from_utf8_lossy(input)
+            );
             let mut cuts = Vec::new();
             let mut left = input.len();
             while left > 0 {
@@ -1227,7 +1263,9 @@ fn fuzz_sse_memory_is_bounded_by_the_line_cap() {
         }
     }
     assert_eq!(err, Some(SseError::TooLong { limit: cap }));
-    assert!(p.feed(b"\n\n", |_| panic!("no event after failure")).is_err());
+    assert!(p
+        .feed(b"\n\n", |_| panic!("no event after failure"))
+        .is_err());
 
     let mut p = SseParser::new(cap);
     let mut err = None;
@@ -1242,13 +1280,16 @@ fn fuzz_sse_memory_is_bounded_by_the_line_cap() {
 
 #[test]
 fn fuzz_scenario_loader_replays_corpus_and_mutations() {
-    with_watchdog("scenario fuzz", Duration::from_secs(180), || {
+    let limit = Duration::from_secs(60) + Duration::from_millis(50) * iterations() as u32;
+    with_watchdog("scenario fuzz", limit, || {
         let tmp = tempfile::tempdir().unwrap();
         let mut rng = ChaCha8Rng::seed_from_u64(88);
         let seeds = corpus("scenario");
         // The known-good seed loads (the tokenizer path is resolved, not opened, by `load`).
         let mut n = 0;
+        let mut slowest = (Duration::ZERO, Vec::new());
         let mut check = |name: &str, bytes: &[u8]| {
+            let t = Instant::now();
             let p = tmp.path().join(format!("{n}.yaml"));
             n += 1;
             std::fs::write(&p, bytes).unwrap();
@@ -1262,6 +1303,9 @@ fn fuzz_scenario_loader_replays_corpus_and_mutations() {
                 String::from_utf8_lossy(bytes)
             );
             let _ = std::fs::remove_file(&p);
+            if t.elapsed() > slowest.0 {
+                slowest = (t.elapsed(), bytes.to_vec());
+            }
         };
         for (name, bytes) in &seeds {
             check(name, bytes);
@@ -1270,10 +1314,18 @@ fn fuzz_scenario_loader_replays_corpus_and_mutations() {
             let (name, bytes) = &seeds[rng.gen_range(0..seeds.len())];
             check(name, &mutate(&mut rng, bytes));
         }
+        eprintln!(
+            "slowest scenario input: {:?}, {} bytes",
+            slowest.0,
+            slowest.1.len()
+        );
         // Over the size cap: refused without being parsed.
         let big = tmp.path().join("big.yaml");
-        std::fs::write(&big, vec![b'#'; ladder::scenario::MAX_SCENARIO_BYTES as usize + 1])
-            .unwrap();
+        std::fs::write(
+            &big,
+            vec![b'#'; ladder::scenario::MAX_SCENARIO_BYTES as usize + 1],
+        )
+        .unwrap();
         let err = ladder::scenario::load(&big).unwrap_err().to_string();
         assert!(err.contains("KiB") || err.contains("large"), "{err}");
     });

@@ -26,6 +26,7 @@ pub fn fds_needed(concurrency: u64, in_process_sim: bool) -> u64 {
 
 /// Makes the soft `RLIMIT_NOFILE` at least `need` when the hard limit allows it.
 #[cfg(unix)]
+#[allow(clippy::unnecessary_cast)] // rlim_t is u64 on Linux, not on every unix
 pub fn ensure_fds(need: u64) -> std::io::Result<FdLimit> {
     // SAFETY: getrlimit/setrlimit only read/write the struct passed by pointer.
     let mut lim = libc::rlimit {

@@ -131,7 +131,8 @@ fn check_rates(rates: &[f64]) -> Result<(), RunError> {
 /// Raises the file-descriptor soft limit for the rung's connections, or stops before the
 /// load when even the hard limit is too low for an explicit `max_concurrency`.
 fn check_fd_limit(scenario: &Scenario, say: &dyn Fn(&str)) -> Result<(), RunError> {
-    let per_rung = scenario.load.warmup_requests as u64 + scenario.workload.requests_per_rung as u64;
+    let per_rung =
+        scenario.load.warmup_requests as u64 + scenario.workload.requests_per_rung as u64;
     let concurrency = scenario
         .load
         .max_concurrency
