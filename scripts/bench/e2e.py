@@ -113,7 +113,7 @@ class Sampler(threading.Thread):
             time.sleep(0.05)
 
     def hot_cpu(self):
-        return sum(c for n, c in self.threads.values() if n.startswith("tokio-runtime-w"))
+        return sum(c for n, c in self.threads.values() if n.startswith("tokio-rt-worker"))
 
 
 def run_measured(ladder, scen_text, core="0"):
@@ -178,7 +178,7 @@ def exp_throughput(args):
                 "requests": r["completed"],
                 "failed": r["failed"],
                 "tokens": tokens,
-                "rung_s": r["duration_s"],
+                "rung_s": r["duration"],
                 "max_concurrent": r["max_concurrent_requests"],
                 "cpu_s": res["cpu_s"],
                 "hot_cpu_s": res["hot_cpu_s"],

@@ -1,0 +1,178 @@
+#!/usr/bin/env python3
+"""ladder vs GuideLLM side by side: same simulator, same workload, same rate, same core.
+
+Both clients run pinned to core 0 (taskset -c 0), one after the other, against one
+`ladder sim` pinned to core 1. CPU (user + system) and peak RSS come from wait4().
+
+GuideLLM is installed from PyPI into a venv (default target/bench-venv; `pip install guidellm`,
+which pulls torch: several GB). It gets the shipped word-level tokenizer as a local folder
+(scenarios/tokenizers/ladder-tiny.json copied as tokenizer.json beside a tokenizer_config.json
+that names PreTrainedTokenizerFast), so nothing is fetched from a hub.
+
+  python3 scripts/bench/side_by_side.py load --rate 100 --requests 1000
+  python3 scripts/bench/side_by_side.py fidelity          # low rate, modelled (not zero-cost) sim
+
+Traffic only to 127.0.0.1.
+"""
+
+import argparse
+import json
+import os
+import shutil
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from e2e import ROOT, TOKENIZER, run_measured, scenario, start_sim, stop  # noqa: E402
+
+
+def guidellm_run(venv, url, rate, n, input_tokens, output_tokens, seed, workdir, core="0"):
+    tok_dir = Path(workdir) / "tok"
+    tok_dir.mkdir(exist_ok=True)
+    shutil.copy(TOKENIZER, tok_dir / "tokenizer.json")
+    (tok_dir / "tokenizer_config.json").write_text(
+        json.dumps({"tokenizer_class": "PreTrainedTokenizerFast"}))
+    out = Path(workdir) / "guidellm.json"
+    cmd = ["taskset", "-c", core, str(Path(venv) / "bin" / "guidellm"), "run",
+           "--backend", f"kind=openai_http,target={url},model=sim-model",
+           "--profile", f"kind=constant,rate={rate}",
+           "--constraint", f"kind=max_requests,count={n}",
+           "--data", f"kind=synthetic_text,prompt_tokens={input_tokens},"
+                     f"output_tokens={output_tokens}",
+           "--tokenizer", f"kind=hf_auto,model={tok_dir}",
+           "--seed", f"kind=static,value={seed}",
+           "--output", f"kind=json,path={out}",
+           "--disable-console-interactive"]
+    env = dict(os.environ, HF_HUB_OFFLINE="1", TRANSFORMERS_OFFLINE="1")
+    log = Path(workdir) / "guidellm.log"
+    t0 = time.monotonic()
+    with open(log, "w") as lf:
+        pid = os.posix_spawnp("taskset", cmd, env, file_actions=[
+            (os.POSIX_SPAWN_DUP2, lf.fileno(), 1), (os.POSIX_SPAWN_DUP2, lf.fileno(), 2)])
+        _, status, ru = os.wait4(pid, 0)
+    wall = time.monotonic() - t0
+    if os.waitstatus_to_exitcode(status) != 0 or not out.exists():
+        raise SystemExit(f"guidellm failed; log:\n{log.read_text()[-3000:]}\ncmd: {cmd}")
+    return json.loads(out.read_text()), {
+        "wall_s": wall, "cpu_s": ru.ru_utime + ru.ru_stime,
+        "peak_rss_mb": ru.ru_maxrss / 1024, "cmd": " ".join(cmd)}
+
+
+def dig(d, *path, default=None):
+    for p in path:
+        if isinstance(d, dict) and p in d:
+            d = d[p]
+        else:
+            return default
+    return d
+
+
+def guidellm_figures(report):
+    """Per-request figures from GuideLLM's JSON: send lag, TTFT, ITL, TPOT, output tokens."""
+    b = report["benchmarks"][0]
+    reqs = dig(b, "requests", "successful", default=[]) or []
+    n_err = len(dig(b, "requests", "errored", default=[]) or [])
+    ttft, itl, tpot, lag, sends, toks = [], [], [], [], [], 0
+    for r in reqs:
+        info = r.get("info") or r.get("request_info") or {}
+        timings = info.get("timings") or {}
+        sched = timings.get("targeted_start")
+        sent = timings.get("request_start")
+        if sched is not None and sent is not None:
+            lag.append((sent - sched) * 1000)
+        if sent is not None:
+            sends.append(sent)
+        if r.get("time_to_first_token_ms") is not None:
+            ttft.append(r["time_to_first_token_ms"])
+        if r.get("inter_token_latency_ms") is not None:
+            itl.append(r["inter_token_latency_ms"])
+        if r.get("time_per_output_token_ms") is not None:
+            tpot.append(r["time_per_output_token_ms"])
+        toks += r.get("output_tokens") or 0
+    sends.sort()
+    dur = (sends[-1] - sends[0]) if len(sends) > 1 else 0
+    return {
+        "completed": len(reqs), "failed": n_err,
+        "achieved_rate": (len(sends) - 1) / dur if dur > 0 else 0,
+        "output_tokens": toks,
+        "median_ttft_ms": statistics.median(ttft) if ttft else None,
+        "median_itl_ms": statistics.median(itl) if itl else None,
+        "median_tpot_ms": statistics.median(tpot) if tpot else None,
+        "median_lag_ms": statistics.median(lag) if lag else None,
+        "p99_lag_ms": sorted(lag)[int(0.99 * (len(lag) - 1))] if lag else None,
+        "keys": sorted(reqs[0].keys()) if reqs else [],
+    }
+
+
+def run_pair(args, zero_cost, rate, n, out_tokens, sim_extra=()):
+    sim, url = start_sim(args.ladder, 1, seed=0, zero_cost=zero_cost, extra=sim_extra)
+    try:
+        text = scenario(url, "side-by-side", input_tokens=args.input_tokens,
+                        output_tokens=out_tokens, n=n, rates=[rate], arrival="constant")
+        rungs, lres = run_measured(args.ladder, text)
+    finally:
+        stop(sim)
+    r = rungs[0]
+    lad = {"completed": r["completed"], "failed": r["failed"],
+           "achieved_rate": r["achieved_rate"], "output_tokens": r["total_output_tokens"],
+           "tokens_per_s": r["output_throughput"], "duration_s": r["duration"],
+           "median_ttft_ms": r["median_ttft_ms"], "median_itl_ms": r["median_itl_ms"],
+           "median_tpot_ms": r["median_tpot_ms"], "median_lag_ms": r["median_dispatch_lag_ms"],
+           "p99_lag_ms": r["p99_dispatch_lag_ms"], "cpu_s": lres["cpu_s"],
+           "peak_rss_mb": lres["peak_rss_bytes"] / 2**20}
+    # A fresh simulator for the peer, so both see the same request numbering and seed.
+    sim, url = start_sim(args.ladder, 1, seed=0, zero_cost=zero_cost, extra=sim_extra)
+    try:
+        with tempfile.TemporaryDirectory() as d:
+            report, gres = guidellm_run(args.venv, url, rate, n, args.input_tokens, out_tokens,
+                                        0, d)
+            if args.keep:
+                shutil.copy(Path(d) / "guidellm.json", args.keep)
+    finally:
+        stop(sim)
+    g = guidellm_figures(report)
+    b = report["benchmarks"][0]
+    g["duration_s"] = dig(b, "duration", default=None) or dig(b, "run_stats", "duration")
+    g["cpu_s"], g["peak_rss_mb"], g["cmd"] = gres["cpu_s"], gres["peak_rss_mb"], gres["cmd"]
+    g["tokens_per_s"] = g["output_tokens"] / g["duration_s"] if g["duration_s"] else None
+    return lad, g
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("mode", choices=["load", "fidelity"])
+    ap.add_argument("--ladder", default=str(ROOT / "target" / "release" / "ladder"))
+    ap.add_argument("--venv", default=str(ROOT / "target" / "bench-venv"))
+    ap.add_argument("--rate", type=float, default=100)
+    ap.add_argument("--requests", type=int, default=1000)
+    ap.add_argument("--input-tokens", type=int, default=32)
+    ap.add_argument("--output-tokens", type=int, default=256)
+    ap.add_argument("--keep", help="copy GuideLLM's JSON report here")
+    ap.add_argument("--out", help="write both clients' figures here as JSON")
+    args = ap.parse_args()
+    if args.mode == "load":
+        lad, g = run_pair(args, True, args.rate, args.requests, args.output_tokens)
+    else:
+        # Modelled engine at speed 1: ~10-40 ms steps, far below capacity at 2 req/s.
+        lad, g = run_pair(args, False, 2, 40, 64)
+    print(json.dumps({"ladder": lad, "guidellm": g}, indent=1, default=str))
+    if args.out:
+        Path(args.out).write_text(json.dumps({"ladder": lad, "guidellm": g}, indent=1,
+                                             default=str))
+    rows = ["achieved_rate", "output_tokens", "tokens_per_s", "completed", "failed", "median_lag_ms", "p99_lag_ms", "cpu_s",
+            "peak_rss_mb", "median_ttft_ms", "median_tpot_ms", "median_itl_ms"]
+    print("\n| metric | ladder | GuideLLM | ladder / GuideLLM |\n| --- | ---: | ---: | ---: |")
+    for k in rows:
+        a, b = lad.get(k), g.get(k)
+        ratio = f"{a / b:.3f}" if isinstance(a, (int, float)) and b else "n/a"
+        fa = f"{a:.3f}" if isinstance(a, float) else str(a)
+        fb = f"{b:.3f}" if isinstance(b, float) else str(b)
+        print(f"| {k} | {fa} | {fb} | {ratio} |")
+
+
+if __name__ == "__main__":
+    main()
