@@ -12,7 +12,8 @@ use ladder::client::sse::SseParser;
 /// `events` token events of `words` words each, then usage and `[DONE]`, byte-for-byte the
 /// simulator's completions format.
 fn stream(events: usize, words: usize) -> Vec<u8> {
-    let base = r#""id":"cmpl-sim-17","object":"text_completion","created":1764680000,"model":"sim-model""#;
+    let base =
+        r#""id":"cmpl-sim-17","object":"text_completion","created":1764680000,"model":"sim-model""#;
     let vocab = ["bafu ", "chodi ", "dene ", "fira ", "bochu ", "dalo "];
     let mut out = Vec::new();
     for i in 0..events {

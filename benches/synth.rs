@@ -25,7 +25,9 @@ fn bpe() -> Tokenizer {
         "ka", "to", "ri", "men", "sa", "lo", "qu", "é", "ün", "th", "ing", "er", "中", "文", "ß",
         "ay", "str", "o", "a", "ne",
     ];
-    let punct = [",", ".", "!", "?", ";", "'s", " -", ":", "(", ")", "123", "42"];
+    let punct = [
+        ",", ".", "!", "?", ";", "'s", " -", ":", "(", ")", "123", "42",
+    ];
     let corpus: Vec<String> = (0..4000)
         .map(|_| {
             let mut s = String::new();
@@ -59,7 +61,8 @@ fn bpe() -> Tokenizer {
             .with_decoder(Some(ByteLevel::new(false, true, true)))
             .build()
             .expect("tokenizer builds");
-    t.train(&mut trainer, corpus.iter()).expect("training works");
+    t.train(&mut trainer, corpus.iter())
+        .expect("training works");
     t.to_string(false)
         .expect("serialises")
         .parse()
@@ -76,7 +79,8 @@ fn main() {
     let tokens = nums.get(1).copied().unwrap_or(512) as u32;
     let repeats = nums.get(2).copied().unwrap_or(3).max(1);
 
-    let fixture = Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios/tokenizers/ladder-tiny.json");
+    let fixture =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios/tokenizers/ladder-tiny.json");
     let word = tokenizer::load(&fixture).expect("shipped tokenizer loads");
     let t0 = Instant::now();
     let bpe = bpe();
@@ -93,13 +97,16 @@ fn main() {
         seed: 0,
         prompt_template: None,
     };
-    for (name, tok) in [("word-level (ladder-tiny.json)", &word), ("byte-level BPE", &bpe)] {
+    for (name, tok) in [
+        ("word-level (ladder-tiny.json)", &word),
+        ("byte-level BPE", &bpe),
+    ] {
         let mut times = Vec::new();
         let mut exact = 0;
         for rep in 0..repeats {
             let t = Instant::now();
-            let set = PromptSet::build(&workload, tok, None, prompts, rep as u64)
-                .expect("prompts build");
+            let set =
+                PromptSet::build(&workload, tok, None, prompts, rep as u64).expect("prompts build");
             times.push(t.elapsed().as_secs_f64());
             exact = set.iter().filter(|p| p.exact).count();
             assert_eq!(set.len(), prompts);
