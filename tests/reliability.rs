@@ -997,14 +997,33 @@ fn authorization_is_not_forwarded_on_a_redirect_to_another_port() {
 
 #[test]
 fn key_over_plain_http_warns_only_off_loopback() {
-    use ladder::runner::is_loopback_url;
+    use ladder::client::{ApiKey, Client, ClientConfig};
+    // Building a client sends nothing, so off-loopback URLs are safe to check here.
+    let warns = |url: &str| {
+        let c = Client::new(ClientConfig {
+            base_url: url.to_string(),
+            api: ladder::scenario::Api::Completions,
+            api_key: Some(ApiKey::new(KEY.to_string())),
+            model: "m".into(),
+            request_timeout: Duration::from_secs(5),
+            ttft_timeout: None,
+            headers: Default::default(),
+            ignore_eos: true,
+            max_connections: 4,
+        })
+        .unwrap();
+        let w = c.warnings().to_vec();
+        assert!(w.iter().all(|m| !m.contains(KEY)), "{w:?}");
+        !w.is_empty()
+    };
     for url in [
         "http://127.0.0.1:8000",
         "http://localhost:8000",
         "http://[::1]:8000",
         "http://127.0.0.2:9",
+        "https://gpu-box.internal:8000",
     ] {
-        assert!(is_loopback_url(url), "{url}");
+        assert!(!warns(url), "{url}");
     }
     for url in [
         "http://gpu-box.internal:8000",
@@ -1012,7 +1031,7 @@ fn key_over_plain_http_warns_only_off_loopback() {
         "http://localhost.evil.example",
         "http://127.0.0.1.nip.io",
     ] {
-        assert!(!is_loopback_url(url), "{url}");
+        assert!(warns(url), "{url}");
     }
 }
 

@@ -83,35 +83,9 @@ pub fn endpoint_label(base_url: &str) -> String {
     }
 }
 
-/// True when a URL's host is loopback (no key leaves the machine).
-pub fn is_loopback_url(base_url: &str) -> bool {
-    let rest = base_url.split_once("://").map_or(base_url, |(_, r)| r);
-    let host = rest.split(['/', '?']).next().unwrap_or("");
-    let host = host.rsplit_once('@').map_or(host, |(_, h)| h);
-    let host = if let Some(stripped) = host.strip_prefix('[') {
-        stripped.split(']').next().unwrap_or("")
-    } else {
-        host.split(':').next().unwrap_or("")
-    };
-    host == "localhost"
-        || host
-            .parse::<std::net::IpAddr>()
-            .map(|ip| ip.is_loopback())
-            .unwrap_or(false)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn loopback_detection() {
-        assert!(is_loopback_url("http://127.0.0.1:8000"));
-        assert!(is_loopback_url("http://localhost:8000/api"));
-        assert!(is_loopback_url("http://[::1]:8000"));
-        assert!(!is_loopback_url("http://10.0.0.5:8000"));
-        assert!(!is_loopback_url("https://gateway.example/api"));
-    }
 
     #[test]
     fn endpoint_label_drops_credentials() {

@@ -21,7 +21,6 @@ use crate::results::{RunInfo, RunStatus, RunWriter, RESULTS_FORMAT_VERSION};
 use crate::scenario::{Arrival, Scenario, SweepField};
 use crate::workload::{self, PromptSet};
 
-pub use environment::is_loopback_url;
 pub use progress::rung_table;
 
 /// What `ladder run` (and `ladder gate`) asks the runner to do.
@@ -272,13 +271,6 @@ async fn run_scenario(
     } else {
         (None, scenario.endpoint.base_url.clone())
     };
-    if api_key.is_some() && base_url.starts_with("http://") && !is_loopback_url(&base_url) {
-        say(&format!(
-            "warning: the API key will be sent in clear text over plain http to {}; use https",
-            environment::endpoint_label(&base_url)
-        ));
-    }
-
     check_fd_limit(&scenario, &say)?;
 
     let max_connections = scenario
@@ -302,6 +294,9 @@ async fn run_scenario(
     .with_token_counter(Arc::new(move |text: &str| {
         workload::count_tokens(&counter_tok, text)
     }));
+    for w in client.warnings() {
+        say(&format!("warning: {w}"));
+    }
     let client = Arc::new(client);
 
     say(&format!(
