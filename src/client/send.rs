@@ -41,6 +41,29 @@ impl Fail {
     }
 }
 
+/// SSE event callback: hand one event to `prog`, keeping its failure and stopping the
+/// parser on the first one.
+fn accept(prog: &mut Progress, data: &[u8], now: Instant, fail: &mut Option<Fail>) -> bool {
+    match prog.event(data, now) {
+        Ok(()) => true,
+        Err(f) => {
+            *fail = Some(f);
+            false
+        }
+    }
+}
+
+/// The outcome of feeding the parser: an event's failure first, then a framing error.
+fn framing_outcome(
+    fail: Option<Fail>,
+    framed: Result<(), super::sse::SseError>,
+) -> Result<(), Fail> {
+    if let Some(f) = fail {
+        return Err(f);
+    }
+    framed.map_err(|e| Fail::new(ErrorClass::Malformed, e.to_string()))
+}
+
 /// What the stream has delivered so far.
 #[derive(Default)]
 struct Progress {
@@ -329,19 +352,8 @@ impl Client {
                 continue;
             }
             let mut fail = None;
-            let framed = parser.feed(&read, |data| match prog.event(data, now) {
-                Ok(()) => true,
-                Err(f) => {
-                    fail = Some(f);
-                    false
-                }
-            });
-            if let Some(f) = fail {
-                return Err(f);
-            }
-            if let Err(e) = framed {
-                return Err(Fail::new(ErrorClass::Malformed, e.to_string()));
-            }
+            let framed = parser.feed(&read, |data| accept(prog, data, now, &mut fail));
+            framing_outcome(fail, framed)?;
         }
 
         if let Some(buf) = json_body {
@@ -351,19 +363,8 @@ impl Client {
         } else {
             let now = prog.last_read.unwrap_or_else(Instant::now);
             let mut fail = None;
-            let framed = parser.finish(|data| match prog.event(data, now) {
-                Ok(()) => true,
-                Err(f) => {
-                    fail = Some(f);
-                    false
-                }
-            });
-            if let Some(f) = fail {
-                return Err(f);
-            }
-            if let Err(e) = framed {
-                return Err(Fail::new(ErrorClass::Malformed, e.to_string()));
-            }
+            let framed = parser.finish(|data| accept(prog, data, now, &mut fail));
+            framing_outcome(fail, framed)?;
         }
         match (prog.done, prog.token_chunks) {
             (true, _) => Ok(()),
