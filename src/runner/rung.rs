@@ -40,9 +40,6 @@ pub trait RungObserver {
     fn on_record(&mut self, live: &LiveStats, sent: u64);
 }
 
-/// How long before a send time tokio's timer wakes the dispatcher (more than its 1 ms tick).
-const TIMER_SLACK: Duration = Duration::from_millis(2);
-
 /// Lead time before the first send, so the first arrivals are not late by construction.
 const START_LEAD: Duration = Duration::from_millis(20);
 
@@ -69,27 +66,21 @@ pub async fn run_rung(
             .max_concurrency
             .map(|c| Arc::new(Semaphore::new(c.max(1) as usize)));
         let warmup = plan.warmup;
-        let handle = tokio::runtime::Handle::current();
-        // The dispatch loop runs on its own thread (inside the runtime's context, so it can
-        // spawn and await): tokio's timer fires on 1 ms ticks, up to a tick late, so it only
-        // wakes the loop shortly before each send time, and a precise thread sleep covers the
-        // rest. The thread sleeps in the kernel, so this costs no spinning.
-        std::thread::Builder::new()
-            .name("ladder-dispatch".into())
-            .spawn(move || {
-                handle.block_on(async move {
+        // The dispatch loop is a task on the runtime, woken by an OS high-resolution timer
+        // (timerfd on Linux) registered in tokio's reactor: tokio's own timer fires on 1 ms
+        // ticks, up to a tick late. The send task is spawned from the worker that polls the
+        // dispatcher, so it runs next on that worker, with no hand-off between threads.
+        tokio::spawn(async move {
             for (i, (req, at)) in plan.requests.into_iter().zip(plan.schedule).enumerate() {
                 if *stop.borrow() {
                     break;
                 }
                 let due = start + at;
-                tokio::select! {
-                    _ = tokio::time::sleep_until(due.checked_sub(TIMER_SLACK).unwrap_or(due)) => {}
-                    _ = stop.changed() => break,
-                }
-                let now = Instant::now();
-                if due > now {
-                    std::thread::sleep(due - now);
+                if due > Instant::now() {
+                    tokio::select! {
+                        _ = tokio_hrtime::sleep_until(due.into_std()) => {}
+                        _ = stop.changed() => break,
+                    }
                 }
                 let permit = match &sem {
                     Some(s) => tokio::select! {
@@ -108,8 +99,6 @@ pub async fn run_rung(
                 });
             }
         })
-            })
-            .expect("the OS can start the dispatch thread")
     };
 
     let mut live = LiveStats::default();
@@ -142,7 +131,7 @@ pub async fn run_rung(
         }
     }
     // The dispatcher has ended (all sent) or is ending (stop seen); it is not waited for.
-    drop(dispatcher);
+    dispatcher.abort();
     let sent = sent.load(Ordering::Relaxed);
     RungRun {
         interrupted: interrupted || (records.len() as u64) < total as u64,
