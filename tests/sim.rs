@@ -929,3 +929,62 @@ async fn default_ladder_shape() {
     eprintln!("capacity (formula, speed 1): {:.1} req/s", cap / 2.0);
     s.shutdown().await;
 }
+
+/// A `name{labels}` sample's value from a Prometheus text page.
+fn sample(page: &str, prefix: &str) -> f64 {
+    page.lines()
+        .find(|l| l.starts_with(prefix))
+        .unwrap_or_else(|| panic!("{prefix} missing in:\n{page}"))
+        .rsplit(' ')
+        .next()
+        .unwrap()
+        .parse()
+        .unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn server_side_ttft_histogram_counts_streamed_requests() {
+    let (s, base) = start(fast()).await;
+    let c = client();
+    let url = format!("{base}/v1/completions");
+    let mut client_ttft = Vec::new();
+    for _ in 0..5 {
+        let t0 = Instant::now();
+        let mut r = post(&c, &url, &completion("one two three", 4, true)).await;
+        assert_eq!(r.status(), 200);
+        assert!(r.chunk().await.unwrap().is_some());
+        client_ttft.push(t0.elapsed().as_secs_f64());
+        while r.chunk().await.unwrap().is_some() {}
+    }
+    // Non-streamed requests have no first token event: not counted.
+    post(&c, &url, &completion("one two", 3, false)).await;
+    let page = c
+        .get(format!("{base}/metrics"))
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    let m = "model_name=\"sim-model\"}";
+    let count = sample(&page, &format!("vllm:time_to_first_token_seconds_count{{{m}"));
+    let sum = sample(&page, &format!("vllm:time_to_first_token_seconds_sum{{{m}"));
+    let inf = sample(
+        &page,
+        &format!("vllm:time_to_first_token_seconds_bucket{{le=\"+Inf\",{m}"),
+    );
+    assert_eq!(count, 5.0);
+    assert_eq!(inf, 5.0);
+    // The server's TTFT is inside the client's: it starts later and ends earlier.
+    let client_sum: f64 = client_ttft.iter().sum();
+    assert!(sum > 0.0 && sum <= client_sum, "server {sum} s, client {client_sum} s");
+    // Buckets are cumulative.
+    let buckets: Vec<f64> = page
+        .lines()
+        .filter(|l| l.starts_with("vllm:time_to_first_token_seconds_bucket"))
+        .map(|l| l.rsplit(' ').next().unwrap().parse().unwrap())
+        .collect();
+    assert_eq!(buckets.len(), 17);
+    assert!(buckets.windows(2).all(|w| w[0] <= w[1]), "{buckets:?}");
+    s.shutdown().await;
+}

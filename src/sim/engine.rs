@@ -59,6 +59,35 @@ pub(crate) struct Stats {
     pub success_length: AtomicU64,
     pub success_stop: AtomicU64,
     pub rejected: AtomicU64,
+    /// Time to first token of streamed requests, as the server sees it.
+    pub ttft: Histogram,
+}
+
+/// vLLM's `time_to_first_token_seconds` bucket bounds, in seconds.
+pub(crate) const TTFT_BUCKETS: [f64; 16] = [
+    0.001, 0.005, 0.01, 0.02, 0.04, 0.06, 0.08, 0.1, 0.25, 0.5, 0.75, 1.0, 2.5, 5.0, 7.5, 10.0,
+];
+
+/// A Prometheus histogram over [`TTFT_BUCKETS`] (non-cumulative counts; `+Inf` last).
+#[derive(Debug, Default)]
+pub(crate) struct Histogram {
+    pub buckets: [AtomicU64; TTFT_BUCKETS.len() + 1],
+    pub sum_ns: AtomicU64,
+    pub count: AtomicU64,
+}
+
+impl Histogram {
+    pub(crate) fn observe(&self, d: Duration) {
+        let secs = d.as_secs_f64();
+        let i = TTFT_BUCKETS
+            .iter()
+            .position(|&le| secs <= le)
+            .unwrap_or(TTFT_BUCKETS.len());
+        self.buckets[i].fetch_add(1, Relaxed);
+        self.sum_ns
+            .fetch_add(u64::try_from(d.as_nanos()).unwrap_or(u64::MAX), Relaxed);
+        self.count.fetch_add(1, Relaxed);
+    }
 }
 
 impl Stats {

@@ -18,7 +18,7 @@ use tokio::sync::{mpsc, watch};
 use tokio::time::Instant;
 
 use super::config::SimConfig;
-use super::engine::{Event, Job, Stats};
+use super::engine::{Event, Job, Stats, TTFT_BUCKETS};
 use super::words::{words, WORD_COUNT};
 
 /// Largest body frame built from token events that are ready at once.
@@ -242,12 +242,40 @@ async fn metrics(State(app): State<Arc<App>>) -> Response {
             ),
         ],
     );
+    let h = &s.ttft;
+    let mut cumulative = 0;
+    let mut ttft: Vec<(String, f64)> = Vec::with_capacity(TTFT_BUCKETS.len() + 3);
+    for (i, b) in h.buckets.iter().enumerate() {
+        cumulative += b.load(Relaxed);
+        let le = TTFT_BUCKETS
+            .get(i)
+            .map_or("+Inf".to_string(), |v| v.to_string());
+        ttft.push((format!("le=\"{le}\","), cumulative as f64));
+    }
+    let hist = |name: &str, help: &str, buckets: &[(String, f64)], sum: f64, count: f64| {
+        let mut o = format!("# HELP {name} {help}\n# TYPE {name} histogram\n");
+        for (labels, v) in buckets {
+            o.push_str(&format!("{name}_bucket{{{labels}model_name=\"{m}\"}} {v}\n"));
+        }
+        o.push_str(&format!("{name}_sum{{model_name=\"{m}\"}} {sum}\n"));
+        o.push_str(&format!("{name}_count{{model_name=\"{m}\"}} {count}\n"));
+        o
+    };
+    let ttft_text = hist(
+        "vllm:time_to_first_token_seconds",
+        "Histogram of time to first token in seconds (streamed requests, from the handler \
+         start to the first token event).",
+        &ttft,
+        h.sum_ns.load(Relaxed) as f64 / 1e9,
+        h.count.load(Relaxed) as f64,
+    );
     put(
         "ladder_sim:requests_rejected_total",
         "counter",
         "Requests rejected by the waiting-queue limits.",
         &[("", s.rejected.load(Relaxed) as f64)],
     );
+    out.push_str(&ttft_text);
     (
         [(
             header::CONTENT_TYPE,
@@ -415,6 +443,7 @@ fn unix_now() -> u64 {
 }
 
 async fn handle(app: Arc<App>, kind: Kind, headers: HeaderMap, body: Bytes) -> Response {
+    let arrived = Instant::now();
     if let Err(r) = authorized(&app, &headers) {
         return *r;
     }
@@ -537,6 +566,8 @@ async fn handle(app: Arc<App>, kind: Kind, headers: HeaderMap, body: Bytes) -> R
         include_usage: req.include_usage,
         stall: Duration::from_millis(cfg.stall_ms),
         shutdown: app.shutdown.clone(),
+        arrived,
+        stats: app.stats.clone(),
     };
     if req.stream {
         let stream = futures_util::stream::unfold(st, |mut st| async move {
@@ -728,6 +759,9 @@ struct StreamState {
     include_usage: bool,
     stall: Duration,
     shutdown: watch::Receiver<bool>,
+    /// When the handler started (the body has been read): TTFT is measured from here.
+    arrived: Instant,
+    stats: Arc<Stats>,
 }
 
 fn aborted(why: &str) -> io::Error {
@@ -792,6 +826,9 @@ impl StreamState {
                 let mut item = Some(item);
                 while let Some((n, finished)) = item.take() {
                     let first = self.chunks_sent == 0;
+                    if first {
+                        self.stats.ttft.observe(self.arrived.elapsed());
+                    }
                     self.chunks_sent += 1;
                     self.tokens_sent += n;
                     let finish = finished.then(|| self.finish_reason());
