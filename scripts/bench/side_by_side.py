@@ -23,6 +23,7 @@ import statistics
 import sys
 import tempfile
 import time
+import urllib.request
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -99,6 +100,7 @@ def guidellm_figures(report):
         "achieved_rate": (len(sends) - 1) / dur if dur > 0 else 0,
         "output_tokens": toks,
         "median_ttft_ms": statistics.median(ttft) if ttft else None,
+        "mean_ttft_ms": statistics.fmean(ttft) if ttft else None,
         "median_itl_ms": statistics.median(itl) if itl else None,
         "median_tpot_ms": statistics.median(tpot) if tpot else None,
         "median_lag_ms": statistics.median(lag) if lag else None,
@@ -107,12 +109,26 @@ def guidellm_figures(report):
     }
 
 
+def server_ttft(url):
+    """Mean server-side TTFT (ms) and count from the simulator's vLLM-style histogram."""
+    with urllib.request.urlopen(f"{url}/metrics", timeout=10) as r:
+        page = r.read().decode()
+    vals = {}
+    for line in page.splitlines():
+        for k in ("_sum", "_count"):
+            if line.startswith(f"vllm:time_to_first_token_seconds{k}{{"):
+                vals[k] = float(line.rsplit(" ", 1)[1])
+    n = vals.get("_count", 0)
+    return (vals["_sum"] / n * 1000 if n else None), n
+
+
 def run_pair(args, zero_cost, rate, n, out_tokens, sim_extra=()):
     sim, url = start_sim(args.ladder, 1, seed=0, zero_cost=zero_cost, extra=sim_extra)
     try:
         text = scenario(url, "side-by-side", input_tokens=args.input_tokens,
                         output_tokens=out_tokens, n=n, rates=[rate], arrival="constant")
         rungs, lres = run_measured(args.ladder, text)
+        l_server = server_ttft(url)
     finally:
         stop(sim)
     r = rungs[0]
@@ -120,6 +136,7 @@ def run_pair(args, zero_cost, rate, n, out_tokens, sim_extra=()):
            "achieved_rate": r["achieved_rate"], "output_tokens": r["total_output_tokens"],
            "tokens_per_s": r["output_throughput"], "duration_s": r["duration"],
            "median_ttft_ms": r["median_ttft_ms"], "median_itl_ms": r["median_itl_ms"],
+           "mean_ttft_ms": r["mean_ttft_ms"], "server_mean_ttft_ms": l_server[0],
            "median_tpot_ms": r["median_tpot_ms"], "median_lag_ms": r["median_dispatch_lag_ms"],
            "p99_lag_ms": r["p99_dispatch_lag_ms"], "cpu_s": lres["cpu_s"],
            "peak_rss_mb": lres["peak_rss_bytes"] / 2**20}
@@ -131,6 +148,7 @@ def run_pair(args, zero_cost, rate, n, out_tokens, sim_extra=()):
                                         0, d)
             if args.keep:
                 shutil.copy(Path(d) / "guidellm.json", args.keep)
+        g_server = server_ttft(url)
     finally:
         stop(sim)
     g = guidellm_figures(report)
@@ -138,6 +156,10 @@ def run_pair(args, zero_cost, rate, n, out_tokens, sim_extra=()):
     g["duration_s"] = dig(b, "duration", default=None) or dig(b, "run_stats", "duration")
     g["cpu_s"], g["peak_rss_mb"], g["cmd"] = gres["cpu_s"], gres["peak_rss_mb"], gres["cmd"]
     g["tokens_per_s"] = g["output_tokens"] / g["duration_s"] if g["duration_s"] else None
+    g["server_mean_ttft_ms"] = g_server[0]
+    for x in (lad, g):
+        if x.get("mean_ttft_ms") is not None and x["server_mean_ttft_ms"] is not None:
+            x["ttft_over_server_ms"] = x["mean_ttft_ms"] - x["server_mean_ttft_ms"]
     return lad, g
 
 
@@ -153,25 +175,42 @@ def main():
     ap.add_argument("--output-tokens", type=int, default=256)
     ap.add_argument("--keep", help="copy GuideLLM's JSON report here")
     ap.add_argument("--out", help="write both clients' figures here as JSON")
+    ap.add_argument("--runs", type=int, default=1,
+                    help="repeat the pair; medians are printed with every run's value")
     args = ap.parse_args()
-    if args.mode == "load":
-        lad, g = run_pair(args, True, args.rate, args.requests, args.output_tokens)
-    else:
-        # Modelled engine at speed 1: ~10-40 ms steps, far below capacity at 2 req/s.
-        lad, g = run_pair(args, False, 2, 40, 64)
-    print(json.dumps({"ladder": lad, "guidellm": g}, indent=1, default=str))
+    pairs = []
+    for i in range(args.runs):
+        print(f"pair {i + 1}/{args.runs}", file=sys.stderr)
+        if args.mode == "load":
+            pairs.append(run_pair(args, True, args.rate, args.requests, args.output_tokens))
+        else:
+            # Modelled engine at speed 1: ~10-40 ms steps, far below capacity at 2 req/s.
+            pairs.append(run_pair(args, False, 2, 40, 64))
+    doc = {"mode": args.mode, "rate": args.rate, "requests": args.requests,
+           "date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+           "pairs": [{"ladder": lad, "guidellm": g} for lad, g in pairs]}
+    print(json.dumps(doc, indent=1, default=str))
     if args.out:
-        Path(args.out).write_text(json.dumps({"ladder": lad, "guidellm": g}, indent=1,
-                                             default=str))
-    rows = ["achieved_rate", "output_tokens", "tokens_per_s", "completed", "failed", "median_lag_ms", "p99_lag_ms", "cpu_s",
-            "peak_rss_mb", "median_ttft_ms", "median_tpot_ms", "median_itl_ms"]
-    print("\n| metric | ladder | GuideLLM | ladder / GuideLLM |\n| --- | ---: | ---: | ---: |")
+        Path(args.out).write_text(json.dumps(doc, indent=1, default=str))
+    rows = ["achieved_rate", "output_tokens", "tokens_per_s", "completed", "failed",
+            "median_lag_ms", "p99_lag_ms", "cpu_s", "peak_rss_mb", "median_ttft_ms",
+            "mean_ttft_ms", "server_mean_ttft_ms", "ttft_over_server_ms", "median_tpot_ms",
+            "median_itl_ms"]
+
+    def fig(x):
+        return f"{x:,.3f}" if isinstance(x, float) else str(x)
+
+    print(f"\n| metric | ladder (median of {len(pairs)}) | GuideLLM (median of {len(pairs)}) "
+          "| ladder / GuideLLM | ladder runs | GuideLLM runs |")
+    print("| --- | ---: | ---: | ---: | --- | --- |")
     for k in rows:
-        a, b = lad.get(k), g.get(k)
-        ratio = f"{a / b:.3f}" if isinstance(a, (int, float)) and b else "n/a"
-        fa = f"{a:.3f}" if isinstance(a, float) else str(a)
-        fb = f"{b:.3f}" if isinstance(b, float) else str(b)
-        print(f"| {k} | {fa} | {fb} | {ratio} |")
+        la = [lad.get(k) for lad, _ in pairs]
+        gb = [g.get(k) for _, g in pairs]
+        ma = statistics.median(la) if all(isinstance(v, (int, float)) for v in la) else None
+        mb = statistics.median(gb) if all(isinstance(v, (int, float)) for v in gb) else None
+        ratio = f"{ma / mb:.3f}" if ma is not None and mb else "n/a"
+        print(f"| {k} | {fig(ma)} | {fig(mb)} | {ratio} | {', '.join(fig(v) for v in la)} | "
+              f"{', '.join(fig(v) for v in gb)} |")
 
 
 if __name__ == "__main__":
