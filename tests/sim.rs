@@ -967,7 +967,10 @@ async fn server_side_ttft_histogram_counts_streamed_requests() {
         .await
         .unwrap();
     let m = "model_name=\"sim-model\"}";
-    let count = sample(&page, &format!("vllm:time_to_first_token_seconds_count{{{m}"));
+    let count = sample(
+        &page,
+        &format!("vllm:time_to_first_token_seconds_count{{{m}"),
+    );
     let sum = sample(&page, &format!("vllm:time_to_first_token_seconds_sum{{{m}"));
     let inf = sample(
         &page,
@@ -977,7 +980,10 @@ async fn server_side_ttft_histogram_counts_streamed_requests() {
     assert_eq!(inf, 5.0);
     // The server's TTFT is inside the client's: it starts later and ends earlier.
     let client_sum: f64 = client_ttft.iter().sum();
-    assert!(sum > 0.0 && sum <= client_sum, "server {sum} s, client {client_sum} s");
+    assert!(
+        sum > 0.0 && sum <= client_sum,
+        "server {sum} s, client {client_sum} s"
+    );
     // Buckets are cumulative.
     let buckets: Vec<f64> = page
         .lines()

@@ -255,7 +255,9 @@ async fn metrics(State(app): State<Arc<App>>) -> Response {
     let hist = |name: &str, help: &str, buckets: &[(String, f64)], sum: f64, count: f64| {
         let mut o = format!("# HELP {name} {help}\n# TYPE {name} histogram\n");
         for (labels, v) in buckets {
-            o.push_str(&format!("{name}_bucket{{{labels}model_name=\"{m}\"}} {v}\n"));
+            o.push_str(&format!(
+                "{name}_bucket{{{labels}model_name=\"{m}\"}} {v}\n"
+            ));
         }
         o.push_str(&format!("{name}_sum{{model_name=\"{m}\"}} {sum}\n"));
         o.push_str(&format!("{name}_count{{model_name=\"{m}\"}} {count}\n"));
