@@ -203,7 +203,7 @@ mod scan {
 
     /// Bytes that may appear unescaped in a string without a closer look: printable ASCII
     /// other than `"` and `\`.
-    const PLAIN: [bool; 256] = {
+    pub(super) const PLAIN: [bool; 256] = {
         let mut t = [false; 256];
         let mut i = 0x20;
         while i < 0x80 {
@@ -212,6 +212,18 @@ mod scan {
         }
         t
     };
+
+    /// Whether any of eight bytes may be non-[`PLAIN`] (never a false "no"; a false "yes"
+    /// only sends those bytes through the table).
+    pub(super) fn maybe_special(w: u64) -> bool {
+        const ONES: u64 = 0x0101_0101_0101_0101;
+        const HIGH: u64 = 0x8080_8080_8080_8080;
+        let has_zero = |v: u64| v.wrapping_sub(ONES) & !v;
+        let quote = w ^ (ONES * u64::from(b'"'));
+        let backslash = w ^ (ONES * u64::from(b'\\'));
+        // Bytes ≥ 0x80 | bytes < 0x20 (exact when no high bit is set) | `"` | `\`.
+        (w | w.wrapping_sub(ONES * 0x20) | has_zero(quote) | has_zero(backslash)) & HIGH != 0
+    }
 
     /// A string literal's content (without quotes) and what it holds.
     struct Lit {
@@ -401,6 +413,13 @@ mod scan {
             let mut i = start;
             let (mut escaped, mut non_ascii) = (false, false);
             loop {
+                // Eight plain bytes at a time, then byte by byte up to the next special one.
+                while let Some(w) = b.get(i..i + 8) {
+                    if maybe_special(u64::from_le_bytes(w.try_into().unwrap_or_default())) {
+                        break;
+                    }
+                    i += 8;
+                }
                 while i < b.len() && PLAIN[b[i] as usize] {
                     i += 1;
                 }
@@ -992,6 +1011,21 @@ mod tests {
             "{:?}",
             String::from_utf8_lossy(input)
         );
+    }
+
+    #[test]
+    fn eight_byte_check_never_misses_a_special_byte() {
+        for pos in 0..8 {
+            for byte in 0..=255u8 {
+                let mut w = *b"abcdefgh";
+                w[pos] = byte;
+                let special = !w.iter().all(|&c| scan::PLAIN[c as usize]);
+                if special {
+                    assert!(scan::maybe_special(u64::from_le_bytes(w)), "{w:?}");
+                }
+            }
+        }
+        assert!(!scan::maybe_special(u64::from_le_bytes(*b"cmpl-sim")));
     }
 
     #[test]
