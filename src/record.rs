@@ -109,6 +109,86 @@ pub struct RequestError {
     pub detail: String,
 }
 
+/// Gaps between consecutive token-bearing chunks of one request (inter-token latencies),
+/// stored compactly as whole microseconds: 4 bytes a gap instead of a `Duration`'s 16, since
+/// a rung keeps every gap of every request until it is summarised and written.
+///
+/// Each gap is rounded to the nearest microsecond and saturates at `u32::MAX` µs (≈ 71.6
+/// minutes). vLLM reports ITL in milliseconds; a microsecond is far below any meaningful
+/// resolution of a network stream.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct ItlGaps(Vec<u32>);
+
+impl ItlGaps {
+    /// No gaps yet.
+    pub fn new() -> ItlGaps {
+        ItlGaps(Vec::new())
+    }
+
+    /// Room for `n` gaps without growing.
+    pub fn with_capacity(n: usize) -> ItlGaps {
+        ItlGaps(Vec::with_capacity(n))
+    }
+
+    /// `d` in whole microseconds, rounded to nearest, saturating at `u32::MAX`.
+    pub fn micros_of(d: Duration) -> u32 {
+        u32::try_from((d.as_nanos() + 500) / 1000).unwrap_or(u32::MAX)
+    }
+
+    /// A gap of `us` microseconds in milliseconds, the unit of result files
+    /// (`12345` → `12.345`).
+    pub fn ms_of(us: u32) -> f64 {
+        f64::from(us) / 1000.0
+    }
+
+    /// Append one gap.
+    pub fn push(&mut self, gap: Duration) {
+        self.0.push(Self::micros_of(gap));
+    }
+
+    /// Number of gaps.
+    pub fn len(&self) -> usize {
+        self.0.len()
+    }
+
+    /// True when there are no gaps (fewer than two token chunks).
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+
+    /// The gaps in microseconds, in arrival order.
+    pub fn micros(&self) -> &[u32] {
+        &self.0
+    }
+
+    /// The gaps as durations, in arrival order.
+    pub fn iter(&self) -> impl ExactSizeIterator<Item = Duration> + '_ {
+        self.0.iter().map(|&us| Duration::from_micros(us.into()))
+    }
+
+    /// The gaps in milliseconds (the unit of result files), in arrival order.
+    pub fn iter_ms(&self) -> impl ExactSizeIterator<Item = f64> + '_ {
+        self.0.iter().map(|&us| Self::ms_of(us))
+    }
+
+    /// Release capacity reserved for gaps that never came (a stream that ended early).
+    pub fn shrink_to_fit(&mut self) {
+        self.0.shrink_to_fit();
+    }
+}
+
+impl FromIterator<Duration> for ItlGaps {
+    fn from_iter<I: IntoIterator<Item = Duration>>(iter: I) -> Self {
+        ItlGaps(iter.into_iter().map(ItlGaps::micros_of).collect())
+    }
+}
+
+impl From<Vec<Duration>> for ItlGaps {
+    fn from(gaps: Vec<Duration>) -> Self {
+        gaps.into_iter().collect()
+    }
+}
+
 /// One request as measured by the client.
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct RequestRecord {
@@ -132,8 +212,8 @@ pub struct RequestRecord {
     pub output_tokens: u32,
     /// Where `output_tokens` came from.
     pub token_source: TokenSource,
-    /// Gaps between consecutive token-bearing chunks.
-    pub itl: Vec<Duration>,
+    /// Gaps between consecutive token-bearing chunks, in whole microseconds.
+    pub itl: ItlGaps,
     /// `None` for a success.
     pub error: Option<RequestError>,
 }
@@ -202,6 +282,27 @@ mod tests {
         assert_eq!(r.e2e(), ms(1100));
         assert_eq!(r.tpot(), Some(ms(100)));
         assert_eq!(r.dispatch_lag(), ms(10));
+    }
+
+    #[test]
+    fn itl_gaps_round_to_the_nearest_microsecond_and_saturate() {
+        let gaps: ItlGaps = vec![
+            Duration::from_nanos(12_345_499),
+            Duration::from_nanos(12_345_500),
+            Duration::ZERO,
+            Duration::from_secs(5 * 3600),
+        ]
+        .into();
+        assert_eq!(gaps.micros(), &[12_345, 12_346, 0, u32::MAX]);
+        assert_eq!(gaps.len(), 4);
+        assert_eq!(gaps.iter().next(), Some(Duration::from_micros(12_345)));
+        // Milliseconds print as short decimals, not binary-fraction noise.
+        let ms: Vec<f64> = gaps.iter_ms().collect();
+        assert_eq!(
+            serde_json::to_string(&ms[..3]).unwrap(),
+            "[12.345,12.346,0.0]"
+        );
+        assert!(ItlGaps::new().is_empty());
     }
 
     #[test]

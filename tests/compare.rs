@@ -837,7 +837,7 @@ fn folders_from_the_real_writer_compare() {
                         end: sent + ttft + tpot * 15,
                         input_tokens: 32,
                         output_tokens: 16,
-                        itl: vec![tpot; 15],
+                        itl: vec![tpot; 15].into(),
                         ..Default::default()
                     }
                 })

@@ -415,7 +415,7 @@ fn write_real_run(root: &Path, rates: &[f64], failed_per_rung: u32) -> PathBuf {
                         end: sent + Duration::from_millis(150),
                         input_tokens: 512,
                         output_tokens: 11,
-                        itl: vec![Duration::from_millis(10); 10],
+                        itl: vec![Duration::from_millis(10); 10].into(),
                         ..Default::default()
                     }
                 }

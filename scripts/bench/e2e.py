@@ -88,15 +88,21 @@ slo:
 
 
 class Sampler(threading.Thread):
-    """Polls /proc/PID: per-thread CPU (last value seen per thread) and RSS over time."""
+    """Polls /proc/PID: per-thread CPU (last value seen per thread) and RSS over time; with
+    `watch`, also when the first rung's request lines start being written there (the rung has
+    ended and been summarised), to place the rung in the RSS time series."""
 
-    def __init__(self, pid):
+    def __init__(self, pid, watch=None):
         super().__init__(daemon=True)
         self.pid, self.threads, self.rss, self.done = pid, {}, [], False
+        self.watch, self.write_started = watch, None
 
     def run(self):
         t0 = time.monotonic()
         while not self.done:
+            if self.watch is not None and self.write_started is None:
+                if any(self.watch.rglob("*requests_rate_*")):
+                    self.write_started = time.monotonic() - t0
             try:
                 for tid in os.listdir(f"/proc/{self.pid}/task"):
                     with open(f"/proc/{self.pid}/task/{tid}/stat") as f:
@@ -129,7 +135,7 @@ def run_measured(ladder, scen_text, core="0"):
                                   os.environ, file_actions=[
                                       (os.POSIX_SPAWN_DUP2, out_f.fileno(), 1),
                                       (os.POSIX_SPAWN_OPEN, 2, "/dev/null", os.O_WRONLY, 0)])
-            sampler = Sampler(pid)
+            sampler = Sampler(pid, watch=Path(d) / "results")
             sampler.start()
             _, status, ru = os.wait4(pid, 0)
         wall = time.monotonic() - t0
@@ -145,6 +151,46 @@ def run_measured(ladder, scen_text, core="0"):
         "peak_rss_bytes": ru.ru_maxrss * 1024,
         "hot_cpu_s": sampler.hot_cpu(),
         "rss_samples": sampler.rss,
+        "write_started_s": sampler.write_started,
+    }
+
+
+def fit_line(points):
+    """Least-squares (slope, intercept) of (x, y) points."""
+    n = len(points)
+    mx = sum(x for x, _ in points) / n
+    my = sum(y for _, y in points) / n
+    sxx = sum((x - mx) ** 2 for x, _ in points)
+    slope = sum((x - mx) * (y - my) for x, y in points) / sxx if sxx else 0.0
+    return slope, my - slope * mx
+
+
+def rss_in_rung(samples, write_started, rung_s, completed, trim=0.1):
+    """Splits a single-rung run's RSS time series into its phases. The rung is taken as the
+    `rung_s` seconds before its request lines start being written (summarising in between
+    takes milliseconds); its first and last `trim` fraction are left out of the fit (ramp-up
+    to full concurrency, draining). Completions arrive at a steady rate in a saturated rung, so
+    RSS growth per second over completions per second is the memory each stored request
+    adds; if it matches the records' own size, memory is flat apart from the records."""
+    if write_started is None or not samples or rung_s <= 0 or completed <= 0:
+        return None
+    start, end = write_started - rung_s, write_started
+    lo, hi = start + trim * rung_s, end - trim * rung_s
+    inside = [(t, b) for t, b in samples if lo <= t <= hi]
+    if len(inside) < 5:
+        return None
+    slope, icpt = fit_line(inside)
+    resid = [b - (icpt + slope * t) for t, b in inside]
+    before_end = [b for t, b in samples if t <= end]
+    return {
+        "rung_start_s": start,
+        "rss_fit_samples": len(inside),
+        "rss_slope_mb_per_s": slope / 2**20,
+        "rss_bytes_per_stored_request": slope * rung_s / completed,
+        "rss_at_rung_start_mb": (icpt + slope * start) / 2**20,
+        "rss_at_rung_end_mb": (before_end[-1] if before_end else 0) / 2**20,
+        "rss_fit_max_residual_mb": max(abs(r) for r in resid) / 2**20,
+        "rss_peak_after_rung_mb": max((b for t, b in samples if t >= end), default=0) / 2**20,
     }
 
 
@@ -259,17 +305,31 @@ def exp_memory(args):
                 stop(sim)
             runs.append({"peak_rss_mb": res["peak_rss_bytes"] / 2**20,
                          "tokens": rungs[0]["total_output_tokens"],
-                         "cpu_s": res["cpu_s"]})
-            print(f"  n={n} run {i}: rss {runs[-1]['peak_rss_mb']:.1f} MiB", file=sys.stderr)
+                         "cpu_s": res["cpu_s"],
+                         "rung_s": rungs[0]["duration"]})
+            series = rss_in_rung(res["rss_samples"], res["write_started_s"],
+                                 rungs[0]["duration"], rungs[0]["completed"])
+            if series:
+                runs[-1].update(series)
+            print(f"  n={n} run {i}: rss {runs[-1]['peak_rss_mb']:.1f} MiB"
+                  + (f", in rung {series['rss_bytes_per_stored_request']:,.0f} B per stored "
+                     f"request" if series else ", rung not located in the RSS series"),
+                  file=sys.stderr)
+        keys = set.intersection(*(set(x) for x in runs))
         rows.append({"requests": n, "runs": runs,
-                     "median": {k: med([x[k] for x in runs]) for k in runs[0]}})
+                     "median": {k: med([x[k] for x in runs]) for k in keys}})
     print(f"\n### Peak RSS vs requests per rung (256 output tokens, concurrency 256, median of "
           f"{args.runs})\n")
-    print("| requests | tokens | peak RSS MiB |")
-    print("| ---: | ---: | ---: |")
+    print("| requests | tokens | peak RSS MiB | rung s | RSS at rung start MiB | RSS growth in "
+          "rung, B per stored request | RSS at rung end MiB | peak after rung MiB |")
+    print("| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
+    na = float("nan")
     for row in rows:
-        print(f"| {row['requests']} | {row['median']['tokens']:.0f} | "
-              f"{row['median']['peak_rss_mb']:.1f} |")
+        m = row["median"]
+        print(f"| {row['requests']} | {m['tokens']:.0f} | {m['peak_rss_mb']:.1f} | "
+              f"{m['rung_s']:.1f} | {m.get('rss_at_rung_start_mb', na):.1f} | "
+              f"{m.get('rss_bytes_per_stored_request', na):,.0f} | "
+              f"{m.get('rss_at_rung_end_mb', na):.1f} | {m.get('rss_peak_after_rung_mb', na):.1f} |")
     a, b = rows[0], rows[-1]
     slope = ((b["median"]["peak_rss_mb"] - a["median"]["peak_rss_mb"]) * 2**20
              / (b["requests"] - a["requests"]))

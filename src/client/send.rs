@@ -13,7 +13,7 @@ use super::chunk::{self, Chunk, Usage};
 use super::secret::truncate;
 use super::sse::SseParser;
 use super::{Client, ModelsReply, PreparedRequest, DETAIL_MAX, ERROR_BODY_CAP};
-use crate::record::{ErrorClass, RequestError, RequestRecord, TokenSource};
+use crate::record::{ErrorClass, ItlGaps, RequestError, RequestRecord, TokenSource};
 
 /// Largest non-streaming JSON body accepted (a server that ignores `stream`).
 const JSON_BODY_CAP: usize = 16 << 20;
@@ -71,7 +71,7 @@ struct Progress {
     last: Option<Instant>,
     last_read: Option<Instant>,
     token_chunks: u32,
-    itl: Vec<Duration>,
+    itl: ItlGaps,
     usage: Option<Usage>,
     /// Generated text, kept only when a token counter may need it.
     text: Option<String>,
@@ -201,7 +201,8 @@ impl Client {
                 .counter
                 .as_ref()
                 .map(|_| String::with_capacity(expected * 4)),
-            itl: Vec::with_capacity(expected),
+            // n token chunks have n - 1 gaps.
+            itl: ItlGaps::with_capacity(expected.saturating_sub(1)),
             ..Progress::default()
         };
         let builder = self
@@ -245,6 +246,9 @@ impl Client {
                 )
             }
         };
+        // A stream that ended early (EOS, failure, multi-token chunks) must not keep its unused
+        // reservation for as long as the rung's records are held.
+        prog.itl.shrink_to_fit();
         RequestRecord {
             index,
             warmup,

@@ -29,16 +29,21 @@ fn ms(d: Duration) -> f64 {
     d.as_secs_f64() * 1000.0
 }
 
+/// Where numpy's linear percentile `q` (0..=100) of `n` sorted samples falls: the two ranks
+/// it interpolates between and the weight of the upper one.
+fn linear_ranks(n: usize, q: f64) -> (usize, usize, f64) {
+    let pos = q / 100.0 * (n - 1) as f64;
+    let lo = pos.floor() as usize;
+    (lo, pos.ceil() as usize, pos - lo as f64)
+}
+
 /// Linear-interpolated percentile of sorted samples (numpy's default), `q` in 0..=100.
 pub fn percentile(sorted: &[f64], q: f64) -> f64 {
     match sorted.len() {
         0 => 0.0,
         1 => sorted[0],
         n => {
-            let pos = q / 100.0 * (n - 1) as f64;
-            let lo = pos.floor() as usize;
-            let hi = pos.ceil() as usize;
-            let frac = pos - lo as f64;
+            let (lo, hi, frac) = linear_ranks(n, q);
             sorted[lo] + (sorted[hi] - sorted[lo]) * frac
         }
     }
@@ -64,6 +69,123 @@ pub fn stats(mut samples: Vec<f64>) -> Stats {
         p999: percentile(&samples, 99.9),
         min: samples[0],
         max: samples[samples.len() - 1],
+    }
+}
+
+/// The percentiles a [`Stats`] reports, in field order.
+const PERCENTILES: [f64; 5] = [50.0, 90.0, 95.0, 99.0, 99.9];
+
+/// Summary statistics of microsecond samples, reported in milliseconds, without copying
+/// the samples: `samples` is called once per pass over them (ITL gaps are read in place
+/// from the records, which hold millions of them in a long rung).
+///
+/// Exact, not approximated: the order statistics each percentile needs are found by a
+/// two-level radix count (the high 16 bits of every sample, then the low 16 bits of only
+/// those high buckets that hold a wanted rank), so memory is a few 512 KiB count tables
+/// whatever the number of samples, and every percentile, the min and the max equal what
+/// [`stats`] gives on the sorted millisecond values. Mean and standard deviation come from
+/// exact integer sums (at most a rounding step away from [`stats`]'s float sums).
+pub fn stats_micros<I, F>(samples: F) -> Stats
+where
+    F: Fn() -> I,
+    I: Iterator<Item = u32>,
+{
+    const BUCKETS: usize = 1 << 16;
+    let ms = |us: u32| f64::from(us) / 1000.0;
+    let (mut n, mut sum, mut sum_sq) = (0u64, 0u128, 0u128);
+    let (mut min, mut max) = (u32::MAX, 0u32);
+    let mut high = vec![0u64; BUCKETS];
+    for us in samples() {
+        n += 1;
+        sum += u128::from(us);
+        sum_sq += u128::from(us) * u128::from(us);
+        min = min.min(us);
+        max = max.max(us);
+        high[(us >> 16) as usize] += 1;
+    }
+    if n == 0 {
+        return Stats::default();
+    }
+
+    // The ranks (0-based, in sorted order) the percentiles interpolate between.
+    let mut ranks: Vec<u64> = PERCENTILES
+        .iter()
+        .flat_map(|&q| {
+            let (lo, hi, _) = linear_ranks(n as usize, q);
+            [lo as u64, hi as u64]
+        })
+        .collect();
+    ranks.sort_unstable();
+    ranks.dedup();
+
+    // Pass 1 result: each rank's high bucket and its rank within that bucket.
+    let mut wanted: Vec<(u64, usize, u64)> = Vec::with_capacity(ranks.len());
+    let mut below = 0u64;
+    let mut next = ranks.iter().peekable();
+    for (bucket, &count) in high.iter().enumerate() {
+        while let Some(&&rank) = next.peek() {
+            if rank >= below + count {
+                break;
+            }
+            wanted.push((rank, bucket, rank - below));
+            next.next();
+        }
+        below += count;
+    }
+    drop(high);
+
+    // Pass 2: count the low 16 bits of the samples in the wanted high buckets only.
+    const NOT_WANTED: u8 = u8::MAX;
+    let mut slot = vec![NOT_WANTED; BUCKETS];
+    let mut low: Vec<Vec<u64>> = Vec::new();
+    for &(_, bucket, _) in &wanted {
+        if slot[bucket] == NOT_WANTED {
+            slot[bucket] = low.len() as u8;
+            low.push(vec![0u64; BUCKETS]);
+        }
+    }
+    for us in samples() {
+        let s = slot[(us >> 16) as usize];
+        if s != NOT_WANTED {
+            low[s as usize][(us & 0xFFFF) as usize] += 1;
+        }
+    }
+    let value_at = |rank: u64| -> u32 {
+        let &(_, bucket, mut within) = wanted
+            .iter()
+            .find(|w| w.0 == rank)
+            .expect("every needed rank was located in pass 1");
+        for (lo_bits, &count) in low[slot[bucket] as usize].iter().enumerate() {
+            if within < count {
+                return ((bucket as u32) << 16) | lo_bits as u32;
+            }
+            within -= count;
+        }
+        unreachable!("pass 2 counts the same samples as pass 1")
+    };
+    let percentile = |q: f64| {
+        let (lo, hi, frac) = linear_ranks(n as usize, q);
+        let (a, b) = (ms(value_at(lo as u64)), ms(value_at(hi as u64)));
+        a + (b - a) * frac
+    };
+
+    let nf = n as f64;
+    // n·Σx² − (Σx)² is exact in u128 for up to ~4·10⁹ samples; beyond, fall back to floats.
+    let var_us = match (u128::from(n)).checked_mul(sum_sq) {
+        Some(nss) => (nss - sum * sum) as f64 / (nf * nf),
+        None => (sum_sq as f64 / nf - (sum as f64 / nf).powi(2)).max(0.0),
+    };
+    Stats {
+        count: n,
+        mean: sum as f64 / nf / 1000.0,
+        median: percentile(PERCENTILES[0]),
+        std: var_us.sqrt() / 1000.0,
+        p90: percentile(PERCENTILES[1]),
+        p95: percentile(PERCENTILES[2]),
+        p99: percentile(PERCENTILES[3]),
+        p999: percentile(PERCENTILES[4]),
+        min: ms(min),
+        max: ms(max),
     }
 }
 
@@ -152,11 +274,8 @@ pub fn summarize(records: &[RequestRecord], ctx: &RungContext) -> RungSummary {
     );
     latency.insert(
         Latency::Itl,
-        stats(
-            ok.iter()
-                .flat_map(|r| r.itl.iter().copied().map(ms))
-                .collect(),
-        ),
+        // Read in place: a copy of every gap would double the rung's memory at its peak.
+        stats_micros(|| ok.iter().flat_map(|r| r.itl.micros().iter().copied())),
     );
     latency.insert(
         Latency::E2el,
@@ -247,6 +366,58 @@ mod tests {
         assert_eq!(s.median, 4.5);
     }
 
+    /// `stats_micros` must give `stats`'s percentiles exactly, whatever the spread.
+    fn assert_same_as_sorted_floats(us: &[u32]) {
+        let fast = stats_micros(|| us.iter().copied());
+        let slow = stats(us.iter().map(|&u| f64::from(u) / 1000.0).collect());
+        let label = format!("{} samples", us.len());
+        assert_eq!(fast.count, slow.count, "{label}");
+        for (name, f, s) in [
+            ("median", fast.median, slow.median),
+            ("p90", fast.p90, slow.p90),
+            ("p95", fast.p95, slow.p95),
+            ("p99", fast.p99, slow.p99),
+            ("p99.9", fast.p999, slow.p999),
+            ("min", fast.min, slow.min),
+            ("max", fast.max, slow.max),
+        ] {
+            assert_eq!(f.to_bits(), s.to_bits(), "{name} of {label}: {f} vs {s}");
+        }
+        for (name, f, s) in [("mean", fast.mean, slow.mean), ("std", fast.std, slow.std)] {
+            assert!(
+                (f - s).abs() <= 1e-9 * s.abs().max(1.0),
+                "{name}: {f} vs {s}"
+            );
+        }
+    }
+
+    #[test]
+    fn micros_stats_are_exact_numpy_percentiles() {
+        assert_eq!(stats_micros(std::iter::empty), Stats::default());
+        assert_same_as_sorted_floats(&[7]);
+        assert_same_as_sorted_floats(&[3, 1]);
+        assert_same_as_sorted_floats(&[5; 1000]);
+        // A deterministic spread with ties, across many high buckets (values above 65.5 ms)
+        // and up to the saturation value.
+        let mut x = 0x2545_f491_4f6c_dd1du64;
+        let mut us: Vec<u32> = (0..20_011)
+            .map(|i| {
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
+                match i % 4 {
+                    0 => (x % 50) as u32,
+                    1 => (x % 200_000) as u32,
+                    2 => 12_345,
+                    _ => (x >> 32) as u32,
+                }
+            })
+            .collect();
+        us.push(u32::MAX);
+        assert_same_as_sorted_floats(&us);
+        assert_same_as_sorted_floats(&us[..101]);
+    }
+
     #[test]
     fn hand_computed_rung() {
         // Two successes and one rate-limited failure over a 2 s window.
@@ -266,7 +437,7 @@ mod tests {
                 ..Default::default()
             },
         ];
-        records[0].itl = vec![ms_(100); 9];
+        records[0].itl = vec![ms_(100); 9].into();
         let ctx = RungContext {
             rate: 1.5,
             burstiness: 1.0,

@@ -3,13 +3,13 @@
 //! after each rung: an interrupted or crashed run keeps every finished rung, and says so.
 
 use std::fs;
-use std::io::Write;
+use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
 
 use chrono::{DateTime, Utc};
 
 use super::load::{requests_file_name, result_file_name};
-use super::types::{RequestLine, RunInfo, RunStatus, RungEntry};
+use super::types::{RequestLineRef, RunInfo, RunStatus, RungEntry};
 use crate::metrics::RungSummary;
 use crate::record::RequestRecord;
 
@@ -32,6 +32,15 @@ fn io_err(path: &Path) -> impl FnOnce(std::io::Error) -> WriteError + '_ {
 
 /// Write `bytes` to `path` atomically: temp file beside it, fsync, rename.
 pub fn atomic_write(path: &Path, bytes: &[u8]) -> Result<(), WriteError> {
+    atomic_write_with(path, |w| w.write_all(bytes))
+}
+
+/// Like [`atomic_write`], with the content streamed by `fill` through a buffered writer, so
+/// a large file (a rung's request lines) is never held whole in memory.
+fn atomic_write_with(
+    path: &Path,
+    fill: impl FnOnce(&mut dyn Write) -> std::io::Result<()>,
+) -> Result<(), WriteError> {
     let dir = path.parent().unwrap_or(Path::new("."));
     let name = path
         .file_name()
@@ -39,8 +48,10 @@ pub fn atomic_write(path: &Path, bytes: &[u8]) -> Result<(), WriteError> {
         .unwrap_or_default();
     let tmp = dir.join(format!(".{name}.tmp"));
     let written = (|| {
-        let mut f = fs::File::create(&tmp).map_err(io_err(&tmp))?;
-        f.write_all(bytes).map_err(io_err(&tmp))?;
+        let f = fs::File::create(&tmp).map_err(io_err(&tmp))?;
+        let mut buf = BufWriter::with_capacity(1 << 16, f);
+        fill(&mut buf).map_err(io_err(&tmp))?;
+        let f = buf.into_inner().map_err(|e| io_err(&tmp)(e.into_error()))?;
         f.sync_all().map_err(io_err(&tmp))?;
         drop(f);
         fs::rename(&tmp, path).map_err(io_err(path))
@@ -118,12 +129,14 @@ impl RunWriter {
     ) -> Result<(), WriteError> {
         let requests_file = requests_file_name(summary.rate);
         let result_file = result_file_name(summary.rate);
-        let mut lines = Vec::with_capacity(records.len() * 256);
-        for r in records {
-            serde_json::to_writer(&mut lines, &RequestLine::from(r)).expect("line serialises");
-            lines.push(b'\n');
-        }
-        atomic_write(&self.dir.join(&requests_file), &lines)?;
+        // Streamed line by line: the whole file in memory would cost more than the records.
+        atomic_write_with(&self.dir.join(&requests_file), |w| {
+            for r in records {
+                serde_json::to_writer(&mut *w, &RequestLineRef::from(r))?;
+                w.write_all(b"\n")?;
+            }
+            Ok(())
+        })?;
         let json = serde_json::to_vec_pretty(summary).expect("summary serialises");
         atomic_write(&self.dir.join(&result_file), &json)?;
         self.info.rungs.push(RungEntry {
