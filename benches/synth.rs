@@ -3,6 +3,10 @@
 //! downloads). A timed release run, not criterion: one build takes seconds, so criterion's
 //! minimum of 10 samples plus warm-up would take minutes on a shared 2-core machine.
 //!
+//! Both tokenizers meet the one-token-per-word proof (`WordPool::composes` in
+//! `src/workload/synth.rs`), so this times drafting plus a 16-prompt re-encode spot check; a
+//! `prompt_template` or a tokenizer outside the proof re-encodes every draft instead.
+//!
 //! Run: `cargo bench --bench synth` (optional args: `-- PROMPTS TOKENS REPEATS`).
 //! Prints the median wall time of REPEATS builds (default 3) per tokenizer.
 
