@@ -3,6 +3,10 @@
 //! downloads). A timed release run, not criterion: one build takes seconds, so criterion's
 //! minimum of 10 samples plus warm-up would take minutes on a shared 2-core machine.
 //!
+//! Both tokenizers meet the one-token-per-word proof (`WordPool::composes` in
+//! `src/workload/synth.rs`), so this times drafting plus a 16-prompt re-encode spot check; a
+//! `prompt_template` or a tokenizer outside the proof re-encodes every draft instead.
+//!
 //! Run: `cargo bench --bench synth` (optional args: `-- PROMPTS TOKENS REPEATS`).
 //! Prints the median wall time of REPEATS builds (default 3) per tokenizer.
 
@@ -10,64 +14,7 @@ use std::path::Path;
 use std::time::Instant;
 
 use ladder::scenario::types::{Dataset, Workload};
-use ladder::workload::{tokenizer, PromptSet, Tokenizer};
-use rand::{Rng, SeedableRng};
-use tokenizers::models::bpe::{BpeTrainerBuilder, BPE};
-use tokenizers::normalizers::NormalizerWrapper;
-use tokenizers::pre_tokenizers::byte_level::ByteLevel;
-use tokenizers::{AddedToken, TokenizerBuilder, TokenizerImpl};
-
-/// GPT-2-style byte-level BPE with a 1,500-token vocabulary, trained on generated text (the
-/// same recipe as the workload tests), round-tripped through JSON like a real tokenizer.json.
-fn bpe() -> Tokenizer {
-    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(99);
-    let syll = [
-        "ka", "to", "ri", "men", "sa", "lo", "qu", "é", "ün", "th", "ing", "er", "中", "文", "ß",
-        "ay", "str", "o", "a", "ne",
-    ];
-    let punct = [
-        ",", ".", "!", "?", ";", "'s", " -", ":", "(", ")", "123", "42",
-    ];
-    let corpus: Vec<String> = (0..4000)
-        .map(|_| {
-            let mut s = String::new();
-            for w in 0..rng.gen_range(4..20) {
-                if w > 0 {
-                    s.push(' ');
-                }
-                for _ in 0..rng.gen_range(1..4) {
-                    s.push_str(syll[rng.gen_range(0..syll.len())]);
-                }
-                if rng.gen_bool(0.15) {
-                    s.push_str(punct[rng.gen_range(0..punct.len())]);
-                }
-            }
-            s
-        })
-        .collect();
-    let mut trainer = BpeTrainerBuilder::new()
-        .show_progress(false)
-        .vocab_size(1500)
-        .min_frequency(2)
-        .initial_alphabet(ByteLevel::alphabet().into_iter().collect())
-        .special_tokens(vec![AddedToken::from("<|endoftext|>", true)])
-        .build();
-    let mut t: TokenizerImpl<BPE, NormalizerWrapper, ByteLevel, ByteLevel, ByteLevel> =
-        TokenizerBuilder::new()
-            .with_model(BPE::default())
-            .with_normalizer(None)
-            .with_pre_tokenizer(Some(ByteLevel::new(false, true, true)))
-            .with_post_processor(Some(ByteLevel::new(false, true, true)))
-            .with_decoder(Some(ByteLevel::new(false, true, true)))
-            .build()
-            .expect("tokenizer builds");
-    t.train(&mut trainer, corpus.iter())
-        .expect("training works");
-    t.to_string(false)
-        .expect("serialises")
-        .parse()
-        .expect("parses")
-}
+use ladder::workload::{testkit, tokenizer, PromptSet};
 
 fn main() {
     // cargo bench passes `--bench`; keep only numeric arguments.
@@ -83,7 +30,7 @@ fn main() {
         Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios/tokenizers/ladder-tiny.json");
     let word = tokenizer::load(&fixture).expect("shipped tokenizer loads");
     let t0 = Instant::now();
-    let bpe = bpe();
+    let bpe = testkit::byte_level_bpe();
     eprintln!("trained the BPE tokenizer in {:.2?}", t0.elapsed());
 
     let workload = Workload {

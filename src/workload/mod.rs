@@ -6,6 +6,8 @@
 pub mod arrival;
 pub mod dataset;
 mod synth;
+#[doc(hidden)]
+pub mod testkit;
 pub mod tokenizer;
 
 use std::path::{Path, PathBuf};
@@ -242,7 +244,11 @@ fn build_random(
         });
     }
     let pool = synth::WordPool::new(tok)?;
-    let shaper = synth::Shaper { tok, render };
+    let shaper = synth::Shaper {
+        tok,
+        render,
+        proven: workload.prompt_template.is_none() && pool.composes(tok),
+    };
 
     // The template's own tokens, estimated with one body word (so the boundary between template
     // text and prompt is counted as it will be); the adjust loop corrects any remainder.

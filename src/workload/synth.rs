@@ -5,9 +5,12 @@
 //! text, written with a leading space, encodes back to exactly one token. With a
 //! whitespace-splitting pre-tokenizer (word-level, byte-level BPE, SentencePiece / Metaspace)
 //! each space-separated word is then tokenized on its own, so `n` words give `n` tokens and
-//! the first draft is usually exact after a single batched encode. Every draft is still
-//! re-encoded, and any mismatch (template boundaries, unusual tokenizers) is fixed by a short
-//! trim / append / swap loop that keeps the closest text when it cannot be made exact.
+//! the first draft is usually exact after a single batched encode. Drafts are re-encoded, and
+//! any mismatch (template boundaries, unusual tokenizers) is fixed by a short trim / append /
+//! swap loop that keeps the closest text when it cannot be made exact.
+//!
+//! Re-encoding is nearly all of the cost (tokenizers' pipeline allocates per byte and per
+//! split), so it is skipped where one token per word is provable: see [`WordPool::composes`].
 
 use std::collections::HashSet;
 use std::hash::{DefaultHasher, Hash, Hasher};
@@ -15,6 +18,8 @@ use std::hash::{DefaultHasher, Hash, Hasher};
 use rand::seq::SliceRandom;
 use rand::Rng;
 use tokenizers::models::ModelWrapper;
+use tokenizers::pre_tokenizers::PreTokenizerWrapper;
+use tokenizers::processors::PostProcessorWrapper;
 use tokenizers::Tokenizer;
 
 use super::WorkloadError;
@@ -27,6 +32,9 @@ const SWAP_TRIES: usize = 32;
 const DEDUP_TRIES: usize = 8;
 /// Prompts drafted and batch-encoded together.
 const CHUNK: usize = 256;
+/// Leading prompts always re-encoded, even when [`WordPool::composes`] holds: a cheap check
+/// that the proof's premises match what the tokenizer really does.
+const SPOT_CHECK: usize = 16;
 
 /// Words that are one token each in context, split by where they may appear.
 pub(crate) struct WordPool {
@@ -36,6 +44,8 @@ pub(crate) struct WordPool {
     first: Vec<String>,
     /// Token ids a prompt must never contain (added/special tokens and the unknown token).
     forbidden: HashSet<u32>,
+    /// `first` was checked bare (not a fallback copy of `rest`).
+    first_checked: bool,
 }
 
 fn tok_err(e: impl std::fmt::Display) -> WorkloadError {
@@ -135,14 +145,62 @@ impl WordPool {
                     .into(),
             });
         }
-        if first.is_empty() {
+        let first_checked = !first.is_empty();
+        if !first_checked {
             first = rest.clone();
         }
         Ok(WordPool {
             rest,
             first,
             forbidden,
+            first_checked,
         })
+    }
+
+    /// Whether `w1 w2 … wn` (pool words joined by single spaces, no template) provably encodes
+    /// to exactly `n` tokens with `tok`, so drafts need no re-encode.
+    ///
+    /// The proof: (1) no normalizer, and no added token contains whitespace (pool words contain
+    /// none of them), so the text reaches the pre-tokenizer whole. (2) The pre-tokenizer splits
+    /// the joined text into the concatenation of each word's own pieces: `WhitespaceSplit`
+    /// and `Whitespace` (`\w+|[^\w\s]+`) never match across a space; byte-level's fixed
+    /// GPT-2 regex, matching leftmost-first from the space before a word, cannot consume the
+    /// space after it (no branch takes whitespace after its optional leading space, and its
+    /// `\s+` branches cannot match a space followed by a word), so its pieces are `w1`,
+    /// ` w2`, …, ` wn`, the very strings the pool checked in isolation. (3) The model tokenizes
+    /// each piece on its own as a pure function (word-level, word-piece, BPE without dropout),
+    /// and the pool checked each piece gives one allowed token. (4) With special tokens off,
+    /// no post-processor (or byte-level's, which only trims offsets) adds tokens. Anything
+    /// else (templates, Metaspace, custom split regexes, normalizers) is re-encoded.
+    pub(crate) fn composes(&self, tok: &Tokenizer) -> bool {
+        let pre = match tok.get_pre_tokenizer() {
+            Some(PreTokenizerWrapper::WhitespaceSplit(_) | PreTokenizerWrapper::Whitespace(_)) => {
+                true
+            }
+            Some(PreTokenizerWrapper::ByteLevel(b)) => b.use_regex,
+            _ => false,
+        };
+        let model = match tok.get_model() {
+            ModelWrapper::WordLevel(_) | ModelWrapper::WordPiece(_) => true,
+            ModelWrapper::BPE(m) => m.dropout.is_none(),
+            ModelWrapper::Unigram(_) => false,
+        };
+        let post = matches!(
+            tok.get_post_processor(),
+            None | Some(PostProcessorWrapper::ByteLevel(_))
+        );
+        let added_ok = tok
+            .get_added_tokens_decoder()
+            .values()
+            .all(|t| !t.content.chars().any(char::is_whitespace));
+        self.first_checked
+            && pre
+            && model
+            && post
+            && added_ok
+            && tok.get_normalizer().is_none()
+            && tok.get_truncation().is_none()
+            && tok.get_padding().is_none()
     }
 
     /// Token ids a synthesised prompt must not contain.
@@ -171,6 +229,9 @@ impl WordPool {
 pub(crate) struct Shaper<'a> {
     pub tok: &'a Tokenizer,
     pub render: &'a dyn Fn(&str) -> Result<String, WorkloadError>,
+    /// `render` is the identity and [`WordPool::composes`] holds: a draft of `n` words has
+    /// `n` tokens without re-encoding (after the spot check).
+    pub proven: bool,
 }
 
 impl Shaper<'_> {
@@ -208,9 +269,16 @@ pub(crate) fn synthesise(
     let body_len = |t: u32| t.saturating_sub(overhead) as usize;
     let mut seen = HashSet::with_capacity(targets.len());
     let mut out = Vec::with_capacity(targets.len());
+    let mut proven = shaper.proven && overhead == 0;
     // Chunks bound the memory held in drafts while keeping batch encodes large enough to use
-    // every core; the RNG is consumed in the same order whatever the chunk size.
-    for chunk in targets.chunks(CHUNK) {
+    // every core; the RNG is consumed in the same order whatever the chunk sizes, and whether
+    // counts are proven or encoded (they agree), so prompts depend on the seed only.
+    let mut start = 0;
+    while start < targets.len() {
+        let spot_check = start == 0;
+        let size = if spot_check { SPOT_CHECK } else { CHUNK };
+        let chunk = &targets[start..(start + size).min(targets.len())];
+        start += chunk.len();
         let mut drafts: Vec<Vec<&str>> = Vec::with_capacity(chunk.len());
         let mut texts = Vec::with_capacity(chunk.len());
         for &t in chunk {
@@ -219,7 +287,17 @@ pub(crate) fn synthesise(
             texts.push((shaper.render)(&words.join(" "))?);
             drafts.push(words);
         }
-        let counts = shaper.counts(&texts)?;
+        let counts = if proven && !spot_check {
+            drafts.iter().map(|w| w.len() as u32).collect()
+        } else {
+            let counts = shaper.counts(&texts)?;
+            // A premise of the proof does not hold after all: verify everything.
+            proven &= counts
+                .iter()
+                .zip(&drafts)
+                .all(|(&n, w)| n as usize == w.len());
+            counts
+        };
         for (((mut words, text), n), &target) in
             drafts.into_iter().zip(texts).zip(counts).zip(chunk)
         {

@@ -6,12 +6,9 @@ use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
 use rand::{Rng, SeedableRng};
-use tokenizers::models::bpe::{BpeTrainerBuilder, BPE};
-use tokenizers::normalizers::NormalizerWrapper;
-use tokenizers::pre_tokenizers::byte_level::ByteLevel;
-use tokenizers::{AddedToken, TokenizerBuilder, TokenizerImpl};
 
 use super::*;
+use testkit::BPE_SPECIALS as SPECIALS;
 
 fn fixture() -> &'static Tokenizer {
     static T: OnceLock<Tokenizer> = OnceLock::new();
@@ -21,63 +18,9 @@ fn fixture() -> &'static Tokenizer {
     })
 }
 
-const SPECIALS: [&str; 3] = ["<|endoftext|>", "<|im_start|>", "<unk>"];
-
-/// GPT-2-style byte-level BPE (no prefix space) trained on generated text with some accents,
-/// CJK and punctuation, so decoded ids can be partial UTF-8 and merge across boundaries.
 fn bpe() -> &'static Tokenizer {
     static T: OnceLock<Tokenizer> = OnceLock::new();
-    T.get_or_init(|| {
-        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(99);
-        let syll = [
-            "ka", "to", "ri", "men", "sa", "lo", "qu", "é", "ün", "th", "ing", "er", "中", "文",
-            "ß", "ay", "str", "o", "a", "ne",
-        ];
-        let punct = [
-            ",", ".", "!", "?", ";", "'s", " -", ":", "(", ")", "123", "42",
-        ];
-        let corpus: Vec<String> = (0..4000)
-            .map(|_| {
-                let mut s = String::new();
-                for w in 0..rng.gen_range(4..20) {
-                    if w > 0 {
-                        s.push(' ');
-                    }
-                    for _ in 0..rng.gen_range(1..4) {
-                        s.push_str(syll[rng.gen_range(0..syll.len())]);
-                    }
-                    if rng.gen_bool(0.15) {
-                        s.push_str(punct[rng.gen_range(0..punct.len())]);
-                    }
-                }
-                s
-            })
-            .collect();
-        let mut trainer = BpeTrainerBuilder::new()
-            .show_progress(false)
-            .vocab_size(1500)
-            .min_frequency(2)
-            .initial_alphabet(ByteLevel::alphabet().into_iter().collect())
-            .special_tokens(
-                SPECIALS
-                    .iter()
-                    .map(|s| AddedToken::from(*s, true))
-                    .collect(),
-            )
-            .build();
-        let mut t: TokenizerImpl<BPE, NormalizerWrapper, ByteLevel, ByteLevel, ByteLevel> =
-            TokenizerBuilder::new()
-                .with_model(BPE::default())
-                .with_normalizer(None)
-                .with_pre_tokenizer(Some(ByteLevel::new(false, true, true)))
-                .with_post_processor(Some(ByteLevel::new(false, true, true)))
-                .with_decoder(Some(ByteLevel::new(false, true, true)))
-                .build()
-                .unwrap();
-        t.train(&mut trainer, corpus.iter()).unwrap();
-        // Round-trip through JSON, as a real tokenizer.json would be loaded.
-        t.to_string(false).unwrap().parse().unwrap()
-    })
+    T.get_or_init(testkit::byte_level_bpe)
 }
 
 fn wl(input: u32, output: u32, range_ratio: f64, seed: u64) -> Workload {
@@ -389,6 +332,7 @@ fn adjust_loop_repairs_a_wrong_overhead_and_keeps_the_closest_when_impossible() 
     let shaper = synth::Shaper {
         tok: fixture(),
         render: &render,
+        proven: false,
     };
     let pool = synth::WordPool::new(fixture()).unwrap();
     let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(1);
@@ -403,4 +347,97 @@ fn adjust_loop_repairs_a_wrong_overhead_and_keeps_the_closest_when_impossible() 
     let made = synth::synthesise(&pool, &shaper, &[2], 0, &mut rng).unwrap();
     assert_eq!(made[0].tokens, 3);
     assert_eq!(made[0].text, "baba babe  babi");
+}
+
+fn plain(b: &str) -> Result<String, WorkloadError> {
+    Ok(b.to_string())
+}
+
+#[test]
+fn proven_counts_match_a_full_re_encode_and_give_identical_prompts() {
+    for (name, tok) in tokenizers() {
+        let pool = synth::WordPool::new(tok).unwrap();
+        assert!(
+            pool.composes(tok),
+            "{name}: the proof covers the test tokenizers"
+        );
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(0);
+        let targets: Vec<u32> = (0..700).map(|_| rng.gen_range(1..=300)).collect();
+        let build = |proven: bool| {
+            let shaper = synth::Shaper {
+                tok,
+                render: &plain,
+                proven,
+            };
+            let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(42);
+            synth::synthesise(&pool, &shaper, &targets, 0, &mut rng).unwrap()
+        };
+        let (fast, verified, again) = (build(true), build(false), build(true));
+        let texts: Vec<&str> = fast.iter().map(|s| s.text.as_str()).collect();
+        let counts: Vec<u32> = tok
+            .encode_batch(texts.clone(), false)
+            .unwrap()
+            .iter()
+            .map(|e| e.len() as u32)
+            .collect();
+        assert_eq!(counts, targets, "{name}: an independent re-encode agrees");
+        let tokens: Vec<u32> = fast.iter().map(|s| s.tokens).collect();
+        assert_eq!(tokens, targets, "{name}");
+        for other in [&verified, &again] {
+            let t: Vec<&str> = other.iter().map(|s| s.text.as_str()).collect();
+            assert_eq!(
+                t, texts,
+                "{name}: same prompts for the same seed either way"
+            );
+        }
+    }
+}
+
+#[test]
+fn proof_is_refused_where_its_premises_fail() {
+    use tokenizers::normalizers::{Lowercase, NormalizerWrapper};
+    use tokenizers::pre_tokenizers::metaspace::Metaspace;
+    use tokenizers::pre_tokenizers::PreTokenizerWrapper;
+    use tokenizers::AddedToken;
+
+    let pool = synth::WordPool::new(fixture()).unwrap();
+    let mut t = fixture().clone();
+    t.with_normalizer(Some(NormalizerWrapper::Lowercase(Lowercase)));
+    assert!(!pool.composes(&t), "normalizer");
+    let mut t = fixture().clone();
+    t.with_pre_tokenizer(Some(PreTokenizerWrapper::Metaspace(Metaspace::default())));
+    assert!(!pool.composes(&t), "metaspace");
+    let mut t = fixture().clone();
+    t.add_tokens(&[AddedToken::from("baba babe", false)]);
+    assert!(!pool.composes(&t), "an added token spanning a space");
+
+    let mut t = bpe().clone();
+    let tokenizers::models::ModelWrapper::BPE(mut m) = t.get_model().clone() else {
+        panic!("bpe model");
+    };
+    m.dropout = Some(0.1);
+    t.with_model(tokenizers::models::ModelWrapper::BPE(m));
+    let bpe_pool = synth::WordPool::new(bpe()).unwrap();
+    assert!(bpe_pool.composes(bpe()));
+    assert!(!bpe_pool.composes(&t), "bpe dropout");
+}
+
+#[test]
+fn a_wrong_proof_is_caught_by_the_spot_check() {
+    // Claiming proof for a template that adds tokens: the spot check sees every draft is
+    // off, falls back to encoding, and the adjust loop makes all prompts exact.
+    let render = |b: &str| -> Result<String, WorkloadError> { Ok(format!("baba {b}")) };
+    let shaper = synth::Shaper {
+        tok: fixture(),
+        render: &render,
+        proven: true,
+    };
+    let pool = synth::WordPool::new(fixture()).unwrap();
+    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(3);
+    let targets = vec![20; 300];
+    let made = synth::synthesise(&pool, &shaper, &targets, 0, &mut rng).unwrap();
+    for s in &made {
+        assert_eq!(s.tokens, 20);
+        assert_eq!(count_tokens(fixture(), &s.text), 20, "{:?}", s.text);
+    }
 }
