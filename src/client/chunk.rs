@@ -201,6 +201,16 @@ mod scan {
 
     type Scan<T> = Result<T, GiveUp>;
 
+    /// Marks the key `bit` of an object as seen; a second sight is a duplicate key, which
+    /// serde resolves by its own rules, so the scanner gives up.
+    fn first_sight(seen: &mut u8, bit: u8) -> Scan<()> {
+        if *seen & bit != 0 {
+            return Err(GiveUp);
+        }
+        *seen |= bit;
+        Ok(())
+    }
+
     /// Bytes that may appear unescaped in a string without a closer look: printable ASCII
     /// other than `"` and `\`.
     pub(super) const PLAIN: [bool; 256] = {
@@ -285,10 +295,7 @@ mod scan {
                 b"message" => 16,
                 _ => return s.skip_value(),
             };
-            if seen & bit != 0 {
-                return Err(GiveUp);
-            }
-            seen |= bit;
+            first_sight(&mut seen, bit)?;
             match (bit, s.peek()) {
                 (_, Some(b'n')) => s.null(),
                 (1, Some(b'[')) => {
@@ -512,10 +519,7 @@ mod scan {
                     b"message" => (4, false),
                     _ => return s.skip_value(),
                 };
-                if seen & bit != 0 {
-                    return Err(GiveUp);
-                }
-                seen |= bit;
+                first_sight(&mut seen, bit)?;
                 if is_text {
                     text = s.opt_text()?;
                     return Ok(());
@@ -550,10 +554,7 @@ mod scan {
                     b"reasoning" => (4, &mut m.reasoning),
                     _ => return s.skip_value(),
                 };
-                if seen & bit != 0 {
-                    return Err(GiveUp);
-                }
-                seen |= bit;
+                first_sight(&mut seen, bit)?;
                 *slot = s.opt_text()?;
                 Ok(())
             })?;
@@ -573,10 +574,7 @@ mod scan {
                     b"completion_tokens" => (2, &mut u.completion_tokens),
                     _ => return s.skip_value(),
                 };
-                if seen & bit != 0 {
-                    return Err(GiveUp);
-                }
-                seen |= bit;
+                first_sight(&mut seen, bit)?;
                 *slot = match s.peek() {
                     Some(b'n') => s.null().map(|_| None)?,
                     _ => Some(s.count()?),
