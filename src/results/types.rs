@@ -111,32 +111,9 @@ fn ms(d: std::time::Duration) -> f64 {
     d.as_secs_f64() * 1000.0
 }
 
-impl From<&RequestRecord> for RequestLine {
-    fn from(r: &RequestRecord) -> Self {
-        RequestLine {
-            index: r.index,
-            warmup: r.warmup,
-            scheduled_ms: ms(r.scheduled),
-            sent_ms: ms(r.sent),
-            first_token_ms: r.first_token.map(ms),
-            end_ms: ms(r.end),
-            ttft_ms: r.ttft().map(ms),
-            tpot_ms: r.tpot().map(ms),
-            e2e_ms: ms(r.e2e()),
-            input_tokens: r.input_tokens,
-            output_tokens: r.output_tokens,
-            token_source: r.token_source,
-            itl_ms: r.itl.iter_ms().collect(),
-            ok: r.ok(),
-            error_class: r.error.as_ref().map(|e| e.class),
-            status: r.error.as_ref().and_then(|e| e.status),
-            error_detail: r.error.as_ref().map(|e| e.detail.clone()),
-        }
-    }
-}
-
-/// A [`RequestLine`] borrowed from its record, for writing: the same JSON, field for field,
-/// without copying the ITL gaps into a `Vec<f64>` (or the error detail) per line.
+/// A record as one [`RequestLine`] of JSON, for writing: borrowed from the record, so the ITL
+/// gaps are not copied into a `Vec<f64>` (nor the error detail) per line. Its JSON reads back
+/// as a [`RequestLine`], field for field.
 #[derive(Serialize)]
 pub(crate) struct RequestLineRef<'a> {
     index: u32,
@@ -195,7 +172,7 @@ mod tests {
     use crate::record::RequestError;
 
     #[test]
-    fn borrowed_line_writes_the_same_json_as_the_owned_line() {
+    fn borrowed_line_writes_the_request_line_json() {
         let ok = RequestRecord {
             index: 7,
             scheduled: Duration::from_nanos(1_000_123),
@@ -224,14 +201,53 @@ mod tests {
             }),
             ..Default::default()
         };
-        for r in [&ok, &failed] {
-            let owned = serde_json::to_string(&RequestLine::from(r)).unwrap();
+        // The lines `RequestLine` (the reading side) must write, field by field.
+        let owned_ok = RequestLine {
+            index: 7,
+            warmup: false,
+            scheduled_ms: ms(ok.scheduled),
+            sent_ms: ms(ok.sent),
+            first_token_ms: Some(ms(Duration::from_nanos(31_000_789))),
+            end_ms: ms(ok.end),
+            ttft_ms: ok.ttft().map(ms),
+            tpot_ms: ok.tpot().map(ms),
+            e2e_ms: ms(ok.e2e()),
+            input_tokens: 512,
+            output_tokens: 4,
+            token_source: TokenSource::Retokenized,
+            itl_ms: vec![20.0, 19.999],
+            ok: true,
+            error_class: None,
+            status: None,
+            error_detail: None,
+        };
+        let owned_failed = RequestLine {
+            index: 8,
+            warmup: true,
+            scheduled_ms: 0.0,
+            sent_ms: 0.0,
+            first_token_ms: None,
+            end_ms: 3.0,
+            ttft_ms: None,
+            tpot_ms: None,
+            e2e_ms: ms(failed.e2e()),
+            input_tokens: 0,
+            output_tokens: 0,
+            token_source: TokenSource::Usage,
+            itl_ms: vec![],
+            ok: false,
+            error_class: Some(ErrorClass::RateLimit),
+            status: Some(429),
+            error_detail: Some("slow \"down\"".into()),
+        };
+        for (r, owned) in [(&ok, &owned_ok), (&failed, &owned_failed)] {
+            let owned_json = serde_json::to_string(owned).unwrap();
             let borrowed = serde_json::to_string(&RequestLineRef::from(r)).unwrap();
-            assert_eq!(borrowed, owned);
+            assert_eq!(borrowed, owned_json);
             // And it reads back as a RequestLine (serde_json's default float parsing may be a
             // unit in the last place off, so compare the gaps, which are short decimals).
             let back: RequestLine = serde_json::from_str(&borrowed).unwrap();
-            assert_eq!(back.itl_ms, RequestLine::from(r).itl_ms);
+            assert_eq!(back.itl_ms, owned.itl_ms);
         }
         let line = serde_json::to_string(&RequestLineRef::from(&ok)).unwrap();
         assert!(line.contains(r#""itl_ms":[20.0,19.999]"#), "{line}");
