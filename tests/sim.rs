@@ -51,6 +51,17 @@ fn completion(prompt: &str, max_tokens: u32, stream: bool) -> Value {
            "stream_options": {"include_usage": true}})
 }
 
+/// The simulator's `/metrics` page.
+async fn metrics_page(c: &reqwest::Client, base: &str) -> String {
+    c.get(format!("{base}/metrics"))
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap()
+}
+
 async fn post(c: &reqwest::Client, url: &str, body: &Value) -> reqwest::Response {
     c.post(url).json(body).send().await.unwrap()
 }
@@ -105,14 +116,7 @@ async fn health_models_and_metrics() {
     body["model"] = json!("my-model");
     let r = post(&c, &format!("{base}/v1/completions"), &body).await;
     assert_eq!(r.status(), 200);
-    let text = c
-        .get(format!("{base}/metrics"))
-        .send()
-        .await
-        .unwrap()
-        .text()
-        .await
-        .unwrap();
+    let text = metrics_page(&c, &base).await;
     for name in [
         "vllm:num_requests_running",
         "vllm:num_requests_waiting",
@@ -599,14 +603,7 @@ async fn queue_limits_reject_with_retry_after() {
     // Wait until the second request is waiting, then overflow the queue.
     let deadline = Instant::now() + Duration::from_secs(10);
     loop {
-        let m = c
-            .get(format!("{base}/metrics"))
-            .send()
-            .await
-            .unwrap()
-            .text()
-            .await
-            .unwrap();
+        let m = metrics_page(&c, &base).await;
         if m.contains("vllm:num_requests_waiting{model_name=\"sim-model\"} 1\n") {
             break;
         }
@@ -958,14 +955,7 @@ async fn server_side_ttft_histogram_counts_streamed_requests() {
     }
     // Non-streamed requests have no first token event: not counted.
     post(&c, &url, &completion("one two", 3, false)).await;
-    let page = c
-        .get(format!("{base}/metrics"))
-        .send()
-        .await
-        .unwrap()
-        .text()
-        .await
-        .unwrap();
+    let page = metrics_page(&c, &base).await;
     let m = "model_name=\"sim-model\"}";
     let count = sample(
         &page,
