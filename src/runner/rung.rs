@@ -130,7 +130,7 @@ pub async fn run_rung(
             _ = grace_over => break,
         }
     }
-    // The dispatcher has ended (all sent) or is ending (stop seen); it is not waited for.
+    // The dispatcher has ended (all sent) or is ending (stop seen): not waited for, aborted.
     dispatcher.abort();
     let sent = sent.load(Ordering::Relaxed);
     RungRun {
