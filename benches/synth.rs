@@ -4,11 +4,13 @@
 //! minimum of 10 samples plus warm-up would take minutes on a shared 2-core machine.
 //!
 //! Both tokenizers meet the one-token-per-word proof (`WordPool::composes` in
-//! `src/workload/synth.rs`), so this times drafting plus a 16-prompt re-encode spot check; a
-//! `prompt_template` or a tokenizer outside the proof re-encodes every draft instead.
+//! `src/workload/synth.rs`), so the plain cases time drafting plus a 16-prompt re-encode spot
+//! check. A `prompt_template` takes the proof away: every draft is rendered and re-encoded,
+//! which the `+ template` cases time in the same run, so the ratio between the two paths is
+//! measured side by side.
 //!
 //! Run: `cargo bench --bench synth` (optional args: `-- PROMPTS TOKENS REPEATS`).
-//! Prints the median wall time of REPEATS builds (default 3) per tokenizer.
+//! Prints the median wall time of REPEATS builds (default 3) per case.
 
 use std::path::Path;
 use std::time::Instant;
@@ -44,10 +46,17 @@ fn main() {
         seed: 0,
         prompt_template: None,
     };
-    for (name, tok) in [
-        ("word-level (ladder-tiny.json)", &word),
-        ("byte-level BPE", &bpe),
+    let template = Some("bache {{ prompt }}".to_string());
+    for (name, tok, prompt_template) in [
+        ("word-level (ladder-tiny.json)", &word, None),
+        ("byte-level BPE", &bpe, None),
+        ("word-level + template", &word, template.clone()),
+        ("byte-level BPE + template", &bpe, template),
     ] {
+        let workload = Workload {
+            prompt_template,
+            ..workload.clone()
+        };
         let mut times = Vec::new();
         let mut exact = 0;
         for rep in 0..repeats {
