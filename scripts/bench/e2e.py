@@ -9,6 +9,7 @@ median is printed, with every run's figures. Standard library only; traffic only
   python3 scripts/bench/e2e.py throughput      # tokens/s at concurrency 64, 256, 1024
   python3 scripts/bench/e2e.py rate            # highest constant rate held within 1 %, lag p99 < 1 ms
   python3 scripts/bench/e2e.py memory          # peak RSS vs requests per rung -> bytes/request
+  python3 scripts/bench/e2e.py soak --runs 1   # one real 10-minute rung: RSS over time
   python3 scripts/bench/e2e.py all --runs 3
 
 CPU seconds come from wait4() on the client process (user + system, whole process: startup,
@@ -338,10 +339,60 @@ def exp_memory(args):
     return {"rows": rows, "bytes_per_request": slope}
 
 
+def exp_soak(args):
+    """One long constant-rate rung (default 100 req/s for 600 s, 256 output tokens): RSS over
+    wall time. Flat means the only growth is the stored records, i.e. the fitted growth per
+    completed request matches what `memory` measures, and the fit's residuals stay small."""
+    runs = []
+    n = int(args.soak_rate * args.soak_seconds)
+    for i in range(args.runs):
+        sim, url = start_sim(args.ladder, args.chunk_tokens)
+        try:
+            text = scenario(url, "bench-soak", input_tokens=32, output_tokens=256, n=n,
+                            rates=[args.soak_rate], arrival="constant", seed=i)
+            rungs, res = run_measured(args.ladder, text)
+        finally:
+            stop(sim)
+        r = rungs[0]
+        series = rss_in_rung(res["rss_samples"], res["write_started_s"], r["duration"],
+                             r["completed"]) or {}
+        start = series.get("rung_start_s")
+        minutes = []
+        if start is not None:
+            # RSS at each tenth of the rung, with the requests completed by then (constant
+            # arrivals: rate x elapsed, less the requests in flight, which are few here).
+            for k in range(11):
+                t = start + r["duration"] * k / 10
+                near = min(res["rss_samples"], key=lambda s: abs(s[0] - t))
+                minutes.append({"elapsed_s": t - start, "rss_mb": near[1] / 2**20,
+                                "completed_approx": min(r["completed"],
+                                                        int(args.soak_rate * (t - start)))})
+        runs.append({"requests": n, "completed": r["completed"], "failed": r["failed"],
+                     "rung_s": r["duration"], "tokens": r["total_output_tokens"],
+                     "achieved_rate": r["achieved_rate"], "cpu_s": res["cpu_s"],
+                     "peak_rss_mb": res["peak_rss_bytes"] / 2**20, "series": minutes,
+                     **series})
+        x = runs[-1]
+        print(f"\n### Soak: {args.soak_rate:g} req/s x {args.soak_seconds:g} s, 256 output "
+              f"tokens, run {i}\n")
+        print(f"{x['completed']} completed, {x['failed']} failed in {x['rung_s']:.1f} s; "
+              f"client CPU {x['cpu_s']:.1f} s; peak RSS {x['peak_rss_mb']:.1f} MiB")
+        if minutes:
+            print(f"fit over the middle 80 %: {x['rss_bytes_per_stored_request']:,.0f} B per "
+                  f"completed request, largest residual {x['rss_fit_max_residual_mb']:.2f} MiB\n")
+            print("| elapsed s | completed (approx.) | RSS MiB |")
+            print("| ---: | ---: | ---: |")
+            for m in minutes:
+                print(f"| {m['elapsed_s']:.0f} | {m['completed_approx']} | {m['rss_mb']:.1f} |")
+        else:
+            print("the rung was not located in the RSS series")
+    return runs
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("experiment", choices=["throughput", "rate", "memory", "all"])
+    ap.add_argument("experiment", choices=["throughput", "rate", "memory", "soak", "all"])
     ap.add_argument("--ladder", default=str(ROOT / "target" / "release" / "ladder"))
     ap.add_argument("--runs", type=int, default=3)
     ap.add_argument("--chunk-tokens", type=int, default=1)
@@ -352,6 +403,8 @@ def main():
     ap.add_argument("--rate-requests", type=int, default=10000)
     ap.add_argument("--short-tokens", type=int, default=8)
     ap.add_argument("--memory-requests", type=int, nargs="+", default=[5000, 20000, 40000])
+    ap.add_argument("--soak-rate", type=float, default=100)
+    ap.add_argument("--soak-seconds", type=float, default=600)
     ap.add_argument("--json", help="write raw figures here")
     args = ap.parse_args()
     if not Path(args.ladder).exists():
@@ -364,6 +417,8 @@ def main():
         results["rate"] = exp_rate(args)
     if args.experiment in ("memory", "all"):
         results["memory"] = exp_memory(args)
+    if args.experiment == "soak":
+        results["soak"] = exp_soak(args)
     if args.json:
         for row in results.get("throughput", []):
             for r in row["runs"]:
