@@ -357,32 +357,32 @@ def exp_soak(args):
         series = rss_in_rung(res["rss_samples"], res["write_started_s"], r["duration"],
                              r["completed"]) or {}
         start = series.get("rung_start_s")
-        minutes = []
+        tenths = []
         if start is not None:
             # RSS at each tenth of the rung, with the requests completed by then (constant
             # arrivals: rate x elapsed, less the requests in flight, which are few here).
             for k in range(11):
                 t = start + r["duration"] * k / 10
                 near = min(res["rss_samples"], key=lambda s: abs(s[0] - t))
-                minutes.append({"elapsed_s": t - start, "rss_mb": near[1] / 2**20,
+                tenths.append({"elapsed_s": t - start, "rss_mb": near[1] / 2**20,
                                 "completed_approx": min(r["completed"],
                                                         int(args.soak_rate * (t - start)))})
         runs.append({"requests": n, "completed": r["completed"], "failed": r["failed"],
                      "rung_s": r["duration"], "tokens": r["total_output_tokens"],
                      "achieved_rate": r["achieved_rate"], "cpu_s": res["cpu_s"],
-                     "peak_rss_mb": res["peak_rss_bytes"] / 2**20, "series": minutes,
+                     "peak_rss_mb": res["peak_rss_bytes"] / 2**20, "series": tenths,
                      **series})
         x = runs[-1]
         print(f"\n### Soak: {args.soak_rate:g} req/s x {args.soak_seconds:g} s, 256 output "
               f"tokens, run {i}\n")
         print(f"{x['completed']} completed, {x['failed']} failed in {x['rung_s']:.1f} s; "
               f"client CPU {x['cpu_s']:.1f} s; peak RSS {x['peak_rss_mb']:.1f} MiB")
-        if minutes:
+        if tenths:
             print(f"fit over the middle 80 %: {x['rss_bytes_per_stored_request']:,.0f} B per "
                   f"completed request, largest residual {x['rss_fit_max_residual_mb']:.2f} MiB\n")
             print("| elapsed s | completed (approx.) | RSS MiB |")
             print("| ---: | ---: | ---: |")
-            for m in minutes:
+            for m in tenths:
                 print(f"| {m['elapsed_s']:.0f} | {m['completed_approx']} | {m['rss_mb']:.1f} |")
         else:
             print("the rung was not located in the RSS series")
