@@ -1,0 +1,500 @@
+//! Shared harness of the end-to-end tests: the `ladder` binary under a watchdog, a scenario
+//! builder, result-folder checks and a raw-TCP fault server on 127.0.0.1. Each test file uses
+//! what it needs (`mod support;`), so unused items are expected per file.
+#![allow(dead_code)]
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, ExitStatus, Stdio};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{mpsc, Arc, Mutex};
+use std::thread;
+use std::time::{Duration, Instant};
+
+use ladder::results::ResultDir;
+
+pub const BIN: &str = env!("CARGO_BIN_EXE_ladder");
+pub const TOKENIZER: &str = concat!(
+    env!("CARGO_MANIFEST_DIR"),
+    "/scenarios/tokenizers/ladder-tiny.json"
+);
+pub const KEY_VAR: &str = "LADDER_RELIABILITY_KEY";
+pub const KEY: &str = "sk-rel-SECRET-4242-do-not-print";
+
+// ---- scenarios ----------------------------------------------------------------------------
+
+pub struct Sc {
+    pub base_url: String,
+    pub timeout: &'static str,
+    pub key: bool,
+    pub model: &'static str,
+    pub output_tokens: u32,
+    pub n: u32,
+    pub baseline: f64,
+    pub rates: &'static str,
+    pub cooldown: &'static str,
+    pub max_concurrency: Option<u32>,
+    pub extra: &'static str,
+}
+
+impl Sc {
+    pub fn new(base_url: impl Into<String>) -> Sc {
+        Sc {
+            base_url: base_url.into(),
+            timeout: "3s",
+            key: false,
+            model: "m",
+            output_tokens: 4,
+            n: 3,
+            baseline: 20.0,
+            rates: "[40]",
+            cooldown: "0s",
+            max_concurrency: None,
+            extra: "",
+        }
+    }
+
+    pub fn write(&self, dir: &Path) -> PathBuf {
+        let key = if self.key {
+            format!("  api_key_env: {KEY_VAR}\n")
+        } else {
+            String::new()
+        };
+        let mc = self
+            .max_concurrency
+            .map(|c| format!("  max_concurrency: {c}\n"))
+            .unwrap_or_default();
+        let text = format!(
+            "version: 1\nname: rel\nendpoint:\n  base_url: {}\n  api: completions\n  request_timeout: {}\n{key}\
+             model: {}\ntokenizer: {TOKENIZER}\nworkload:\n  dataset: random\n  input_tokens: 16\n  \
+             output_tokens: {}\n  requests_per_rung: {}\n  seed: 0\nload:\n  arrival: poisson\n  \
+             baseline_rate: {}\n  rates: {}\n  warmup_requests: 0\n  cooldown: {}\n{mc}{}",
+            self.base_url,
+            self.timeout,
+            self.model,
+            self.output_tokens,
+            self.n,
+            self.baseline,
+            self.rates,
+            self.cooldown,
+            self.extra
+        );
+        let p = dir.join("rel.yaml");
+        std::fs::write(&p, text).unwrap();
+        p
+    }
+}
+
+// ---- running the binary under a watchdog --------------------------------------------------
+
+pub struct Ran {
+    pub status: ExitStatus,
+    pub stdout: String,
+    pub stderr: String,
+}
+
+impl Ran {
+    pub fn all(&self) -> String {
+        format!("{}\n{}", self.stdout, self.stderr)
+    }
+}
+
+pub fn ladder_cmd(args: &[&str]) -> Command {
+    let mut c = Command::new(BIN);
+    c.args(args)
+        .env(KEY_VAR, KEY)
+        .env("NO_COLOR", "1")
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    c
+}
+
+/// Spawned child with its stderr lines streamed to a channel (for "wait until it says X").
+pub struct Live {
+    pub child: Child,
+    pub lines: mpsc::Receiver<String>,
+    pub err: Arc<Mutex<String>>,
+    pub out: thread::JoinHandle<String>,
+}
+
+pub fn spawn(mut cmd: Command) -> Live {
+    let mut child = cmd.spawn().expect("spawn ladder");
+    let stderr = child.stderr.take().unwrap();
+    let mut stdout = child.stdout.take().unwrap();
+    let (tx, rx) = mpsc::channel();
+    let err = Arc::new(Mutex::new(String::new()));
+    let e2 = err.clone();
+    thread::spawn(move || {
+        for line in BufReader::new(stderr).lines().map_while(Result::ok) {
+            e2.lock().unwrap().push_str(&(line.clone() + "\n"));
+            let _ = tx.send(line);
+        }
+    });
+    let out = thread::spawn(move || {
+        let mut s = String::new();
+        let _ = stdout.read_to_string(&mut s);
+        s
+    });
+    Live {
+        child,
+        lines: rx,
+        err,
+        out,
+    }
+}
+
+impl Live {
+    /// Waits (bounded) for a stderr line containing `needle`.
+    pub fn wait_line(&self, needle: &str, limit: Duration) -> String {
+        let end = Instant::now() + limit;
+        loop {
+            let left = end.saturating_duration_since(Instant::now());
+            match self.lines.recv_timeout(left) {
+                Ok(l) if l.contains(needle) => return l,
+                Ok(_) => {}
+                Err(_) => panic!(
+                    "no stderr line with {needle:?} within {limit:?}; stderr so far:\n{}",
+                    self.err.lock().unwrap()
+                ),
+            }
+        }
+    }
+
+    pub fn signal(&self, sig: &str) {
+        let ok = Command::new("kill")
+            .args([&format!("-{sig}"), &self.child.id().to_string()])
+            .status()
+            .unwrap()
+            .success();
+        assert!(ok, "kill -{sig}");
+    }
+
+    /// Waits for exit; a child still running after `limit` is killed and the test fails.
+    pub fn finish(mut self, limit: Duration) -> Ran {
+        let end = Instant::now() + limit;
+        let status = loop {
+            if let Some(s) = self.child.try_wait().unwrap() {
+                break s;
+            }
+            if Instant::now() > end {
+                let _ = self.child.kill();
+                let _ = self.child.wait();
+                panic!(
+                    "ladder did not finish within {limit:?}; stderr:\n{}",
+                    self.err.lock().unwrap()
+                );
+            }
+            thread::sleep(Duration::from_millis(50));
+        };
+        let stdout = self.out.join().unwrap();
+        // Let the stderr reader drain.
+        while self.lines.recv_timeout(Duration::from_millis(200)).is_ok() {}
+        let stderr = self.err.lock().unwrap().clone();
+        Ran {
+            status,
+            stdout,
+            stderr,
+        }
+    }
+}
+
+pub fn run_ladder(scenario: &Path, out: &Path, limit: Duration) -> Ran {
+    let live = spawn(ladder_cmd(&[
+        "run",
+        scenario.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+    ]));
+    live.finish(limit)
+}
+
+pub fn no_panic(r: &Ran) {
+    assert!(
+        !r.all().contains("panicked"),
+        "a panic in the output:\n{}",
+        r.all()
+    );
+}
+
+// ---- result folders -----------------------------------------------------------------------
+
+/// The single run folder under `out/rel/`, if any.
+pub fn run_dir(out: &Path) -> Option<PathBuf> {
+    let parent = out.join("rel");
+    let mut dirs: Vec<PathBuf> = std::fs::read_dir(parent)
+        .ok()?
+        .map(|e| e.unwrap().path())
+        .collect();
+    assert!(dirs.len() <= 1, "{dirs:?}");
+    dirs.pop()
+}
+
+/// Every file parses (JSON, JSON lines, text); no temp file is left; the loader accepts the
+/// folder; every listed rung has consistent counts. Returns the loaded folder.
+pub fn check_folder(dir: &Path) -> ResultDir {
+    for e in std::fs::read_dir(dir).unwrap() {
+        let p = e.unwrap().path();
+        let name = p.file_name().unwrap().to_string_lossy().into_owned();
+        assert!(!name.ends_with(".tmp"), "temp file left: {name}");
+        let bytes = std::fs::read(&p).unwrap();
+        if name.ends_with(".jsonl") {
+            for line in bytes.split(|b| *b == b'\n').filter(|l| !l.is_empty()) {
+                serde_json::from_slice::<serde_json::Value>(line)
+                    .unwrap_or_else(|e| panic!("{name}: bad line: {e}"));
+            }
+        } else if name.ends_with(".json") {
+            serde_json::from_slice::<serde_json::Value>(&bytes)
+                .unwrap_or_else(|e| panic!("{name}: {e}"));
+        }
+    }
+    let rd = ResultDir::open(dir).expect("the folder loads");
+    for rung in &rd.rungs {
+        let lines = rd.requests(rung).unwrap();
+        let measured: Vec<_> = lines.iter().filter(|l| !l.warmup).collect();
+        for l in &measured {
+            // Exactly one outcome per request: ok, or one error class.
+            assert_eq!(l.ok, l.error_class.is_none(), "{l:?}");
+        }
+        let s = &rung.summary;
+        let ok = measured.iter().filter(|l| l.ok).count() as u64;
+        assert_eq!(s.completed, ok, "rung {}", s.rate);
+        assert_eq!(s.failed, measured.len() as u64 - ok, "rung {}", s.rate);
+        assert_eq!(
+            s.errors_by_class.values().sum::<u64>(),
+            s.failed,
+            "rung {}",
+            s.rate
+        );
+        if rung.entry.complete {
+            assert_eq!(s.completed + s.failed, s.num_prompts, "rung {}", s.rate);
+        }
+    }
+    rd
+}
+
+pub fn all_text_under(dir: &Path) -> String {
+    let mut s = String::new();
+    for e in std::fs::read_dir(dir).unwrap() {
+        let p = e.unwrap().path();
+        if p.is_dir() {
+            s.push_str(&all_text_under(&p));
+        } else {
+            s.push_str(&String::from_utf8_lossy(&std::fs::read(&p).unwrap()));
+        }
+    }
+    s
+}
+
+// ---- raw TCP fault servers ----------------------------------------------------------------
+
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Fault {
+    /// Every request answered correctly.
+    None,
+    AcceptClose,
+    Garbage,
+    HeadersStall,
+    HugeLine,
+    CloseMidChunk,
+    Http10NoLength,
+    SlowDrip,
+    /// 500 with the received Authorization header echoed in the body, and (alternately) a
+    /// stream whose error object echoes it.
+    EchoKey,
+    /// 307 to another port (the `u16`) on loopback.
+    RedirectTo(u16),
+    /// `GET /v1/models` never answered (for signals during preflight).
+    StallModels,
+    /// `GET /v1/models` answered 401 with the key echoed.
+    ModelsEchoKey401,
+}
+
+pub struct FaultServer {
+    pub addr: SocketAddr,
+    pub posts: Arc<AtomicUsize>,
+    pub heads: Arc<Mutex<Vec<String>>>,
+}
+
+impl FaultServer {
+    pub fn url(&self) -> String {
+        format!("http://{}", self.addr)
+    }
+}
+
+/// Answers `/v1/models` and the first `good` POSTs (the preflight probe) correctly, then
+/// misbehaves with `fault` on every later POST. One request per connection.
+pub fn fault_server(fault: Fault, good: usize) -> FaultServer {
+    let l = TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = l.local_addr().unwrap();
+    let posts = Arc::new(AtomicUsize::new(0));
+    let heads = Arc::new(Mutex::new(Vec::new()));
+    let (p2, h2) = (posts.clone(), heads.clone());
+    thread::spawn(move || {
+        for s in l.incoming() {
+            let Ok(s) = s else { continue };
+            let (p3, h3) = (p2.clone(), h2.clone());
+            thread::spawn(move || {
+                let _ = handle(s, fault, good, &p3, &h3);
+            });
+        }
+    });
+    FaultServer { addr, posts, heads }
+}
+
+pub fn read_head(s: &mut TcpStream) -> std::io::Result<(String, Vec<u8>)> {
+    let mut buf = Vec::new();
+    let mut b = [0u8; 4096];
+    loop {
+        if let Some(i) = buf.windows(4).position(|w| w == b"\r\n\r\n") {
+            let head = String::from_utf8_lossy(&buf[..i]).into_owned();
+            let rest = buf[i + 4..].to_vec();
+            return Ok((head, rest));
+        }
+        let n = s.read(&mut b)?;
+        if n == 0 || buf.len() > 1 << 16 {
+            return Err(std::io::ErrorKind::UnexpectedEof.into());
+        }
+        buf.extend_from_slice(&b[..n]);
+    }
+}
+
+pub const SSE_HEAD: &str =
+    "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nConnection: close\r\n\r\n";
+pub const GOOD_STREAM: &str = "data: {\"choices\":[{\"index\":0,\"text\":\"hello\"}]}\n\n\
+    data: {\"choices\":[{\"index\":0,\"text\":\" world\"}]}\n\n\
+    data: {\"choices\":[],\"usage\":{\"prompt_tokens\":16,\"completion_tokens\":2}}\n\n\
+    data: [DONE]\n\n";
+
+pub fn handle(
+    mut s: TcpStream,
+    fault: Fault,
+    good: usize,
+    posts: &AtomicUsize,
+    heads: &Mutex<Vec<String>>,
+) -> std::io::Result<()> {
+    s.set_read_timeout(Some(Duration::from_secs(20)))?;
+    let (head, mut body) = read_head(&mut s)?;
+    heads.lock().unwrap().push(head.clone());
+    let len = head
+        .lines()
+        .find_map(|l| {
+            let (k, v) = l.split_once(':')?;
+            k.eq_ignore_ascii_case("content-length")
+                .then(|| v.trim().parse::<usize>().ok())?
+        })
+        .unwrap_or(0);
+    while body.len() < len {
+        let mut b = vec![0u8; len - body.len()];
+        let n = s.read(&mut b)?;
+        if n == 0 {
+            break;
+        }
+        body.extend_from_slice(&b[..n]);
+    }
+    let auth = head
+        .lines()
+        .find_map(|l| {
+            let (k, v) = l.split_once(':')?;
+            k.eq_ignore_ascii_case("authorization")
+                .then(|| v.trim().to_string())
+        })
+        .unwrap_or_default();
+
+    if head.starts_with("GET /v1/models") {
+        match fault {
+            Fault::StallModels => {
+                thread::sleep(Duration::from_secs(60));
+                return Ok(());
+            }
+            Fault::ModelsEchoKey401 => {
+                let b = format!("{{\"error\":\"key rejected: {auth}\"}}");
+                return write!(
+                    s,
+                    "HTTP/1.1 401 Unauthorized\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{b}",
+                    b.len()
+                );
+            }
+            _ => {}
+        }
+        let b = r#"{"object":"list","data":[{"id":"m","object":"model"}]}"#;
+        return write!(
+            s,
+            "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{b}",
+            b.len()
+        );
+    }
+    let nth = posts.fetch_add(1, Ordering::SeqCst);
+    if nth < good || fault == Fault::None {
+        s.write_all(SSE_HEAD.as_bytes())?;
+        return s.write_all(GOOD_STREAM.as_bytes());
+    }
+    match fault {
+        Fault::None | Fault::StallModels => unreachable!(),
+        Fault::ModelsEchoKey401 => {
+            let b = format!("{{\"error\":\"key rejected: {auth}\"}}");
+            write!(
+                s,
+                "HTTP/1.1 401 Unauthorized\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{b}",
+                b.len()
+            )
+        }
+        Fault::AcceptClose => Ok(()),
+        Fault::Garbage => s.write_all(b"\x00\x01GARBAGE \xff\xfe not http at all\r\n\r\n"),
+        Fault::HeadersStall => {
+            s.write_all(SSE_HEAD.as_bytes())?;
+            thread::sleep(Duration::from_secs(30));
+            Ok(())
+        }
+        Fault::HugeLine => {
+            s.write_all(SSE_HEAD.as_bytes())?;
+            s.write_all(b"data: ")?;
+            let chunk = vec![b'a'; 64 * 1024];
+            for _ in 0..160 {
+                s.write_all(&chunk)?; // 10 MiB with no newline
+            }
+            Ok(())
+        }
+        Fault::CloseMidChunk => {
+            s.write_all(
+                b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nTransfer-Encoding: chunked\r\n\r\n",
+            )?;
+            s.write_all(b"200\r\ndata: {\"choices\":[{\"index\":0,\"text\":\"hel")?;
+            Ok(()) // closed 470 bytes short of the chunk
+        }
+        Fault::Http10NoLength => {
+            s.write_all(b"HTTP/1.0 200 OK\r\nContent-Type: text/event-stream\r\n\r\n")?;
+            s.write_all(GOOD_STREAM.as_bytes())
+        }
+        Fault::SlowDrip => {
+            s.write_all(SSE_HEAD.as_bytes())?;
+            for b in GOOD_STREAM.as_bytes() {
+                s.write_all(&[*b])?;
+                thread::sleep(Duration::from_secs(1));
+            }
+            Ok(())
+        }
+        Fault::EchoKey => {
+            if nth % 2 == 1 {
+                let b = format!("{{\"error\":{{\"message\":\"invalid credentials '{auth}'\"}}}}");
+                write!(
+                    s,
+                    "HTTP/1.1 500 Internal Server Error\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{b}",
+                    b.len()
+                )
+            } else {
+                s.write_all(SSE_HEAD.as_bytes())?;
+                s.write_all(b"data: {\"choices\":[{\"index\":0,\"text\":\"hi\"}]}\n\n")?;
+                write!(
+                    s,
+                    "data: {{\"error\":{{\"message\":\"token expired: {auth}\",\"code\":401}}}}\n\n"
+                )
+            }
+        }
+        Fault::RedirectTo(port) => write!(
+            s,
+            "HTTP/1.1 307 Temporary Redirect\r\nLocation: http://127.0.0.1:{port}/v1/completions\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
+        ),
+    }
+}
