@@ -6,7 +6,9 @@ Only the folder, the output image and the rates are parameters; the loop, the ke
 script doubles as a compatibility check of ladder's result_rate_<rate>.json files.
 
 Usage: python3 scripts/seed_plot.py RESULT_DIR [OUT.png] [RATE ...]
-       (defaults: OUT.png = RESULT_DIR/seed_plot.png, rates 5 10 20 30 40 50)
+       OUT.png defaults to RESULT_DIR/seed_plot.png; the rates default to every rung of the
+       folder (from its run.json), so `seed_plot.py results/quickstart/<ts>` just works.
+       Needs matplotlib (`python3 -m pip install matplotlib`).
 """
 import sys
 
@@ -15,9 +17,31 @@ matplotlib.use("Agg")  # savefig instead of show: no display needed
 import matplotlib.pyplot as plt
 import json
 
+
+
+def _is_rate(arg):
+    try:
+        float(arg)
+        return True
+    except ValueError:
+        return False
+
+
+def _rate(r):
+    return int(r) if float(r).is_integer() else float(r)
+
+
 RESULT_DIR = sys.argv[1] if len(sys.argv) > 1 else "./benchmark_results/concurrency_test"
-OUT = sys.argv[2] if len(sys.argv) > 2 else f"{RESULT_DIR}/seed_plot.png"
-RATES = [int(r) if float(r).is_integer() else float(r) for r in sys.argv[3:]] or [5, 10, 20, 30, 40, 50]
+_args = sys.argv[2:]
+# A number where OUT.png would be is the first rate, not a file name.
+OUT = _args.pop(0) if _args and not _is_rate(_args[0]) else f"{RESULT_DIR}/seed_plot.png"
+RATES = [_rate(r) for r in _args]
+if not RATES:
+    try:
+        with open(f"{RESULT_DIR}/run.json") as f:
+            RATES = sorted({_rate(r["rate"]) for r in json.load(f)["rungs"]})
+    except (OSError, KeyError, ValueError):
+        RATES = [5, 10, 20, 30, 40, 50]  # the seed's own ladder
 
 # --- from the seed, unchanged apart from RESULT_DIR / RATES ---
 rates, qps_values, ttft_values, tpot_values, error_rates = [], [], [], [], []

@@ -105,12 +105,26 @@ struct GateArgs {
     /// Treat inconclusive checks as failures.
     #[arg(long)]
     strict: bool,
-    /// Write a Markdown summary (e.g. "$GITHUB_STEP_SUMMARY").
+    /// Write a Markdown summary (e.g. "$GITHUB_STEP_SUMMARY"). An empty value (an unset
+    /// variable outside GitHub Actions) writes none, with a note.
     #[arg(long, value_name = "FILE.md")]
-    summary: Option<PathBuf>,
-    /// Write JUnit XML (one test case per rung and check).
+    summary: Option<String>,
+    /// Write JUnit XML (one test case per rung and check); an empty value writes none.
     #[arg(long, value_name = "FILE.xml")]
-    junit: Option<PathBuf>,
+    junit: Option<String>,
+}
+
+/// An output-file flag: empty (e.g. `--summary "$GITHUB_STEP_SUMMARY"` with the variable
+/// unset) means "not given", said once on stderr so a CI log shows why no file appeared.
+fn output_file(flag: &str, value: &Option<String>) -> Option<PathBuf> {
+    match value.as_deref() {
+        None => None,
+        Some(v) if v.trim().is_empty() => {
+            eprintln!("note: --{flag} is empty (an unset variable?); no {flag} file written");
+            None
+        }
+        Some(v) => Some(PathBuf::from(v)),
+    }
 }
 
 impl GateArgs {
@@ -124,8 +138,8 @@ impl GateArgs {
             .map(|t| ladder::compare::parse_override(t))
             .collect::<Result<Vec<_>, _>>()?;
         Ok(ladder::compare::GateOptions {
-            summary: self.summary.clone(),
-            junit: self.junit.clone(),
+            summary: output_file("summary", &self.summary),
+            junit: output_file("junit", &self.junit),
             strict: self.strict,
             compare: ladder::compare::CompareOptions {
                 overrides,

@@ -97,12 +97,18 @@ fn gate_passes_unchanged_and_fails_a_30_percent_slower_decode() {
             "results",
             "--junit",
             "same.xml",
+            // `--summary "$GITHUB_STEP_SUMMARY"` outside GitHub Actions: empty, so no file.
             "--summary",
-            "same.md",
+            "",
         ],
         dir,
     );
     assert_eq!(same.status.code(), Some(0), "{}", text(&same));
+    assert!(
+        String::from_utf8_lossy(&same.stderr).contains("note: --summary is empty"),
+        "{}",
+        text(&same)
+    );
     let junit = std::fs::read_to_string(dir.join("same.xml")).unwrap();
     assert!(junit.contains("<testsuite"), "{junit}");
     assert!(!junit.contains("<failure"), "{junit}");

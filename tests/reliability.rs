@@ -513,6 +513,34 @@ fn authorization_is_not_forwarded_on_a_redirect_to_another_port() {
     assert!(!ran.all().contains(KEY));
 }
 
+/// A warning said at preflight (the model is not among the served ones) is said once, and
+/// reaches run.json, summary.md and report.html, not only the terminal.
+#[test]
+fn preflight_warnings_reach_run_json_and_the_reports() {
+    let server = fault_server(Fault::None, 0);
+    let tmp = tempfile::tempdir().unwrap();
+    let mut sc = Sc::new(server.url());
+    sc.model = "not-served";
+    let p = sc.write(tmp.path());
+    let out = tmp.path().join("out");
+    let ran = run_ladder(&p, &out, Duration::from_secs(60));
+    no_panic(&ran);
+    assert!(ran.status.success(), "{}", ran.all());
+    let said = "model `not-served` is not in";
+    assert_eq!(ran.stderr.matches(said).count(), 1, "{}", ran.stderr);
+    let dir = run_dir(&out).expect("a result folder");
+    let rd = check_folder(&dir);
+    assert!(
+        rd.info.warnings.iter().any(|w| w.contains(said)),
+        "{:?}",
+        rd.info.warnings
+    );
+    for f in ["summary.md", "report.html"] {
+        let text = std::fs::read_to_string(dir.join(f)).unwrap();
+        assert!(text.contains(said), "{f} lacks the warning:\n{text}");
+    }
+}
+
 #[test]
 fn key_over_plain_http_warns_only_off_loopback() {
     use ladder::client::{ApiKey, Client, ClientConfig};

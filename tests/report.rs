@@ -367,6 +367,11 @@ fn html_is_self_contained_with_every_chart_drawn_and_the_knee_marked() {
             "{id}: knee not marked"
         );
         assert!(fig.contains("<figcaption>"), "{id}: no legend");
+        // Rates 1 … 40 span more than 10x: a log x axis, so the low rungs are not crowded.
+        assert!(
+            fig.contains("log scale"),
+            "{id}: linear x axis for a 40x span"
+        );
     }
     // The error chart shows the classes that occurred and the SLO line.
     let errs = figure(&html, "errors");
@@ -470,6 +475,10 @@ fn result_files_carry_the_seed_scripts_keys_with_their_meaning() {
     report::write_all(&dir).unwrap();
     let md = fs::read_to_string(dir.join("summary.md")).unwrap();
     assert!(md.contains("| 5 | 17 | 3 | 15.0 % |"), "{md}");
+    // Rates 1 and 5 span less than 10x: the x axis stays linear.
+    let html = fs::read_to_string(dir.join("report.html")).unwrap();
+    assert!(html.contains("offered rate (req/s)"), "no x axis label");
+    assert!(!html.contains("log scale"), "log x axis for a 5x span");
 }
 
 /// The seed's first pitfall: a missing API key turns every request into a 401. The report
@@ -541,6 +550,25 @@ fn seed_plot_script_runs_unchanged_on_a_result_folder() {
         String::from_utf8_lossy(&out.stderr)
     );
     assert!(fs::metadata(&png).unwrap().len() > 1000, "empty plot");
+    // The README's short form: the folder alone plots every rung run.json lists, and a
+    // number where OUT.png would be is a rate, not a file called `10`.
+    for args in [&[][..], &["10", "20"][..]] {
+        let _ = fs::remove_file(dir.join("seed_plot.png"));
+        let out = std::process::Command::new("python3")
+            .arg(&script)
+            .arg(&dir)
+            .args(args)
+            .env("MPLBACKEND", "Agg")
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "seed_plot.py {args:?} failed: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert!(dir.join("seed_plot.png").is_file(), "{args:?}: no plot");
+        assert!(!dir.join("10").exists(), "`10` taken as the output file");
+    }
 }
 
 #[test]

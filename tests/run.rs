@@ -336,21 +336,43 @@ fn preflight_connection_refused_names_the_url() {
 
 #[test]
 fn preflight_missing_key_variable_says_set_it() {
+    // The server wants a key and the scenario's variable is unset (or empty): preflight gets
+    // a 401 and says which variable to export. Nothing is written.
     let var = "LADDER_RUNTEST_UNSET_KEY";
+    let sim = SimProc::start(&[], &[("LADDER_SIM_API_KEY", "needed-key-5c1e9a")]);
     let s = Scenario::new(&format!(
-        "version: 1\nname: nokey\nendpoint: {{ base_url: sim, api_key_env: {var} }}\n\
+        "version: 1\nname: nokey\nendpoint: {{ base_url: '{}', api_key_env: {var} }}\n\
+         model: sim-model\ntokenizer: {{TOK}}\nworkload: {{ requests_per_rung: 5 }}\n\
+         load: {{ rates: [10] }}\n",
+        sim.url()
+    ));
+    let unset = [var];
+    for (env, unset) in [(&[][..], &unset[..]), (&[(var, "")][..], &[][..])] {
+        let o = s.run(&[], env, unset);
+        let err = assert_exit2(&o);
+        assert!(err.contains("401"), "{err}");
+        assert!(err.contains(&format!("${var} is not set")), "{err}");
+        assert!(err.contains("export it"), "{err}");
+        assert!(!s.out().exists());
+    }
+}
+
+#[test]
+fn unset_key_variable_sends_no_key_to_a_server_that_needs_none() {
+    // A local server without auth: the same scenario runs with the variable unset, saying so.
+    let var = "LADDER_RUNTEST_OPTIONAL_KEY";
+    let s = Scenario::new(&format!(
+        "version: 1\nname: optkey\nendpoint: {{ base_url: sim, api_key_env: {var} }}\n\
          model: m\ntokenizer: {{TOK}}\nworkload: {{ requests_per_rung: 5 }}\n\
          load: {{ rates: [10] }}\nsim: {{ speed: 20 }}\n"
     ));
     let o = s.run(&[], &[], &[var]);
-    let err = assert_exit2(&o);
-    assert!(err.contains(&format!("${var} is not set")), "{err}");
-    assert!(err.contains(&format!("export {var}=")), "{err}");
-    assert!(!s.out().exists());
-    // An empty value is as good as missing.
-    let o = s.run(&[], &[(var, "")], &[]);
-    let err = assert_exit2(&o);
-    assert!(err.contains(&format!("${var} is not set")), "{err}");
+    assert_ok(&o);
+    let err = text(&o.stderr);
+    assert!(
+        err.contains(&format!("note: ${var} is not set: sending no API key")),
+        "{err}"
+    );
 }
 
 #[test]

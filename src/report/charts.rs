@@ -5,6 +5,8 @@
 //! left to the HTML page ([`ChartSpec::lines`] carries label, colour and dash), so they never
 //! cover a curve.
 
+use plotters::coord::ranged1d::ValueFormatter;
+use plotters::coord::types::RangedCoordf64;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 
@@ -165,6 +167,27 @@ fn max_rate(report: &Report) -> f64 {
         .fold(0.0, f64::max)
 }
 
+/// The y = x reference, from 0 and then sampled geometrically from the lowest rate, so it
+/// is a straight line on a linear axis and the right curve on a log axis.
+fn ideal_points(report: &Report, max_rate: f64) -> Vec<(f64, f64)> {
+    let min_rate = report
+        .runs
+        .iter()
+        .flat_map(|r| r.rungs.iter().map(|r| r.rate))
+        .filter(|r| *r > 0.0)
+        .fold(max_rate, f64::min);
+    let mut points = vec![(0.0, 0.0)];
+    if min_rate > 0.0 && max_rate > min_rate {
+        points.extend((0..=32).map(|i| {
+            let v = min_rate * (max_rate / min_rate).powf(i as f64 / 32.0);
+            (v, v)
+        }));
+    } else {
+        points.push((max_rate, max_rate));
+    }
+    points
+}
+
 /// Every chart of the report, in page order.
 pub fn specs(report: &Report) -> Vec<ChartSpec> {
     let markers = knee_markers(report);
@@ -173,7 +196,7 @@ pub fn specs(report: &Report) -> Vec<ChartSpec> {
     // Throughput with the ideal y = x line.
     let mut tput = vec![Line {
         label: "ideal: throughput = offered rate".into(),
-        points: vec![(0.0, 0.0), (max_rate, max_rate)],
+        points: ideal_points(report, max_rate),
         color: GREY_,
         dashed: true,
         under: false,
@@ -308,15 +331,86 @@ fn chart_err(spec: &ChartSpec) -> impl Fn(String) -> ReportError + '_ {
     }
 }
 
+/// The x axis of a chart: linear from 0, or logarithmic when the offered rates span more
+/// than [`LOG_AXIS_SPAN`] (a ladder 0.5 … 50 would crowd its low rungs into the left edge).
+#[derive(Debug, Clone, Copy)]
+struct XAxis {
+    lo: f64,
+    hi: f64,
+    log: bool,
+}
+
+/// Ratio of highest to lowest offered rate above which the x axis is logarithmic.
+pub const LOG_AXIS_SPAN: f64 = 10.0;
+
+impl XAxis {
+    fn of(spec: &ChartSpec) -> XAxis {
+        let xs = || spec.lines.iter().flat_map(|l| l.points.iter().map(|p| p.0));
+        let max = xs().fold(spec.x_max, f64::max);
+        let min_pos = xs()
+            .chain(std::iter::once(spec.x_max))
+            .filter(|x| *x > 0.0 && x.is_finite())
+            .fold(f64::INFINITY, f64::min);
+        if max > 0.0 && min_pos.is_finite() && max / min_pos > LOG_AXIS_SPAN {
+            XAxis {
+                lo: min_pos / 1.25,
+                hi: max * 1.25,
+                log: true,
+            }
+        } else {
+            XAxis {
+                lo: 0.0,
+                hi: if max > 0.0 { max * 1.05 } else { 1.0 },
+                log: false,
+            }
+        }
+    }
+
+    /// The point `frac` of the way across the axis (as drawn).
+    fn at(&self, frac: f64) -> f64 {
+        self.nudge(self.lo, frac)
+    }
+
+    /// `x` moved by `frac` of the drawn axis width.
+    fn nudge(&self, x: f64, frac: f64) -> f64 {
+        if self.log {
+            x * (self.hi / self.lo).powf(frac)
+        } else {
+            x + frac * (self.hi - self.lo)
+        }
+    }
+
+    /// Where `x` sits across the drawn axis, 0 to 1.
+    fn frac(&self, x: f64) -> f64 {
+        if self.log {
+            (x / self.lo).ln() / (self.hi / self.lo).ln()
+        } else {
+            (x - self.lo) / (self.hi - self.lo)
+        }
+    }
+
+    /// Points that can be drawn on this axis (a log axis has no 0).
+    fn drawable(&self, points: &[(f64, f64)]) -> Vec<(f64, f64)> {
+        points
+            .iter()
+            .copied()
+            .filter(|p| !self.log || p.0 > 0.0)
+            .collect()
+    }
+
+    fn tick(&self, v: f64) -> String {
+        if self.log {
+            rate_label(v)
+        } else {
+            tick(v, self.hi)
+        }
+    }
+}
+
 /// Draw one chart as an SVG document string.
 pub fn render_svg(spec: &ChartSpec) -> Result<String, ReportError> {
     let err = chart_err(spec);
-    let x_max = spec
-        .lines
-        .iter()
-        .flat_map(|l| l.points.iter().map(|p| p.0))
-        .fold(spec.x_max, f64::max);
-    let x_max = if x_max > 0.0 { x_max * 1.05 } else { 1.0 };
+    let x = XAxis::of(spec);
     let y_top = spec
         .lines
         .iter()
@@ -331,122 +425,150 @@ pub fn render_svg(spec: &ChartSpec) -> Result<String, ReportError> {
     {
         let root = SVGBackend::with_string(&mut buf, SIZE).into_drawing_area();
         root.fill(&WHITE).map_err(|e| err(e.to_string()))?;
-        let mut chart = ChartBuilder::on(&root)
+        let mut builder = ChartBuilder::on(&root);
+        builder
             .caption(&spec.title, ("sans-serif", 24))
             .margin(12)
             .x_label_area_size(48)
-            .y_label_area_size(72)
-            .build_cartesian_2d(0.0..x_max, 0.0..y_max)
-            .map_err(|e| err(e.to_string()))?;
-        let x_fmt = |v: &f64| tick(*v, x_max);
-        let y_fmt = |v: &f64| tick(*v, y_max);
-        chart
-            .configure_mesh()
-            .x_desc("offered rate (req/s)")
-            .y_desc(spec.y_desc.as_str())
-            .x_labels(8)
-            .y_labels(7)
-            .x_label_formatter(&x_fmt)
-            .y_label_formatter(&y_fmt)
-            .label_style(("sans-serif", 16))
-            .axis_desc_style(("sans-serif", 17))
-            .light_line_style(WHITE)
-            .bold_line_style(RGBColor(0xe4, 0xe4, 0xe4))
-            .draw()
-            .map_err(|e| err(e.to_string()))?;
-
-        if let Some((v, label)) = &spec.hline {
-            chart
-                .draw_series(DashedLineSeries::new(
-                    vec![(0.0, *v), (x_max, *v)],
-                    4,
-                    4,
-                    KNEE.mix(0.6).stroke_width(1),
-                ))
+            .y_label_area_size(72);
+        if x.log {
+            let chart = builder
+                .build_cartesian_2d((x.lo..x.hi).log_scale(), 0.0..y_max)
                 .map_err(|e| err(e.to_string()))?;
-            chart
-                .draw_series(std::iter::once(Text::new(
-                    label.clone(),
-                    (x_max * 0.01, *v),
-                    ("sans-serif", 15).into_font().color(&KNEE),
-                )))
+            draw(chart, spec, x, y_max)?;
+        } else {
+            let chart = builder
+                .build_cartesian_2d(x.lo..x.hi, 0.0..y_max)
                 .map_err(|e| err(e.to_string()))?;
-        }
-
-        for (i, m) in spec.markers.iter().enumerate() {
-            chart
-                .draw_series(DashedLineSeries::new(
-                    vec![(m.rate, 0.0), (m.rate, y_max)],
-                    6,
-                    4,
-                    m.color.stroke_width(2),
-                ))
-                .map_err(|e| err(e.to_string()))?;
-            // Label right of the line, or left of it near the right edge; stacked if several.
-            let right_side = m.rate < x_max * 0.7;
-            let x = if right_side {
-                m.rate + x_max * 0.01
-            } else {
-                m.rate - x_max * 0.01
-            };
-            let anchor = if right_side {
-                Pos::new(HPos::Left, VPos::Top)
-            } else {
-                Pos::new(HPos::Right, VPos::Top)
-            };
-            chart
-                .draw_series(std::iter::once(Text::new(
-                    m.label.clone(),
-                    (x, y_max * (0.99 - 0.07 * i as f64)),
-                    ("sans-serif", 17).into_font().color(&m.color).pos(anchor),
-                )))
-                .map_err(|e| err(e.to_string()))?;
-        }
-
-        for line in &spec.lines {
-            let style = if line.under {
-                line.color.mix(0.45).stroke_width(6)
-            } else {
-                line.color.stroke_width(2)
-            };
-            if line.dashed {
-                chart
-                    .draw_series(DashedLineSeries::new(line.points.clone(), 7, 4, style))
-                    .map_err(|e| err(e.to_string()))?;
-            } else {
-                chart
-                    .draw_series(LineSeries::new(line.points.clone(), style))
-                    .map_err(|e| err(e.to_string()))?;
-            }
-            // Points only on measured curves, not on the two-point ideal line.
-            if line.points.len() > 2 || !line.label.starts_with("ideal") {
-                chart
-                    .draw_series(
-                        line.points
-                            .iter()
-                            .map(|&p| Circle::new(p, 3, line.color.filled())),
-                    )
-                    .map_err(|e| err(e.to_string()))?;
-            }
-        }
-        let empty = spec
-            .lines
-            .iter()
-            .filter(|l| !l.label.starts_with("ideal"))
-            .all(|l| l.points.is_empty());
-        if empty {
-            chart
-                .draw_series(std::iter::once(Text::new(
-                    "no successful request at any rung: nothing to plot",
-                    (x_max / 2.0, y_max / 2.0),
-                    ("sans-serif", 17)
-                        .into_font()
-                        .color(&GREY_)
-                        .pos(Pos::new(HPos::Center, VPos::Center)),
-                )))
-                .map_err(|e| err(e.to_string()))?;
+            draw(chart, spec, x, y_max)?;
         }
         root.present().map_err(|e| err(e.to_string()))?;
     }
     Ok(buf)
+}
+
+/// Mesh, reference line, knee markers and curves, on either kind of x axis.
+fn draw<X>(
+    mut chart: ChartContext<'_, SVGBackend<'_>, Cartesian2d<X, RangedCoordf64>>,
+    spec: &ChartSpec,
+    x: XAxis,
+    y_max: f64,
+) -> Result<(), ReportError>
+where
+    X: Ranged<ValueType = f64> + ValueFormatter<f64>,
+{
+    let err = chart_err(spec);
+    let x_fmt = |v: &f64| x.tick(*v);
+    let y_fmt = |v: &f64| tick(*v, y_max);
+    let x_desc = if x.log {
+        "offered rate (req/s, log scale)"
+    } else {
+        "offered rate (req/s)"
+    };
+    chart
+        .configure_mesh()
+        .x_desc(x_desc)
+        .y_desc(spec.y_desc.as_str())
+        .x_labels(8)
+        .y_labels(7)
+        .x_label_formatter(&x_fmt)
+        .y_label_formatter(&y_fmt)
+        .label_style(("sans-serif", 16))
+        .axis_desc_style(("sans-serif", 17))
+        .light_line_style(WHITE)
+        .bold_line_style(RGBColor(0xe4, 0xe4, 0xe4))
+        .draw()
+        .map_err(|e| err(e.to_string()))?;
+
+    if let Some((v, label)) = &spec.hline {
+        chart
+            .draw_series(DashedLineSeries::new(
+                vec![(x.lo, *v), (x.hi, *v)],
+                4,
+                4,
+                KNEE.mix(0.6).stroke_width(1),
+            ))
+            .map_err(|e| err(e.to_string()))?;
+        chart
+            .draw_series(std::iter::once(Text::new(
+                label.clone(),
+                (x.at(0.01), *v),
+                ("sans-serif", 15).into_font().color(&KNEE),
+            )))
+            .map_err(|e| err(e.to_string()))?;
+    }
+
+    for (i, m) in spec.markers.iter().enumerate() {
+        if x.log && m.rate <= 0.0 {
+            continue;
+        }
+        chart
+            .draw_series(DashedLineSeries::new(
+                vec![(m.rate, 0.0), (m.rate, y_max)],
+                6,
+                4,
+                m.color.stroke_width(2),
+            ))
+            .map_err(|e| err(e.to_string()))?;
+        // Label right of the line, or left of it near the right edge; stacked if several.
+        let right_side = x.frac(m.rate) < 0.7;
+        let (at, anchor) = if right_side {
+            (x.nudge(m.rate, 0.01), Pos::new(HPos::Left, VPos::Top))
+        } else {
+            (x.nudge(m.rate, -0.01), Pos::new(HPos::Right, VPos::Top))
+        };
+        chart
+            .draw_series(std::iter::once(Text::new(
+                m.label.clone(),
+                (at, y_max * (0.99 - 0.07 * i as f64)),
+                ("sans-serif", 17).into_font().color(&m.color).pos(anchor),
+            )))
+            .map_err(|e| err(e.to_string()))?;
+    }
+
+    for line in &spec.lines {
+        let style = if line.under {
+            line.color.mix(0.45).stroke_width(6)
+        } else {
+            line.color.stroke_width(2)
+        };
+        let points = x.drawable(&line.points);
+        if line.dashed {
+            chart
+                .draw_series(DashedLineSeries::new(points.clone(), 7, 4, style))
+                .map_err(|e| err(e.to_string()))?;
+        } else {
+            chart
+                .draw_series(LineSeries::new(points.clone(), style))
+                .map_err(|e| err(e.to_string()))?;
+        }
+        // Points only on measured curves, not on the ideal reference line.
+        if !line.label.starts_with("ideal") {
+            chart
+                .draw_series(
+                    points
+                        .iter()
+                        .map(|&p| Circle::new(p, 3, line.color.filled())),
+                )
+                .map_err(|e| err(e.to_string()))?;
+        }
+    }
+    let empty = spec
+        .lines
+        .iter()
+        .filter(|l| !l.label.starts_with("ideal"))
+        .all(|l| l.points.is_empty());
+    if empty {
+        chart
+            .draw_series(std::iter::once(Text::new(
+                "no successful request at any rung: nothing to plot",
+                (x.at(0.5), y_max / 2.0),
+                ("sans-serif", 17)
+                    .into_font()
+                    .color(&GREY_)
+                    .pos(Pos::new(HPos::Center, VPos::Center)),
+            )))
+            .map_err(|e| err(e.to_string()))?;
+    }
+    Ok(())
 }

@@ -235,7 +235,8 @@ pub async fn preflight(
 ) -> Result<PreflightReport, PreflightError> {
     let models_url = client.models_url().to_owned();
     let url = client.request_url().to_owned();
-    let mut warnings: Vec<String> = client.warnings().to_vec();
+    // The client's own warnings (key over plain http) are the caller's to show, before this runs.
+    let mut warnings: Vec<String> = Vec::new();
 
     let models = client.list_models().await;
     let served = match &models {
