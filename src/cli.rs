@@ -82,6 +82,14 @@ enum Command {
         #[arg(long)]
         allow_config_change: bool,
     },
+    /// Write a commented scenario from flags, or convert a vLLM benchmark command line:
+    /// `ladder init --from-vllm "$COMMON_ARGS" --rates 5,10,20 -o scenarios/mine.yaml`.
+    Init(Box<crate::cli_init::InitArgs>),
+    /// Print a shell completion script: `ladder completions bash > ~/.local/share/bash-completion/completions/ladder`.
+    Completions {
+        /// bash, zsh, fish, elvish or powershell.
+        shell: clap_complete::Shell,
+    },
     /// Promote a result folder to golden/<scenario>/ (replacing the old baseline).
     Bless {
         /// The result folder to bless.
@@ -241,6 +249,10 @@ pub fn main() -> i32 {
             ladder::exit::OK
         }
         Command::Sim(args) => run_sim(*args),
+        Command::Init(args) => crate::cli_init::init(&args),
+        Command::Completions { shell } => {
+            crate::cli_init::completions(shell, &mut <Cli as clap::CommandFactory>::command())
+        }
         Command::Report { dirs, out } => report(&dirs, out),
         c @ (Command::Compare { .. } | Command::Gate { .. } | Command::Bless { .. }) => {
             compare_cmd(c)

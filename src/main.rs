@@ -6,3 +6,6 @@ fn main() {
 
 #[path = "cli.rs"]
 mod ladder_cli;
+
+#[path = "cli_init.rs"]
+mod cli_init;

@@ -99,9 +99,19 @@ pub fn check_file(
             )
         }
     };
+    check_text(path, &text, tokenizer_check)
+}
+
+/// [`check_file`] on a scenario's text that is not (yet) in a file, e.g. one `ladder init` is
+/// about to write to `path` (relative paths inside it resolve against `path`'s folder).
+pub fn check_text(
+    path: &Path,
+    text: &str,
+    tokenizer_check: Option<TokenizerCheck<'_>>,
+) -> (Option<Loaded>, Vec<Diagnostic>) {
     let vars: BTreeMap<String, String> = std::env::vars().collect();
     let metric_keys = crate::metrics::RungSummary::metric_keys();
-    analyse(path, &text, &vars, tokenizer_check, &metric_keys)
+    analyse(path, text, &vars, tokenizer_check, &metric_keys)
 }
 
 enum Source {

@@ -4,6 +4,8 @@
 //! [`schema_json`] (for `ladder schema`).
 
 pub mod diagnostic;
+pub mod from_vllm;
+pub mod init;
 pub mod load;
 pub mod migrate;
 pub mod schema;
@@ -13,6 +15,6 @@ pub mod validate;
 mod yaml;
 
 pub use diagnostic::{Diagnostic, Diagnostics};
-pub use load::{check_file, load, validate_file, Loaded, MAX_SCENARIO_BYTES};
+pub use load::{check_file, check_text, load, validate_file, Loaded, MAX_SCENARIO_BYTES};
 pub use schema::schema_json;
 pub use types::*;

@@ -1,0 +1,196 @@
+//! `ladder init` (a commented scenario from flags or from a vLLM benchmark command line) and
+//! `ladder completions SHELL`.
+
+use std::io::Write as _;
+use std::path::PathBuf;
+
+use ladder::scenario::from_vllm;
+use ladder::scenario::init::{render, Draft};
+
+/// Flags of `ladder init`. Each one overrides what `--from-vllm` converted.
+#[derive(clap::Args, Debug)]
+pub struct InitArgs {
+    /// Convert a vLLM `benchmark_serving.py` / `vllm bench serve` command line, given as one
+    /// quoted string (e.g. the seed guide's "$COMMON_ARGS"); `--request-rate` may repeat.
+    #[arg(long, value_name = "ARGS", allow_hyphen_values = true)]
+    from_vllm: Option<String>,
+    /// Scenario name (default: from the model name).
+    #[arg(long)]
+    name: Option<String>,
+    /// Base URL up to, not including, /v1 (or `sim`).
+    #[arg(long, value_name = "URL")]
+    base_url: Option<String>,
+    /// `completions` or `chat`.
+    #[arg(long, value_parser = ["completions", "chat"])]
+    api: Option<String>,
+    /// Environment variable that holds the API key.
+    #[arg(long, value_name = "VAR")]
+    api_key_env: Option<String>,
+    /// Served model name.
+    #[arg(long)]
+    model: Option<String>,
+    /// Path to a tokenizer.json.
+    #[arg(long, value_name = "PATH")]
+    tokenizer: Option<String>,
+    #[arg(long, value_name = "N")]
+    input_tokens: Option<u32>,
+    #[arg(long, value_name = "N")]
+    output_tokens: Option<u32>,
+    #[arg(long, value_name = "N")]
+    requests_per_rung: Option<u32>,
+    /// The ladder, e.g. --rates 5,10,20,30,40,50 (the seed's REQUEST_RATES loop).
+    #[arg(long, value_delimiter = ',', value_name = "RATES")]
+    rates: Option<Vec<f64>>,
+    /// The light-load reference rung run first.
+    #[arg(long, value_name = "RATE")]
+    baseline_rate: Option<f64>,
+    /// Pause between rungs, e.g. 10s (the seed's `sleep 10`).
+    #[arg(long, value_name = "DURATION")]
+    cooldown: Option<String>,
+    /// Write the scenario to this file instead of stdout.
+    #[arg(long, short, value_name = "FILE.yaml")]
+    out: Option<PathBuf>,
+    /// Replace an existing --out file.
+    #[arg(long)]
+    force: bool,
+}
+
+fn apply(d: &mut Draft, a: &InitArgs) {
+    let set = |slot: &mut String, v: &Option<String>| {
+        if let Some(v) = v {
+            *slot = v.clone();
+        }
+    };
+    set(&mut d.base_url, &a.base_url);
+    set(&mut d.api, &a.api);
+    set(&mut d.model, &a.model);
+    set(&mut d.tokenizer, &a.tokenizer);
+    set(&mut d.cooldown, &a.cooldown);
+    if a.model.is_some() && a.name.is_none() && a.from_vllm.is_none() {
+        d.name = a.model.as_deref().map(name_of).unwrap_or_default();
+    }
+    set(&mut d.name, &a.name);
+    if let Some(v) = &a.api_key_env {
+        d.api_key_env = Some(v.clone());
+    }
+    if let Some(n) = a.input_tokens {
+        d.input_tokens = n;
+    }
+    if let Some(n) = a.output_tokens {
+        d.output_tokens = n;
+    }
+    if let Some(n) = a.requests_per_rung {
+        d.requests_per_rung = n;
+    }
+    if let Some(r) = &a.rates {
+        d.rates = r.clone();
+    }
+    if a.baseline_rate.is_some() {
+        d.baseline_rate = a.baseline_rate;
+    }
+}
+
+fn name_of(model: &str) -> String {
+    let last = model.rsplit('/').find(|s| !s.is_empty()).unwrap_or(model);
+    last.chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || "._-".contains(c) {
+                c.to_ascii_lowercase()
+            } else {
+                '-'
+            }
+        })
+        .collect()
+}
+
+/// `ladder init`: 0 written, 2 when the arguments do not make a valid scenario.
+pub fn init(a: &InitArgs) -> i32 {
+    let mut draft = Draft::default();
+    if let Some(args) = &a.from_vllm {
+        match from_vllm::convert(args) {
+            Ok(c) => {
+                for n in &c.notes {
+                    eprintln!("note: {n}");
+                }
+                for u in &c.unmapped {
+                    eprintln!("warning: not converted: {u}");
+                }
+                draft = c.draft;
+            }
+            Err(e) => {
+                eprintln!("error: --from-vllm: {e}");
+                return ladder::exit::BAD_INPUT;
+            }
+        }
+    } else {
+        draft.origin = vec!["Written by `ladder init`.".into()];
+    }
+    apply(&mut draft, a);
+    if draft.rates.is_empty() {
+        draft.rates = Draft::default().rates;
+        draft.baseline_rate = a.baseline_rate.or(from_vllm::baseline_for(&draft.rates));
+        eprintln!(
+            "note: no rates given: the seed guide's ladder 5,10,20,30,40,50 (or pass --rates)"
+        );
+    } else if a.rates.is_some() && a.baseline_rate.is_none() && a.from_vllm.is_some() {
+        draft.baseline_rate = from_vllm::baseline_for(&draft.rates);
+    }
+    let text = render(&draft);
+
+    // The text must pass `ladder validate` but for files that live where the scenario will
+    // run (tokenizer, dataset): check it through the real loader before writing anything.
+    let at = a
+        .out
+        .clone()
+        .unwrap_or_else(|| PathBuf::from("scenario.yaml"));
+    let (_, diags) = ladder::scenario::check_text(&at, &text, None);
+    let (local, problems): (Vec<_>, Vec<_>) = diags
+        .iter()
+        .partition(|d| d.key_path == "tokenizer" || d.key_path == "workload.path");
+    for d in &local {
+        eprintln!(
+            "note: {}: {} (fine if it exists where the scenario runs)",
+            d.key_path, d.message
+        );
+    }
+    if !problems.is_empty() {
+        for d in &problems {
+            let hint = d
+                .hint
+                .as_deref()
+                .map(|h| format!(" ({h})"))
+                .unwrap_or_default();
+            eprintln!("error: {}: {}{hint}", d.key_path, d.message);
+        }
+        eprintln!("error: these settings do not make a valid scenario; nothing written");
+        return ladder::exit::BAD_INPUT;
+    }
+
+    match &a.out {
+        None => {
+            print!("{text}");
+            let _ = std::io::stdout().flush();
+        }
+        Some(path) => {
+            if path.exists() && !a.force {
+                eprintln!(
+                    "error: {} exists; pass --force to replace it",
+                    path.display()
+                );
+                return ladder::exit::BAD_INPUT;
+            }
+            if let Err(e) = ladder::results::atomic_write(path, text.as_bytes()) {
+                eprintln!("error: {e}");
+                return ladder::exit::BAD_INPUT;
+            }
+            eprintln!("wrote {}; next: ladder validate {0}", path.display());
+        }
+    }
+    ladder::exit::OK
+}
+
+/// `ladder completions SHELL`: the completion script on stdout.
+pub fn completions(shell: clap_complete::Shell, cmd: &mut clap::Command) -> i32 {
+    clap_complete::generate(shell, cmd, "ladder", &mut std::io::stdout());
+    ladder::exit::OK
+}

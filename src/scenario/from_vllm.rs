@@ -1,0 +1,404 @@
+//! `ladder init --from-vllm '<arguments>'`: a vLLM `benchmark_serving.py` / `vllm bench serve`
+//! command line (such as the seed guide's `COMMON_ARGS` plus its `--request-rate` loop)
+//! turned into a [`Draft`] scenario, naming every flag that has no equivalent.
+
+use super::init::Draft;
+
+/// The converted scenario, what was mapped with a remark, and what could not be mapped.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Conversion {
+    pub draft: Draft,
+    /// Mappings worth a word (`--backend openai-chat` → `api: chat`, ...).
+    pub notes: Vec<String>,
+    /// Flags with no ladder equivalent, as given.
+    pub unmapped: Vec<String>,
+}
+
+/// Why a command line could not be converted.
+#[derive(Debug, thiserror::Error, PartialEq)]
+pub enum FromVllmError {
+    #[error("cannot split the command line: {0} (check the quotes)")]
+    Split(String),
+    #[error("{flag} needs a value")]
+    MissingValue { flag: String },
+    #[error("{flag} {value}: {why}")]
+    BadValue {
+        flag: String,
+        value: String,
+        why: String,
+    },
+}
+
+/// Flags that only change vLLM's own output or loading and mean nothing to ladder.
+const IRRELEVANT: &[&str] = &[
+    "--disable-tqdm",
+    "--trust-remote-code",
+    "--tokenizer-mode",
+    "--save-result",
+    "--save-detailed",
+    "--append-result",
+    "--result-dir",
+    "--result-filename",
+    "--metadata",
+    "--percentile-metrics",
+    "--metric-percentiles",
+    "--ready-check-timeout-sec",
+    "--request-id-prefix",
+];
+
+/// Flags without a value (the next word is not theirs).
+const SWITCHES: &[&str] = &[
+    "--disable-tqdm",
+    "--trust-remote-code",
+    "--save-result",
+    "--save-detailed",
+    "--append-result",
+    "--ignore-eos",
+    "--profile",
+    "--use-beam-search",
+    "--disable-shuffle",
+];
+
+fn number<T: std::str::FromStr>(flag: &str, value: &str) -> Result<T, FromVllmError> {
+    value.parse().map_err(|_| FromVllmError::BadValue {
+        flag: flag.into(),
+        value: value.into(),
+        why: if value.starts_with('$') {
+            "a shell variable, not a number: paste the expanded value (for the rate loop, use --rates)"
+                .into()
+        } else {
+            "not a number".into()
+        },
+    })
+}
+
+/// A scenario name from the model name: the last path segment, in the allowed characters.
+fn name_from_model(model: &str) -> String {
+    let last = model.rsplit('/').find(|s| !s.is_empty()).unwrap_or(model);
+    let s: String = last
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || "._-".contains(c) {
+                c.to_ascii_lowercase()
+            } else {
+                '-'
+            }
+        })
+        .collect();
+    let s = s.trim_matches(|c| c == '.' || c == '-').to_string();
+    if s.is_empty() {
+        "vllm-ladder".into()
+    } else {
+        format!("{s}-ladder")
+    }
+}
+
+/// Convert `args` (the words after `python benchmark_serving.py` or `vllm bench serve`; a
+/// leading program name is skipped). `--request-rate` may be given several times, or as a
+/// comma list, to make a ladder.
+pub fn convert(args: &str) -> Result<Conversion, FromVllmError> {
+    // Backslash-newline is a line continuation in the shell scripts users paste from.
+    let joined = args.replace("\\\r\n", " ").replace("\\\n", " ");
+    let words = shell_words::split(&joined).map_err(|e| FromVllmError::Split(e.to_string()))?;
+    let start = words.iter().position(|w| w.starts_with("--")).unwrap_or(0);
+    let mut d = Draft {
+        api_key_env: Some("OPENAI_API_KEY".into()),
+        rates: Vec::new(),
+        ..Draft::default()
+    };
+    let mut notes = Vec::new();
+    let mut unmapped = Vec::new();
+    let (mut host, mut port, mut base_url, mut endpoint) = (None, None, None, None);
+    let (mut model, mut served) = (None::<String>, None::<String>);
+    let mut goodput = Vec::new();
+
+    let mut i = start;
+    while i < words.len() {
+        let word = &words[i];
+        i += 1;
+        if !word.starts_with("--") {
+            unmapped.push(word.clone());
+            continue;
+        }
+        let (flag, inline) = match word.split_once('=') {
+            Some((f, v)) => (f.to_string(), Some(v.to_string())),
+            None => (word.clone(), None),
+        };
+        let takes_value = !SWITCHES.contains(&flag.as_str());
+        let value = if !takes_value {
+            String::new()
+        } else if let Some(v) = inline {
+            v
+        } else if i < words.len() && !words[i].starts_with("--") {
+            i += 1;
+            words[i - 1].clone()
+        } else {
+            return Err(FromVllmError::MissingValue { flag });
+        };
+        // Words up to the next flag: vLLM's `nargs="+"` flags (`--goodput ttft:500 tpot:50`).
+        let mut extra = Vec::new();
+        while takes_value && i < words.len() && !words[i].starts_with("--") {
+            extra.push(words[i].clone());
+            i += 1;
+        }
+        if flag == "--goodput" {
+            goodput.push(value.clone());
+            goodput.append(&mut extra);
+        } else if !extra.is_empty() && !IRRELEVANT.contains(&flag.as_str()) {
+            unmapped.push(format!("{} (after {flag} {value})", extra.join(" ")));
+        }
+        let v = value.as_str();
+        match flag.as_str() {
+            "--backend" => match v {
+                "openai" | "vllm" | "lmdeploy" | "sglang" | "llama.cpp" | "scalellm" => {
+                    d.api = "completions".into()
+                }
+                "openai-chat" | "vllm-chat" => {
+                    d.api = "chat".into();
+                    notes.push(format!("--backend {v} → api: chat"));
+                }
+                other => unmapped.push(format!(
+                    "--backend {other} (ladder speaks the OpenAI completions and chat APIs; api: completions assumed)"
+                )),
+            },
+            "--base-url" => base_url = Some(v.to_string()),
+            "--host" => host = Some(v.to_string()),
+            "--port" => port = Some(v.to_string()),
+            "--endpoint" => endpoint = Some(v.to_string()),
+            "--model" => model = Some(v.to_string()),
+            "--served-model-name" => served = Some(v.to_string()),
+            "--tokenizer" => {
+                if v.ends_with(".json") {
+                    d.tokenizer = v.to_string();
+                } else {
+                    d.tokenizer = format!("{}/tokenizer.json", v.trim_end_matches('/'));
+                    notes.push(format!(
+                        "--tokenizer {v} → tokenizer: {} (ladder reads the model directory's tokenizer.json)",
+                        d.tokenizer
+                    ));
+                }
+            }
+            "--dataset-name" => match v {
+                "random" => d.dataset = "random".into(),
+                "sharegpt" => d.dataset = "sharegpt".into(),
+                "custom" => {
+                    d.dataset = "jsonl".into();
+                    notes.push("--dataset-name custom → dataset: jsonl".into());
+                }
+                other => unmapped.push(format!(
+                    "--dataset-name {other} (ladder has random, sharegpt and jsonl)"
+                )),
+            },
+            "--dataset-path" => d.dataset_path = Some(v.to_string()),
+            "--random-input-len" | "--input-len" => d.input_tokens = number(&flag, v)?,
+            "--random-output-len" | "--output-len" | "--sharegpt-output-len" => {
+                d.output_tokens = number(&flag, v)?
+            }
+            "--random-range-ratio" => d.range_ratio = Some(number(&flag, v)?),
+            "--num-prompts" => d.requests_per_rung = number(&flag, v)?,
+            "--seed" => d.seed = number(&flag, v)?,
+            "--ignore-eos" => d.ignore_eos = true,
+            "--request-rate" => {
+                if v.starts_with('$') {
+                    // The seed's `for rate in ${REQUEST_RATES[@]}` loop body.
+                    notes.push(format!(
+                        "--request-rate {v} is the shell loop's variable: give the loop's rates with --rates"
+                    ));
+                    continue;
+                }
+                for part in v.split(',').filter(|p| !p.trim().is_empty()) {
+                    let part = part.trim();
+                    if part.eq_ignore_ascii_case("inf") {
+                        unmapped.push(
+                            "--request-rate inf (every request at once has no rate; give finite rates)"
+                                .into(),
+                        );
+                        continue;
+                    }
+                    let r: f64 = number(&flag, part)?;
+                    if !(r.is_finite() && r > 0.0) {
+                        return Err(FromVllmError::BadValue {
+                            flag,
+                            value: part.into(),
+                            why: "a rate must be a positive number".into(),
+                        });
+                    }
+                    d.rates.push(r);
+                }
+            }
+            "--burstiness" => {
+                let b: f64 = number(&flag, v)?;
+                if b == 1.0 {
+                    d.arrival = "poisson".into();
+                } else {
+                    d.arrival = "gamma".into();
+                    d.burstiness = Some(b);
+                }
+            }
+            "--max-concurrency" => d.max_concurrency = Some(number(&flag, v)?),
+            "--goodput" => {}
+            "--label" => d.description = Some(format!("vLLM benchmark label: {v}")),
+            "--api-key" => notes.push(
+                "--api-key is not written: ladder reads the key from $OPENAI_API_KEY (endpoint.api_key_env)"
+                    .into(),
+            ),
+            "--header" => match v.split_once('=') {
+                Some((k, val)) => d.headers.push((k.to_string(), val.to_string())),
+                None => unmapped.push(format!("--header {v} (expected KEY=VALUE)")),
+            },
+            f if IRRELEVANT.contains(&f) => {}
+            _ => unmapped.push(if takes_value && !value.is_empty() {
+                format!("{flag} {value}")
+            } else {
+                flag.clone()
+            }),
+        }
+    }
+    // vLLM's goodput takes further words after the flag (`--goodput ttft:500 tpot:50`).
+    for g in goodput.iter().flat_map(|g| g.split_whitespace()) {
+        let Some((k, v)) = g.split_once(':') else {
+            unmapped.push(format!("--goodput {g}"));
+            continue;
+        };
+        let ms: f64 = number("--goodput", v)?;
+        match k {
+            "ttft" => d.slo_ttft_ms = Some(ms),
+            "tpot" => d.slo_tpot_ms = Some(ms),
+            "e2el" => d.slo_e2e_ms = Some(ms),
+            _ => unmapped.push(format!("--goodput {g}")),
+        }
+    }
+
+    d.base_url = match (base_url, host, port) {
+        (Some(b), _, _) => {
+            let b = b.trim_end_matches('/');
+            let b = b.strip_suffix("/v1").unwrap_or(b);
+            b.to_string()
+        }
+        (None, h, p) => format!(
+            "http://{}:{}",
+            h.unwrap_or_else(|| "127.0.0.1".into()),
+            p.unwrap_or_else(|| "8000".into())
+        ),
+    };
+    if let Some(e) = endpoint {
+        if e.contains("chat") {
+            d.api = "chat".into();
+            notes.push(format!("--endpoint {e} → api: chat"));
+        } else if !e.ends_with("/v1/completions") {
+            unmapped.push(format!(
+                "--endpoint {e} (ladder calls <base_url>/v1/completions or /v1/chat/completions)"
+            ));
+        }
+    }
+    // The served name is what requests carry; --model is the path the server loaded.
+    d.model = served.or(model).unwrap_or_else(|| "my-model".into());
+    d.name = name_from_model(&d.model);
+    // No finite rate: left empty for the caller (`--rates`, or the seed's ladder).
+    d.rates.sort_by(f64::total_cmp);
+    d.rates.dedup();
+    d.baseline_rate = baseline_for(&d.rates);
+    d.origin = vec!["Converted by `ladder init --from-vllm` from:".into()];
+    d.origin
+        .extend(wrap(&redact_api_key(&words[start..]).join(" "), 88));
+    Ok(Conversion {
+        draft: d,
+        notes,
+        unmapped,
+    })
+}
+
+/// The seed guide's baseline: a rung at 1 req/s, or half the first rate when that is lower.
+pub fn baseline_for(rates: &[f64]) -> Option<f64> {
+    match rates.first() {
+        Some(&first) if first > 1.0 => Some(1.0),
+        Some(&first) => Some(first / 2.0),
+        None => Some(1.0),
+    }
+}
+
+/// The words with any `--api-key` value replaced, so the command line can be quoted.
+fn redact_api_key(words: &[String]) -> Vec<String> {
+    let mut out = Vec::with_capacity(words.len());
+    let mut hide_next = false;
+    for w in words {
+        if hide_next {
+            out.push("<redacted>".into());
+            hide_next = false;
+        } else if w == "--api-key" {
+            out.push(w.clone());
+            hide_next = true;
+        } else if w.starts_with("--api-key=") {
+            out.push("--api-key=<redacted>".into());
+        } else {
+            out.push(shell_words::quote(w).into_owned());
+        }
+    }
+    out
+}
+
+fn wrap(text: &str, width: usize) -> Vec<String> {
+    let mut lines = vec![String::new()];
+    for w in text.split(' ') {
+        let last = lines.last_mut().expect("one line");
+        if !last.is_empty() && last.len() + 1 + w.len() > width {
+            lines.push(format!("  {w}"));
+        } else {
+            if !last.is_empty() {
+                last.push(' ');
+            }
+            last.push_str(w);
+        }
+    }
+    lines
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn flags_with_equals_and_switches_and_unknowns() {
+        let c = convert(
+            "vllm bench serve --backend=openai-chat --host h --port 9 --model /m/Qwen2.5-7B \
+             --random-input-len=64 --ignore-eos --profile --request-rate 2,4 --request-rate 8 \
+             --burstiness 0.5 --goodput ttft:500 tpot:50 --frobnicate 3 --api-key sk-zzz",
+        )
+        .unwrap();
+        let d = &c.draft;
+        assert_eq!(d.api, "chat");
+        assert_eq!(d.base_url, "http://h:9");
+        assert_eq!(d.model, "/m/Qwen2.5-7B");
+        assert_eq!(d.name, "qwen2.5-7b-ladder");
+        assert_eq!(d.input_tokens, 64);
+        assert_eq!(d.rates, vec![2.0, 4.0, 8.0]);
+        assert_eq!(d.baseline_rate, Some(1.0));
+        assert_eq!((d.arrival.as_str(), d.burstiness), ("gamma", Some(0.5)));
+        assert_eq!((d.slo_ttft_ms, d.slo_tpot_ms), (Some(500.0), Some(50.0)));
+        assert_eq!(c.unmapped, vec!["--profile", "--frobnicate 3"]);
+        assert!(!d.origin.join(" ").contains("sk-zzz"), "{:?}", d.origin);
+    }
+
+    #[test]
+    fn a_shell_variable_or_missing_value_is_an_error_not_a_guess() {
+        let c = convert("--model m --request-rate $rate --num-prompts 10").unwrap();
+        assert!(c.draft.rates.is_empty());
+        assert!(
+            c.notes.iter().any(|n| n.contains("--rates")),
+            "{:?}",
+            c.notes
+        );
+        let e = convert("--model m --num-prompts $N").unwrap_err();
+        assert!(e.to_string().contains("shell variable"), "{e}");
+        assert_eq!(
+            convert("--model").unwrap_err(),
+            FromVllmError::MissingValue {
+                flag: "--model".into()
+            }
+        );
+        assert!(matches!(
+            convert("--model 'unclosed"),
+            Err(FromVllmError::Split(_))
+        ));
+    }
+}

@@ -1,0 +1,172 @@
+//! `ladder init`: scenarios from flags and from the seed guide's exact vLLM command line,
+//! checked by the real loader and `ladder validate`; `ladder completions`.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use ladder::scenario::{load, Api, Arrival, Dataset};
+
+const BIN: &str = env!("CARGO_BIN_EXE_ladder");
+
+fn tokenizer() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios/tokenizers/ladder-tiny.json")
+}
+
+fn ladder(args: &[&str]) -> Output {
+    Command::new(BIN)
+        .args(args)
+        .env_remove("OPENAI_API_KEY")
+        .output()
+        .expect("ladder runs")
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+/// The seed guide's `COMMON_ARGS`, word for word.
+const SEED_COMMON_ARGS: &str = "--backend openai --base-url https://taotoken.net/api \
+    --model MetaX-DeepSeek-R1-70B --tokenizer /models/DeepSeek-R1-Distill-Llama-70B \
+    --dataset-name random --random-input-len 512 --random-output-len 256 --num-prompts 200 \
+    --disable-tqdm --trust-remote-code --tokenizer-mode auto";
+
+/// The loop body of the seed's script: `python benchmark_serving.py $COMMON_ARGS ...`.
+const SEED_LOOP_TAIL: &str = " --request-rate $rate \\\n  --result-dir $(dirname $RESULT_FILE) \\\n  --result-filename $(basename $RESULT_FILE)";
+
+#[test]
+fn the_seed_command_line_converts_to_an_equivalent_scenario() {
+    let t = tempfile::tempdir().unwrap();
+    let out = t.path().join("seed.yaml");
+    let args = format!("python benchmark_serving.py {SEED_COMMON_ARGS}{SEED_LOOP_TAIL}");
+    let o = ladder(&[
+        "init",
+        "--from-vllm",
+        &args,
+        "--rates",
+        "5,10,20,30,40,50",
+        "-o",
+        out.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let err = stderr(&o);
+    // Every seed flag has a meaning in ladder or none at all: nothing is left unconverted.
+    assert!(!err.contains("not converted"), "{err}");
+    assert!(
+        err.contains("tokenizer.json"),
+        "the directory mapping is said: {err}"
+    );
+    assert!(err.contains("--request-rate $rate"), "{err}");
+
+    let text = std::fs::read_to_string(&out).unwrap();
+    assert!(
+        text.contains("# Converted by `ladder init --from-vllm`"),
+        "{text}"
+    );
+    // The tokenizer is the user's (a directory on their machine); point it at the fixture to
+    // load the file through the real loader and validate.
+    let text = text.replace(
+        "/models/DeepSeek-R1-Distill-Llama-70B/tokenizer.json",
+        tokenizer().to_str().unwrap(),
+    );
+    std::fs::write(&out, text).unwrap();
+    let v = ladder(&["validate", out.to_str().unwrap()]);
+    assert_eq!(v.status.code(), Some(0), "{}", stderr(&v));
+
+    let s = load(&out).unwrap().scenario;
+    assert_eq!(s.endpoint.base_url, "https://taotoken.net/api");
+    assert_eq!(s.endpoint.api, Api::Completions);
+    assert_eq!(s.endpoint.api_key_env.as_deref(), Some("OPENAI_API_KEY"));
+    assert_eq!(s.model, "MetaX-DeepSeek-R1-70B");
+    assert_eq!(s.workload.dataset, Dataset::Random);
+    assert_eq!(
+        (s.workload.input_tokens, s.workload.output_tokens),
+        (512, 256)
+    );
+    assert_eq!(s.workload.requests_per_rung, 200);
+    assert_eq!(s.load.arrival, Arrival::Poisson);
+    assert_eq!(s.load.rates, vec![5.0, 10.0, 20.0, 30.0, 40.0, 50.0]);
+    assert_eq!(s.load.baseline_rate, Some(1.0));
+    assert_eq!(s.load.cooldown.0, std::time::Duration::from_secs(10));
+}
+
+#[test]
+fn flags_without_an_equivalent_are_named_and_the_key_is_never_written() {
+    let o = ladder(&[
+        "init",
+        "--from-vllm",
+        "vllm bench serve --model m --served-model-name served --request-rate 2 \
+         --request-rate 4 --profile --lora-modules a=/x b=/y --api-key sk-never-written-7731 \
+         --burstiness 0.5 --max-concurrency 8",
+        "--tokenizer",
+        tokenizer().to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let err = stderr(&o);
+    assert!(err.contains("warning: not converted: --profile"), "{err}");
+    assert!(
+        err.contains("warning: not converted: --lora-modules a=/x"),
+        "{err}"
+    );
+    let yaml = String::from_utf8_lossy(&o.stdout).into_owned();
+    assert!(!yaml.contains("sk-never-written-7731") && !err.contains("sk-never-written-7731"));
+    assert!(yaml.contains("model: served"), "{yaml}");
+    assert!(yaml.contains("rates: [2, 4]"), "{yaml}");
+    assert!(yaml.contains("arrival: gamma"), "{yaml}");
+    assert!(yaml.contains("burstiness: 0.5"), "{yaml}");
+    assert!(yaml.contains("max_concurrency: 8"), "{yaml}");
+}
+
+#[test]
+fn init_from_flags_writes_a_valid_scenario_and_refuses_bad_settings() {
+    let t = tempfile::tempdir().unwrap();
+    let out = t.path().join("mine.yaml");
+    let tok = tokenizer();
+    let base = [
+        "init",
+        "--base-url",
+        "sim",
+        "--model",
+        "Qwen/Qwen2.5-7B-Instruct",
+        "--tokenizer",
+        tok.to_str().unwrap(),
+        "--rates",
+        "2,4",
+        "--requests-per-rung",
+        "20",
+    ];
+    let mut args = base.to_vec();
+    args.extend(["-o", out.to_str().unwrap()]);
+    let o = ladder(&args);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let s = load(&out).unwrap().scenario;
+    assert_eq!(s.name, "qwen2.5-7b-instruct");
+    assert_eq!(s.load.rates, vec![2.0, 4.0]);
+    assert_eq!(s.workload.requests_per_rung, 20);
+
+    // An existing file is kept unless --force.
+    let o = ladder(&args);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).starts_with("error: "), "{}", stderr(&o));
+    assert!(stderr(&o).contains("--force"), "{}", stderr(&o));
+
+    // Settings that make no valid scenario: refused, nothing written.
+    let bad = t.path().join("bad.yaml");
+    let mut args = base.to_vec();
+    args.extend(["--rates", "10,5", "-o", bad.to_str().unwrap()]);
+    let o = ladder(&args);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).contains("error: load.rates"), "{}", stderr(&o));
+    assert!(!bad.exists());
+}
+
+#[test]
+fn completions_are_generated_for_each_shell() {
+    for shell in ["bash", "zsh", "fish"] {
+        let o = ladder(&["completions", shell]);
+        assert_eq!(o.status.code(), Some(0), "{shell}: {}", stderr(&o));
+        let script = String::from_utf8_lossy(&o.stdout);
+        for word in ["ladder", "init", "gate", "--from-vllm"] {
+            assert!(script.contains(word), "{shell}: no `{word}`");
+        }
+    }
+}
