@@ -34,6 +34,9 @@ pub enum ErrorClass {
     StreamError,
     /// The response was not a well-formed OpenAI stream (bad JSON, bad framing, no tokens).
     Malformed,
+    /// A failure imported from another tool's results (vLLM keeps only an error text). The
+    /// client never records it, so it is not in [`ErrorClass::ALL`].
+    Unclassified,
 }
 
 impl ErrorClass {
@@ -62,6 +65,7 @@ impl ErrorClass {
             ErrorClass::Reset => "reset",
             ErrorClass::StreamError => "stream_error",
             ErrorClass::Malformed => "malformed",
+            ErrorClass::Unclassified => "unclassified",
         }
     }
 

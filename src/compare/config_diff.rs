@@ -4,7 +4,7 @@
 use serde_json::{json, Value};
 use similar::TextDiff;
 
-use crate::results::RunInfo;
+use crate::results::{ResultDir, RunInfo};
 
 /// The text diffed for a run: its resolved scenario and its environment, pretty JSON with
 /// sorted keys (timestamps and status are left out: they always differ).
@@ -62,4 +62,36 @@ pub fn fundamental_changes(base: &RunInfo, cand: &RunInfo) -> Vec<String> {
 
 fn short(h: &str) -> &str {
     &h[..h.len().min(12)]
+}
+
+/// When either side was imported from vLLM result files (which record no scenario), the
+/// differences that can still be seen: the mean prompt and output length per completed
+/// request, beyond 10 %. `None` when both sides are ladder's own folders.
+pub fn imported_changes(base: &ResultDir, cand: &ResultDir) -> Option<Vec<String>> {
+    if base.imported.is_none() && cand.imported.is_none() {
+        return None;
+    }
+    let per_request = |d: &ResultDir, tokens: fn(&crate::metrics::RungSummary) -> u64| {
+        let (t, n) = d.rungs.iter().fold((0u64, 0u64), |(t, n), r| {
+            (t + tokens(&r.summary), n + r.summary.completed)
+        });
+        (n > 0).then(|| t as f64 / n as f64)
+    };
+    let mut out = Vec::new();
+    for (what, tokens) in [
+        (
+            "prompt",
+            (|s| s.total_input_tokens) as fn(&crate::metrics::RungSummary) -> u64,
+        ),
+        ("output", |s| s.total_output_tokens),
+    ] {
+        if let (Some(a), Some(b)) = (per_request(base, tokens), per_request(cand, tokens)) {
+            if (a - b).abs() > 0.1 * a.max(b) {
+                out.push(format!(
+                    "different {what} length: baseline {a:.0} tokens per request, candidate {b:.0}"
+                ));
+            }
+        }
+    }
+    Some(out)
 }

@@ -241,6 +241,32 @@ pub fn evidence(key: &str, base: &Side, cand: &Side) -> Result<Evidence, NoSucce
     })
 }
 
+/// The note on a verdict that rests on summary values alone.
+pub const SUMMARY_ONLY: &str =
+    "summary values only (vLLM files saved without --save-detailed): noise not judged";
+
+/// Evidence for `key` when one side has summary values only (no per-request data): the two
+/// values compared as they are, or no verdict when a side lacks the key.
+pub fn summary_only(key: &str, base: &Side, cand: &Side) -> Evidence {
+    let value = |s: &Side| s.summary.metric(key).filter(|v| v.is_finite());
+    let mut e = Evidence::plain(
+        value(base).unwrap_or(f64::NAN),
+        value(cand).unwrap_or(f64::NAN),
+    );
+    let missing: Vec<&str> = [("baseline", value(base)), ("candidate", value(cand))]
+        .into_iter()
+        .filter(|(_, v)| v.is_none())
+        .map(|(side, _)| side)
+        .collect();
+    if !missing.is_empty() {
+        e.too_few = Some(format!(
+            "{key} is not in the {} result file (vLLM writes only the percentiles it was asked for: --metric-percentiles)",
+            missing.join(" and ")
+        ));
+    }
+    e
+}
+
 fn boot(
     bg: &[Vec<f64>],
     cg: &[Vec<f64>],

@@ -107,7 +107,8 @@ pub fn gate_outcome(opts: &GateOptions, outcome: &RunOutcome) -> Result<Comparis
         )));
     }
     let base_dir = golden.join(&outcome.info.scenario_name);
-    if !base_dir.join("run.json").is_file() {
+    // A folder of vLLM result files (no run.json) is a baseline too.
+    if !base_dir.is_dir() {
         return Err(GateError::NoBaseline(base_dir));
     }
     let base = ResultDir::open(&base_dir).map_err(|e| CompareError::Load {

@@ -228,7 +228,8 @@ pub fn compare(
     opts: &CompareOptions,
 ) -> Result<Comparison, CompareError> {
     let (checks, checks_source) = checks_for(b, c, &opts.overrides)?;
-    let config_changes = config_diff::fundamental_changes(&b.info, &c.info);
+    let config_changes = config_diff::imported_changes(b, c)
+        .unwrap_or_else(|| config_diff::fundamental_changes(&b.info, &c.info));
     if !config_changes.is_empty() && !opts.allow_config_change {
         return Err(CompareError::ConfigChange(config_changes));
     }
@@ -239,6 +240,14 @@ pub fn compare(
     .into_iter()
     .flatten()
     .collect();
+    for (which, d) in [("baseline", b), ("candidate", c)] {
+        if d.imported.is_some() {
+            warnings.push(format!(
+                "the {which} is a folder of vLLM result files: it records no scenario, so only the prompt and output lengths per request were checked for a configuration change"
+            ));
+            warnings.extend(d.info.warnings.iter().map(|w| format!("{which}: {w}")));
+        }
+    }
     let usable = |d: &ResultDir| -> Vec<f64> {
         d.rungs
             .iter()
@@ -310,8 +319,19 @@ pub fn compare(
             lines: &cl,
             slo: cslo,
         };
+        // A vLLM file saved without --save-detailed has no requests to resample: such rungs
+        // are compared on their summary values (the error rate keeps its count-based test).
+        let summary_only = !b.has_requests(br) || !c.has_requests(cr);
         for check in &checks {
-            let e = evidence::evidence(&check.metric, &bs, &cs).map_err(|ns| {
+            let model = evidence::Model::of(&check.metric);
+            let plain = summary_only
+                && !matches!(model, evidence::Model::ErrorRate | evidence::Model::Plain);
+            let e = if plain && br.summary.completed > 0 && cr.summary.completed > 0 {
+                Ok(evidence::summary_only(&check.metric, &bs, &cs))
+            } else {
+                evidence::evidence(&check.metric, &bs, &cs)
+            };
+            let e = e.map_err(|ns| {
                 let s = if ns.side == "baseline" {
                     bs.summary
                 } else {
@@ -330,7 +350,10 @@ pub fn compare(
                     detail: format!("{} failed: {}", s.failed, classes.join(", ")),
                 }
             })?;
-            let decision = verdict::decide(check.bound, &e);
+            let mut decision = verdict::decide(check.bound, &e);
+            if plain && decision.note.is_empty() {
+                decision.note = evidence::SUMMARY_ONLY.into();
+            }
             rows.push(Row {
                 rate,
                 check: check.clone(),

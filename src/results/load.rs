@@ -11,7 +11,7 @@ use crate::metrics::RungSummary;
 /// Why a folder could not be loaded as a result folder.
 #[derive(Debug, thiserror::Error)]
 pub enum LoadError {
-    #[error("{0}: not a result folder (no run.json); give a folder written by `ladder run`, e.g. results/<scenario>/<timestamp>")]
+    #[error("{0}: not a result folder (no run.json, and no vLLM result files); give a folder written by `ladder run` (e.g. results/<scenario>/<timestamp>) or a folder of vLLM benchmark result JSON files")]
     NotAResultDir(PathBuf),
     #[error("{path}: {source}")]
     Io {
@@ -46,6 +46,9 @@ pub struct ResultDir {
     pub info: RunInfo,
     /// Its rungs, in run order.
     pub rungs: Vec<LoadedRung>,
+    /// For a folder of vLLM result files: each rung's requests (from `--save-detailed`
+    /// lists), `None` where the files hold summaries only. `None` for ladder's own folders.
+    pub imported: Option<Vec<Option<Vec<RequestLine>>>>,
 }
 
 fn read(path: &Path) -> Result<String, LoadError> {
@@ -67,6 +70,23 @@ impl ResultDir {
     pub fn open(dir: &Path) -> Result<ResultDir, LoadError> {
         let run_path = dir.join("run.json");
         if !run_path.is_file() {
+            // No run.json: a folder of vLLM result files reads as one, detected by keys.
+            if dir.is_dir() {
+                if let Some((info, rungs)) = super::vllm::open(dir)? {
+                    return Ok(ResultDir {
+                        path: dir.to_path_buf(),
+                        info,
+                        imported: Some(rungs.iter().map(|r| r.lines.clone()).collect()),
+                        rungs: rungs
+                            .into_iter()
+                            .map(|r| LoadedRung {
+                                entry: r.entry,
+                                summary: r.summary,
+                            })
+                            .collect(),
+                    });
+                }
+            }
             return Err(LoadError::NotAResultDir(dir.to_path_buf()));
         }
         let text = read(&run_path)?;
@@ -98,11 +118,33 @@ impl ResultDir {
             path: dir.to_path_buf(),
             info,
             rungs,
+            imported: None,
         })
+    }
+
+    /// False for a rung of vLLM result files saved without `--save-detailed`: it has
+    /// summary values only, so its metrics can be compared but their noise cannot be judged.
+    pub fn has_requests(&self, rung: &LoadedRung) -> bool {
+        match &self.imported {
+            None => true,
+            Some(lines) => self
+                .rungs
+                .iter()
+                .position(|r| std::ptr::eq(r, rung))
+                .and_then(|i| lines[i].as_ref())
+                .is_some(),
+        }
     }
 
     /// The per-request lines of one rung, warmup included (filter on `warmup`).
     pub fn requests(&self, rung: &LoadedRung) -> Result<Vec<RequestLine>, LoadError> {
+        if let Some(imported) = &self.imported {
+            let i = self
+                .rungs
+                .iter()
+                .position(|r| std::ptr::eq(r, rung) || r.entry == rung.entry);
+            return Ok(i.and_then(|i| imported[i].clone()).unwrap_or_default());
+        }
         let p = self.path.join(&rung.entry.requests_file);
         let f = fs::File::open(&p).map_err(|source| LoadError::Io {
             path: p.clone(),

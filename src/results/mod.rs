@@ -2,6 +2,7 @@
 
 pub mod load;
 pub mod types;
+pub mod vllm;
 pub mod write;
 
 pub use load::{

@@ -1,0 +1,526 @@
+//! A folder of vLLM `bench serve` / `benchmark_serving.py` result files read as a result
+//! folder, so a team's existing results (the seed guide's
+//! `benchmark_results/concurrency_test/result_rate_<rate>.json`) are a baseline on day one.
+//!
+//! A vLLM result file is one JSON object per rate: the run's settings (`date`, `backend`,
+//! `model_id`, `request_rate`, `burstiness`, `num_prompts`, ...), the summary keys ladder
+//! also writes (`request_throughput`, `median_ttft_ms`, ...) and, when saved with
+//! `--save-detailed`, per-request lists (`ttfts`, `itls`, `latencies` in seconds,
+//! `start_times`, `input_lens`, `output_lens`, `errors`). Files are detected by their keys,
+//! not their names. Python's `json` writes `Infinity` / `NaN` for an infinite burstiness
+//! (constant arrivals): those are read as such.
+
+use std::fs;
+use std::path::Path;
+
+use serde_json::{Map, Value};
+
+use super::load::{requests_file_name, result_file_name, LoadError};
+use super::types::{HostInfo, RequestLine, RunInfo, RunStatus, RungEntry, RESULTS_FORMAT_VERSION};
+use crate::metrics::{Latency, RungSummary, Stats};
+use crate::record::{ErrorClass, TokenSource};
+
+/// Largest vLLM result file read (a detailed file of 100k requests is tens of MB).
+pub const MAX_VLLM_FILE_BYTES: u64 = 512 << 20;
+
+/// One imported rung: its summary and, for `--save-detailed` files, its requests.
+#[derive(Debug, Clone)]
+pub struct ImportedRung {
+    pub entry: RungEntry,
+    pub summary: RungSummary,
+    pub lines: Option<Vec<RequestLine>>,
+    /// Settings of the file, for the synthesised run.json scenario.
+    settings: Map<String, Value>,
+}
+
+/// Python's non-standard `Infinity`, `-Infinity` and `NaN` tokens (outside strings) as the
+/// strings `"Infinity"`, `"-Infinity"`, `"NaN"`, so the text parses as standard JSON.
+fn standard_json(text: &str) -> String {
+    let b = text.as_bytes();
+    let mut out = String::with_capacity(text.len());
+    let (mut i, mut in_str, mut esc) = (0, false, false);
+    let mut last = 0;
+    while i < b.len() {
+        let c = b[i];
+        if in_str {
+            match (esc, c) {
+                (true, _) => esc = false,
+                (false, b'\\') => esc = true,
+                (false, b'"') => in_str = false,
+                _ => {}
+            }
+            i += 1;
+            continue;
+        }
+        if c == b'"' {
+            in_str = true;
+            i += 1;
+            continue;
+        }
+        let token = ["-Infinity", "Infinity", "NaN"]
+            .into_iter()
+            .find(|t| b[i..].starts_with(t.as_bytes()));
+        match token {
+            Some(t) => {
+                out.push_str(&text[last..i]);
+                out.push('"');
+                out.push_str(t);
+                out.push('"');
+                i += t.len();
+                last = i;
+            }
+            None => i += 1,
+        }
+    }
+    out.push_str(&text[last..]);
+    out
+}
+
+/// A number, or one of the strings vLLM and Python use for infinities.
+fn number(v: &Value) -> Option<f64> {
+    match v {
+        Value::Number(n) => n.as_f64(),
+        Value::String(s) => match s.as_str() {
+            "inf" | "Infinity" => Some(f64::INFINITY),
+            "-inf" | "-Infinity" => Some(f64::NEG_INFINITY),
+            "NaN" | "nan" => Some(f64::NAN),
+            _ => None,
+        },
+        _ => None,
+    }
+}
+
+/// True for an object with the summary keys of a vLLM result file (and not ladder's own).
+pub fn looks_like_vllm(v: &Value) -> bool {
+    let Some(o) = v.as_object() else { return false };
+    ["completed", "duration", "request_throughput"]
+        .iter()
+        .all(|k| o.contains_key(*k))
+        && [
+            "date",
+            "backend",
+            "endpoint_type",
+            "model_id",
+            "request_rate",
+        ]
+        .iter()
+        .any(|k| o.contains_key(*k))
+        && !o.contains_key("errors_by_class")
+}
+
+/// The `.json` files of `dir` that are vLLM result files, parsed; `None` when there are none.
+fn vllm_files(dir: &Path) -> Result<Option<Vec<(String, Map<String, Value>)>>, LoadError> {
+    let io = |source| LoadError::Io {
+        path: dir.to_path_buf(),
+        source,
+    };
+    let mut names: Vec<String> = Vec::new();
+    for e in fs::read_dir(dir).map_err(io)? {
+        let e = e.map_err(io)?;
+        let name = e.file_name().to_string_lossy().into_owned();
+        // Regular files only: a symlink could point anywhere.
+        let ft = e.file_type().map_err(io)?;
+        if ft.is_file() && name.ends_with(".json") {
+            names.push(name);
+        }
+    }
+    names.sort();
+    let mut files = Vec::new();
+    for name in names {
+        let path = dir.join(&name);
+        let len = fs::metadata(&path)
+            .map_err(|source| LoadError::Io {
+                path: path.clone(),
+                source,
+            })?
+            .len();
+        if len > MAX_VLLM_FILE_BYTES {
+            return Err(LoadError::Parse {
+                path,
+                message: format!(
+                    "{len} bytes; a vLLM result file is read up to {} MiB",
+                    MAX_VLLM_FILE_BYTES >> 20
+                ),
+            });
+        }
+        let text = fs::read_to_string(&path).map_err(|source| LoadError::Io {
+            path: path.clone(),
+            source,
+        })?;
+        let Ok(v) = serde_json::from_str::<Value>(&standard_json(&text)) else {
+            continue;
+        };
+        if looks_like_vllm(&v) {
+            if let Value::Object(o) = v {
+                files.push((name, o));
+            }
+        }
+    }
+    Ok((!files.is_empty()).then_some(files))
+}
+
+fn bad(dir: &Path, file: &str, message: String) -> LoadError {
+    LoadError::Parse {
+        path: dir.join(file),
+        message,
+    }
+}
+
+/// Latency statistics of one distribution from the file's `<stat>_<key>_ms` keys; a
+/// statistic the file lacks (vLLM writes only the percentiles asked for) is NaN.
+fn stats_of(o: &Map<String, Value>, key: &str, count: u64) -> Stats {
+    let g = |stat: &str| {
+        o.get(&format!("{stat}_{key}_ms"))
+            .and_then(number)
+            .unwrap_or(f64::NAN)
+    };
+    Stats {
+        count,
+        mean: g("mean"),
+        median: g("median"),
+        std: g("std"),
+        p90: g("p90"),
+        p95: g("p95"),
+        p99: g("p99"),
+        p999: g("p99.9"),
+        min: g("min"),
+        max: g("max"),
+    }
+}
+
+/// Per-request lines of a `--save-detailed` file; `None` when the lists are absent.
+fn detailed_lines(
+    o: &Map<String, Value>,
+    dir: &Path,
+    file: &str,
+) -> Result<Option<Vec<RequestLine>>, LoadError> {
+    let list = |k: &str| o.get(k).and_then(Value::as_array);
+    let (Some(ttfts), Some(lat)) = (list("ttfts"), list("latencies")) else {
+        return Ok(None);
+    };
+    let n = ttfts.len();
+    let empty = Vec::new();
+    let itls = list("itls").unwrap_or(&empty);
+    let starts = list("start_times").unwrap_or(&empty);
+    let ins = list("input_lens").unwrap_or(&empty);
+    let outs = list("output_lens").unwrap_or(&empty);
+    let errors = list("errors").unwrap_or(&empty);
+    for (k, l) in [
+        ("latencies", lat),
+        ("itls", itls),
+        ("start_times", starts),
+        ("input_lens", ins),
+        ("output_lens", outs),
+        ("errors", errors),
+    ] {
+        if !l.is_empty() && l.len() != n {
+            return Err(bad(
+                dir,
+                file,
+                format!("`{k}` has {} entries but `ttfts` has {n}", l.len()),
+            ));
+        }
+    }
+    let t0 = starts
+        .iter()
+        .filter_map(number)
+        .filter(|t| t.is_finite())
+        .fold(f64::INFINITY, f64::min);
+    let secs = |v: Option<&Value>, what: &str, i: usize| -> Result<f64, LoadError> {
+        let x = v.and_then(number).unwrap_or(0.0);
+        if x.is_finite() && x >= 0.0 {
+            Ok(x * 1000.0)
+        } else {
+            Err(bad(
+                dir,
+                file,
+                format!("request {i}: `{what}` is {x}, not a duration"),
+            ))
+        }
+    };
+    let mut lines = Vec::with_capacity(n);
+    for i in 0..n {
+        let error = errors
+            .get(i)
+            .and_then(Value::as_str)
+            .filter(|e| !e.trim().is_empty());
+        let ttft = secs(ttfts.get(i), "ttfts", i)?;
+        let e2e = secs(lat.get(i), "latencies", i)?;
+        let output_tokens = outs.get(i).and_then(Value::as_u64).unwrap_or(0) as u32;
+        let ok = error.is_none() && e2e > 0.0;
+        let itl_ms = match itls.get(i).and_then(Value::as_array) {
+            Some(gaps) => gaps
+                .iter()
+                .enumerate()
+                .map(|(j, g)| secs(Some(g), &format!("itls[{j}]"), i))
+                .collect::<Result<Vec<f64>, _>>()?,
+            None => Vec::new(),
+        };
+        let sent = match starts.get(i).and_then(number) {
+            Some(t) if t.is_finite() && t0.is_finite() => (t - t0) * 1000.0,
+            _ => 0.0,
+        };
+        lines.push(RequestLine {
+            index: i as u32,
+            warmup: false,
+            scheduled_ms: sent,
+            sent_ms: sent,
+            first_token_ms: ok.then_some(sent + ttft),
+            end_ms: sent + e2e,
+            ttft_ms: ok.then_some(ttft),
+            tpot_ms: (ok && output_tokens > 1).then(|| (e2e - ttft) / f64::from(output_tokens - 1)),
+            e2e_ms: e2e,
+            input_tokens: ins.get(i).and_then(Value::as_u64).unwrap_or(0) as u32,
+            output_tokens,
+            token_source: TokenSource::Usage,
+            itl_ms,
+            ok,
+            error_class: (!ok).then_some(ErrorClass::Unclassified),
+            status: None,
+            error_detail: error.map(|e| e.chars().take(512).collect()),
+        });
+    }
+    Ok(Some(lines))
+}
+
+/// One file as a rung.
+fn rung_of(dir: &Path, file: &str, o: Map<String, Value>) -> Result<ImportedRung, LoadError> {
+    let f = |k: &str| o.get(k).and_then(number);
+    let u = |k: &str| o.get(k).and_then(Value::as_u64);
+    let rate = f("request_rate").ok_or_else(|| {
+        bad(
+            dir,
+            file,
+            "no `request_rate`: cannot place the file on a rate ladder".into(),
+        )
+    })?;
+    if !(rate.is_finite() && rate > 0.0) {
+        return Err(bad(
+            dir,
+            file,
+            format!(
+                "request_rate {} (every request at once): a concurrency run, which has no place on a rate ladder; compare rate runs only",
+                o.get("request_rate").cloned().unwrap_or(Value::Null)
+            ),
+        ));
+    }
+    let completed =
+        u("completed").ok_or_else(|| bad(dir, file, "`completed` is not a count".into()))?;
+    let lines = detailed_lines(&o, dir, file)?;
+    let failed = match (u("failed"), &lines) {
+        (Some(x), _) => x,
+        (None, Some(l)) => l.iter().filter(|r| !r.ok).count() as u64,
+        (None, None) => u("num_prompts").map_or(0, |n| n.saturating_sub(completed)),
+    };
+    if let Some(l) = &lines {
+        let ok = l.iter().filter(|r| r.ok).count() as u64;
+        if ok != completed || l.len() as u64 != completed + failed {
+            return Err(bad(
+                dir,
+                file,
+                format!(
+                    "the per-request lists hold {} requests ({ok} without an error) but the summary says {completed} completed and {failed} failed",
+                    l.len()
+                ),
+            ));
+        }
+    }
+    let mut errors_by_class: std::collections::BTreeMap<String, u64> = ErrorClass::ALL
+        .iter()
+        .map(|c| (c.key().to_string(), 0))
+        .collect();
+    // vLLM keeps only an error text per request: its failures have no class.
+    errors_by_class.insert(ErrorClass::Unclassified.key().into(), failed);
+    let mut latency = std::collections::BTreeMap::new();
+    let count = |which: Latency| -> u64 {
+        match (&lines, which) {
+            (Some(l), Latency::Itl) => l
+                .iter()
+                .filter(|r| r.ok)
+                .map(|r| r.itl_ms.len() as u64)
+                .sum(),
+            (Some(l), Latency::Tpot) => l.iter().filter(|r| r.tpot_ms.is_some()).count() as u64,
+            _ => completed,
+        }
+    };
+    for which in Latency::ALL {
+        let s = match which {
+            Latency::Ttft | Latency::Tpot | Latency::Itl | Latency::E2el => {
+                stats_of(&o, which.key(), count(which))
+            }
+            _ => stats_of(&Map::new(), "", 0),
+        };
+        latency.insert(which, s);
+    }
+    let burstiness = f("burstiness").unwrap_or(1.0);
+    let summary = RungSummary {
+        rate,
+        burstiness,
+        max_concurrency: u("max_concurrency").map(|c| c.min(u64::from(u32::MAX)) as u32),
+        num_prompts: u("num_prompts").unwrap_or(completed + failed),
+        warmup_requests: 0,
+        duration_s: f("duration").unwrap_or(f64::NAN),
+        completed,
+        failed,
+        errors_by_class,
+        total_input_tokens: u("total_input_tokens").unwrap_or(0),
+        total_output_tokens: u("total_output_tokens").unwrap_or(0),
+        request_throughput: f("request_throughput").unwrap_or(f64::NAN),
+        request_goodput: f("request_goodput").unwrap_or(f64::NAN),
+        output_throughput: f("output_throughput").unwrap_or(f64::NAN),
+        total_token_throughput: f("total_token_throughput").unwrap_or(f64::NAN),
+        achieved_rate: f64::NAN,
+        max_concurrent_requests: u("max_concurrent_requests").unwrap_or(0),
+        retokenized_outputs: 0,
+        inexact_prompts: 0,
+        interrupted: false,
+        latency,
+    };
+    let settings: Map<String, Value> = o
+        .into_iter()
+        .filter(|(k, v)| !v.is_array() && SETTINGS.contains(&k.as_str()))
+        .collect();
+    Ok(ImportedRung {
+        entry: RungEntry {
+            rate,
+            result_file: file.to_string(),
+            requests_file: String::new(),
+            complete: true,
+        },
+        summary,
+        lines,
+        settings,
+    })
+}
+
+/// The keys of a vLLM file that describe the run rather than measure it.
+const SETTINGS: &[&str] = &[
+    "date",
+    "backend",
+    "endpoint_type",
+    "label",
+    "model_id",
+    "tokenizer_id",
+    "num_prompts",
+    "burstiness",
+    "max_concurrency",
+];
+
+/// Read `dir` as a folder of vLLM result files; `Ok(None)` when it holds none.
+pub fn open(dir: &Path) -> Result<Option<(RunInfo, Vec<ImportedRung>)>, LoadError> {
+    let Some(files) = vllm_files(dir)? else {
+        return Ok(None);
+    };
+    let mut rungs = Vec::new();
+    for (name, o) in files {
+        rungs.push(rung_of(dir, &name, o)?);
+    }
+    rungs.sort_by(|a, b| a.entry.rate.total_cmp(&b.entry.rate));
+    for w in rungs.windows(2) {
+        if w[0].entry.rate == w[1].entry.rate {
+            return Err(bad(
+                dir,
+                &w[1].entry.result_file,
+                format!(
+                    "request_rate {} is also in {}: one file per rate",
+                    w[1].entry.rate, w[0].entry.result_file
+                ),
+            ));
+        }
+    }
+    // Keep ladder's own names for the rungs' files where they match, e.g. the seed's
+    // result_rate_<rate>.json; the requests file never exists for an import.
+    for r in &mut rungs {
+        if r.entry.result_file == result_file_name(r.entry.rate) {
+            r.entry.requests_file = requests_file_name(r.entry.rate);
+        }
+    }
+    let first = &rungs[0].settings;
+    let s = |k: &str| first.get(k).and_then(Value::as_str).map(str::to_string);
+    let model = s("model_id").unwrap_or_default();
+    let workload = serde_json::json!({
+        "requests_per_rung": rungs[0].summary.num_prompts,
+    });
+    let scenario = serde_json::json!({
+        "version": 1,
+        "name": dir.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default(),
+        "model": model,
+        "tokenizer": s("tokenizer_id").unwrap_or_default(),
+        "endpoint": { "base_url": "", "api": s("backend").or(s("endpoint_type")).unwrap_or_default() },
+        "workload": workload,
+        "load": { "rates": rungs.iter().map(|r| r.entry.rate).collect::<Vec<_>>() },
+        "imported_from": "vllm",
+    });
+    let started_at = s("date")
+        .and_then(|d| chrono::NaiveDateTime::parse_from_str(&d, "%Y%m%d-%H%M%S").ok())
+        .map(|t| t.and_utc())
+        .unwrap_or_default();
+    let info = RunInfo {
+        format_version: RESULTS_FORMAT_VERSION,
+        tool_version: format!("vllm-import (backend {})", s("backend").unwrap_or_default()),
+        scenario_name: sanitized_name(dir),
+        scenario_file: String::new(),
+        scenario,
+        git_commit: None,
+        tokenizer_sha256: String::new(),
+        endpoint: String::new(),
+        host: HostInfo {
+            hostname: String::new(),
+            os: String::new(),
+            arch: String::new(),
+            cpus: 0,
+        },
+        started_at,
+        ended_at: Some(started_at),
+        status: RunStatus::Complete,
+        status_detail: Some("imported from vLLM result files".into()),
+        rungs: rungs.iter().map(|r| r.entry.clone()).collect(),
+        warnings: match rungs.iter().all(|r| r.lines.is_some()) {
+            true => vec![],
+            false => vec![
+                "vLLM result files without per-request data (saved without --save-detailed): compared on summary values only, run-to-run and sampling noise cannot be judged".into(),
+            ],
+        },
+    };
+    Ok(Some((info, rungs)))
+}
+
+/// The folder's name in the characters a scenario name allows (it names golden/<name>/).
+fn sanitized_name(dir: &Path) -> String {
+    let raw = dir
+        .canonicalize()
+        .ok()
+        .and_then(|p| p.file_name().map(|n| n.to_string_lossy().into_owned()))
+        .unwrap_or_default();
+    let s: String = raw
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || "._-".contains(c) {
+                c
+            } else {
+                '-'
+            }
+        })
+        .collect();
+    let s = s.trim_start_matches('.').to_string();
+    if s.is_empty() {
+        "vllm-import".into()
+    } else {
+        s
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn python_infinities_become_strings_outside_strings_only() {
+        let t = r#"{"b": Infinity, "c": -Infinity, "d": NaN, "s": "Infinity NaN \" Infinity"}"#;
+        let v: Value = serde_json::from_str(&standard_json(t)).unwrap();
+        assert_eq!(number(&v["b"]), Some(f64::INFINITY));
+        assert_eq!(number(&v["c"]), Some(f64::NEG_INFINITY));
+        assert!(number(&v["d"]).unwrap().is_nan());
+        assert_eq!(v["s"], "Infinity NaN \" Infinity");
+    }
+}

@@ -1,0 +1,262 @@
+//! Folders of vLLM `benchmark_serving.py` / `vllm bench serve` result files as input to
+//! `compare`, `gate` (as the baseline) and `report`: summary-only files compared on their
+//! values (saying noise is not judged), `--save-detailed` files with full verdicts.
+//! Fixtures carry vLLM's real key set, Python's `Infinity` included.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use serde_json::{json, Value};
+
+const BIN: &str = env!("CARGO_BIN_EXE_ladder");
+
+fn ladder(args: &[&str], cwd: &Path) -> Output {
+    Command::new(BIN)
+        .args(args)
+        .current_dir(cwd)
+        .output()
+        .expect("ladder runs")
+}
+
+fn text(o: &Output) -> String {
+    format!(
+        "exit {:?}\n--- stdout\n{}\n--- stderr\n{}",
+        o.status.code(),
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    )
+}
+
+/// Deterministic per-request latencies in seconds: `base` plus a spread.
+fn spread(n: usize, base: f64, i_scale: f64) -> Vec<f64> {
+    (0..n)
+        .map(|i| base * (1.0 + i_scale * ((i * 37 % 101) as f64 / 100.0 - 0.5)))
+        .collect()
+}
+
+fn pct(v: &[f64], p: f64) -> f64 {
+    let mut s = v.to_vec();
+    s.sort_by(f64::total_cmp);
+    let rank = p / 100.0 * (s.len() - 1) as f64;
+    let (lo, hi) = (rank.floor() as usize, rank.ceil() as usize);
+    s[lo] + (s[hi] - s[lo]) * (rank - lo as f64)
+}
+
+fn mean(v: &[f64]) -> f64 {
+    v.iter().sum::<f64>() / v.len() as f64
+}
+
+/// One vLLM result file for `rate`, TTFT and TPOT scaled by `slow`, as `bench serve` writes
+/// it; with `detailed`, the per-request lists of `--save-detailed`.
+fn vllm_result(rate: f64, slow: f64, detailed: bool, n: usize) -> Value {
+    let out_len = 64usize;
+    let ttfts = spread(n, 0.050 * slow * (1.0 + rate / 20.0), 0.4);
+    let tpots = spread(n, 0.010 * slow, 0.2);
+    let lat: Vec<f64> = ttfts
+        .iter()
+        .zip(&tpots)
+        .map(|(t, p)| t + p * (out_len - 1) as f64)
+        .collect();
+    let itls: Vec<Vec<f64>> = tpots.iter().map(|p| vec![*p; out_len - 1]).collect();
+    let starts: Vec<f64> = (0..n).map(|i| 1000.0 + i as f64 / rate).collect();
+    let duration = starts[n - 1] - starts[0] + lat[n - 1];
+    let ms = |v: &[f64]| v.iter().map(|x| x * 1000.0).collect::<Vec<f64>>();
+    let all_itl: Vec<f64> = itls.iter().flatten().copied().collect();
+    let mut o = json!({
+        "date": "20250601-101500",
+        "endpoint_type": "openai",
+        "backend": "openai",
+        "label": null,
+        "model_id": "/models/DeepSeek-R1-Distill-Llama-70B",
+        "tokenizer_id": "/models/DeepSeek-R1-Distill-Llama-70B",
+        "num_prompts": n,
+        "request_rate": rate,
+        "burstiness": 1.0,
+        "max_concurrency": null,
+        "duration": duration,
+        "completed": n,
+        "failed": 0,
+        "total_input_tokens": 512 * n,
+        "total_output_tokens": out_len * n,
+        "request_throughput": n as f64 / duration,
+        "request_goodput": null,
+        "output_throughput": (out_len * n) as f64 / duration,
+        "total_token_throughput": ((512 + out_len) * n) as f64 / duration,
+        "latencies": lat,
+        "queue_times": vec![0.0; n],
+        "max_output_tokens_per_s": 1234.0,
+        "max_concurrent_requests": 9,
+        "rtfx": 0.0,
+    });
+    let m = o.as_object_mut().unwrap();
+    for (key, v) in [
+        ("ttft", ms(&ttfts)),
+        ("tpot", ms(&tpots)),
+        ("itl", ms(&all_itl)),
+    ] {
+        m.insert(format!("mean_{key}_ms"), json!(mean(&v)));
+        m.insert(format!("median_{key}_ms"), json!(pct(&v, 50.0)));
+        m.insert(format!("std_{key}_ms"), json!(0.0));
+        m.insert(format!("p99_{key}_ms"), json!(pct(&v, 99.0)));
+    }
+    if detailed {
+        m.insert("input_lens".into(), json!(vec![512; n]));
+        m.insert("output_lens".into(), json!(vec![out_len; n]));
+        m.insert("ttfts".into(), json!(ttfts));
+        m.insert("itls".into(), json!(itls));
+        m.insert("start_times".into(), json!(starts));
+        m.insert("generated_texts".into(), json!(vec!["x"; n]));
+        m.insert("errors".into(), json!(vec![""; n]));
+    }
+    o
+}
+
+/// A folder like the seed's `benchmark_results/concurrency_test/`: one file per rate. The
+/// first file's burstiness is written as Python writes an infinite float: `Infinity`.
+fn vllm_folder(root: &Path, name: &str, slow: f64, detailed: bool) -> PathBuf {
+    let dir = root.join(name);
+    std::fs::create_dir_all(&dir).unwrap();
+    for (i, rate) in [5.0, 10.0, 20.0].into_iter().enumerate() {
+        let mut s = serde_json::to_string_pretty(&vllm_result(rate, slow, detailed, 300)).unwrap();
+        if i == 0 {
+            s = s.replace("\"burstiness\": 1.0", "\"burstiness\": Infinity");
+            assert!(s.contains("Infinity"));
+        }
+        std::fs::write(dir.join(format!("result_rate_{rate}.json")), s).unwrap();
+    }
+    std::fs::write(dir.join("concurrency_test.log"), "not json").unwrap();
+    dir
+}
+
+#[test]
+fn summary_only_vllm_folders_compare_on_values_and_say_noise_is_not_judged() {
+    let t = tempfile::tempdir().unwrap();
+    let base = vllm_folder(t.path(), "base", 1.0, false);
+    let same = vllm_folder(t.path(), "same", 1.0, false);
+    let slow = vllm_folder(t.path(), "slow", 1.5, false);
+    let thr = ["--threshold", "median_ttft_ms=+10%"];
+    let o = ladder(
+        &[&["compare", "base", "same"][..], &thr[..]].concat(),
+        t.path(),
+    );
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    let all = text(&o);
+    assert!(all.contains("noise not judged"), "{all}");
+    assert!(all.contains("vLLM result files"), "{all}");
+    let o = ladder(
+        &[
+            &["compare", base.to_str().unwrap(), slow.to_str().unwrap()][..],
+            &thr[..],
+        ]
+        .concat(),
+        t.path(),
+    );
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o));
+    assert!(
+        text(&o).to_lowercase().contains("regression"),
+        "{}",
+        text(&o)
+    );
+}
+
+#[test]
+fn detailed_vllm_folders_get_full_verdicts() {
+    let t = tempfile::tempdir().unwrap();
+    vllm_folder(t.path(), "base", 1.0, true);
+    vllm_folder(t.path(), "same", 1.0, true);
+    vllm_folder(t.path(), "slow", 1.3, true);
+    let thr = ["--threshold", "median_tpot_ms=+10%"];
+    let o = ladder(
+        &[&["compare", "base", "same"][..], &thr[..]].concat(),
+        t.path(),
+    );
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    assert!(!text(&o).contains("noise not judged"), "{}", text(&o));
+    // Intervals from the per-request data, not point values.
+    assert!(text(&o).contains("x[0.9"), "{}", text(&o));
+    let o = ladder(
+        &[&["compare", "base", "slow"][..], &thr[..]].concat(),
+        t.path(),
+    );
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o));
+    assert!(text(&o).contains("median_tpot_ms"), "{}", text(&o));
+}
+
+#[test]
+fn a_vllm_folder_is_a_gate_baseline_and_reports() {
+    let t = tempfile::tempdir().unwrap();
+    let tok = Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios/tokenizers/ladder-tiny.json");
+    // The team's existing vLLM results become golden/<scenario>/ as they are.
+    let golden = t.path().join("golden");
+    std::fs::create_dir_all(&golden).unwrap();
+    vllm_folder(&golden, "from-vllm", 1.0, true);
+    // A fresh ladder run with a different prompt length: the gate refuses the comparison
+    // (the lengths per request are all an imported baseline records).
+    let scenario = t.path().join("s.yaml");
+    std::fs::write(
+        &scenario,
+        format!(
+            "version: 1\nname: from-vllm\nendpoint: {{ base_url: sim }}\nmodel: m\n\
+             tokenizer: {}\nworkload: {{ input_tokens: 32, output_tokens: 64, requests_per_rung: 20 }}\n\
+             load: {{ rates: [5, 10], cooldown: 0s }}\nsim: {{ speed: 20 }}\n\
+             gate:\n  - {{ metric: median_ttft_ms, max_increase: 10% }}\n",
+            tok.display()
+        ),
+    )
+    .unwrap();
+    let o = ladder(
+        &[
+            "gate",
+            scenario.to_str().unwrap(),
+            "--golden",
+            "golden",
+            "--out",
+            "results",
+        ],
+        t.path(),
+    );
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    assert!(text(&o).contains("different prompt length"), "{}", text(&o));
+
+    // `ladder report` renders the imported folder like any result folder.
+    let out = t.path().join("rep");
+    let o = ladder(
+        &[
+            "report",
+            golden.join("from-vllm").to_str().unwrap(),
+            "--out",
+            out.to_str().unwrap(),
+        ],
+        t.path(),
+    );
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    let md = std::fs::read_to_string(out.join("summary.md")).unwrap();
+    assert!(md.contains("| 20 |"), "{md}");
+}
+
+#[test]
+fn broken_vllm_files_are_refused_naming_the_file() {
+    let t = tempfile::tempdir().unwrap();
+    let dir = vllm_folder(t.path(), "dup", 1.0, true);
+    // Two files for one rate.
+    std::fs::copy(dir.join("result_rate_5.json"), dir.join("again.json")).unwrap();
+    let o = ladder(&["compare", "dup", "dup"], t.path());
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    assert!(text(&o).contains("again.json"), "{}", text(&o));
+    std::fs::remove_file(dir.join("again.json")).unwrap();
+    // Lists that disagree with the summary.
+    let p = dir.join("result_rate_10.json");
+    let mut v: Value = serde_json::from_str(&std::fs::read_to_string(&p).unwrap()).unwrap();
+    v["completed"] = json!(250);
+    std::fs::write(&p, v.to_string()).unwrap();
+    let o = ladder(&["compare", "dup", "dup"], t.path());
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    assert!(text(&o).contains("result_rate_10.json"), "{}", text(&o));
+    // A concurrency run (request_rate "inf") has no place on a rate ladder.
+    v["completed"] = json!(300);
+    v["request_rate"] = json!("inf");
+    std::fs::write(&p, v.to_string()).unwrap();
+    let o = ladder(&["compare", "dup", "dup"], t.path());
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    assert!(text(&o).contains("concurrency run"), "{}", text(&o));
+}
