@@ -108,8 +108,11 @@ pub fn looks_like_vllm(v: &Value) -> bool {
         && !o.contains_key("errors_by_class")
 }
 
+/// A result file's name and its parsed object.
+type NamedFile = (String, Map<String, Value>);
+
 /// The `.json` files of `dir` that are vLLM result files, parsed; `None` when there are none.
-fn vllm_files(dir: &Path) -> Result<Option<Vec<(String, Map<String, Value>)>>, LoadError> {
+fn vllm_files(dir: &Path) -> Result<Option<Vec<NamedFile>>, LoadError> {
     let io = |source| LoadError::Io {
         path: dir.to_path_buf(),
         source,
