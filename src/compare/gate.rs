@@ -45,6 +45,8 @@ pub enum GateError {
         path: PathBuf,
         source: crate::results::LoadError,
     },
+    #[error("refusing to bless: {0}")]
+    Unsafe(String),
     #[error("refusing to bless {path}: run status is {status:?}{detail}; bless a complete run, or pass --force")]
     NotComplete {
         path: PathBuf,
@@ -110,11 +112,11 @@ pub fn gate_outcome(opts: &GateOptions, outcome: &RunOutcome) -> Result<Comparis
     if !base_dir.join("run.json").is_file() {
         return Err(GateError::NoBaseline(base_dir));
     }
-    let base = ResultDir::open(&base_dir).map_err(|e| CompareError::Load {
+    let base = ResultDir::open_finished(&base_dir).map_err(|e| CompareError::Load {
         which: "baseline",
         source: e,
     })?;
-    let cand = ResultDir::open(&outcome.dir).map_err(|e| CompareError::Load {
+    let cand = ResultDir::open_finished(&outcome.dir).map_err(|e| CompareError::Load {
         which: "candidate",
         source: e,
     })?;
@@ -127,7 +129,7 @@ pub struct BlessOptions {
     pub result_dir: PathBuf,
     /// Golden root. Default `golden`.
     pub golden: Option<PathBuf>,
-    /// Bless an interrupted, failed or running run anyway.
+    /// Bless an interrupted or failed run anyway (never a `running` one: it never finished).
     pub force: bool,
 }
 
@@ -136,7 +138,9 @@ pub struct BlessOptions {
 /// never leaves a half-written baseline. Returns the new baseline folder.
 pub fn bless(opts: &BlessOptions) -> Result<PathBuf, GateError> {
     let src = &opts.result_dir;
-    let d = ResultDir::open(src).map_err(|source| GateError::Load {
+    // Checks every name, path and number bless will use, request lines included, and
+    // refuses a `running` folder even with --force: its process died before the end.
+    let d = ResultDir::open_finished(src).map_err(|source| GateError::Load {
         path: src.clone(),
         source,
     })?;
@@ -152,13 +156,6 @@ pub fn bless(opts: &BlessOptions) -> Result<PathBuf, GateError> {
             },
         });
     }
-    // Every rung's request lines must load too: a baseline that cannot be compared is useless.
-    for r in &d.rungs {
-        d.requests(r).map_err(|source| GateError::Load {
-            path: src.clone(),
-            source,
-        })?;
-    }
     let golden = opts
         .golden
         .clone()
@@ -166,11 +163,31 @@ pub fn bless(opts: &BlessOptions) -> Result<PathBuf, GateError> {
     fs::create_dir_all(&golden).map_err(io(&golden))?;
     let name = &d.info.scenario_name;
     let dest = golden.join(name);
+    // The loader allows only plain names; this keeps bless to golden/'s own children
+    // whatever the loader ever lets through.
+    if dest.parent() != Some(golden.as_path())
+        || dest.file_name().map(|n| n.to_string_lossy()) != Some(name.as_str().into())
+    {
+        return Err(GateError::Unsafe(format!(
+            "{}: scenario name {name:?} does not name a folder directly under {}",
+            src.join("run.json").display(),
+            golden.display()
+        )));
+    }
+    if fs::symlink_metadata(&dest).is_ok_and(|m| !m.is_dir()) {
+        return Err(GateError::Unsafe(format!(
+            "{} is not a folder (a symlink or a file); refusing to replace it: remove it by hand if it is yours",
+            dest.display()
+        )));
+    }
     let pid = std::process::id();
     let tmp = golden.join(format!(".{name}.bless-{pid}"));
     let old = golden.join(format!(".{name}.old-{pid}"));
     let _ = fs::remove_dir_all(&tmp);
-    copy_dir(src, &tmp)?;
+    if let Err(e) = copy_dir(src, &tmp) {
+        let _ = fs::remove_dir_all(&tmp);
+        return Err(e);
+    }
     if dest.exists() {
         fs::rename(&dest, &old).map_err(io(&dest))?;
     }
@@ -188,16 +205,29 @@ pub fn bless(opts: &BlessOptions) -> Result<PathBuf, GateError> {
     Ok(dest)
 }
 
+/// Copy regular files and folders only: a symlink is never followed (it could point
+/// anywhere on the machine), and a FIFO or device is refused, each with its name.
 fn copy_dir(from: &Path, to: &Path) -> Result<(), GateError> {
     fs::create_dir_all(to).map_err(io(to))?;
     for entry in fs::read_dir(from).map_err(io(from))? {
         let entry = entry.map_err(io(from))?;
         let p = entry.path();
         let target = to.join(entry.file_name());
-        if p.is_dir() {
+        let kind = entry.file_type().map_err(io(&p))?;
+        if kind.is_dir() {
             copy_dir(&p, &target)?;
-        } else {
+        } else if kind.is_file() {
             fs::copy(&p, &target).map_err(io(&p))?;
+        } else {
+            let what = if kind.is_symlink() {
+                "a symlink"
+            } else {
+                "not a regular file"
+            };
+            return Err(GateError::Unsafe(format!(
+                "{} is {what}; a result folder holds only files ladder wrote, so it is not copied into the baseline: remove it and bless again",
+                p.display()
+            )));
         }
     }
     Ok(())

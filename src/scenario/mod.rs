@@ -4,6 +4,7 @@
 //! [`schema_json`] (for `ladder schema`).
 
 pub mod diagnostic;
+pub mod identity;
 pub mod load;
 pub mod migrate;
 pub mod schema;
@@ -13,6 +14,7 @@ pub mod validate;
 mod yaml;
 
 pub use diagnostic::{Diagnostic, Diagnostics};
+pub use identity::{is_scenario_name, label_clash, rate_label};
 pub use load::{check_file, load, validate_file, Loaded, MAX_SCENARIO_BYTES};
 pub use schema::schema_json;
 pub use types::*;
