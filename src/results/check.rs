@@ -74,7 +74,11 @@ fn entry(run_json: &Path, e: &RungEntry) -> Result<(), LoadError> {
     }
     for (key, found, expected) in [
         ("result_file", &e.result_file, result_file_name(e.rate)),
-        ("requests_file", &e.requests_file, requests_file_name(e.rate)),
+        (
+            "requests_file",
+            &e.requests_file,
+            requests_file_name(e.rate),
+        ),
     ] {
         if *found != expected {
             return Err(bad(
@@ -235,9 +239,24 @@ pub(crate) fn lines(
     let ok: Vec<&RequestLine> = measured.iter().copied().filter(|l| l.ok).collect();
     let warmup = all.len() - measured.len();
     let counts = [
-        ("measured requests", "completed + failed", measured.len() as u64, s.completed + s.failed),
-        ("successful requests", "completed", ok.len() as u64, s.completed),
-        ("warmup requests", "warmup_requests", warmup as u64, s.warmup_requests),
+        (
+            "measured requests",
+            "completed + failed",
+            measured.len() as u64,
+            s.completed + s.failed,
+        ),
+        (
+            "successful requests",
+            "completed",
+            ok.len() as u64,
+            s.completed,
+        ),
+        (
+            "warmup requests",
+            "warmup_requests",
+            warmup as u64,
+            s.warmup_requests,
+        ),
         (
             "output tokens of successful requests",
             "total_output_tokens",
@@ -253,11 +272,16 @@ pub(crate) fn lines(
     ];
     for (what, key, from_lines, in_summary) in counts {
         if from_lines != in_summary {
-            let hint = if all.is_empty() { " (the file is empty)" } else { "" };
+            let hint = if all.is_empty() {
+                " (the file is empty)"
+            } else {
+                ""
+            };
             return Err(bad(
                 path,
                 format!(
-                    "holds {from_lines} {what}{hint}, but the rung summary says {key} {in_summary}"
+                    "holds {from_lines} {what}{hint}, but {} says {key} {in_summary}",
+                    result_file_name(s.rate)
                 ),
             ));
         }
@@ -270,14 +294,27 @@ pub(crate) fn lines(
         if from_lines != *n {
             return Err(bad(
                 path,
-                format!("holds {from_lines} `{class}` failures, but the rung summary says {n}"),
+                format!(
+                    "holds {from_lines} `{class}` failures, but {} says {n}",
+                    result_file_name(s.rate)
+                ),
             ));
         }
     }
-    let start = measured.iter().map(|l| l.sent_ms).fold(f64::INFINITY, f64::min);
+    let start = measured
+        .iter()
+        .map(|l| l.sent_ms)
+        .fold(f64::INFINITY, f64::min);
     let end = measured.iter().map(|l| l.end_ms).fold(0.0, f64::max);
-    let wall_ms = if measured.is_empty() { 0.0 } else { (end - start).max(0.0) };
-    if let Some(l) = measured.iter().find(|l| l.e2e_ms > wall_ms && !close(l.e2e_ms, wall_ms)) {
+    let wall_ms = if measured.is_empty() {
+        0.0
+    } else {
+        (end - start).max(0.0)
+    };
+    if let Some(l) = measured
+        .iter()
+        .find(|l| l.e2e_ms > wall_ms && !close(l.e2e_ms, wall_ms))
+    {
         return Err(bad(
             path,
             format!(
@@ -290,15 +327,24 @@ pub(crate) fn lines(
         return Err(bad(
             path,
             format!(
-                "the requests span {wall_ms} ms, but the rung summary says duration {} s",
+                "the requests span {wall_ms} ms, but {} says duration {} s",
+                result_file_name(s.rate),
                 s.duration_s
             ),
         ));
     }
     let per_s = |x: f64| if wall_ms > 0.0 { x / s.duration_s } else { 0.0 };
     let rates = [
-        ("request_throughput", s.request_throughput, per_s(ok.len() as f64)),
-        ("output_throughput", s.output_throughput, per_s(s.total_output_tokens as f64)),
+        (
+            "request_throughput",
+            s.request_throughput,
+            per_s(ok.len() as f64),
+        ),
+        (
+            "output_throughput",
+            s.output_throughput,
+            per_s(s.total_output_tokens as f64),
+        ),
         (
             "total_token_throughput",
             s.total_token_throughput,
@@ -309,7 +355,10 @@ pub(crate) fn lines(
         if !close(in_summary, from_lines) {
             return Err(bad(
                 path,
-                format!("the rung summary says {key} {in_summary}, but its requests give {from_lines}"),
+                format!(
+                    "{} says {key} {in_summary}, but these request lines give {from_lines}",
+                    result_file_name(s.rate)
+                ),
             ));
         }
     }
@@ -320,8 +369,11 @@ pub(crate) fn lines(
             return Err(bad(
                 path,
                 format!(
-                    "the rung summary's {stat} of {} is not what its request lines give",
-                    which.key()
+                    "{} says {stat} of {} is {}, but these request lines give {}",
+                    result_file_name(s.rate),
+                    which.key(),
+                    stat_value(&stored, stat),
+                    stat_value(&recomputed, stat)
                 ),
             ));
         }
@@ -369,4 +421,19 @@ fn differs(a: &Stats, b: &Stats) -> Option<&'static str> {
     .into_iter()
     .find(|(_, x, y)| !close(*x, *y))
     .map(|(k, _, _)| k)
+}
+
+fn stat_value(s: &Stats, name: &str) -> String {
+    match name {
+        "count" => s.count.to_string(),
+        "mean" => s.mean.to_string(),
+        "median" => s.median.to_string(),
+        "std" => s.std.to_string(),
+        "p90" => s.p90.to_string(),
+        "p95" => s.p95.to_string(),
+        "p99" => s.p99.to_string(),
+        "p99.9" => s.p999.to_string(),
+        "min" => s.min.to_string(),
+        _ => s.max.to_string(),
+    }
 }

@@ -275,7 +275,10 @@ mod tests {
         let root = tempfile::tempdir().unwrap();
         for name in [".", "..", "../x", "/abs", "a/b", ""] {
             let err = RunWriter::create(root.path(), sample_info(name)).unwrap_err();
-            assert!(err.to_string().contains("cannot name a result folder"), "{name}");
+            assert!(
+                err.to_string().contains("cannot name a result folder"),
+                "{name}"
+            );
         }
         assert_eq!(fs::read_dir(root.path()).unwrap().count(), 0);
         let mut w = RunWriter::create(root.path(), sample_info("demo")).unwrap();

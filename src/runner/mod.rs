@@ -408,7 +408,10 @@ async fn run_ladder(
 /// Record `e` as the folder's `failed` status, and say so in the error.
 fn mark_failed(writer: &mut RunWriter, e: RunError) -> RunError {
     let reason = e.to_string();
-    let reason = reason.strip_prefix("error: ").unwrap_or(&reason).to_string();
+    let reason = reason
+        .strip_prefix("error: ")
+        .unwrap_or(&reason)
+        .to_string();
     let dir = writer.dir().to_path_buf();
     match writer.finish(RunStatus::Failed, Some(reason.clone()), Utc::now()) {
         Ok(_) => RunError::Failed { dir, reason },

@@ -37,7 +37,6 @@ fn string<'a>(v: &'a Value, keys: &[&str]) -> Option<&'a str> {
     get(v, keys).and_then(Value::as_str)
 }
 
-
 /// `^[A-Z_][A-Z0-9_]*$`
 fn is_env_name(s: &str) -> bool {
     let mut bytes = s.bytes();
@@ -272,7 +271,10 @@ fn check_rung_labels(v: &Value, out: &mut Vec<Problem>) {
         let mut path = p(&["load", "rates"]);
         path.push(Seg::Index(i));
         let label = rate_label(r);
-        if let Some((other, _)) = seen.iter().find(|(o, _)| *o != r && rate_label(*o) == label) {
+        if let Some((other, _)) = seen
+            .iter()
+            .find(|(o, _)| *o != r && rate_label(*o) == label)
+        {
             out.push(
                 Problem::value(
                     path.clone(),
