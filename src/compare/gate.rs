@@ -5,7 +5,7 @@ use std::fs;
 use std::path::{Path, PathBuf};
 
 use super::{compare, junit, markdown, render, CompareError, CompareOptions, Comparison};
-use crate::results::{ResultDir, RunStatus};
+use crate::results::{LoadError, ResultDir, RunStatus};
 use crate::runner::{self, RunOptions, RunOutcome};
 
 /// Options of `ladder gate`.
@@ -40,11 +40,14 @@ pub enum GateError {
         path: PathBuf,
         source: std::io::Error,
     },
-    #[error("{path}: {source}")]
+    /// The loader's message names the file at fault.
+    #[error("{source}")]
     Load {
         path: PathBuf,
         source: crate::results::LoadError,
     },
+    #[error("refusing to bless {0}: run status is `running`: the run never finished (its process was killed, or is still running), so it is no baseline, not even with --force; re-run the scenario and bless that folder")]
+    Running(PathBuf),
     #[error("refusing to bless: {0}")]
     Unsafe(String),
     #[error("refusing to bless {path}: run status is {status:?}{detail}; bless a complete run, or pass --force")]
@@ -140,9 +143,12 @@ pub fn bless(opts: &BlessOptions) -> Result<PathBuf, GateError> {
     let src = &opts.result_dir;
     // Checks every name, path and number bless will use, request lines included, and
     // refuses a `running` folder even with --force: its process died before the end.
-    let d = ResultDir::open_finished(src).map_err(|source| GateError::Load {
-        path: src.clone(),
-        source,
+    let d = ResultDir::open_finished(src).map_err(|source| match source {
+        LoadError::NeverFinished(p) => GateError::Running(p),
+        source => GateError::Load {
+            path: src.clone(),
+            source,
+        },
     })?;
     let incomplete = d.rungs.iter().any(|r| !r.entry.complete);
     if (d.info.status != RunStatus::Complete || incomplete) && !opts.force {
