@@ -437,3 +437,71 @@ fn stat_value(s: &Stats, name: &str) -> String {
         _ => s.max.to_string(),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::path::Path;
+
+    use super::*;
+    use crate::results::ResultDir;
+
+    #[test]
+    fn the_committed_golden_baseline_passes_every_check() {
+        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("golden/quickstart");
+        let d = ResultDir::open_finished(&dir).unwrap();
+        assert_eq!(d.rungs.len(), 5);
+    }
+
+    #[test]
+    fn rung_files_are_regular_files_or_links_that_stay_inside() {
+        let t = tempfile::tempdir().unwrap();
+        let dir = t.path().join("run");
+        fs::create_dir(&dir).unwrap();
+        fs::write(dir.join("a.json"), "{}").unwrap();
+        fs::write(t.path().join("outside.json"), "{}").unwrap();
+        assert!(rung_file(&dir, "a.json").is_ok());
+        std::os::unix::fs::symlink("a.json", dir.join("inside.json")).unwrap();
+        assert!(rung_file(&dir, "inside.json").is_ok());
+        std::os::unix::fs::symlink(t.path().join("outside.json"), dir.join("out.json")).unwrap();
+        let e = rung_file(&dir, "out.json").unwrap_err().to_string();
+        assert!(
+            e.contains("out.json") && e.contains("outside the result folder"),
+            "{e}"
+        );
+        fs::create_dir(dir.join("d.json")).unwrap();
+        let e = rung_file(&dir, "d.json").unwrap_err().to_string();
+        assert!(e.contains("not a regular file"), "{e}");
+        // A FIFO would block a reader forever: refused without being opened.
+        let fifo = dir.join("f.json");
+        let made = std::process::Command::new("mkfifo").arg(&fifo).status();
+        if made.is_ok_and(|s| s.success()) {
+            let e = rung_file(&dir, "f.json").unwrap_err().to_string();
+            assert!(e.contains("not a regular file"), "{e}");
+        }
+    }
+
+    #[test]
+    fn entries_must_carry_the_writers_file_names_once() {
+        let entry = |rate: f64, result: &str| RungEntry {
+            rate,
+            result_file: result.into(),
+            requests_file: requests_file_name(rate),
+            complete: true,
+        };
+        let p = Path::new("run.json");
+        assert!(super::entry(p, &entry(5.0, "result_rate_5.json")).is_ok());
+        for bad in [
+            "../result_rate_5.json",
+            "/tmp/result_rate_5.json",
+            "x/result_rate_5.json",
+        ] {
+            let e = super::entry(p, &entry(5.0, bad)).unwrap_err().to_string();
+            assert!(
+                e.contains("result_rate_5.json") && e.contains("run.json"),
+                "{e}"
+            );
+        }
+        assert!(super::entry(p, &entry(-1.0, "result_rate_-1.json")).is_err());
+        assert!(close(1.0, 1.0 + 1e-9) && !close(100.0, 100.01));
+    }
+}
