@@ -97,7 +97,7 @@ enum Command {
         /// Golden baselines root.
         #[arg(long, default_value = "golden")]
         golden: PathBuf,
-        /// Bless an interrupted, failed or still-running run anyway.
+        /// Bless an interrupted or failed run anyway (never one still `running`: it never finished).
         #[arg(long)]
         force: bool,
     },

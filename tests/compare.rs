@@ -159,6 +159,27 @@ fn summary_for(rate: f64, lines: &[RequestLine]) -> RungSummary {
         Latency::E2el,
         stats_of(ok.iter().map(|r| r.e2e_ms).collect()),
     );
+    // The loader checks every distribution against the lines, as the writer computes it.
+    latency.insert(
+        Latency::TtftSched,
+        stats_of(
+            ok.iter()
+                .filter_map(|r| r.first_token_ms.map(|f| f - r.scheduled_ms))
+                .collect(),
+        ),
+    );
+    latency.insert(
+        Latency::E2elSched,
+        stats_of(ok.iter().map(|r| r.end_ms - r.scheduled_ms).collect()),
+    );
+    latency.insert(
+        Latency::E2elAll,
+        stats_of(lines.iter().map(|r| r.e2e_ms).collect()),
+    );
+    latency.insert(
+        Latency::DispatchLag,
+        stats_of(lines.iter().map(|r| r.sent_ms - r.scheduled_ms).collect()),
+    );
     RungSummary {
         rate,
         burstiness: 1.0,

@@ -132,7 +132,7 @@ fn vllm_folder(root: &Path, name: &str, slow: f64, detailed: bool) -> PathBuf {
 fn summary_only_vllm_folders_compare_on_values_and_say_noise_is_not_judged() {
     let t = tempfile::tempdir().unwrap();
     let base = vllm_folder(t.path(), "base", 1.0, false);
-    let same = vllm_folder(t.path(), "same", 1.0, false);
+    vllm_folder(t.path(), "same", 1.0, false);
     let slow = vllm_folder(t.path(), "slow", 1.5, false);
     let thr = ["--threshold", "median_ttft_ms=+10%"];
     let o = ladder(

@@ -5,7 +5,7 @@ use std::fs;
 use std::path::{Path, PathBuf};
 
 use super::{compare, junit, markdown, render, CompareError, CompareOptions, Comparison};
-use crate::results::{ResultDir, RunStatus};
+use crate::results::{LoadError, ResultDir, RunStatus};
 use crate::runner::{self, RunOptions, RunOutcome};
 
 /// Options of `ladder gate`.
@@ -40,11 +40,16 @@ pub enum GateError {
         path: PathBuf,
         source: std::io::Error,
     },
-    #[error("{path}: {source}")]
+    /// The loader's message names the file at fault.
+    #[error("{source}")]
     Load {
         path: PathBuf,
         source: crate::results::LoadError,
     },
+    #[error("refusing to bless {0}: run status is `running`: the run never finished (its process was killed, or is still running), so it is no baseline, not even with --force; re-run the scenario and bless that folder")]
+    Running(PathBuf),
+    #[error("refusing to bless: {0}")]
+    Unsafe(String),
     #[error("refusing to bless {path}: run status is {status:?}{detail}; bless a complete run, or pass --force")]
     NotComplete {
         path: PathBuf,
@@ -111,11 +116,11 @@ pub fn gate_outcome(opts: &GateOptions, outcome: &RunOutcome) -> Result<Comparis
     if !base_dir.is_dir() {
         return Err(GateError::NoBaseline(base_dir));
     }
-    let base = ResultDir::open(&base_dir).map_err(|e| CompareError::Load {
+    let base = ResultDir::open_finished(&base_dir).map_err(|e| CompareError::Load {
         which: "baseline",
         source: e,
     })?;
-    let cand = ResultDir::open(&outcome.dir).map_err(|e| CompareError::Load {
+    let cand = ResultDir::open_finished(&outcome.dir).map_err(|e| CompareError::Load {
         which: "candidate",
         source: e,
     })?;
@@ -128,7 +133,7 @@ pub struct BlessOptions {
     pub result_dir: PathBuf,
     /// Golden root. Default `golden`.
     pub golden: Option<PathBuf>,
-    /// Bless an interrupted, failed or running run anyway.
+    /// Bless an interrupted or failed run anyway (never a `running` one: it never finished).
     pub force: bool,
 }
 
@@ -137,9 +142,14 @@ pub struct BlessOptions {
 /// never leaves a half-written baseline. Returns the new baseline folder.
 pub fn bless(opts: &BlessOptions) -> Result<PathBuf, GateError> {
     let src = &opts.result_dir;
-    let d = ResultDir::open(src).map_err(|source| GateError::Load {
-        path: src.clone(),
-        source,
+    // Checks every name, path and number bless will use, request lines included, and
+    // refuses a `running` folder even with --force: its process died before the end.
+    let d = ResultDir::open_finished(src).map_err(|source| match source {
+        LoadError::NeverFinished(p) => GateError::Running(p),
+        source => GateError::Load {
+            path: src.clone(),
+            source,
+        },
     })?;
     let incomplete = d.rungs.iter().any(|r| !r.entry.complete);
     if (d.info.status != RunStatus::Complete || incomplete) && !opts.force {
@@ -153,13 +163,6 @@ pub fn bless(opts: &BlessOptions) -> Result<PathBuf, GateError> {
             },
         });
     }
-    // Every rung's request lines must load too: a baseline that cannot be compared is useless.
-    for r in &d.rungs {
-        d.requests(r).map_err(|source| GateError::Load {
-            path: src.clone(),
-            source,
-        })?;
-    }
     let golden = opts
         .golden
         .clone()
@@ -167,11 +170,31 @@ pub fn bless(opts: &BlessOptions) -> Result<PathBuf, GateError> {
     fs::create_dir_all(&golden).map_err(io(&golden))?;
     let name = &d.info.scenario_name;
     let dest = golden.join(name);
+    // The loader allows only plain names; this keeps bless to golden/'s own children
+    // whatever the loader ever lets through.
+    if dest.parent() != Some(golden.as_path())
+        || dest.file_name().map(|n| n.to_string_lossy()) != Some(name.as_str().into())
+    {
+        return Err(GateError::Unsafe(format!(
+            "{}: scenario name {name:?} does not name a folder directly under {}",
+            src.join("run.json").display(),
+            golden.display()
+        )));
+    }
+    if fs::symlink_metadata(&dest).is_ok_and(|m| !m.is_dir()) {
+        return Err(GateError::Unsafe(format!(
+            "{} is not a folder (a symlink or a file); refusing to replace it: remove it by hand if it is yours",
+            dest.display()
+        )));
+    }
     let pid = std::process::id();
     let tmp = golden.join(format!(".{name}.bless-{pid}"));
     let old = golden.join(format!(".{name}.old-{pid}"));
     let _ = fs::remove_dir_all(&tmp);
-    copy_dir(src, &tmp)?;
+    if let Err(e) = copy_dir(src, &tmp) {
+        let _ = fs::remove_dir_all(&tmp);
+        return Err(e);
+    }
     if dest.exists() {
         fs::rename(&dest, &old).map_err(io(&dest))?;
     }
@@ -189,16 +212,29 @@ pub fn bless(opts: &BlessOptions) -> Result<PathBuf, GateError> {
     Ok(dest)
 }
 
+/// Copy regular files and folders only: a symlink is never followed (it could point
+/// anywhere on the machine), and a FIFO or device is refused, each with its name.
 fn copy_dir(from: &Path, to: &Path) -> Result<(), GateError> {
     fs::create_dir_all(to).map_err(io(to))?;
     for entry in fs::read_dir(from).map_err(io(from))? {
         let entry = entry.map_err(io(from))?;
         let p = entry.path();
         let target = to.join(entry.file_name());
-        if p.is_dir() {
+        let kind = entry.file_type().map_err(io(&p))?;
+        if kind.is_dir() {
             copy_dir(&p, &target)?;
-        } else {
+        } else if kind.is_file() {
             fs::copy(&p, &target).map_err(io(&p))?;
+        } else {
+            let what = if kind.is_symlink() {
+                "a symlink"
+            } else {
+                "not a regular file"
+            };
+            return Err(GateError::Unsafe(format!(
+                "{} is {what}; a result folder holds only files ladder wrote, so it is not copied into the baseline: remove it and bless again",
+                p.display()
+            )));
         }
     }
     Ok(())

@@ -196,11 +196,11 @@ pub fn compare_dirs(
     cand: &Path,
     opts: &CompareOptions,
 ) -> Result<Comparison, CompareError> {
-    let b = ResultDir::open(base).map_err(|source| CompareError::Load {
+    let b = ResultDir::open_finished(base).map_err(|source| CompareError::Load {
         which: "baseline",
         source,
     })?;
-    let c = ResultDir::open(cand).map_err(|source| CompareError::Load {
+    let c = ResultDir::open_finished(cand).map_err(|source| CompareError::Load {
         which: "candidate",
         source,
     })?;

@@ -5,7 +5,8 @@ use std::fs;
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 
-use super::types::{RequestLine, RunInfo, RungEntry, RESULTS_FORMAT_VERSION};
+use super::check;
+use super::types::{RequestLine, RunInfo, RunStatus, RungEntry, RESULTS_FORMAT_VERSION};
 use crate::metrics::RungSummary;
 
 /// Why a folder could not be loaded as a result folder.
@@ -26,6 +27,13 @@ pub enum LoadError {
         found: u32,
         supported: u32,
     },
+    /// Something ladder never writes: a path out of the folder, a count or time that does
+    /// not add up. The folder was edited or damaged.
+    #[error("{path}: {problem}; ladder never writes this, so the folder was edited or damaged: use the folder as ladder wrote it, or re-run the scenario")]
+    Tampered { path: PathBuf, problem: String },
+    /// run.json still says `running`.
+    #[error("{0}: run status is `running`: the run never finished (its process was killed, or is still running), so its numbers are not final; re-run the scenario and use that folder")]
+    NeverFinished(PathBuf),
 }
 
 /// One rung loaded back.
@@ -66,10 +74,11 @@ fn parse<T: serde::de::DeserializeOwned>(path: &Path, text: &str) -> Result<T, L
 }
 
 impl ResultDir {
-    /// Load `run.json` and every rung summary it lists.
+    /// Load `run.json` and every rung summary it lists, checking both as they are read
+    /// (names, file paths, duplicate rungs, summaries against their entries).
     pub fn open(dir: &Path) -> Result<ResultDir, LoadError> {
         let run_path = dir.join("run.json");
-        if !run_path.is_file() {
+        if fs::symlink_metadata(&run_path).is_err() {
             // No run.json: a folder of vLLM result files reads as one, detected by keys.
             if dir.is_dir() {
                 if let Some((info, rungs)) = super::vllm::open(dir)? {
@@ -89,6 +98,7 @@ impl ResultDir {
             }
             return Err(LoadError::NotAResultDir(dir.to_path_buf()));
         }
+        let run_path = check::rung_file(dir, "run.json")?;
         let text = read(&run_path)?;
         // Check the format version before the full parse, so a future folder gets the
         // "upgrade" message rather than a field error.
@@ -105,10 +115,12 @@ impl ResultDir {
             });
         }
         let info: RunInfo = parse(&run_path, &text)?;
+        check::run_info(&run_path, &info)?;
         let mut rungs = Vec::with_capacity(info.rungs.len());
         for entry in &info.rungs {
-            let p = dir.join(&entry.result_file);
+            let p = check::rung_file(dir, &entry.result_file)?;
             let summary: RungSummary = parse(&p, &read(&p)?)?;
+            check::summary(&p, entry, &summary)?;
             rungs.push(LoadedRung {
                 entry: entry.clone(),
                 summary,
@@ -136,16 +148,32 @@ impl ResultDir {
         }
     }
 
-    /// The per-request lines of one rung, warmup included (filter on `warmup`).
+    /// Open a folder to compare, gate against or bless: [`ResultDir::open`], refusing a run
+    /// that never finished (`running`), with every rung's request lines checked against
+    /// its summary up front.
+    pub fn open_finished(dir: &Path) -> Result<ResultDir, LoadError> {
+        let d = ResultDir::open(dir)?;
+        if d.info.status == RunStatus::Running {
+            return Err(LoadError::NeverFinished(dir.join("run.json")));
+        }
+        for r in &d.rungs {
+            d.requests(r)?;
+        }
+        Ok(d)
+    }
+
+    /// The per-request lines of one rung, warmup included (filter on `warmup`), checked
+    /// against the rung's summary.
     pub fn requests(&self, rung: &LoadedRung) -> Result<Vec<RequestLine>, LoadError> {
         if let Some(imported) = &self.imported {
+            // vLLM's lists were checked against their summary when the folder was read.
             let i = self
                 .rungs
                 .iter()
                 .position(|r| std::ptr::eq(r, rung) || r.entry == rung.entry);
             return Ok(i.and_then(|i| imported[i].clone()).unwrap_or_default());
         }
-        let p = self.path.join(&rung.entry.requests_file);
+        let p = check::rung_file(&self.path, &rung.entry.requests_file)?;
         let f = fs::File::open(&p).map_err(|source| LoadError::Io {
             path: p.clone(),
             source,
@@ -163,9 +191,10 @@ impl ResultDir {
                 path: p.clone(),
                 message: format!("line {}: {e}", n + 1),
             })?;
-            out.push(r);
+            out.push((n + 1, r));
         }
-        Ok(out)
+        check::lines(&p, &rung.summary, &out)?;
+        Ok(out.into_iter().map(|(_, r)| r).collect())
     }
 
     /// The rung run at `rate`, if any.
@@ -174,12 +203,7 @@ impl ResultDir {
     }
 }
 
-/// File-name form of a rate: `5`, `0.5`, `12.25` (no trailing zeros).
-pub fn rate_label(rate: f64) -> String {
-    let s = format!("{rate:.6}");
-    let s = s.trim_end_matches('0').trim_end_matches('.');
-    s.to_string()
-}
+pub use crate::scenario::rate_label;
 
 /// `result_rate_<rate>.json`.
 pub fn result_file_name(rate: f64) -> String {

@@ -1,5 +1,6 @@
 //! Result folders: layout, atomic writes, loading.
 
+mod check;
 pub mod load;
 pub mod types;
 pub mod vllm;

@@ -12,6 +12,7 @@ use super::load::{requests_file_name, result_file_name};
 use super::types::{RequestLineRef, RunInfo, RunStatus, RungEntry};
 use crate::metrics::RungSummary;
 use crate::record::RequestRecord;
+use crate::scenario::{is_scenario_name, rate_label};
 
 /// Why the result folder could not be written.
 #[derive(Debug, thiserror::Error)]
@@ -21,6 +22,9 @@ pub enum WriteError {
         path: PathBuf,
         source: std::io::Error,
     },
+    /// A name or rate that would put a file where it does not belong.
+    #[error("{0}")]
+    Refused(String),
 }
 
 fn io_err(path: &Path) -> impl FnOnce(std::io::Error) -> WriteError + '_ {
@@ -80,6 +84,14 @@ impl RunWriter {
     /// is writable, and write run.json with status `running`. Called before any load is
     /// sent, so an unwritable or full disk fails the run up front.
     pub fn create(root: &Path, info: RunInfo) -> Result<RunWriter, WriteError> {
+        // Validation refuses such names first; this keeps a bad name from ever choosing a
+        // folder outside `root`, whoever the caller.
+        if !is_scenario_name(&info.scenario_name) {
+            return Err(WriteError::Refused(format!(
+                "scenario name {:?} cannot name a result folder: use letters, digits, `.`, `_`, `-` (not `.` or `..`)",
+                info.scenario_name
+            )));
+        }
         let parent = root.join(&info.scenario_name);
         fs::create_dir_all(&parent).map_err(io_err(&parent))?;
         let base = timestamp_dir_name(info.started_at);
@@ -127,6 +139,13 @@ impl RunWriter {
         records: &[RequestRecord],
         complete: bool,
     ) -> Result<(), WriteError> {
+        let label = rate_label(summary.rate);
+        if let Some(e) = self.info.rungs.iter().find(|e| rate_label(e.rate) == label) {
+            return Err(WriteError::Refused(format!(
+                "rung {} would overwrite the files of rung {} (both are labelled {label})",
+                summary.rate, e.rate
+            )));
+        }
         let requests_file = requests_file_name(summary.rate);
         let result_file = result_file_name(summary.rate);
         // Streamed line by line: the whole file in memory would cost more than the records.
@@ -165,6 +184,21 @@ impl RunWriter {
         self.info.ended_at = Some(ended_at);
         self.write_run_json()?;
         Ok(self.info.clone())
+    }
+}
+
+impl Drop for RunWriter {
+    /// A writer dropped before [`RunWriter::finish`] (an early return or a panic in its
+    /// caller) still leaves a terminal status, so the folder never claims to be running.
+    fn drop(&mut self) {
+        if self.info.status == RunStatus::Running {
+            let why = if std::thread::panicking() {
+                "ladder stopped on an internal error (a panic) before the run ended"
+            } else {
+                "ladder stopped before the run ended, without recording why"
+            };
+            let _ = self.finish(RunStatus::Failed, Some(why.into()), Utc::now());
+        }
     }
 }
 
@@ -209,11 +243,13 @@ mod tests {
             output_tokens: 3,
             ..Default::default()
         };
-        let summary = RungSummary {
-            rate: 2.5,
-            completed: 1,
-            ..Default::default()
-        };
+        let summary = crate::metrics::summarize(
+            std::slice::from_ref(&rec),
+            &crate::metrics::RungContext {
+                rate: 2.5,
+                ..Default::default()
+            },
+        );
         w.write_rung(&summary, &[rec], true).unwrap();
         w.finish(RunStatus::Complete, None, Utc::now()).unwrap();
         // No temp files left behind.
@@ -232,6 +268,39 @@ mod tests {
         // A second run in the same second gets its own folder.
         let w2 = RunWriter::create(root.path(), sample_info("demo")).unwrap();
         assert!(w2.dir().ends_with("demo/2026-12-02T10-00-00Z-2"));
+    }
+
+    #[test]
+    fn names_and_rungs_that_would_leave_their_place_are_refused() {
+        let root = tempfile::tempdir().unwrap();
+        for name in [".", "..", "../x", "/abs", "a/b", ""] {
+            let err = RunWriter::create(root.path(), sample_info(name)).unwrap_err();
+            assert!(
+                err.to_string().contains("cannot name a result folder"),
+                "{name}"
+            );
+        }
+        assert_eq!(fs::read_dir(root.path()).unwrap().count(), 0);
+        let mut w = RunWriter::create(root.path(), sample_info("demo")).unwrap();
+        let at = |rate| RungSummary {
+            rate,
+            ..Default::default()
+        };
+        w.write_rung(&at(1.0000001), &[], true).unwrap();
+        let err = w.write_rung(&at(1.0000002), &[], true).unwrap_err();
+        assert!(err.to_string().contains("1.0000001"), "{err}");
+        assert_eq!(w.info().rungs.len(), 1);
+    }
+
+    #[test]
+    fn a_writer_dropped_unfinished_marks_the_folder_failed() {
+        let root = tempfile::tempdir().unwrap();
+        let w = RunWriter::create(root.path(), sample_info("demo")).unwrap();
+        let dir = w.dir().to_path_buf();
+        drop(w);
+        let back = ResultDir::open(&dir).unwrap();
+        assert_eq!(back.info.status, RunStatus::Failed);
+        assert!(back.info.ended_at.is_some());
     }
 
     #[test]

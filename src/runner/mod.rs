@@ -61,6 +61,10 @@ pub enum RunError {
     /// The result folder could not be written.
     #[error("{0}")]
     Output(String),
+    /// Stopped by an error after the result folder was created; the folder says `failed`
+    /// with `reason` as its `status_detail`.
+    #[error("{reason}\n  the result folder {dir} is marked failed; finished rungs are kept")]
+    Failed { dir: PathBuf, reason: String },
     /// Stopped by a signal; finished rungs are in the folder.
     #[error("interrupted: {complete} of {total} rungs complete; partial results in {dir}")]
     Interrupted {
@@ -96,7 +100,7 @@ pub fn run_all(opts: &RunOptions) -> Result<Vec<RunOutcome>, RunError> {
     }
     let mut scenario = loaded.scenario.clone();
     if let Some(rates) = &opts.rates {
-        check_rates(rates)?;
+        check_rates(rates, scenario.load.baseline_rate)?;
         scenario.load.rates = rates.clone();
     }
     let tokenizer_path = loaded.resolve(&scenario.tokenizer);
@@ -113,16 +117,35 @@ pub fn run_all(opts: &RunOptions) -> Result<Vec<RunOutcome>, RunError> {
     rt.block_on(run_scenario(&ctx, scenario))
 }
 
-fn check_rates(rates: &[f64]) -> Result<(), RunError> {
+fn check_rates(rates: &[f64], baseline: Option<f64>) -> Result<(), RunError> {
     if rates.is_empty() || rates.iter().any(|r| !(r.is_finite() && *r > 0.0)) {
         return Err(RunError::Scenario(
-            "--rates must be positive numbers, e.g. --rates 5,10,20".into(),
+            "error: --rates must be positive numbers, e.g. --rates 5,10,20".into(),
         ));
     }
     if rates.windows(2).any(|w| w[1] <= w[0]) {
         return Err(RunError::Scenario(
-            "--rates must be strictly increasing, e.g. --rates 5,10,20".into(),
+            "error: --rates must be strictly increasing, e.g. --rates 5,10,20".into(),
         ));
+    }
+    // Two rungs must never write the same files: the baseline rung runs too, and labels
+    // keep 6 decimals.
+    let named = baseline
+        .map(|b| (b, format!("load.baseline_rate {b}")))
+        .into_iter()
+        .chain(rates.iter().map(|r| (*r, format!("--rates value {r}"))));
+    let named: Vec<(f64, String)> = named.collect();
+    for (i, (a, wa)) in named.iter().enumerate() {
+        if let Some((_, wb)) = named[i + 1..]
+            .iter()
+            .find(|(b, _)| crate::scenario::label_clash(&[*a, *b]).is_some())
+        {
+            return Err(RunError::Scenario(format!(
+                "error: {wa} and {wb} would write the same rung files ({}); \
+                 rung files keep 6 decimals of the rate: drop one, or make them differ",
+                crate::results::result_file_name(*a)
+            )));
+        }
     }
     Ok(())
 }
@@ -374,12 +397,46 @@ async fn run_scenario(
     Ok(outcomes)
 }
 
+/// Run every rung into `writer`'s folder. Whatever stops the ladder, the folder ends in a
+/// terminal status: `complete`, `interrupted`, or `failed` with the error as its detail.
 async fn run_ladder(
     ctx: &RunContext<'_>,
     scenario: &Scenario,
     client: &Arc<Client>,
     tokenizer: &workload::tokenizer::Tokenizer,
     mut writer: RunWriter,
+    stop: watch::Receiver<bool>,
+) -> Result<RunOutcome, RunError> {
+    match run_rungs(ctx, scenario, client, tokenizer, &mut writer, stop).await {
+        Err(e) if !matches!(e, RunError::Interrupted { .. }) => Err(mark_failed(&mut writer, e)),
+        r => r,
+    }
+}
+
+/// Record `e` as the folder's `failed` status, and say so in the error.
+fn mark_failed(writer: &mut RunWriter, e: RunError) -> RunError {
+    let reason = e.to_string();
+    let reason = reason
+        .strip_prefix("error: ")
+        .unwrap_or(&reason)
+        .to_string();
+    let dir = writer.dir().to_path_buf();
+    match writer.finish(RunStatus::Failed, Some(reason.clone()), Utc::now()) {
+        Ok(_) => RunError::Failed { dir, reason },
+        Err(w) => RunError::Output(format!(
+            "{reason}\n  and the result folder {} could not be marked failed ({w}); \
+             it still says `running`, so compare, gate and bless will refuse it",
+            dir.display()
+        )),
+    }
+}
+
+async fn run_rungs(
+    ctx: &RunContext<'_>,
+    scenario: &Scenario,
+    client: &Arc<Client>,
+    tokenizer: &workload::tokenizer::Tokenizer,
+    writer: &mut RunWriter,
     stop: watch::Receiver<bool>,
 ) -> Result<RunOutcome, RunError> {
     let quiet = ctx.opts.quiet;

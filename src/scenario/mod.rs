@@ -5,6 +5,7 @@
 
 pub mod diagnostic;
 pub mod from_vllm;
+pub mod identity;
 pub mod init;
 pub mod load;
 pub mod migrate;
@@ -15,6 +16,7 @@ pub mod validate;
 mod yaml;
 
 pub use diagnostic::{Diagnostic, Diagnostics};
+pub use identity::{is_scenario_name, label_clash, rate_label};
 pub use load::{check_file, check_text, load, validate_file, Loaded, MAX_SCENARIO_BYTES};
 pub use schema::schema_json;
 pub use types::*;

@@ -10,6 +10,7 @@ use std::path::{Path, PathBuf};
 use serde_json::Value;
 
 use super::diagnostic::{nearest, Problem};
+use super::identity::{is_scenario_name, rate_label};
 use super::template::check_prompt_template;
 use super::yaml::Seg;
 
@@ -34,13 +35,6 @@ fn num(v: &Value, keys: &[&str]) -> Option<f64> {
 
 fn string<'a>(v: &'a Value, keys: &[&str]) -> Option<&'a str> {
     get(v, keys).and_then(Value::as_str)
-}
-
-/// `^[A-Za-z0-9._-]+$`
-fn is_scenario_name(s: &str) -> bool {
-    !s.is_empty()
-        && s.bytes()
-            .all(|b| b.is_ascii_alphanumeric() || b == b'.' || b == b'_' || b == b'-')
 }
 
 /// `^[A-Z_][A-Z0-9_]*$`
@@ -98,7 +92,11 @@ fn check_name(v: &Value, out: &mut Vec<Problem>) {
                     p(&["name"]),
                     format!("`{n}` is not a valid name; it becomes a folder name"),
                 )
-                .hint("use only letters, digits, `.`, `_` and `-`"),
+                .hint(if n == "." || n == ".." {
+                    "`.` and `..` name no folder of their own; pick a name such as `my-ladder`"
+                } else {
+                    "use only letters, digits, `.`, `_` and `-`"
+                }),
             );
         }
     }
@@ -258,6 +256,40 @@ fn check_workload(v: &Value, file: &Path, out: &mut Vec<Problem>) {
     }
 }
 
+/// Two rungs must never write the same files: rates that differ only past the 6th decimal
+/// share a file label (equal rates are reported by the ordering checks).
+fn check_rung_labels(v: &Value, out: &mut Vec<Problem>) {
+    let mut seen: Vec<(f64, Vec<Seg>)> = Vec::new();
+    if let Some(b) = num(v, &["load", "baseline_rate"]).filter(|b| b.is_finite() && *b > 0.0) {
+        seen.push((b, p(&["load", "baseline_rate"])));
+    }
+    let rates = get(v, &["load", "rates"]).and_then(Value::as_array);
+    for (i, r) in rates.into_iter().flatten().enumerate() {
+        let Some(r) = r.as_f64().filter(|r| r.is_finite() && *r > 0.0) else {
+            continue;
+        };
+        let mut path = p(&["load", "rates"]);
+        path.push(Seg::Index(i));
+        let label = rate_label(r);
+        if let Some((other, _)) = seen
+            .iter()
+            .find(|(o, _)| *o != r && rate_label(*o) == label)
+        {
+            out.push(
+                Problem::value(
+                    path.clone(),
+                    format!(
+                        "rate {r} and rate {other} would both write result_rate_{label}.json; \
+                         rung files keep 6 decimals of the rate"
+                    ),
+                )
+                .hint("make the rates differ within 6 decimals, or drop one"),
+            );
+        }
+        seen.push((r, path));
+    }
+}
+
 fn check_load(v: &Value, out: &mut Vec<Problem>) {
     let rates = get(v, &["load", "rates"]).and_then(Value::as_array);
     let mut first_rate = None;
@@ -316,6 +348,7 @@ fn check_load(v: &Value, out: &mut Vec<Problem>) {
             );
         }
     }
+    check_rung_labels(v, out);
     let arrival = string(v, &["load", "arrival"]).unwrap_or("poisson");
     if let Some(bv) = get(v, &["load", "burstiness"]).filter(|x| !x.is_null()) {
         if arrival != "gamma" {
@@ -551,6 +584,24 @@ mod tests {
         let mut v = base();
         v["name"] = json!("my scenario");
         assert_eq!(only(&v).path, p(&["name"]));
+    }
+
+    #[test]
+    fn dot_names_and_rates_sharing_a_file_label_are_refused() {
+        for n in [".", ".."] {
+            let mut v = base();
+            v["name"] = json!(n);
+            assert_eq!(only(&v).path, p(&["name"]), "{n}");
+        }
+        let mut v = base();
+        v["load"]["rates"] = json!([1.0000001, 1.0000002]);
+        v["load"]["baseline_rate"] = json!(0.5);
+        let pr = only(&v);
+        assert!(pr.message.contains("1.0000002") && pr.message.contains("1.0000001"));
+        let mut v = base();
+        v["load"]["baseline_rate"] = json!(1.0000001);
+        v["load"]["rates"] = json!([1.0000002, 5]);
+        assert!(only(&v).message.contains("result_rate_1.json"));
     }
 
     #[test]

@@ -1,0 +1,507 @@
+//! What a result folder must satisfy before anything is read from it or done with it. Folders
+//! arrive as CI artifacts and in pull requests, so every name, path and number in them is
+//! treated as hostile: a folder passes only if it is one ladder could have written.
+//!
+//! [`run_info`] and [`rung_file`] check what `run.json` names (the scenario folder, the rung
+//! files), [`summary`] a rung's summary against its entry, [`lines`] a rung's request lines
+//! against its summary (counts, times, and the summary's statistics recomputed from them).
+//! `ResultDir` runs them as it loads, so every reader goes through them.
+
+use std::collections::HashSet;
+use std::fs;
+use std::path::{Path, PathBuf};
+
+use super::load::{requests_file_name, result_file_name, LoadError};
+use super::types::{RequestLine, RunInfo, RungEntry};
+use crate::metrics::compute::stats;
+use crate::metrics::{Latency, RungSummary, Stats};
+use crate::scenario::{is_scenario_name, rate_label};
+
+fn bad(path: &Path, problem: impl Into<String>) -> LoadError {
+    LoadError::Tampered {
+        path: path.to_path_buf(),
+        problem: problem.into(),
+    }
+}
+
+/// Floats written by ladder and read back agree to far better than this: a microsecond
+/// (or a millionth, relatively). Anything further apart was edited.
+fn close(a: f64, b: f64) -> bool {
+    (a - b).abs() <= 1e-3 + 1e-6 * a.abs().max(b.abs())
+}
+
+/// `run.json` itself: the scenario name is one plain folder name, every rung is listed once
+/// with the very file names the writer gives its rate.
+pub(crate) fn run_info(run_json: &Path, info: &RunInfo) -> Result<(), LoadError> {
+    if !is_scenario_name(&info.scenario_name) {
+        return Err(bad(
+            run_json,
+            format!(
+                "scenario_name {:?} is not a scenario name (letters, digits, `.`, `_`, `-`; not `.` or `..`), \
+                 and it names the golden/<scenario> folder",
+                info.scenario_name
+            ),
+        ));
+    }
+    let mut labels: Vec<(String, f64)> = Vec::new();
+    for e in &info.rungs {
+        entry(run_json, e)?;
+        let label = rate_label(e.rate);
+        if let Some((_, other)) = labels.iter().find(|(l, _)| *l == label) {
+            return Err(bad(
+                run_json,
+                if *other == e.rate {
+                    format!("rung {} is listed twice", e.rate)
+                } else {
+                    format!(
+                        "rungs {other} and {} share the files of label {label}",
+                        e.rate
+                    )
+                },
+            ));
+        }
+        labels.push((label, e.rate));
+    }
+    Ok(())
+}
+
+fn entry(run_json: &Path, e: &RungEntry) -> Result<(), LoadError> {
+    if !(e.rate.is_finite() && e.rate > 0.0) {
+        return Err(bad(
+            run_json,
+            format!("a rung has rate {}, not a positive rate", e.rate),
+        ));
+    }
+    for (key, found, expected) in [
+        ("result_file", &e.result_file, result_file_name(e.rate)),
+        (
+            "requests_file",
+            &e.requests_file,
+            requests_file_name(e.rate),
+        ),
+    ] {
+        if *found != expected {
+            return Err(bad(
+                run_json,
+                format!(
+                    "rung {} lists {key} {found:?}, but ladder names that file {expected:?} \
+                     (a path outside the folder is never read)",
+                    e.rate
+                ),
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// `dir/name` as a file to read: a regular file, or a symlink to one inside `dir`. Never a
+/// FIFO or device (reading one could block forever), never a link out of the folder.
+pub(crate) fn rung_file(dir: &Path, name: &str) -> Result<PathBuf, LoadError> {
+    let p = dir.join(name);
+    let io = |source| LoadError::Io {
+        path: p.clone(),
+        source,
+    };
+    let meta = fs::symlink_metadata(&p).map_err(io)?;
+    if meta.file_type().is_symlink() {
+        let target = fs::canonicalize(&p).map_err(io)?;
+        let root = fs::canonicalize(dir).map_err(io)?;
+        if target.parent() != Some(root.as_path()) {
+            return Err(bad(
+                &p,
+                format!(
+                    "is a symlink to {}, outside the result folder; refusing to read it",
+                    target.display()
+                ),
+            ));
+        }
+        if !target.is_file() {
+            return Err(bad(&p, "is a symlink to something that is not a file"));
+        }
+    } else if !meta.is_file() {
+        return Err(bad(&p, "is not a regular file"));
+    }
+    Ok(p)
+}
+
+/// A rung summary against its run.json entry, and against itself.
+pub(crate) fn summary(path: &Path, e: &RungEntry, s: &RungSummary) -> Result<(), LoadError> {
+    if !close(s.rate, e.rate) || rate_label(s.rate) != rate_label(e.rate) {
+        return Err(bad(
+            path,
+            format!(
+                "summary is for rate {}, but run.json lists this file for rung {}",
+                s.rate, e.rate
+            ),
+        ));
+    }
+    if let Some((k, v)) = s
+        .to_json_map()
+        .into_iter()
+        .find(|(_, v)| v.as_f64().is_some_and(|x| !(x >= 0.0 && x.is_finite())))
+    {
+        return Err(bad(path, format!("`{k}` is {v}; it is never negative")));
+    }
+    if s.completed + s.failed != s.num_prompts {
+        return Err(bad(
+            path,
+            format!(
+                "completed {} + failed {} is not num_prompts {}",
+                s.completed, s.failed, s.num_prompts
+            ),
+        ));
+    }
+    let by_class: u64 = s.errors_by_class.values().sum();
+    if by_class != s.failed {
+        return Err(bad(
+            path,
+            format!(
+                "errors_by_class adds up to {by_class}, but failed is {}",
+                s.failed
+            ),
+        ));
+    }
+    Ok(())
+}
+
+fn ms(d: Option<f64>) -> String {
+    d.map_or("null".into(), |v| v.to_string())
+}
+
+/// One request line on its own: times are real durations that fit together.
+fn line(path: &Path, n: usize, l: &RequestLine) -> Result<(), LoadError> {
+    let at = |problem: String| bad(path, format!("line {n} (request {}): {problem}", l.index));
+    let times = [
+        ("scheduled_ms", Some(l.scheduled_ms)),
+        ("sent_ms", Some(l.sent_ms)),
+        ("first_token_ms", l.first_token_ms),
+        ("end_ms", Some(l.end_ms)),
+        ("ttft_ms", l.ttft_ms),
+        ("tpot_ms", l.tpot_ms),
+        ("e2e_ms", Some(l.e2e_ms)),
+    ];
+    for (k, v) in times {
+        if v.is_some_and(|x| !(x >= 0.0 && x.is_finite())) {
+            return Err(at(format!("{k} is {}; times are never negative", ms(v))));
+        }
+    }
+    if l.itl_ms.iter().any(|x| !(*x >= 0.0 && x.is_finite())) {
+        return Err(at("itl_ms holds a negative gap".into()));
+    }
+    if !close(l.e2e_ms, (l.end_ms - l.sent_ms).max(0.0)) {
+        return Err(at(format!(
+            "e2e_ms {} is not end_ms - sent_ms ({})",
+            l.e2e_ms,
+            l.end_ms - l.sent_ms
+        )));
+    }
+    if let (Some(t), Some(f)) = (l.ttft_ms, l.first_token_ms) {
+        if !close(t, (f - l.sent_ms).max(0.0)) {
+            return Err(at(format!(
+                "ttft_ms {t} is not first_token_ms - sent_ms ({})",
+                f - l.sent_ms
+            )));
+        }
+    }
+    if let Some(t) = l.ttft_ms.filter(|t| *t > l.e2e_ms && !close(*t, l.e2e_ms)) {
+        return Err(at(format!(
+            "ttft_ms {t} is longer than e2e_ms {}",
+            l.e2e_ms
+        )));
+    }
+    if l.ok == l.error_class.is_some() {
+        return Err(at(format!(
+            "ok is {} but error_class is {:?}",
+            l.ok, l.error_class
+        )));
+    }
+    Ok(())
+}
+
+/// A rung's request lines against its summary: every line sane, the counts equal, and the
+/// summary's wall time, throughputs and latency statistics what the lines give.
+pub(crate) fn lines(
+    path: &Path,
+    s: &RungSummary,
+    all: &[(usize, RequestLine)],
+) -> Result<(), LoadError> {
+    let mut seen = HashSet::with_capacity(all.len());
+    for (n, l) in all {
+        line(path, *n, l)?;
+        if !seen.insert(l.index) {
+            return Err(bad(
+                path,
+                format!("line {n}: request {} appears twice", l.index),
+            ));
+        }
+    }
+    let measured: Vec<&RequestLine> = all.iter().map(|(_, l)| l).filter(|l| !l.warmup).collect();
+    let ok: Vec<&RequestLine> = measured.iter().copied().filter(|l| l.ok).collect();
+    let warmup = all.len() - measured.len();
+    let counts = [
+        (
+            "measured requests",
+            "completed + failed",
+            measured.len() as u64,
+            s.completed + s.failed,
+        ),
+        (
+            "successful requests",
+            "completed",
+            ok.len() as u64,
+            s.completed,
+        ),
+        (
+            "warmup requests",
+            "warmup_requests",
+            warmup as u64,
+            s.warmup_requests,
+        ),
+        (
+            "output tokens of successful requests",
+            "total_output_tokens",
+            ok.iter().map(|l| u64::from(l.output_tokens)).sum(),
+            s.total_output_tokens,
+        ),
+        (
+            "input tokens of successful requests",
+            "total_input_tokens",
+            ok.iter().map(|l| u64::from(l.input_tokens)).sum(),
+            s.total_input_tokens,
+        ),
+    ];
+    for (what, key, from_lines, in_summary) in counts {
+        if from_lines != in_summary {
+            let hint = if all.is_empty() {
+                " (the file is empty)"
+            } else {
+                ""
+            };
+            return Err(bad(
+                path,
+                format!(
+                    "holds {from_lines} {what}{hint}, but {} says {key} {in_summary}",
+                    result_file_name(s.rate)
+                ),
+            ));
+        }
+    }
+    for (class, n) in &s.errors_by_class {
+        let from_lines = measured
+            .iter()
+            .filter(|l| l.error_class.is_some_and(|c| c.key() == class))
+            .count() as u64;
+        if from_lines != *n {
+            return Err(bad(
+                path,
+                format!(
+                    "holds {from_lines} `{class}` failures, but {} says {n}",
+                    result_file_name(s.rate)
+                ),
+            ));
+        }
+    }
+    let start = measured
+        .iter()
+        .map(|l| l.sent_ms)
+        .fold(f64::INFINITY, f64::min);
+    let end = measured.iter().map(|l| l.end_ms).fold(0.0, f64::max);
+    let wall_ms = if measured.is_empty() {
+        0.0
+    } else {
+        (end - start).max(0.0)
+    };
+    if let Some(l) = measured
+        .iter()
+        .find(|l| l.e2e_ms > wall_ms && !close(l.e2e_ms, wall_ms))
+    {
+        return Err(bad(
+            path,
+            format!(
+                "request {} has e2e_ms {}, longer than the rung's wall time ({wall_ms} ms)",
+                l.index, l.e2e_ms
+            ),
+        ));
+    }
+    if !close(wall_ms, s.duration_s * 1000.0) {
+        return Err(bad(
+            path,
+            format!(
+                "the requests span {wall_ms} ms, but {} says duration {} s",
+                result_file_name(s.rate),
+                s.duration_s
+            ),
+        ));
+    }
+    let per_s = |x: f64| if wall_ms > 0.0 { x / s.duration_s } else { 0.0 };
+    let rates = [
+        (
+            "request_throughput",
+            s.request_throughput,
+            per_s(ok.len() as f64),
+        ),
+        (
+            "output_throughput",
+            s.output_throughput,
+            per_s(s.total_output_tokens as f64),
+        ),
+        (
+            "total_token_throughput",
+            s.total_token_throughput,
+            per_s((s.total_input_tokens + s.total_output_tokens) as f64),
+        ),
+    ];
+    for (key, in_summary, from_lines) in rates {
+        if !close(in_summary, from_lines) {
+            return Err(bad(
+                path,
+                format!(
+                    "{} says {key} {in_summary}, but these request lines give {from_lines}",
+                    result_file_name(s.rate)
+                ),
+            ));
+        }
+    }
+    for which in Latency::ALL {
+        let recomputed = stats(samples(which, &measured));
+        let stored = s.stats(which);
+        if let Some(stat) = differs(&stored, &recomputed) {
+            return Err(bad(
+                path,
+                format!(
+                    "{} says {stat} of {} is {}, but these request lines give {}",
+                    result_file_name(s.rate),
+                    which.key(),
+                    stat_value(&stored, stat),
+                    stat_value(&recomputed, stat)
+                ),
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// The samples of one distribution, as the summary was computed from the records.
+fn samples(which: Latency, measured: &[&RequestLine]) -> Vec<f64> {
+    let ok = || measured.iter().filter(|l| l.ok);
+    let since = |a: f64, b: f64| (a - b).max(0.0);
+    match which {
+        Latency::Ttft => ok().filter_map(|l| l.ttft_ms).collect(),
+        Latency::Tpot => ok().filter_map(|l| l.tpot_ms).collect(),
+        Latency::Itl => ok().flat_map(|l| l.itl_ms.iter().copied()).collect(),
+        Latency::E2el => ok().map(|l| l.e2e_ms).collect(),
+        Latency::TtftSched => ok()
+            .filter_map(|l| l.first_token_ms.map(|f| since(f, l.scheduled_ms)))
+            .collect(),
+        Latency::E2elSched => ok().map(|l| since(l.end_ms, l.scheduled_ms)).collect(),
+        Latency::E2elAll => measured.iter().map(|l| l.e2e_ms).collect(),
+        Latency::DispatchLag => measured
+            .iter()
+            .map(|l| since(l.sent_ms, l.scheduled_ms))
+            .collect(),
+    }
+}
+
+/// The first statistic on which two summaries of one distribution disagree.
+fn differs(a: &Stats, b: &Stats) -> Option<&'static str> {
+    if a.count != b.count {
+        return Some("count");
+    }
+    [
+        ("mean", a.mean, b.mean),
+        ("median", a.median, b.median),
+        ("std", a.std, b.std),
+        ("p90", a.p90, b.p90),
+        ("p95", a.p95, b.p95),
+        ("p99", a.p99, b.p99),
+        ("p99.9", a.p999, b.p999),
+        ("min", a.min, b.min),
+        ("max", a.max, b.max),
+    ]
+    .into_iter()
+    .find(|(_, x, y)| !close(*x, *y))
+    .map(|(k, _, _)| k)
+}
+
+fn stat_value(s: &Stats, name: &str) -> String {
+    match name {
+        "count" => s.count.to_string(),
+        "mean" => s.mean.to_string(),
+        "median" => s.median.to_string(),
+        "std" => s.std.to_string(),
+        "p90" => s.p90.to_string(),
+        "p95" => s.p95.to_string(),
+        "p99" => s.p99.to_string(),
+        "p99.9" => s.p999.to_string(),
+        "min" => s.min.to_string(),
+        _ => s.max.to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::path::Path;
+
+    use super::*;
+    use crate::results::ResultDir;
+
+    #[test]
+    fn the_committed_golden_baseline_passes_every_check() {
+        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("golden/quickstart");
+        let d = ResultDir::open_finished(&dir).unwrap();
+        assert_eq!(d.rungs.len(), 5);
+    }
+
+    #[test]
+    fn rung_files_are_regular_files_or_links_that_stay_inside() {
+        let t = tempfile::tempdir().unwrap();
+        let dir = t.path().join("run");
+        fs::create_dir(&dir).unwrap();
+        fs::write(dir.join("a.json"), "{}").unwrap();
+        fs::write(t.path().join("outside.json"), "{}").unwrap();
+        assert!(rung_file(&dir, "a.json").is_ok());
+        std::os::unix::fs::symlink("a.json", dir.join("inside.json")).unwrap();
+        assert!(rung_file(&dir, "inside.json").is_ok());
+        std::os::unix::fs::symlink(t.path().join("outside.json"), dir.join("out.json")).unwrap();
+        let e = rung_file(&dir, "out.json").unwrap_err().to_string();
+        assert!(
+            e.contains("out.json") && e.contains("outside the result folder"),
+            "{e}"
+        );
+        fs::create_dir(dir.join("d.json")).unwrap();
+        let e = rung_file(&dir, "d.json").unwrap_err().to_string();
+        assert!(e.contains("not a regular file"), "{e}");
+        // A FIFO would block a reader forever: refused without being opened.
+        let fifo = dir.join("f.json");
+        let made = std::process::Command::new("mkfifo").arg(&fifo).status();
+        if made.is_ok_and(|s| s.success()) {
+            let e = rung_file(&dir, "f.json").unwrap_err().to_string();
+            assert!(e.contains("not a regular file"), "{e}");
+        }
+    }
+
+    #[test]
+    fn entries_must_carry_the_writers_file_names_once() {
+        let entry = |rate: f64, result: &str| RungEntry {
+            rate,
+            result_file: result.into(),
+            requests_file: requests_file_name(rate),
+            complete: true,
+        };
+        let p = Path::new("run.json");
+        assert!(super::entry(p, &entry(5.0, "result_rate_5.json")).is_ok());
+        for bad in [
+            "../result_rate_5.json",
+            "/tmp/result_rate_5.json",
+            "x/result_rate_5.json",
+        ] {
+            let e = super::entry(p, &entry(5.0, bad)).unwrap_err().to_string();
+            assert!(
+                e.contains("result_rate_5.json") && e.contains("run.json"),
+                "{e}"
+            );
+        }
+        assert!(super::entry(p, &entry(-1.0, "result_rate_-1.json")).is_err());
+        assert!(close(1.0, 1.0 + 1e-9) && !close(100.0, 100.01));
+    }
+}

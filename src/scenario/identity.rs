@@ -1,0 +1,64 @@
+//! What names a result folder and its files: the scenario name rule (a name becomes a
+//! folder) and the rung label (a rate becomes part of a file name). Writers and readers of
+//! result folders use these same rules, so a folder that loads is one ladder could have
+//! written.
+
+/// `^[A-Za-z0-9._-]+$`, and never `.` or `..`: a name is used as one folder name.
+pub fn is_scenario_name(s: &str) -> bool {
+    !s.is_empty()
+        && s != "."
+        && s != ".."
+        && s.bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'.' || b == b'_' || b == b'-')
+}
+
+/// File-name form of a rate: `5`, `0.5`, `12.25` (6 decimals, no trailing zeros). Kept at 6
+/// decimals so every folder written so far keeps its file names; two rates with the same
+/// label are refused before any load ([`label_clash`]).
+pub fn rate_label(rate: f64) -> String {
+    let s = format!("{rate:.6}");
+    let s = s.trim_end_matches('0').trim_end_matches('.');
+    s.to_string()
+}
+
+/// The first two rungs (in the order given) that would write the same files: equal rates,
+/// or rates that differ only past the 6th decimal.
+pub fn label_clash(rates: &[f64]) -> Option<(f64, f64)> {
+    for (i, a) in rates.iter().enumerate() {
+        for b in &rates[i + 1..] {
+            if rate_label(*a) == rate_label(*b) {
+                return Some((*a, *b));
+            }
+        }
+    }
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_are_one_plain_folder_name() {
+        for ok in ["r1-70b_ladder.v2", "a", "..a", "a.."] {
+            assert!(is_scenario_name(ok), "{ok}");
+        }
+        for bad in ["", ".", "..", "a/b", "../x", "/abs", "a b", "a\\b"] {
+            assert!(!is_scenario_name(bad), "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn labels_and_clashes() {
+        assert_eq!(rate_label(5.0), "5");
+        assert_eq!(rate_label(0.5), "0.5");
+        assert_eq!(rate_label(12.25), "12.25");
+        assert_eq!(label_clash(&[1.0, 5.0, 10.0]), None);
+        assert_eq!(label_clash(&[1.0, 5.0, 1.0]), Some((1.0, 1.0)));
+        assert_eq!(
+            label_clash(&[1.0000001, 1.0000002]),
+            Some((1.0000001, 1.0000002))
+        );
+        assert_eq!(label_clash(&[1.000001, 1.000002]), None);
+    }
+}
