@@ -152,6 +152,7 @@ impl GateArgs {
             compare: ladder::compare::CompareOptions {
                 overrides,
                 allow_config_change,
+                candidate_rules_first: false,
             },
             ..Default::default()
         })

@@ -630,6 +630,32 @@ fn scenario_gate_list_is_used() {
         .stdout(contains("median_tpot_ms"));
 }
 
+/// A candidate folder (from a pull request, say) cannot loosen its own thresholds: two
+/// folders are judged by the baseline's `gate:` rules, and the difference is said.
+#[test]
+fn a_candidate_cannot_loosen_the_baselines_gate_rules() {
+    let (_t, b, c) = pair(
+        &Spec {
+            gate: serde_json::json!([{ "metric": "median_tpot_ms", "max_increase": "10%" }]),
+            ..Spec::default()
+        },
+        &Spec {
+            seed: 4,
+            gate: serde_json::json!([{ "metric": "median_tpot_ms", "max_increase": "1000%" }]),
+            tpot_scale: 1.5,
+            ..Spec::default()
+        },
+    );
+    ladder()
+        .arg("compare")
+        .arg(&b)
+        .arg(&c)
+        .assert()
+        .code(1)
+        .stdout(contains("baseline scenario `gate:`"))
+        .stdout(contains("rules differ: the baseline's are used"));
+}
+
 #[test]
 fn unusable_inputs_exit_2_with_a_message() {
     let (t, b, c) = pair(&Spec::default(), &Spec::default());

@@ -124,7 +124,12 @@ pub fn gate_outcome(opts: &GateOptions, outcome: &RunOutcome) -> Result<Comparis
         which: "candidate",
         source: e,
     })?;
-    Ok(compare(&base, &cand, &opts.compare)?)
+    // The fresh run carries the scenario file's own `gate:` rules: they decide.
+    let compare_opts = CompareOptions {
+        candidate_rules_first: true,
+        ..opts.compare.clone()
+    };
+    Ok(compare(&base, &cand, &compare_opts)?)
 }
 
 /// Options of `ladder bless`.

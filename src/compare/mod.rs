@@ -31,6 +31,11 @@ pub struct CompareOptions {
     pub overrides: Vec<Check>,
     /// Compare even when the model, workload or tokenizer differ.
     pub allow_config_change: bool,
+    /// Take the checks from the candidate's `gate:` list first: `ladder gate`, whose
+    /// candidate is a fresh run of the scenario file in hand. Two folders given to
+    /// `ladder compare` take the baseline's (the blessed side): a candidate folder from a
+    /// pull request must not be able to loosen its own thresholds.
+    pub candidate_rules_first: bool,
 }
 
 /// Why two folders could not be compared (exit 2).
@@ -154,13 +159,15 @@ impl Comparison {
     }
 }
 
-/// The checks to apply: the candidate's `gate:` list, else the baseline's, else the
-/// defaults; then the overrides.
+/// The checks to apply: the baseline's `gate:` list (the candidate's first when
+/// `candidate_rules_first`), else the other side's, else the defaults; then the overrides.
+/// Returns the checks, where they came from, and a warning when the two lists differ.
 pub fn checks_for(
     base: &ResultDir,
     cand: &ResultDir,
     overrides: &[Check],
-) -> Result<(Vec<Check>, String), CompareError> {
+    candidate_rules_first: bool,
+) -> Result<(Vec<Check>, String, Option<String>), CompareError> {
     let rules = |d: &ResultDir| -> Result<Vec<GateRule>, CompareError> {
         match d.info.scenario.get("gate") {
             None | Some(serde_json::Value::Null) => Ok(Vec::new()),
@@ -171,23 +178,28 @@ pub fn checks_for(
         }
     };
     let (cr, br) = (rules(cand)?, rules(base)?);
-    let (checks, mut source) = if !cr.is_empty() {
-        (
-            threshold::from_gate_rules(&cr)?,
-            "candidate scenario `gate:`".to_string(),
-        )
-    } else if !br.is_empty() {
-        (
-            threshold::from_gate_rules(&br)?,
-            "baseline scenario `gate:`".to_string(),
-        )
+    let sides = [(&cr, "candidate"), (&br, "baseline")];
+    let order = if candidate_rules_first {
+        sides
     } else {
-        (threshold::defaults(), "defaults".to_string())
+        [sides[1], sides[0]]
     };
+    let chosen = order.iter().find(|(r, _)| !r.is_empty());
+    let (checks, mut source) = match chosen {
+        Some((r, side)) => (
+            threshold::from_gate_rules(r)?,
+            format!("{side} scenario `gate:`"),
+        ),
+        None => (threshold::defaults(), "defaults".to_string()),
+    };
+    let differ = (!cr.is_empty() && !br.is_empty() && cr != br).then(|| {
+        let side = chosen.map_or("baseline", |(_, side)| side);
+        format!("the two runs' `gate:` rules differ: the {side}'s are used (--threshold overrides)")
+    });
     if !overrides.is_empty() {
         source.push_str(" + --threshold");
     }
-    Ok((threshold::with_overrides(checks, overrides), source))
+    Ok((threshold::with_overrides(checks, overrides), source, differ))
 }
 
 /// Load and compare two result folders.
@@ -227,7 +239,8 @@ pub fn compare(
     c: &ResultDir,
     opts: &CompareOptions,
 ) -> Result<Comparison, CompareError> {
-    let (checks, checks_source) = checks_for(b, c, &opts.overrides)?;
+    let (checks, checks_source, rules_differ) =
+        checks_for(b, c, &opts.overrides, opts.candidate_rules_first)?;
     let config_changes = config_diff::imported_changes(b, c)
         .unwrap_or_else(|| config_diff::fundamental_changes(&b.info, &c.info));
     if !config_changes.is_empty() && !opts.allow_config_change {
@@ -240,6 +253,7 @@ pub fn compare(
     .into_iter()
     .flatten()
     .collect();
+    warnings.extend(rules_differ);
     for (which, d) in [("baseline", b), ("candidate", c)] {
         if d.imported.is_some() {
             warnings.push(format!(
