@@ -463,7 +463,8 @@ fn run(opts: ladder::runner::RunOptions) -> i32 {
         Err(e) => {
             match &e {
                 RunError::Scenario(_) => eprintln!("{e}"),
-                RunError::Interrupted { dir, .. } => {
+                // A stopped or failed run still gets reports of the rungs it finished.
+                RunError::Interrupted { dir, .. } | RunError::Failed { dir, .. } => {
                     reports(dir);
                     eprintln!("error: {e}");
                 }

@@ -358,10 +358,12 @@ fn a_write_error_after_the_folder_exists_marks_it_failed() {
         assert!(v["ended_at"].is_string());
         let detail = v["status_detail"].as_str().unwrap();
         assert!(detail.contains(obstacle), "{detail}");
-        // The finished rung is kept and still loads.
+        // The finished rung is kept and still loads, and gets its reports.
         let rd = ladder::results::ResultDir::open(&dir).unwrap();
         assert_eq!(rd.rungs.len(), 1);
         rd.requests(&rd.rungs[0]).unwrap();
+        let md = std::fs::read_to_string(dir.join("summary.md")).unwrap();
+        assert!(md.contains("| 20 (baseline) | 3 |"), "{md}");
     }
 }
 
