@@ -258,7 +258,8 @@ impl RequestRecord {
 
     /// The server's prompt count, when it sent one and ladder trusted its usage.
     pub fn trusted_server_prompt_tokens(&self) -> Option<u32> {
-        self.server_prompt_tokens.filter(|_| self.usage_rejected.is_none())
+        self.server_prompt_tokens
+            .filter(|_| self.usage_rejected.is_none())
     }
 
     /// The server's completion count, when it sent one and ladder trusted its usage.

@@ -143,7 +143,11 @@ fn sim_chat_template_overhead_is_reported_and_completions_match() {
     let (r, dir) = run_ok(&sc.write(tmp.path()), tmp.path(), Duration::from_secs(60));
     let rung = json(&dir.join("result_rate_50.json"));
     assert_eq!(rung["mean_server_input_tokens"], 32.0, "{rung}");
-    assert!(!r.stderr.contains("prompt tokens per request"), "{}", r.stderr);
+    assert!(
+        !r.stderr.contains("prompt tokens per request"),
+        "{}",
+        r.stderr
+    );
 }
 
 #[test]
@@ -173,7 +177,10 @@ fn absurd_usage_is_flagged_and_not_trusted() {
     let rung = json(&dir.join("result_rate_20.json"));
     assert_eq!(rung["untrusted_usage"], 3, "{rung}");
     assert_eq!(rung["retokenized_outputs"], 3, "{rung}");
-    assert!(rung["total_output_tokens"].as_u64().unwrap() <= 12, "{rung}");
+    assert!(
+        rung["total_output_tokens"].as_u64().unwrap() <= 12,
+        "{rung}"
+    );
     assert!(rung["mean_server_output_tokens"].is_null(), "{rung}");
     let said = |t: &str| t.contains("3 of 3 requests reported implausible usage");
     assert!(said(&r.stderr), "{}", r.stderr);
@@ -267,7 +274,13 @@ fn real_short_ladder_writes_a_complete_folder() {
     let rates: Vec<f64> = rd.rungs.iter().map(|g| g.summary.rate).collect();
     assert_eq!(rates, [1.0, 2.0, 4.0], "{}", r.all());
     for g in &rd.rungs {
-        assert_eq!(g.summary.completed, 2, "rung {}: {}", g.summary.rate, r.all());
+        assert_eq!(
+            g.summary.completed,
+            2,
+            "rung {}: {}",
+            g.summary.rate,
+            r.all()
+        );
         assert_eq!(g.summary.total_output_tokens, 16, "rung {}", g.summary.rate);
     }
     assert!(r.stdout.contains("results:"), "{}", r.stdout);
@@ -299,13 +312,25 @@ fn real_api_key_server_diagnoses_missing_and_wrong_keys_at_preflight() {
     // The key is wrong: the server answers 401 and preflight says which variable to fix.
     let r = run(Some("ladder-test-wrong-key"));
     assert_eq!(r.status.code(), Some(2), "{}", r.all());
-    let err = r.stderr.lines().find(|l| l.starts_with("error:")).unwrap_or("");
-    assert!(err.contains("401") && err.contains(&format!("${var}")), "{}", r.all());
+    let err = r
+        .stderr
+        .lines()
+        .find(|l| l.starts_with("error:"))
+        .unwrap_or("");
+    assert!(
+        err.contains("401") && err.contains(&format!("${var}")),
+        "{}",
+        r.all()
+    );
     assert!(run_dir(tmp.path()).is_none(), "no folder for a refused run");
     // The key is missing: said before any request, naming the variable.
     let r = run(None);
     assert_eq!(r.status.code(), Some(2), "{}", r.all());
-    assert!(r.stderr.contains(&format!("${var} is not set")), "{}", r.all());
+    assert!(
+        r.stderr.contains(&format!("${var} is not set")),
+        "{}",
+        r.all()
+    );
     assert!(run_dir(tmp.path()).is_none());
     // Without api_key_env at all, the 401 says to set it.
     sc.key_env = None;
@@ -343,7 +368,9 @@ fn real_chat_template_overhead_is_reported() {
     sc.n = 2;
     let (r, dir) = run_ok(&sc.write(tmp.path()), tmp.path(), Duration::from_secs(180));
     let rung = json(&dir.join("result_rate_2.json"));
-    let server = rung["mean_server_input_tokens"].as_f64().expect("chat usage (include_usage)");
+    let server = rung["mean_server_input_tokens"]
+        .as_f64()
+        .expect("chat usage (include_usage)");
     // ChatML role markers (and SmolLM2's default system prompt) around the 32 prompt tokens.
     assert!(server > 32.0 + 2.0, "{rung}");
     assert_eq!(rung["requested_input_tokens"], 32.0, "{rung}");

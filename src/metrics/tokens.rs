@@ -62,16 +62,34 @@ impl TokenAccounting {
     /// Adds the keys of `result_rate_<rate>.json`.
     pub fn put(&self, m: &mut Map<String, Value>, num: fn(f64) -> Value) {
         let opt = |v: Option<f64>| v.map(num).unwrap_or(Value::Null);
-        m.insert("requested_input_tokens".into(), num(self.requested_input_tokens));
-        m.insert("mean_server_input_tokens".into(), opt(self.mean_server_input_tokens));
-        m.insert("requested_output_tokens".into(), num(self.requested_output_tokens));
+        m.insert(
+            "requested_input_tokens".into(),
+            num(self.requested_input_tokens),
+        );
+        m.insert(
+            "mean_server_input_tokens".into(),
+            opt(self.mean_server_input_tokens),
+        );
+        m.insert(
+            "requested_output_tokens".into(),
+            num(self.requested_output_tokens),
+        );
         m.insert("mean_output_tokens".into(), num(self.mean_output_tokens));
-        m.insert("mean_server_output_tokens".into(), opt(self.mean_server_output_tokens));
-        m.insert("server_usage_requests".into(), self.server_usage_requests.into());
+        m.insert(
+            "mean_server_output_tokens".into(),
+            opt(self.mean_server_output_tokens),
+        );
+        m.insert(
+            "server_usage_requests".into(),
+            self.server_usage_requests.into(),
+        );
         m.insert("untrusted_usage".into(), self.untrusted_usage.into());
         m.insert(
             "untrusted_usage_reason".into(),
-            self.untrusted_usage_reason.clone().map(Value::from).unwrap_or(Value::Null),
+            self.untrusted_usage_reason
+                .clone()
+                .map(Value::from)
+                .unwrap_or(Value::Null),
         );
     }
 
@@ -148,6 +166,9 @@ mod tests {
         t.put(&mut m, num);
         assert_eq!(m["mean_server_input_tokens"], 140.0);
         assert_eq!(TokenAccounting::get(&m), t);
-        assert_eq!(TokenAccounting::get(&Map::new()), TokenAccounting::default());
+        assert_eq!(
+            TokenAccounting::get(&Map::new()),
+            TokenAccounting::default()
+        );
     }
 }

@@ -292,7 +292,10 @@ mod tests {
             old.as_object_mut().unwrap().remove(k);
         }
         let back: RequestLine = serde_json::from_value(old).unwrap();
-        assert_eq!((back.server_prompt_tokens, back.requested_output_tokens), (None, None));
+        assert_eq!(
+            (back.server_prompt_tokens, back.requested_output_tokens),
+            (None, None)
+        );
         let line = serde_json::to_string(&RequestLineRef::from(&ok)).unwrap();
         assert!(line.contains(r#""itl_ms":[20.0,19.999]"#), "{line}");
     }

@@ -117,7 +117,9 @@ pub fn token_warnings(s: &RungSummary, api: Api, ignore_eos: bool) -> Vec<String
              requests_rate_{rate}.jsonl); check the server's or gateway's token accounting",
             t.untrusted_usage,
             s.num_prompts,
-            t.untrusted_usage_reason.as_deref().unwrap_or("absurd counts"),
+            t.untrusted_usage_reason
+                .as_deref()
+                .unwrap_or("absurd counts"),
         ));
     }
     if let Some(server) = t.mean_server_input_tokens {
@@ -283,7 +285,9 @@ mod tests {
         // Within tolerance: a BOS token.
         assert!(token_warnings(&tokens(128.0, 129.0, 8.0, 8.0), Api::Chat, true).is_empty());
         // Early EOS without ignore_eos is normal.
-        assert!(token_warnings(&tokens(128.0, 128.0, 32.0, 5.0), Api::Completions, false).is_empty());
+        assert!(
+            token_warnings(&tokens(128.0, 128.0, 32.0, 5.0), Api::Completions, false).is_empty()
+        );
     }
 
     #[test]
@@ -300,9 +304,14 @@ mod tests {
         assert!(w[0].contains("ignore_eos"), "{}", w[0]);
         let mut s = tokens(128.0, 128.0, 8.0, 8.0);
         s.tokens.untrusted_usage = 2;
-        s.tokens.untrusted_usage_reason = Some("completion_tokens is more than twice max_tokens".into());
+        s.tokens.untrusted_usage_reason =
+            Some("completion_tokens is more than twice max_tokens".into());
         let w = token_warnings(&s, Api::Completions, true);
         assert_eq!(w.len(), 1, "{w:?}");
-        assert!(w[0].contains("2 of 4 requests") && w[0].contains("twice max_tokens"), "{}", w[0]);
+        assert!(
+            w[0].contains("2 of 4 requests") && w[0].contains("twice max_tokens"),
+            "{}",
+            w[0]
+        );
     }
 }
