@@ -330,6 +330,9 @@ struct SimArgs {
     /// max_tokens when a request gives none.
     #[arg(long)]
     default_max_tokens: Option<u32>,
+    /// Extra prompt tokens counted for every chat request (a chat template's overhead).
+    #[arg(long)]
+    chat_template_tokens: Option<u32>,
     /// Fraction of requests answered 500.
     #[arg(long)]
     fault_http_500: Option<f64>,
@@ -379,6 +382,7 @@ impl SimArgs {
             reject_status,
             retry_after_s,
             default_max_tokens,
+            chat_template_tokens,
             fault_http_500,
             fault_http_429,
             fault_drop_mid_stream,

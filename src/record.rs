@@ -220,6 +220,13 @@ pub struct RequestRecord {
     pub itl: ItlGaps,
     /// `None` for a success.
     pub error: Option<RequestError>,
+    /// Completion tokens reported by the server's usage, if any: as reported, even when
+    /// implausible (then `usage_rejected` says why and `output_tokens` is ladder's own count).
+    pub server_completion_tokens: Option<u32>,
+    /// Output tokens asked for (`max_tokens`).
+    pub requested_output_tokens: u32,
+    /// Why the server's usage was not trusted (absurd numbers), when it was not.
+    pub usage_rejected: Option<&'static str>,
 }
 
 impl RequestRecord {
@@ -251,6 +258,18 @@ impl RequestRecord {
     /// Dispatch lag: how late the client sent the request.
     pub fn dispatch_lag(&self) -> Duration {
         self.sent.saturating_sub(self.scheduled)
+    }
+
+    /// The server's prompt count, when it sent one and ladder trusted its usage.
+    pub fn trusted_server_prompt_tokens(&self) -> Option<u32> {
+        self.server_prompt_tokens
+            .filter(|_| self.usage_rejected.is_none())
+    }
+
+    /// The server's completion count, when it sent one and ladder trusted its usage.
+    pub fn trusted_server_completion_tokens(&self) -> Option<u32> {
+        self.server_completion_tokens
+            .filter(|_| self.usage_rejected.is_none())
     }
 
     /// Time per output token after the first, as vLLM defines it; `None` for one-token outputs.

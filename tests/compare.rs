@@ -122,6 +122,10 @@ fn lines_for(spec: &Spec, rate: f64) -> Vec<RequestLine> {
                 error_class: fail.then_some(ladder::record::ErrorClass::Auth),
                 status: fail.then_some(401),
                 error_detail: fail.then(|| "missing key".to_string()),
+                server_prompt_tokens: (!fail).then_some(32),
+                server_completion_tokens: (!fail).then_some(out),
+                requested_output_tokens: Some(out),
+                usage_rejected: None,
             }
         })
         .collect()

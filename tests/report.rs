@@ -155,6 +155,7 @@ fn summary(s: &Shape, speedup: f64) -> RungSummary {
         retokenized_outputs: 0,
         inexact_prompts: 0,
         interrupted: false,
+        tokens: Default::default(),
         latency,
     }
 }

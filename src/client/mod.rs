@@ -12,6 +12,7 @@ pub mod chunk;
 mod secret;
 mod send;
 pub mod sse;
+pub mod usage;
 
 use std::collections::BTreeMap;
 use std::net::IpAddr;

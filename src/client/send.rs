@@ -12,7 +12,7 @@ use tokio::time::{timeout_at, Instant};
 use super::chunk::{self, Chunk, Usage};
 use super::secret::truncate;
 use super::sse::SseParser;
-use super::{Client, ModelsReply, PreparedRequest, DETAIL_MAX, ERROR_BODY_CAP};
+use super::{usage, Client, ModelsReply, PreparedRequest, DETAIL_MAX, ERROR_BODY_CAP};
 use crate::record::{ErrorClass, ItlGaps, RequestError, RequestRecord, TokenSource};
 
 /// Largest non-streaming JSON body accepted (a server that ignores `stream`).
@@ -220,7 +220,11 @@ impl Client {
             .await;
 
         let since = |t: Instant| t.saturating_duration_since(rung_start);
-        let (output_tokens, token_source) = match prog.usage.and_then(|u| u.completion_tokens) {
+        let rejected = prog.usage.as_ref().and_then(|u| {
+            usage::implausible(u, req.input_tokens, req.max_tokens, prog.token_chunks)
+        });
+        let trusted = prog.usage.filter(|_| rejected.is_none());
+        let (output_tokens, token_source) = match trusted.and_then(|u| u.completion_tokens) {
             Some(n) => (n, TokenSource::Usage),
             None => match (&self.counter, &prog.text) {
                 (Some(count), Some(text)) if prog.token_chunks > 0 => {
@@ -262,6 +266,9 @@ impl Client {
             token_source,
             itl: prog.itl,
             error,
+            server_completion_tokens: prog.usage.and_then(|u| u.completion_tokens),
+            requested_output_tokens: req.max_tokens,
+            usage_rejected: rejected,
         }
     }
 

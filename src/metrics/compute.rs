@@ -5,6 +5,7 @@ use std::collections::BTreeMap;
 use std::time::Duration;
 
 use super::summary::{Latency, RungSummary, Stats};
+use super::tokens::TokenAccounting;
 use crate::record::{ErrorClass, RequestRecord, TokenSource};
 use crate::scenario::Slo;
 
@@ -327,6 +328,7 @@ pub fn summarize(records: &[RequestRecord], ctx: &RungContext) -> RungSummary {
             .count() as u64,
         inexact_prompts: ctx.inexact_prompts,
         interrupted: ctx.interrupted,
+        tokens: TokenAccounting::of(&measured, &ok),
         latency,
     }
 }

@@ -3,10 +3,12 @@
 pub mod compute;
 pub mod live;
 pub mod summary;
+pub mod tokens;
 
 pub use compute::{summarize, RungContext};
 pub use live::LiveStats;
 pub use summary::{Latency, RungSummary, Stats};
+pub use tokens::TokenAccounting;
 
 // --- analysis (issue 6) ---
 pub mod analysis;

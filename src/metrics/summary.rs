@@ -10,6 +10,8 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use serde_json::{Map, Value};
 
+use super::tokens::TokenAccounting;
+
 /// Summary statistics of one latency distribution, in milliseconds.
 #[derive(Debug, Clone, Copy, PartialEq, Default)]
 pub struct Stats {
@@ -137,6 +139,8 @@ pub struct RungSummary {
     pub inexact_prompts: u64,
     /// True when the rung was cut short (interrupt); its numbers cover what finished.
     pub interrupted: bool,
+    /// Requested vs server-counted tokens (the token accounting contract, issue 15).
+    pub tokens: TokenAccounting,
     /// Latency distributions, in milliseconds.
     pub latency: BTreeMap<Latency, Stats>,
 }
@@ -207,6 +211,7 @@ impl RungSummary {
                 put(&format!("{stat}_{}_ms", which.key()), num(get(&s)));
             }
         }
+        self.tokens.put(&mut m, num);
         m
     }
 
@@ -272,6 +277,7 @@ impl RungSummary {
                 .get("interrupted")
                 .and_then(Value::as_bool)
                 .ok_or("missing key `interrupted`")?,
+            tokens: TokenAccounting::get(m),
             latency,
         })
     }

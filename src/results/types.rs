@@ -105,6 +105,19 @@ pub struct RequestLine {
     pub error_class: Option<ErrorClass>,
     pub status: Option<u16>,
     pub error_detail: Option<String>,
+    /// The server's `usage.prompt_tokens`, as reported (absent in older files).
+    #[serde(default)]
+    pub server_prompt_tokens: Option<u32>,
+    /// The server's `usage.completion_tokens`, as reported (absent in older files).
+    #[serde(default)]
+    pub server_completion_tokens: Option<u32>,
+    /// `max_tokens` asked for (absent in older files).
+    #[serde(default)]
+    pub requested_output_tokens: Option<u32>,
+    /// Why the server's usage was implausible and ignored (then `output_tokens` is ladder's
+    /// own count, per `token_source`); absent when it was trusted.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub usage_rejected: Option<String>,
 }
 
 fn ms(d: std::time::Duration) -> f64 {
@@ -134,6 +147,11 @@ pub(crate) struct RequestLineRef<'a> {
     error_class: Option<ErrorClass>,
     status: Option<u16>,
     error_detail: Option<&'a str>,
+    server_prompt_tokens: Option<u32>,
+    server_completion_tokens: Option<u32>,
+    requested_output_tokens: Option<u32>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    usage_rejected: Option<&'static str>,
 }
 
 fn itl_as_ms<S: Serializer>(gaps: &&ItlGaps, s: S) -> Result<S::Ok, S::Error> {
@@ -160,6 +178,10 @@ impl<'a> From<&'a RequestRecord> for RequestLineRef<'a> {
             error_class: r.error.as_ref().map(|e| e.class),
             status: r.error.as_ref().and_then(|e| e.status),
             error_detail: r.error.as_ref().map(|e| e.detail.as_str()),
+            server_prompt_tokens: r.server_prompt_tokens,
+            server_completion_tokens: r.server_completion_tokens,
+            requested_output_tokens: Some(r.requested_output_tokens),
+            usage_rejected: r.usage_rejected,
         }
     }
 }
@@ -183,6 +205,9 @@ mod tests {
             server_prompt_tokens: Some(511),
             output_tokens: 4,
             token_source: TokenSource::Retokenized,
+            server_completion_tokens: Some(40),
+            requested_output_tokens: 4,
+            usage_rejected: Some("completion_tokens is more than twice max_tokens"),
             itl: vec![
                 Duration::from_nanos(20_000_400),
                 Duration::from_micros(19_999),
@@ -220,6 +245,10 @@ mod tests {
             error_class: None,
             status: None,
             error_detail: None,
+            server_prompt_tokens: Some(511),
+            server_completion_tokens: Some(40),
+            requested_output_tokens: Some(4),
+            usage_rejected: Some("completion_tokens is more than twice max_tokens".into()),
         };
         let owned_failed = RequestLine {
             index: 8,
@@ -239,6 +268,10 @@ mod tests {
             error_class: Some(ErrorClass::RateLimit),
             status: Some(429),
             error_detail: Some("slow \"down\"".into()),
+            server_prompt_tokens: None,
+            server_completion_tokens: None,
+            requested_output_tokens: Some(0),
+            usage_rejected: None,
         };
         for (r, owned) in [(&ok, &owned_ok), (&failed, &owned_failed)] {
             let owned_json = serde_json::to_string(owned).unwrap();
@@ -249,6 +282,20 @@ mod tests {
             let back: RequestLine = serde_json::from_str(&borrowed).unwrap();
             assert_eq!(back.itl_ms, owned.itl_ms);
         }
+        // A line written before the token accounting fields existed still reads.
+        let mut old: serde_json::Value = serde_json::to_value(&owned_failed).unwrap();
+        for k in [
+            "server_prompt_tokens",
+            "server_completion_tokens",
+            "requested_output_tokens",
+        ] {
+            old.as_object_mut().unwrap().remove(k);
+        }
+        let back: RequestLine = serde_json::from_value(old).unwrap();
+        assert_eq!(
+            (back.server_prompt_tokens, back.requested_output_tokens),
+            (None, None)
+        );
         let line = serde_json::to_string(&RequestLineRef::from(&ok)).unwrap();
         assert!(line.contains(r#""itl_ms":[20.0,19.999]"#), "{line}");
     }

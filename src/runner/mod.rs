@@ -521,7 +521,15 @@ async fn run_rungs(
                 scenario.workload.input_tokens
             ));
         }
-        for w in warnings::rung_warnings(&summary) {
+        let token_warnings = warnings::token_warnings(
+            &summary,
+            scenario.endpoint.api,
+            scenario.workload.ignore_eos,
+        );
+        for w in warnings::rung_warnings(&summary)
+            .into_iter()
+            .chain(token_warnings)
+        {
             bar.println(&format!("warning: {w}"));
             writer.warn(w);
         }

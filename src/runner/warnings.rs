@@ -2,6 +2,7 @@
 
 use crate::metrics::{Latency, RungSummary};
 use crate::results::rate_label;
+use crate::scenario::types::Api;
 
 /// Dispatch lag p99 above this means the client, not the server, limited the rung.
 pub const LAG_WARN_MS: f64 = 10.0;
@@ -88,6 +89,83 @@ pub fn rung_warnings(s: &RungSummary) -> Vec<String> {
             OVERLOAD_ERROR_RATE * 100.0,
             classes.join(", ")
         ));
+    }
+    w
+}
+
+/// Server-counted tokens may differ from ladder's by this many per request (a BOS token, a
+/// prompt off by one), or by this fraction, before it is worth a warning.
+pub const TOKEN_TOLERANCE: f64 = 2.0;
+/// See [`TOKEN_TOLERANCE`].
+pub const TOKEN_TOLERANCE_FRACTION: f64 = 0.02;
+
+fn beyond_tolerance(server: f64, requested: f64) -> bool {
+    (server - requested).abs() > TOKEN_TOLERANCE.max(TOKEN_TOLERANCE_FRACTION * requested)
+}
+
+/// Warnings from the rung's token accounting: the server counted other numbers of prompt or
+/// output tokens than ladder asked for, or sent usage too absurd to trust. Each names the
+/// likely cause for `api` (a chat template adds prompt tokens; completions should match).
+pub fn token_warnings(s: &RungSummary, api: Api, ignore_eos: bool) -> Vec<String> {
+    let mut w = Vec::new();
+    let rate = rate_label(s.rate);
+    let t = &s.tokens;
+    if t.untrusted_usage > 0 {
+        w.push(format!(
+            "rung {rate} req/s: {} of {} requests reported implausible usage ({}); ladder ignored \
+             it and counted their output tokens itself (token_source and usage_rejected in \
+             requests_rate_{rate}.jsonl); check the server's or gateway's token accounting",
+            t.untrusted_usage,
+            s.num_prompts,
+            t.untrusted_usage_reason
+                .as_deref()
+                .unwrap_or("absurd counts"),
+        ));
+    }
+    if let Some(server) = t.mean_server_input_tokens {
+        let asked = t.requested_input_tokens;
+        if beyond_tolerance(server, asked) {
+            let diff = server - asked;
+            let cause = match (api, diff > 0.0) {
+                (Api::Chat, true) => {
+                    "likely the chat template's overhead (api: chat wraps each message in role \
+                     markers and may add a system prompt); ladder's input token counts and \
+                     throughputs cover the prompt text only"
+                }
+                (_, true) => {
+                    "likely a tokenizer/model mismatch (does `tokenizer` belong to the served \
+                     model?) or tokens the server adds (BOS)"
+                }
+                (_, false) => {
+                    "likely the server truncated the prompts (context limit or a truncation \
+                     setting) or a tokenizer/model mismatch (does `tokenizer` belong to the \
+                     served model?)"
+                }
+            };
+            w.push(format!(
+                "rung {rate} req/s: the server counted {:.1} prompt tokens per request, ladder \
+                 sent {asked:.1} ({diff:+.1}): {cause}",
+                server
+            ));
+        }
+    }
+    if let Some(server) = t.mean_server_output_tokens {
+        let asked = t.requested_output_tokens;
+        // Without ignore_eos a model may stop early; only more than asked is then suspicious.
+        let short = ignore_eos && server < asked;
+        if beyond_tolerance(server, asked) && (short || server > asked) {
+            let cause = if short {
+                "the server does not honour ignore_eos, or it stopped at its context limit \
+                 (truncation)"
+            } else {
+                "its usage counts tokens beyond the generated text (reasoning or special \
+                 tokens), or a tokenizer/model mismatch"
+            };
+            w.push(format!(
+                "rung {rate} req/s: the server counted {server:.1} output tokens per request, \
+                 {asked:.1} were asked for (max_tokens): {cause}"
+            ));
+        }
     }
     w
 }
@@ -185,5 +263,55 @@ mod tests {
         // A cap that was never reached does not explain the lag.
         s.max_concurrent_requests = 2;
         assert!(rung_warnings(&s)[0].contains("fell behind"));
+    }
+
+    fn tokens(asked_in: f64, server_in: f64, asked_out: f64, server_out: f64) -> RungSummary {
+        let mut s = rung(2.0, 4, 100.0);
+        s.tokens = crate::metrics::TokenAccounting {
+            requested_input_tokens: asked_in,
+            mean_server_input_tokens: Some(server_in),
+            requested_output_tokens: asked_out,
+            mean_server_output_tokens: Some(server_out),
+            mean_output_tokens: server_out,
+            server_usage_requests: 4,
+            ..Default::default()
+        };
+        s
+    }
+
+    #[test]
+    fn matching_token_counts_say_nothing() {
+        assert!(token_warnings(&tokens(128.0, 128.0, 8.0, 8.0), Api::Completions, true).is_empty());
+        // Within tolerance: a BOS token.
+        assert!(token_warnings(&tokens(128.0, 129.0, 8.0, 8.0), Api::Chat, true).is_empty());
+        // Early EOS without ignore_eos is normal.
+        assert!(
+            token_warnings(&tokens(128.0, 128.0, 32.0, 5.0), Api::Completions, false).is_empty()
+        );
+    }
+
+    #[test]
+    fn token_mismatches_name_the_likely_cause() {
+        let w = token_warnings(&tokens(128.0, 159.0, 8.0, 8.0), Api::Chat, true);
+        assert_eq!(w.len(), 1, "{w:?}");
+        assert!(w[0].contains("159.0") && w[0].contains("+31.0"), "{}", w[0]);
+        assert!(w[0].contains("chat template"), "{}", w[0]);
+        let w = token_warnings(&tokens(128.0, 159.0, 8.0, 8.0), Api::Completions, true);
+        assert!(w[0].contains("tokenizer/model mismatch"), "{}", w[0]);
+        let w = token_warnings(&tokens(512.0, 300.0, 8.0, 8.0), Api::Chat, true);
+        assert!(w[0].contains("truncated"), "{}", w[0]);
+        let w = token_warnings(&tokens(128.0, 128.0, 32.0, 5.0), Api::Completions, true);
+        assert!(w[0].contains("ignore_eos"), "{}", w[0]);
+        let mut s = tokens(128.0, 128.0, 8.0, 8.0);
+        s.tokens.untrusted_usage = 2;
+        s.tokens.untrusted_usage_reason =
+            Some("completion_tokens is more than twice max_tokens".into());
+        let w = token_warnings(&s, Api::Completions, true);
+        assert_eq!(w.len(), 1, "{w:?}");
+        assert!(
+            w[0].contains("2 of 4 requests") && w[0].contains("twice max_tokens"),
+            "{}",
+            w[0]
+        );
     }
 }

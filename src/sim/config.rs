@@ -49,6 +49,9 @@ pub struct SimConfig {
     pub retry_after_s: u32,
     /// max_tokens when a request gives none (capped by the remaining context).
     pub default_max_tokens: u32,
+    /// Extra prompt tokens counted (in usage, prefill and context) for every chat request,
+    /// as a real server's chat template adds role markers; 0 counts the message text only.
+    pub chat_template_tokens: u32,
     /// Environment variable holding the API key to require; unset means no auth.
     pub api_key_env: Option<String>,
     /// Fraction of requests answered 500.
@@ -90,6 +93,7 @@ impl Default for SimConfig {
             reject_status: 429,
             retry_after_s: 1,
             default_max_tokens: 256,
+            chat_template_tokens: 0,
             api_key_env: None,
             fault_http_500: 0.0,
             fault_http_429: 0.0,

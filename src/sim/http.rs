@@ -391,7 +391,11 @@ fn parse(app: &App, kind: Kind, body: &[u8]) -> Result<Req, Refusal> {
     if !app.names.contains(&model) {
         return Err(unknown_model(&model));
     }
-    let prompt = prompt_tokens(kind, &v)?;
+    let template = match kind {
+        Kind::Chat => u64::from(app.cfg.chat_template_tokens),
+        Kind::Completions => 0,
+    };
+    let prompt = prompt_tokens(kind, &v)? + template;
     let limit = u64::from(app.cfg.max_model_len);
     let asked = v
         .get("max_completion_tokens")

@@ -309,6 +309,8 @@ pub enum Fault {
     StallModels,
     /// `GET /v1/models` answered 401 with the key echoed.
     ModelsEchoKey401,
+    /// A good stream whose usage claims 4,000,000,000 completion tokens.
+    AbsurdUsage,
 }
 
 pub struct FaultServer {
@@ -365,6 +367,12 @@ pub const SSE_HEAD: &str =
 pub const GOOD_STREAM: &str = "data: {\"choices\":[{\"index\":0,\"text\":\"hello\"}]}\n\n\
     data: {\"choices\":[{\"index\":0,\"text\":\" world\"}]}\n\n\
     data: {\"choices\":[],\"usage\":{\"prompt_tokens\":16,\"completion_tokens\":2}}\n\n\
+    data: [DONE]\n\n";
+
+/// [`GOOD_STREAM`] with an overflowed-looking completion count.
+pub const ABSURD_USAGE_STREAM: &str = "data: {\"choices\":[{\"index\":0,\"text\":\"hello\"}]}\n\n\
+    data: {\"choices\":[{\"index\":0,\"text\":\" world\"}]}\n\n\
+    data: {\"choices\":[],\"usage\":{\"prompt_tokens\":16,\"completion_tokens\":4000000000}}\n\n\
     data: [DONE]\n\n";
 
 pub fn handle(
@@ -439,6 +447,10 @@ pub fn handle(
                 "HTTP/1.1 401 Unauthorized\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{b}",
                 b.len()
             )
+        }
+        Fault::AbsurdUsage => {
+            s.write_all(SSE_HEAD.as_bytes())?;
+            s.write_all(ABSURD_USAGE_STREAM.as_bytes())
         }
         Fault::AcceptClose => Ok(()),
         Fault::Garbage => s.write_all(b"\x00\x01GARBAGE \xff\xfe not http at all\r\n\r\n"),

@@ -1,0 +1,174 @@
+//! Token accounting of one rung: the tokens ladder asked for and counted beside the ones the
+//! server says it processed (its `usage`), so a template, a tokenizer mismatch or a
+//! truncating server shows up instead of silently skewing token throughputs.
+
+use serde_json::{Map, Value};
+
+use crate::record::RequestRecord;
+
+/// Requested vs server-counted tokens, means over the rung's successful requests.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct TokenAccounting {
+    /// Mean prompt tokens ladder sent (its own count of the synthesised prompt).
+    pub requested_input_tokens: f64,
+    /// Mean of the server's `prompt_tokens`, over requests whose usage had one and was
+    /// trusted; `None` when no request had one.
+    pub mean_server_input_tokens: Option<f64>,
+    /// Mean `max_tokens` asked for.
+    pub requested_output_tokens: f64,
+    /// Mean output tokens as ladder counts them (usage when trusted, else its own count).
+    pub mean_output_tokens: f64,
+    /// Mean of the server's `completion_tokens`, over requests whose usage had one and was
+    /// trusted; `None` when no request had one.
+    pub mean_server_output_tokens: Option<f64>,
+    /// Successful requests whose usage ladder trusted and used.
+    pub server_usage_requests: u64,
+    /// Measured requests whose usage was absurd and ignored.
+    pub untrusted_usage: u64,
+    /// Why the first of those was rejected.
+    pub untrusted_usage_reason: Option<String>,
+}
+
+fn mean(it: impl Iterator<Item = u32>) -> Option<f64> {
+    let (n, sum) = it.fold((0u64, 0u64), |(n, s), v| (n + 1, s + u64::from(v)));
+    (n > 0).then(|| sum as f64 / n as f64)
+}
+
+impl TokenAccounting {
+    /// From a rung's measured records (warmup excluded) and the successful ones among them.
+    pub fn of(measured: &[&RequestRecord], ok: &[&RequestRecord]) -> TokenAccounting {
+        let rejected: Vec<&str> = measured.iter().filter_map(|r| r.usage_rejected).collect();
+        TokenAccounting {
+            requested_input_tokens: mean(ok.iter().map(|r| r.input_tokens)).unwrap_or(0.0),
+            mean_server_input_tokens: mean(
+                ok.iter().filter_map(|r| r.trusted_server_prompt_tokens()),
+            ),
+            requested_output_tokens: mean(ok.iter().map(|r| r.requested_output_tokens))
+                .unwrap_or(0.0),
+            mean_output_tokens: mean(ok.iter().map(|r| r.output_tokens)).unwrap_or(0.0),
+            mean_server_output_tokens: mean(
+                ok.iter()
+                    .filter_map(|r| r.trusted_server_completion_tokens()),
+            ),
+            server_usage_requests: ok
+                .iter()
+                .filter(|r| r.trusted_server_completion_tokens().is_some())
+                .count() as u64,
+            untrusted_usage: rejected.len() as u64,
+            untrusted_usage_reason: rejected.first().map(|s| s.to_string()),
+        }
+    }
+
+    /// Adds the keys of `result_rate_<rate>.json`.
+    pub fn put(&self, m: &mut Map<String, Value>, num: fn(f64) -> Value) {
+        let opt = |v: Option<f64>| v.map(num).unwrap_or(Value::Null);
+        m.insert(
+            "requested_input_tokens".into(),
+            num(self.requested_input_tokens),
+        );
+        m.insert(
+            "mean_server_input_tokens".into(),
+            opt(self.mean_server_input_tokens),
+        );
+        m.insert(
+            "requested_output_tokens".into(),
+            num(self.requested_output_tokens),
+        );
+        m.insert("mean_output_tokens".into(), num(self.mean_output_tokens));
+        m.insert(
+            "mean_server_output_tokens".into(),
+            opt(self.mean_server_output_tokens),
+        );
+        m.insert(
+            "server_usage_requests".into(),
+            self.server_usage_requests.into(),
+        );
+        m.insert("untrusted_usage".into(), self.untrusted_usage.into());
+        m.insert(
+            "untrusted_usage_reason".into(),
+            self.untrusted_usage_reason
+                .clone()
+                .map(Value::from)
+                .unwrap_or(Value::Null),
+        );
+    }
+
+    /// Reads the keys back; a folder written before these keys existed reads as zeros and
+    /// `None`s, so old results stay loadable.
+    pub fn get(m: &Map<String, Value>) -> TokenAccounting {
+        let f = |k: &str| m.get(k).and_then(Value::as_f64);
+        let u = |k: &str| m.get(k).and_then(Value::as_u64).unwrap_or(0);
+        TokenAccounting {
+            requested_input_tokens: f("requested_input_tokens").unwrap_or(0.0),
+            mean_server_input_tokens: f("mean_server_input_tokens"),
+            requested_output_tokens: f("requested_output_tokens").unwrap_or(0.0),
+            mean_output_tokens: f("mean_output_tokens").unwrap_or(0.0),
+            mean_server_output_tokens: f("mean_server_output_tokens"),
+            server_usage_requests: u("server_usage_requests"),
+            untrusted_usage: u("untrusted_usage"),
+            untrusted_usage_reason: m
+                .get("untrusted_usage_reason")
+                .and_then(Value::as_str)
+                .map(String::from),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn rec(input: u32, server_in: Option<u32>, out: u32, server_out: Option<u32>) -> RequestRecord {
+        RequestRecord {
+            input_tokens: input,
+            server_prompt_tokens: server_in,
+            output_tokens: out,
+            server_completion_tokens: server_out,
+            requested_output_tokens: 8,
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn means_pair_requested_with_server_counts() {
+        let a = rec(128, Some(159), 8, Some(8));
+        let b = rec(130, Some(161), 6, Some(6));
+        let c = rec(126, None, 8, None);
+        let all = [&a, &b, &c];
+        let t = TokenAccounting::of(&all, &all);
+        assert_eq!(t.requested_input_tokens, 128.0);
+        assert_eq!(t.mean_server_input_tokens, Some(160.0));
+        assert_eq!(t.requested_output_tokens, 8.0);
+        assert_eq!(t.mean_server_output_tokens, Some(7.0));
+        assert_eq!(t.server_usage_requests, 2);
+        assert_eq!(t.untrusted_usage, 0);
+    }
+
+    #[test]
+    fn rejected_usage_is_counted_and_left_out_of_the_means() {
+        let good = rec(128, Some(128), 8, Some(8));
+        let mut bad = rec(128, Some(128), 8, Some(4_000_000_000));
+        bad.usage_rejected = Some("completion_tokens is more than twice max_tokens");
+        let all = [&good, &bad];
+        let t = TokenAccounting::of(&all, &all);
+        assert_eq!(t.mean_server_output_tokens, Some(8.0));
+        assert_eq!(t.server_usage_requests, 1);
+        assert_eq!(t.untrusted_usage, 1);
+        assert!(t.untrusted_usage_reason.unwrap().contains("max_tokens"));
+    }
+
+    #[test]
+    fn keys_round_trip_and_old_files_read_as_empty() {
+        let a = rec(128, Some(140), 8, Some(8));
+        let t = TokenAccounting::of(&[&a], &[&a]);
+        let mut m = Map::new();
+        let num = |v: f64| Value::from(v);
+        t.put(&mut m, num);
+        assert_eq!(m["mean_server_input_tokens"], 140.0);
+        assert_eq!(TokenAccounting::get(&m), t);
+        assert_eq!(
+            TokenAccounting::get(&Map::new()),
+            TokenAccounting::default()
+        );
+    }
+}

@@ -1,0 +1,386 @@
+mod support;
+use support::*;
+
+// The token accounting contract (issue 15) end to end, and ladder against a real llama.cpp
+// `llama-server` (SmolLM2-135M on the CPU) that .ci/run builds and starts on loopback; see
+// docs/real-server.md. The real-server tests skip, saying why, when its variables are unset.
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use serde_json::Value;
+
+/// A scenario named `rel` (so [`run_dir`] finds its folder).
+struct Scenario<'a> {
+    base_url: &'a str,
+    api: &'a str,
+    model: &'a str,
+    tokenizer: &'a str,
+    input_tokens: u32,
+    output_tokens: u32,
+    n: u32,
+    baseline: f64,
+    rates: &'a str,
+    key_env: Option<&'a str>,
+    extra: &'a str,
+}
+
+impl<'a> Scenario<'a> {
+    fn new(base_url: &'a str, model: &'a str, tokenizer: &'a str) -> Self {
+        Scenario {
+            base_url,
+            api: "completions",
+            model,
+            tokenizer,
+            input_tokens: 32,
+            output_tokens: 8,
+            n: 3,
+            baseline: 2.0,
+            rates: "",
+            key_env: None,
+            extra: "",
+        }
+    }
+
+    fn write(&self, dir: &Path) -> PathBuf {
+        let key = self
+            .key_env
+            .map(|v| format!("  api_key_env: {v}\n"))
+            .unwrap_or_default();
+        let text = format!(
+            "version: 1\nname: rel\nendpoint:\n  base_url: {}\n  api: {}\n  request_timeout: 60s\n{key}\
+             model: {}\ntokenizer: {}\nworkload:\n  dataset: random\n  input_tokens: {}\n  \
+             output_tokens: {}\n  ignore_eos: true\n  requests_per_rung: {}\n  seed: 0\nload:\n  \
+             arrival: constant\n{}  rates: [{}]\n  warmup_requests: 0\n  cooldown: 0s\n{}",
+            self.base_url,
+            self.api,
+            self.model,
+            self.tokenizer,
+            self.input_tokens,
+            self.output_tokens,
+            self.n,
+            // Without `rates`, one rung at the baseline rate (and no separate baseline).
+            if self.rates.is_empty() {
+                String::new()
+            } else {
+                format!("  baseline_rate: {}\n", self.baseline)
+            },
+            if self.rates.is_empty() {
+                self.baseline.to_string()
+            } else {
+                self.rates.to_string()
+            },
+            self.extra
+        );
+        let p = dir.join("rel.yaml");
+        std::fs::write(&p, text).unwrap();
+        p
+    }
+}
+
+fn json(p: &Path) -> Value {
+    serde_json::from_slice(&std::fs::read(p).unwrap())
+        .unwrap_or_else(|e| panic!("{}: {e}", p.display()))
+}
+
+fn lines(p: &Path) -> Vec<Value> {
+    std::fs::read_to_string(p)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
+}
+
+fn run_ok(sc: &Path, out: &Path, limit: Duration) -> (Ran, PathBuf) {
+    let r = run_ladder(sc, out, limit);
+    no_panic(&r);
+    assert!(r.status.success(), "{}", r.all());
+    let dir = run_dir(out).expect("a result folder");
+    (r, dir)
+}
+
+// ---- the contract against the simulator (always run) ---------------------------------------
+
+#[test]
+fn sim_chat_template_overhead_is_reported_and_completions_match() {
+    let tmp = tempfile::tempdir().unwrap();
+    let tiny = TOKENIZER;
+    let mut sc = Scenario::new("sim", "m", tiny);
+    sc.api = "chat";
+    sc.n = 4;
+    sc.baseline = 50.0;
+    sc.extra = "sim:\n  speed: 20\n  chat_template_tokens: 31\n";
+    let (r, dir) = run_ok(&sc.write(tmp.path()), tmp.path(), Duration::from_secs(60));
+    let rung = json(&dir.join("result_rate_50.json"));
+    assert_eq!(rung["requested_input_tokens"], 32.0, "{rung}");
+    assert_eq!(rung["mean_server_input_tokens"], 63.0, "{rung}");
+    assert_eq!(rung["requested_output_tokens"], 8.0, "{rung}");
+    assert_eq!(rung["mean_server_output_tokens"], 8.0, "{rung}");
+    assert_eq!(rung["server_usage_requests"], 4, "{rung}");
+    for l in lines(&dir.join("requests_rate_50.jsonl")) {
+        assert_eq!(l["input_tokens"], 32, "{l}");
+        assert_eq!(l["server_prompt_tokens"], 63, "{l}");
+        assert_eq!(l["server_completion_tokens"], 8, "{l}");
+        assert_eq!(l["requested_output_tokens"], 8, "{l}");
+    }
+    // The warning, with the likely cause, on the terminal and in run.json.
+    let said = |text: &str| text.contains("63.0 prompt tokens") && text.contains("chat template");
+    assert!(said(&r.stderr), "{}", r.stderr);
+    let info = json(&dir.join("run.json"));
+    assert!(
+        info["warnings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|w| said(w.as_str().unwrap())),
+        "{info}"
+    );
+    check_folder(&dir);
+
+    // The same simulator counts completions prompts as sent: nothing to warn about.
+    let tmp = tempfile::tempdir().unwrap();
+    sc.api = "completions";
+    let (r, dir) = run_ok(&sc.write(tmp.path()), tmp.path(), Duration::from_secs(60));
+    let rung = json(&dir.join("result_rate_50.json"));
+    assert_eq!(rung["mean_server_input_tokens"], 32.0, "{rung}");
+    assert!(
+        !r.stderr.contains("prompt tokens per request"),
+        "{}",
+        r.stderr
+    );
+}
+
+#[test]
+fn absurd_usage_is_flagged_and_not_trusted() {
+    // The preflight probe is answered well; every measured request claims 4e9 output tokens.
+    let srv = fault_server(Fault::AbsurdUsage, 1);
+    let tmp = tempfile::tempdir().unwrap();
+    let url = srv.url();
+    let mut sc = Scenario::new(&url, "m", TOKENIZER);
+    sc.input_tokens = 16;
+    sc.output_tokens = 4;
+    sc.baseline = 20.0;
+    let (r, dir) = run_ok(&sc.write(tmp.path()), tmp.path(), Duration::from_secs(60));
+    let ls = lines(&dir.join("requests_rate_20.jsonl"));
+    assert_eq!(ls.len(), 3);
+    for l in &ls {
+        // What the server said is kept, marked as not trusted, and ladder's count is used.
+        assert_eq!(l["server_completion_tokens"], 4_000_000_000u64, "{l}");
+        assert!(
+            l["usage_rejected"].as_str().unwrap().contains("max_tokens"),
+            "{l}"
+        );
+        assert_eq!(l["token_source"], "retokenized", "{l}");
+        let out = l["output_tokens"].as_u64().unwrap();
+        assert!((1..=4).contains(&out), "{l}");
+    }
+    let rung = json(&dir.join("result_rate_20.json"));
+    assert_eq!(rung["untrusted_usage"], 3, "{rung}");
+    assert_eq!(rung["retokenized_outputs"], 3, "{rung}");
+    assert!(
+        rung["total_output_tokens"].as_u64().unwrap() <= 12,
+        "{rung}"
+    );
+    assert!(rung["mean_server_output_tokens"].is_null(), "{rung}");
+    let said = |t: &str| t.contains("3 of 3 requests reported implausible usage");
+    assert!(said(&r.stderr), "{}", r.stderr);
+    let info = json(&dir.join("run.json"));
+    assert!(
+        info["warnings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|w| said(w.as_str().unwrap())),
+        "{info}"
+    );
+}
+
+// ---- a real llama.cpp server (.ci/run starts it; skipped without it) -----------------------
+
+struct Real {
+    url: String,
+    model: String,
+    tokenizer: String,
+}
+
+/// The server from the environment, or `None` after saying why the test is skipped.
+fn real(test: &str, url_var: &str) -> Option<Real> {
+    let get = |v: &str| std::env::var(v).ok().filter(|s| !s.is_empty());
+    match (
+        get(url_var),
+        get("LADDER_REAL_SERVER_MODEL"),
+        get("LADDER_REAL_SERVER_TOKENIZER"),
+    ) {
+        (Some(url), Some(model), Some(tokenizer)) => Some(Real {
+            url,
+            model,
+            tokenizer,
+        }),
+        _ => {
+            eprintln!(
+                "skipped: {test}: no real server ({url_var}, LADDER_REAL_SERVER_MODEL and \
+                 LADDER_REAL_SERVER_TOKENIZER are set by .ci/run after scripts/real-server/ \
+                 builds and starts llama-server; see docs/real-server.md)"
+            );
+            None
+        }
+    }
+}
+
+#[test]
+fn real_completions_count_exactly_the_requested_tokens() {
+    let Some(s) = real("real_completions", "LADDER_REAL_SERVER_URL") else {
+        return;
+    };
+    let tmp = tempfile::tempdir().unwrap();
+    let mut sc = Scenario::new(&s.url, &s.model, &s.tokenizer);
+    sc.input_tokens = 48;
+    sc.output_tokens = 16;
+    sc.n = 3;
+    let (r, dir) = run_ok(&sc.write(tmp.path()), tmp.path(), Duration::from_secs(180));
+    let ls = lines(&dir.join("requests_rate_2.jsonl"));
+    assert_eq!(ls.len(), 3, "{}", r.all());
+    for l in &ls {
+        assert_eq!(l["ok"], true, "{l}");
+        // Every request is exactly as long as asked, by the server's own count (ignore_eos).
+        assert_eq!(l["input_tokens"], 48, "{l}");
+        assert_eq!(l["server_prompt_tokens"], 48, "{l}");
+        assert_eq!(l["server_completion_tokens"], 16, "{l}");
+        assert_eq!(l["output_tokens"], 16, "{l}");
+        assert_eq!(l["token_source"], "usage", "{l}");
+        assert!(l.get("usage_rejected").is_none(), "{l}");
+    }
+    let rung = json(&dir.join("result_rate_2.json"));
+    assert_eq!(rung["mean_server_input_tokens"], 48.0, "{rung}");
+    assert_eq!(rung["mean_server_output_tokens"], 16.0, "{rung}");
+    assert!(!r.stderr.contains("tokens per request"), "{}", r.stderr);
+}
+
+#[test]
+fn real_short_ladder_writes_a_complete_folder() {
+    let Some(s) = real("real_short_ladder", "LADDER_REAL_SERVER_URL") else {
+        return;
+    };
+    let tmp = tempfile::tempdir().unwrap();
+    let mut sc = Scenario::new(&s.url, &s.model, &s.tokenizer);
+    sc.input_tokens = 16;
+    sc.output_tokens = 8;
+    sc.n = 2;
+    sc.baseline = 1.0;
+    sc.rates = "2, 4";
+    let (r, dir) = run_ok(&sc.write(tmp.path()), tmp.path(), Duration::from_secs(240));
+    let rd = check_folder(&dir);
+    assert_eq!(rd.info.status, ladder::results::RunStatus::Complete);
+    let rates: Vec<f64> = rd.rungs.iter().map(|g| g.summary.rate).collect();
+    assert_eq!(rates, [1.0, 2.0, 4.0], "{}", r.all());
+    for g in &rd.rungs {
+        assert_eq!(
+            g.summary.completed,
+            2,
+            "rung {}: {}",
+            g.summary.rate,
+            r.all()
+        );
+        assert_eq!(g.summary.total_output_tokens, 16, "rung {}", g.summary.rate);
+    }
+    assert!(r.stdout.contains("results:"), "{}", r.stdout);
+}
+
+#[test]
+fn real_api_key_server_diagnoses_missing_and_wrong_keys_at_preflight() {
+    let Some(s) = real("real_api_key", "LADDER_REAL_SERVER_KEY_URL") else {
+        return;
+    };
+    let var = "LADDER_REAL_SERVER_TEST_KEY";
+    let tmp = tempfile::tempdir().unwrap();
+    let mut sc = Scenario::new(&s.url, &s.model, &s.tokenizer);
+    sc.n = 1;
+    sc.output_tokens = 4;
+    sc.key_env = Some(var);
+    let path = sc.write(tmp.path());
+    let run = |key: Option<&str>| {
+        let mut c = ladder_cmd(&["run", path.to_str().unwrap(), "--out"]);
+        c.arg(tmp.path());
+        match key {
+            Some(k) => c.env(var, k),
+            None => c.env_remove(var),
+        };
+        let r = spawn(c).finish(Duration::from_secs(60));
+        no_panic(&r);
+        r
+    };
+    // The key is wrong: the server answers 401 and preflight says which variable to fix.
+    let r = run(Some("ladder-test-wrong-key"));
+    assert_eq!(r.status.code(), Some(2), "{}", r.all());
+    let err = r
+        .stderr
+        .lines()
+        .find(|l| l.starts_with("error:"))
+        .unwrap_or("");
+    assert!(
+        err.contains("401") && err.contains(&format!("${var}")),
+        "{}",
+        r.all()
+    );
+    assert!(run_dir(tmp.path()).is_none(), "no folder for a refused run");
+    // The key is missing: said before any request, naming the variable.
+    let r = run(None);
+    assert_eq!(r.status.code(), Some(2), "{}", r.all());
+    assert!(
+        r.stderr.contains(&format!("${var} is not set")),
+        "{}",
+        r.all()
+    );
+    assert!(run_dir(tmp.path()).is_none());
+    // Without api_key_env at all, the 401 says to set it.
+    sc.key_env = None;
+    let path = sc.write(tmp.path());
+    let r = spawn(ladder_cmd(&[
+        "run",
+        path.to_str().unwrap(),
+        "--out",
+        tmp.path().to_str().unwrap(),
+    ]))
+    .finish(Duration::from_secs(60));
+    assert_eq!(r.status.code(), Some(2), "{}", r.all());
+    assert!(r.stderr.contains("endpoint.api_key_env"), "{}", r.all());
+    // And the right key (LADDER_REAL_SERVER_KEY, a fake test key) gets through.
+    if let Ok(key) = std::env::var("LADDER_REAL_SERVER_KEY") {
+        sc.key_env = Some(var);
+        let path = sc.write(tmp.path());
+        let mut c = ladder_cmd(&["run", path.to_str().unwrap(), "--out"]);
+        c.arg(tmp.path()).env(var, key);
+        let r = spawn(c).finish(Duration::from_secs(120));
+        assert!(r.status.success(), "{}", r.all());
+    }
+}
+
+#[test]
+fn real_chat_template_overhead_is_reported() {
+    let Some(s) = real("real_chat_template", "LADDER_REAL_SERVER_URL") else {
+        return;
+    };
+    let tmp = tempfile::tempdir().unwrap();
+    let mut sc = Scenario::new(&s.url, &s.model, &s.tokenizer);
+    sc.api = "chat";
+    sc.input_tokens = 32;
+    sc.output_tokens = 8;
+    sc.n = 2;
+    let (r, dir) = run_ok(&sc.write(tmp.path()), tmp.path(), Duration::from_secs(180));
+    let rung = json(&dir.join("result_rate_2.json"));
+    let server = rung["mean_server_input_tokens"]
+        .as_f64()
+        .expect("chat usage (include_usage)");
+    // ChatML role markers (and SmolLM2's default system prompt) around the 32 prompt tokens.
+    assert!(server > 32.0 + 2.0, "{rung}");
+    assert_eq!(rung["requested_input_tokens"], 32.0, "{rung}");
+    assert_eq!(rung["mean_server_output_tokens"], 8.0, "{rung}");
+    let info = json(&dir.join("run.json"));
+    let warned = info["warnings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(Value::as_str)
+        .any(|w| w.contains("chat template") && w.contains("prompt tokens per request"));
+    assert!(warned, "{info}\n{}", r.stderr);
+}
