@@ -281,6 +281,11 @@ fn detailed_lines(
             error_class: (!ok).then_some(ErrorClass::Unclassified),
             status: None,
             error_detail: error.map(|e| e.chars().take(512).collect()),
+            // vLLM records its own counts only, not the server's usage.
+            server_prompt_tokens: None,
+            server_completion_tokens: None,
+            requested_output_tokens: None,
+            usage_rejected: None,
         });
     }
     Ok(Some(lines))
@@ -356,6 +361,10 @@ fn rung_of(dir: &Path, file: &str, o: Map<String, Value>) -> Result<ImportedRung
         latency.insert(which, s);
     }
     let burstiness = f("burstiness").unwrap_or(1.0);
+    let per_request = |total: Option<u64>| match (total, completed) {
+        (Some(t), c) if c > 0 => t as f64 / c as f64,
+        _ => 0.0,
+    };
     let summary = RungSummary {
         rate,
         burstiness,
@@ -378,6 +387,11 @@ fn rung_of(dir: &Path, file: &str, o: Map<String, Value>) -> Result<ImportedRung
         inexact_prompts: 0,
         interrupted: false,
         latency,
+        tokens: crate::metrics::tokens::TokenAccounting {
+            requested_input_tokens: per_request(u("total_input_tokens")),
+            mean_output_tokens: per_request(u("total_output_tokens")),
+            ..Default::default()
+        },
     };
     let settings: Map<String, Value> = o
         .into_iter()
