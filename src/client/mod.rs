@@ -9,6 +9,7 @@
 //! [`RequestRecord`]: crate::record::RequestRecord
 
 pub mod chunk;
+mod redact;
 mod secret;
 mod send;
 pub mod sse;
@@ -27,7 +28,8 @@ use crate::record::RequestError;
 use crate::scenario::types::Api;
 
 pub use chunk::Usage;
-pub use secret::{redact, ApiKey};
+pub use redact::{strings_of, Redactor, MASK, MIN_SECRET_CHARS};
+pub use secret::{is_secret_name, redact, ApiKey};
 
 /// Longest error-body excerpt kept in a [`RequestError`] detail.
 pub const DETAIL_MAX: usize = 300;
