@@ -20,6 +20,10 @@ use serde_json::Value;
 /// characters would match by chance) and they are never applied to the scenario's own text.
 pub const MIN_SECRET_CHARS: usize = 8;
 
+/// Levels of nested escaping recognised (`%25` repeated, backslashes doubled): bounds the
+/// work per text position.
+const MAX_NESTING: usize = 4;
+
 /// What replaces a secret.
 pub const MASK: &str = "***";
 
@@ -52,7 +56,9 @@ pub struct Redactor {
 impl std::fmt::Debug for Redactor {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         let labels: Vec<&str> = self.secrets.iter().map(|s| s.label.as_str()).collect();
-        f.debug_struct("Redactor").field("secrets", &labels).finish()
+        f.debug_struct("Redactor")
+            .field("secrets", &labels)
+            .finish()
     }
 }
 
@@ -272,7 +278,10 @@ fn decode_units(t: &[u8], i: usize, out: &mut [([u8; 4], usize, usize); 4]) -> u
         b'%' => {
             // `%XX`, or doubly encoded `%25XX` (any depth).
             let mut j = i + 1;
-            while t.get(j..j + 2) == Some(b"25") && t.get(j + 2..j + 4).is_some_and(is_hex2) {
+            while j < i + 1 + 2 * MAX_NESTING
+                && t.get(j..j + 2) == Some(b"25")
+                && t.get(j + 2..j + 4).is_some_and(is_hex2)
+            {
                 j += 2;
             }
             if let Some(h) = t.get(i + 1..i + 3).filter(|h| is_hex2(h)) {
@@ -287,7 +296,7 @@ fn decode_units(t: &[u8], i: usize, out: &mut [([u8; 4], usize, usize); 4]) -> u
         b'\\' => {
             // One or more backslashes (JSON inside JSON doubles them), then the escape.
             let mut j = i;
-            while t.get(j) == Some(&b'\\') {
+            while j < i + (1 << MAX_NESTING) && t.get(j) == Some(&b'\\') {
                 j += 1;
             }
             if j - i >= 2 {
@@ -339,18 +348,22 @@ fn backslash_escape(t: &[u8], j: usize) -> Option<(char, usize)> {
             Some((char::from_u32(hex_val(h))?, close + 3))
         }
         b'u' => {
-            let h = t.get(j + 1..j + 5).filter(|h| h.iter().all(u8::is_ascii_hexdigit))?;
+            let h = t
+                .get(j + 1..j + 5)
+                .filter(|h| h.iter().all(u8::is_ascii_hexdigit))?;
             let hi = hex_val(h);
             if (0xD800..0xDC00).contains(&hi) {
                 // A surrogate pair: `\uD83D\uDE00` (the low half with its own backslashes).
                 let mut k = j + 5;
-                while t.get(k) == Some(&b'\\') {
+                while k < j + 5 + (1 << MAX_NESTING) && t.get(k) == Some(&b'\\') {
                     k += 1;
                 }
                 if k == j + 5 || t.get(k) != Some(&b'u') {
                     return None;
                 }
-                let l = t.get(k + 1..k + 5).filter(|h| h.iter().all(u8::is_ascii_hexdigit))?;
+                let l = t
+                    .get(k + 1..k + 5)
+                    .filter(|h| h.iter().all(u8::is_ascii_hexdigit))?;
                 let lo = hex_val(l);
                 if !(0xDC00..0xE000).contains(&lo) {
                     return None;
@@ -412,7 +425,11 @@ const URL_SAFE: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwx
 pub(crate) fn base64(bytes: &[u8], alphabet: &[u8; 64], pad: bool) -> Vec<u8> {
     let mut out = Vec::with_capacity(bytes.len().div_ceil(3) * 4);
     for chunk in bytes.chunks(3) {
-        let b = [chunk[0], *chunk.get(1).unwrap_or(&0), *chunk.get(2).unwrap_or(&0)];
+        let b = [
+            chunk[0],
+            *chunk.get(1).unwrap_or(&0),
+            *chunk.get(2).unwrap_or(&0),
+        ];
         let n = (u32::from(b[0]) << 16) | (u32::from(b[1]) << 8) | u32::from(b[2]);
         let chars = chunk.len() + 1;
         for k in 0..4 {

@@ -4,7 +4,11 @@ use serde_json::json;
 const KEY: &str = "sk-test/Fake+Key=0042";
 
 fn r(secrets: &[&str]) -> Redactor {
-    Redactor::new(secrets.iter().map(|s| ("a secret".to_string(), s.to_string())))
+    Redactor::new(
+        secrets
+            .iter()
+            .map(|s| ("a secret".to_string(), s.to_string())),
+    )
 }
 
 fn scrubbed(red: &Redactor, text: &str) -> String {
@@ -93,7 +97,11 @@ fn url_encoding_upper_lower_plus_and_double() {
         &pct_all("my secret/key-123", true),
         &pct_all("my secret/key-123", false),
     ] {
-        assert_eq!(scrubbed(&red, &format!("?k={text}&x=1")), "?k=***&x=1", "{text}");
+        assert_eq!(
+            scrubbed(&red, &format!("?k={text}&x=1")),
+            "?k=***&x=1",
+            "{text}"
+        );
     }
 }
 
@@ -135,7 +143,10 @@ fn base64_of_the_credential_and_of_the_bare_key_anywhere() {
     // base64 escaped in JSON (`\/`) or URL-encoded is still found.
     let enc = b64(&format!("Bearer {KEY}"), STD, true);
     let red = r(&[KEY]);
-    for text in [enc.replace('/', "\\/"), enc.replace('/', "%2F").replace('+', "%2B")] {
+    for text in [
+        enc.replace('/', "\\/"),
+        enc.replace('/', "%2F").replace('+', "%2B"),
+    ] {
         assert!(!scrubbed(&red, &text).contains(&text[4..16]), "{text}");
     }
 }
@@ -196,24 +207,40 @@ fn short_secrets_are_scrubbed_literally_but_not_searched_in_base64() {
 fn own_text_keeps_what_the_user_wrote() {
     let red = Redactor::new([
         ("the API key".to_string(), "10".to_string()),
-        ("header `X-Token`".to_string(), "llama-3-8b-model".to_string()),
-        ("header `X-Api-Key`".to_string(), "sk-really-secret-1".to_string()),
+        (
+            "header `X-Token`".to_string(),
+            "llama-3-8b-model".to_string(),
+        ),
+        (
+            "header `X-Api-Key`".to_string(),
+            "sk-really-secret-1".to_string(),
+        ),
     ]);
     let texts = vec!["llama-3-8b-model".to_string(), "10s".to_string()];
     let (own, dropped) = red.for_own_text(&texts);
     assert_eq!(dropped, vec!["the API key", "header `X-Token`"]);
-    assert_eq!(scrubbed(&own, "10s llama-3-8b-model"), "10s llama-3-8b-model");
+    assert_eq!(
+        scrubbed(&own, "10s llama-3-8b-model"),
+        "10s llama-3-8b-model"
+    );
     assert_eq!(scrubbed(&own, "sk-really-secret-1"), "***");
 }
 
 #[test]
 fn ambiguous_encodings_stay_fast() {
-    let red = r(&["%%%%%%%%%%%%%%%%%%%%%%%%%%%%%%%%", "\\\\\\\\\\\\\\\\\\\\\\\\"]);
+    let red = r(&[
+        "%%%%%%%%%%%%%%%%%%%%%%%%%%%%%%%%",
+        "\\\\\\\\\\\\\\\\\\\\\\\\",
+    ]);
     let text = "%25".repeat(2000) + &"\\".repeat(3000);
     let t = std::time::Instant::now();
     let out = red.redact(&text);
     assert!(out.contains("***"));
-    assert!(t.elapsed() < std::time::Duration::from_secs(5), "{:?}", t.elapsed());
+    assert!(
+        t.elapsed() < std::time::Duration::from_secs(5),
+        "{:?}",
+        t.elapsed()
+    );
 }
 
 #[test]

@@ -98,11 +98,26 @@ mod tests {
 
     #[test]
     fn secret_names() {
-        for n in ["Authorization", "proxy-authorization", "Cookie", "X-Api-Key", "api-key",
-            "X-Auth", "x-access-token", "X-Client-Secret", "db_password", "X-Session-Id"] {
+        for n in [
+            "Authorization",
+            "proxy-authorization",
+            "Cookie",
+            "X-Api-Key",
+            "api-key",
+            "X-Auth",
+            "x-access-token",
+            "X-Client-Secret",
+            "db_password",
+            "X-Session-Id",
+        ] {
             assert!(is_secret_name(n), "{n}");
         }
-        for n in ["X-Request-Source", "Content-Type", "User-Agent", "api-version"] {
+        for n in [
+            "X-Request-Source",
+            "Content-Type",
+            "User-Agent",
+            "api-version",
+        ] {
             assert!(!is_secret_name(n), "{n}");
         }
     }

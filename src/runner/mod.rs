@@ -15,7 +15,7 @@ use std::time::Duration;
 use chrono::Utc;
 use tokio::sync::watch;
 
-use crate::client::{redact, ApiKey, Client, ClientConfig};
+use crate::client::{ApiKey, Client, ClientConfig};
 use crate::metrics::{analyze, summarize, RungContext, RungSummary};
 use crate::results::{RunInfo, RunStatus, RunWriter, RESULTS_FORMAT_VERSION};
 use crate::scenario::{Arrival, Scenario, SweepField};
@@ -105,6 +105,7 @@ pub fn run_all(opts: &RunOptions) -> Result<Vec<RunOutcome>, RunError> {
         opts,
         tokenizer_path,
         dataset_path,
+        env_headers: loaded.env_headers.clone(),
     };
     let rt = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
@@ -166,6 +167,8 @@ struct RunContext<'a> {
     opts: &'a RunOptions,
     tokenizer_path: PathBuf,
     dataset_path: Option<PathBuf>,
+    /// Headers whose values came from `{{ env.NAME }}`: secrets.
+    env_headers: Vec<String>,
 }
 
 /// Stop flag flipped by Ctrl-C or SIGTERM.
@@ -293,16 +296,29 @@ async fn run_scenario(
     .map_err(|e| RunError::Preflight(e.to_string()))?
     .with_token_counter(Arc::new(move |text: &str| {
         workload::count_tokens(&counter_tok, text)
-    }));
-    for w in client.warnings() {
+    }))
+    .with_secret_headers(&scenario.endpoint.headers, &ctx.env_headers);
+    // `own` scrubs the user's own text (endpoint, scenario) of the secrets it can do so
+    // without changing meaning; the client's redactor already scrubs all server replies.
+    let shown = environment::redacted_scenario(&scenario, &ctx.env_headers, client.redactor());
+    let unreliable = environment::unreliable_warning(&shown.unreliable);
+    if let Some(w) = &unreliable {
         say(&format!("warning: {w}"));
     }
+    for w in client.warnings() {
+        say(&format!("warning: {}", shown.own.redact(w)));
+    }
     let client = Arc::new(client);
+    let endpoint = if scenario.endpoint.base_url == "sim" {
+        "sim".to_string()
+    } else {
+        shown
+            .own
+            .redact(&environment::shown_base_url(&base_url))
+            .into_owned()
+    };
 
-    say(&format!(
-        "preflight: {}",
-        environment::endpoint_label(&base_url)
-    ));
+    say(&format!("preflight: {endpoint}"));
     let report = preflight::preflight(
         &client,
         &scenario.model,
@@ -310,7 +326,7 @@ async fn run_scenario(
         api_key.is_some(),
     )
     .await
-    .map_err(|e| RunError::Preflight(redact(&e.to_string(), api_key.as_ref())))?;
+    .map_err(|e| RunError::Preflight(shown.own.redact(&e.to_string()).into_owned()))?;
     say(&format!(
         "preflight ok: model {} answered {} token(s), TTFT {}, E2E {:.0} ms",
         scenario.model,
@@ -322,15 +338,10 @@ async fn run_scenario(
         report.probe_e2e.as_secs_f64() * 1000.0
     ));
     for w in &report.warnings {
-        say(&format!("warning: {w}"));
+        say(&format!("warning: {}", shown.own.redact(w)));
     }
 
     let stop = stop_signal();
-    let endpoint = if scenario.endpoint.base_url == "sim" {
-        "sim".to_string()
-    } else {
-        environment::endpoint_label(&base_url)
-    };
     let mut outcomes = Vec::new();
     for ladder in expand_sweep(&scenario) {
         let info = RunInfo {
@@ -338,7 +349,8 @@ async fn run_scenario(
             tool_version: env!("CARGO_PKG_VERSION").to_string(),
             scenario_name: ladder.name.clone(),
             scenario_file: ctx.opts.scenario_path.display().to_string(),
-            scenario: environment::redacted_scenario(&ladder, &|t| redact(t, api_key.as_ref())),
+            scenario: environment::redacted_scenario(&ladder, &ctx.env_headers, client.redactor())
+                .value,
             git_commit: environment::git_commit(),
             tokenizer_sha256: tokenizer_sha256.clone(),
             endpoint: endpoint.clone(),
@@ -355,7 +367,11 @@ async fn run_scenario(
             .out_dir
             .clone()
             .unwrap_or_else(|| PathBuf::from("results"));
-        let writer = RunWriter::create(&root, info).map_err(|e| RunError::Output(e.to_string()))?;
+        let mut writer =
+            RunWriter::create(&root, info).map_err(|e| RunError::Output(e.to_string()))?;
+        if let Some(w) = &unreliable {
+            writer.warn(w.clone());
+        }
         say(&format!("writing {}", writer.dir().display()));
         let outcome = run_ladder(ctx, &ladder, &client, &tokenizer, writer, stop.clone()).await?;
         outcomes.push(outcome);
