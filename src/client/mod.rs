@@ -268,8 +268,6 @@ impl Client {
         headers.insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
         if let Some(key) = &cfg.api_key {
             secrets.push(("the API key".into(), key.expose().to_owned()));
-            // The credential as sent: its base64 is searched for even when the key is short.
-            secrets.push(("the API key".into(), format!("Bearer {}", key.expose())));
             let mut v = HeaderValue::from_str(&format!("Bearer {}", key.expose()))
                 .map_err(|_| ClientError::BadKey)?;
             v.set_sensitive(true);
@@ -297,6 +295,12 @@ impl Client {
             ));
         }
 
+        // The credential as sent: its base64 is searched for even when the key is short.
+        let redactor = match &cfg.api_key {
+            Some(key) => Redactor::new(secrets)
+                .with_sent_credential("the API key".into(), format!("Bearer {}", key.expose())),
+            None => Redactor::new(secrets),
+        };
         Ok(Client {
             http,
             inner: Arc::new(Inner {
@@ -312,7 +316,7 @@ impl Client {
                 warnings,
             }),
             counter: None,
-            redactor: Arc::new(Redactor::new(secrets)),
+            redactor: Arc::new(redactor),
         })
     }
 

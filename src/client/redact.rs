@@ -32,6 +32,9 @@ pub const MASK: &str = "***";
 struct Secret {
     label: String,
     value: String,
+    /// `false` for a credential as sent (`Bearer <key>`): only its base64 is searched for,
+    /// so a literal echo keeps its scheme word (`Bearer ***`).
+    literal: bool,
 }
 
 impl Secret {
@@ -67,23 +70,36 @@ impl Redactor {
     pub fn new(secrets: impl IntoIterator<Item = (String, String)>) -> Redactor {
         let mut r = Redactor::default();
         for (label, value) in secrets {
-            r.push(label, value);
+            r.push(label, value, true);
         }
         r
     }
 
-    fn push(&mut self, label: String, value: String) {
+    /// Adds a credential as it is sent (e.g. `Bearer <key>`): its base64 forms are searched
+    /// for, even when the key inside it is short; literal echoes are left to the key itself.
+    pub fn with_sent_credential(mut self, label: String, value: String) -> Redactor {
+        self.push(label, value, false);
+        self
+    }
+
+    fn push(&mut self, label: String, value: String, literal: bool) {
         if value.is_empty() || self.secrets.iter().any(|s| s.value == value) {
             return;
         }
-        let s = Secret { label, value };
+        let s = Secret {
+            label,
+            value,
+            literal,
+        };
         let bytes = s.value.as_bytes();
         let mut add = |b: Vec<u8>| {
             if !b.is_empty() && !self.forms.iter().any(|f| f.bytes == b) {
                 self.forms.push(Form { bytes: b });
             }
         };
-        add(bytes.to_vec());
+        if literal {
+            add(bytes.to_vec());
+        }
         for alphabet in [STD, URL_SAFE] {
             // The whole secret encoded on its own, padded: covers the tail characters too.
             add(base64(bytes, alphabet, true));
@@ -99,7 +115,7 @@ impl Redactor {
     /// The same redactor with more secrets.
     pub fn with(mut self, secrets: impl IntoIterator<Item = (String, String)>) -> Redactor {
         for (label, value) in secrets {
-            self.push(label, value);
+            self.push(label, value, true);
         }
         self
     }
@@ -113,7 +129,7 @@ impl Redactor {
     pub fn short_labels(&self) -> Vec<String> {
         self.secrets
             .iter()
-            .filter(|s| s.short())
+            .filter(|s| s.literal && s.short())
             .map(|s| s.label.clone())
             .collect()
     }
@@ -128,7 +144,7 @@ impl Redactor {
                     dropped.push(s.label.clone());
                 }
             } else {
-                kept.push(s.label.clone(), s.value.clone());
+                kept.push(s.label.clone(), s.value.clone(), s.literal);
             }
         }
         (kept, dropped)

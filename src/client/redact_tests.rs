@@ -114,7 +114,8 @@ fn html_entities() {
 
 #[test]
 fn base64_of_the_credential_and_of_the_bare_key_anywhere() {
-    let red = r(&[KEY, &format!("Bearer {KEY}")]);
+    let red = r(&[KEY]).with_sent_credential("the key".into(), format!("Bearer {KEY}"));
+    assert_eq!(scrubbed(&red, &format!("Bearer {KEY}")), "Bearer ***");
     for alphabet in [STD, URL_SAFE] {
         for pad in [true, false] {
             for plain in [
@@ -201,6 +202,14 @@ fn short_secrets_are_scrubbed_literally_but_not_searched_in_base64() {
     assert_eq!(scrubbed(&red, "MTAx MTBh"), "MTAx MTBh");
     let long = r(&["sk-long-enough"]);
     assert!(long.short_labels().is_empty());
+}
+
+#[test]
+fn a_short_key_sent_as_a_credential_is_found_in_base64_of_the_credential() {
+    let red = r(&["10"]).with_sent_credential("k".into(), "Bearer 10".into());
+    let enc = b64("Bearer 10", STD, true);
+    assert_eq!(scrubbed(&red, &format!("got {enc}")), "got ***");
+    assert_eq!(scrubbed(&red, "Bearer 10"), "Bearer ***");
 }
 
 #[test]
