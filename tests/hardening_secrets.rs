@@ -311,3 +311,23 @@ fn a_query_in_base_url_is_kept_on_every_request_path_and_a_fragment_is_refused()
         ran.stderr
     );
 }
+
+#[test]
+fn an_echo_cut_inside_the_key_leaves_no_part_of_it() {
+    let server = fault_server(Fault::MalformedEcho, 1);
+    let tmp = tempfile::tempdir().unwrap();
+    let mut sc = Sc::new(server.url());
+    sc.key = true;
+    let path = sc.write(tmp.path());
+    let out = tmp.path().join("out");
+    let ran = run_with(&path, &out, &[(KEY_VAR, HS_KEY)]);
+    assert!(ran.status.success(), "{}", ran.all());
+    let dir = run_dir(&out).unwrap();
+    check_folder(&dir);
+    let files = all_text_under(&dir);
+    assert!(files.contains("xxxx Bearer ***"), "{files}");
+    nowhere(
+        &[HS_KEY[..9].to_string()],
+        &[("stdout/stderr", &ran.all()), ("result files", &files)],
+    );
+}

@@ -24,6 +24,9 @@ pub const MIN_SECRET_CHARS: usize = 8;
 /// work per text position.
 const MAX_NESTING: usize = 4;
 
+/// Bytes of a long secret that, ending the text, count as the secret cut short.
+const PARTIAL_MIN: usize = 6;
+
 /// What replaces a secret.
 pub const MASK: &str = "***";
 
@@ -259,7 +262,12 @@ fn match_at(
     if fj == f.len() {
         return Some(ti);
     }
-    if ti >= t.len() || failed.contains(&(ti, fj)) {
+    if ti >= t.len() {
+        // The text was cut inside the secret (a server or a cap truncated it): what is there
+        // is still part of a secret.
+        return (fj >= PARTIAL_MIN && f.len() >= MIN_SECRET_CHARS).then_some(ti);
+    }
+    if failed.contains(&(ti, fj)) {
         return None;
     }
     let mut units = [([0u8; 4], 0usize, 0usize); 4];

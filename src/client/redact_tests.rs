@@ -67,6 +67,17 @@ fn literal_occurrences_at_the_ends_and_overlapping() {
 }
 
 #[test]
+fn a_secret_cut_short_at_the_end_of_the_text_is_still_masked() {
+    let red = r(&[KEY]);
+    assert_eq!(scrubbed(&red, &format!("echo: {}", &KEY[..9])), "echo: ***");
+    assert_eq!(scrubbed(&red, "echo: sk-te\\u0073t/F"), "echo: ***");
+    // A few characters are not enough to say it is the key.
+    assert_eq!(scrubbed(&red, "echo: sk-t"), "echo: sk-t");
+    // Only at the end: inside the text a prefix is just text.
+    assert_eq!(scrubbed(&red, "sk-test/ more"), "sk-test/ more");
+}
+
+#[test]
 fn json_escapes_in_any_case_and_mixed_with_literals() {
     let red = r(&[KEY]);
     for text in [

@@ -317,6 +317,9 @@ pub enum Fault {
     EchoEncoded401,
     /// After `good`, 500 with the whole request head (every header) echoed as a JSON string.
     EchoHead,
+    /// After `good`, a stream whose one event is not JSON: 100 `x` then the Authorization
+    /// header, so an excerpt cut at 120 bytes ends inside the key.
+    MalformedEcho,
 }
 
 /// Base64 of `b` (standard or URL-safe alphabet, padded or not), for echoing servers.
@@ -602,6 +605,10 @@ pub fn handle(
                     "data: {{\"error\":{{\"message\":\"token expired: {forms}\",\"code\":401}}}}\n\n"
                 )
             }
+        }
+        Fault::MalformedEcho => {
+            s.write_all(SSE_HEAD.as_bytes())?;
+            write!(s, "data: {} {auth} tail\n\ndata: [DONE]\n\n", "x".repeat(100))
         }
         Fault::EchoHead => {
             let b = format!(
