@@ -9,6 +9,7 @@
 //! [`RequestRecord`]: crate::record::RequestRecord
 
 pub mod chunk;
+mod redact;
 mod secret;
 mod send;
 pub mod sse;
@@ -26,9 +27,11 @@ use serde::Serialize;
 
 use crate::record::RequestError;
 use crate::scenario::types::Api;
+pub use crate::scenario::validate::{without_userinfo, CREDENTIALS_IN_URL, FRAGMENT_IN_URL};
 
 pub use chunk::Usage;
-pub use secret::{redact, ApiKey};
+pub use redact::{strings_of, Redactor, MASK, MIN_SECRET_CHARS};
+pub use secret::{is_secret_name, redact, ApiKey};
 
 /// Longest error-body excerpt kept in a [`RequestError`] detail.
 pub const DETAIL_MAX: usize = 300;
@@ -134,6 +137,7 @@ pub struct Client {
     http: reqwest::Client,
     inner: Arc<Inner>,
     counter: Option<TokenCounter>,
+    redactor: Arc<Redactor>,
 }
 
 struct Inner {
@@ -181,6 +185,28 @@ fn redirect_policy() -> redirect::Policy {
     })
 }
 
+/// A secret header's value, and what it carries: the token after an auth scheme word
+/// (`Bearer x`), and for `Basic` the decoded `user:password` and the password.
+fn header_secrets(name: &str, value: &str) -> Vec<(String, String)> {
+    let label = format!("header `{name}`");
+    let mut out = vec![(label.clone(), value.to_owned())];
+    if let Some((scheme, token)) = value.trim().split_once(' ') {
+        let token = token.trim();
+        out.push((label.clone(), token.to_owned()));
+        if scheme.eq_ignore_ascii_case("basic") {
+            if let Some(creds) =
+                redact::base64_decode(token).and_then(|b| String::from_utf8(b).ok())
+            {
+                if let Some((_, pw)) = creds.split_once(':') {
+                    out.push((label.clone(), pw.to_owned()));
+                }
+                out.push((label, creds));
+            }
+        }
+    }
+    out
+}
+
 fn is_loopback(host: &str) -> bool {
     let h = host.trim_start_matches('[').trim_end_matches(']');
     h.eq_ignore_ascii_case("localhost") || h.parse::<IpAddr>().is_ok_and(|ip| ip.is_loopback())
@@ -189,36 +215,60 @@ fn is_loopback(host: &str) -> bool {
 impl Client {
     /// Builds the shared client: HTTP/1.1 only, keep-alive pool sized for
     /// `max_connections`, TCP_NODELAY, no reqwest-level timeout (each request enforces its own).
+    ///
+    /// A query string in `base_url` (Azure's `?api-version=…`) is kept on every request path;
+    /// a fragment or credentials (`user:pw@`) are refused. The redactor holds the key, the
+    /// values of secret-looking headers and of secret-looking query parameters.
     pub fn new(cfg: ClientConfig) -> Result<Client, ClientError> {
-        let base_url = cfg.base_url.trim_end_matches('/').to_owned();
         let bad = |reason: String| ClientError::BadUrl {
-            url: cfg.base_url.clone(),
+            url: without_userinfo(&cfg.base_url),
             reason,
         };
-        let base: reqwest::Url = base_url.parse().map_err(|e| bad(format!("{e}")))?;
+        let mut base: reqwest::Url = cfg.base_url.parse().map_err(|e| bad(format!("{e}")))?;
         if base.scheme() != "http" && base.scheme() != "https" {
             return Err(bad("the scheme must be http or https".into()));
         }
-        let path = match cfg.api {
+        if !base.username().is_empty() || base.password().is_some() {
+            return Err(bad(CREDENTIALS_IN_URL.into()));
+        }
+        if base.fragment().is_some() {
+            return Err(bad(FRAGMENT_IN_URL.into()));
+        }
+        let query = base.query().map(str::to_owned);
+        let mut secrets: Vec<(String, String)> = base
+            .query_pairs()
+            .filter(|(k, _)| is_secret_name(k))
+            .map(|(k, v)| (format!("query parameter `{k}`"), v.into_owned()))
+            .collect();
+        base.set_query(None);
+        let base_path = base.path().trim_end_matches('/').to_owned();
+        let join = |path: &str| {
+            let mut u = base.clone();
+            u.set_path(&format!("{base_path}{path}"));
+            u.set_query(query.as_deref());
+            u
+        };
+        let url = join(match cfg.api {
             Api::Completions => "/v1/completions",
             Api::Chat => "/v1/chat/completions",
-        };
-        let url: reqwest::Url = format!("{base_url}{path}")
-            .parse()
-            .map_err(|e| bad(format!("{e}")))?;
-        let models_url: reqwest::Url = format!("{base_url}/v1/models")
-            .parse()
-            .map_err(|e| bad(format!("{e}")))?;
+        });
+        let models_url = join("/v1/models");
+        let base_url = base.as_str().trim_end_matches('/').to_owned();
 
         let mut headers = HeaderMap::new();
         for (name, value) in &cfg.headers {
             let bad_header = || ClientError::BadHeader { name: name.clone() };
             let n = HeaderName::from_bytes(name.as_bytes()).map_err(|_| bad_header())?;
-            let v = HeaderValue::from_str(value).map_err(|_| bad_header())?;
+            let mut v = HeaderValue::from_str(value).map_err(|_| bad_header())?;
+            if is_secret_name(name) {
+                v.set_sensitive(true);
+                secrets.extend(header_secrets(name, value));
+            }
             headers.insert(n, v);
         }
         headers.insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
         if let Some(key) = &cfg.api_key {
+            secrets.push(("the API key".into(), key.expose().to_owned()));
             let mut v = HeaderValue::from_str(&format!("Bearer {}", key.expose()))
                 .map_err(|_| ClientError::BadKey)?;
             v.set_sensitive(true);
@@ -246,6 +296,12 @@ impl Client {
             ));
         }
 
+        // The credential as sent: its base64 is searched for even when the key is short.
+        let redactor = match &cfg.api_key {
+            Some(key) => Redactor::new(secrets)
+                .with_sent_credential("the API key".into(), format!("Bearer {}", key.expose())),
+            None => Redactor::new(secrets),
+        };
         Ok(Client {
             http,
             inner: Arc::new(Inner {
@@ -261,7 +317,35 @@ impl Client {
                 warnings,
             }),
             counter: None,
+            redactor: Arc::new(redactor),
         })
+    }
+
+    /// Adds secrets to the redactor (e.g. header values that came from `{{ env.X }}`). Call
+    /// before cloning the client.
+    pub fn with_secrets(mut self, secrets: impl IntoIterator<Item = (String, String)>) -> Client {
+        let more: Vec<(String, String)> = secrets.into_iter().collect();
+        self.redactor = Arc::new((*self.redactor).clone().with(more));
+        self
+    }
+
+    /// Marks the named headers as carrying secrets: their values are added to the redactor.
+    pub fn with_secret_headers(
+        self,
+        headers: &BTreeMap<String, String>,
+        names: &[String],
+    ) -> Client {
+        let more: Vec<(String, String)> = headers
+            .iter()
+            .filter(|(n, _)| names.contains(n))
+            .flat_map(|(n, v)| header_secrets(n, v))
+            .collect();
+        self.with_secrets(more)
+    }
+
+    /// The redactor holding every secret of this client.
+    pub fn redactor(&self) -> &Redactor {
+        &self.redactor
     }
 
     /// Re-tokenizes generated text when the server sends no usage.
@@ -275,7 +359,7 @@ impl Client {
         &self.inner.warnings
     }
 
-    /// The base URL (without a trailing `/`).
+    /// The base URL without its query and without a trailing `/`.
     pub fn base_url(&self) -> &str {
         &self.inner.base_url
     }
@@ -305,9 +389,9 @@ impl Client {
         self.inner.request_timeout
     }
 
-    /// Redacts the configured key from `text`.
+    /// Redacts every secret of this client from `text`, in any encoding.
     pub fn redact(&self, text: &str) -> String {
-        redact(text, self.inner.api_key.as_ref())
+        self.redactor.redact(text).into_owned()
     }
 
     /// Builds a streaming request body once (off the hot path).
@@ -399,6 +483,71 @@ mod tests {
             serde_json::json!([{"role":"user","content":"hi"}])
         );
         assert!(v.get("ignore_eos").is_none() && v.get("prompt").is_none());
+    }
+
+    #[test]
+    fn a_query_is_kept_on_every_path_and_fragments_and_credentials_are_refused() {
+        let mut c = cfg(Api::Chat);
+        c.base_url = "https://x.openai.azure.com/openai/?api-version=2024-02-01".into();
+        let client = Client::new(c.clone()).unwrap();
+        assert_eq!(
+            client.request_url(),
+            "https://x.openai.azure.com/openai/v1/chat/completions?api-version=2024-02-01"
+        );
+        assert_eq!(
+            client.models_url(),
+            "https://x.openai.azure.com/openai/v1/models?api-version=2024-02-01"
+        );
+        assert_eq!(client.base_url(), "https://x.openai.azure.com/openai");
+        c.base_url = "http://127.0.0.1:9/gw?key=sk-query-secret-77&v=1".into();
+        let client = Client::new(c.clone()).unwrap();
+        assert_eq!(
+            client.redact(client.request_url()),
+            "http://127.0.0.1:9/gw/v1/chat/completions?key=***&v=1"
+        );
+        c.base_url = "http://127.0.0.1:9/#frag".into();
+        let e = Client::new(c.clone()).unwrap_err().to_string();
+        assert!(e.contains("fragment"), "{e}");
+        c.base_url = "http://alice:pw-in-url-1@127.0.0.1:9/".into();
+        let e = Client::new(c).unwrap_err().to_string();
+        assert!(
+            e.contains("api_key_env") && !e.contains("pw-in-url-1") && !e.contains("alice"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn userinfo_is_stripped_even_from_urls_that_do_not_parse() {
+        assert_eq!(without_userinfo("http://u:p@h:1/x@y"), "http://h:1/x@y");
+        assert_eq!(
+            without_userinfo("http://u:p@h:notaport"),
+            "http://h:notaport"
+        );
+        assert_eq!(without_userinfo("u:p@h:8000"), "h:8000");
+        assert_eq!(without_userinfo("http://h/?a=b@c"), "http://h/?a=b@c");
+        assert_eq!(without_userinfo("sim"), "sim");
+    }
+
+    #[test]
+    fn secret_headers_feed_the_redactor_with_what_they_carry() {
+        let mut c = cfg(Api::Completions);
+        // "alice:s3cret-pass-9" in base64
+        c.headers.insert(
+            "Authorization".into(),
+            "Basic YWxpY2U6czNjcmV0LXBhc3MtOQ==".into(),
+        );
+        c.headers
+            .insert("X-Trace".into(), "plain-visible-value".into());
+        c.headers
+            .insert("X-Env".into(), "from-env-value-123".into());
+        let client = Client::new(c.clone())
+            .unwrap()
+            .with_secret_headers(&c.headers, &["X-Env".to_string()]);
+        assert_eq!(
+            client
+                .redact("s3cret-pass-9 alice:s3cret-pass-9 plain-visible-value from-env-value-123"),
+            "*** *** plain-visible-value ***"
+        );
     }
 
     #[test]

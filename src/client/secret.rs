@@ -31,14 +31,39 @@ impl fmt::Display for ApiKey {
     }
 }
 
-/// Replaces every occurrence of the key in `text` with `***` (so `Bearer <key>` becomes
-/// `Bearer ***`). Servers and gateways echo keys back in error bodies; every detail string
-/// the client keeps goes through this.
+/// Replaces every occurrence of the key in `text`, in any encoding (see [`Redactor`]), with
+/// `***` (so `Bearer <key>` becomes `Bearer ***`). For repeated use build a [`Redactor`]
+/// once; the client keeps one for all the secrets of a run.
+///
+/// [`Redactor`]: super::Redactor
 pub fn redact(text: &str, key: Option<&ApiKey>) -> String {
     match key {
-        Some(k) if !k.0.is_empty() => text.replace(k.0.as_str(), "***"),
-        _ => text.to_owned(),
+        Some(k) => super::Redactor::new([("the API key".to_string(), k.0.clone())])
+            .redact(text)
+            .into_owned(),
+        None => text.to_owned(),
     }
+}
+
+/// Header names whose values are credentials (case-insensitive): `Authorization`,
+/// `Proxy-Authorization`, `Cookie`, `X-Api-Key`, `Api-Key`, and anything naming an auth,
+/// token, secret, key, password, credential or session.
+pub fn is_secret_name(name: &str) -> bool {
+    let n = name.to_ascii_lowercase();
+    [
+        "auth",
+        "cookie",
+        "key",
+        "token",
+        "secret",
+        "password",
+        "passwd",
+        "credential",
+        "session",
+        "signature",
+    ]
+    .iter()
+    .any(|s| n.contains(s))
 }
 
 /// Cuts `text` to at most `max` bytes on a char boundary, marking the cut with `…`.
@@ -69,6 +94,32 @@ mod tests {
         );
         assert_eq!(redact("x", Some(&ApiKey::new(""))), "x");
         assert_eq!(redact("sk-secret-123", None), "sk-secret-123");
+    }
+
+    #[test]
+    fn secret_names() {
+        for n in [
+            "Authorization",
+            "proxy-authorization",
+            "Cookie",
+            "X-Api-Key",
+            "api-key",
+            "X-Auth",
+            "x-access-token",
+            "X-Client-Secret",
+            "db_password",
+            "X-Session-Id",
+        ] {
+            assert!(is_secret_name(n), "{n}");
+        }
+        for n in [
+            "X-Request-Source",
+            "Content-Type",
+            "User-Agent",
+            "api-version",
+        ] {
+            assert!(!is_secret_name(n), "{n}");
+        }
     }
 
     #[test]

@@ -4,6 +4,9 @@ use std::path::Path;
 
 use sha2::{Digest, Sha256};
 
+use crate::client::{
+    is_secret_name, strings_of, without_userinfo, Redactor, MASK, MIN_SECRET_CHARS,
+};
 use crate::results::HostInfo;
 
 /// The client machine.
@@ -41,65 +44,158 @@ pub fn sha256_file(path: &Path) -> std::io::Result<String> {
     Ok(hex::encode(Sha256::digest(&bytes)))
 }
 
-/// Header names whose values are credentials and never written to a result.
-fn is_secret_header(name: &str) -> bool {
-    let n = name.to_ascii_lowercase();
-    [
-        "authorization",
-        "cookie",
-        "key",
-        "token",
-        "secret",
-        "password",
-    ]
-    .iter()
-    .any(|s| n.contains(s))
+/// The base URL as shown and stored: without `user:password@`, and with the values of
+/// secret-looking query parameters (`?key=…`, `?api_key=…`) masked.
+pub fn shown_base_url(base_url: &str) -> String {
+    let shown = without_userinfo(base_url);
+    let Ok(mut url) = url::Url::parse(&shown) else {
+        return shown;
+    };
+    if !url.query_pairs().any(|(k, _)| is_secret_name(&k)) {
+        return shown;
+    }
+    let pairs: Vec<(String, String)> = url
+        .query_pairs()
+        .map(|(k, v)| {
+            let v = if is_secret_name(&k) {
+                MASK.to_string()
+            } else {
+                v.into_owned()
+            };
+            (k.into_owned(), v)
+        })
+        .collect();
+    url.query_pairs_mut().clear().extend_pairs(pairs);
+    url.to_string()
 }
 
-/// The scenario as written to run.json: secret-looking header values replaced, and the
-/// key's value (should a template have put it anywhere) removed by `redact`.
+/// The scenario as written to run.json, and the redactor fit for the user's own text.
+pub struct ShownScenario {
+    /// The scenario value: base URL shown without credentials, every secret-looking header
+    /// and every header whose value came from `{{ env.NAME }}` as `<redacted>`, then the
+    /// secrets scrubbed from its strings and keys (the value, never its serialized text).
+    pub value: serde_json::Value,
+    /// `redactor` without the secrets that are short or that the scenario itself contains:
+    /// applying those would change the scenario's meaning (a key `10` and `rates: [10]`).
+    pub own: Redactor,
+    /// Labels of the secrets left out of `own` (for a warning; never their values).
+    pub unreliable: Vec<String>,
+}
+
+/// See [`ShownScenario`].
 pub fn redacted_scenario(
     scenario: &crate::scenario::Scenario,
-    redact: &dyn Fn(&str) -> String,
-) -> serde_json::Value {
+    env_headers: &[String],
+    redactor: &Redactor,
+) -> ShownScenario {
     let mut s = scenario.clone();
+    if s.endpoint.base_url != "sim" {
+        s.endpoint.base_url = shown_base_url(&s.endpoint.base_url);
+    }
     for (name, value) in s.endpoint.headers.iter_mut() {
-        if is_secret_header(name) {
+        if is_secret_name(name) || env_headers.contains(name) {
             *value = "<redacted>".into();
         }
     }
-    let text = serde_json::to_string(&s).expect("scenario serialises");
-    serde_json::from_str(&redact(&text)).unwrap_or(serde_json::Value::Null)
+    let mut value = serde_json::to_value(&s).expect("scenario serialises");
+    let mut own_text = Vec::new();
+    strings_of(&value, &mut own_text);
+    let (own, mut unreliable) = redactor.for_own_text(&own_text);
+    for label in redactor.short_labels() {
+        if !unreliable.contains(&label) {
+            unreliable.push(label);
+        }
+    }
+    own.redact_value(&mut value);
+    ShownScenario {
+        value,
+        own,
+        unreliable,
+    }
 }
 
-/// The endpoint as recorded: `sim`, or the base URL without credentials.
-pub fn endpoint_label(base_url: &str) -> String {
-    match base_url.split_once("://") {
-        Some((scheme, rest)) => match rest.split_once('@') {
-            Some((_, host)) => format!("{scheme}://{host}"),
-            None => base_url.to_string(),
-        },
-        None => base_url.to_string(),
-    }
+/// The warning for secrets that cannot be scrubbed reliably (labels only, never values).
+pub fn unreliable_warning(labels: &[String]) -> Option<String> {
+    (!labels.is_empty()).then(|| {
+        format!(
+            "{} is shorter than {MIN_SECRET_CHARS} characters or also appears in the scenario's \
+             own settings: too short or too common to scrub reliably. ladder still removes it from \
+             everything the server sends back, but keeps the scenario's own text (run.json, the \
+             endpoint) as written; use a long random secret",
+            labels.join(", ")
+        )
+    })
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
+    use crate::scenario::Scenario;
+
     #[test]
-    fn endpoint_label_drops_credentials() {
+    fn shown_base_url_drops_credentials_and_masks_secret_query_values() {
         assert_eq!(
-            endpoint_label("https://user:pw@gw.example/api"),
+            shown_base_url("https://user:pw@gw.example/api"),
             "https://gw.example/api"
         );
-        assert_eq!(endpoint_label("sim"), "sim");
+        assert_eq!(
+            shown_base_url("https://gw.example/api?api-version=1&api_key=sk-q-1"),
+            "https://gw.example/api?api-version=1&api_key=***"
+        );
+        assert_eq!(shown_base_url("sim"), "sim");
+    }
+
+    fn scenario(extra_header: (&str, &str)) -> Scenario {
+        let mut v = serde_json::json!({
+            "version": 1, "name": "t", "model": "m", "tokenizer": "t.json",
+            "endpoint": {"base_url": "http://127.0.0.1:8000?key=sk-in-query-9"},
+            "workload": {"input_tokens": 10, "output_tokens": 10},
+            "load": {"baseline_rate": 1, "rates": [10], "cooldown": "10s"},
+            "gate": [{"metric": "error_rate", "max": 0.1}],
+        });
+        v["endpoint"]["headers"] = serde_json::json!({
+            "Authorization": "Bearer sk-literal-header-1",
+            "X-Plain": "plain",
+            extra_header.0: extra_header.1,
+        });
+        serde_json::from_value(v).unwrap()
     }
 
     #[test]
-    fn secret_headers() {
-        assert!(is_secret_header("Authorization"));
-        assert!(is_secret_header("X-Api-Key"));
-        assert!(!is_secret_header("X-Request-Source"));
+    fn run_json_scenario_stays_the_scenario_whatever_the_key() {
+        let s = scenario(("X-From-Env", "env-secret-value-1"));
+        let original = serde_json::to_value(&s).unwrap();
+        for key in ["10", "s", "m", "10s", "error_rate", "sk-a-long-enough-key"] {
+            let red = Redactor::new([
+                ("the API key".to_string(), key.to_string()),
+                ("header".to_string(), "env-secret-value-1".to_string()),
+                ("query".to_string(), "sk-in-query-9".to_string()),
+            ]);
+            let shown = redacted_scenario(&s, &["X-From-Env".to_string()], &red);
+            let v = &shown.value;
+            // Still a scenario, with its own gate rules and settings.
+            let back: Scenario =
+                serde_json::from_value(v.clone()).unwrap_or_else(|e| panic!("{key}: {e}"));
+            assert_eq!(v["gate"], original["gate"], "{key}");
+            assert_eq!(back.load.rates, vec![10.0]);
+            assert_eq!(v["endpoint"]["headers"]["Authorization"], "<redacted>");
+            assert_eq!(v["endpoint"]["headers"]["X-From-Env"], "<redacted>");
+            assert_eq!(v["endpoint"]["headers"]["X-Plain"], "plain");
+            assert_eq!(v["endpoint"]["base_url"], "http://127.0.0.1:8000/?key=***");
+            let text = v.to_string();
+            for secret in ["env-secret-value-1", "sk-in-query-9", "sk-literal-header-1"] {
+                assert!(!text.contains(secret), "{key}: {secret} in {text}");
+            }
+            let short_or_common = key.len() < MIN_SECRET_CHARS || text.contains(key);
+            assert_eq!(
+                shown.unreliable == vec!["the API key".to_string()],
+                short_or_common,
+                "{key}"
+            );
+            if let Some(w) = unreliable_warning(&shown.unreliable) {
+                assert!(w.starts_with("the API key is shorter than 8"), "{w}");
+            }
+        }
     }
 }

@@ -15,7 +15,7 @@ use std::time::Duration;
 use chrono::Utc;
 use tokio::sync::watch;
 
-use crate::client::{redact, ApiKey, Client, ClientConfig};
+use crate::client::{ApiKey, Client, ClientConfig};
 use crate::metrics::{analyze, summarize, RungContext, RungSummary};
 use crate::results::{RunInfo, RunStatus, RunWriter, RESULTS_FORMAT_VERSION};
 use crate::scenario::{Arrival, Scenario, SweepField};
@@ -109,6 +109,7 @@ pub fn run_all(opts: &RunOptions) -> Result<Vec<RunOutcome>, RunError> {
         opts,
         tokenizer_path,
         dataset_path,
+        env_headers: loaded.env_headers.clone(),
     };
     let rt = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
@@ -189,6 +190,8 @@ struct RunContext<'a> {
     opts: &'a RunOptions,
     tokenizer_path: PathBuf,
     dataset_path: Option<PathBuf>,
+    /// Headers whose values came from `{{ env.NAME }}`: secrets.
+    env_headers: Vec<String>,
 }
 
 /// Stop flag flipped by Ctrl-C or SIGTERM.
@@ -319,20 +322,35 @@ async fn run_scenario(
     .map_err(|e| RunError::Preflight(e.to_string()))?
     .with_token_counter(Arc::new(move |text: &str| {
         workload::count_tokens(&counter_tok, text)
-    }));
+    }))
+    .with_secret_headers(&scenario.endpoint.headers, &ctx.env_headers);
+    // `own` scrubs the user's own text (endpoint, scenario) of the secrets it can do so
+    // without changing meaning; the client's redactor already scrubs all server replies.
+    let shown = environment::redacted_scenario(&scenario, &ctx.env_headers, client.redactor());
+    let unreliable = environment::unreliable_warning(&shown.unreliable);
     // Warnings said before the result folder exists go into its run.json too (and from
     // there into summary.md and report.html).
     let mut early_warnings = Vec::new();
-    for w in client.warnings() {
+    if let Some(w) = &unreliable {
         say(&format!("warning: {w}"));
         early_warnings.push(w.to_string());
     }
+    for w in client.warnings() {
+        let w = shown.own.redact(w).into_owned();
+        say(&format!("warning: {w}"));
+        early_warnings.push(w);
+    }
     let client = Arc::new(client);
+    let endpoint = if scenario.endpoint.base_url == "sim" {
+        "sim".to_string()
+    } else {
+        shown
+            .own
+            .redact(&environment::shown_base_url(&base_url))
+            .into_owned()
+    };
 
-    say(&format!(
-        "preflight: {}",
-        environment::endpoint_label(&base_url)
-    ));
+    say(&format!("preflight: {endpoint}"));
     let report = preflight::preflight(
         &client,
         &scenario.model,
@@ -340,7 +358,7 @@ async fn run_scenario(
         api_key.is_some(),
     )
     .await
-    .map_err(|e| RunError::Preflight(redact(&e.to_string(), api_key.as_ref())))?;
+    .map_err(|e| RunError::Preflight(shown.own.redact(&e.to_string()).into_owned()))?;
     say(&format!(
         "preflight ok: model {} answered {} token(s), TTFT {}, E2E {:.0} ms",
         scenario.model,
@@ -352,16 +370,12 @@ async fn run_scenario(
         report.probe_e2e.as_secs_f64() * 1000.0
     ));
     for w in &report.warnings {
+        let w = shown.own.redact(w).into_owned();
         say(&format!("warning: {w}"));
-        early_warnings.push(w.clone());
+        early_warnings.push(w);
     }
 
     let stop = stop_signal();
-    let endpoint = if scenario.endpoint.base_url == "sim" {
-        "sim".to_string()
-    } else {
-        environment::endpoint_label(&base_url)
-    };
     let mut outcomes = Vec::new();
     for ladder in expand_sweep(&scenario) {
         let info = RunInfo {
@@ -369,7 +383,8 @@ async fn run_scenario(
             tool_version: env!("CARGO_PKG_VERSION").to_string(),
             scenario_name: ladder.name.clone(),
             scenario_file: ctx.opts.scenario_path.display().to_string(),
-            scenario: environment::redacted_scenario(&ladder, &|t| redact(t, api_key.as_ref())),
+            scenario: environment::redacted_scenario(&ladder, &ctx.env_headers, client.redactor())
+                .value,
             git_commit: environment::git_commit(),
             tokenizer_sha256: tokenizer_sha256.clone(),
             endpoint: endpoint.clone(),

@@ -111,14 +111,14 @@ pub enum PreflightError {
     },
     /// 404 on the completions path while /v1/models works: the other API flavour may be served.
     #[error(
-        "{url} answered 404 although {base}/v1/models is served: this server may not offer \
+        "{url} answered 404 although {models_url} is served: this server may not offer \
          this API; try endpoint.api: {other}"
     )]
     WrongApi {
         /// The URL tried.
         url: String,
-        /// The base URL.
-        base: String,
+        /// The models list that answered.
+        models_url: String,
         /// The other API flavour's name.
         other: &'static str,
     },
@@ -226,7 +226,8 @@ fn auth_hint(api_key_env: Option<&str>, key_present: bool) -> String {
 }
 
 /// Checks the server before any load: `GET {base}/v1/models` (a 404 there is tolerated: not
-/// every gateway serves it), then one minimal streamed request for `model`.
+/// every gateway serves it), then one minimal streamed request for `model`. Every text in the
+/// error and the warnings has the client's secrets redacted; `served_models` is kept as served.
 pub async fn preflight(
     client: &Client,
     model: &str,
@@ -256,10 +257,11 @@ pub async fn preflight(
     let Some(err) = rec.error.clone() else {
         if let Some(list) = &served {
             if !list.iter().any(|m| m == model) {
-                warnings.push(format!(
+                // Served ids come from the server: they may echo a secret.
+                warnings.push(client.redact(&format!(
                     "model `{model}` is not in {models_url} ({}), but the probe succeeded",
                     list.join(", ")
-                ));
+                )));
             }
         }
         return Ok(PreflightReport {
@@ -272,7 +274,7 @@ pub async fn preflight(
     };
 
     let served_text = || match &served {
-        Some(list) if !list.is_empty() => list.join(", "),
+        Some(list) if !list.is_empty() => client.redact(&list.join(", ")),
         Some(_) => "(none listed)".to_owned(),
         None => format!("(unknown: {models_url} did not list them)"),
     };
@@ -313,7 +315,7 @@ pub async fn preflight(
         ErrorClass::Client4xx if status == 404 && served.is_some() && !mentions_model => {
             PreflightError::WrongApi {
                 url,
-                base: client.base_url().to_owned(),
+                models_url: models_url.clone(),
                 other: match client.api() {
                     Api::Completions => "chat",
                     Api::Chat => "completions",

@@ -26,6 +26,9 @@ pub struct Loaded {
     pub path: PathBuf,
     /// Migration notes for the user (empty for a current-version file).
     pub notes: Vec<String>,
+    /// Names of the `endpoint.headers` whose values came from `{{ env.NAME }}`: secrets,
+    /// never written to results.
+    pub env_headers: Vec<String>,
 }
 
 impl Loaded {
@@ -293,6 +296,15 @@ pub(crate) fn analyse(
         },
     }
 
+    let env_headers: Vec<String> = template::env_paths(&tree)
+        .into_iter()
+        .filter_map(|p| match p.as_slice() {
+            [Seg::Key(a), Seg::Key(b), Seg::Key(name)] if a == "endpoint" && b == "headers" => {
+                Some(name.clone())
+            }
+            _ => None,
+        })
+        .collect();
     let template_problems = template::render_env(&mut tree, vars);
     let json = tree.to_json();
     let schema_problems = schema::check(&json);
@@ -327,6 +339,7 @@ pub(crate) fn analyse(
                 scenario,
                 path: path.to_path_buf(),
                 notes,
+                env_headers,
             }),
             vec![],
         ),
@@ -446,6 +459,17 @@ load:
             e[0].starts_with("d/s.yaml:5:8: error: model: $MODEL is not set"),
             "{e:?}"
         );
+    }
+
+    #[test]
+    fn header_values_from_the_environment_are_marked() {
+        let t = GOOD.replace(
+            "  base_url: sim",
+            "  base_url: sim\n  headers:\n    X-Api-Key: \"{{ env.MY_SECRET }}\"\n    X-Plain: v",
+        );
+        let l = run(&t, &[("MY_SECRET", "s3cr3t-value")]).0.unwrap();
+        assert_eq!(l.scenario.endpoint.headers["X-Api-Key"], "s3cr3t-value");
+        assert_eq!(l.env_headers, vec!["X-Api-Key".to_string()]);
     }
 
     #[test]

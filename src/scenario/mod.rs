@@ -3,6 +3,7 @@
 //! Entry points: [`load`] (for `run` / `gate`), [`validate_file`] (for `ladder validate`),
 //! [`schema_json`] (for `ladder schema`).
 
+mod base_url;
 pub mod diagnostic;
 pub mod from_vllm;
 pub mod identity;

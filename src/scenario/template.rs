@@ -68,6 +68,19 @@ pub(crate) fn render_env(root: &mut Node, vars: &BTreeMap<String, String>) -> Ve
     problems
 }
 
+/// Paths of the string values whose template reads an environment variable (`env.NAME`):
+/// their rendered values may be secrets, so results record them as `<redacted>`.
+pub(crate) fn env_paths(root: &Node) -> Vec<Vec<Seg>> {
+    let mut out = vec![];
+    walk(&mut root.clone(), &mut vec![], &mut |path, s| {
+        if has_template(s) && !env_names(s).is_empty() {
+            out.push(path.to_vec());
+        }
+        None
+    });
+    out
+}
+
 /// Names used as `env.NAME` in a template (names only; values are never shown).
 fn env_names(s: &str) -> Vec<String> {
     let mut out: Vec<String> = vec![];
@@ -188,6 +201,22 @@ mod tests {
         let (e, line) = check_prompt_template("a\nQ: {{ prompt }").unwrap_err();
         assert_eq!(line, Some(2));
         assert!(e.starts_with("template syntax error"), "{e}");
+    }
+
+    #[test]
+    fn env_paths_name_the_values_read_from_the_environment() {
+        let n = parse(
+            "endpoint:\n  headers:\n    X-A: '{{ env.A }}'\n    X-B: b\n    X-C: '{{ 1 + 1 }}'\n",
+        )
+        .unwrap();
+        assert_eq!(
+            env_paths(&n),
+            vec![vec![
+                Seg::Key("endpoint".into()),
+                Seg::Key("headers".into()),
+                Seg::Key("X-A".into())
+            ]]
+        );
     }
 
     #[test]

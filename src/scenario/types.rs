@@ -54,7 +54,8 @@ pub struct Scenario {
 #[serde(deny_unknown_fields)]
 pub struct Endpoint {
     /// Base URL up to, not including, `/v1` (e.g. `http://127.0.0.1:8000`), or `sim` for the
-    /// built-in simulator started in-process on a loopback port.
+    /// built-in simulator started in-process on a loopback port. A query (`?api-version=…`)
+    /// is kept on every request path; credentials (`user:pw@`) and a fragment are refused.
     pub base_url: String,
     /// Which OpenAI-compatible API to call.
     #[serde(default)]
@@ -69,7 +70,9 @@ pub struct Endpoint {
     /// Time allowed until the first token before the request counts as timed out.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ttft_timeout: Option<DurationStr>,
-    /// Extra HTTP headers sent with every request.
+    /// Extra HTTP headers sent with every request. Secret-looking ones (auth, cookie, key,
+    /// token, secret, password, …) and any whose value comes from `{{ env.NAME }}` are
+    /// recorded as `<redacted>`.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub headers: BTreeMap<String, String>,
 }

@@ -102,6 +102,9 @@ fn check_name(v: &Value, out: &mut Vec<Problem>) {
     }
 }
 
+use super::base_url::base_url_problem;
+pub use super::base_url::{without_userinfo, CREDENTIALS_IN_URL, FRAGMENT_IN_URL};
+
 fn check_endpoint(v: &Value, out: &mut Vec<Problem>) {
     if let Some(u) = string(v, &["endpoint", "base_url"]) {
         if let Some(pr) = base_url_problem(u) {
@@ -146,50 +149,6 @@ fn check_endpoint(v: &Value, out: &mut Vec<Problem>) {
             }
         }
     }
-}
-
-/// Why `base_url` is unusable, if it is.
-fn base_url_problem(u: &str) -> Option<Problem> {
-    let path = p(&["endpoint", "base_url"]);
-    if u == "sim" {
-        return None;
-    }
-    let parsed = match url::Url::parse(u) {
-        Ok(x) => x,
-        Err(e) => return Some(
-            Problem::value(path, format!("`{u}` is not a URL ({e})")).hint(
-                "write `http://HOST:PORT` (or `https://…`), or `sim` for the built-in simulator",
-            ),
-        ),
-    };
-    if parsed.scheme() != "http" && parsed.scheme() != "https" {
-        return Some(
-            Problem::value(
-                path,
-                format!("scheme `{}` is not supported", parsed.scheme()),
-            )
-            .hint("use `http://` or `https://`, or `sim` for the built-in simulator"),
-        );
-    }
-    if parsed.host_str().is_none_or(str::is_empty) {
-        return Some(Problem::value(path, format!("`{u}` has no host")));
-    }
-    let trimmed = parsed.path().trim_end_matches('/');
-    for suffix in ["/v1/chat/completions", "/v1/completions", "/v1"] {
-        if let Some(base_path) = trimmed.strip_suffix(suffix) {
-            let mut fixed = parsed.clone();
-            fixed.set_path(base_path);
-            let fixed = fixed.as_str().trim_end_matches('/').to_string();
-            return Some(
-                Problem::value(
-                    path,
-                    format!("base_url ends in `{suffix}`; ladder adds the API path itself"),
-                )
-                .hint(format!("drop the path: `{fixed}`")),
-            );
-        }
-    }
-    None
 }
 
 fn check_workload(v: &Value, file: &Path, out: &mut Vec<Problem>) {
@@ -543,27 +502,6 @@ mod tests {
         v["load"]["arrival"] = json!("gamma");
         v["load"]["burstiness"] = json!(0);
         assert!(only(&v).message.contains("greater than 0"));
-    }
-
-    #[test]
-    fn base_url_forms() {
-        assert!(base_url_problem("sim").is_none());
-        assert!(base_url_problem("http://127.0.0.1:8000").is_none());
-        assert!(base_url_problem("https://gw.example/api").is_none());
-        let pr = base_url_problem("http://127.0.0.1:8000/v1/completions").unwrap();
-        assert_eq!(
-            pr.hint.as_deref(),
-            Some("drop the path: `http://127.0.0.1:8000`")
-        );
-        let pr = base_url_problem("https://gw.example/api/v1/").unwrap();
-        assert_eq!(
-            pr.hint.as_deref(),
-            Some("drop the path: `https://gw.example/api`")
-        );
-        assert!(base_url_problem("http://h/v1/chat/completions").is_some());
-        assert!(base_url_problem("localhost:8000").is_some());
-        assert!(base_url_problem("127.0.0.1:8000").is_some());
-        assert!(base_url_problem("ftp://h").is_some());
     }
 
     #[test]

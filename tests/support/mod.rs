@@ -311,6 +311,85 @@ pub enum Fault {
     ModelsEchoKey401,
     /// A good stream whose usage claims 4,000,000,000 completion tokens.
     AbsurdUsage,
+    /// The Authorization header echoed in every encoding of [`echo_forms`]: as the model ids
+    /// of `/v1/models` (without the scenario's model), then (after `good`) alternately in a
+    /// 500 body and in a mid-stream error object.
+    EchoEncoded,
+    /// Every request (models and POSTs) answered 401 with [`echo_forms`] in the body.
+    EchoEncoded401,
+    /// After `good`, 500 with the whole request head (every header) echoed as a JSON string.
+    EchoHead,
+    /// After `good`, a stream whose one event is not JSON: 100 `x` then the Authorization
+    /// header, so an excerpt cut at 120 bytes ends inside the key.
+    MalformedEcho,
+}
+
+/// Base64 of `b` (standard or URL-safe alphabet, padded or not), for echoing servers.
+pub fn b64(b: &[u8], url_safe: bool, pad: bool) -> String {
+    let a: &[u8] = if url_safe {
+        b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_"
+    } else {
+        b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/"
+    };
+    let mut out = String::new();
+    for c in b.chunks(3) {
+        let n = (u32::from(c[0]) << 16)
+            | (u32::from(*c.get(1).unwrap_or(&0)) << 8)
+            | u32::from(*c.get(2).unwrap_or(&0));
+        for k in 0..4 {
+            if k <= c.len() {
+                out.push(a[((n >> (18 - 6 * k)) & 63) as usize] as char);
+            } else if pad {
+                out.push('=');
+            }
+        }
+    }
+    out
+}
+
+/// `auth` (e.g. `Bearer <key>`) in the encodings a server may echo, each safe inside a JSON
+/// string: JSON-escaped (`\/` and `\u00XX` upper and lower, mixed with literals),
+/// URL-encoded (`%XX` and `+`), base64 standard padded and URL-safe unpadded, base64 of the
+/// bare key, and the bare key HTML-escaped.
+pub fn echo_forms(auth: &str) -> Vec<String> {
+    let key = auth.strip_prefix("Bearer ").unwrap_or(auth);
+    let json: String = auth
+        .chars()
+        .enumerate()
+        .map(|(i, c)| match c {
+            '/' => "\\/".to_string(),
+            c if i % 3 == 0 => format!("\\u{:04X}", c as u32),
+            c if i % 3 == 1 => format!("\\u{:04x}", c as u32),
+            c => c.to_string(),
+        })
+        .collect();
+    let url: String = auth
+        .bytes()
+        .map(|b| match b {
+            b' ' => "+".to_string(),
+            b if b.is_ascii_alphanumeric() && b % 2 == 0 => (b as char).to_string(),
+            b if b % 3 == 0 => format!("%{b:02X}"),
+            b => format!("%{b:02x}"),
+        })
+        .collect();
+    let html: String = key
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() {
+                c.to_string()
+            } else {
+                format!("&#{};", c as u32)
+            }
+        })
+        .collect();
+    vec![
+        json,
+        url,
+        b64(auth.as_bytes(), false, true),
+        b64(auth.as_bytes(), true, false),
+        b64(key.as_bytes(), false, false),
+        html,
+    ]
 }
 
 pub struct FaultServer {
@@ -424,6 +503,19 @@ pub fn handle(
                     b.len()
                 );
             }
+            Fault::EchoEncoded401 => return echo_encoded_401(&mut s, &auth),
+            Fault::EchoEncoded => {
+                let ids: Vec<String> = echo_forms(&auth)
+                    .iter()
+                    .map(|f| format!("{{\"id\":\"{f}\",\"object\":\"model\"}}"))
+                    .collect();
+                let b = format!("{{\"object\":\"list\",\"data\":[{}]}}", ids.join(","));
+                return write!(
+                    s,
+                    "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{b}",
+                    b.len()
+                );
+            }
             _ => {}
         }
         let b = r#"{"object":"list","data":[{"id":"m","object":"model"}]}"#;
@@ -434,6 +526,9 @@ pub fn handle(
         );
     }
     let nth = posts.fetch_add(1, Ordering::SeqCst);
+    if fault == Fault::EchoEncoded401 {
+        return echo_encoded_401(&mut s, &auth);
+    }
     if nth < good || fault == Fault::None {
         s.write_all(SSE_HEAD.as_bytes())?;
         return s.write_all(GOOD_STREAM.as_bytes());
@@ -504,9 +599,55 @@ pub fn handle(
                 )
             }
         }
+        Fault::EchoEncoded401 => unreachable!(),
+        Fault::EchoEncoded => {
+            let forms = echo_forms(&auth).join(" | ");
+            if nth % 2 == 1 {
+                let b = format!("{{\"error\":{{\"message\":\"credentials not accepted: {forms}\"}}}}");
+                write!(
+                    s,
+                    "HTTP/1.1 500 Internal Server Error\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{b}",
+                    b.len()
+                )
+            } else {
+                s.write_all(SSE_HEAD.as_bytes())?;
+                s.write_all(b"data: {\"choices\":[{\"index\":0,\"text\":\"hi\"}]}\n\n")?;
+                write!(
+                    s,
+                    "data: {{\"error\":{{\"message\":\"token expired: {forms}\",\"code\":401}}}}\n\n"
+                )
+            }
+        }
+        Fault::MalformedEcho => {
+            s.write_all(SSE_HEAD.as_bytes())?;
+            write!(s, "data: {} {auth} tail\n\ndata: [DONE]\n\n", "x".repeat(100))
+        }
+        Fault::EchoHead => {
+            let b = format!(
+                "{{\"error\":{{\"message\":{}}}}}",
+                serde_json::to_string(&format!("upstream rejected: {head}")).unwrap()
+            );
+            write!(
+                s,
+                "HTTP/1.1 500 Internal Server Error\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{b}",
+                b.len()
+            )
+        }
         Fault::RedirectTo(port) => write!(
             s,
             "HTTP/1.1 307 Temporary Redirect\r\nLocation: http://127.0.0.1:{port}/v1/completions\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
         ),
     }
+}
+
+fn echo_encoded_401(s: &mut TcpStream, auth: &str) -> std::io::Result<()> {
+    let b = format!(
+        "{{\"error\":\"invalid credentials: {}\"}}",
+        echo_forms(auth).join(" | ")
+    );
+    write!(
+        s,
+        "HTTP/1.1 401 Unauthorized\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{b}",
+        b.len()
+    )
 }
