@@ -96,7 +96,7 @@ fn flags_without_an_equivalent_are_named_and_the_key_is_never_written() {
         "--from-vllm",
         "vllm bench serve --model m --served-model-name served --request-rate 2 \
          --request-rate 4 --profile --lora-modules a=/x b=/y --api-key sk-never-written-7731 \
-         --burstiness 0.5 --max-concurrency 8",
+         --burstiness 0.5 --max-concurrency 8 --header X-Api-Key=hdr-secret-5521",
         "--tokenizer",
         tokenizer().to_str().unwrap(),
     ]);
@@ -108,7 +108,13 @@ fn flags_without_an_equivalent_are_named_and_the_key_is_never_written() {
         "{err}"
     );
     let yaml = String::from_utf8_lossy(&o.stdout).into_owned();
-    assert!(!yaml.contains("sk-never-written-7731") && !err.contains("sk-never-written-7731"));
+    for secret in ["sk-never-written-7731", "hdr-secret-5521"] {
+        assert!(!yaml.contains(secret) && !err.contains(secret), "{secret}");
+    }
+    assert!(
+        yaml.contains("X-Api-Key: \"{{ env.LADDER_HEADER_X_API_KEY }}\""),
+        "{yaml}"
+    );
     assert!(yaml.contains("model: served"), "{yaml}");
     assert!(yaml.contains("rates: [2, 4]"), "{yaml}");
     assert!(yaml.contains("arrival: gamma"), "{yaml}");

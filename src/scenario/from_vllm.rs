@@ -242,8 +242,17 @@ pub fn convert(args: &str) -> Result<Conversion, FromVllmError> {
                 "--api-key is not written: ladder reads the key from $OPENAI_API_KEY (endpoint.api_key_env)"
                     .into(),
             ),
+            // Header values often carry tokens: none is written; the scenario reads each
+            // from an environment variable named after the header.
             "--header" => match v.split_once('=') {
-                Some((k, val)) => d.headers.push((k.to_string(), val.to_string())),
+                Some((k, _)) => {
+                    let var = header_var(k);
+                    notes.push(format!(
+                        "--header {k}=…: the value is not written; the scenario reads it from ${var}"
+                    ));
+                    d.headers
+                        .push((k.trim().to_string(), format!("{{{{ env.{var} }}}}")));
+                }
                 None => unmapped.push(format!("--header {v} (expected KEY=VALUE)")),
             },
             f if IRRELEVANT.contains(&f) => {}
@@ -317,19 +326,45 @@ pub fn baseline_for(rates: &[f64]) -> Option<f64> {
     }
 }
 
-/// The words with any `--api-key` value replaced, so the command line can be quoted.
+/// The environment variable a `--header NAME=…` value is read from: `LADDER_HEADER_NAME`.
+fn header_var(name: &str) -> String {
+    let n: String = name
+        .trim()
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() {
+                c.to_ascii_uppercase()
+            } else {
+                '_'
+            }
+        })
+        .collect();
+    format!("LADDER_HEADER_{n}")
+}
+
+/// The words with every `--api-key` and `--header` value replaced, so the command line can
+/// be quoted in the file.
 fn redact_api_key(words: &[String]) -> Vec<String> {
     let mut out = Vec::with_capacity(words.len());
-    let mut hide_next = false;
+    let mut hide_next: Option<&str> = None;
     for w in words {
-        if hide_next {
-            out.push("<redacted>".into());
-            hide_next = false;
-        } else if w == "--api-key" {
+        if let Some(flag) = hide_next.take() {
+            out.push(match (flag, w.split_once('=')) {
+                ("--header", Some((k, _))) => format!("{}=<redacted>", shell_words::quote(k)),
+                _ => "<redacted>".into(),
+            });
+        } else if w == "--api-key" || w == "--header" {
             out.push(w.clone());
-            hide_next = true;
+            hide_next = Some(if w == "--api-key" {
+                "--api-key"
+            } else {
+                "--header"
+            });
         } else if w.starts_with("--api-key=") {
             out.push("--api-key=<redacted>".into());
+        } else if let Some(h) = w.strip_prefix("--header=") {
+            let k = h.split_once('=').map_or(h, |(k, _)| k);
+            out.push(format!("--header={}=<redacted>", shell_words::quote(k)));
         } else {
             out.push(shell_words::quote(w).into_owned());
         }
@@ -377,6 +412,31 @@ mod tests {
         assert_eq!((d.slo_ttft_ms, d.slo_tpot_ms), (Some(500.0), Some(50.0)));
         assert_eq!(c.unmapped, vec!["--profile", "--frobnicate 3"]);
         assert!(!d.origin.join(" ").contains("sk-zzz"), "{:?}", d.origin);
+    }
+
+    #[test]
+    fn header_values_are_never_written_only_read_from_the_environment() {
+        let c = convert("--model m --header Authorization=Bearer-tok-991 --header=X-Trace=abc")
+            .unwrap();
+        assert_eq!(
+            c.draft.headers,
+            vec![
+                (
+                    "Authorization".to_string(),
+                    "{{ env.LADDER_HEADER_AUTHORIZATION }}".to_string()
+                ),
+                (
+                    "X-Trace".to_string(),
+                    "{{ env.LADDER_HEADER_X_TRACE }}".to_string()
+                ),
+            ]
+        );
+        let origin = c.draft.origin.join(" ");
+        assert!(
+            !origin.contains("tok-991") && !origin.contains("abc"),
+            "{origin}"
+        );
+        assert!(origin.contains("Authorization=<redacted>"), "{origin}");
     }
 
     #[test]
