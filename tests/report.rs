@@ -152,6 +152,7 @@ fn summary(s: &Shape, speedup: f64) -> RungSummary {
         total_token_throughput: completed as f64 * 768.0 / duration_s,
         achieved_rate: s.rate,
         max_concurrent_requests: (s.rate * 4.0) as u64,
+        max_output_tokens_per_s: s.qps * 256.0,
         retokenized_outputs: 0,
         inexact_prompts: 0,
         interrupted: false,
@@ -471,6 +472,16 @@ fn result_files_carry_the_seed_scripts_keys_with_their_meaning() {
         assert!((f("error_rate") - 3.0 / 20.0).abs() < 1e-12);
         assert!((f("median_ttft_ms") - 50.0).abs() < 1e-6);
         assert!((f("median_tpot_ms") - 10.0).abs() < 1e-6);
+        // vLLM's run-level keys, with vLLM's meaning.
+        assert_eq!(data["backend"], "openai");
+        assert_eq!(data["endpoint_type"], "openai");
+        assert_eq!(data["label"], "real");
+        assert_eq!(data["date"], "20260102-030405");
+        assert!(data.get("model_id").is_some() && data.get("tokenizer_id").is_some());
+        // 17 successes sent 100 ms apart, one token chunk each plus 10 gaps of 10 ms: at
+        // most 10 requests' 11 chunks fall in one second.
+        assert!(f("max_output_tokens_per_s") > 0.0);
+        assert!(f("max_output_tokens_per_s") <= 110.0);
     }
     // And the report reads the same folder.
     report::write_all(&dir).unwrap();

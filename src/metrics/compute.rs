@@ -223,6 +223,25 @@ pub fn max_in_flight(records: &[RequestRecord]) -> u64 {
     best as u64
 }
 
+/// vLLM's `max_output_tokens_per_s`: token chunk arrival times (first token, then each
+/// inter-token gap) of the successful requests, counted in whole-second buckets from the
+/// first successful send; the fullest bucket. 0 without a success.
+pub fn max_output_tokens_per_s(ok: &[&RequestRecord]) -> f64 {
+    let Some(t0) = ok.iter().map(|r| r.sent).min() else {
+        return 0.0;
+    };
+    let mut buckets: BTreeMap<u64, u64> = BTreeMap::new();
+    for r in ok {
+        let Some(mut t) = r.first_token else { continue };
+        *buckets.entry(t.saturating_sub(t0).as_secs()).or_default() += 1;
+        for gap in r.itl.iter() {
+            t += gap;
+            *buckets.entry((t.saturating_sub(t0)).as_secs()).or_default() += 1;
+        }
+    }
+    buckets.values().copied().max().unwrap_or(0) as f64
+}
+
 /// Summarise one rung. Warmup records count for concurrency only.
 pub fn summarize(records: &[RequestRecord], ctx: &RungContext) -> RungSummary {
     let measured: Vec<&RequestRecord> = records.iter().filter(|r| !r.warmup).collect();
@@ -322,6 +341,7 @@ pub fn summarize(records: &[RequestRecord], ctx: &RungContext) -> RungSummary {
         total_token_throughput: per_s((total_input_tokens + total_output_tokens) as f64),
         achieved_rate,
         max_concurrent_requests: max_in_flight(records),
+        max_output_tokens_per_s: max_output_tokens_per_s(&ok),
         retokenized_outputs: ok
             .iter()
             .filter(|r| r.token_source != TokenSource::Usage)
@@ -353,6 +373,19 @@ mod tests {
             output_tokens: out,
             ..Default::default()
         }
+    }
+
+    #[test]
+    fn peak_output_rate_counts_chunks_per_whole_second_as_vllm_does() {
+        // Request 0: first chunk at 0.5 s, then 3 gaps of 200 ms (0.7, 0.9, 1.1 s).
+        // Request 1: sent at 0.2 s, first chunk at 0.95 s, one gap of 100 ms (1.05 s).
+        let mut a = ok_rec(0, 0, 500, 1100, 4);
+        a.itl = vec![ms_(200); 3].into_iter().collect();
+        let mut b = ok_rec(1, 200, 950, 1050, 2);
+        b.itl = vec![ms_(100)].into_iter().collect();
+        // Second 0 holds 0.5, 0.7, 0.9, 0.95; second 1 holds 1.05 and 1.1.
+        assert_eq!(max_output_tokens_per_s(&[&a, &b]), 4.0);
+        assert_eq!(max_output_tokens_per_s(&[]), 0.0);
     }
 
     #[test]

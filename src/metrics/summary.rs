@@ -100,7 +100,9 @@ impl Latency {
 pub struct RungSummary {
     /// Offered request rate (req/s). Also written as vLLM's `request_rate`.
     pub rate: f64,
-    /// Gamma shape used for arrivals (1.0 for Poisson).
+    /// Gamma shape of the arrivals, as vLLM means it: 1.0 for Poisson, infinite for constant
+    /// (evenly spaced) arrivals, written `"inf"` (JSON has no infinity; vLLM writes an
+    /// infinite `request_rate` the same way).
     pub burstiness: f64,
     /// Concurrency cap, if any.
     pub max_concurrency: Option<u32>,
@@ -130,8 +132,12 @@ pub struct RungSummary {
     pub total_token_throughput: f64,
     /// Measured requests sent per second over the sending window: did the client keep up?
     pub achieved_rate: f64,
-    /// Highest number of requests in flight at once.
+    /// Highest number of requests in flight at once: exact, from every request's send and
+    /// end time (warmup and failures included; vLLM counts successful requests only).
     pub max_concurrent_requests: u64,
+    /// vLLM's peak output rate: the most token chunks received in one whole second since the
+    /// first successful send. NaN when a file predates the key.
+    pub max_output_tokens_per_s: f64,
     /// Successful requests whose output count did not come from the server's usage
     /// (re-tokenized text, or counted chunks).
     pub retokenized_outputs: u64,
@@ -169,7 +175,14 @@ impl RungSummary {
         };
         put("rate", num(self.rate));
         put("request_rate", num(self.rate));
-        put("burstiness", num(self.burstiness));
+        put(
+            "burstiness",
+            if self.burstiness == f64::INFINITY {
+                Value::from("inf")
+            } else {
+                num(self.burstiness)
+            },
+        );
         put(
             "max_concurrency",
             self.max_concurrency.map(Value::from).unwrap_or(Value::Null),
@@ -201,6 +214,7 @@ impl RungSummary {
             "max_concurrent_requests",
             self.max_concurrent_requests.into(),
         );
+        put("max_output_tokens_per_s", num(self.max_output_tokens_per_s));
         put("retokenized_outputs", self.retokenized_outputs.into());
         put("inexact_prompts", self.inexact_prompts.into());
         put("interrupted", self.interrupted.into());
@@ -252,7 +266,10 @@ impl RungSummary {
         }
         Ok(RungSummary {
             rate: f("rate")?,
-            burstiness: f("burstiness")?,
+            burstiness: match m.get("burstiness") {
+                Some(Value::String(s)) if s == "inf" => f64::INFINITY,
+                _ => f("burstiness")?,
+            },
             max_concurrency: m
                 .get("max_concurrency")
                 .and_then(Value::as_u64)
@@ -271,6 +288,10 @@ impl RungSummary {
             total_token_throughput: f("total_token_throughput")?,
             achieved_rate: f("achieved_rate")?,
             max_concurrent_requests: u("max_concurrent_requests")?,
+            max_output_tokens_per_s: m
+                .get("max_output_tokens_per_s")
+                .and_then(Value::as_f64)
+                .unwrap_or(f64::NAN),
             retokenized_outputs: u("retokenized_outputs")?,
             inexact_prompts: u("inexact_prompts")?,
             interrupted: m
@@ -354,6 +375,27 @@ mod tests {
         assert_eq!(back.stats(Latency::Ttft).median, 123.5);
         assert_eq!(back.failed, 10);
         assert_eq!(back.metric("median_ttft_ms"), Some(123.5));
+    }
+
+    #[test]
+    fn constant_arrivals_write_burstiness_inf_and_read_it_back() {
+        let r = RungSummary {
+            rate: 5.0,
+            burstiness: f64::INFINITY,
+            ..Default::default()
+        };
+        let text = serde_json::to_string(&r).unwrap();
+        let v: Value = serde_json::from_str(&text).unwrap();
+        assert_eq!(v["burstiness"], "inf");
+        let back: RungSummary = serde_json::from_str(&text).unwrap();
+        assert_eq!(back.burstiness, f64::INFINITY);
+        // A file written before the key existed reads as "unknown", not 0.
+        let mut m = r.to_json_map();
+        m.remove("max_output_tokens_per_s");
+        assert!(RungSummary::from_json_map(&m)
+            .unwrap()
+            .max_output_tokens_per_s
+            .is_nan());
     }
 
     #[test]

@@ -383,6 +383,7 @@ fn rung_of(dir: &Path, file: &str, o: Map<String, Value>) -> Result<ImportedRung
         total_token_throughput: f("total_token_throughput").unwrap_or(f64::NAN),
         achieved_rate: f64::NAN,
         max_concurrent_requests: u("max_concurrent_requests").unwrap_or(0),
+        max_output_tokens_per_s: f("max_output_tokens_per_s").unwrap_or(f64::NAN),
         retokenized_outputs: 0,
         inexact_prompts: 0,
         interrupted: false,

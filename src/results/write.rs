@@ -79,6 +79,34 @@ pub struct RunWriter {
     info: RunInfo,
 }
 
+/// The run-level keys vLLM's result files carry beside the metrics, so scripts written for
+/// them find them in ladder's: `date` (vLLM's `%Y%m%d-%H%M%S`), `backend` / `endpoint_type`
+/// (`openai` for completions, `openai-chat` for chat, as vLLM names them), `label` (the
+/// scenario name), `model_id` (the model sent) and `tokenizer_id` (the tokenizer path).
+fn vllm_run_keys(info: &RunInfo) -> serde_json::Map<String, serde_json::Value> {
+    let sc = &info.scenario;
+    let text = |v: Option<&serde_json::Value>| {
+        v.and_then(serde_json::Value::as_str)
+            .map(str::to_string)
+            .into()
+    };
+    let backend = match sc.pointer("/endpoint/api").and_then(|v| v.as_str()) {
+        Some("chat") => "openai-chat",
+        _ => "openai",
+    };
+    let mut m = serde_json::Map::new();
+    m.insert(
+        "date".into(),
+        info.started_at.format("%Y%m%d-%H%M%S").to_string().into(),
+    );
+    m.insert("backend".into(), backend.into());
+    m.insert("endpoint_type".into(), backend.into());
+    m.insert("label".into(), info.scenario_name.clone().into());
+    m.insert("model_id".into(), text(sc.get("model")));
+    m.insert("tokenizer_id".into(), text(sc.get("tokenizer")));
+    m
+}
+
 impl RunWriter {
     /// Create `<root>/<scenario>/<timestamp>/` (suffixed `-2`, `-3`, … if taken), check it
     /// is writable, and write run.json with status `running`. Called before any load is
@@ -156,7 +184,9 @@ impl RunWriter {
             }
             Ok(())
         })?;
-        let json = serde_json::to_vec_pretty(summary).expect("summary serialises");
+        let mut map = summary.to_json_map();
+        map.extend(vllm_run_keys(&self.info));
+        let json = serde_json::to_vec_pretty(&map).expect("summary serialises");
         atomic_write(&self.dir.join(&result_file), &json)?;
         self.info.rungs.push(RungEntry {
             rate: summary.rate,

@@ -458,9 +458,12 @@ async fn run_rungs(
     let rates = scenario.rungs();
     let warmup = scenario.load.warmup_requests as usize;
     let n = scenario.workload.requests_per_rung as usize;
+    // vLLM's meaning: the gamma shape; 1 is Poisson, and evenly spaced (constant) arrivals
+    // are the limit of an infinite shape (written as "inf" in result files).
     let burstiness = match scenario.load.arrival {
         Arrival::Gamma => scenario.load.burstiness.unwrap_or(1.0),
-        _ => 1.0,
+        Arrival::Poisson => 1.0,
+        Arrival::Constant => f64::INFINITY,
     };
     let mut summaries: Vec<RungSummary> = Vec::new();
     let mut interrupted = false;
