@@ -8,6 +8,10 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
+/// The `errors_by_class` key of [`ErrorClass::ClientResource`]; result folders written
+/// before the class existed simply lack it (read as 0).
+pub const CLIENT_RESOURCE_KEY: &str = "client_resource";
+
 /// Why a request failed. Every failed request has exactly one class.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -34,11 +38,15 @@ pub enum ErrorClass {
     StreamError,
     /// The response was not a well-formed OpenAI stream (bad JSON, bad framing, no tokens).
     Malformed,
+    /// The client itself ran out of a local resource (open files, local ports, socket
+    /// buffers or memory: EMFILE, ENFILE, EADDRNOTAVAIL, ENOBUFS, ENOMEM): the request never
+    /// tested the server, so it is never counted as a server error or as overload.
+    ClientResource,
 }
 
 impl ErrorClass {
     /// All classes, in report order.
-    pub const ALL: [ErrorClass; 9] = [
+    pub const ALL: [ErrorClass; 10] = [
         ErrorClass::Auth,
         ErrorClass::RateLimit,
         ErrorClass::Client4xx,
@@ -48,6 +56,7 @@ impl ErrorClass {
         ErrorClass::Reset,
         ErrorClass::StreamError,
         ErrorClass::Malformed,
+        ErrorClass::ClientResource,
     ];
 
     /// The snake_case key used in result files.
@@ -62,7 +71,13 @@ impl ErrorClass {
             ErrorClass::Reset => "reset",
             ErrorClass::StreamError => "stream_error",
             ErrorClass::Malformed => "malformed",
+            ErrorClass::ClientResource => CLIENT_RESOURCE_KEY,
         }
+    }
+
+    /// True for failures of the load generator itself, not of the server under test.
+    pub fn is_client_side(self) -> bool {
+        self == ErrorClass::ClientResource
     }
 
     /// Class of a non-success HTTP status.

@@ -142,8 +142,70 @@ fn chain(e: &dyn StdError) -> String {
     s
 }
 
+/// The local resource a raw OS error says the client ran out of, and how to get more.
+/// `None` for every other error: those are the server's or the network's.
+pub(crate) fn client_resource_hint(errno: i32) -> Option<&'static str> {
+    #[cfg(unix)]
+    {
+        match errno {
+            libc::EMFILE => Some(
+                "the client ran out of open files (this process's limit): raise it with \
+                 `ulimit -n` or lower load.max_concurrency",
+            ),
+            libc::ENFILE => Some(
+                "the client machine ran out of open files (the system-wide limit, fs.file-max): \
+                 raise it or lower load.max_concurrency",
+            ),
+            libc::EADDRNOTAVAIL => Some(
+                "the client ran out of local ports (or the local address is gone): widen \
+                 net.ipv4.ip_local_port_range or lower load.max_concurrency",
+            ),
+            libc::ENOBUFS | libc::ENOMEM => Some(
+                "the client machine ran out of socket buffers or memory: lower \
+                 load.max_concurrency or free memory",
+            ),
+            _ => None,
+        }
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = errno;
+        None
+    }
+}
+
+/// When anything in `e`'s source chain is an OS error of the client's own resources: the
+/// hint for it and the error text.
+fn client_resource(e: &(dyn StdError + 'static)) -> Option<String> {
+    let mut cur: Option<&(dyn StdError + 'static)> = Some(e);
+    while let Some(inner) = cur {
+        if let Some(io) = inner.downcast_ref::<std::io::Error>() {
+            if let Some(hint) = io.raw_os_error().and_then(client_resource_hint) {
+                return Some(format!("{hint} ({io})"));
+            }
+        }
+        cur = inner.source();
+    }
+    None
+}
+
+/// A transport failure as a record failure: the client's own resource limits first (they
+/// would otherwise read as connect errors or resets), then `class`.
+fn transport_fail(e: &reqwest::Error, class: ErrorClass, context: &str) -> Fail {
+    match client_resource(e) {
+        Some(why) => Fail::new(
+            ErrorClass::ClientResource,
+            format!("{context}client-side failure, not the server's: {why}"),
+        ),
+        None => Fail::new(class, format!("{context}{}", chain(e))),
+    }
+}
+
 /// Class of an error from `send()` (before any response headers).
 fn classify_send_error(e: &reqwest::Error) -> ErrorClass {
+    if client_resource(e).is_some() {
+        return ErrorClass::ClientResource;
+    }
     if e.is_connect() {
         return ErrorClass::Connect;
     }
@@ -275,7 +337,7 @@ impl Client {
     ) -> Result<(), Fail> {
         let mut resp = match timeout_at(ttft_deadline, builder.send()).await {
             Err(_) => return Err(self.timeout_fail(sent, false, 0)),
-            Ok(Err(e)) => return Err(Fail::new(classify_send_error(&e), chain(&e))),
+            Ok(Err(e)) => return Err(transport_fail(&e, classify_send_error(&e), "")),
             Ok(Ok(r)) => r,
         };
         let status = resp.status();
@@ -322,14 +384,11 @@ impl Client {
                     return Err(self.timeout_fail(sent, prog.first.is_some(), prog.token_chunks))
                 }
                 Ok(Err(e)) => {
-                    return Err(Fail::new(
-                        ErrorClass::Reset,
-                        format!(
-                            "response body broke after {} token chunks: {}",
-                            prog.token_chunks,
-                            chain(&e)
-                        ),
-                    ))
+                    let context = format!(
+                        "response body broke after {} token chunks: ",
+                        prog.token_chunks
+                    );
+                    return Err(transport_fail(&e, ErrorClass::Reset, &context));
                 }
                 Ok(Ok(None)) => break,
                 Ok(Ok(Some(b))) => b,
@@ -399,11 +458,12 @@ impl Client {
                 })
             }
             Ok(Err(e)) => {
+                let f = transport_fail(&e, classify_send_error(&e), "");
                 return ModelsReply::Failed(RequestError {
-                    class: classify_send_error(&e),
+                    class: f.class,
                     status: None,
-                    detail: truncate(self.redact(&chain(&e)), DETAIL_MAX),
-                })
+                    detail: truncate(self.redact(&f.detail), DETAIL_MAX),
+                });
             }
             Ok(Ok(r)) => r,
         };

@@ -56,6 +56,13 @@ pub enum CompareError {
         metric: String,
         detail: String,
     },
+    #[error(
+        "no rung can be compared: rungs {rates:?} req/s hit a client-side resource limit \
+         (requests failed on the client, not the server) and the others are not in both runs; \
+         rerun with a higher `ulimit -n`, a wider net.ipv4.ip_local_port_range or a lower \
+         load.max_concurrency"
+    )]
+    ClientLimited { rates: Vec<f64> },
     #[error("{path}: scenario `gate:` list is malformed: {message}")]
     BadGate { path: String, message: String },
 }
@@ -239,10 +246,29 @@ pub fn compare(
     .into_iter()
     .flatten()
     .collect();
+    // A rung whose requests failed on the client (out of open files, local ports) measured
+    // the client, not the server: it is not compared, and the output says so.
+    let mut client_limited = Vec::new();
+    for (which, d) in [("baseline", b), ("candidate", c)] {
+        for r in d.rungs.iter().filter(|r| r.entry.complete) {
+            let n = r.summary.client_failures();
+            if n > 0 {
+                client_limited.push(r.entry.rate);
+                warnings.push(format!(
+                    "rung {} req/s of the {which} is unusable: {n} of {} requests failed on the \
+                     client (client_resource: out of open files, local ports or socket memory), \
+                     not the server; not compared. Rerun it with a higher `ulimit -n`, a wider \
+                     net.ipv4.ip_local_port_range or a lower load.max_concurrency",
+                    render::num(r.entry.rate),
+                    r.summary.num_prompts
+                ));
+            }
+        }
+    }
     let usable = |d: &ResultDir| -> Vec<f64> {
         d.rungs
             .iter()
-            .filter(|r| r.entry.complete)
+            .filter(|r| r.entry.complete && !client_limited.contains(&r.entry.rate))
             .map(|r| r.entry.rate)
             .collect()
     };
@@ -269,6 +295,13 @@ pub fn compare(
                 render::num(*r)
             ));
         }
+    }
+    if common.is_empty() && !client_limited.is_empty() {
+        client_limited.sort_by(f64::total_cmp);
+        client_limited.dedup();
+        return Err(CompareError::ClientLimited {
+            rates: client_limited,
+        });
     }
     if common.is_empty() {
         return Err(CompareError::NoCommonRungs {

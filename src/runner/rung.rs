@@ -40,6 +40,9 @@ pub trait RungObserver {
     fn on_record(&mut self, live: &LiveStats, sent: u64);
 }
 
+/// Period of the dispatch timer: longer than any rung, so it only fires where it is re-armed.
+const TIMER_PERIOD: Duration = Duration::from_secs(7 * 24 * 3600);
+
 /// Lead time before the first send, so the first arrivals are not late by construction.
 const START_LEAD: Duration = Duration::from_millis(20);
 
@@ -70,15 +73,20 @@ pub async fn run_rung(
         // (timerfd on Linux) registered in tokio's reactor: tokio's own timer fires on 1 ms
         // ticks, up to a tick late. The send task is spawned from the worker that polls the
         // dispatcher, so it runs next on that worker, with no hand-off between threads.
+        // One timer (one descriptor) serves the whole rung, re-armed for each send: a timer
+        // per sleep would need a new descriptor exactly when the rung's connections have
+        // used them all up, and tokio-hrtime panics when it cannot get one.
         tokio::spawn(async move {
+            let mut timer = tokio_hrtime::interval_at(start.into_std(), TIMER_PERIOD);
             for (i, (req, at)) in plan.requests.into_iter().zip(plan.schedule).enumerate() {
                 if *stop.borrow() {
                     break;
                 }
                 let due = start + at;
                 if due > Instant::now() {
+                    timer.reset_at(due.into_std());
                     tokio::select! {
-                        _ = tokio_hrtime::sleep_until(due.into_std()) => {}
+                        _ = timer.tick() => {}
                         _ = stop.changed() => break,
                     }
                 }

@@ -1,0 +1,107 @@
+//! Hardening of the client side: failures of the client's own resources are not server
+//! overload, timeouts stay exact while outputs are re-tokenized, a second Ctrl-C stops at
+//! once, and every CLI error starts with `error:`.
+
+mod support;
+use support::*;
+
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::sync::atomic::Ordering;
+use std::thread;
+use std::time::{Duration, Instant};
+
+/// `ladder run` under a shell `ulimit` (a hard limit: the runner cannot raise it).
+fn run_under_ulimit(ulimit: &str, scenario: &Path, out: &Path) -> Ran {
+    let mut c = Command::new("sh");
+    c.arg("-c")
+        .arg(format!("{ulimit} && exec \"$0\" run \"$1\" --out \"$2\""))
+        .arg(BIN)
+        .arg(scenario)
+        .arg(out)
+        .env(KEY_VAR, KEY)
+        .env("NO_COLOR", "1")
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    spawn(c).finish(Duration::from_secs(120))
+}
+
+// ---- client-side resource limits ----------------------------------------------------------
+
+#[test]
+fn out_of_open_files_is_the_clients_failure_not_server_overload() {
+    // Every request is held open 1.5 s, 60 arrive at once: with the hard open-file limit at
+    // 40 (no max_concurrency, so only a warning before the load) about half cannot open a
+    // socket (EMFILE).
+    let server = fault_server(Fault::HoldMs(1500), 1);
+    let tmp = tempfile::tempdir().unwrap();
+    let mut sc = Sc::new(server.url());
+    sc.n = 60;
+    sc.baseline = 500.0;
+    sc.rates = "[1000]";
+    sc.timeout = "20s";
+    let path = sc.write(tmp.path());
+    let out = tmp.path().join("out");
+    let ran = run_under_ulimit("ulimit -n 40", &path, &out);
+    no_panic(&ran);
+    assert!(ran.status.success(), "{}", ran.all());
+    let dir = run_dir(&out).expect("a folder");
+    let rd = check_folder(&dir);
+    let mut limited = 0;
+    for r in &rd.rungs {
+        let s = &r.summary;
+        let client = s.errors_by_class["client_resource"];
+        // Nothing the client could not send is blamed on the server or the network.
+        for k in ["connect", "reset", "server_5xx", "timeout"] {
+            assert_eq!(s.errors_by_class[k], 0, "{k}: {:?}", s.errors_by_class);
+        }
+        assert_eq!(client, s.failed, "{:?}", s.errors_by_class);
+        if client > 0 {
+            limited += 1;
+            let lines = rd.requests(r).unwrap();
+            let l = lines.iter().find(|l| !l.ok).unwrap();
+            let detail = l.error_detail.as_deref().unwrap_or_default();
+            assert!(
+                detail.contains("open files") && detail.contains("ulimit -n"),
+                "{detail}"
+            );
+        }
+    }
+    assert!(limited > 0, "no request hit the limit: {}", ran.all());
+    // A warning naming the limit and the fixes; never "overloaded"; the analysis leaves
+    // the rungs out of the knee.
+    let all = ran.all();
+    assert!(
+        all.contains("failed on the client, not the server"),
+        "{all}"
+    );
+    for fix in [
+        "ulimit -n",
+        "net.ipv4.ip_local_port_range",
+        "max_concurrency",
+    ] {
+        assert!(all.contains(fix), "{fix}: {all}");
+    }
+    assert!(!all.contains("overloaded"), "{all}");
+    assert!(all.contains("Client-limited rungs:"), "{all}");
+    let analysis: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(dir.join("analysis.json")).unwrap()).unwrap();
+    assert!(analysis["knee"].is_null(), "{analysis}");
+    assert!(
+        !analysis["client_limited"].as_array().unwrap().is_empty(),
+        "{analysis}"
+    );
+
+    // compare (and so gate) does not use such a rung; when none is left it says why.
+    let d = dir.to_str().unwrap();
+    let cmp = spawn(ladder_cmd(&["compare", d, d])).finish(Duration::from_secs(60));
+    no_panic(&cmp);
+    let all = cmp.all();
+    assert!(all.contains("failed on the client"), "{all}");
+    if limited == rd.rungs.len() {
+        assert_eq!(cmp.status.code(), Some(2), "{all}");
+        assert!(cmp.stderr.starts_with("error: "), "{}", cmp.stderr);
+        assert!(all.contains("client-side resource limit"), "{all}");
+    }
+}
