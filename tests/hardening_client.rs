@@ -105,3 +105,51 @@ fn out_of_open_files_is_the_clients_failure_not_server_overload() {
         assert!(all.contains("client-side resource limit"), "{all}");
     }
 }
+
+// ---- exact timeouts while outputs are re-tokenized ----------------------------------------
+
+#[test]
+fn retokenizing_large_outputs_keeps_timeouts_exact_and_dispatch_on_time() {
+    // Every request gets 256 KiB of text with no usage chunk, then the server holds the
+    // stream open: each times out at 3 s with a large text to re-tokenize. Arrivals span
+    // past the first timeouts, so counting overlaps dispatch and other requests' timeouts.
+    let server = fault_server(Fault::BigText(256, false), 1);
+    let tmp = tempfile::tempdir().unwrap();
+    let mut sc = Sc::new(server.url());
+    sc.n = 20;
+    sc.baseline = 5.0;
+    sc.rates = "[8]";
+    sc.timeout = "3s";
+    sc.output_tokens = 100_000;
+    let path = sc.write(tmp.path());
+    let out = tmp.path().join("out");
+    let ran = run_ladder(&path, &out, Duration::from_secs(240));
+    no_panic(&ran);
+    assert!(ran.status.success(), "{}", ran.all());
+    let rd = check_folder(&run_dir(&out).unwrap());
+    assert_eq!(rd.rungs.len(), 2);
+    for r in &rd.rungs {
+        let s = &r.summary;
+        assert_eq!(s.errors_by_class["timeout"], 20, "{:?}", s.errors_by_class);
+        for l in rd.requests(r).unwrap() {
+            let e2e = l.e2e_ms;
+            let lag = l.sent_ms - l.scheduled_ms;
+            // Counted from the text (256 chunks of 200 words), off the async workers.
+            assert_eq!(l.token_source, ladder::record::TokenSource::Retokenized);
+            assert!(l.output_tokens > 256, "{}", l.output_tokens);
+            // At the bound, not after other requests' counting: generous for a shared machine.
+            assert!(
+                (2900.0..5000.0).contains(&e2e),
+                "rung {}: request {} ended after {e2e} ms with a 3 s timeout",
+                s.rate,
+                l.index
+            );
+            assert!(
+                lag < 500.0,
+                "rung {}: request {} sent {lag} ms late",
+                s.rate,
+                l.index
+            );
+        }
+    }
+}

@@ -28,6 +28,7 @@ use crate::scenario::types::Api;
 
 pub use chunk::Usage;
 pub use secret::{redact, ApiKey};
+pub use send::Measured;
 
 /// Longest error-body excerpt kept in a [`RequestError`] detail.
 pub const DETAIL_MAX: usize = 300;

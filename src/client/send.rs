@@ -12,7 +12,7 @@ use tokio::time::{timeout_at, Instant};
 use super::chunk::{self, Chunk, Usage};
 use super::secret::truncate;
 use super::sse::SseParser;
-use super::{Client, ModelsReply, PreparedRequest, DETAIL_MAX, ERROR_BODY_CAP};
+use super::{Client, ModelsReply, PreparedRequest, TokenCounter, DETAIL_MAX, ERROR_BODY_CAP};
 use crate::record::{ErrorClass, ItlGaps, RequestError, RequestRecord, TokenSource};
 
 /// Largest non-streaming JSON body accepted (a server that ignores `stream`).
@@ -246,8 +246,11 @@ impl Client {
         }
     }
 
-    /// Sends one prepared request and measures it. Never panics and never fails: every failure
-    /// becomes the record's single [`RequestError`]. Times are offsets from `rung_start`.
+    /// Sends one prepared request and measures it, then counts its output tokens on the
+    /// blocking pool when the server sent no usage. Never panics and never fails: every
+    /// failure becomes the record's single [`RequestError`]. Times are offsets from
+    /// `rung_start`. The runner uses [`Client::measure`] instead, to free its concurrency
+    /// slot before counting.
     pub async fn send(
         &self,
         req: &PreparedRequest,
@@ -256,6 +259,24 @@ impl Client {
         index: u32,
         warmup: bool,
     ) -> RequestRecord {
+        self.measure(req, rung_start, scheduled, index, warmup)
+            .await
+            .counted()
+            .await
+    }
+
+    /// Sends one prepared request and measures it; its timing is final when this returns.
+    /// Re-tokenizing the output (CPU-bound: hundreds of milliseconds for a long text) is left
+    /// to [`Measured::counted`], so it never runs on an async worker while other requests'
+    /// reads and timeouts wait for that worker.
+    pub async fn measure(
+        &self,
+        req: &PreparedRequest,
+        rung_start: Instant,
+        scheduled: Duration,
+        index: u32,
+        warmup: bool,
+    ) -> Measured {
         // Sized up front so the hot loop does not grow them token by token.
         let expected = (req.max_tokens as usize).min(16 * 1024);
         let mut prog = Progress {
@@ -282,11 +303,14 @@ impl Client {
             .await;
 
         let since = |t: Instant| t.saturating_duration_since(rung_start);
+        let mut pending = None;
         let (output_tokens, token_source) = match prog.usage.and_then(|u| u.completion_tokens) {
             Some(n) => (n, TokenSource::Usage),
-            None => match (&self.counter, &prog.text) {
+            None => match (&self.counter, prog.text.take()) {
                 (Some(count), Some(text)) if prog.token_chunks > 0 => {
-                    (count(text), TokenSource::Retokenized)
+                    pending = Some((count.clone(), text));
+                    // Until counted: the chunk count, which is also the fallback.
+                    (prog.token_chunks, TokenSource::Retokenized)
                 }
                 _ => (prog.token_chunks, TokenSource::ChunkCount),
             },
@@ -311,7 +335,7 @@ impl Client {
         // A stream that ended early (EOS, failure, multi-token chunks) must not keep its unused
         // reservation for as long as the rung's records are held.
         prog.itl.shrink_to_fit();
-        RequestRecord {
+        let record = RequestRecord {
             index,
             warmup,
             scheduled,
@@ -324,7 +348,8 @@ impl Client {
             token_source,
             itl: prog.itl,
             error,
-        }
+        };
+        Measured { record, pending }
     }
 
     async fn drive(
@@ -493,6 +518,35 @@ impl Client {
             Ok(l) => ModelsReply::Served(l.data.into_iter().map(|m| m.id).collect()),
             Err(_) => ModelsReply::Unparsable,
         }
+    }
+}
+
+/// A measured request whose output tokens may still have to be counted from its text.
+pub struct Measured {
+    record: RequestRecord,
+    pending: Option<(TokenCounter, String)>,
+}
+
+impl Measured {
+    /// True when [`Measured::counted`] has text to re-tokenize.
+    pub fn needs_counting(&self) -> bool {
+        self.pending.is_some()
+    }
+
+    /// The final record, its output re-tokenized on tokio's blocking pool when needed (the
+    /// record's times are already final). If counting fails, the token chunks are counted.
+    pub async fn counted(self) -> RequestRecord {
+        let Measured {
+            mut record,
+            pending,
+        } = self;
+        if let Some((count, text)) = pending {
+            match tokio::task::spawn_blocking(move || count(&text)).await {
+                Ok(n) => record.output_tokens = n,
+                Err(_) => record.token_source = TokenSource::ChunkCount,
+            }
+        }
+        record
     }
 }
 

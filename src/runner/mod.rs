@@ -110,7 +110,11 @@ pub fn run_all(opts: &RunOptions) -> Result<Vec<RunOutcome>, RunError> {
         .enable_all()
         .build()
         .map_err(|e| RunError::Output(format!("cannot start the async runtime: {e}")))?;
-    rt.block_on(run_scenario(&ctx, scenario))
+    let outcome = rt.block_on(run_scenario(&ctx, scenario));
+    // Requests abandoned by a stop may still be re-tokenizing on the blocking pool: their
+    // records are no longer wanted, so the process does not wait for them.
+    rt.shutdown_background();
+    outcome
 }
 
 fn check_rates(rates: &[f64]) -> Result<(), RunError> {

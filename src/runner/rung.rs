@@ -69,6 +69,13 @@ pub async fn run_rung(
             .max_concurrency
             .map(|c| Arc::new(Semaphore::new(c.max(1) as usize)));
         let warmup = plan.warmup;
+        // Re-tokenizing runs on the blocking pool, a few texts at a time: all cores but one,
+        // so the async workers (reads, timeouts, dispatch) keep a core to run on.
+        let counting = Arc::new(Semaphore::new(
+            std::thread::available_parallelism()
+                .map_or(1, |n| n.get().saturating_sub(1))
+                .max(1),
+        ));
         // The dispatch loop is a task on the runtime, woken by an OS high-resolution timer
         // (timerfd on Linux) registered in tokio's reactor: tokio's own timer fires on 1 ms
         // ticks, up to a tick late. The send task is spawned from the worker that polls the
@@ -99,10 +106,17 @@ pub async fn run_rung(
                 };
                 let client = client.clone();
                 let tx = tx.clone();
+                let counting = counting.clone();
                 sent.fetch_add(1, Ordering::Relaxed);
                 tokio::spawn(async move {
-                    let rec = client.send(&req, start, at, i as u32, i < warmup).await;
+                    let measured = client.measure(&req, start, at, i as u32, i < warmup).await;
+                    // Timing is final: free the slot before any re-tokenizing.
                     drop(permit);
+                    let _turn = match measured.needs_counting() {
+                        true => counting.acquire().await.ok(),
+                        false => None,
+                    };
+                    let rec = measured.counted().await;
                     let _ = tx.send(rec).await;
                 });
             }
