@@ -11,6 +11,8 @@ use std::sync::atomic::Ordering;
 use std::thread;
 use std::time::{Duration, Instant};
 
+use ladder::results::RunStatus;
+
 /// `ladder run` under a shell `ulimit` (a hard limit: the runner cannot raise it).
 fn run_under_ulimit(ulimit: &str, scenario: &Path, out: &Path) -> Ran {
     let mut c = Command::new("sh");
@@ -151,5 +153,68 @@ fn retokenizing_large_outputs_keeps_timeouts_exact_and_dispatch_on_time() {
                 l.index
             );
         }
+    }
+}
+
+// ---- a second Ctrl-C ----------------------------------------------------------------------
+
+#[test]
+fn a_second_signal_stops_at_once_with_a_valid_folder() {
+    for (first, second) in [("INT", "INT"), ("TERM", "INT")] {
+        // The probe, the 5 baseline requests and the first 3 of the second rung are answered;
+        // the other 5 are held for 30 s, far past the 10 s grace.
+        let server = fault_server(Fault::HoldMs(30_000), 9);
+        let tmp = tempfile::tempdir().unwrap();
+        let mut sc = Sc::new(server.url());
+        sc.n = 5;
+        sc.baseline = 50.0;
+        sc.rates = "[100]";
+        sc.timeout = "60s";
+        let path = sc.write(tmp.path());
+        let out = tmp.path().join("out");
+        let live = spawn(ladder_cmd(&[
+            "run",
+            path.to_str().unwrap(),
+            "--out",
+            out.to_str().unwrap(),
+        ]));
+        let end = Instant::now() + Duration::from_secs(60);
+        while server.posts.load(Ordering::SeqCst) < 1 + 5 + 5 {
+            assert!(Instant::now() < end, "the second rung never started");
+            thread::sleep(Duration::from_millis(50));
+        }
+        thread::sleep(Duration::from_millis(300));
+        live.signal(first);
+        live.wait_line("Ctrl-C again to stop at once", Duration::from_secs(10));
+        thread::sleep(Duration::from_millis(300));
+        let second_at = Instant::now();
+        live.signal(second);
+        let ran = live.finish(Duration::from_secs(30));
+        let took = second_at.elapsed();
+        no_panic(&ran);
+        assert!(
+            took < Duration::from_secs(5),
+            "{first}+{second}: exited {took:?} after the second signal (the grace is 10 s)"
+        );
+        assert_eq!(ran.status.code(), Some(2), "{}", ran.all());
+        assert!(ran.stderr.contains("stopping now"), "{}", ran.stderr);
+        assert!(ran.stderr.contains("error: interrupted:"), "{}", ran.stderr);
+        let rd = check_folder(&run_dir(&out).expect("a folder"));
+        assert_eq!(rd.info.status, RunStatus::Interrupted);
+        assert!(rd.info.ended_at.is_some());
+        assert_eq!(rd.rungs.len(), 2, "{first}+{second}");
+        assert!(
+            rd.rungs[0].entry.complete,
+            "the finished rung stays complete"
+        );
+        assert_eq!(rd.rungs[0].summary.completed, 5);
+        assert!(!rd.rungs[1].entry.complete, "the cut rung says so");
+        let lines = rd.requests(&rd.rungs[1]).unwrap();
+        assert_eq!(
+            lines.len(),
+            3,
+            "the requests that finished are kept: {lines:?}"
+        );
+        assert!(lines.iter().all(|l| l.ok));
     }
 }

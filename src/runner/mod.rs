@@ -172,35 +172,58 @@ struct RunContext<'a> {
     dataset_path: Option<PathBuf>,
 }
 
-/// Stop flag flipped by Ctrl-C or SIGTERM.
+/// Stop flag flipped by the first Ctrl-C or SIGTERM: no new requests, those in flight get
+/// [`STOP_GRACE`]. A second signal drops the sender, which ends the rung at once (its finished
+/// requests are still written). The handlers are installed here, before the load, so no
+/// signal between two waits is missed.
 fn stop_signal() -> watch::Receiver<bool> {
     let (tx, rx) = watch::channel(false);
+    let mut signals = StopSignals::install();
     tokio::spawn(async move {
-        #[cfg(unix)]
-        {
-            use tokio::signal::unix::{signal, SignalKind};
-            let mut term = match signal(SignalKind::terminate()) {
-                Ok(s) => s,
-                Err(_) => {
-                    let _ = tokio::signal::ctrl_c().await;
-                    let _ = tx.send(true);
-                    return;
-                }
-            };
-            tokio::select! {
-                _ = tokio::signal::ctrl_c() => {}
-                _ = term.recv() => {}
-            }
-        }
-        #[cfg(not(unix))]
-        let _ = tokio::signal::ctrl_c().await;
+        signals.next().await;
         eprintln!(
-            "\nstopping: no new requests; waiting up to {}s for requests in flight",
+            "\nstopping: no new requests; waiting up to {}s for requests in flight (Ctrl-C again to stop at once)",
             STOP_GRACE.as_secs()
         );
         let _ = tx.send(true);
+        signals.next().await;
+        eprintln!("stopping now: requests in flight are abandoned; writing what finished");
+        drop(tx);
     });
     rx
+}
+
+/// SIGINT and SIGTERM as streams (each signal counted from installation on).
+struct StopSignals {
+    #[cfg(unix)]
+    streams: Option<(tokio::signal::unix::Signal, tokio::signal::unix::Signal)>,
+}
+
+impl StopSignals {
+    fn install() -> StopSignals {
+        #[cfg(unix)]
+        {
+            use tokio::signal::unix::{signal, SignalKind};
+            let streams = signal(SignalKind::interrupt())
+                .and_then(|int| Ok((int, signal(SignalKind::terminate())?)))
+                .ok();
+            StopSignals { streams }
+        }
+        #[cfg(not(unix))]
+        StopSignals {}
+    }
+
+    async fn next(&mut self) {
+        #[cfg(unix)]
+        if let Some((int, term)) = &mut self.streams {
+            tokio::select! {
+                _ = int.recv() => {}
+                _ = term.recv() => {}
+            }
+            return;
+        }
+        let _ = tokio::signal::ctrl_c().await;
+    }
 }
 
 /// The ladders a scenario asks for: itself, or one copy per sweep value.

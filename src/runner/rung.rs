@@ -49,7 +49,8 @@ const START_LEAD: Duration = Duration::from_millis(20);
 /// Dispatch a rung and collect its records.
 ///
 /// `stop` turning true stops dispatch; requests in flight then get `grace` to finish and
-/// the rest are abandoned (not counted: they have no outcome).
+/// the rest are abandoned (not counted: they have no outcome). The sender being dropped (a
+/// second signal) abandons them at once.
 pub async fn run_rung(
     client: Arc<Client>,
     plan: RungPlan,
@@ -143,12 +144,18 @@ pub async fn run_rung(
                 }
                 None => break,
             },
-            changed = stop.changed(), if deadline.is_none() => {
-                if changed.is_err() || *stop.borrow() {
+            changed = stop.changed() => match changed {
+                // The sender is gone (a second signal): stop at once, keep what finished.
+                Err(_) => {
+                    interrupted = true;
+                    break;
+                }
+                Ok(()) if *stop.borrow() && deadline.is_none() => {
                     interrupted = true;
                     deadline = Some(Instant::now() + grace);
                 }
-            }
+                Ok(()) => {}
+            },
             _ = grace_over => break,
         }
     }
