@@ -218,3 +218,127 @@ fn a_second_signal_stops_at_once_with_a_valid_folder() {
         assert!(lines.iter().all(|l| l.ok));
     }
 }
+
+// ---- messages -----------------------------------------------------------------------------
+
+/// Prefixes of the progress lines `run` and `gate` print before any outcome.
+const INFO: [&str; 5] = [
+    "started the built-in simulator",
+    "preflight",
+    "writing ",
+    "note: ",
+    "warning: ",
+];
+
+/// Runs the binary (bounded) in `dir` and returns (exit code, stderr).
+fn ladder_in(dir: &Path, args: &[&str]) -> (Option<i32>, String) {
+    let mut c = ladder_cmd(args);
+    c.current_dir(dir).env_remove("LADDER_UNSET_KEY_VAR");
+    let ran = spawn(c).finish(Duration::from_secs(60));
+    no_panic(&ran);
+    (ran.status.code(), ran.stderr)
+}
+
+#[test]
+fn every_cli_error_starts_with_error() {
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path();
+    // A port with nothing listening: bound, then released.
+    let closed = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let good = Sc::new("sim").write(d);
+    let good = good.to_str().unwrap().to_string();
+    let write = |name: &str, text: String| {
+        let p = d.join(name);
+        std::fs::write(&p, text).unwrap();
+        p.to_str().unwrap().to_string()
+    };
+    let base = std::fs::read_to_string(&good).unwrap();
+    let unknown_field = write("unknown.yaml", base.replace("rates:", "ratez:"));
+    let no_key = write(
+        "nokey.yaml",
+        base.replace(
+            "  request_timeout:",
+            "  api_key_env: LADDER_UNSET_KEY_VAR\n  request_timeout:",
+        ),
+    );
+    let down = write(
+        "down.yaml",
+        base.replace(
+            "base_url: sim",
+            &format!("base_url: http://127.0.0.1:{closed}"),
+        ),
+    );
+    let no_tok = write(
+        "notok.yaml",
+        base.replace(
+            TOKENIZER,
+            &d.join("missing-tokenizer.json").display().to_string(),
+        ),
+    );
+    let a_file = write("a-file", String::new());
+    let missing = d.join("missing").display().to_string();
+    let sim_port = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let busy = sim_port.local_addr().unwrap().port().to_string();
+
+    let cases: Vec<(&str, Vec<&str>)> = vec![
+        ("unknown subcommand", vec!["frobnicate"]),
+        ("bad flag value", vec!["run", &good, "--rates", "abc"]),
+        (
+            "rates not increasing",
+            vec!["run", &good, "--rates", "10,5"],
+        ),
+        ("rates not positive", vec!["run", &good, "--rates", "0"]),
+        ("scenario file missing", vec!["run", &missing]),
+        ("scenario with an unknown key", vec!["run", &unknown_field]),
+        ("key variable unset", vec!["run", &no_key]),
+        ("server down", vec!["run", &down]),
+        ("tokenizer missing", vec!["run", &no_tok]),
+        ("--out is a file", vec!["run", &good, "--out", &a_file]),
+        (
+            "compare missing folders",
+            vec!["compare", &missing, &missing],
+        ),
+        ("compare a file", vec!["compare", &a_file, &a_file]),
+        (
+            "bad --threshold",
+            vec!["compare", &missing, &missing, "--threshold", "nope"],
+        ),
+        ("bless missing folder", vec!["bless", &missing]),
+        ("report missing folder", vec!["report", &missing]),
+        (
+            "gate without a golden",
+            vec!["gate", &good, "--golden", &missing, "--out", &missing],
+        ),
+        ("gate a bad scenario", vec!["gate", &unknown_field]),
+        ("sim bad setting", vec!["sim", "--speed", "0"]),
+        ("sim port in use", vec!["sim", "--port", &busy]),
+    ];
+    let mut bad = Vec::new();
+    for (what, args) in &cases {
+        let (code, stderr) = ladder_in(d, args);
+        // The first line that is not progress (what was started, probed, written).
+        let first = stderr
+            .lines()
+            .find(|l| !INFO.iter().any(|p| l.starts_with(p)))
+            .unwrap_or_default();
+        if code != Some(2) || !first.starts_with("error: ") {
+            bad.push(format!(
+                "{what} ({args:?}): exit {code:?}, first stderr line {first:?}"
+            ));
+        }
+    }
+    drop(sim_port);
+    assert!(bad.is_empty(), "\n{}", bad.join("\n"));
+
+    // `validate` reports each problem compiler-style, with its location first.
+    let (code, stderr) = ladder_in(d, &["validate", &unknown_field]);
+    assert_eq!(code, Some(2));
+    assert!(
+        stderr.lines().next().unwrap().contains("unknown.yaml:") && stderr.contains(": error: "),
+        "{stderr}"
+    );
+}

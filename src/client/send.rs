@@ -149,8 +149,8 @@ pub(crate) fn client_resource_hint(errno: i32) -> Option<&'static str> {
     {
         match errno {
             libc::EMFILE => Some(
-                "the client ran out of open files (this process's limit): raise it with \
-                 `ulimit -n` or lower load.max_concurrency",
+                "the client ran out of open files (this process's limit): raise the \
+                 open-file limit (`ulimit -n`) or lower load.max_concurrency",
             ),
             libc::ENFILE => Some(
                 "the client machine ran out of open files (the system-wide limit, fs.file-max): \
@@ -158,7 +158,8 @@ pub(crate) fn client_resource_hint(errno: i32) -> Option<&'static str> {
             ),
             libc::EADDRNOTAVAIL => Some(
                 "the client ran out of local ports (or the local address is gone): widen \
-                 net.ipv4.ip_local_port_range or lower load.max_concurrency",
+                 the local port range (net.ipv4.ip_local_port_range) or lower \
+                 load.max_concurrency",
             ),
             libc::ENOBUFS | libc::ENOMEM => Some(
                 "the client machine ran out of socket buffers or memory: lower \

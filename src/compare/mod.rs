@@ -59,8 +59,8 @@ pub enum CompareError {
     #[error(
         "no rung can be compared: rungs {rates:?} req/s hit a client-side resource limit \
          (requests failed on the client, not the server) and the others are not in both runs; \
-         rerun with a higher `ulimit -n`, a wider net.ipv4.ip_local_port_range or a lower \
-         load.max_concurrency"
+         to rerun, {}",
+        crate::record::CLIENT_RESOURCE_FIX
     )]
     ClientLimited { rates: Vec<f64> },
     #[error("{path}: scenario `gate:` list is malformed: {message}")]
@@ -257,10 +257,10 @@ pub fn compare(
                 warnings.push(format!(
                     "rung {} req/s of the {which} is unusable: {n} of {} requests failed on the \
                      client (client_resource: out of open files, local ports or socket memory), \
-                     not the server; not compared. Rerun it with a higher `ulimit -n`, a wider \
-                     net.ipv4.ip_local_port_range or a lower load.max_concurrency",
+                     not the server; not compared. To rerun it, {}",
                     render::num(r.entry.rate),
-                    r.summary.num_prompts
+                    r.summary.num_prompts,
+                    crate::record::CLIENT_RESOURCE_FIX
                 ));
             }
         }

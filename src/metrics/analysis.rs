@@ -415,9 +415,9 @@ impl fmt::Display for Analysis {
         if !self.client_limited.is_empty() {
             writeln!(
                 f,
-                "Client-limited rungs:    {} req/s (requests failed on the client: raise `ulimit -n`, \
-                 widen net.ipv4.ip_local_port_range or lower load.max_concurrency)",
-                self.client_limited_text()
+                "Client-limited rungs:    {} req/s (requests failed on the client: {})",
+                self.client_limited_text(),
+                crate::record::CLIENT_RESOURCE_FIX
             )?;
         }
         if let Some(b) = self.baseline_rate {

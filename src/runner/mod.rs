@@ -151,13 +151,14 @@ fn check_fd_limit(scenario: &Scenario, say: &dyn Fn(&str)) -> Result<(), RunErro
         Ok(limits::FdLimit::TooLow { need, hard }) => match scenario.load.max_concurrency {
             Some(c) => Err(RunError::Preflight(format!(
                 "load.max_concurrency {c} needs about {need} open files, but the hard limit is {hard}: \
-                 raise it (`ulimit -n {need}` as a user allowed to, or LimitNOFILE= in a systemd unit) \
-                 or lower max_concurrency"
+                 raise the open-file limit (`ulimit -n {need}` as a user allowed to, or LimitNOFILE= \
+                 in a systemd unit) or lower load.max_concurrency"
             ))),
             None => {
                 say(&format!(
                     "warning: up to {concurrency} requests may be in flight at once, needing about {need} open files, \
-                     but the hard limit is {hard}; set load.max_concurrency below {} or raise the limit",
+                     but the hard limit is {hard}; raise the open-file limit (`ulimit -n {need}`) or set \
+                     load.max_concurrency below {}",
                     hard.saturating_sub(64)
                 ));
                 Ok(())

@@ -71,11 +71,10 @@ pub fn rung_warnings(s: &RungSummary) -> Vec<String> {
     if client > 0 {
         w.push(format!(
             "rung {rate} req/s: {client} of {} requests failed on the client, not the server \
-             (client_resource: out of open files, local ports or socket memory); raise the \
-             open-file limit (`ulimit -n`), widen the local port range \
-             (net.ipv4.ip_local_port_range) or lower load.max_concurrency. This rung does not \
-             measure the server: the analysis and compare/gate leave it out",
-            s.num_prompts
+             (client_resource: out of open files, local ports or socket memory); {}. This rung \
+             does not measure the server: the analysis and compare/gate leave it out",
+            s.num_prompts,
+            crate::record::CLIENT_RESOURCE_FIX
         ));
     }
     if s.server_error_rate() > OVERLOAD_ERROR_RATE {
