@@ -101,6 +101,22 @@ fn out_of_open_files_is_the_clients_failure_not_server_overload() {
     no_panic(&cmp);
     let all = cmp.all();
     assert!(all.contains("failed on the client"), "{all}");
+    // bless refuses such a baseline (unless --force).
+    let golden = tmp.path().join("golden");
+    let bl = spawn(ladder_cmd(&[
+        "bless",
+        d,
+        "--golden",
+        golden.to_str().unwrap(),
+    ]))
+    .finish(Duration::from_secs(60));
+    assert_eq!(bl.status.code(), Some(2), "{}", bl.all());
+    assert!(
+        bl.stderr.starts_with("error: refusing to bless") && bl.stderr.contains("client-side"),
+        "{}",
+        bl.stderr
+    );
+    assert!(!golden.join("rel").exists());
     if limited == rd.rungs.len() {
         assert_eq!(cmp.status.code(), Some(2), "{all}");
         assert!(cmp.stderr.starts_with("error: "), "{}", cmp.stderr);
