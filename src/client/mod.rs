@@ -9,6 +9,7 @@
 //! [`RequestRecord`]: crate::record::RequestRecord
 
 pub mod chunk;
+mod resource;
 mod secret;
 mod send;
 pub mod sse;

@@ -10,6 +10,7 @@ use reqwest::header::CONTENT_TYPE;
 use tokio::time::{timeout_at, Instant};
 
 use super::chunk::{self, Chunk, Usage};
+use super::resource::client_resource;
 use super::secret::truncate;
 use super::sse::SseParser;
 use super::{Client, ModelsReply, PreparedRequest, TokenCounter, DETAIL_MAX, ERROR_BODY_CAP};
@@ -140,54 +141,6 @@ fn chain(e: &dyn StdError) -> String {
         src = inner.source();
     }
     s
-}
-
-/// The local resource a raw OS error says the client ran out of, and how to get more.
-/// `None` for every other error: those are the server's or the network's.
-pub(crate) fn client_resource_hint(errno: i32) -> Option<&'static str> {
-    #[cfg(unix)]
-    {
-        match errno {
-            libc::EMFILE => Some(
-                "the client ran out of open files (this process's limit): raise the \
-                 open-file limit (`ulimit -n`) or lower load.max_concurrency",
-            ),
-            libc::ENFILE => Some(
-                "the client machine ran out of open files (the system-wide limit, fs.file-max): \
-                 raise it or lower load.max_concurrency",
-            ),
-            libc::EADDRNOTAVAIL => Some(
-                "the client ran out of local ports (or the local address is gone): widen \
-                 the local port range (net.ipv4.ip_local_port_range) or lower \
-                 load.max_concurrency",
-            ),
-            libc::ENOBUFS | libc::ENOMEM => Some(
-                "the client machine ran out of socket buffers or memory: lower \
-                 load.max_concurrency or free memory",
-            ),
-            _ => None,
-        }
-    }
-    #[cfg(not(unix))]
-    {
-        let _ = errno;
-        None
-    }
-}
-
-/// When anything in `e`'s source chain is an OS error of the client's own resources: the
-/// hint for it and the error text.
-fn client_resource(e: &(dyn StdError + 'static)) -> Option<String> {
-    let mut cur: Option<&(dyn StdError + 'static)> = Some(e);
-    while let Some(inner) = cur {
-        if let Some(io) = inner.downcast_ref::<std::io::Error>() {
-            if let Some(hint) = io.raw_os_error().and_then(client_resource_hint) {
-                return Some(format!("{hint} ({io})"));
-            }
-        }
-        cur = inner.source();
-    }
-    None
 }
 
 /// A transport failure as a record failure: the client's own resource limits first (they
