@@ -43,6 +43,9 @@ pub trait RungObserver {
 /// Period of the dispatch timer: longer than any rung, so it only fires where it is re-armed.
 const TIMER_PERIOD: Duration = Duration::from_secs(7 * 24 * 3600);
 
+/// How long after a send time tokio's timer steps in if the high-resolution one has not fired.
+const TIMER_BACKSTOP: Duration = Duration::from_millis(3);
+
 /// Lead time before the first send, so the first arrivals are not late by construction.
 const START_LEAD: Duration = Duration::from_millis(20);
 
@@ -83,9 +86,13 @@ pub async fn run_rung(
         // dispatcher, so it runs next on that worker, with no hand-off between threads.
         // One timer (one descriptor) serves the whole rung, re-armed for each send: a timer
         // per sleep would need a new descriptor exactly when the rung's connections have
-        // used them all up, and tokio-hrtime panics when it cannot get one.
+        // used them all up, and tokio-hrtime panics when it cannot get one. It is first armed
+        // a period away, so it never fires unawaited; and tokio's own timer, a few ms after
+        // each send time, backs it up: a re-armed timerfd whose stale readiness tokio-hrtime
+        // reads as "not yet" would otherwise leave the rung waiting forever.
         tokio::spawn(async move {
-            let mut timer = tokio_hrtime::interval_at(start.into_std(), TIMER_PERIOD);
+            let mut timer =
+                tokio_hrtime::interval_at(start.into_std() + TIMER_PERIOD, TIMER_PERIOD);
             for (i, (req, at)) in plan.requests.into_iter().zip(plan.schedule).enumerate() {
                 if *stop.borrow() {
                     break;
@@ -94,8 +101,10 @@ pub async fn run_rung(
                 if due > Instant::now() {
                     timer.reset_at(due.into_std());
                     tokio::select! {
-                        _ = timer.tick() => {}
+                        biased;
                         _ = stop.changed() => break,
+                        _ = timer.tick() => {}
+                        _ = tokio::time::sleep_until(due + TIMER_BACKSTOP) => {}
                     }
                 }
                 let permit = match &sem {
