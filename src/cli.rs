@@ -403,7 +403,7 @@ fn run_sim(args: SimArgs) -> i32 {
     let problems = cfg.problems();
     if !problems.is_empty() {
         for p in problems {
-            eprintln!("ladder sim: {p}");
+            eprintln!("error: ladder sim: {p}");
         }
         return ladder::exit::BAD_INPUT;
     }
@@ -411,14 +411,14 @@ fn run_sim(args: SimArgs) -> i32 {
     let rt = match tokio::runtime::Runtime::new() {
         Ok(rt) => rt,
         Err(e) => {
-            eprintln!("ladder sim: cannot start the async runtime: {e}");
+            eprintln!("error: ladder sim: cannot start the async runtime: {e}");
             return ladder::exit::BAD_INPUT;
         }
     };
     match rt.block_on(ladder::sim::serve_until_signal(cfg, addr, args.api_key)) {
         Ok(()) => ladder::exit::OK,
         Err(e) => {
-            eprintln!("ladder sim: cannot serve on {addr}: {e}");
+            eprintln!("error: ladder sim: cannot serve on {addr}: {e}");
             ladder::exit::BAD_INPUT
         }
     }
@@ -466,7 +466,15 @@ fn run(opts: ladder::runner::RunOptions) -> i32 {
         }
         Err(e) => {
             match &e {
-                RunError::Scenario(_) => eprintln!("{e}"),
+                // Scenario problems come as `file:line:col: error: ...` lines (as from
+                // `ladder validate`): a first line says what they stopped.
+                RunError::Scenario(m) if m.contains(": error: ") => {
+                    eprintln!(
+                        "error: {} cannot be run; nothing was sent:",
+                        opts.scenario_path.display()
+                    );
+                    eprintln!("{m}");
+                }
                 // A stopped or failed run still gets reports of the rungs it finished.
                 RunError::Interrupted { dir, .. } | RunError::Failed { dir, .. } => {
                     reports(dir);

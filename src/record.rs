@@ -8,6 +8,15 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
+/// The `errors_by_class` key of [`ErrorClass::ClientResource`]; result folders written
+/// before the class existed simply lack it (read as 0).
+pub const CLIENT_RESOURCE_KEY: &str = "client_resource";
+
+/// What to do about client-side failures, worded once for every message that gives it
+/// (rung warnings, the analysis, compare/gate).
+pub const CLIENT_RESOURCE_FIX: &str = "raise the open-file limit (`ulimit -n`), widen the \
+     local port range (net.ipv4.ip_local_port_range) or lower load.max_concurrency";
+
 /// Why a request failed. Every failed request has exactly one class.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -34,6 +43,10 @@ pub enum ErrorClass {
     StreamError,
     /// The response was not a well-formed OpenAI stream (bad JSON, bad framing, no tokens).
     Malformed,
+    /// The client itself ran out of a local resource (open files, local ports, socket
+    /// buffers or memory: EMFILE, ENFILE, EADDRNOTAVAIL, ENOBUFS, ENOMEM): the request never
+    /// tested the server, so it is never counted as a server error or as overload.
+    ClientResource,
     /// A failure imported from another tool's results (vLLM keeps only an error text). The
     /// client never records it, so it is not in [`ErrorClass::ALL`].
     Unclassified,
@@ -41,7 +54,7 @@ pub enum ErrorClass {
 
 impl ErrorClass {
     /// All classes, in report order.
-    pub const ALL: [ErrorClass; 9] = [
+    pub const ALL: [ErrorClass; 10] = [
         ErrorClass::Auth,
         ErrorClass::RateLimit,
         ErrorClass::Client4xx,
@@ -51,6 +64,7 @@ impl ErrorClass {
         ErrorClass::Reset,
         ErrorClass::StreamError,
         ErrorClass::Malformed,
+        ErrorClass::ClientResource,
     ];
 
     /// The snake_case key used in result files.
@@ -65,8 +79,14 @@ impl ErrorClass {
             ErrorClass::Reset => "reset",
             ErrorClass::StreamError => "stream_error",
             ErrorClass::Malformed => "malformed",
+            ErrorClass::ClientResource => CLIENT_RESOURCE_KEY,
             ErrorClass::Unclassified => "unclassified",
         }
+    }
+
+    /// True for failures of the load generator itself, not of the server under test.
+    pub fn is_client_side(self) -> bool {
+        self == ErrorClass::ClientResource
     }
 
     /// Class of a non-success HTTP status.

@@ -10,6 +10,7 @@
 
 pub mod chunk;
 mod redact;
+mod resource;
 mod secret;
 mod send;
 pub mod sse;
@@ -32,6 +33,7 @@ pub use crate::scenario::validate::{without_userinfo, CREDENTIALS_IN_URL, FRAGME
 pub use chunk::Usage;
 pub use redact::{strings_of, Redactor, MASK, MIN_SECRET_CHARS};
 pub use secret::{is_secret_name, redact, ApiKey};
+pub use send::Measured;
 
 /// Longest error-body excerpt kept in a [`RequestError`] detail.
 pub const DETAIL_MAX: usize = 300;

@@ -10,9 +10,12 @@ use reqwest::header::CONTENT_TYPE;
 use tokio::time::{timeout_at, Instant};
 
 use super::chunk::{self, Chunk, Usage};
+use super::resource::client_resource;
 use super::secret::truncate;
 use super::sse::SseParser;
-use super::{usage, Client, ModelsReply, PreparedRequest, DETAIL_MAX, ERROR_BODY_CAP};
+use super::{
+    usage, Client, ModelsReply, PreparedRequest, TokenCounter, DETAIL_MAX, ERROR_BODY_CAP,
+};
 use crate::record::{ErrorClass, ItlGaps, RequestError, RequestRecord, TokenSource};
 
 /// Largest non-streaming JSON body accepted (a server that ignores `stream`).
@@ -142,8 +145,23 @@ fn chain(e: &dyn StdError) -> String {
     s
 }
 
+/// A transport failure as a record failure: the client's own resource limits first (they
+/// would otherwise read as connect errors or resets), then `class`.
+fn transport_fail(e: &reqwest::Error, class: ErrorClass, context: &str) -> Fail {
+    match client_resource(e) {
+        Some(why) => Fail::new(
+            ErrorClass::ClientResource,
+            format!("{context}client-side failure, not the server's: {why}"),
+        ),
+        None => Fail::new(class, format!("{context}{}", chain(e))),
+    }
+}
+
 /// Class of an error from `send()` (before any response headers).
 fn classify_send_error(e: &reqwest::Error) -> ErrorClass {
+    if client_resource(e).is_some() {
+        return ErrorClass::ClientResource;
+    }
     if e.is_connect() {
         return ErrorClass::Connect;
     }
@@ -184,8 +202,11 @@ impl Client {
         }
     }
 
-    /// Sends one prepared request and measures it. Never panics and never fails: every failure
-    /// becomes the record's single [`RequestError`]. Times are offsets from `rung_start`.
+    /// Sends one prepared request and measures it, then counts its output tokens on the
+    /// blocking pool when the server sent no usage. Never panics and never fails: every
+    /// failure becomes the record's single [`RequestError`]. Times are offsets from
+    /// `rung_start`. The runner uses [`Client::measure`] instead, to free its concurrency
+    /// slot before counting.
     pub async fn send(
         &self,
         req: &PreparedRequest,
@@ -194,6 +215,24 @@ impl Client {
         index: u32,
         warmup: bool,
     ) -> RequestRecord {
+        self.measure(req, rung_start, scheduled, index, warmup)
+            .await
+            .counted()
+            .await
+    }
+
+    /// Sends one prepared request and measures it; its timing is final when this returns.
+    /// Re-tokenizing the output (CPU-bound: hundreds of milliseconds for a long text) is left
+    /// to [`Measured::counted`], so it never runs on an async worker while other requests'
+    /// reads and timeouts wait for that worker.
+    pub async fn measure(
+        &self,
+        req: &PreparedRequest,
+        rung_start: Instant,
+        scheduled: Duration,
+        index: u32,
+        warmup: bool,
+    ) -> Measured {
         // Sized up front so the hot loop does not grow them token by token.
         let expected = (req.max_tokens as usize).min(16 * 1024);
         let mut prog = Progress {
@@ -224,11 +263,14 @@ impl Client {
             usage::implausible(u, req.input_tokens, req.max_tokens, prog.token_chunks)
         });
         let trusted = prog.usage.filter(|_| rejected.is_none());
+        let mut pending = None;
         let (output_tokens, token_source) = match trusted.and_then(|u| u.completion_tokens) {
             Some(n) => (n, TokenSource::Usage),
-            None => match (&self.counter, &prog.text) {
+            None => match (&self.counter, prog.text.take()) {
                 (Some(count), Some(text)) if prog.token_chunks > 0 => {
-                    (count(text), TokenSource::Retokenized)
+                    pending = Some((count.clone(), text));
+                    // Until counted: the chunk count, which is also the fallback.
+                    (prog.token_chunks, TokenSource::Retokenized)
                 }
                 _ => (prog.token_chunks, TokenSource::ChunkCount),
             },
@@ -253,7 +295,7 @@ impl Client {
         // A stream that ended early (EOS, failure, multi-token chunks) must not keep its unused
         // reservation for as long as the rung's records are held.
         prog.itl.shrink_to_fit();
-        RequestRecord {
+        let record = RequestRecord {
             index,
             warmup,
             scheduled,
@@ -269,7 +311,8 @@ impl Client {
             server_completion_tokens: prog.usage.and_then(|u| u.completion_tokens),
             requested_output_tokens: req.max_tokens,
             usage_rejected: rejected,
-        }
+        };
+        Measured { record, pending }
     }
 
     async fn drive(
@@ -282,7 +325,7 @@ impl Client {
     ) -> Result<(), Fail> {
         let mut resp = match timeout_at(ttft_deadline, builder.send()).await {
             Err(_) => return Err(self.timeout_fail(sent, false, 0)),
-            Ok(Err(e)) => return Err(Fail::new(classify_send_error(&e), chain(&e))),
+            Ok(Err(e)) => return Err(transport_fail(&e, classify_send_error(&e), "")),
             Ok(Ok(r)) => r,
         };
         let status = resp.status();
@@ -329,14 +372,11 @@ impl Client {
                     return Err(self.timeout_fail(sent, prog.first.is_some(), prog.token_chunks))
                 }
                 Ok(Err(e)) => {
-                    return Err(Fail::new(
-                        ErrorClass::Reset,
-                        format!(
-                            "response body broke after {} token chunks: {}",
-                            prog.token_chunks,
-                            chain(&e)
-                        ),
-                    ))
+                    let context = format!(
+                        "response body broke after {} token chunks: ",
+                        prog.token_chunks
+                    );
+                    return Err(transport_fail(&e, ErrorClass::Reset, &context));
                 }
                 Ok(Ok(None)) => break,
                 Ok(Ok(Some(b))) => b,
@@ -406,11 +446,12 @@ impl Client {
                 })
             }
             Ok(Err(e)) => {
+                let f = transport_fail(&e, classify_send_error(&e), "");
                 return ModelsReply::Failed(RequestError {
-                    class: classify_send_error(&e),
+                    class: f.class,
                     status: None,
-                    detail: truncate(self.redact(&chain(&e)), DETAIL_MAX),
-                })
+                    detail: truncate(self.redact(&f.detail), DETAIL_MAX),
+                });
             }
             Ok(Ok(r)) => r,
         };
@@ -440,6 +481,35 @@ impl Client {
             Ok(l) => ModelsReply::Served(l.data.into_iter().map(|m| m.id).collect()),
             Err(_) => ModelsReply::Unparsable,
         }
+    }
+}
+
+/// A measured request whose output tokens may still have to be counted from its text.
+pub struct Measured {
+    record: RequestRecord,
+    pending: Option<(TokenCounter, String)>,
+}
+
+impl Measured {
+    /// True when [`Measured::counted`] has text to re-tokenize.
+    pub fn needs_counting(&self) -> bool {
+        self.pending.is_some()
+    }
+
+    /// The final record, its output re-tokenized on tokio's blocking pool when needed (the
+    /// record's times are already final). If counting fails, the token chunks are counted.
+    pub async fn counted(self) -> RequestRecord {
+        let Measured {
+            mut record,
+            pending,
+        } = self;
+        if let Some((count, text)) = pending {
+            match tokio::task::spawn_blocking(move || count(&text)).await {
+                Ok(n) => record.output_tokens = n,
+                Err(_) => record.token_source = TokenSource::ChunkCount,
+            }
+        }
+        record
     }
 }
 

@@ -50,6 +50,13 @@ pub enum GateError {
     Running(PathBuf),
     #[error("refusing to bless: {0}")]
     Unsafe(String),
+    #[error(
+        "refusing to bless {path}: rungs {rates:?} req/s hit a client-side resource limit \
+         (requests failed on the client, so compare and gate cannot use them); to rerun, {}; \
+         or pass --force",
+        crate::record::CLIENT_RESOURCE_FIX
+    )]
+    ClientLimited { path: PathBuf, rates: Vec<f64> },
     #[error("refusing to bless {path}: run status is {status:?}{detail}; bless a complete run, or pass --force")]
     NotComplete {
         path: PathBuf,
@@ -166,6 +173,20 @@ pub fn bless(opts: &BlessOptions) -> Result<PathBuf, GateError> {
                 (None, true) => " (a rung is incomplete)".into(),
                 (None, false) => String::new(),
             },
+        });
+    }
+    // A rung that measured the client (requests failed on its own resource limits) could
+    // never be compared: such a baseline would silently gate nothing there.
+    let limited: Vec<f64> = d
+        .rungs
+        .iter()
+        .filter(|r| r.summary.client_failures() > 0)
+        .map(|r| r.entry.rate)
+        .collect();
+    if !limited.is_empty() && !opts.force {
+        return Err(GateError::ClientLimited {
+            path: src.clone(),
+            rates: limited,
         });
     }
     let golden = opts

@@ -61,6 +61,13 @@ pub enum CompareError {
         metric: String,
         detail: String,
     },
+    #[error(
+        "no rung can be compared: rungs {rates:?} req/s hit a client-side resource limit \
+         (requests failed on the client, not the server) and the others are not in both runs; \
+         to rerun, {}",
+        crate::record::CLIENT_RESOURCE_FIX
+    )]
+    ClientLimited { rates: Vec<f64> },
     #[error("{path}: scenario `gate:` list is malformed: {message}")]
     BadGate { path: String, message: String },
 }
@@ -262,10 +269,29 @@ pub fn compare(
             warnings.extend(d.info.warnings.iter().map(|w| format!("{which}: {w}")));
         }
     }
+    // A rung whose requests failed on the client (out of open files, local ports) measured
+    // the client, not the server: it is not compared, and the output says so.
+    let mut client_limited = Vec::new();
+    for (which, d) in [("baseline", b), ("candidate", c)] {
+        for r in d.rungs.iter().filter(|r| r.entry.complete) {
+            let n = r.summary.client_failures();
+            if n > 0 {
+                client_limited.push(r.entry.rate);
+                warnings.push(format!(
+                    "rung {} req/s of the {which} is unusable: {n} of {} requests failed on the \
+                     client (client_resource: out of open files, local ports or socket memory), \
+                     not the server; not compared. To rerun it, {}",
+                    render::num(r.entry.rate),
+                    r.summary.num_prompts,
+                    crate::record::CLIENT_RESOURCE_FIX
+                ));
+            }
+        }
+    }
     let usable = |d: &ResultDir| -> Vec<f64> {
         d.rungs
             .iter()
-            .filter(|r| r.entry.complete)
+            .filter(|r| r.entry.complete && !client_limited.contains(&r.entry.rate))
             .map(|r| r.entry.rate)
             .collect()
     };
@@ -292,6 +318,13 @@ pub fn compare(
                 render::num(*r)
             ));
         }
+    }
+    if common.is_empty() && !client_limited.is_empty() {
+        client_limited.sort_by(f64::total_cmp);
+        client_limited.dedup();
+        return Err(CompareError::ClientLimited {
+            rates: client_limited,
+        });
     }
     if common.is_empty() {
         return Err(CompareError::NoCommonRungs {

@@ -162,6 +162,27 @@ impl RungSummary {
         }
     }
 
+    /// Measured requests that failed on the client itself (out of open files, local ports,
+    /// socket buffers): they never reached the server and say nothing about it.
+    pub fn client_failures(&self) -> u64 {
+        self.errors_by_class
+            .get(crate::record::CLIENT_RESOURCE_KEY)
+            .copied()
+            .unwrap_or(0)
+    }
+
+    /// Failed / measured among the requests the client could actually send: the error rate
+    /// of the server, with client-side failures left out of both counts.
+    pub fn server_error_rate(&self) -> f64 {
+        let client = self.client_failures();
+        let n = (self.completed + self.failed).saturating_sub(client);
+        if n == 0 {
+            0.0
+        } else {
+            self.failed.saturating_sub(client) as f64 / n as f64
+        }
+    }
+
     /// The stats of one distribution (zeroed when absent).
     pub fn stats(&self, which: Latency) -> Stats {
         self.latency.get(&which).copied().unwrap_or_default()

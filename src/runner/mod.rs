@@ -115,7 +115,11 @@ pub fn run_all(opts: &RunOptions) -> Result<Vec<RunOutcome>, RunError> {
         .enable_all()
         .build()
         .map_err(|e| RunError::Output(format!("cannot start the async runtime: {e}")))?;
-    rt.block_on(run_scenario(&ctx, scenario))
+    let outcome = rt.block_on(run_scenario(&ctx, scenario));
+    // Requests abandoned by a stop may still be re-tokenizing on the blocking pool: their
+    // records are no longer wanted, so the process does not wait for them.
+    rt.shutdown_background();
+    outcome
 }
 
 fn check_rates(rates: &[f64], baseline: Option<f64>) -> Result<(), RunError> {
@@ -171,13 +175,14 @@ fn check_fd_limit(scenario: &Scenario, say: &dyn Fn(&str)) -> Result<(), RunErro
         Ok(limits::FdLimit::TooLow { need, hard }) => match scenario.load.max_concurrency {
             Some(c) => Err(RunError::Preflight(format!(
                 "load.max_concurrency {c} needs about {need} open files, but the hard limit is {hard}: \
-                 raise it (`ulimit -n {need}` as a user allowed to, or LimitNOFILE= in a systemd unit) \
-                 or lower max_concurrency"
+                 raise the open-file limit (`ulimit -n {need}` as a user allowed to, or LimitNOFILE= \
+                 in a systemd unit) or lower load.max_concurrency"
             ))),
             None => {
                 say(&format!(
                     "warning: up to {concurrency} requests may be in flight at once, needing about {need} open files, \
-                     but the hard limit is {hard}; set load.max_concurrency below {} or raise the limit",
+                     but the hard limit is {hard}; raise the open-file limit (`ulimit -n {need}`) or set \
+                     load.max_concurrency below {}",
                     hard.saturating_sub(64)
                 ));
                 Ok(())
@@ -194,35 +199,58 @@ struct RunContext<'a> {
     env_headers: Vec<String>,
 }
 
-/// Stop flag flipped by Ctrl-C or SIGTERM.
+/// Stop flag flipped by the first Ctrl-C or SIGTERM: no new requests, those in flight get
+/// [`STOP_GRACE`]. A second signal drops the sender, which ends the rung at once (its finished
+/// requests are still written). The handlers are installed here, before the load, so no
+/// signal between two waits is missed.
 fn stop_signal() -> watch::Receiver<bool> {
     let (tx, rx) = watch::channel(false);
+    let mut signals = StopSignals::install();
     tokio::spawn(async move {
-        #[cfg(unix)]
-        {
-            use tokio::signal::unix::{signal, SignalKind};
-            let mut term = match signal(SignalKind::terminate()) {
-                Ok(s) => s,
-                Err(_) => {
-                    let _ = tokio::signal::ctrl_c().await;
-                    let _ = tx.send(true);
-                    return;
-                }
-            };
-            tokio::select! {
-                _ = tokio::signal::ctrl_c() => {}
-                _ = term.recv() => {}
-            }
-        }
-        #[cfg(not(unix))]
-        let _ = tokio::signal::ctrl_c().await;
+        signals.next().await;
         eprintln!(
-            "\nstopping: no new requests; waiting up to {}s for requests in flight",
+            "\nstopping: no new requests; waiting up to {}s for requests in flight (Ctrl-C again to stop at once)",
             STOP_GRACE.as_secs()
         );
         let _ = tx.send(true);
+        signals.next().await;
+        eprintln!("stopping now: requests in flight are abandoned; writing what finished");
+        drop(tx);
     });
     rx
+}
+
+/// SIGINT and SIGTERM as streams (each signal counted from installation on).
+struct StopSignals {
+    #[cfg(unix)]
+    streams: Option<(tokio::signal::unix::Signal, tokio::signal::unix::Signal)>,
+}
+
+impl StopSignals {
+    fn install() -> StopSignals {
+        #[cfg(unix)]
+        {
+            use tokio::signal::unix::{signal, SignalKind};
+            let streams = signal(SignalKind::interrupt())
+                .and_then(|int| Ok((int, signal(SignalKind::terminate())?)))
+                .ok();
+            StopSignals { streams }
+        }
+        #[cfg(not(unix))]
+        StopSignals {}
+    }
+
+    async fn next(&mut self) {
+        #[cfg(unix)]
+        if let Some((int, term)) = &mut self.streams {
+            tokio::select! {
+                _ = int.recv() => {}
+                _ = term.recv() => {}
+            }
+            return;
+        }
+        let _ = tokio::signal::ctrl_c().await;
+    }
 }
 
 /// The ladders a scenario asks for: itself, or one copy per sweep value.

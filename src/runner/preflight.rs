@@ -174,6 +174,14 @@ pub enum PreflightError {
         /// What was wrong.
         detail: String,
     },
+    /// The client ran out of a local resource before it could reach the server.
+    #[error("cannot reach {url}: {detail}")]
+    ClientResource {
+        /// The URL tried.
+        url: String,
+        /// Which resource, how to get more, and the OS error.
+        detail: String,
+    },
 }
 
 fn connect_error(url: &str, detail: &str) -> PreflightError {
@@ -201,6 +209,10 @@ fn connect_error(url: &str, detail: &str) -> PreflightError {
 fn transport_error(url: &str, err: &RequestError) -> PreflightError {
     match err.class {
         ErrorClass::Connect => connect_error(url, &err.detail),
+        ErrorClass::ClientResource => PreflightError::ClientResource {
+            url: url.to_owned(),
+            detail: err.detail.clone(),
+        },
         ErrorClass::Timeout => PreflightError::Timeout {
             url: url.to_owned(),
             detail: err.detail.clone(),
@@ -245,7 +257,9 @@ pub async fn preflight(
         ModelsReply::Failed(err) if err.class == ErrorClass::Connect => {
             return Err(connect_error(&models_url, &err.detail))
         }
-        ModelsReply::Failed(err) if err.class == ErrorClass::Timeout => {
+        ModelsReply::Failed(err)
+            if matches!(err.class, ErrorClass::Timeout | ErrorClass::ClientResource) =>
+        {
             return Err(transport_error(&models_url, err))
         }
         _ => None,

@@ -40,13 +40,20 @@ pub trait RungObserver {
     fn on_record(&mut self, live: &LiveStats, sent: u64);
 }
 
+/// Period of the dispatch timer: longer than any rung, so it only fires where it is re-armed.
+const TIMER_PERIOD: Duration = Duration::from_secs(7 * 24 * 3600);
+
+/// How long after a send time tokio's timer steps in if the high-resolution one has not fired.
+const TIMER_BACKSTOP: Duration = Duration::from_millis(3);
+
 /// Lead time before the first send, so the first arrivals are not late by construction.
 const START_LEAD: Duration = Duration::from_millis(20);
 
 /// Dispatch a rung and collect its records.
 ///
 /// `stop` turning true stops dispatch; requests in flight then get `grace` to finish and
-/// the rest are abandoned (not counted: they have no outcome).
+/// the rest are abandoned (not counted: they have no outcome). The sender being dropped (a
+/// second signal) abandons them at once.
 pub async fn run_rung(
     client: Arc<Client>,
     plan: RungPlan,
@@ -66,20 +73,38 @@ pub async fn run_rung(
             .max_concurrency
             .map(|c| Arc::new(Semaphore::new(c.max(1) as usize)));
         let warmup = plan.warmup;
+        // Re-tokenizing runs on the blocking pool, a few texts at a time: all cores but one,
+        // so the async workers (reads, timeouts, dispatch) keep a core to run on.
+        let counting = Arc::new(Semaphore::new(
+            std::thread::available_parallelism()
+                .map_or(1, |n| n.get().saturating_sub(1))
+                .max(1),
+        ));
         // The dispatch loop is a task on the runtime, woken by an OS high-resolution timer
         // (timerfd on Linux) registered in tokio's reactor: tokio's own timer fires on 1 ms
         // ticks, up to a tick late. The send task is spawned from the worker that polls the
         // dispatcher, so it runs next on that worker, with no hand-off between threads.
+        // One timer (one descriptor) serves the whole rung, re-armed for each send: a timer
+        // per sleep would need a new descriptor exactly when the rung's connections have
+        // used them all up, and tokio-hrtime panics when it cannot get one. It is first armed
+        // a period away, so it never fires unawaited; and tokio's own timer, a few ms after
+        // each send time, backs it up: a re-armed timerfd whose stale readiness tokio-hrtime
+        // reads as "not yet" would otherwise leave the rung waiting forever.
         tokio::spawn(async move {
+            let mut timer =
+                tokio_hrtime::interval_at(start.into_std() + TIMER_PERIOD, TIMER_PERIOD);
             for (i, (req, at)) in plan.requests.into_iter().zip(plan.schedule).enumerate() {
                 if *stop.borrow() {
                     break;
                 }
                 let due = start + at;
                 if due > Instant::now() {
+                    timer.reset_at(due.into_std());
                     tokio::select! {
-                        _ = tokio_hrtime::sleep_until(due.into_std()) => {}
+                        biased;
                         _ = stop.changed() => break,
+                        _ = timer.tick() => {}
+                        _ = tokio::time::sleep_until(due + TIMER_BACKSTOP) => {}
                     }
                 }
                 let permit = match &sem {
@@ -91,10 +116,17 @@ pub async fn run_rung(
                 };
                 let client = client.clone();
                 let tx = tx.clone();
+                let counting = counting.clone();
                 sent.fetch_add(1, Ordering::Relaxed);
                 tokio::spawn(async move {
-                    let rec = client.send(&req, start, at, i as u32, i < warmup).await;
+                    let measured = client.measure(&req, start, at, i as u32, i < warmup).await;
+                    // Timing is final: free the slot before any re-tokenizing.
                     drop(permit);
+                    let _turn = match measured.needs_counting() {
+                        true => counting.acquire().await.ok(),
+                        false => None,
+                    };
+                    let rec = measured.counted().await;
                     let _ = tx.send(rec).await;
                 });
             }
@@ -121,12 +153,18 @@ pub async fn run_rung(
                 }
                 None => break,
             },
-            changed = stop.changed(), if deadline.is_none() => {
-                if changed.is_err() || *stop.borrow() {
+            changed = stop.changed() => match changed {
+                // The sender is gone (a second signal): stop at once, keep what finished.
+                Err(_) => {
+                    interrupted = true;
+                    break;
+                }
+                Ok(()) if *stop.borrow() && deadline.is_none() => {
                     interrupted = true;
                     deadline = Some(Instant::now() + grace);
                 }
-            }
+                Ok(()) => {}
+            },
             _ = grace_over => break,
         }
     }

@@ -68,11 +68,21 @@ pub fn rung_warnings(s: &RungSummary) -> Vec<String> {
              fell behind its schedule, so this rung measures the client as much as the server"
         ));
     }
-    if s.error_rate() > OVERLOAD_ERROR_RATE {
+    let client = s.client_failures();
+    if client > 0 {
+        w.push(format!(
+            "rung {rate} req/s: {client} of {} requests failed on the client, not the server \
+             (client_resource: out of open files, local ports or socket memory); {}. This rung \
+             does not measure the server: the analysis and compare/gate leave it out",
+            s.num_prompts,
+            crate::record::CLIENT_RESOURCE_FIX
+        ));
+    }
+    if s.server_error_rate() > OVERLOAD_ERROR_RATE {
         let mut classes: Vec<String> = s
             .errors_by_class
             .iter()
-            .filter(|(_, n)| **n > 0)
+            .filter(|(k, n)| **n > 0 && k.as_str() != crate::record::CLIENT_RESOURCE_KEY)
             .map(|(k, n)| format!("{k}={n}"))
             .collect();
         classes.sort();
@@ -85,7 +95,7 @@ pub fn rung_warnings(s: &RungSummary) -> Vec<String> {
         };
         w.push(format!(
             "rung {rate} req/s: error rate {:.1}% is above {:.0}%: overloaded{hint} [{}]",
-            s.error_rate() * 100.0,
+            s.server_error_rate() * 100.0,
             OVERLOAD_ERROR_RATE * 100.0,
             classes.join(", ")
         ));
@@ -242,6 +252,36 @@ mod tests {
         assert_eq!(w.len(), 2, "{w:?}");
         assert!(w[0].contains("dispatch lag"));
         assert!(w[1].contains("auth errors"));
+    }
+
+    #[test]
+    fn client_side_failures_are_named_and_never_called_overload() {
+        let mut s = rung(5.0, 200, 100.0);
+        s.completed = 100;
+        s.failed = 100;
+        s.errors_by_class
+            .insert(crate::record::CLIENT_RESOURCE_KEY.into(), 100);
+        let w = rung_warnings(&s);
+        assert_eq!(w.len(), 1, "{w:?}");
+        assert!(w[0].contains("failed on the client"), "{}", w[0]);
+        for fix in [
+            "ulimit -n",
+            "net.ipv4.ip_local_port_range",
+            "max_concurrency",
+        ] {
+            assert!(w[0].contains(fix), "{}", w[0]);
+        }
+        assert!(!w.iter().any(|x| x.contains("overloaded")), "{w:?}");
+        // Real server errors beside them are still overload, counted without them.
+        s.completed = 90;
+        s.failed = 110;
+        s.errors_by_class.insert("server_5xx".into(), 10);
+        let w = rung_warnings(&s);
+        assert!(
+            w[1].contains("overloaded") && w[1].contains("10.0%"),
+            "{w:?}"
+        );
+        assert!(!w[1].contains("client_resource"), "{}", w[1]);
     }
 
     #[test]

@@ -322,6 +322,12 @@ pub enum Fault {
     /// After `good`, a stream whose one event is not JSON: 100 `x` then the Authorization
     /// header, so an excerpt cut at 120 bytes ends inside the key.
     MalformedEcho,
+    /// Answered correctly after holding the request open for this many milliseconds (many
+    /// connections open at once).
+    HoldMs(u64),
+    /// `KiB` kibibytes of generated text in ~1 KiB chunks, no usage chunk, then (when the
+    /// `bool` is true) `[DONE]`, else the connection is held open until the client gives up.
+    BigText(u32, bool),
 }
 
 /// Base64 of `b` (standard or URL-safe alphabet, padded or not), for echoing servers.
@@ -632,6 +638,26 @@ pub fn handle(
                 "HTTP/1.1 500 Internal Server Error\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{b}",
                 b.len()
             )
+        }
+        Fault::HoldMs(ms) => {
+            thread::sleep(Duration::from_millis(ms));
+            s.write_all(SSE_HEAD.as_bytes())?;
+            s.write_all(GOOD_STREAM.as_bytes())
+        }
+        Fault::BigText(kib, done) => {
+            s.write_all(SSE_HEAD.as_bytes())?;
+            // Words the tiny tokenizer knows, so re-tokenizing does real work.
+            let words = "baba babai babe bibo ".repeat(50);
+            let event = format!("data: {{\"choices\":[{{\"index\":0,\"text\":\"{words}\"}}]}}\n\n");
+            for _ in 0..kib {
+                s.write_all(event.as_bytes())?;
+            }
+            if done {
+                s.write_all(b"data: [DONE]\n\n")
+            } else {
+                thread::sleep(Duration::from_secs(30));
+                Ok(())
+            }
         }
         Fault::RedirectTo(port) => write!(
             s,
