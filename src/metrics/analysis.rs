@@ -51,6 +51,10 @@ pub const GOODPUT_MIN_FRACTION: f64 = 0.95;
 pub enum KneeReason {
     /// The error rate passed the SLO bound.
     ErrorRate,
+    /// The error rate passed the SLO bound with requests the server rejected (`client_4xx`,
+    /// `auth`): the requests are wrong (too long for the context, unknown model, missing
+    /// key), so this is where the configuration fails, not where the server saturates.
+    Rejected,
     /// Throughput stopped growing with the offered rate.
     ThroughputPlateau,
     /// Median TTFT jumped (and left the SLO, if one is set).
@@ -61,6 +65,7 @@ impl fmt::Display for KneeReason {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(match self {
             KneeReason::ErrorRate => "error rate over SLO",
+            KneeReason::Rejected => "requests rejected (client error, not overload)",
             KneeReason::ThroughputPlateau => "throughput plateau",
             KneeReason::TtftJump => "TTFT jump",
         })
@@ -254,7 +259,15 @@ fn find_knee(sorted: &[&RungSummary], slo: &Slo, max_error_rate: f64) -> Option<
     for (i, r) in sorted.iter().enumerate() {
         let mut reasons = Vec::new();
         let mut detail = Vec::new();
-        if r.server_error_rate() > max_error_rate {
+        if r.server_error_rate() > max_error_rate && r.mostly_rejected() {
+            reasons.push(KneeReason::Rejected);
+            detail.push(format!(
+                "error rate {} exceeds the {} bound, and the server rejected {} requests (client_4xx / auth): the requests are wrong for this server, it is not overloaded",
+                pct(r.server_error_rate()),
+                pct(max_error_rate),
+                r.rejected()
+            ));
+        } else if r.server_error_rate() > max_error_rate {
             reasons.push(KneeReason::ErrorRate);
             detail.push(format!(
                 "error rate {} exceeds the {} bound",

@@ -171,6 +171,23 @@ impl RungSummary {
             .unwrap_or(0)
     }
 
+    /// Requests the server refused as malformed or unauthorised (`client_4xx`, `auth`): a
+    /// deterministic answer to what was sent (a prompt longer than the context, an unknown
+    /// model, a bad parameter, a missing key), never a sign of overload.
+    pub fn rejected(&self) -> u64 {
+        ["client_4xx", "auth"]
+            .iter()
+            .map(|k| self.errors_by_class.get(*k).copied().unwrap_or(0))
+            .sum()
+    }
+
+    /// True when most of the rung's failures are [`RungSummary::rejected`] ones: its error
+    /// rate says the requests are wrong, not that the server is overloaded.
+    pub fn mostly_rejected(&self) -> bool {
+        let failed = self.failed.saturating_sub(self.client_failures());
+        failed > 0 && 2 * self.rejected() >= failed
+    }
+
     /// Failed / measured among the requests the client could actually send: the error rate
     /// of the server, with client-side failures left out of both counts.
     pub fn server_error_rate(&self) -> f64 {

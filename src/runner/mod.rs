@@ -4,6 +4,7 @@ mod environment;
 pub mod limits;
 pub mod preflight;
 mod progress;
+pub mod rejection;
 pub mod rung;
 mod sim_host;
 pub mod warnings;
@@ -65,6 +66,10 @@ pub enum RunError {
     /// with `reason` as its `status_detail`.
     #[error("{reason}\n  the result folder {dir} is marked failed; finished rungs are kept")]
     Failed { dir: PathBuf, reason: String },
+    /// The server rejected a rung's requests the same way every time (a client error such
+    /// as a prompt longer than its context): the ladder stopped there.
+    #[error("{0}")]
+    Rejected(String),
     /// Stopped by a signal; finished rungs are in the folder.
     #[error("interrupted: {complete} of {total} rungs complete; partial results in {dir}")]
     Interrupted {
@@ -549,7 +554,7 @@ async fn run_rungs(
                 max_concurrency: scenario.load.max_concurrency,
                 slo: scenario.slo.clone(),
                 inexact_prompts: inexact,
-                interrupted: run.interrupted,
+                interrupted: run.interrupted || run.rejected.is_some(),
             },
         );
         bar.finish(&summary);
@@ -579,9 +584,22 @@ async fn run_rungs(
             bar.println(&format!("warning: {w}"));
             writer.warn(w);
         }
+        let rejected = run.rejected.as_ref().map(|r| r.describe(rate));
+        if let Some(why) = &rejected {
+            writer.warn(why.clone());
+        }
         writer
-            .write_rung(&summary, &run.records, !run.interrupted)
+            .write_rung(
+                &summary,
+                &run.records,
+                !run.interrupted && rejected.is_none(),
+            )
             .map_err(|e| RunError::Output(e.to_string()))?;
+        if let Some(why) = rejected {
+            // The folder is marked failed with this reason; finished rungs are kept.
+            let _ = writer.write_file("run.log", (log.join("\n") + "\n").as_bytes());
+            return Err(RunError::Rejected(why));
+        }
         summaries.push(summary);
         if run.interrupted {
             interrupted = true;

@@ -8,6 +8,7 @@ use std::time::Duration;
 use tokio::sync::{mpsc, watch, Semaphore};
 use tokio::time::Instant;
 
+use super::rejection::{self, Rejection};
 use crate::client::{Client, PreparedRequest};
 use crate::metrics::LiveStats;
 use crate::record::RequestRecord;
@@ -32,7 +33,14 @@ pub struct RungRun {
     pub sent: u64,
     /// True when a stop signal cut the rung short.
     pub interrupted: bool,
+    /// Set when the server rejected the rung's requests the same way every time and the rung
+    /// stopped early (see [`rejection`]).
+    pub rejected: Option<Rejection>,
 }
+
+/// Time requests still in flight get after a deterministic rejection stopped dispatch: they
+/// are being rejected too, and answer fast.
+const REJECTION_GRACE: Duration = Duration::from_secs(2);
 
 /// Hooks for progress display, called from the collector (never from the send path).
 pub trait RungObserver {
@@ -65,10 +73,13 @@ pub async fn run_rung(
     let (tx, mut rx) = mpsc::channel::<RequestRecord>(1024);
     let sent = Arc::new(AtomicU64::new(0));
     let start = Instant::now() + START_LEAD;
+    // Dispatch stops when this turns true: the server rejects every request the same way.
+    let (halt_tx, halt_rx) = watch::channel(false);
 
     let dispatcher = {
         let sent = sent.clone();
         let mut stop = stop.clone();
+        let mut halt = halt_rx;
         let sem = plan
             .max_concurrency
             .map(|c| Arc::new(Semaphore::new(c.max(1) as usize)));
@@ -94,7 +105,7 @@ pub async fn run_rung(
             let mut timer =
                 tokio_hrtime::interval_at(start.into_std() + TIMER_PERIOD, TIMER_PERIOD);
             for (i, (req, at)) in plan.requests.into_iter().zip(plan.schedule).enumerate() {
-                if *stop.borrow() {
+                if *stop.borrow() || *halt.borrow() {
                     break;
                 }
                 let due = start + at;
@@ -103,6 +114,7 @@ pub async fn run_rung(
                     tokio::select! {
                         biased;
                         _ = stop.changed() => break,
+                        _ = halt.changed() => break,
                         _ = timer.tick() => {}
                         _ = tokio::time::sleep_until(due + TIMER_BACKSTOP) => {}
                     }
@@ -137,6 +149,8 @@ pub async fn run_rung(
     let mut records = Vec::with_capacity(total);
     let mut interrupted = *stop.borrow();
     let mut deadline: Option<Instant> = None;
+    let mut watch_rejections = rejection::Watch::default();
+    let mut rejected = None;
     loop {
         let grace_over = async {
             match deadline {
@@ -147,6 +161,12 @@ pub async fn run_rung(
         tokio::select! {
             rec = rx.recv() => match rec {
                 Some(rec) => {
+                    if let Some(r) = watch_rejections.record(&rec) {
+                        let _ = halt_tx.send(true);
+                        let d = Instant::now() + REJECTION_GRACE.min(grace);
+                        deadline = Some(deadline.map_or(d, |old| old.min(d)));
+                        rejected = Some(r);
+                    }
                     live.record(&rec);
                     observer.on_record(&live, sent.load(Ordering::Relaxed));
                     records.push(rec);
@@ -172,8 +192,9 @@ pub async fn run_rung(
     dispatcher.abort();
     let sent = sent.load(Ordering::Relaxed);
     RungRun {
-        interrupted: interrupted || (records.len() as u64) < total as u64,
+        interrupted: rejected.is_none() && (interrupted || (records.len() as u64) < total as u64),
         records,
         sent,
+        rejected,
     }
 }

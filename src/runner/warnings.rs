@@ -78,7 +78,15 @@ pub fn rung_warnings(s: &RungSummary) -> Vec<String> {
             crate::record::CLIENT_RESOURCE_FIX
         ));
     }
-    if s.server_error_rate() > OVERLOAD_ERROR_RATE {
+    if s.server_error_rate() > OVERLOAD_ERROR_RATE && s.mostly_rejected() {
+        w.push(format!(
+            "rung {rate} req/s: error rate {:.1}% is above {:.0}%, but {} of the {} failures were rejected by the server (client_4xx / auth): the requests are wrong for this server (a prompt longer than its context, an unknown model, a bad parameter, a missing key), it is not overloaded; the requests files hold the server's messages",
+            s.server_error_rate() * 100.0,
+            OVERLOAD_ERROR_RATE * 100.0,
+            s.rejected(),
+            s.failed
+        ));
+    } else if s.server_error_rate() > OVERLOAD_ERROR_RATE {
         let mut classes: Vec<String> = s
             .errors_by_class
             .iter()
@@ -251,7 +259,14 @@ mod tests {
         let w = rung_warnings(&s);
         assert_eq!(w.len(), 2, "{w:?}");
         assert!(w[0].contains("dispatch lag"));
-        assert!(w[1].contains("auth errors"));
+        // 401s are a rejection of what was sent, never overload.
+        assert!(w[1].contains("rejected by the server"), "{w:?}");
+        assert!(w[1].contains("it is not overloaded"), "{w:?}");
+        // 429s are load: overload, with the rate-limiter hint.
+        s.errors_by_class.insert("auth".into(), 0);
+        s.errors_by_class.insert("rate_limit".into(), 100);
+        let w = rung_warnings(&s);
+        assert!(w[1].contains(": overloaded (429s"), "{w:?}");
     }
 
     #[test]

@@ -311,6 +311,8 @@ pub enum Fault {
     ModelsEchoKey401,
     /// A good stream whose usage claims 4,000,000,000 completion tokens.
     AbsurdUsage,
+    /// After `good`, 400 with llama.cpp's context-overflow error object.
+    ContextOverflow400,
     /// The Authorization header echoed in every encoding of [`echo_forms`]: as the model ids
     /// of `/v1/models` (without the scenario's model), then (after `good`) alternately in a
     /// 500 body and in a mid-stream error object.
@@ -546,6 +548,14 @@ pub fn handle(
             write!(
                 s,
                 "HTTP/1.1 401 Unauthorized\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{b}",
+                b.len()
+            )
+        }
+        Fault::ContextOverflow400 => {
+            let b = r#"{"error":{"code":400,"message":"the request exceeds the available context size, try increasing it","type":"exceed_context_size_error"}}"#;
+            write!(
+                s,
+                "HTTP/1.1 400 Bad Request\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{b}",
                 b.len()
             )
         }
