@@ -311,7 +311,7 @@ pub(crate) fn analyse(
     if !diags.is_empty() {
         return (None, diags);
     }
-    match serde_json::from_value::<Scenario>(json) {
+    match serde_path_to_error::deserialize::<_, Scenario>(json) {
         Ok(scenario) => (
             Some(Loaded {
                 scenario,
@@ -320,14 +320,26 @@ pub(crate) fn analyse(
             }),
             vec![],
         ),
-        Err(e) => (
-            None,
-            vec![diag(
-                Some(&tree),
-                Problem::value(vec![], format!("cannot read the scenario: {e}")),
-            )],
-        ),
+        Err(e) => {
+            let at = typed_path(e.path());
+            let pr = Problem::value(at, format!("cannot read this value: {}", e.inner()))
+                .hint("the value has the wrong type or is out of range for this key (see `ladder schema`)");
+            (None, vec![diag(Some(&tree), pr)])
+        }
     }
+}
+
+/// A serde key path as the tree's path, so a typed-read error points at the value.
+fn typed_path(p: &serde_path_to_error::Path) -> Vec<Seg> {
+    use serde_path_to_error::Segment;
+    p.iter()
+        .filter_map(|s| match s {
+            Segment::Seq { index } => Some(Seg::Index(*index)),
+            Segment::Map { key } => Some(Seg::Key(key.clone())),
+            Segment::Enum { variant } => Some(Seg::Key(variant.clone())),
+            Segment::Unknown => None,
+        })
+        .collect()
 }
 
 #[cfg(test)]
@@ -444,6 +456,24 @@ load:
         assert!(e[0].contains("invalid YAML"), "{e:?}");
         let e = errors("- 1\n- 2\n");
         assert!(e[0].contains("a scenario is a YAML mapping"), "{e:?}");
+    }
+
+    #[test]
+    fn typed_read_errors_point_at_the_value_and_u64_seeds_load() {
+        let e = errors(&GOOD.replace("output_tokens: 64", "output_tokens: 5000000000"));
+        assert_eq!(e.len(), 1, "{e:?}");
+        assert!(
+            e[0].starts_with("d/s.yaml:9:18: error: workload.output_tokens: cannot read this value"),
+            "{e:?}"
+        );
+        let e = errors(&GOOD.replace("output_tokens: 64", "output_tokens: 64\n  seed: 1e30"));
+        assert!(e[0].starts_with("d/s.yaml:10:9: error: workload.seed:"), "{e:?}");
+        for seed in [u64::MAX, (1 << 63) + 1] {
+            let t = GOOD.replace("output_tokens: 64", &format!("output_tokens: 64\n  seed: {seed}"));
+            let (l, d) = run(&t, &[]);
+            assert!(d.is_empty(), "{d:?}");
+            assert_eq!(l.unwrap().scenario.workload.seed, seed);
+        }
     }
 
     #[test]

@@ -4,6 +4,7 @@
 //! [`schema_json`] (for `ladder schema`).
 
 pub mod diagnostic;
+pub mod limits;
 pub mod load;
 pub mod migrate;
 pub mod schema;

@@ -174,6 +174,13 @@ impl Node {
 
 /// Resolve a plain (unquoted) scalar the way YAML 1.2's core schema does.
 pub(crate) fn resolve_plain(s: &str) -> Value {
+    // yaml-rust2 reads integers as i64; one above i64::MAX (a u64 seed) would become a float.
+    let digits = s.strip_prefix('+').unwrap_or(s);
+    if !digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit()) {
+        if let Ok(u) = digits.parse::<u64>() {
+            return Value::from(u);
+        }
+    }
     match Yaml::from_str(s) {
         Yaml::Null => Value::Null,
         Yaml::Boolean(b) => Value::Bool(b),
