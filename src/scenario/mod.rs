@@ -3,6 +3,7 @@
 //! Entry points: [`load`] (for `run` / `gate`), [`validate_file`] (for `ladder validate`),
 //! [`schema_json`] (for `ladder schema`).
 
+pub mod bounded;
 pub mod diagnostic;
 pub mod limits;
 pub mod load;
