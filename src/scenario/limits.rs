@@ -29,16 +29,28 @@ pub const MAX_TEMPLATE_OUTPUT_BYTES: usize = 16 * 1024 * 1024;
 /// a template cannot hang `validate` or `run`.
 pub const TEMPLATE_FUEL: u64 = 10_000_000;
 
+/// A number as a user wrote it, in exponent form when it is extreme (`1e-20`, not 22 digits).
+pub fn show(x: f64) -> String {
+    let a = x.abs();
+    if a != 0.0 && a.is_finite() && !(1e-4..1e9).contains(&a) {
+        format!("{x:e}")
+    } else {
+        format!("{x}")
+    }
+}
+
 /// Why `rate` (requests per second) cannot be a rung, if it cannot.
 pub fn rate_problem(rate: f64) -> Option<String> {
     if !(rate.is_finite() && rate > 0.0) {
         return Some(format!(
-            "rate {rate} must be a positive number of requests per second"
+            "rate {} must be a positive number of requests per second",
+            show(rate)
         ));
     }
     if rate < MIN_RATE {
         return Some(format!(
-            "rate {rate} is below the lowest rate ladder runs, {MIN_RATE} requests per second"
+            "rate {} is below the lowest rate ladder runs, {MIN_RATE} requests per second",
+            show(rate)
         ));
     }
     None
@@ -48,7 +60,8 @@ pub fn rate_problem(rate: f64) -> Option<String> {
 pub fn burstiness_problem(b: f64) -> Option<String> {
     if !(b.is_finite() && (MIN_BURSTINESS..=MAX_BURSTINESS).contains(&b)) {
         return Some(format!(
-            "burstiness {b} is outside [{MIN_BURSTINESS}, {MAX_BURSTINESS}]"
+            "burstiness {} is outside [{MIN_BURSTINESS}, {MAX_BURSTINESS}]",
+            show(b)
         ));
     }
     None
@@ -77,6 +90,16 @@ pub fn rung_size_problem(requests: u64, input_tokens: u64) -> Option<String> {
     None
 }
 
+/// Why a rung of file prompts totalling `total_tokens` cannot be held, if it cannot.
+pub fn rung_tokens_problem(requests: u64, total_tokens: u64) -> Option<String> {
+    (total_tokens > MAX_RUNG_PROMPT_TOKENS).then(|| {
+        format!(
+            "{requests} requests of this dataset's prompts = {total_tokens} tokens per rung, \
+             more than the limit of {MAX_RUNG_PROMPT_TOKENS} held in memory"
+        )
+    })
+}
+
 /// The hint that goes with a size problem.
 pub const RUNG_SIZE_HINT: &str =
     "lower `requests_per_rung` / `warmup_requests` or `input_tokens` (docs/scenario.md, Limits)";
@@ -89,7 +112,10 @@ mod tests {
     fn limits_refuse_the_edges_and_accept_the_inside() {
         assert!(rate_problem(MIN_RATE).is_none());
         assert!(rate_problem(1e300).is_none());
-        assert!(rate_problem(1e-20).unwrap().contains("below the lowest rate"));
+        assert_eq!(
+            rate_problem(1e-20).unwrap(),
+            "rate 1e-20 is below the lowest rate ladder runs, 0.001 requests per second"
+        );
         assert!(rate_problem(f64::NAN).unwrap().contains("positive"));
         assert!(burstiness_problem(1.0).is_none());
         assert!(burstiness_problem(1e308).is_some());

@@ -50,6 +50,57 @@ impl Loaded {
     }
 }
 
+/// A problem found after loading (e.g. by `runner::prepare`): the key it is about.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Finding {
+    /// Key path of the value at fault, e.g. `["sim", "max_num_seqs"]`.
+    pub path: Vec<Seg>,
+    /// What is wrong.
+    pub message: String,
+    /// What to do about it.
+    pub hint: Option<String>,
+}
+
+impl Finding {
+    /// A finding about the value at `keys` (mapping keys only).
+    pub fn at(keys: &[&str], message: impl Into<String>) -> Finding {
+        Finding {
+            path: keys.iter().map(|k| Seg::Key((*k).into())).collect(),
+            message: message.into(),
+            hint: None,
+        }
+    }
+    /// With a hint.
+    pub fn hint(mut self, h: impl Into<String>) -> Finding {
+        self.hint = Some(h.into());
+        self
+    }
+}
+
+impl Loaded {
+    /// Diagnostics with `file:line:col` for findings about this scenario; the file is read
+    /// again for the positions (the value's line, or the nearest enclosing key's).
+    pub fn diagnose(&self, findings: &[Finding]) -> Vec<Diagnostic> {
+        let tree = read_source(&self.path)
+            .ok()
+            .and_then(|t| yaml::parse(&t).ok());
+        findings
+            .iter()
+            .map(|f| {
+                let pos = tree.as_ref().map_or(Pos { line: 0, col: 0 }, |t| t.locate(&f.path));
+                Diagnostic {
+                    file: self.path.clone(),
+                    line: pos.line,
+                    col: pos.col,
+                    key_path: path_string(&f.path),
+                    message: f.message.clone(),
+                    hint: f.hint.clone(),
+                }
+            })
+            .collect()
+    }
+}
+
 /// Load and check a scenario (everything except loading the tokenizer, which the caller does
 /// anyway). Errors hold every problem found.
 pub fn load(path: &Path) -> Result<Loaded, Diagnostics> {

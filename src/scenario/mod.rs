@@ -15,6 +15,7 @@ pub mod validate;
 mod yaml;
 
 pub use diagnostic::{Diagnostic, Diagnostics};
-pub use load::{check_file, load, validate_file, Loaded, MAX_SCENARIO_BYTES};
+pub use load::{check_file, load, validate_file, Finding, Loaded, MAX_SCENARIO_BYTES};
+pub use yaml::Seg as KeySeg;
 pub use schema::schema_json;
 pub use types::*;

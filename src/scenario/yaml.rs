@@ -27,8 +27,10 @@ impl From<Marker> for Pos {
 
 /// One step of a key path: a mapping key or a sequence index.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) enum Seg {
+pub enum Seg {
+    /// A mapping key.
     Key(String),
+    /// A sequence index, 0-based.
     Index(usize),
 }
 

@@ -15,7 +15,7 @@ use std::path::{Path, PathBuf};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
-pub use arrival::schedule;
+pub use arrival::{schedule, ScheduleError};
 pub use tokenizer::Tokenizer;
 
 use crate::scenario::types::{Dataset, Workload};
