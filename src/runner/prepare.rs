@@ -185,10 +185,13 @@ fn check_prompts(
                     continue;
                 }
                 let longest = (f64::from(len) * (1.0 + w.range_ratio)).floor();
-                w.input_tokens = longest.clamp(1.0, f64::from(u32::MAX)) as u32;
-                w.range_ratio = 0.0;
-                if let Err(e) = PromptSet::load(&w, tok, None, 1, 0) {
-                    push(e);
+                let longest = longest.clamp(1.0, f64::from(u32::MAX)) as u32;
+                if longest != len {
+                    w.input_tokens = longest;
+                    w.range_ratio = 0.0;
+                    if let Err(e) = PromptSet::load(&w, tok, None, 1, 0) {
+                        push(e);
+                    }
                 }
             }
         }

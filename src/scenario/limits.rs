@@ -1,5 +1,5 @@
 //! The stated limits of a scenario: one constant and one phrasing each, used by `validate`,
-//! by `run` (also for `--rates`) and quoted in docs/scenario.md.
+//! by `run` (also for `--rates`) and quoted in the README's Limits table.
 
 /// Lowest rate of a rung, requests per second (one request every 1000 s). Below it the
 /// arrival gaps of a rung no longer fit a `Duration` and a rung would take years.
@@ -23,7 +23,7 @@ pub const MAX_INPUT_TOKENS: u64 = 4 * 1024 * 1024;
 pub const MAX_RUNG_PROMPT_TOKENS: u64 = 256 * 1024 * 1024;
 
 /// Longest text a `prompt_template` or `{{ env.NAME }}` value may render to, bytes.
-pub const MAX_TEMPLATE_OUTPUT_BYTES: usize = 16 * 1024 * 1024;
+pub const MAX_TEMPLATE_OUTPUT_BYTES: usize = 64 * 1024 * 1024;
 
 /// Template evaluation budget (minijinja fuel: about one unit per instruction), so a loop in
 /// a template cannot hang `validate` or `run`.
@@ -102,7 +102,7 @@ pub fn rung_tokens_problem(requests: u64, total_tokens: u64) -> Option<String> {
 
 /// The hint that goes with a size problem.
 pub const RUNG_SIZE_HINT: &str =
-    "lower `requests_per_rung` / `warmup_requests` or `input_tokens` (docs/scenario.md, Limits)";
+    "lower `requests_per_rung` / `warmup_requests` or `input_tokens` (README, Limits)";
 
 #[cfg(test)]
 mod tests {

@@ -84,7 +84,7 @@ impl Loaded {
         let tree = read_source(&self.path)
             .ok()
             .and_then(|t| yaml::parse(&t).ok());
-        findings
+        let mut diags: Vec<Diagnostic> = findings
             .iter()
             .map(|f| {
                 let pos = tree.as_ref().map_or(Pos { line: 0, col: 0 }, |t| t.locate(&f.path));
@@ -97,7 +97,9 @@ impl Loaded {
                     hint: f.hint.clone(),
                 }
             })
-            .collect()
+            .collect();
+        diags.sort_by_key(|d| (d.line, d.col));
+        diags
     }
 }
 
