@@ -460,12 +460,12 @@ fn validate(files: &[PathBuf]) -> i32 {
             eprintln!("{d}");
         }
         // What `run` would refuse before preflight, `validate` refuses too (the same code).
-        let prepared = loaded
-            .filter(|_| diags.is_empty())
-            .map(|l| match ladder::runner::prepare(&l, l.scenario.clone()) {
+        let prepared = loaded.filter(|_| diags.is_empty()).map(|l| {
+            match ladder::runner::prepare(&l, l.scenario.clone()) {
                 Ok(_) => Ok(l),
                 Err(found) => Err(l.diagnose(&found)),
-            });
+            }
+        });
         let loaded = match prepared {
             Some(Err(more)) => {
                 for d in &more {

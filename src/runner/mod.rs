@@ -120,7 +120,10 @@ fn check_rates(rates: &[f64]) -> Result<(), RunError> {
             "--rates needs at least one rate, e.g. --rates 5,10,20".into(),
         ));
     }
-    if let Some(m) = rates.iter().find_map(|r| crate::scenario::limits::rate_problem(*r)) {
+    if let Some(m) = rates
+        .iter()
+        .find_map(|r| crate::scenario::limits::rate_problem(*r))
+    {
         return Err(RunError::Scenario(format!(
             "--rates: {m}\n  hint: e.g. --rates 5,10,20"
         )));

@@ -28,7 +28,11 @@ pub struct Prepared {
 
 /// Seed of rung `idx`'s arrival schedule (the run and `prepare` draw the same one).
 pub fn rung_seed(seed: u64, idx: usize) -> u64 {
-    seed.wrapping_add((idx as u64).wrapping_add(1).wrapping_mul(0x9E37_79B9_7F4A_7C15))
+    seed.wrapping_add(
+        (idx as u64)
+            .wrapping_add(1)
+            .wrapping_mul(0x9E37_79B9_7F4A_7C15),
+    )
 }
 
 /// Build and check everything `run` needs short of the network; every problem found, each
@@ -171,7 +175,11 @@ fn check_prompts(
         }
         Dataset::Random => {
             let mut lens = vec![s.workload.input_tokens];
-            if let Some(sw) = s.sweep.as_ref().filter(|w| w.field == SweepField::InputTokens) {
+            if let Some(sw) = s
+                .sweep
+                .as_ref()
+                .filter(|w| w.field == SweepField::InputTokens)
+            {
                 lens = sw.values.clone();
             }
             for len in lens {

@@ -82,8 +82,12 @@ mod tests {
             "{e}"
         );
         assert!(t0.elapsed() < std::time::Duration::from_secs(30));
-        let e = render_str(&env, "{% for i in range(20) %}{{ 'x' * 99000000 }}{% endfor %}", ())
-            .unwrap_err();
+        let e = render_str(
+            &env,
+            "{% for i in range(20) %}{{ 'x' * 99000000 }}{% endfor %}",
+            (),
+        )
+        .unwrap_err();
         assert!(e.to_string().contains("MiB"), "{e}");
         assert_eq!(render_str(&env, "a{{ 1 + 1 }}", ()).unwrap(), "a2");
     }

@@ -123,6 +123,8 @@ mod tests {
         assert!(rung_size_problem(200, 512).is_none());
         assert!(rung_size_problem(4_000_000_000, 1).is_some());
         assert!(rung_size_problem(1, u64::from(u32::MAX)).is_some());
-        assert!(rung_size_problem(1_000_000, 4096).unwrap().contains("held in memory"));
+        assert!(rung_size_problem(1_000_000, 4096)
+            .unwrap()
+            .contains("held in memory"));
     }
 }

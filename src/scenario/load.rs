@@ -87,7 +87,9 @@ impl Loaded {
         let mut diags: Vec<Diagnostic> = findings
             .iter()
             .map(|f| {
-                let pos = tree.as_ref().map_or(Pos { line: 0, col: 0 }, |t| t.locate(&f.path));
+                let pos = tree
+                    .as_ref()
+                    .map_or(Pos { line: 0, col: 0 }, |t| t.locate(&f.path));
                 Diagnostic {
                     file: self.path.clone(),
                     line: pos.line,
@@ -516,13 +518,21 @@ load:
         let e = errors(&GOOD.replace("output_tokens: 64", "output_tokens: 5000000000"));
         assert_eq!(e.len(), 1, "{e:?}");
         assert!(
-            e[0].starts_with("d/s.yaml:9:18: error: workload.output_tokens: cannot read this value"),
+            e[0].starts_with(
+                "d/s.yaml:9:18: error: workload.output_tokens: cannot read this value"
+            ),
             "{e:?}"
         );
         let e = errors(&GOOD.replace("output_tokens: 64", "output_tokens: 64\n  seed: 1e30"));
-        assert!(e[0].starts_with("d/s.yaml:10:9: error: workload.seed:"), "{e:?}");
+        assert!(
+            e[0].starts_with("d/s.yaml:10:9: error: workload.seed:"),
+            "{e:?}"
+        );
         for seed in [u64::MAX, (1 << 63) + 1] {
-            let t = GOOD.replace("output_tokens: 64", &format!("output_tokens: 64\n  seed: {seed}"));
+            let t = GOOD.replace(
+                "output_tokens: 64",
+                &format!("output_tokens: 64\n  seed: {seed}"),
+            );
             let (l, d) = run(&t, &[]);
             assert!(d.is_empty(), "{d:?}");
             assert_eq!(l.unwrap().scenario.workload.seed, seed);

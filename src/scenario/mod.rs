@@ -16,6 +16,6 @@ mod yaml;
 
 pub use diagnostic::{Diagnostic, Diagnostics};
 pub use load::{check_file, load, validate_file, Finding, Loaded, MAX_SCENARIO_BYTES};
-pub use yaml::Seg as KeySeg;
 pub use schema::schema_json;
 pub use types::*;
+pub use yaml::Seg as KeySeg;

@@ -426,7 +426,10 @@ fn check_sizes(v: &Value, out: &mut Vec<Problem>) {
     let requests = n.saturating_add(w);
     let dataset = string(v, &["workload", "dataset"]).unwrap_or("random");
     // File prompts have their own lengths: their size is checked when the file is read.
-    let mut lens = vec![(if dataset == "random" { len } else { 0 }, p(&["workload", "input_tokens"]))];
+    let mut lens = vec![(
+        if dataset == "random" { len } else { 0 },
+        p(&["workload", "input_tokens"]),
+    )];
     if string(v, &["sweep", "field"]) == Some("input_tokens") && dataset == "random" {
         if let Some(values) = get(v, &["sweep", "values"]).and_then(Value::as_array) {
             for (i, x) in values.iter().enumerate() {

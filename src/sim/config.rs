@@ -117,7 +117,10 @@ impl SimConfig {
         let mut p: Vec<(&'static str, String)> = Vec::new();
         let pos = |name: &'static str, v: f64, p: &mut Vec<(&'static str, String)>| {
             if !(v.is_finite() && v > 0.0) {
-                p.push((name, format!("sim.{name} must be a positive number, got {v}")));
+                p.push((
+                    name,
+                    format!("sim.{name} must be a positive number, got {v}"),
+                ));
             }
         };
         let nonneg = |name: &'static str, v: f64, p: &mut Vec<(&'static str, String)>| {
@@ -147,21 +150,30 @@ impl SimConfig {
             )));
         }
         if self.max_num_batched_tokens < self.max_num_seqs {
-            p.push(("max_num_batched_tokens", format!(
-                "sim.max_num_batched_tokens ({}) must be >= sim.max_num_seqs ({})",
-                self.max_num_batched_tokens, self.max_num_seqs
-            )));
+            p.push((
+                "max_num_batched_tokens",
+                format!(
+                    "sim.max_num_batched_tokens ({}) must be >= sim.max_num_seqs ({})",
+                    self.max_num_batched_tokens, self.max_num_seqs
+                ),
+            ));
         }
         if self.reject_status != 429 && self.reject_status != 503 {
             p.push((
                 "reject_status",
-                format!("sim.reject_status must be 429 or 503, got {}", self.reject_status),
+                format!(
+                    "sim.reject_status must be 429 or 503, got {}",
+                    self.reject_status
+                ),
             ));
         }
         let mut sum = 0.0;
         for (name, v) in self.fault_fractions() {
             if !(0.0..=1.0).contains(&v) {
-                p.push((name, format!("sim.{name} must be a fraction in [0, 1], got {v}")));
+                p.push((
+                    name,
+                    format!("sim.{name} must be a fraction in [0, 1], got {v}"),
+                ));
             }
             sum += v;
         }

@@ -185,14 +185,19 @@ mod tests {
     fn infinite_rate_sends_everything_at_once() {
         let s = schedule(Arrival::Poisson, f64::INFINITY, None, 5, 0).unwrap();
         assert_eq!(s, vec![Duration::ZERO; 5]);
-        assert!(schedule(Arrival::Constant, 1.0, None, 0, 0).unwrap().is_empty());
+        assert!(schedule(Arrival::Constant, 1.0, None, 0, 0)
+            .unwrap()
+            .is_empty());
     }
 
     #[test]
     fn extreme_rates_and_shapes_are_errors_not_panics() {
         for arrival in [Arrival::Poisson, Arrival::Gamma, Arrival::Constant] {
             let e = schedule(arrival, 1e-20, None, 3, 0).unwrap_err();
-            assert!(matches!(e, ScheduleError::TooLong { .. }), "{arrival:?}: {e}");
+            assert!(
+                matches!(e, ScheduleError::TooLong { .. }),
+                "{arrival:?}: {e}"
+            );
         }
         assert!(schedule(Arrival::Gamma, 100.0, Some(1e308), 3, 0).is_err());
         for seed in 0..20 {
