@@ -400,3 +400,40 @@ fn the_readme_states_the_limits_the_code_enforces() {
         assert!(readme.contains(&row), "README's Limits table lacks `{row}`");
     }
 }
+
+/// A failure after the folder exists (here the dataset turns bad between rungs) marks the
+/// folder `failed` with the reason; it never stays `running`.
+#[test]
+fn an_error_after_the_folder_exists_marks_it_failed() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("p.jsonl");
+    std::fs::write(&data, "{\"prompt\": \"hello there\"}\n").unwrap();
+    let p = scenario(
+        dir.path(),
+        &[
+            (
+                "  input_tokens: 16\n",
+                "  dataset: jsonl\n  path: p.jsonl\n",
+            ),
+            ("cooldown: 0s", "cooldown: 4s"),
+        ],
+    );
+    let out = dir.path().join("out");
+    let live = spawn(ladder_cmd(&[
+        "run",
+        p.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+    ]));
+    live.wait_line("writing ", Duration::from_secs(60));
+    std::thread::sleep(Duration::from_millis(1500));
+    std::fs::write(&data, "not json\n").unwrap();
+    let r = live.finish(Duration::from_secs(60));
+    no_panic(&r);
+    assert_eq!(r.status.code(), Some(2), "{}", r.all());
+    assert!(r.stderr.contains("p.jsonl:1"), "{}", r.stderr);
+    let folder = run_dir(&out).expect("the folder of the first rung");
+    let text = std::fs::read_to_string(folder.join("run.json")).unwrap();
+    assert!(text.contains("\"status\": \"failed\""), "{text}");
+    assert!(text.contains("p.jsonl:1"), "{text}");
+}
