@@ -395,6 +395,7 @@ fn the_readme_states_the_limits_the_code_enforces() {
         format!("| {MAX_INPUT_TOKENS} tokens |"),
         format!("| {MAX_RUNG_PROMPT_TOKENS} |"),
         format!("| {TEMPLATE_FUEL} steps (minijinja fuel) |"),
+        format!("| {PROMPT_TEMPLATE_FUEL} steps (minijinja fuel) |"),
         format!("| {} MiB |", MAX_TEMPLATE_OUTPUT_BYTES / (1024 * 1024)),
     ] {
         assert!(readme.contains(&row), "README's Limits table lacks `{row}`");
@@ -436,4 +437,34 @@ fn an_error_after_the_folder_exists_marks_it_failed() {
     let text = std::fs::read_to_string(folder.join("run.json")).unwrap();
     assert!(text.contains("\"status\": \"failed\""), "{text}");
     assert!(text.contains("p.jsonl:1"), "{text}");
+}
+
+/// cargo-fuzz found it (tests/corpus/fuzz/scenario/fuzz-timeout-env-loop.yaml: a loop in a
+/// value that is not `prompt_template`): each `{{ env }}` value had its own budget, so many
+/// of them added up. All values of a file now share one budget.
+#[test]
+fn many_looping_values_share_one_template_budget() {
+    let dir = tempfile::tempdir().unwrap();
+    let lp = "{% for i in range(100000) %}{% for j in range(100000) %}{% endfor %}{% endfor %}";
+    let gate: String = (0..300)
+        .map(|i| format!("  - {{ metric: \"{lp}{i}\", max: 1 }}\n"))
+        .collect();
+    let p = scenario(dir.path(), &[("", &format!("gate:\n{gate}"))]);
+    let t0 = Instant::now();
+    let v = validate(&p);
+    no_panic(&v);
+    assert_eq!(v.status.code(), Some(2), "{}", v.all());
+    assert!(
+        v.stderr
+            .contains("rel.yaml:18:15: error: gate[0].metric: the template does too much work"),
+        "{}",
+        v.stderr
+    );
+    assert!(t0.elapsed() < Duration::from_secs(40), "{:?}", t0.elapsed());
+    let corpus = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/corpus/fuzz/scenario/fuzz-timeout-env-loop.yaml");
+    let t0 = Instant::now();
+    let v = validate(&corpus);
+    assert_eq!(v.status.code(), Some(2), "{}", v.all());
+    assert!(t0.elapsed() < Duration::from_secs(20), "{:?}", t0.elapsed());
 }

@@ -25,9 +25,12 @@ pub const MAX_RUNG_PROMPT_TOKENS: u64 = 256 * 1024 * 1024;
 /// Longest text a `prompt_template` or `{{ env.NAME }}` value may render to, bytes.
 pub const MAX_TEMPLATE_OUTPUT_BYTES: usize = 64 * 1024 * 1024;
 
-/// Template evaluation budget (minijinja fuel: about one unit per instruction), so a loop in
-/// a template cannot hang `validate` or `run`.
+/// Template evaluation budget of all `{{ env.NAME }}` values of one file together (minijinja
+/// fuel: about one unit per instruction), so a loop in a template cannot hang `validate`.
 pub const TEMPLATE_FUEL: u64 = 10_000_000;
+
+/// Template evaluation budget of `prompt_template` for one prompt.
+pub const PROMPT_TEMPLATE_FUEL: u64 = 100_000;
 
 /// A number as a user wrote it, in exponent form when it is extreme (`1e-20`, not 22 digits).
 pub fn show(x: f64) -> String {

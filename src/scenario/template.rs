@@ -25,7 +25,7 @@ fn strict_env() -> Environment<'static> {
 /// stay strings. Errors carry the key path of the value; their text never includes variable
 /// values (one of them may be an API key).
 pub(crate) fn render_env(root: &mut Node, vars: &BTreeMap<String, String>) -> Vec<Problem> {
-    let env = strict_env();
+    let mut metered = super::bounded::Metered::default();
     let ctx = minijinja::context! { env => vars };
     let mut problems = vec![];
     let mut path = vec![];
@@ -39,7 +39,7 @@ pub(crate) fn render_env(root: &mut Node, vars: &BTreeMap<String, String>) -> Ve
         if !has_template(s) {
             return None;
         }
-        match super::bounded::render_str(&env, s, &ctx) {
+        match metered.render_str(s, &ctx) {
             Ok(out) => Some(out),
             Err(e) => {
                 let mut msg = template_error(&e);
