@@ -27,7 +27,7 @@ pub const MAX_TEMPLATE_OUTPUT_BYTES: usize = 64 * 1024 * 1024;
 
 /// Template evaluation budget of all `{{ env.NAME }}` values of one file together (minijinja
 /// fuel: about one unit per instruction), so a loop in a template cannot hang `validate`.
-pub const TEMPLATE_FUEL: u64 = 10_000_000;
+pub const TEMPLATE_FUEL: u64 = 1_000_000;
 
 /// Template evaluation budget of `prompt_template` for one prompt.
 pub const PROMPT_TEMPLATE_FUEL: u64 = 100_000;
