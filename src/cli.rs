@@ -498,7 +498,24 @@ fn validate(files: &[PathBuf]) -> i32 {
         for d in &diags {
             eprintln!("{d}");
         }
-        if let Some(l) = loaded.filter(|_| diags.is_empty()) {
+        // What `run` would refuse before preflight, `validate` refuses too (the same code).
+        let prepared = loaded.filter(|_| diags.is_empty()).map(|l| {
+            match ladder::runner::prepare(&l, l.scenario.clone()) {
+                Ok(_) => Ok(l),
+                Err(found) => Err(l.diagnose(&found)),
+            }
+        });
+        let loaded = match prepared {
+            Some(Err(more)) => {
+                for d in &more {
+                    eprintln!("{d}");
+                }
+                None
+            }
+            Some(Ok(l)) => Some(l),
+            None => None,
+        };
+        if let Some(l) = loaded {
             for n in &l.notes {
                 eprintln!("{}: note: {n}", f.display());
             }

@@ -48,8 +48,7 @@ fn identical_context_overflow_rejections_stop_the_ladder_with_the_servers_messag
     assert!(md.contains("exceed_context_size_error"), "{md}");
     // The knee names the rejection, not an error-rate overload.
     let analysis: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(dir.join("analysis.json")).unwrap())
-            .unwrap();
+        serde_json::from_str(&std::fs::read_to_string(dir.join("analysis.json")).unwrap()).unwrap();
     assert_eq!(
         analysis["knee"]["reasons"],
         serde_json::json!(["rejected"]),

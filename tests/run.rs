@@ -1154,7 +1154,10 @@ fn a_server_echoing_the_key_in_401s_does_not_leak_it() {
     ));
     let o = s.run(&[], &[(var, key)], &[]);
     let err = assert_exit2(&o);
-    assert!(err.contains("the key is missing, wrong or not allowed"), "{err}");
+    assert!(
+        err.contains("the key is missing, wrong or not allowed"),
+        "{err}"
+    );
     let dir = s.result_dir();
     let r = read_json(&dir.join("result_rate_50.json"));
     let auth = r["errors_by_class"]["auth"].as_u64().unwrap_or(0);

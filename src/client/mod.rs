@@ -209,6 +209,25 @@ fn header_secrets(name: &str, value: &str) -> Vec<(String, String)> {
     out
 }
 
+/// The header as it will be sent, or what is wrong with it (the value is never shown: it may
+/// be a secret).
+fn header(name: &str, value: &str) -> Result<(HeaderName, HeaderValue), String> {
+    let n = HeaderName::from_bytes(name.as_bytes()).map_err(|_| {
+        format!("`{name}` is not a valid HTTP header name (letters, digits and `-`, no spaces)")
+    })?;
+    let v = HeaderValue::from_str(value).map_err(|_| {
+        format!(
+            "the value of header `{name}` cannot be sent (no line breaks or control characters)"
+        )
+    })?;
+    Ok((n, v))
+}
+
+/// What is wrong with one `endpoint.headers` entry, as [`Client::new`] would refuse it.
+pub fn header_problem(name: &str, value: &str) -> Option<String> {
+    header(name, value).err()
+}
+
 fn is_loopback(host: &str) -> bool {
     let h = host.trim_start_matches('[').trim_end_matches(']');
     h.eq_ignore_ascii_case("localhost") || h.parse::<IpAddr>().is_ok_and(|ip| ip.is_loopback())
@@ -259,9 +278,8 @@ impl Client {
 
         let mut headers = HeaderMap::new();
         for (name, value) in &cfg.headers {
-            let bad_header = || ClientError::BadHeader { name: name.clone() };
-            let n = HeaderName::from_bytes(name.as_bytes()).map_err(|_| bad_header())?;
-            let mut v = HeaderValue::from_str(value).map_err(|_| bad_header())?;
+            let (n, mut v) =
+                header(name, value).map_err(|_| ClientError::BadHeader { name: name.clone() })?;
             if is_secret_name(name) {
                 v.set_sensitive(true);
                 secrets.extend(header_secrets(name, value));

@@ -3,6 +3,7 @@
 mod environment;
 pub mod limits;
 pub mod preflight;
+pub mod prepare;
 mod progress;
 pub mod rejection;
 pub mod rung;
@@ -22,6 +23,7 @@ use crate::results::{RunInfo, RunStatus, RunWriter, RESULTS_FORMAT_VERSION};
 use crate::scenario::{Arrival, Scenario, SweepField};
 use crate::workload::{self, PromptSet};
 
+pub use prepare::{prepare, rung_seed, Prepared};
 pub use progress::rung_table;
 
 /// What `ladder run` (and `ladder gate`) asks the runner to do.
@@ -108,19 +110,20 @@ pub fn run_all(opts: &RunOptions) -> Result<Vec<RunOutcome>, RunError> {
         check_rates(rates, scenario.load.baseline_rate)?;
         scenario.load.rates = rates.clone();
     }
-    let tokenizer_path = loaded.resolve(&scenario.tokenizer);
-    let dataset_path = scenario.workload.path.as_ref().map(|p| loaded.resolve(p));
+    // Everything decidable without the network, as `ladder validate` checks it: nothing is
+    // sent and no folder is made for a scenario that would fail later.
+    let prepared = prepare(&loaded, scenario).map_err(|found| {
+        RunError::Scenario(crate::scenario::Diagnostics(loaded.diagnose(&found)).to_string())
+    })?;
     let ctx = RunContext {
         opts,
-        tokenizer_path,
-        dataset_path,
         env_headers: loaded.env_headers.clone(),
     };
     let rt = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
         .map_err(|e| RunError::Output(format!("cannot start the async runtime: {e}")))?;
-    let outcome = rt.block_on(run_scenario(&ctx, scenario));
+    let outcome = rt.block_on(run_scenario(&ctx, prepared));
     // Requests abandoned by a stop may still be re-tokenizing on the blocking pool: their
     // records are no longer wanted, so the process does not wait for them.
     rt.shutdown_background();
@@ -128,14 +131,22 @@ pub fn run_all(opts: &RunOptions) -> Result<Vec<RunOutcome>, RunError> {
 }
 
 fn check_rates(rates: &[f64], baseline: Option<f64>) -> Result<(), RunError> {
-    if rates.is_empty() || rates.iter().any(|r| !(r.is_finite() && *r > 0.0)) {
+    if rates.is_empty() {
         return Err(RunError::Scenario(
-            "error: --rates must be positive numbers, e.g. --rates 5,10,20".into(),
+            "--rates needs at least one rate, e.g. --rates 5,10,20".into(),
         ));
+    }
+    if let Some(m) = rates
+        .iter()
+        .find_map(|r| crate::scenario::limits::rate_problem(*r))
+    {
+        return Err(RunError::Scenario(format!(
+            "--rates: {m}\n  hint: e.g. --rates 5,10,20"
+        )));
     }
     if rates.windows(2).any(|w| w[1] <= w[0]) {
         return Err(RunError::Scenario(
-            "error: --rates must be strictly increasing, e.g. --rates 5,10,20".into(),
+            "--rates must be strictly increasing, e.g. --rates 5,10,20".into(),
         ));
     }
     // Two rungs must never write the same files: the baseline rung runs too, and labels
@@ -151,7 +162,7 @@ fn check_rates(rates: &[f64], baseline: Option<f64>) -> Result<(), RunError> {
             .find(|(b, _)| crate::scenario::label_clash(&[*a, *b]).is_some())
         {
             return Err(RunError::Scenario(format!(
-                "error: {wa} and {wb} would write the same rung files ({}); \
+                "{wa} and {wb} would write the same rung files ({}); \
                  rung files keep 6 decimals of the rate: drop one, or make them differ",
                 crate::results::result_file_name(*a)
             )));
@@ -198,8 +209,6 @@ fn check_fd_limit(scenario: &Scenario, say: &dyn Fn(&str)) -> Result<(), RunErro
 
 struct RunContext<'a> {
     opts: &'a RunOptions,
-    tokenizer_path: PathBuf,
-    dataset_path: Option<PathBuf>,
     /// Headers whose values came from `{{ env.NAME }}`: secrets.
     env_headers: Vec<String>,
 }
@@ -287,7 +296,7 @@ fn expand_sweep(s: &Scenario) -> Vec<Scenario> {
 
 async fn run_scenario(
     ctx: &RunContext<'_>,
-    scenario: Scenario,
+    prepared: Prepared,
 ) -> Result<Vec<RunOutcome>, RunError> {
     let quiet = ctx.opts.quiet;
     let say = |line: &str| {
@@ -295,6 +304,13 @@ async fn run_scenario(
             eprintln!("{line}");
         }
     };
+    let Prepared {
+        scenario,
+        tokenizer,
+        tokenizer_path,
+        dataset_path,
+        sim,
+    } = prepared;
 
     // The key: read from the named variable, never printed or written. An unset (or empty)
     // variable sends no key: local servers often take none. Preflight is the guard: a server
@@ -312,26 +328,20 @@ async fn run_scenario(
         None => None,
     };
 
-    let tokenizer = workload::tokenizer::load(&ctx.tokenizer_path).map_err(RunError::Scenario)?;
-    let tokenizer_sha256 = environment::sha256_file(&ctx.tokenizer_path)
-        .map_err(|e| RunError::Scenario(format!("{}: {e}", ctx.tokenizer_path.display())))?;
-    let tokenizer = Arc::new(tokenizer);
+    let tokenizer_sha256 = environment::sha256_file(&tokenizer_path)
+        .map_err(|e| RunError::Scenario(format!("{}: {e}", tokenizer_path.display())))?;
 
     // The built-in simulator, when asked for, lives as long as this function.
-    let (_sim, base_url) = if scenario.endpoint.base_url == "sim" {
-        // The simulator serves the scenario's model name, so `model:` needs no sim-only value.
-        let mut cfg = scenario.sim.clone().unwrap_or_default();
-        if !cfg.served_model_names.contains(&scenario.model) {
-            cfg.served_model_names.push(scenario.model.clone());
+    let (_sim, base_url) = match sim {
+        Some(cfg) => {
+            let host = sim_host::SimHost::start(cfg).map_err(|e| {
+                RunError::Preflight(format!("cannot start the built-in simulator: {e}"))
+            })?;
+            let url = host.base_url();
+            say(&format!("started the built-in simulator at {url}"));
+            (Some(host), url)
         }
-        let host = sim_host::SimHost::start(cfg).map_err(|e| {
-            RunError::Preflight(format!("cannot start the built-in simulator: {e}"))
-        })?;
-        let url = host.base_url();
-        say(&format!("started the built-in simulator at {url}"));
-        (Some(host), url)
-    } else {
-        (None, scenario.endpoint.base_url.clone())
+        None => (None, scenario.endpoint.base_url.clone()),
     };
     check_fd_limit(&scenario, &say)?;
 
@@ -436,7 +446,16 @@ async fn run_scenario(
             .unwrap_or_else(|| PathBuf::from("results"));
         let writer = RunWriter::create(&root, info).map_err(|e| RunError::Output(e.to_string()))?;
         say(&format!("writing {}", writer.dir().display()));
-        let outcome = run_ladder(ctx, &ladder, &client, &tokenizer, writer, stop.clone()).await?;
+        let outcome = run_ladder(
+            ctx,
+            &ladder,
+            &client,
+            &tokenizer,
+            dataset_path.as_deref(),
+            writer,
+            stop.clone(),
+        )
+        .await?;
         outcomes.push(outcome);
         if *stop.borrow() {
             break;
@@ -452,10 +471,21 @@ async fn run_ladder(
     scenario: &Scenario,
     client: &Arc<Client>,
     tokenizer: &workload::tokenizer::Tokenizer,
+    dataset_path: Option<&Path>,
     mut writer: RunWriter,
     stop: watch::Receiver<bool>,
 ) -> Result<RunOutcome, RunError> {
-    match run_rungs(ctx, scenario, client, tokenizer, &mut writer, stop).await {
+    match run_rungs(
+        ctx,
+        scenario,
+        client,
+        tokenizer,
+        dataset_path,
+        &mut writer,
+        stop,
+    )
+    .await
+    {
         Err(e) if !matches!(e, RunError::Interrupted { .. }) => Err(mark_failed(&mut writer, e)),
         r => r,
     }
@@ -484,6 +514,7 @@ async fn run_rungs(
     scenario: &Scenario,
     client: &Arc<Client>,
     tokenizer: &workload::tokenizer::Tokenizer,
+    dataset_path: Option<&Path>,
     writer: &mut RunWriter,
     stop: watch::Receiver<bool>,
 ) -> Result<RunOutcome, RunError> {
@@ -508,14 +539,16 @@ async fn run_rungs(
             break;
         }
         // Prompts and bodies are built before the rung: nothing of this on the send path.
-        let set = PromptSet::load(
+        let set = match PromptSet::load(
             &scenario.workload,
             tokenizer,
-            ctx.dataset_path.as_deref(),
+            dataset_path,
             warmup + n,
             idx as u64,
-        )
-        .map_err(|e| RunError::Scenario(e.to_string()))?;
+        ) {
+            Ok(set) => set,
+            Err(e) => return Err(RunError::Scenario(e.to_string())),
+        };
         for note in set.notes {
             if !quiet {
                 eprintln!("note: rung {rate} req/s: {note}");
@@ -528,16 +561,16 @@ async fn run_rungs(
             .iter()
             .map(|p| client.prepare(&p.text, p.input_tokens, p.output_tokens))
             .collect();
-        let schedule = workload::schedule(
+        let schedule = match workload::schedule(
             scenario.load.arrival,
             rate,
             scenario.load.burstiness,
             warmup + n,
-            scenario
-                .workload
-                .seed
-                .wrapping_add((idx as u64 + 1).wrapping_mul(0x9E37_79B9_7F4A_7C15)),
-        );
+            rung_seed(scenario.workload.seed, idx),
+        ) {
+            Ok(s) => s,
+            Err(e) => return Err(RunError::Scenario(e.to_string())),
+        };
         let plan = rung::RungPlan {
             requests,
             schedule,

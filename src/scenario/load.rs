@@ -53,6 +53,61 @@ impl Loaded {
     }
 }
 
+/// A problem found after loading (e.g. by `runner::prepare`): the key it is about.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Finding {
+    /// Key path of the value at fault, e.g. `["sim", "max_num_seqs"]`.
+    pub path: Vec<Seg>,
+    /// What is wrong.
+    pub message: String,
+    /// What to do about it.
+    pub hint: Option<String>,
+}
+
+impl Finding {
+    /// A finding about the value at `keys` (mapping keys only).
+    pub fn at(keys: &[&str], message: impl Into<String>) -> Finding {
+        Finding {
+            path: keys.iter().map(|k| Seg::Key((*k).into())).collect(),
+            message: message.into(),
+            hint: None,
+        }
+    }
+    /// With a hint.
+    pub fn hint(mut self, h: impl Into<String>) -> Finding {
+        self.hint = Some(h.into());
+        self
+    }
+}
+
+impl Loaded {
+    /// Diagnostics with `file:line:col` for findings about this scenario; the file is read
+    /// again for the positions (the value's line, or the nearest enclosing key's).
+    pub fn diagnose(&self, findings: &[Finding]) -> Vec<Diagnostic> {
+        let tree = read_source(&self.path)
+            .ok()
+            .and_then(|t| yaml::parse(&t).ok());
+        let mut diags: Vec<Diagnostic> = findings
+            .iter()
+            .map(|f| {
+                let pos = tree
+                    .as_ref()
+                    .map_or(Pos { line: 0, col: 0 }, |t| t.locate(&f.path));
+                Diagnostic {
+                    file: self.path.clone(),
+                    line: pos.line,
+                    col: pos.col,
+                    key_path: path_string(&f.path),
+                    message: f.message.clone(),
+                    hint: f.hint.clone(),
+                }
+            })
+            .collect();
+        diags.sort_by_key(|d| (d.line, d.col));
+        diags
+    }
+}
+
 /// Load and check a scenario (everything except loading the tokenizer, which the caller does
 /// anyway). Errors hold every problem found.
 pub fn load(path: &Path) -> Result<Loaded, Diagnostics> {
@@ -333,7 +388,7 @@ pub(crate) fn analyse(
     if !diags.is_empty() {
         return (None, diags);
     }
-    match serde_json::from_value::<Scenario>(json) {
+    match serde_path_to_error::deserialize::<_, Scenario>(json) {
         Ok(scenario) => (
             Some(Loaded {
                 scenario,
@@ -343,14 +398,26 @@ pub(crate) fn analyse(
             }),
             vec![],
         ),
-        Err(e) => (
-            None,
-            vec![diag(
-                Some(&tree),
-                Problem::value(vec![], format!("cannot read the scenario: {e}")),
-            )],
-        ),
+        Err(e) => {
+            let at = typed_path(e.path());
+            let pr = Problem::value(at, format!("cannot read this value: {}", e.inner()))
+                .hint("the value has the wrong type or is out of range for this key (see `ladder schema`)");
+            (None, vec![diag(Some(&tree), pr)])
+        }
     }
+}
+
+/// A serde key path as the tree's path, so a typed-read error points at the value.
+fn typed_path(p: &serde_path_to_error::Path) -> Vec<Seg> {
+    use serde_path_to_error::Segment;
+    p.iter()
+        .filter_map(|s| match s {
+            Segment::Seq { index } => Some(Seg::Index(*index)),
+            Segment::Map { key } => Some(Seg::Key(key.clone())),
+            Segment::Enum { variant } => Some(Seg::Key(variant.clone())),
+            Segment::Unknown => None,
+        })
+        .collect()
 }
 
 #[cfg(test)]
@@ -478,6 +545,32 @@ load:
         assert!(e[0].contains("invalid YAML"), "{e:?}");
         let e = errors("- 1\n- 2\n");
         assert!(e[0].contains("a scenario is a YAML mapping"), "{e:?}");
+    }
+
+    #[test]
+    fn typed_read_errors_point_at_the_value_and_u64_seeds_load() {
+        let e = errors(&GOOD.replace("output_tokens: 64", "output_tokens: 5000000000"));
+        assert_eq!(e.len(), 1, "{e:?}");
+        assert!(
+            e[0].starts_with(
+                "d/s.yaml:9:18: error: workload.output_tokens: cannot read this value"
+            ),
+            "{e:?}"
+        );
+        let e = errors(&GOOD.replace("output_tokens: 64", "output_tokens: 64\n  seed: 1e30"));
+        assert!(
+            e[0].starts_with("d/s.yaml:10:9: error: workload.seed:"),
+            "{e:?}"
+        );
+        for seed in [u64::MAX, (1 << 63) + 1] {
+            let t = GOOD.replace(
+                "output_tokens: 64",
+                &format!("output_tokens: 64\n  seed: {seed}"),
+            );
+            let (l, d) = run(&t, &[]);
+            assert!(d.is_empty(), "{d:?}");
+            assert_eq!(l.unwrap().scenario.workload.seed, seed);
+        }
     }
 
     #[test]

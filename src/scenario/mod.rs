@@ -4,10 +4,12 @@
 //! [`schema_json`] (for `ladder schema`).
 
 mod base_url;
+pub mod bounded;
 pub mod diagnostic;
 pub mod from_vllm;
 pub mod identity;
 pub mod init;
+pub mod limits;
 pub mod load;
 pub mod migrate;
 pub mod schema;
@@ -18,6 +20,7 @@ mod yaml;
 
 pub use diagnostic::{Diagnostic, Diagnostics};
 pub use identity::{is_scenario_name, label_clash, rate_label};
-pub use load::{check_file, check_text, load, validate_file, Loaded, MAX_SCENARIO_BYTES};
+pub use load::{check_file, check_text, load, validate_file, Finding, Loaded, MAX_SCENARIO_BYTES};
 pub use schema::schema_json;
 pub use types::*;
+pub use yaml::Seg as KeySeg;

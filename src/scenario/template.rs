@@ -4,7 +4,7 @@
 
 use std::collections::BTreeMap;
 
-use minijinja::{Environment, UndefinedBehavior};
+use minijinja::Environment;
 use serde_json::Value;
 
 use super::diagnostic::Problem;
@@ -18,16 +18,14 @@ fn has_template(s: &str) -> bool {
 }
 
 fn strict_env() -> Environment<'static> {
-    let mut env = Environment::new();
-    env.set_undefined_behavior(UndefinedBehavior::Strict);
-    env
+    super::bounded::environment()
 }
 
 /// Render every templated string value in place with `env` as the variables. Rendered values
 /// stay strings. Errors carry the key path of the value; their text never includes variable
 /// values (one of them may be an API key).
 pub(crate) fn render_env(root: &mut Node, vars: &BTreeMap<String, String>) -> Vec<Problem> {
-    let env = strict_env();
+    let mut metered = super::bounded::Metered::default();
     let ctx = minijinja::context! { env => vars };
     let mut problems = vec![];
     let mut path = vec![];
@@ -41,7 +39,7 @@ pub(crate) fn render_env(root: &mut Node, vars: &BTreeMap<String, String>) -> Ve
         if !has_template(s) {
             return None;
         }
-        match env.render_str(s, &ctx) {
+        match metered.render_str(s, &ctx) {
             Ok(out) => Some(out),
             Err(e) => {
                 let mut msg = template_error(&e);
@@ -131,6 +129,9 @@ fn template_error(e: &minijinja::Error) -> String {
         minijinja::ErrorKind::UndefinedError => "undefined variable in template",
         _ => "template error",
     };
+    if let Some(m) = super::bounded::budget_message(e) {
+        return m;
+    }
     let detail = e.detail().unwrap_or("").to_string();
     let mut msg = what.to_string();
     if !detail.is_empty() {

@@ -11,6 +11,7 @@ use serde_json::Value;
 
 use super::diagnostic::{nearest, Problem};
 use super::identity::{is_scenario_name, rate_label};
+use super::limits;
 use super::template::check_prompt_template;
 use super::yaml::Seg;
 
@@ -71,6 +72,7 @@ pub(crate) fn check(
     check_slo(v, &mut out);
     check_gate(v, metric_keys, &mut out);
     check_sweep(v, &mut out);
+    check_sizes(v, &mut out);
     if let (Some(t), Some(check)) = (string(v, &["tokenizer"]), tokenizer_check) {
         let resolved = resolve_against(file, Path::new(t));
         if let Err(e) = check(&resolved) {
@@ -267,11 +269,8 @@ fn check_load(v: &Value, out: &mut Vec<Problem>) {
             };
             let mut path = p(&["load", "rates"]);
             path.push(Seg::Index(i));
-            if !(r.is_finite() && r > 0.0) {
-                out.push(Problem::value(
-                    path,
-                    format!("rate {r} must be a positive number of requests per second"),
-                ));
+            if let Some(m) = limits::rate_problem(r) {
+                out.push(Problem::value(path, m));
                 continue;
             }
             if first_rate.is_none() {
@@ -292,11 +291,8 @@ fn check_load(v: &Value, out: &mut Vec<Problem>) {
         }
     }
     if let Some(b) = num(v, &["load", "baseline_rate"]) {
-        if !(b.is_finite() && b > 0.0) {
-            out.push(Problem::value(
-                p(&["load", "baseline_rate"]),
-                format!("must be a positive rate, found {b}"),
-            ));
+        if let Some(m) = limits::rate_problem(b) {
+            out.push(Problem::value(p(&["load", "baseline_rate"]), m));
         } else if let Some(f) = first_rate.filter(|f| b >= *f) {
             out.push(
                 Problem::value(
@@ -319,11 +315,11 @@ fn check_load(v: &Value, out: &mut Vec<Problem>) {
                 .hint("set `arrival: gamma` or remove `burstiness`"),
             );
         }
-        if let Some(b) = bv.as_f64().filter(|b| !(b.is_finite() && *b > 0.0)) {
-            out.push(Problem::value(
-                p(&["load", "burstiness"]),
-                format!("must be greater than 0, found {b}"),
-            ));
+        if let Some(m) = bv.as_f64().and_then(limits::burstiness_problem) {
+            out.push(
+                Problem::value(p(&["load", "burstiness"]), m)
+                    .hint("1 is Poisson; below 1 is burstier, above 1 is smoother"),
+            );
         }
     }
     if let Some(c) = num(v, &["load", "max_concurrency"]) {
@@ -401,6 +397,51 @@ fn check_gate(v: &Value, metric_keys: &[String], out: &mut Vec<Problem>) {
                 Problem::value(base, "the rule sets no threshold")
                     .hint("add one of `max_increase`, `max_decrease`, `max`, `min`"),
             );
+        }
+    }
+}
+
+/// Requests × prompt length per rung against the stated limits, for each prompt length a
+/// ladder will use (the sweep's `input_tokens` values too). Defaults as in `types`.
+fn check_sizes(v: &Value, out: &mut Vec<Problem>) {
+    let int = |keys: &[&str], default: u64| match get(v, keys) {
+        None => Some(default),
+        Some(x) => x.as_u64(),
+    };
+    let (Some(n), Some(w), Some(len)) = (
+        int(&["workload", "requests_per_rung"], 200),
+        int(&["load", "warmup_requests"], 0),
+        int(&["workload", "input_tokens"], 512),
+    ) else {
+        return;
+    };
+    let requests = n.saturating_add(w);
+    let dataset = string(v, &["workload", "dataset"]).unwrap_or("random");
+    // File prompts have their own lengths: their size is checked when the file is read.
+    let mut lens = vec![(
+        if dataset == "random" { len } else { 0 },
+        p(&["workload", "input_tokens"]),
+    )];
+    if string(v, &["sweep", "field"]) == Some("input_tokens") && dataset == "random" {
+        if let Some(values) = get(v, &["sweep", "values"]).and_then(Value::as_array) {
+            for (i, x) in values.iter().enumerate() {
+                if let Some(x) = x.as_u64() {
+                    let mut path = p(&["sweep", "values"]);
+                    path.push(Seg::Index(i));
+                    lens.push((x, path));
+                }
+            }
+        }
+    }
+    for (len, path) in lens {
+        if let Some(m) = limits::rung_size_problem(requests, len) {
+            let path = if requests > limits::MAX_REQUESTS_PER_RUNG {
+                p(&["workload", "requests_per_rung"])
+            } else {
+                path
+            };
+            out.push(Problem::value(path, m).hint(limits::RUNG_SIZE_HINT));
+            return;
         }
     }
 }
@@ -501,7 +542,11 @@ mod tests {
         assert!(only(&v).message.contains("only applies"));
         v["load"]["arrival"] = json!("gamma");
         v["load"]["burstiness"] = json!(0);
-        assert!(only(&v).message.contains("greater than 0"));
+        assert!(only(&v).message.contains("outside"));
+        for extreme in [1e308, 1e-300] {
+            v["load"]["burstiness"] = json!(extreme);
+            assert!(only(&v).message.contains("outside"), "{extreme}");
+        }
     }
 
     #[test]

@@ -27,8 +27,10 @@ impl From<Marker> for Pos {
 
 /// One step of a key path: a mapping key or a sequence index.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) enum Seg {
+pub enum Seg {
+    /// A mapping key.
     Key(String),
+    /// A sequence index, 0-based.
     Index(usize),
 }
 
@@ -174,6 +176,13 @@ impl Node {
 
 /// Resolve a plain (unquoted) scalar the way YAML 1.2's core schema does.
 pub(crate) fn resolve_plain(s: &str) -> Value {
+    // yaml-rust2 reads integers as i64; one above i64::MAX (a u64 seed) would become a float.
+    let digits = s.strip_prefix('+').unwrap_or(s);
+    if !digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit()) {
+        if let Ok(u) = digits.parse::<u64>() {
+            return Value::from(u);
+        }
+    }
     match Yaml::from_str(s) {
         Yaml::Null => Value::Null,
         Yaml::Boolean(b) => Value::Bool(b),

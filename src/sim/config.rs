@@ -113,15 +113,23 @@ pub const DEFAULT_MODEL: &str = "sim-model";
 impl SimConfig {
     /// Every problem with the settings, one message each; empty when usable.
     pub fn problems(&self) -> Vec<String> {
-        let mut p = Vec::new();
-        let pos = |name: &str, v: f64, p: &mut Vec<String>| {
+        self.keyed_problems().into_iter().map(|(_, m)| m).collect()
+    }
+
+    /// [`SimConfig::problems`] with the `sim:` key each one is about (the first key named).
+    pub fn keyed_problems(&self) -> Vec<(&'static str, String)> {
+        let mut p: Vec<(&'static str, String)> = Vec::new();
+        let pos = |name: &'static str, v: f64, p: &mut Vec<(&'static str, String)>| {
             if !(v.is_finite() && v > 0.0) {
-                p.push(format!("sim.{name} must be a positive number, got {v}"));
+                p.push((
+                    name,
+                    format!("sim.{name} must be a positive number, got {v}"),
+                ));
             }
         };
-        let nonneg = |name: &str, v: f64, p: &mut Vec<String>| {
+        let nonneg = |name: &'static str, v: f64, p: &mut Vec<(&'static str, String)>| {
             if !(v.is_finite() && v >= 0.0) {
-                p.push(format!("sim.{name} must be >= 0, got {v}"));
+                p.push((name, format!("sim.{name} must be >= 0, got {v}")));
             }
         };
         pos("speed", self.speed, &mut p);
@@ -136,37 +144,47 @@ impl SimConfig {
             ("default_max_tokens", self.default_max_tokens),
         ] {
             if v == 0 {
-                p.push(format!("sim.{name} must be at least 1"));
+                p.push((name, format!("sim.{name} must be at least 1")));
             }
         }
         if self.kv_cache_tokens < self.max_model_len {
-            p.push(format!(
+            p.push(("kv_cache_tokens", format!(
                 "sim.kv_cache_tokens ({}) must be >= sim.max_model_len ({}) so any valid request fits",
                 self.kv_cache_tokens, self.max_model_len
-            ));
+            )));
         }
         if self.max_num_batched_tokens < self.max_num_seqs {
-            p.push(format!(
-                "sim.max_num_batched_tokens ({}) must be >= sim.max_num_seqs ({})",
-                self.max_num_batched_tokens, self.max_num_seqs
+            p.push((
+                "max_num_batched_tokens",
+                format!(
+                    "sim.max_num_batched_tokens ({}) must be >= sim.max_num_seqs ({})",
+                    self.max_num_batched_tokens, self.max_num_seqs
+                ),
             ));
         }
         if self.reject_status != 429 && self.reject_status != 503 {
-            p.push(format!(
-                "sim.reject_status must be 429 or 503, got {}",
-                self.reject_status
+            p.push((
+                "reject_status",
+                format!(
+                    "sim.reject_status must be 429 or 503, got {}",
+                    self.reject_status
+                ),
             ));
         }
         let mut sum = 0.0;
         for (name, v) in self.fault_fractions() {
             if !(0.0..=1.0).contains(&v) {
-                p.push(format!("sim.{name} must be a fraction in [0, 1], got {v}"));
+                p.push((
+                    name,
+                    format!("sim.{name} must be a fraction in [0, 1], got {v}"),
+                ));
             }
             sum += v;
         }
         if sum > 1.0 + 1e-9 {
-            p.push(format!(
-                "sim.fault_* fractions add up to {sum}, more than 1"
+            p.push((
+                "fault_http_500",
+                format!("sim.fault_* fractions add up to {sum}, more than 1"),
             ));
         }
         p
@@ -232,7 +250,9 @@ impl SimConfig {
 
     /// Modelled milliseconds as wall-clock time at this `speed`.
     pub(crate) fn wall(&self, modelled_ms: f64) -> Duration {
-        Duration::from_secs_f64((modelled_ms / self.speed / 1000.0).max(0.0))
+        // A tiny `speed` gives a modelled time beyond any Duration: saturate, never panic.
+        Duration::try_from_secs_f64((modelled_ms / self.speed / 1000.0).max(0.0))
+            .unwrap_or(Duration::from_secs(u64::from(u32::MAX)))
     }
 }
 

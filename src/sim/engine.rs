@@ -110,10 +110,10 @@ pub(crate) async fn run(
 ) {
     let max_wait = cfg.wall(cfg.max_queue_wait_ms as f64);
     let mut waiting: VecDeque<Job> = VecDeque::new();
-    let mut running: Vec<Seq> = Vec::with_capacity(cfg.max_num_seqs as usize);
+    let mut running: Vec<Seq> = Vec::with_capacity((cfg.max_num_seqs as usize).min(4096));
     let mut kv_used: u64 = 0;
     let mut clock: Option<Instant> = None;
-    let mut in_step: Vec<bool> = Vec::with_capacity(cfg.max_num_seqs as usize);
+    let mut in_step: Vec<bool> = Vec::with_capacity((cfg.max_num_seqs as usize).min(4096));
 
     loop {
         if running.is_empty() && waiting.is_empty() {

@@ -22,35 +22,44 @@ const ARRIVAL_STREAM: u64 = 0x6172_7269_7661_6c73; // "arrivals"
 /// - `Constant`: request `i` at exactly `i / rate`.
 ///
 /// The same `seed` gives the same schedule. An infinite rate sends everything at once
-/// (vLLM's `--request-rate inf`); a zero, negative or NaN rate or burstiness is refused by
-/// scenario validation and is treated here like an infinite rate rather than panicking.
+/// (vLLM's `--request-rate inf`); a zero, negative or NaN rate is refused by scenario
+/// validation and is treated here like an infinite rate. A rate or burstiness whose gaps
+/// cannot be drawn or do not fit a `Duration` is an error, never a panic (validation keeps
+/// both inside `scenario::limits`).
 pub fn schedule(
     arrival: Arrival,
     rate: f64,
     burstiness: Option<f64>,
     n: usize,
     seed: u64,
-) -> Vec<Duration> {
+) -> Result<Vec<Duration>, ScheduleError> {
     if !(rate > 0.0 && rate.is_finite()) {
-        return vec![Duration::ZERO; n];
+        return Ok(vec![Duration::ZERO; n]);
     }
+    let at = |i: usize, t: f64| {
+        Duration::try_from_secs_f64(t).map_err(|_| ScheduleError::TooLong {
+            rate,
+            request: i,
+            secs: t,
+        })
+    };
     let mut rng = ChaCha8Rng::seed_from_u64(seed ^ ARRIVAL_STREAM);
+    let bad = |reason: String| ScheduleError::Distribution { rate, reason };
     let mut gap: Box<dyn FnMut(&mut ChaCha8Rng) -> f64> = match arrival {
         Arrival::Constant => {
             // Multiply rather than accumulate so spacing is exact, not drifting with rounding.
-            return (0..n)
-                .map(|i| Duration::from_secs_f64(i as f64 / rate))
-                .collect();
+            return (0..n).map(|i| at(i, i as f64 / rate)).collect();
         }
         Arrival::Poisson => {
-            let exp = Exp::new(rate).expect("rate is positive and finite");
+            let exp = Exp::new(rate).map_err(|e| bad(e.to_string()))?;
             Box::new(move |r| exp.sample(r))
         }
         Arrival::Gamma => {
             let shape = burstiness
                 .filter(|b| *b > 0.0 && b.is_finite())
                 .unwrap_or(1.0);
-            let g = Gamma::new(shape, 1.0 / (rate * shape)).expect("shape and scale are positive");
+            let g = Gamma::new(shape, 1.0 / (rate * shape))
+                .map_err(|e| bad(format!("burstiness {shape}: {e}")))?;
             Box::new(move |r| g.sample(r))
         }
     };
@@ -60,9 +69,32 @@ pub fn schedule(
         if i > 0 {
             t += gap(&mut rng);
         }
-        out.push(Duration::from_secs_f64(t));
+        out.push(at(i, t)?);
     }
-    out
+    Ok(out)
+}
+
+/// Why a rung's send times cannot be computed.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum ScheduleError {
+    /// The distribution of the gaps cannot be built.
+    #[error("no arrival gaps can be drawn at {rate} requests per second ({reason})")]
+    Distribution {
+        /// The rung's rate.
+        rate: f64,
+        /// What rand_distr said.
+        reason: String,
+    },
+    /// A send time is beyond what a `Duration` holds.
+    #[error("at {rate} requests per second request {request} would be sent after {secs:e} s, beyond any run")]
+    TooLong {
+        /// The rung's rate.
+        rate: f64,
+        /// 0-based request index.
+        request: usize,
+        /// Its offset, seconds.
+        secs: f64,
+    },
 }
 
 #[cfg(test)]
@@ -89,7 +121,7 @@ mod tests {
     #[test]
     fn poisson_mean_gap_and_cv() {
         for rate in [2.0, 50.0] {
-            let s = schedule(Arrival::Poisson, rate, None, N, 7);
+            let s = schedule(Arrival::Poisson, rate, None, N, 7).unwrap();
             assert_eq!(s.len(), N);
             assert_eq!(s[0], Duration::ZERO);
             assert_sorted(&s);
@@ -106,7 +138,7 @@ mod tests {
     fn gamma_cv_follows_shape() {
         for shape in [0.5, 4.0] {
             let rate = 10.0;
-            let s = schedule(Arrival::Gamma, rate, Some(shape), N, 11);
+            let s = schedule(Arrival::Gamma, rate, Some(shape), N, 11).unwrap();
             assert_sorted(&s);
             let (mean, cv) = mean_cv(&gaps(&s));
             let want = 1.0 / f64::sqrt(shape);
@@ -123,13 +155,13 @@ mod tests {
 
     #[test]
     fn gamma_without_burstiness_is_poisson_like() {
-        let (_, cv) = mean_cv(&gaps(&schedule(Arrival::Gamma, 5.0, None, N, 3)));
+        let (_, cv) = mean_cv(&gaps(&schedule(Arrival::Gamma, 5.0, None, N, 3).unwrap()));
         assert!((cv - 1.0).abs() < 0.05, "cv {cv}");
     }
 
     #[test]
     fn constant_is_evenly_spaced() {
-        let s = schedule(Arrival::Constant, 4.0, None, 1001, 0);
+        let s = schedule(Arrival::Constant, 4.0, None, 1001, 0).unwrap();
         for (i, t) in s.iter().enumerate() {
             assert_eq!(*t, Duration::from_secs_f64(i as f64 / 4.0));
         }
@@ -141,9 +173,9 @@ mod tests {
     #[test]
     fn deterministic_per_seed_and_different_across_seeds() {
         for arrival in [Arrival::Poisson, Arrival::Gamma] {
-            let a = schedule(arrival, 10.0, Some(2.0), 500, 42);
-            let b = schedule(arrival, 10.0, Some(2.0), 500, 42);
-            let c = schedule(arrival, 10.0, Some(2.0), 500, 43);
+            let a = schedule(arrival, 10.0, Some(2.0), 500, 42).unwrap();
+            let b = schedule(arrival, 10.0, Some(2.0), 500, 42).unwrap();
+            let c = schedule(arrival, 10.0, Some(2.0), 500, 43).unwrap();
             assert_eq!(a, b);
             assert_ne!(a, c);
         }
@@ -151,8 +183,25 @@ mod tests {
 
     #[test]
     fn infinite_rate_sends_everything_at_once() {
-        let s = schedule(Arrival::Poisson, f64::INFINITY, None, 5, 0);
+        let s = schedule(Arrival::Poisson, f64::INFINITY, None, 5, 0).unwrap();
         assert_eq!(s, vec![Duration::ZERO; 5]);
-        assert!(schedule(Arrival::Constant, 1.0, None, 0, 0).is_empty());
+        assert!(schedule(Arrival::Constant, 1.0, None, 0, 0)
+            .unwrap()
+            .is_empty());
+    }
+
+    #[test]
+    fn extreme_rates_and_shapes_are_errors_not_panics() {
+        for arrival in [Arrival::Poisson, Arrival::Gamma, Arrival::Constant] {
+            let e = schedule(arrival, 1e-20, None, 3, 0).unwrap_err();
+            assert!(
+                matches!(e, ScheduleError::TooLong { .. }),
+                "{arrival:?}: {e}"
+            );
+        }
+        assert!(schedule(Arrival::Gamma, 100.0, Some(1e308), 3, 0).is_err());
+        for seed in 0..20 {
+            let _ = schedule(Arrival::Gamma, 100.0, Some(1e-300), 50, seed);
+        }
     }
 }

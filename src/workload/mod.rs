@@ -15,7 +15,7 @@ use std::path::{Path, PathBuf};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
-pub use arrival::schedule;
+pub use arrival::{schedule, ScheduleError};
 pub use tokenizer::Tokenizer;
 
 use crate::scenario::types::{Dataset, Workload};
@@ -188,15 +188,14 @@ const TEMPLATE_NAME: &str = "prompt_template";
 fn template_err(e: minijinja::Error) -> WorkloadError {
     WorkloadError::Setting {
         setting: "workload.prompt_template",
-        message: e.to_string(),
+        message: crate::scenario::bounded::budget_message(&e).unwrap_or_else(|| e.to_string()),
     }
 }
 
 /// Compile the template once; strict undefined so a typo such as `{{ promt }}` is an error.
 fn template_env(src: Option<&str>) -> Result<Option<minijinja::Environment<'_>>, WorkloadError> {
     let Some(src) = src else { return Ok(None) };
-    let mut env = minijinja::Environment::new();
-    env.set_undefined_behavior(minijinja::UndefinedBehavior::Strict);
+    let mut env = crate::scenario::bounded::environment();
     env.set_keep_trailing_newline(true);
     env.add_template(TEMPLATE_NAME, src).map_err(template_err)?;
     if render_template(&env, "x")? == render_template(&env, "yy")? {
@@ -212,7 +211,7 @@ fn template_env(src: Option<&str>) -> Result<Option<minijinja::Environment<'_>>,
 
 fn render_template(env: &minijinja::Environment<'_>, body: &str) -> Result<String, WorkloadError> {
     env.get_template(TEMPLATE_NAME)
-        .and_then(|t| t.render(minijinja::context! { prompt => body }))
+        .and_then(|t| crate::scenario::bounded::render(&t, minijinja::context! { prompt => body }))
         .map_err(template_err)
 }
 

@@ -1,0 +1,207 @@
+//! Everything about a run that can be decided without the network, done once and shared by
+//! `ladder validate` and `ladder run` (before preflight, before any result folder exists):
+//! the simulator's settings, the HTTP headers, the tokenizer, the dataset file, the prompt
+//! template on real prompts, the arrival schedule and the sizes against `scenario::limits`.
+//! So a scenario that validates does not fail later on scenario grounds.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use crate::scenario::limits;
+use crate::scenario::{Dataset, Finding, KeySeg, Loaded, Scenario, SweepField};
+use crate::sim::SimConfig;
+use crate::workload::{self, PromptSet, Tokenizer};
+
+/// A scenario ready to run: what `prepare` built and checked.
+pub struct Prepared {
+    /// The scenario, with `--rates` applied.
+    pub scenario: Scenario,
+    /// The tokenizer, loaded.
+    pub tokenizer: Arc<Tokenizer>,
+    /// Its file, resolved.
+    pub tokenizer_path: PathBuf,
+    /// The dataset file of a jsonl / ShareGPT workload, resolved.
+    pub dataset_path: Option<PathBuf>,
+    /// The simulator's settings (the scenario's model name served) when `base_url` is `sim`.
+    pub sim: Option<SimConfig>,
+}
+
+/// Seed of rung `idx`'s arrival schedule (the run and `prepare` draw the same one).
+pub fn rung_seed(seed: u64, idx: usize) -> u64 {
+    seed.wrapping_add(
+        (idx as u64)
+            .wrapping_add(1)
+            .wrapping_mul(0x9E37_79B9_7F4A_7C15),
+    )
+}
+
+/// Build and check everything `run` needs short of the network; every problem found, each
+/// about a scenario key (see [`Loaded::diagnose`] for their positions).
+pub fn prepare(loaded: &Loaded, scenario: Scenario) -> Result<Prepared, Vec<Finding>> {
+    let mut found = vec![];
+    let sim = if scenario.endpoint.base_url == "sim" {
+        let mut cfg = scenario.sim.clone().unwrap_or_default();
+        for (key, m) in cfg.keyed_problems() {
+            // The key path is printed before the message already.
+            let prefix = format!("sim.{key} ");
+            let m = m.strip_prefix(&prefix).map(String::from).unwrap_or(m);
+            found.push(Finding::at(&["sim", key], m).hint("docs/sim.md lists the settings"));
+        }
+        if !cfg.served_model_names.contains(&scenario.model) {
+            cfg.served_model_names.push(scenario.model.clone());
+        }
+        Some(cfg)
+    } else {
+        None
+    };
+    for (name, value) in &scenario.endpoint.headers {
+        if let Some(m) = crate::client::header_problem(name, value) {
+            let path = vec![
+                KeySeg::Key("endpoint".into()),
+                KeySeg::Key("headers".into()),
+                KeySeg::Key(name.clone()),
+            ];
+            found.push(Finding {
+                path,
+                message: m,
+                hint: Some("headers are `Name: value` pairs as HTTP sends them".into()),
+            });
+        }
+    }
+    check_schedule(&scenario, &mut found);
+
+    let tokenizer_path = loaded.resolve(&scenario.tokenizer);
+    let dataset_path = scenario.workload.path.as_ref().map(|p| loaded.resolve(p));
+    let tokenizer = match workload::tokenizer::load(&tokenizer_path) {
+        Ok(t) => Some(t),
+        Err(m) => {
+            found.push(Finding::at(&["tokenizer"], m));
+            None
+        }
+    };
+    if let Some(tok) = &tokenizer {
+        check_prompts(&scenario, tok, dataset_path.as_deref(), &mut found);
+    }
+    match tokenizer {
+        Some(t) if found.is_empty() => Ok(Prepared {
+            scenario,
+            tokenizer: Arc::new(t),
+            tokenizer_path,
+            dataset_path,
+            sim,
+        }),
+        _ => Err(found),
+    }
+}
+
+/// The first rung's schedule, the same draw the run makes. It is the lowest rate (rates are
+/// strictly increasing, the baseline below them), so the longest gaps: with the rates,
+/// burstiness and rung size inside `scenario::limits` the later rungs fit too.
+fn check_schedule(s: &Scenario, found: &mut Vec<Finding>) {
+    let Some(&rate) = s.rungs().first() else {
+        return;
+    };
+    let n = s.load.warmup_requests as usize + s.workload.requests_per_rung as usize;
+    if n as u64 > limits::MAX_REQUESTS_PER_RUNG {
+        return; // validation reports the size
+    }
+    if let Err(e) = workload::schedule(
+        s.load.arrival,
+        rate,
+        s.load.burstiness,
+        n,
+        rung_seed(s.workload.seed, 0),
+    ) {
+        let key = if s.load.baseline_rate.is_some() {
+            "baseline_rate"
+        } else {
+            "rates"
+        };
+        found.push(Finding::at(&["load", key], e.to_string()).hint(format!(
+            "rates are at least {} requests per second; burstiness is in [{}, {}]",
+            limits::MIN_RATE,
+            limits::MIN_BURSTINESS,
+            limits::MAX_BURSTINESS
+        )));
+    }
+}
+
+/// Prompts as the run builds them. A file dataset is read, parsed and templated whole (the
+/// run builds the same prompts on every rung); the random dataset is sampled at the shortest
+/// and the longest length each ladder draws, which is where a template can fail (no room for
+/// the prompt, output over the cap).
+fn check_prompts(
+    s: &Scenario,
+    tok: &Tokenizer,
+    dataset: Option<&std::path::Path>,
+    found: &mut Vec<Finding>,
+) {
+    let count = s.load.warmup_requests as u64 + s.workload.requests_per_rung as u64;
+    if count > limits::MAX_REQUESTS_PER_RUNG {
+        return;
+    }
+    let key_of = |e: &workload::WorkloadError| -> &'static str {
+        match e {
+            workload::WorkloadError::Setting { setting, .. } => setting,
+            workload::WorkloadError::Tokenizer { .. } => "tokenizer",
+            _ => "workload.path",
+        }
+    };
+    let mut push = |e: workload::WorkloadError| {
+        let key = key_of(&e);
+        let keys: Vec<&str> = key.split('.').collect();
+        let msg = match &e {
+            workload::WorkloadError::Setting { message, .. } => message.clone(),
+            other => other.to_string(),
+        };
+        let f = Finding::at(&keys, msg);
+        if !found.contains(&f) {
+            found.push(f);
+        }
+    };
+    match s.workload.dataset {
+        Dataset::Jsonl | Dataset::Sharegpt => {
+            match PromptSet::load(&s.workload, tok, dataset, count as usize, 0) {
+                Ok(set) => {
+                    let total: u64 = set.prompts.iter().map(|p| u64::from(p.input_tokens)).sum();
+                    if let Some(m) = limits::rung_tokens_problem(count, total) {
+                        found.push(
+                            Finding::at(&["workload", "path"], m).hint(limits::RUNG_SIZE_HINT),
+                        );
+                    }
+                }
+                Err(e) => push(e),
+            }
+        }
+        Dataset::Random => {
+            let mut lens = vec![s.workload.input_tokens];
+            if let Some(sw) = s
+                .sweep
+                .as_ref()
+                .filter(|w| w.field == SweepField::InputTokens)
+            {
+                lens = sw.values.clone();
+            }
+            for len in lens {
+                if limits::rung_size_problem(count, u64::from(len)).is_some() {
+                    continue; // validation reports the size
+                }
+                let mut w = s.workload.clone();
+                w.input_tokens = len;
+                if let Err(e) = PromptSet::load(&w, tok, None, 1, 0) {
+                    push(e);
+                    continue;
+                }
+                let longest = (f64::from(len) * (1.0 + w.range_ratio)).floor();
+                let longest = longest.clamp(1.0, f64::from(u32::MAX)) as u32;
+                if longest != len {
+                    w.input_tokens = longest;
+                    w.range_ratio = 0.0;
+                    if let Err(e) = PromptSet::load(&w, tok, None, 1, 0) {
+                        push(e);
+                    }
+                }
+            }
+        }
+    }
+}
