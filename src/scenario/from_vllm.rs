@@ -328,18 +328,10 @@ pub fn baseline_for(rates: &[f64]) -> Option<f64> {
 
 /// The environment variable a `--header NAME=…` value is read from: `LADDER_HEADER_NAME`.
 fn header_var(name: &str) -> String {
-    let n: String = name
-        .trim()
-        .chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() {
-                c.to_ascii_uppercase()
-            } else {
-                '_'
-            }
-        })
-        .collect();
-    format!("LADDER_HEADER_{n}")
+    format!(
+        "LADDER_HEADER_{}",
+        super::identity::env_name_form(name.trim())
+    )
 }
 
 /// The words with every `--api-key` and `--header` value replaced, so the command line can

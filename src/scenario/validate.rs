@@ -115,16 +115,7 @@ fn check_endpoint(v: &Value, out: &mut Vec<Problem>) {
     }
     if let Some(e) = string(v, &["endpoint", "api_key_env"]) {
         if !is_env_name(e) {
-            let upper: String = e
-                .chars()
-                .map(|c| {
-                    if c.is_ascii_alphanumeric() {
-                        c.to_ascii_uppercase()
-                    } else {
-                        '_'
-                    }
-                })
-                .collect();
+            let upper = super::identity::env_name_form(e);
             let mut pr = Problem::value(
                 p(&["endpoint", "api_key_env"]),
                 format!("`{e}` is not an environment variable name in upper-case form"),
