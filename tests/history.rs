@@ -156,13 +156,7 @@ fn a_step_at_folder_8_of_12_is_named_with_its_config_diff_and_exits_0() {
     }
     let md = tmp.path().join("history.md");
     let html = tmp.path().join("history.html");
-    let r = history(&[
-        s(&root),
-        "--summary",
-        s(&md),
-        "--html",
-        s(&html),
-    ]);
+    let r = history(&[s(&root), "--summary", s(&md), "--html", s(&html)]);
     assert_eq!(r.status.code(), Some(0), "{}", r.all());
     let steps: Vec<&str> = r.stdout.lines().filter(|l| l.contains("step at")).collect();
     assert_eq!(steps.len(), 2, "one TTFT step per rate: {}", r.all());
@@ -171,25 +165,47 @@ fn a_step_at_folder_8_of_12_is_named_with_its_config_diff_and_exits_0() {
             line.contains("median_ttft_ms: step at #8 2026-01-09T00-00-00Z"),
             "{line}"
         );
-        assert!(line.contains("regression") && line.contains("e-divisive"), "{line}");
+        assert!(
+            line.contains("regression") && line.contains("e-divisive"),
+            "{line}"
+        );
     }
-    assert!(r.stdout.contains("-      \"max_num_seqs\": 8"), "{}", r.stdout);
-    assert!(r.stdout.contains("+      \"max_num_seqs\": 16"), "{}", r.stdout);
     assert!(
-        r.stdout.contains("ok: no change point at the newest folder (#12)"),
+        r.stdout.contains("-      \"max_num_seqs\": 8"),
+        "{}",
+        r.stdout
+    );
+    assert!(
+        r.stdout.contains("+      \"max_num_seqs\": 16"),
+        "{}",
+        r.stdout
+    );
+    assert!(
+        r.stdout
+            .contains("ok: no change point at the newest folder (#12)"),
         "{}",
         r.stdout
     );
     let md = fs::read_to_string(&md).unwrap();
-    assert!(md.contains("### Change points") && md.contains("step at #8"), "{md}");
+    assert!(
+        md.contains("### Change points") && md.contains("step at #8"),
+        "{md}"
+    );
     assert!(md.contains("```diff"), "{md}");
     let page = fs::read_to_string(&html).unwrap();
-    assert_eq!(page.matches("<svg").count(), 4, "one chart per default metric");
+    assert_eq!(
+        page.matches("<svg").count(),
+        4,
+        "one chart per default metric"
+    );
     assert!(page.contains("folder (# in time order)"));
     if let Some(out) = std::env::var_os("LADDER_HISTORY_OUT") {
         fs::write(Path::new(&out).join("history.html"), &page).unwrap();
     }
-    assert!(page.contains("#8 +39"), "change point marker on the TTFT chart");
+    assert!(
+        page.contains("#8 +39"),
+        "change point marker on the TTFT chart"
+    );
 }
 
 #[test]
@@ -362,7 +378,12 @@ fn a_set_of_vllm_result_folders_has_a_history() {
     }
     let r = history(&[s(&root), "--metric", "median_ttft_ms"]);
     assert_eq!(r.status.code(), Some(0), "{}", r.all());
-    assert_eq!(r.stdout.matches("step at #7 run07").count(), 2, "{}", r.all());
+    assert_eq!(
+        r.stdout.matches("step at #7 run07").count(),
+        2,
+        "{}",
+        r.all()
+    );
     assert!(r.stdout.contains("history: 12 folders"), "{}", r.stdout);
 }
 
@@ -377,13 +398,48 @@ fn a_hundred_folders_take_seconds() {
     let r = history(&[s(&root)]);
     let took = t.elapsed();
     assert_eq!(r.status.code(), Some(0), "{}", r.all());
-    assert!(
-        r.stdout.contains("step at #60"),
-        "{}",
-        r.stdout
-    );
+    assert!(r.stdout.contains("step at #60"), "{}", r.stdout);
     // Generous for a debug build on a shared 2-core machine; it is well under a second in
     // a release build.
     assert!(took < Duration::from_secs(30), "took {took:?}");
     eprintln!("100 folders: {took:?}");
+}
+
+#[test]
+fn a_golden_folder_counts_once_and_sits_at_its_start_time() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path().join("results/hist");
+    let golden = tmp.path().join("golden");
+    let dirs: Vec<PathBuf> = (1..=8).map(|i| write_folder(&root, i, 99, 1.0)).collect();
+    // `ladder bless` copies the folder as it is (it would refuse these folders' stand-in
+    // requests files, which history never reads).
+    let g = golden.join("hist");
+    fs::create_dir_all(&g).unwrap();
+    for e in fs::read_dir(&dirs[2]).unwrap() {
+        let e = e.unwrap();
+        fs::copy(e.path(), g.join(e.file_name())).unwrap();
+    }
+    // The blessed copy of a dated folder given too: the same run, counted once.
+    let r = history(&[s(&root), s(&g)]);
+    assert_eq!(r.status.code(), Some(0), "{}", r.all());
+    assert!(r.stdout.contains("history: 8 folders"), "{}", r.stdout);
+    assert!(
+        r.stderr.lines().any(|l| l.starts_with("note: skipped")
+            && l.contains("golden/hist")
+            && l.contains("the same run as")),
+        "{}",
+        r.stderr
+    );
+    // Golden alone (its dated folder pruned): it takes its place in time order.
+    fs::remove_dir_all(&dirs[2]).unwrap();
+    let r = history(&[s(&g), s(&root)]);
+    assert_eq!(r.status.code(), Some(0), "{}", r.all());
+    assert!(r.stdout.contains("history: 8 folders"), "{}", r.stdout);
+    assert!(
+        r.stdout
+            .lines()
+            .any(|l| l.split_whitespace().take(2).eq(["3", "golden/hist"])),
+        "{}",
+        r.stdout
+    );
 }

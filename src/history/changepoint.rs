@@ -201,7 +201,11 @@ fn newest_p(prev: &[f64], x: f64) -> Option<f64> {
     let scale = m.abs().max(x.abs()).max(f64::MIN_POSITIVE);
     if var.sqrt() <= 1e-12 * scale {
         // Values that never varied: any real difference is a change.
-        return Some(if (x - m).abs() <= 1e-9 * scale { 1.0 } else { 0.0 });
+        return Some(if (x - m).abs() <= 1e-9 * scale {
+            1.0
+        } else {
+            0.0
+        });
     }
     let t = (x - m) / (var * (1.0 + 1.0 / n as f64)).sqrt();
     let df = (n - 1) as f64;
@@ -216,8 +220,8 @@ fn incomplete_beta(a: f64, b: f64, x: f64) -> f64 {
     if x >= 1.0 {
         return 1.0;
     }
-    let front = (ln_gamma(a + b) - ln_gamma(a) - ln_gamma(b) + a * x.ln() + b * (1.0 - x).ln())
-        .exp();
+    let front =
+        (ln_gamma(a + b) - ln_gamma(a) - ln_gamma(b) + a * x.ln() + b * (1.0 - x).ln()).exp();
     if x < (a + 1.0) / (a + b + 2.0) {
         front * beta_cf(a, b, x) / a
     } else {
@@ -388,7 +392,10 @@ mod tests {
             eprintln!("alpha {alpha}: {perm} permutation and {newest} newest-folder false alarms in {runs} flat series");
             let hi = (runs as f64 * alpha + 4.0 * (runs as f64 * alpha).sqrt()).ceil() as usize;
             for (what, n) in [("permutation", perm), ("newest", newest)] {
-                assert!(n <= hi, "{what}: {n} false alarms in {runs} at alpha {alpha}");
+                assert!(
+                    n <= hi,
+                    "{what}: {n} false alarms in {runs} at alpha {alpha}"
+                );
                 if alpha == 0.05 {
                     assert!(n >= 3, "{what}: {n} of {runs}: the test is too timid");
                 }

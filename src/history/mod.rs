@@ -52,8 +52,13 @@ pub enum Worse {
 pub fn worse_direction(metric: &str) -> Option<Worse> {
     match metric {
         "error_rate" | "failed" => Some(Worse::Higher),
-        "request_throughput" | "qps" | "request_goodput" | "output_throughput"
-        | "total_token_throughput" | "achieved_rate" | "max_output_tokens_per_s"
+        "request_throughput"
+        | "qps"
+        | "request_goodput"
+        | "output_throughput"
+        | "total_token_throughput"
+        | "achieved_rate"
+        | "max_output_tokens_per_s"
         | "completed" => Some(Worse::Lower),
         m if m.ends_with("_ms") => Some(Worse::Higher),
         _ => None,

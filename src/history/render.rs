@@ -163,14 +163,15 @@ pub fn terminal(h: &History) -> String {
         let _ = writeln!(out, "  {}", step_line(h, s));
         match &s.config_diff {
             None => {
-                let _ = writeln!(
-                    out,
-                    "    configuration: unchanged from #{}",
-                    s.previous + 1
-                );
+                let _ = writeln!(out, "    configuration: unchanged from #{}", s.previous + 1);
             }
             Some(d) => {
-                let _ = writeln!(out, "    configuration diff #{} -> #{}:", s.previous + 1, s.folder + 1);
+                let _ = writeln!(
+                    out,
+                    "    configuration diff #{} -> #{}:",
+                    s.previous + 1,
+                    s.folder + 1
+                );
                 for l in d.lines() {
                     let _ = writeln!(out, "      {l}");
                 }
@@ -187,7 +188,12 @@ fn md_cell(s: &str) -> String {
 /// The Markdown summary (`--summary`).
 pub fn markdown(h: &History) -> String {
     let mut out = String::new();
-    let _ = writeln!(out, "## ladder history\n\n{}\n\n**{}**\n", header(h), verdict_line(h));
+    let _ = writeln!(
+        out,
+        "## ladder history\n\n{}\n\n**{}**\n",
+        header(h),
+        verdict_line(h)
+    );
     for rate in &h.rates {
         let _ = writeln!(out, "### rate {} req/s\n", rate_label(*rate));
         let head = head(h);
@@ -224,7 +230,9 @@ pub fn markdown(h: &History) -> String {
 }
 
 fn indent(text: &str, by: &str) -> String {
-    text.lines().map(|l| format!("{by}{}\n", l.replace("```", "'''"))).collect()
+    text.lines()
+        .map(|l| format!("{by}{}\n", l.replace("```", "'''")))
+        .collect()
 }
 
 /// One chart per metric: a curve per rate over folder positions, a marker per change point.
@@ -300,7 +308,11 @@ pub fn html(h: &History) -> Result<String, ReportError> {
     }
     let _ = writeln!(out, "</div>");
     for rate in &h.rates {
-        let _ = writeln!(out, "<h2>rate {} req/s</h2>\n<table>\n<tr>", rate_label(*rate));
+        let _ = writeln!(
+            out,
+            "<h2>rate {} req/s</h2>\n<table>\n<tr>",
+            rate_label(*rate)
+        );
         for c in head(h) {
             let _ = write!(out, "<th>{}</th>", esc(&c));
         }
@@ -323,7 +335,11 @@ pub fn html(h: &History) -> Result<String, ReportError> {
         let _ = writeln!(out, "<p class=\"{class}\">{}</p>", esc(&step_line(h, s)));
         match &s.config_diff {
             None => {
-                let _ = writeln!(out, "<p class=\"meta\">configuration unchanged from #{}</p>", s.previous + 1);
+                let _ = writeln!(
+                    out,
+                    "<p class=\"meta\">configuration unchanged from #{}</p>",
+                    s.previous + 1
+                );
             }
             Some(d) => {
                 let _ = writeln!(out, "<pre>{}</pre>", esc(d));

@@ -54,7 +54,7 @@ pub struct Skipped {
 /// What the arguments held.
 #[derive(Debug, Default)]
 pub struct Loaded {
-    /// Usable folders, oldest first (by run.json `started_at`, then path).
+    /// Usable folders, oldest first (by run.json `started_at`, then argument order).
     pub folders: Vec<Folder>,
     pub skipped: Vec<Skipped>,
 }
@@ -117,9 +117,29 @@ pub fn load(args: &[PathBuf]) -> Result<Loaded, String> {
             }),
         }
     }
-    out.folders.sort_by(|a, b| {
-        (a.dir.info.started_at, &a.dir.path).cmp(&(b.dir.info.started_at, &b.dir.path))
-    });
+    // A blessed golden folder is a copy of a dated one: the same run, counted once (the
+    // first given is kept). The sort is stable, so ties keep argument order.
+    out.folders.sort_by_key(|f| f.dir.info.started_at);
+    let mut kept: Vec<Folder> = Vec::with_capacity(out.folders.len());
+    for f in std::mem::take(&mut out.folders) {
+        let twin = kept.iter().find(|k| {
+            k.dir.info.started_at == f.dir.info.started_at
+                && k.dir.info.scenario_name == f.dir.info.scenario_name
+                && k.dir.imported.is_none()
+                && f.dir.imported.is_none()
+        });
+        match twin {
+            Some(k) => out.skipped.push(Skipped {
+                path: f.dir.path.clone(),
+                reason: format!(
+                    "the same run as {} (same scenario and start time, e.g. a blessed copy); counted once",
+                    k.dir.path.display()
+                ),
+            }),
+            None => kept.push(f),
+        }
+    }
+    out.folders = kept;
     Ok(out)
 }
 
@@ -144,6 +164,16 @@ fn push(out: &mut Loaded, seen: &mut BTreeSet<PathBuf>, path: &Path, dir: Result
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_else(|| path.display().to_string());
+    // A baseline says so: golden/<scenario>.
+    let in_golden = path
+        .parent()
+        .and_then(Path::file_name)
+        .is_some_and(|p| p == "golden");
+    let name = if in_golden {
+        format!("golden/{name}")
+    } else {
+        name
+    };
     out.folders.push(Folder { dir, name });
 }
 
@@ -181,11 +211,9 @@ pub fn common_rates(folders: &[Folder]) -> Vec<f64> {
         .rates()
         .into_iter()
         .filter(|r| {
-            folders[1..].iter().all(|f| {
-                f.rates()
-                    .iter()
-                    .any(|x| rate_label(*x) == rate_label(*r))
-            })
+            folders[1..]
+                .iter()
+                .all(|f| f.rates().iter().any(|x| rate_label(*x) == rate_label(*r)))
         })
         .collect();
     rates.sort_by(f64::total_cmp);
