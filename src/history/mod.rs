@@ -281,3 +281,77 @@ pub fn run(opts: &HistoryOptions) -> i32 {
     println!("{}", render::verdict_line(&h));
     h.exit_code()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn bad_directions_follow_the_metric() {
+        for m in ["median_ttft_ms", "p99_tpot_ms", "error_rate", "failed"] {
+            assert_eq!(worse_direction(m), Some(Worse::Higher), "{m}");
+        }
+        for m in [
+            "request_throughput",
+            "qps",
+            "request_goodput",
+            "output_throughput",
+        ] {
+            assert_eq!(worse_direction(m), Some(Worse::Lower), "{m}");
+        }
+        for m in ["total_input_tokens", "num_prompts", "burstiness"] {
+            assert_eq!(worse_direction(m), None, "{m}");
+        }
+        // Every key with a direction is a real metric key.
+        let keys = crate::metrics::RungSummary::metric_keys();
+        for m in [
+            "failed",
+            "qps",
+            "achieved_rate",
+            "max_output_tokens_per_s",
+            "completed",
+        ] {
+            assert!(keys.iter().any(|k| k == m), "{m}");
+        }
+    }
+
+    #[test]
+    fn index_charts_have_a_linear_whole_number_axis() {
+        use crate::report::charts::{self, ChartSpec, Line, XKind};
+        let spec = ChartSpec {
+            id: "history",
+            title: "median_ttft_ms".into(),
+            y_desc: "median_ttft_ms".into(),
+            lines: vec![Line {
+                label: "rate 5 req/s".into(),
+                points: (1..=40).map(|i| (i as f64, 50.0)).collect(),
+                color: charts::color(0),
+                dashed: false,
+                under: false,
+            }],
+            markers: vec![],
+            hline: None,
+            x_max: 40.0,
+        };
+        let svg = charts::render_svg_x(&spec, XKind::Index, "folder (# in time order)").unwrap();
+        assert!(
+            svg.contains("folder (# in time order)"),
+            "no log scale on an index axis"
+        );
+        assert!(!svg.contains("log scale"));
+        let ticks: Vec<&str> = svg
+            .split("<text")
+            .skip(1)
+            .filter_map(|t| t.split('>').nth(1))
+            .map(|t| t.split('<').next().unwrap_or("").trim())
+            .collect();
+        assert!(ticks.contains(&"40") || ticks.contains(&"35"), "{ticks:?}");
+        assert!(
+            !ticks.iter().any(|t| t.ends_with(".0")),
+            "whole numbers: {ticks:?}"
+        );
+        // The rate axis keeps its description.
+        let svg = charts::render_svg(&spec).unwrap();
+        assert!(svg.contains("offered rate (req/s, log scale)"));
+    }
+}
