@@ -443,3 +443,24 @@ fn a_golden_folder_counts_once_and_sits_at_its_start_time() {
         r.stdout
     );
 }
+
+#[test]
+fn folders_written_by_ladder_run_have_a_history() {
+    let tmp = tempfile::tempdir().unwrap();
+    let sc = Sc::new("sim").write(tmp.path());
+    let out = tmp.path().join("results");
+    for _ in 0..2 {
+        let r = run_ladder(&sc, &out, Duration::from_secs(60));
+        assert_eq!(r.status.code(), Some(0), "{}", r.all());
+        // Folder names are UTC seconds.
+        std::thread::sleep(Duration::from_millis(1100));
+    }
+    let r = history(&[s(&out.join("rel"))]);
+    assert_eq!(r.status.code(), Some(0), "{}", r.all());
+    assert!(r.stdout.contains("history: 2 folders"), "{}", r.stdout);
+    assert!(r.stdout.contains("rates 20, 40"), "{}", r.stdout);
+    assert!(r
+        .stdout
+        .contains("ok: no change point at the newest folder (#2)"));
+    assert!(!r.stderr.contains("skipped"), "{}", r.stderr);
+}
