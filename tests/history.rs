@@ -244,7 +244,15 @@ fn a_regression_at_the_newest_folder_exits_1_and_an_improvement_exits_0() {
         "{}",
         r.stdout
     );
-    assert!(r.stdout.contains("newest-folder t prediction interval"));
+    assert!(r.stdout.contains("recent-folders t test"));
+    // One folder later the step is no longer the newest: still named at #8, exit 0.
+    write_folder(&worse, 9, 8, 1.4);
+    let r = history(&[s(&worse)]);
+    assert_eq!(r.status.code(), Some(0), "{}", r.all());
+    assert_eq!(r.stdout.matches("step at #8 ").count(), 2, "{}", r.stdout);
+    assert!(r
+        .stdout
+        .contains("ok: no change point at the newest folder (#9)"));
     let r = history(&[s(&better)]);
     assert_eq!(r.status.code(), Some(0), "{}", r.all());
     assert!(r.stdout.contains("improvement"), "{}", r.stdout);
