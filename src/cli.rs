@@ -90,6 +90,10 @@ enum Command {
         /// bash, zsh, fish, elvish or powershell.
         shell: clap_complete::Shell,
     },
+    /// Metrics across many result folders in time order, with change points (where a metric
+    /// stepped) and the config diff there: `ladder history results/<scenario>/ golden/<scenario>`.
+    /// Exit 0 no regression step at the newest folder, 1 one, 2 unusable input.
+    History(Box<HistoryArgs>),
     /// Promote a result folder to golden/<scenario>/ (replacing the old baseline).
     Bless {
         /// The result folder to bless.
@@ -101,6 +105,36 @@ enum Command {
         #[arg(long)]
         force: bool,
     },
+}
+
+/// Flags of `ladder history`.
+#[derive(clap::Args, Debug)]
+struct HistoryArgs {
+    /// Result folders, or folders of them (results/<scenario>/); golden/<scenario> too.
+    #[arg(required = true, value_name = "DIR")]
+    dirs: Vec<PathBuf>,
+    /// A metric key of result_rate_<rate>.json; repeatable (default: request_throughput,
+    /// median_ttft_ms, median_tpot_ms, error_rate).
+    #[arg(long = "metric", value_name = "KEY")]
+    metrics: Vec<String>,
+    /// A rung to follow; repeatable (default: every rate common to the folders).
+    #[arg(long = "rate", value_name = "R")]
+    rates: Vec<f64>,
+    /// False-alarm rate of each change-point test on a series without change.
+    #[arg(long, default_value_t = 0.01)]
+    alpha: f64,
+    /// Random reorderings per permutation test.
+    #[arg(long, default_value_t = 999)]
+    permutations: usize,
+    /// Seed of the reorderings (same folders and seed, same change points).
+    #[arg(long, default_value_t = 0)]
+    seed: u64,
+    /// Write a Markdown summary (e.g. "$GITHUB_STEP_SUMMARY"); an empty value writes none.
+    #[arg(long, value_name = "FILE.md")]
+    summary: Option<String>,
+    /// Write an HTML page with one chart per metric; an empty value writes none.
+    #[arg(long, value_name = "FILE.html")]
+    html: Option<String>,
 }
 
 /// Options shared by `compare` and `gate`.
@@ -255,6 +289,19 @@ pub fn main() -> i32 {
             crate::cli_init::completions(shell, &mut <Cli as clap::CommandFactory>::command())
         }
         Command::Report { dirs, out } => report(&dirs, out),
+        Command::History(a) => ladder::history::run(&ladder::history::HistoryOptions {
+            summary: output_file("summary", &a.summary),
+            html: output_file("html", &a.html),
+            dirs: a.dirs,
+            metrics: a.metrics,
+            rates: a.rates,
+            detect: ladder::history::Config {
+                alpha: a.alpha,
+                permutations: a.permutations,
+                seed: a.seed,
+                ..Default::default()
+            },
+        }),
         c @ (Command::Compare { .. } | Command::Gate { .. } | Command::Bless { .. }) => {
             compare_cmd(c)
         }

@@ -1,10 +1,11 @@
 //! ladder: versioned, reproducible load-test ladders for LLM inference servers.
 //!
 //! Data flows one way: [`scenario`] → [`workload`] → [`runner`]/[`client`] → [`record`] →
-//! [`metrics`] → [`results`] → [`compare`]/[`report`]. [`sim`] is the built-in server.
+//! [`metrics`] → [`results`] → [`compare`]/[`history`]/[`report`]. [`sim`] is the built-in server.
 
 pub mod client;
 pub mod compare;
+pub mod history;
 pub mod metrics;
 pub mod record;
 pub mod report;

@@ -76,6 +76,19 @@ const KNEE: RGBColor = RGBColor(0xc0, 0x00, 0x00);
 /// Colours for error classes, in class-name order.
 const PALETTE: [RGBColor; 8] = [ORANGE_, RED_, PURPLE_, BROWN_, PINK_, OLIVE_, CYAN_, BLUE_];
 
+/// Colour of the `i`-th of several curves of one kind (e.g. one per rung), cycling.
+pub fn color(i: usize) -> RGBColor {
+    const CURVES: [RGBColor; 9] = [
+        BLUE_, ORANGE_, GREEN_, RED_, PURPLE_, BROWN_, PINK_, OLIVE_, CYAN_,
+    ];
+    CURVES[i % CURVES.len()]
+}
+
+/// Colour of a marker that flags something (the knee, a change point).
+pub fn alert_color() -> RGBColor {
+    KNEE
+}
+
 /// CSS form of a colour, for the HTML legend.
 pub fn css(c: &RGBColor) -> String {
     format!("#{:02x}{:02x}{:02x}", c.0, c.1, c.2)
@@ -338,15 +351,34 @@ struct XAxis {
     lo: f64,
     hi: f64,
     log: bool,
+    /// Whole-number positions (folders in time order), not rates.
+    index: bool,
+}
+
+/// What a chart's x axis holds: offered rates (the report's charts; a log scale when they
+/// span more than [`LOG_AXIS_SPAN`]) or positions 1, 2, 3, … (e.g. `ladder history`'s
+/// folders in time order), always linear.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum XKind {
+    Rate,
+    Index,
 }
 
 /// Ratio of highest to lowest offered rate above which the x axis is logarithmic.
 pub const LOG_AXIS_SPAN: f64 = 10.0;
 
 impl XAxis {
-    fn of(spec: &ChartSpec) -> XAxis {
+    fn of(spec: &ChartSpec, kind: XKind) -> XAxis {
         let xs = || spec.lines.iter().flat_map(|l| l.points.iter().map(|p| p.0));
         let max = xs().fold(spec.x_max, f64::max);
+        if kind == XKind::Index {
+            return XAxis {
+                lo: 0.5,
+                hi: max.max(1.0) + 0.5,
+                log: false,
+                index: true,
+            };
+        }
         let min_pos = xs()
             .chain(std::iter::once(spec.x_max))
             .filter(|x| *x > 0.0 && x.is_finite())
@@ -356,12 +388,14 @@ impl XAxis {
                 lo: min_pos / 1.25,
                 hi: max * 1.25,
                 log: true,
+                index: false,
             }
         } else {
             XAxis {
                 lo: 0.0,
                 hi: if max > 0.0 { max * 1.05 } else { 1.0 },
                 log: false,
+                index: false,
             }
         }
     }
@@ -399,7 +433,9 @@ impl XAxis {
     }
 
     fn tick(&self, v: f64) -> String {
-        if self.log {
+        if self.index {
+            format!("{v:.0}")
+        } else if self.log {
             rate_label(v)
         } else {
             tick(v, self.hi)
@@ -409,8 +445,14 @@ impl XAxis {
 
 /// Draw one chart as an SVG document string.
 pub fn render_svg(spec: &ChartSpec) -> Result<String, ReportError> {
+    render_svg_x(spec, XKind::Rate, "offered rate (req/s)")
+}
+
+/// Draw one chart whose x axis holds `kind`, described as `x_desc` (a log rate axis says
+/// "log scale" inside its closing parenthesis). [`Marker::rate`] is then an x position of that kind.
+pub fn render_svg_x(spec: &ChartSpec, kind: XKind, x_desc: &str) -> Result<String, ReportError> {
     let err = chart_err(spec);
-    let x = XAxis::of(spec);
+    let x = XAxis::of(spec, kind);
     let y_top = spec
         .lines
         .iter()
@@ -435,12 +477,16 @@ pub fn render_svg(spec: &ChartSpec) -> Result<String, ReportError> {
             let chart = builder
                 .build_cartesian_2d((x.lo..x.hi).log_scale(), 0.0..y_max)
                 .map_err(|e| err(e.to_string()))?;
-            draw(chart, spec, x, y_max)?;
+            let log_desc = match x_desc.strip_suffix(')') {
+                Some(open) => format!("{open}, log scale)"),
+                None => format!("{x_desc} (log scale)"),
+            };
+            draw(chart, spec, x, y_max, &log_desc)?;
         } else {
             let chart = builder
                 .build_cartesian_2d(x.lo..x.hi, 0.0..y_max)
                 .map_err(|e| err(e.to_string()))?;
-            draw(chart, spec, x, y_max)?;
+            draw(chart, spec, x, y_max, x_desc)?;
         }
         root.present().map_err(|e| err(e.to_string()))?;
     }
@@ -453,6 +499,7 @@ fn draw<X>(
     spec: &ChartSpec,
     x: XAxis,
     y_max: f64,
+    x_desc: &str,
 ) -> Result<(), ReportError>
 where
     X: Ranged<ValueType = f64> + ValueFormatter<f64>,
@@ -460,11 +507,6 @@ where
     let err = chart_err(spec);
     let x_fmt = |v: &f64| x.tick(*v);
     let y_fmt = |v: &f64| tick(*v, y_max);
-    let x_desc = if x.log {
-        "offered rate (req/s, log scale)"
-    } else {
-        "offered rate (req/s)"
-    };
     chart
         .configure_mesh()
         .x_desc(x_desc)

@@ -26,7 +26,8 @@ pub fn esc(s: &str) -> String {
     o
 }
 
-const STYLE: &str = "
+/// The page style, shared with `ladder history`'s page.
+pub const STYLE: &str = "
 body { font-family: system-ui, -apple-system, 'Segoe UI', Roboto, sans-serif; margin: 24px; color: #222; max-width: 1280px; }
 h1 { font-size: 24px; margin: 0 0 4px; }
 h2 { font-size: 19px; margin: 28px 0 8px; border-bottom: 1px solid #ddd; padding-bottom: 4px; }

@@ -34,6 +34,20 @@ pub fn label_clash(rates: &[f64]) -> Option<(f64, f64)> {
     None
 }
 
+/// `s` in the form of an environment variable name: ASCII letters and digits upper-cased,
+/// anything else `_` (`x-api-key` → `X_API_KEY`).
+pub fn env_name_form(s: &str) -> String {
+    s.chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() {
+                c.to_ascii_uppercase()
+            } else {
+                '_'
+            }
+        })
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -61,18 +75,4 @@ mod tests {
         );
         assert_eq!(label_clash(&[1.000001, 1.000002]), None);
     }
-}
-
-/// `s` in the form of an environment variable name: ASCII letters and digits upper-cased,
-/// anything else `_` (`x-api-key` → `X_API_KEY`).
-pub fn env_name_form(s: &str) -> String {
-    s.chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() {
-                c.to_ascii_uppercase()
-            } else {
-                '_'
-            }
-        })
-        .collect()
 }

@@ -1,0 +1,357 @@
+//! `ladder history`: chosen metrics across many result folders of one scenario, in time
+//! order, with the change points where a metric stepped and the configuration diff there.
+//!
+//! [`series`] loads the folders (summaries only), [`changepoint`] finds the steps of one
+//! series, [`render`] writes the terminal table, the Markdown summary and the HTML page.
+//! History is a sibling of `compare` and `report` at the end of the data flow: it reuses
+//! the config diff of one and the chart drawing of the other.
+
+pub mod changepoint;
+pub mod render;
+pub mod series;
+
+use std::path::PathBuf;
+
+use crate::compare::config_diff;
+use crate::results::rate_label;
+pub use changepoint::{ChangePoint, Config, Test};
+pub use series::{Folder, Skipped};
+
+/// Metrics shown when none is chosen.
+pub const DEFAULT_METRICS: [&str; 4] = [
+    "request_throughput",
+    "median_ttft_ms",
+    "median_tpot_ms",
+    "error_rate",
+];
+
+/// What `ladder history` was asked for.
+#[derive(Debug, Clone)]
+pub struct HistoryOptions {
+    /// Result folders, or folders of them.
+    pub dirs: Vec<PathBuf>,
+    /// Metric keys of result_rate_<rate>.json; empty means [`DEFAULT_METRICS`].
+    pub metrics: Vec<String>,
+    /// Rungs to follow; empty means every rate common to the folders.
+    pub rates: Vec<f64>,
+    pub detect: Config,
+    /// Markdown summary to write.
+    pub summary: Option<PathBuf>,
+    /// HTML page to write.
+    pub html: Option<PathBuf>,
+}
+
+/// Which way a metric gets worse.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Worse {
+    Higher,
+    Lower,
+}
+
+/// Which way `metric` regresses; `None` for counts and settings that are neither.
+pub fn worse_direction(metric: &str) -> Option<Worse> {
+    match metric {
+        "error_rate" | "failed" => Some(Worse::Higher),
+        "request_throughput"
+        | "qps"
+        | "request_goodput"
+        | "output_throughput"
+        | "total_token_throughput"
+        | "achieved_rate"
+        | "max_output_tokens_per_s"
+        | "completed" => Some(Worse::Lower),
+        m if m.ends_with("_ms") => Some(Worse::Higher),
+        _ => None,
+    }
+}
+
+/// A change point of one series, placed among the folders.
+#[derive(Debug, Clone)]
+pub struct Step {
+    pub rate: f64,
+    pub metric: String,
+    /// Folder position (0-based, time order) where the step happened.
+    pub folder: usize,
+    /// The folder before it in this series.
+    pub previous: usize,
+    pub change: ChangePoint,
+    /// True when the step goes the metric's bad way.
+    pub regression: bool,
+    /// Unified config diff between `previous` and `folder`; `None` when they are equal.
+    pub config_diff: Option<String>,
+}
+
+/// Everything found.
+#[derive(Debug)]
+pub struct History {
+    pub folders: Vec<Folder>,
+    pub skipped: Vec<Skipped>,
+    pub rates: Vec<f64>,
+    pub metrics: Vec<String>,
+    pub detect: Config,
+    /// Every change point, by rate, metric, then folder.
+    pub steps: Vec<Step>,
+    /// Notes for the user (scenarios that differ, rates missing in some folders).
+    pub notes: Vec<String>,
+}
+
+impl History {
+    /// Change points at the newest folder that go a metric's bad way.
+    pub fn latest_regressions(&self) -> Vec<&Step> {
+        let last = self.folders.len().saturating_sub(1);
+        self.steps
+            .iter()
+            .filter(|s| s.folder == last && s.regression)
+            .collect()
+    }
+
+    /// 1 when the newest folder is a regression change point, else 0.
+    pub fn exit_code(&self) -> i32 {
+        if self.latest_regressions().is_empty() {
+            crate::exit::OK
+        } else {
+            crate::exit::REGRESSION
+        }
+    }
+}
+
+/// Load, build every (rate, metric) series, find its change points.
+pub fn analyze(opts: &HistoryOptions) -> Result<History, String> {
+    let cfg = opts.detect;
+    if !(cfg.alpha > 0.0 && cfg.alpha < 1.0) {
+        return Err(format!(
+            "--alpha {} is not a probability between 0 and 1 (e.g. 0.01)",
+            cfg.alpha
+        ));
+    }
+    if (cfg.permutations as f64 + 1.0) * cfg.alpha < 1.0 {
+        return Err(format!(
+            "--permutations {} cannot reach --alpha {}: the smallest p-value is 1/(permutations+1); use at least {}",
+            cfg.permutations,
+            cfg.alpha,
+            (1.0 / cfg.alpha).ceil() as usize - 1
+        ));
+    }
+    let metrics: Vec<String> = if opts.metrics.is_empty() {
+        DEFAULT_METRICS.iter().map(|m| m.to_string()).collect()
+    } else {
+        opts.metrics.clone()
+    };
+    for m in &metrics {
+        crate::compare::validate_metric(m).map_err(|e| format!("--metric: {e}"))?;
+    }
+    let loaded = series::load(&opts.dirs)?;
+    let folders = loaded.folders;
+    if folders.is_empty() {
+        let why: Vec<String> = loaded
+            .skipped
+            .iter()
+            .map(|s| format!("  {}: {}", s.path.display(), s.reason))
+            .collect();
+        return Err(format!(
+            "no usable result folder among the arguments{}{}",
+            if why.is_empty() { "" } else { ":\n" },
+            why.join("\n")
+        ));
+    }
+    let mut notes = Vec::new();
+    let rates = if opts.rates.is_empty() {
+        let common = series::common_rates(&folders);
+        if common.is_empty() {
+            return Err(
+                "no rung rate is common to every folder; choose rungs with --rate R (missing values are left out of that rung's series)"
+                    .into(),
+            );
+        }
+        common
+    } else {
+        for r in &opts.rates {
+            let missing = folders
+                .iter()
+                .filter(|f| !f.rates().iter().any(|x| rate_label(*x) == rate_label(*r)))
+                .count();
+            if missing == folders.len() {
+                return Err(format!(
+                    "--rate {}: no folder has a finished rung at that rate",
+                    rate_label(*r)
+                ));
+            }
+            if missing > 0 {
+                notes.push(format!(
+                    "rate {}: {missing} of {} folders have no finished rung there; left out of its series",
+                    rate_label(*r),
+                    folders.len()
+                ));
+            }
+        }
+        opts.rates.clone()
+    };
+    let mut names: Vec<&str> = folders
+        .iter()
+        .filter(|f| f.dir.imported.is_none())
+        .map(|f| f.dir.info.scenario_name.as_str())
+        .collect();
+    names.sort();
+    names.dedup();
+    if names.len() > 1 {
+        notes.push(format!(
+            "the folders are of {} scenarios ({}): a step may be a change of scenario",
+            names.len(),
+            names.join(", ")
+        ));
+    }
+    let mut steps = Vec::new();
+    for &rate in &rates {
+        for metric in &metrics {
+            let points = series::series(&folders, rate, metric);
+            let values: Vec<f64> = points.iter().map(|p| p.1).collect();
+            for cp in changepoint::detect(&values, &cfg) {
+                let (folder, previous) = (points[cp.index].0, points[cp.index - 1].0);
+                let regression = match worse_direction(metric) {
+                    Some(Worse::Higher) => cp.after > cp.before,
+                    Some(Worse::Lower) => cp.after < cp.before,
+                    None => false,
+                };
+                steps.push(Step {
+                    rate,
+                    metric: metric.clone(),
+                    folder,
+                    previous,
+                    change: cp,
+                    regression,
+                    config_diff: config_diff::unified(
+                        &folders[previous].dir.info,
+                        &folders[folder].dir.info,
+                    ),
+                });
+            }
+        }
+    }
+    Ok(History {
+        folders,
+        skipped: loaded.skipped,
+        rates,
+        metrics,
+        detect: cfg,
+        steps,
+        notes,
+    })
+}
+
+/// `ladder history`: analyze, print the tables and change points on stdout (notes and
+/// skipped folders on stderr), write `--summary` / `--html`; returns the exit code
+/// (0 no regression step at the newest folder, 1 one, 2 unusable input).
+pub fn run(opts: &HistoryOptions) -> i32 {
+    let h = match analyze(opts) {
+        Ok(h) => h,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return crate::exit::BAD_INPUT;
+        }
+    };
+    for s in &h.skipped {
+        eprintln!("note: skipped {}: {}", s.path.display(), s.reason);
+    }
+    for n in &h.notes {
+        eprintln!("note: {n}");
+    }
+    print!("{}", render::terminal(&h));
+    let mut outputs: Vec<(&PathBuf, Result<String, String>)> = Vec::new();
+    if let Some(p) = &opts.summary {
+        outputs.push((p, Ok(render::markdown(&h))));
+    }
+    if let Some(p) = &opts.html {
+        outputs.push((p, render::html(&h).map_err(|e| e.to_string())));
+    }
+    for (path, text) in outputs {
+        let written = text.and_then(|t| {
+            crate::results::atomic_write(path, t.as_bytes()).map_err(|e| e.to_string())
+        });
+        match written {
+            Ok(()) => eprintln!("wrote {}", path.display()),
+            Err(e) => {
+                eprintln!(
+                    "error: {}: cannot write: {e}; choose a writable path",
+                    path.display()
+                );
+                return crate::exit::BAD_INPUT;
+            }
+        }
+    }
+    println!("{}", render::verdict_line(&h));
+    h.exit_code()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn bad_directions_follow_the_metric() {
+        for m in ["median_ttft_ms", "p99_tpot_ms", "error_rate", "failed"] {
+            assert_eq!(worse_direction(m), Some(Worse::Higher), "{m}");
+        }
+        for m in [
+            "request_throughput",
+            "qps",
+            "request_goodput",
+            "output_throughput",
+        ] {
+            assert_eq!(worse_direction(m), Some(Worse::Lower), "{m}");
+        }
+        for m in ["total_input_tokens", "num_prompts", "burstiness"] {
+            assert_eq!(worse_direction(m), None, "{m}");
+        }
+        // Every key with a direction is a real metric key.
+        let keys = crate::metrics::RungSummary::metric_keys();
+        for m in [
+            "failed",
+            "qps",
+            "achieved_rate",
+            "max_output_tokens_per_s",
+            "completed",
+        ] {
+            assert!(keys.iter().any(|k| k == m), "{m}");
+        }
+    }
+
+    #[test]
+    fn index_charts_have_a_linear_whole_number_axis() {
+        use crate::report::charts::{self, ChartSpec, Line, XKind};
+        let spec = ChartSpec {
+            id: "history",
+            title: "median_ttft_ms".into(),
+            y_desc: "median_ttft_ms".into(),
+            lines: vec![Line {
+                label: "rate 5 req/s".into(),
+                points: (1..=40).map(|i| (i as f64, 50.0)).collect(),
+                color: charts::color(0),
+                dashed: false,
+                under: false,
+            }],
+            markers: vec![],
+            hline: None,
+            x_max: 40.0,
+        };
+        let svg = charts::render_svg_x(&spec, XKind::Index, "folder (# in time order)").unwrap();
+        assert!(
+            svg.contains("folder (# in time order)"),
+            "no log scale on an index axis"
+        );
+        assert!(!svg.contains("log scale"));
+        let ticks: Vec<&str> = svg
+            .split("<text")
+            .skip(1)
+            .filter_map(|t| t.split('>').nth(1))
+            .map(|t| t.split('<').next().unwrap_or("").trim())
+            .collect();
+        assert!(ticks.contains(&"40") || ticks.contains(&"35"), "{ticks:?}");
+        assert!(
+            !ticks.iter().any(|t| t.ends_with(".0")),
+            "whole numbers: {ticks:?}"
+        );
+        // The rate axis keeps its description.
+        let svg = charts::render_svg(&spec).unwrap();
+        assert!(svg.contains("offered rate (req/s, log scale)"));
+    }
+}
