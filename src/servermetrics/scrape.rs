@@ -1,0 +1,83 @@
+//! The scraper: its own task, polling the metrics page during a rung at a fixed interval,
+//! plus one scrape at the measured start and one at the end.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use tokio::sync::oneshot;
+use tokio::task::JoinHandle;
+use tokio::time::Instant;
+
+use super::engines::snapshot;
+use super::parse::parse;
+use super::summary::Scraped;
+use crate::client::TextFetcher;
+
+/// What a rung's scraping produced.
+#[derive(Debug, Default)]
+pub struct RungScrapes {
+    /// Successful scrapes, in time order.
+    pub scrapes: Vec<Scraped>,
+    /// Failed attempts.
+    pub failures: u64,
+    /// The first failure, for the run's one warning.
+    pub first_error: Option<String>,
+}
+
+/// A scraper running for one rung; [`Scraper::finish`] takes the last scrape and stops it.
+pub struct Scraper {
+    stop: oneshot::Sender<()>,
+    task: JoinHandle<RungScrapes>,
+}
+
+impl Scraper {
+    /// Start scraping: first at `first_at` (the rung's first measured send), then every
+    /// `interval`. The task only sleeps and awaits the fetch: the dispatch loop never waits
+    /// for it.
+    pub fn start(fetcher: Arc<TextFetcher>, interval: Duration, first_at: Instant) -> Scraper {
+        let (stop, mut stopped) = oneshot::channel::<()>();
+        let interval = interval.max(Duration::from_millis(100));
+        let task = tokio::spawn(async move {
+            let mut out = RungScrapes::default();
+            let mut next = first_at;
+            loop {
+                let stop_now = tokio::select! {
+                    _ = tokio::time::sleep_until(next) => false,
+                    _ = &mut stopped => true,
+                };
+                one(&fetcher, first_at, &mut out).await;
+                if stop_now {
+                    break;
+                }
+                next += interval;
+                // A slow page: skip the missed ticks rather than scrape back to back.
+                let now = Instant::now();
+                while next <= now {
+                    next += interval;
+                }
+            }
+            out
+        });
+        Scraper { stop, task }
+    }
+
+    /// Take the end-of-rung scrape and return everything scraped.
+    pub async fn finish(self) -> RungScrapes {
+        let _ = self.stop.send(());
+        self.task.await.unwrap_or_default()
+    }
+}
+
+async fn one(fetcher: &TextFetcher, origin: Instant, out: &mut RungScrapes) {
+    let t = Instant::now();
+    match fetcher.get().await {
+        Ok(text) => out.scrapes.push(Scraped {
+            at: t.saturating_duration_since(origin),
+            snap: snapshot(&parse(&text)),
+        }),
+        Err(e) => {
+            out.failures += 1;
+            out.first_error.get_or_insert(e);
+        }
+    }
+}
