@@ -191,7 +191,7 @@ pub fn snapshot(page: &Page) -> Snapshot {
         }
         let (family, part) = split(&s.name, kind);
         let Some(c) = concept(family) else {
-            if part.is_none()
+            if matches!(part, None | Some(Part::Total))
                 && !s.name.ends_with("_created")
                 && snap.raw.len() < MAX_RAW
                 && s.value.is_finite()
@@ -319,5 +319,83 @@ mod tests {
         assert_eq!(h.bounds, vec![0.1, f64::INFINITY]);
         assert_eq!(h.cumulative, vec![3.0, 6.0]);
         assert_eq!(h.count, 6.0);
+    }
+}
+
+/// Recorded pages of each engine (hand-written from their documented names).
+#[cfg(test)]
+mod fixtures {
+    use super::super::parse::parse;
+    use super::*;
+
+    fn page(text: &str) -> Snapshot {
+        let p = parse(text);
+        assert_eq!(p.bad_lines, 0);
+        snapshot(&p)
+    }
+
+    #[test]
+    fn vllm_v1_page() {
+        let s = page(include_str!("fixtures/vllm_v1.prom"));
+        assert_eq!(s.engine, Some(Engine::Vllm));
+        assert_eq!(s.gauges[&Concept::Running], 12.0);
+        assert_eq!(s.gauges[&Concept::Waiting], 3.0);
+        assert_eq!(s.gauges[&Concept::KvUsage], 0.62);
+        assert_eq!(s.counters[&Concept::Preemptions], 4.0);
+        assert_eq!(s.counters[&Concept::PrefixHits], 250.0);
+        assert_eq!(s.counters[&Concept::PrefixQueries], 1000.0);
+        assert_eq!(s.counters[&Concept::GeneratedTokens], 5120.0);
+        for c in [
+            Concept::ServerTtft,
+            Concept::ServerItl,
+            Concept::ServerE2e,
+            Concept::ServerQueueTime,
+        ] {
+            assert!(s.hists[&c].count > 0.0, "{c:?}");
+        }
+        assert_eq!(
+            s.hists[&Concept::ServerTtft].cumulative,
+            vec![1.0, 8.0, 10.0]
+        );
+        assert_eq!(s.info["vllm:cache_config_info"]["num_gpu_blocks"], "27000");
+        assert_eq!(s.raw["python_gc_objects_collected_total"], 1234.0);
+    }
+
+    #[test]
+    fn sglang_page() {
+        let s = page(include_str!("fixtures/sglang.prom"));
+        assert_eq!(s.engine, Some(Engine::Sglang));
+        assert_eq!(s.gauges[&Concept::Running], 7.0);
+        assert_eq!(s.gauges[&Concept::Waiting], 2.0);
+        assert_eq!(s.gauges[&Concept::KvUsage], 0.28);
+        assert!(s.gauges[&Concept::PrefixHitRate] > 0.0);
+        assert_eq!(s.hists[&Concept::ServerTtft].count, 7.0);
+        assert_eq!(s.hists[&Concept::ServerE2e].sum, 30.0);
+        assert_eq!(s.raw["sglang:gen_throughput"], 355.3);
+    }
+
+    #[test]
+    fn tgi_page() {
+        let s = page(include_str!("fixtures/tgi.prom"));
+        assert_eq!(s.engine, Some(Engine::Tgi));
+        assert_eq!(s.gauges[&Concept::Waiting], 5.0);
+        assert_eq!(s.gauges[&Concept::Running], 32.0);
+        assert_eq!(
+            s.hists[&Concept::ServerE2e].cumulative,
+            vec![1.0, 3.0, 10.0, 10.0]
+        );
+        assert_eq!(s.hists[&Concept::ServerQueueTime].count, 10.0);
+        assert_eq!(s.raw["tgi_request_count"], 10.0);
+    }
+
+    #[test]
+    fn llamacpp_page() {
+        let s = page(include_str!("fixtures/llamacpp.prom"));
+        assert_eq!(s.engine, Some(Engine::LlamaCpp));
+        assert_eq!(s.gauges[&Concept::Running], 4.0);
+        assert_eq!(s.gauges[&Concept::Waiting], 1.0);
+        assert_eq!(s.gauges[&Concept::KvUsage], 0.41);
+        assert_eq!(s.counters[&Concept::GeneratedTokens], 640.0);
+        assert_eq!(s.raw["llamacpp:prompt_tokens_total"], 2048.0);
     }
 }
