@@ -14,11 +14,15 @@ use std::time::Duration;
 
 use chrono::Utc;
 use tokio::sync::watch;
+use tokio::time::Instant;
 
 use crate::client::{ApiKey, Client, ClientConfig};
 use crate::metrics::{analyze, summarize, RungContext, RungSummary};
-use crate::results::{RunInfo, RunStatus, RunWriter, RESULTS_FORMAT_VERSION};
+use crate::results::{
+    server_metrics_file_name, RunInfo, RunStatus, RunWriter, RESULTS_FORMAT_VERSION,
+};
 use crate::scenario::{Arrival, Scenario, SweepField};
+use crate::servermetrics::{self, ScrapeSetup, ServerSummary};
 use crate::workload::{self, PromptSet};
 
 pub use progress::rung_table;
@@ -378,6 +382,19 @@ async fn run_scenario(
             .into_owned()
     };
 
+    let scrape = ScrapeSetup::new(
+        scenario.server_metrics.as_ref(),
+        &base_url,
+        api_key.as_ref(),
+        |u| {
+            shown
+                .own
+                .redact(&environment::shown_base_url(u))
+                .into_owned()
+        },
+    )
+    .map_err(RunError::Preflight)?;
+
     say(&format!("preflight: {endpoint}"));
     let report = preflight::preflight(
         &client,
@@ -431,7 +448,16 @@ async fn run_scenario(
             .unwrap_or_else(|| PathBuf::from("results"));
         let writer = RunWriter::create(&root, info).map_err(|e| RunError::Output(e.to_string()))?;
         say(&format!("writing {}", writer.dir().display()));
-        let outcome = run_ladder(ctx, &ladder, &client, &tokenizer, writer, stop.clone()).await?;
+        let outcome = run_ladder(
+            ctx,
+            &ladder,
+            &client,
+            &tokenizer,
+            scrape.as_ref(),
+            writer,
+            stop.clone(),
+        )
+        .await?;
         outcomes.push(outcome);
         if *stop.borrow() {
             break;
@@ -447,10 +473,11 @@ async fn run_ladder(
     scenario: &Scenario,
     client: &Arc<Client>,
     tokenizer: &workload::tokenizer::Tokenizer,
+    scrape: Option<&ScrapeSetup>,
     mut writer: RunWriter,
     stop: watch::Receiver<bool>,
 ) -> Result<RunOutcome, RunError> {
-    match run_rungs(ctx, scenario, client, tokenizer, &mut writer, stop).await {
+    match run_rungs(ctx, scenario, client, tokenizer, scrape, &mut writer, stop).await {
         Err(e) if !matches!(e, RunError::Interrupted { .. }) => Err(mark_failed(&mut writer, e)),
         r => r,
     }
@@ -479,10 +506,12 @@ async fn run_rungs(
     scenario: &Scenario,
     client: &Arc<Client>,
     tokenizer: &workload::tokenizer::Tokenizer,
+    scrape: Option<&ScrapeSetup>,
     writer: &mut RunWriter,
     stop: watch::Receiver<bool>,
 ) -> Result<RunOutcome, RunError> {
     let quiet = ctx.opts.quiet;
+    let mut scrape_warned = false;
     let rates = scenario.rungs();
     let warmup = scenario.load.warmup_requests as usize;
     let n = scenario.workload.requests_per_rung as usize;
@@ -533,6 +562,8 @@ async fn run_rungs(
                 .seed
                 .wrapping_add((idx as u64 + 1).wrapping_mul(0x9E37_79B9_7F4A_7C15)),
         );
+        // Server metrics from the first measured send on (warmup left out).
+        let first_measured = schedule.get(warmup).copied().unwrap_or_default();
         let plan = rung::RungPlan {
             requests,
             schedule,
@@ -540,8 +571,13 @@ async fn run_rungs(
             max_concurrency: scenario.load.max_concurrency,
         };
         let mut bar = progress::RungBar::new(rate, (warmup + n) as u64, quiet);
+        let scraper = scrape.map(|s| s.start(Instant::now() + rung::START_LEAD + first_measured));
         let run = rung::run_rung(client.clone(), plan, stop.clone(), STOP_GRACE, &mut bar).await;
-        let summary = summarize(
+        let scraped = match scraper {
+            Some(s) => Some(s.finish().await),
+            None => None,
+        };
+        let mut summary = summarize(
             &run.records,
             &RungContext {
                 rate,
@@ -552,6 +588,19 @@ async fn run_rungs(
                 interrupted: run.interrupted,
             },
         );
+        if let (Some(sc), Some(setup)) = (&scraped, scrape) {
+            summary.server = ServerSummary::from_scrapes(&sc.scrapes, sc.failures);
+            if let (Some(e), false) = (&sc.first_error, scrape_warned) {
+                scrape_warned = true;
+                let w = format!(
+                    "cannot scrape server metrics at {}: {e}; the run goes on without them \
+                     (set server_metrics.url, or server_metrics.enabled: false)",
+                    setup.shown_url
+                );
+                bar.println(&format!("warning: {w}"));
+                writer.warn(w);
+            }
+        }
         bar.finish(&summary);
         log.push(format!(
             "rung {rate}: sent {} finished {} completed {} failed {} qps {:.3}",
@@ -582,6 +631,16 @@ async fn run_rungs(
         writer
             .write_rung(&summary, &run.records, !run.interrupted)
             .map_err(|e| RunError::Output(e.to_string()))?;
+        if let Some(sc) = scraped.filter(|sc| !sc.scrapes.is_empty()) {
+            let mut text = String::new();
+            for s in &sc.scrapes {
+                text.push_str(&servermetrics::series_line(s).to_string());
+                text.push('\n');
+            }
+            writer
+                .write_file(&server_metrics_file_name(rate), text.as_bytes())
+                .map_err(|e| RunError::Output(e.to_string()))?;
+        }
         summaries.push(summary);
         if run.interrupted {
             interrupted = true;

@@ -11,6 +11,7 @@ pub mod init;
 pub mod load;
 pub mod migrate;
 pub mod schema;
+mod server_metrics;
 pub mod template;
 pub mod types;
 pub mod validate;

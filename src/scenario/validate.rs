@@ -71,6 +71,7 @@ pub(crate) fn check(
     check_slo(v, &mut out);
     check_gate(v, metric_keys, &mut out);
     check_sweep(v, &mut out);
+    super::server_metrics::check(v, &mut out);
     if let (Some(t), Some(check)) = (string(v, &["tokenizer"]), tokenizer_check) {
         let resolved = resolve_against(file, Path::new(t));
         if let Err(e) = check(&resolved) {

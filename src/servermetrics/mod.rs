@@ -10,7 +10,7 @@ pub mod scrape;
 pub mod summary;
 
 pub use engines::{Concept, Engine, Snapshot};
-pub use scrape::{RungScrapes, Scraper};
+pub use scrape::{RungScrapes, ScrapeSetup, Scraper};
 pub use summary::{series_line, ServerSummary};
 
 /// Largest metrics page read; a bigger one is a scrape failure (vLLM's is ~100 KiB).

@@ -11,7 +11,8 @@ use tokio::time::Instant;
 use super::engines::snapshot;
 use super::parse::parse;
 use super::summary::Scraped;
-use crate::client::TextFetcher;
+use crate::client::{ApiKey, TextFetcher};
+use crate::scenario::types::ServerMetrics;
 
 /// What a rung's scraping produced.
 #[derive(Debug, Default)]
@@ -79,5 +80,65 @@ async fn one(fetcher: &TextFetcher, origin: Instant, out: &mut RungScrapes) {
             out.failures += 1;
             out.first_error.get_or_insert(e);
         }
+    }
+}
+
+/// Scraping as set up for a run: the page, how often, and how it is shown in messages.
+pub struct ScrapeSetup {
+    fetcher: Arc<TextFetcher>,
+    interval: Duration,
+    /// The URL with any secret query value masked, for warnings.
+    pub shown_url: String,
+}
+
+impl ScrapeSetup {
+    /// From the scenario's `server_metrics` (absent: on, at `<base_url>/metrics`).
+    /// `base_url` is the resolved one (the simulator's own for `sim`); `endpoint_key` is
+    /// sent when the page is on the endpoint's server. `None` when turned off.
+    pub fn new(
+        cfg: Option<&ServerMetrics>,
+        base_url: &str,
+        endpoint_key: Option<&ApiKey>,
+        shown: impl Fn(&str) -> String,
+    ) -> Result<Option<ScrapeSetup>, String> {
+        let cfg = cfg.cloned().unwrap_or_default();
+        if !cfg.enabled {
+            return Ok(None);
+        }
+        let (url, key) = match &cfg.url {
+            Some(u) => (
+                u.clone(),
+                cfg.api_key_env
+                    .as_deref()
+                    .and_then(|v| std::env::var(v).ok())
+                    .filter(|k| !k.is_empty())
+                    .map(ApiKey::new),
+            ),
+            None => (
+                super::default_url(base_url),
+                match cfg.api_key_env.as_deref() {
+                    Some(v) => std::env::var(v)
+                        .ok()
+                        .filter(|k| !k.is_empty())
+                        .map(ApiKey::new),
+                    None => endpoint_key.cloned(),
+                },
+            ),
+        };
+        let interval = cfg.interval.0.max(Duration::from_millis(100));
+        // A scrape may take at most the interval (and never more than 5 s): a slow page
+        // costs a sample, not the rung.
+        let timeout = interval.min(Duration::from_secs(5));
+        let fetcher = TextFetcher::new(&url, key, timeout, super::MAX_PAGE_BYTES)?;
+        Ok(Some(ScrapeSetup {
+            fetcher: Arc::new(fetcher),
+            interval,
+            shown_url: shown(&url),
+        }))
+    }
+
+    /// Start scraping one rung whose first measured request is sent at `first_at`.
+    pub fn start(&self, first_at: Instant) -> Scraper {
+        Scraper::start(self.fetcher.clone(), self.interval, first_at)
     }
 }

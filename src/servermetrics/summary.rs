@@ -28,6 +28,9 @@ pub struct ServerSummary {
     pub identity: BTreeMap<String, BTreeMap<String, String>>,
 }
 
+/// `server_*` keys of result files that other parts of ladder write.
+const NOT_OURS: [&str; 1] = ["server_usage_requests"];
+
 const GAUGES: [Concept; 4] = [
     Concept::Running,
     Concept::Waiting,
@@ -151,7 +154,8 @@ impl ServerSummary {
     /// Read the `server_*` keys back; absent keys stay absent.
     pub fn read_from(m: &Map<String, Value>) -> ServerSummary {
         let mut out = ServerSummary::default();
-        for (k, v) in m.iter().filter(|(k, _)| k.starts_with("server_")) {
+        let ours = |k: &str| k.starts_with("server_") && !NOT_OURS.contains(&k);
+        for (k, v) in m.iter().filter(|(k, _)| ours(k)) {
             match (k.as_str(), v) {
                 ("server_engine", Value::String(s)) => out.engine = Some(s.clone()),
                 ("server_identity", Value::Object(o)) => {
@@ -363,6 +367,7 @@ mod tests {
             [("block_size".to_string(), "16".to_string())].into(),
         );
         let mut m = Map::new();
+        m.insert("server_usage_requests".into(), Value::from(3));
         s.write_into(&mut m);
         assert_eq!(ServerSummary::read_from(&m), s);
         assert!(ServerSummary::read_from(&Map::new()).is_empty());
