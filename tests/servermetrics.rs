@@ -161,3 +161,40 @@ fn a_bad_server_metrics_section_is_refused_with_its_location() {
         assert!(all.contains(needle), "{needle}: {all}");
     }
 }
+
+#[test]
+fn compare_names_the_server_side_changes_next_to_the_verdicts() {
+    let tmp = tempfile::tempdir().unwrap();
+    let mut dirs = Vec::new();
+    for (name, seqs) in [("base", 16), ("cand", 2)] {
+        let d = tmp.path().join(name);
+        std::fs::create_dir_all(&d).unwrap();
+        let mut sc = capped_sim();
+        let extra = format!(
+            "sim:\n  max_num_seqs: {seqs}\n  step_base_ms: 10\n  step_per_seq_ms: 0\n  \
+             kv_cache_tokens: 4096\n  max_model_len: 512\nserver_metrics:\n  interval: 200ms\n"
+        );
+        sc.extra = Box::leak(extra.into_boxed_str());
+        let p = sc.write(&d);
+        let out = d.join("out");
+        let r = run_ladder(&p, &out, LIMIT);
+        assert!(r.status.success(), "{}", r.all());
+        dirs.push(run_dir(&out).unwrap());
+    }
+    let r = spawn(ladder_cmd(&[
+        "compare",
+        dirs[0].to_str().unwrap(),
+        dirs[1].to_str().unwrap(),
+    ]))
+    .finish(LIMIT);
+    no_panic(&r);
+    assert!(matches!(r.status.code(), Some(0 | 1)), "{}", r.all());
+    let line = r
+        .stdout
+        .lines()
+        .find(|l| l.starts_with("server side, rate 200:"))
+        .unwrap_or_else(|| panic!("no server-side line: {}", r.all()));
+    // Two sequences instead of sixteen: the same load queues far longer.
+    assert!(line.contains("server queue time +"), "{line}");
+    assert!(line.contains("max waiting"), "{line}");
+}

@@ -392,3 +392,87 @@ mod tests {
         assert_eq!(quantile(&empty, 0.5), None);
     }
 }
+
+/// The server-side changes from `base` to `cand` in one line ("server queue time +38 ms,
+/// max KV usage 0.62 → 0.97, preemptions 0 → 112"); `None` when neither side has any, or
+/// nothing moved.
+pub fn describe_change(base: &ServerSummary, cand: &ServerSummary) -> Option<String> {
+    let mut parts = Vec::new();
+    for (key, what) in [
+        ("server_mean_queue_time_ms", "server queue time"),
+        ("server_mean_ttft_ms", "server TTFT"),
+        ("server_mean_e2e_ms", "server e2e"),
+    ] {
+        if let (Some(a), Some(b)) = (base.get(key), cand.get(key)) {
+            if (b - a).abs() >= 1.0 {
+                parts.push(format!("{what} {:+.0} ms", b - a));
+            }
+        }
+    }
+    for (key, what, step) in [
+        ("server_max_waiting", "max waiting", 1.0),
+        ("server_mean_running", "mean running", 0.1),
+        ("server_max_kv_usage", "max KV usage", 0.01),
+        ("server_preemptions", "preemptions", 1.0),
+        ("server_prefix_hit_rate", "prefix hit rate", 0.01),
+    ] {
+        if let (Some(a), Some(b)) = (base.get(key), cand.get(key)) {
+            if (b - a).abs() >= step {
+                let digits = if step < 1.0 { 2 } else { 0 };
+                parts.push(format!("{what} {a:.digits$} → {b:.digits$}"));
+            }
+        }
+    }
+    if parts.is_empty() {
+        let scraped = |s: &ServerSummary| s.get("server_scrapes").unwrap_or(0.0) > 0.0;
+        return match (scraped(base), scraped(cand)) {
+            (true, false) => Some("scraped in the baseline only".into()),
+            (false, true) => Some("scraped in the candidate only".into()),
+            _ => None,
+        };
+    }
+    Some(parts.join(", "))
+}
+
+#[cfg(test)]
+mod change_tests {
+    use super::*;
+
+    fn with(pairs: &[(&str, f64)]) -> ServerSummary {
+        ServerSummary {
+            values: pairs.iter().map(|(k, v)| (k.to_string(), *v)).collect(),
+            ..ServerSummary::default()
+        }
+    }
+
+    #[test]
+    fn the_changes_that_explain_a_verdict_in_one_line() {
+        let a = with(&[
+            ("server_scrapes", 5.0),
+            ("server_mean_queue_time_ms", 2.0),
+            ("server_max_kv_usage", 0.62),
+            ("server_preemptions", 0.0),
+            ("server_max_waiting", 3.0),
+        ]);
+        let b = with(&[
+            ("server_scrapes", 5.0),
+            ("server_mean_queue_time_ms", 40.0),
+            ("server_max_kv_usage", 0.97),
+            ("server_preemptions", 112.0),
+            ("server_max_waiting", 3.0),
+        ]);
+        assert_eq!(
+            describe_change(&a, &b).unwrap(),
+            "server queue time +38 ms, max KV usage 0.62 → 0.97, preemptions 0 → 112"
+        );
+        assert_eq!(describe_change(&a, &a), None);
+        assert_eq!(
+            describe_change(&ServerSummary::default(), &a).unwrap(),
+            "scraped in the candidate only"
+        );
+        assert_eq!(
+            describe_change(&ServerSummary::default(), &ServerSummary::default()),
+            None
+        );
+    }
+}
