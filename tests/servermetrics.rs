@@ -88,6 +88,17 @@ fn past_capacity_the_server_shows_a_queue_and_a_full_batch_under_it_none() {
     let t: Vec<f64> = lines.iter().map(|l| l["t_s"].as_f64().unwrap()).collect();
     assert!(t.windows(2).all(|w| w[0] <= w[1]), "{t:?}");
     assert!(lines.iter().any(|l| l["waiting"].as_f64() >= Some(1.0)));
+
+    // report.html charts them over the ladder, with the TTFT decomposition.
+    let html = std::fs::read_to_string(dir.join("report.html")).unwrap();
+    for id in [
+        "chart-server-load",
+        "chart-server-kv",
+        "chart-ttft-decomposition",
+    ] {
+        assert!(html.contains(id), "{id} missing from report.html");
+    }
+    assert!(html.contains("server queue time (mean)"));
 }
 
 #[test]
@@ -140,6 +151,8 @@ fn server_metrics_can_be_turned_off() {
     check_folder(&dir);
     assert!(server_keys(&dir, "40").is_empty());
     assert!(!dir.join("server_metrics_rate_40.jsonl").exists());
+    let html = std::fs::read_to_string(dir.join("report.html")).unwrap();
+    assert!(!html.contains("chart-server-load"), "no data, no chart");
 }
 
 #[test]

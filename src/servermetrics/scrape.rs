@@ -72,10 +72,16 @@ impl Scraper {
 async fn one(fetcher: &TextFetcher, origin: Instant, out: &mut RungScrapes) {
     let t = Instant::now();
     match fetcher.get().await {
-        Ok(text) => out.scrapes.push(Scraped {
-            at: t.saturating_duration_since(origin),
-            snap: snapshot(&parse(&text)),
-        }),
+        Ok(text) => {
+            // Parsed off the async workers: a large page must not delay a send.
+            let snap = tokio::task::spawn_blocking(move || snapshot(&parse(&text)))
+                .await
+                .unwrap_or_default();
+            out.scrapes.push(Scraped {
+                at: t.saturating_duration_since(origin),
+                snap,
+            });
+        }
         Err(e) => {
             out.failures += 1;
             out.first_error.get_or_insert(e);
