@@ -89,6 +89,13 @@ fn past_capacity_the_server_shows_a_queue_and_a_full_batch_under_it_none() {
     assert!(t.windows(2).all(|w| w[0] <= w[1]), "{t:?}");
     assert!(lines.iter().any(|l| l["waiting"].as_f64() >= Some(1.0)));
 
+    // The knee (200 req/s: throughput plateaus) names what saturated on the server.
+    let analysis = std::fs::read_to_string(dir.join("analysis.json")).unwrap();
+    assert!(
+        analysis.contains("server side: waiting queue up to"),
+        "{analysis}"
+    );
+
     // report.html charts them over the ladder, with the TTFT decomposition.
     let html = std::fs::read_to_string(dir.join("report.html")).unwrap();
     for id in [

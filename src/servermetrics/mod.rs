@@ -11,7 +11,7 @@ pub mod summary;
 
 pub use engines::{Concept, Engine, Snapshot};
 pub use scrape::{RungScrapes, ScrapeSetup, Scraper};
-pub use summary::{describe_change, series_line, ServerSummary};
+pub use summary::{describe_change, saturation, series_line, ServerSummary};
 
 /// Largest metrics page read; a bigger one is a scrape failure (vLLM's is ~100 KiB).
 pub const MAX_PAGE_BYTES: usize = 8 * 1024 * 1024;

@@ -476,3 +476,61 @@ mod change_tests {
         );
     }
 }
+
+/// The saturated resource a rung's server metrics show, for the knee ("server side:
+/// waiting queue up to 36 (mean 20.5), batch full at 4 running, KV usage up to 0.97,
+/// 12 preemptions"); `prev` is the rung below it. `None` when nothing points at the server.
+pub fn saturation(s: &ServerSummary, prev: Option<&ServerSummary>) -> Option<String> {
+    let mut parts = Vec::new();
+    if let (Some(max), Some(mean)) = (s.get("server_max_waiting"), s.get("server_mean_waiting")) {
+        let before = prev
+            .and_then(|p| p.get("server_mean_waiting"))
+            .unwrap_or(0.0);
+        if max >= 1.0 && mean > before {
+            parts.push(format!("waiting queue up to {max:.0} (mean {mean:.1})"));
+            // Requests wait only while the batch (or the KV cache) has no room.
+            if let Some(run) = s.get("server_max_running") {
+                parts.push(format!("batch full at {run:.0} running"));
+            }
+        }
+    }
+    if let Some(kv) = s.get("server_max_kv_usage").filter(|kv| *kv >= 0.9) {
+        parts.push(format!("KV usage up to {kv:.2}"));
+    }
+    if let Some(n) = s.get("server_preemptions").filter(|n| *n > 0.0) {
+        parts.push(format!("{n:.0} preemptions"));
+    }
+    (!parts.is_empty()).then(|| format!("server side: {}", parts.join(", ")))
+}
+
+#[cfg(test)]
+mod saturation_tests {
+    use super::*;
+
+    fn with(pairs: &[(&str, f64)]) -> ServerSummary {
+        ServerSummary {
+            values: pairs.iter().map(|(k, v)| (k.to_string(), *v)).collect(),
+            ..ServerSummary::default()
+        }
+    }
+
+    #[test]
+    fn the_knee_names_the_queue_the_batch_the_kv_cache_and_preemptions() {
+        let below = with(&[("server_mean_waiting", 0.0), ("server_max_running", 4.0)]);
+        let knee = with(&[
+            ("server_max_waiting", 36.0),
+            ("server_mean_waiting", 20.5),
+            ("server_max_running", 4.0),
+            ("server_max_kv_usage", 0.97),
+            ("server_preemptions", 12.0),
+        ]);
+        assert_eq!(
+            saturation(&knee, Some(&below)).unwrap(),
+            "server side: waiting queue up to 36 (mean 20.5), batch full at 4 running, \
+             KV usage up to 0.97, 12 preemptions"
+        );
+        // An idle server says nothing; no server data says nothing.
+        assert_eq!(saturation(&below, None), None);
+        assert_eq!(saturation(&ServerSummary::default(), None), None);
+    }
+}
