@@ -12,6 +12,7 @@ pub mod report;
 pub mod results;
 pub mod runner;
 pub mod scenario;
+pub mod servermetrics;
 pub mod sim;
 pub mod workload;
 

@@ -200,6 +200,7 @@ fn summary_for(rate: f64, lines: &[RequestLine]) -> RungSummary {
         total_token_throughput: (out + inp) as f64 / dur,
         achieved_rate: rate,
         latency,
+        server: Default::default(),
         ..Default::default()
     }
 }

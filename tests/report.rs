@@ -158,6 +158,7 @@ fn summary(s: &Shape, speedup: f64) -> RungSummary {
         interrupted: false,
         tokens: Default::default(),
         latency,
+        server: Default::default(),
     }
 }
 

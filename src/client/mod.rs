@@ -9,6 +9,7 @@
 //! [`RequestRecord`]: crate::record::RequestRecord
 
 pub mod chunk;
+mod fetch;
 mod redact;
 mod resource;
 mod secret;
@@ -31,6 +32,7 @@ use crate::scenario::types::Api;
 pub use crate::scenario::validate::{without_userinfo, CREDENTIALS_IN_URL, FRAGMENT_IN_URL};
 
 pub use chunk::Usage;
+pub use fetch::TextFetcher;
 pub use redact::{strings_of, Redactor, MASK, MIN_SECRET_CHARS};
 pub use secret::{is_secret_name, redact, ApiKey};
 pub use send::Measured;

@@ -78,5 +78,13 @@ pub fn markdown(c: &Comparison, strict: bool) -> String {
             );
         }
     }
+    if !c.server_notes.is_empty() {
+        let _ = writeln!(o);
+        let _ = writeln!(o, "Server side (scraped `/metrics`):");
+        let _ = writeln!(o);
+        for (rate, n) in &c.server_notes {
+            let _ = writeln!(o, "- rate {}: {}", render::num(*rate), md_escape(n));
+        }
+    }
     o
 }

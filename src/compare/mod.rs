@@ -142,6 +142,9 @@ pub struct Comparison {
     pub checks_source: String,
     pub knee: KneeShift,
     pub rows: Vec<Row>,
+    /// Per common rung, the server-side changes (from scraped `/metrics`) that go with the
+    /// verdicts; only rungs where something moved.
+    pub server_notes: Vec<(f64, String)>,
 }
 
 impl Comparison {
@@ -353,9 +356,15 @@ pub fn compare(
         Slo::from_scenario(&c.info.scenario),
     );
     let mut rows = Vec::new();
+    let mut server_notes = Vec::new();
     for &rate in &common {
         let (br, bl) = load(b, "baseline", rate)?;
         let (cr, cl) = load(c, "candidate", rate)?;
+        if let Some(n) =
+            crate::servermetrics::describe_change(&br.summary.server, &cr.summary.server)
+        {
+            server_notes.push((rate, n));
+        }
         let bs = Side {
             summary: &br.summary,
             lines: &bl,
@@ -425,6 +434,7 @@ pub fn compare(
         checks_source,
         knee,
         rows,
+        server_notes,
     })
 }
 

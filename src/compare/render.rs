@@ -173,6 +173,12 @@ pub fn terminal(c: &Comparison, strict: bool) -> String {
             );
         }
     }
+    if !c.server_notes.is_empty() {
+        let _ = writeln!(o);
+        for (rate, n) in &c.server_notes {
+            let _ = writeln!(o, "server side, rate {}: {n}", num(*rate));
+        }
+    }
     let _ = writeln!(o);
     let _ = writeln!(o, "{}", summary_line(c, strict));
     o

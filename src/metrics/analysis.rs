@@ -310,6 +310,9 @@ fn find_knee(sorted: &[&RungSummary], slo: &Slo, max_error_rate: f64) -> Option<
             }
         }
         if !reasons.is_empty() {
+            // What the server's own metrics say saturated (when it was scraped).
+            let prev = i.checked_sub(1).map(|j| &sorted[j].server);
+            detail.extend(crate::servermetrics::saturation(&r.server, prev));
             return Some(Knee {
                 rate: r.rate,
                 reasons,

@@ -350,6 +350,8 @@ pub fn summarize(records: &[RequestRecord], ctx: &RungContext) -> RungSummary {
         interrupted: ctx.interrupted,
         tokens: TokenAccounting::of(&measured, &ok),
         latency,
+        // Filled in by the runner from its scrapes.
+        server: Default::default(),
     }
 }
 

@@ -149,6 +149,8 @@ pub struct RungSummary {
     pub tokens: TokenAccounting,
     /// Latency distributions, in milliseconds.
     pub latency: BTreeMap<Latency, Stats>,
+    /// The server's own metrics over the rung (`server_*` keys); empty when not scraped.
+    pub server: crate::servermetrics::ServerSummary,
 }
 
 impl RungSummary {
@@ -264,6 +266,7 @@ impl RungSummary {
             }
         }
         self.tokens.put(&mut m, num);
+        self.server.write_into(&mut m);
         m
     }
 
@@ -338,6 +341,7 @@ impl RungSummary {
                 .ok_or("missing key `interrupted`")?,
             tokens: TokenAccounting::get(m),
             latency,
+            server: crate::servermetrics::ServerSummary::read_from(m),
         })
     }
 

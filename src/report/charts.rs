@@ -60,16 +60,16 @@ pub struct ChartSpec {
     pub x_max: f64,
 }
 
-const BLUE_: RGBColor = RGBColor(0x1f, 0x77, 0xb4);
-const ORANGE_: RGBColor = RGBColor(0xff, 0x7f, 0x0e);
-const GREEN_: RGBColor = RGBColor(0x2c, 0xa0, 0x2c);
-const RED_: RGBColor = RGBColor(0xd6, 0x27, 0x28);
-const PURPLE_: RGBColor = RGBColor(0x94, 0x67, 0xbd);
+pub(super) const BLUE_: RGBColor = RGBColor(0x1f, 0x77, 0xb4);
+pub(super) const ORANGE_: RGBColor = RGBColor(0xff, 0x7f, 0x0e);
+pub(super) const GREEN_: RGBColor = RGBColor(0x2c, 0xa0, 0x2c);
+pub(super) const RED_: RGBColor = RGBColor(0xd6, 0x27, 0x28);
+pub(super) const PURPLE_: RGBColor = RGBColor(0x94, 0x67, 0xbd);
 const BROWN_: RGBColor = RGBColor(0x8c, 0x56, 0x4b);
 const PINK_: RGBColor = RGBColor(0xe3, 0x77, 0xc2);
 const OLIVE_: RGBColor = RGBColor(0xbc, 0xbd, 0x22);
 const CYAN_: RGBColor = RGBColor(0x17, 0xbe, 0xcf);
-const GREY_: RGBColor = RGBColor(0x7f, 0x7f, 0x7f);
+pub(super) const GREY_: RGBColor = RGBColor(0x7f, 0x7f, 0x7f);
 const DARK: RGBColor = RGBColor(0x22, 0x22, 0x22);
 const KNEE: RGBColor = RGBColor(0xc0, 0x00, 0x00);
 
@@ -114,7 +114,7 @@ fn latency_series(
 }
 
 /// Label prefix and dash for each run: a single run is plain; in an overlay the base is dashed.
-fn runs(report: &Report) -> Vec<(&RunReport, String, bool)> {
+pub(super) fn runs(report: &Report) -> Vec<(&RunReport, String, bool)> {
     if report.is_overlay() {
         report
             .runs
@@ -127,7 +127,7 @@ fn runs(report: &Report) -> Vec<(&RunReport, String, bool)> {
     }
 }
 
-fn knee_markers(report: &Report) -> Vec<Marker> {
+pub(super) fn knee_markers(report: &Report) -> Vec<Marker> {
     runs(report)
         .into_iter()
         .filter_map(|(run, prefix, dashed)| {
@@ -172,7 +172,7 @@ fn percentiles(report: &Report, id: &'static str, what: &str, which: Latency) ->
     }
 }
 
-fn max_rate(report: &Report) -> f64 {
+pub(super) fn max_rate(report: &Report) -> f64 {
     report
         .runs
         .iter()
@@ -292,7 +292,7 @@ pub fn specs(report: &Report) -> Vec<ChartSpec> {
         });
     }
 
-    vec![
+    let mut all = vec![
         ChartSpec {
             id: "throughput",
             title: "Throughput vs offered rate".into(),
@@ -323,7 +323,9 @@ pub fn specs(report: &Report) -> Vec<ChartSpec> {
             hline: None,
             x_max: max_rate,
         },
-    ]
+    ];
+    all.extend(super::server_charts::specs(report));
+    all
 }
 
 /// Tick label with as many decimals as the axis span needs.

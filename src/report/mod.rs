@@ -9,6 +9,7 @@ pub mod charts;
 pub mod csv;
 pub mod html;
 pub mod markdown;
+mod server_charts;
 
 use std::fs;
 use std::path::{Path, PathBuf};

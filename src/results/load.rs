@@ -210,6 +210,11 @@ pub fn result_file_name(rate: f64) -> String {
     format!("result_rate_{}.json", rate_label(rate))
 }
 
+/// `server_metrics_rate_<rate>.jsonl`: the scrapes of the server's metrics during the rung.
+pub fn server_metrics_file_name(rate: f64) -> String {
+    format!("server_metrics_rate_{}.jsonl", rate_label(rate))
+}
+
 /// `requests_rate_<rate>.jsonl`.
 pub fn requests_file_name(rate: f64) -> String {
     format!("requests_rate_{}.jsonl", rate_label(rate))

@@ -7,7 +7,8 @@ pub mod vllm;
 pub mod write;
 
 pub use load::{
-    rate_label, requests_file_name, result_file_name, LoadError, LoadedRung, ResultDir,
+    rate_label, requests_file_name, result_file_name, server_metrics_file_name, LoadError,
+    LoadedRung, ResultDir,
 };
 pub use types::*;
 pub use write::{atomic_write, RunWriter, WriteError};

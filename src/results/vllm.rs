@@ -388,6 +388,8 @@ fn rung_of(dir: &Path, file: &str, o: Map<String, Value>) -> Result<ImportedRung
         inexact_prompts: 0,
         interrupted: false,
         latency,
+        // vLLM result files carry no server-side metrics.
+        server: Default::default(),
         tokens: crate::metrics::tokens::TokenAccounting {
             requested_input_tokens: per_request(u("total_input_tokens")),
             mean_output_tokens: per_request(u("total_output_tokens")),

@@ -16,11 +16,15 @@ use std::time::Duration;
 
 use chrono::Utc;
 use tokio::sync::watch;
+use tokio::time::Instant;
 
 use crate::client::{ApiKey, Client, ClientConfig};
 use crate::metrics::{analyze, summarize, RungContext, RungSummary};
-use crate::results::{RunInfo, RunStatus, RunWriter, RESULTS_FORMAT_VERSION};
+use crate::results::{
+    server_metrics_file_name, RunInfo, RunStatus, RunWriter, RESULTS_FORMAT_VERSION,
+};
 use crate::scenario::{Arrival, Scenario, SweepField};
+use crate::servermetrics::{self, ScrapeSetup, ServerSummary};
 use crate::workload::{self, PromptSet};
 
 pub use prepare::{prepare, rung_seed, Prepared};
@@ -118,6 +122,7 @@ pub fn run_all(opts: &RunOptions) -> Result<Vec<RunOutcome>, RunError> {
     let ctx = RunContext {
         opts,
         env_headers: loaded.env_headers.clone(),
+        dataset_path: prepared.dataset_path.clone(),
     };
     let rt = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
@@ -211,6 +216,8 @@ struct RunContext<'a> {
     opts: &'a RunOptions,
     /// Headers whose values came from `{{ env.NAME }}`: secrets.
     env_headers: Vec<String>,
+    /// The dataset file, resolved against the scenario's folder.
+    dataset_path: Option<PathBuf>,
 }
 
 /// Stop flag flipped by the first Ctrl-C or SIGTERM: no new requests, those in flight get
@@ -308,7 +315,7 @@ async fn run_scenario(
         scenario,
         tokenizer,
         tokenizer_path,
-        dataset_path,
+        dataset_path: _,
         sim,
     } = prepared;
 
@@ -393,6 +400,19 @@ async fn run_scenario(
             .into_owned()
     };
 
+    let scrape = ScrapeSetup::new(
+        scenario.server_metrics.as_ref(),
+        &base_url,
+        api_key.as_ref(),
+        |u| {
+            shown
+                .own
+                .redact(&environment::shown_base_url(u))
+                .into_owned()
+        },
+    )
+    .map_err(RunError::Preflight)?;
+
     say(&format!("preflight: {endpoint}"));
     let report = preflight::preflight(
         &client,
@@ -451,7 +471,7 @@ async fn run_scenario(
             &ladder,
             &client,
             &tokenizer,
-            dataset_path.as_deref(),
+            scrape.as_ref(),
             writer,
             stop.clone(),
         )
@@ -471,21 +491,11 @@ async fn run_ladder(
     scenario: &Scenario,
     client: &Arc<Client>,
     tokenizer: &workload::tokenizer::Tokenizer,
-    dataset_path: Option<&Path>,
+    scrape: Option<&ScrapeSetup>,
     mut writer: RunWriter,
     stop: watch::Receiver<bool>,
 ) -> Result<RunOutcome, RunError> {
-    match run_rungs(
-        ctx,
-        scenario,
-        client,
-        tokenizer,
-        dataset_path,
-        &mut writer,
-        stop,
-    )
-    .await
-    {
+    match run_rungs(ctx, scenario, client, tokenizer, scrape, &mut writer, stop).await {
         Err(e) if !matches!(e, RunError::Interrupted { .. }) => Err(mark_failed(&mut writer, e)),
         r => r,
     }
@@ -514,11 +524,12 @@ async fn run_rungs(
     scenario: &Scenario,
     client: &Arc<Client>,
     tokenizer: &workload::tokenizer::Tokenizer,
-    dataset_path: Option<&Path>,
+    scrape: Option<&ScrapeSetup>,
     writer: &mut RunWriter,
     stop: watch::Receiver<bool>,
 ) -> Result<RunOutcome, RunError> {
     let quiet = ctx.opts.quiet;
+    let mut scrape_warned = false;
     let rates = scenario.rungs();
     let warmup = scenario.load.warmup_requests as usize;
     let n = scenario.workload.requests_per_rung as usize;
@@ -542,7 +553,7 @@ async fn run_rungs(
         let set = match PromptSet::load(
             &scenario.workload,
             tokenizer,
-            dataset_path,
+            ctx.dataset_path.as_deref(),
             warmup + n,
             idx as u64,
         ) {
@@ -571,6 +582,8 @@ async fn run_rungs(
             Ok(s) => s,
             Err(e) => return Err(RunError::Scenario(e.to_string())),
         };
+        // Server metrics from the first measured send on (warmup left out).
+        let first_measured = schedule.get(warmup).copied().unwrap_or_default();
         let plan = rung::RungPlan {
             requests,
             schedule,
@@ -578,8 +591,13 @@ async fn run_rungs(
             max_concurrency: scenario.load.max_concurrency,
         };
         let mut bar = progress::RungBar::new(rate, (warmup + n) as u64, quiet);
+        let scraper = scrape.map(|s| s.start(Instant::now() + rung::START_LEAD + first_measured));
         let run = rung::run_rung(client.clone(), plan, stop.clone(), STOP_GRACE, &mut bar).await;
-        let summary = summarize(
+        let scraped = match scraper {
+            Some(s) => Some(s.finish().await),
+            None => None,
+        };
+        let mut summary = summarize(
             &run.records,
             &RungContext {
                 rate,
@@ -590,6 +608,19 @@ async fn run_rungs(
                 interrupted: run.interrupted || run.rejected.is_some(),
             },
         );
+        if let (Some(sc), Some(setup)) = (&scraped, scrape) {
+            summary.server = ServerSummary::from_scrapes(&sc.scrapes, sc.failures);
+            if let (Some(e), false) = (&sc.first_error, scrape_warned) {
+                scrape_warned = true;
+                let w = format!(
+                    "cannot scrape server metrics at {}: {e}; the run goes on without them \
+                     (set server_metrics.url, or server_metrics.enabled: false)",
+                    setup.shown_url
+                );
+                bar.println(&format!("warning: {w}"));
+                writer.warn(w);
+            }
+        }
         bar.finish(&summary);
         log.push(format!(
             "rung {rate}: sent {} finished {} completed {} failed {} qps {:.3}",
@@ -628,6 +659,16 @@ async fn run_rungs(
                 !run.interrupted && rejected.is_none(),
             )
             .map_err(|e| RunError::Output(e.to_string()))?;
+        if let Some(sc) = scraped.filter(|sc| !sc.scrapes.is_empty()) {
+            let mut text = String::new();
+            for s in &sc.scrapes {
+                text.push_str(&servermetrics::series_line(s).to_string());
+                text.push('\n');
+            }
+            writer
+                .write_file(&server_metrics_file_name(rate), text.as_bytes())
+                .map_err(|e| RunError::Output(e.to_string()))?;
+        }
         if let Some(why) = rejected {
             // The folder is marked failed with this reason; finished rungs are kept.
             let _ = writer.write_file("run.log", (log.join("\n") + "\n").as_bytes());

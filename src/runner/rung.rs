@@ -55,7 +55,7 @@ const TIMER_PERIOD: Duration = Duration::from_secs(7 * 24 * 3600);
 const TIMER_BACKSTOP: Duration = Duration::from_millis(3);
 
 /// Lead time before the first send, so the first arrivals are not late by construction.
-const START_LEAD: Duration = Duration::from_millis(20);
+pub(crate) const START_LEAD: Duration = Duration::from_millis(20);
 
 /// Dispatch a rung and collect its records.
 ///

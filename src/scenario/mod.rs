@@ -13,6 +13,7 @@ pub mod limits;
 pub mod load;
 pub mod migrate;
 pub mod schema;
+mod server_metrics;
 pub mod template;
 pub mod types;
 pub mod validate;

@@ -47,6 +47,45 @@ pub struct Scenario {
     /// Settings of the built-in simulator, used when `endpoint.base_url` is `sim`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sim: Option<crate::sim::SimConfig>,
+    /// Scraping the server's Prometheus `/metrics` page during each rung (on by default).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub server_metrics: Option<ServerMetrics>,
+}
+
+/// Where and how often the server's metrics page is scraped during each rung.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ServerMetrics {
+    /// Scrape at all; `false` turns it off.
+    #[serde(default = "default_true")]
+    pub enabled: bool,
+    /// The metrics page, when it is not `<base_url>/metrics` (e.g. a gateway in front hides
+    /// it: give the engine's own address). Credentials in the URL are refused.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub url: Option<String>,
+    /// Time between scrapes, e.g. `1s` (at least 100ms); one more is taken at each rung's
+    /// measured start and end.
+    #[serde(default = "default_scrape_interval")]
+    pub interval: DurationStr,
+    /// Environment variable holding a bearer token for the metrics page. Unset: the
+    /// endpoint's key is sent when the page is on the endpoint's server, none otherwise.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub api_key_env: Option<String>,
+}
+
+impl Default for ServerMetrics {
+    fn default() -> Self {
+        ServerMetrics {
+            enabled: true,
+            url: None,
+            interval: default_scrape_interval(),
+            api_key_env: None,
+        }
+    }
+}
+
+fn default_scrape_interval() -> DurationStr {
+    DurationStr(Duration::from_secs(1))
 }
 
 /// The server under test.

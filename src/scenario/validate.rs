@@ -73,6 +73,7 @@ pub(crate) fn check(
     check_gate(v, metric_keys, &mut out);
     check_sweep(v, &mut out);
     check_sizes(v, &mut out);
+    super::server_metrics::check(v, &mut out);
     if let (Some(t), Some(check)) = (string(v, &["tokenizer"]), tokenizer_check) {
         let resolved = resolve_against(file, Path::new(t));
         if let Err(e) = check(&resolved) {

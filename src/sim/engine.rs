@@ -61,9 +61,14 @@ pub(crate) struct Stats {
     pub rejected: AtomicU64,
     /// Time to first token of streamed requests, as the server sees it.
     pub ttft: Histogram,
+    /// Time from hand-off to the engine until admission into the batch.
+    pub queue_time: Histogram,
+    /// Time from hand-off to the engine until the last token (requests the engine ran).
+    pub e2e: Histogram,
 }
 
-/// vLLM's `time_to_first_token_seconds` bucket bounds, in seconds.
+/// vLLM's `time_to_first_token_seconds` bucket bounds, in seconds (also used for the
+/// simulator's queue-time and e2e histograms: beyond 10 s the `+Inf` bucket takes them).
 pub(crate) const TTFT_BUCKETS: [f64; 16] = [
     0.001, 0.005, 0.01, 0.02, 0.04, 0.06, 0.08, 0.1, 0.25, 0.5, 0.75, 1.0, 2.5, 5.0, 7.5, 10.0,
 ];
@@ -154,6 +159,7 @@ pub(crate) async fn run(
             }
             let job = waiting.pop_front().expect("front exists");
             stats.waiting.fetch_sub(1, Relaxed);
+            stats.queue_time.observe(job.arrived.elapsed());
             if job.tx.send(Event::Scheduled).is_err() {
                 continue;
             }
@@ -238,6 +244,7 @@ pub(crate) async fn run(
                 if s.job.tx.send(Event::Tokens { n, finished }).is_err() {
                     keep = false;
                 } else if finished {
+                    stats.e2e.observe(s.job.arrived.elapsed());
                     stats.record_success(
                         s.job.output_tokens >= s.job.kv_tokens - s.job.prompt_tokens,
                     );

@@ -18,7 +18,7 @@ use tokio::sync::{mpsc, watch};
 use tokio::time::Instant;
 
 use super::config::SimConfig;
-use super::engine::{Event, Job, Stats, TTFT_BUCKETS};
+use super::engine::{Event, Histogram, Job, Stats, TTFT_BUCKETS};
 use super::words::{words, WORD_COUNT};
 
 /// Largest body frame built from token events that are ready at once.
@@ -210,9 +210,16 @@ async fn metrics(State(app): State<Arc<App>>) -> Response {
         &[("", s.waiting.load(Relaxed) as f64)],
     );
     put(
-        "vllm:gpu_cache_usage_perc",
+        "vllm:kv_cache_usage_perc",
         "gauge",
         "KV-cache usage, 1 means 100 percent.",
+        &[("", cache)],
+    );
+    // The pre-v1 name, for dashboards that still read it.
+    put(
+        "vllm:gpu_cache_usage_perc",
+        "gauge",
+        "KV-cache usage, 1 means 100 percent (the pre-v1 name).",
         &[("", cache)],
     );
     put(
@@ -242,23 +249,20 @@ async fn metrics(State(app): State<Arc<App>>) -> Response {
             ),
         ],
     );
-    let h = &s.ttft;
-    let mut cumulative = 0;
-    let mut ttft: Vec<(String, f64)> = Vec::with_capacity(TTFT_BUCKETS.len() + 3);
-    for (i, b) in h.buckets.iter().enumerate() {
-        cumulative += b.load(Relaxed);
-        let le = TTFT_BUCKETS
-            .get(i)
-            .map_or("+Inf".to_string(), |v| v.to_string());
-        ttft.push((format!("le=\"{le}\","), cumulative as f64));
-    }
-    let hist = |name: &str, help: &str, buckets: &[(String, f64)], sum: f64, count: f64| {
+    let hist = |name: &str, help: &str, h: &Histogram| {
         let mut o = format!("# HELP {name} {help}\n# TYPE {name} histogram\n");
-        for (labels, v) in buckets {
+        let mut cumulative = 0;
+        for (i, b) in h.buckets.iter().enumerate() {
+            cumulative += b.load(Relaxed);
+            let le = TTFT_BUCKETS
+                .get(i)
+                .map_or("+Inf".to_string(), |v| v.to_string());
             o.push_str(&format!(
-                "{name}_bucket{{{labels}model_name=\"{m}\"}} {v}\n"
+                "{name}_bucket{{le=\"{le}\",model_name=\"{m}\"}} {cumulative}\n"
             ));
         }
+        let sum = h.sum_ns.load(Relaxed) as f64 / 1e9;
+        let count = h.count.load(Relaxed);
         o.push_str(&format!("{name}_sum{{model_name=\"{m}\"}} {sum}\n"));
         o.push_str(&format!("{name}_count{{model_name=\"{m}\"}} {count}\n"));
         o
@@ -267,9 +271,16 @@ async fn metrics(State(app): State<Arc<App>>) -> Response {
         "vllm:time_to_first_token_seconds",
         "Histogram of time to first token in seconds (streamed requests, from the handler \
          start to the first token event).",
-        &ttft,
-        h.sum_ns.load(Relaxed) as f64 / 1e9,
-        h.count.load(Relaxed) as f64,
+        &s.ttft,
+    ) + &hist(
+        "vllm:request_queue_time_seconds",
+        "Histogram of time spent waiting for admission into the batch, in seconds.",
+        &s.queue_time,
+    ) + &hist(
+        "vllm:e2e_request_latency_seconds",
+        "Histogram of e2e request latency in seconds (hand-off to the engine until the last \
+         token).",
+        &s.e2e,
     );
     put(
         "ladder_sim:requests_rejected_total",

@@ -471,6 +471,14 @@ pub fn handle(
 ) -> std::io::Result<()> {
     s.set_read_timeout(Some(Duration::from_secs(20)))?;
     let (head, mut body) = read_head(&mut s)?;
+    // ladder's server-metrics scraper (on by default): an empty page, neither counted as a
+    // request nor recorded, so the traffic under test is exactly what it was before.
+    if head.starts_with("GET /metrics") {
+        return write!(
+            s,
+            "HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
+        );
+    }
     heads.lock().unwrap().push(head.clone());
     let len = head
         .lines()

@@ -1,0 +1,77 @@
+//! A plain GET of a text page (a server's `/metrics`), on a connection pool of its own so
+//! it never queues behind, or takes a connection from, the requests under test.
+
+use std::time::Duration;
+
+use super::ApiKey;
+
+/// Fetches one URL's body as text, bounded in size and time.
+pub struct TextFetcher {
+    http: reqwest::Client,
+    url: String,
+    key: Option<ApiKey>,
+    max_bytes: usize,
+}
+
+impl TextFetcher {
+    /// `timeout` covers the whole exchange; a body over `max_bytes` is an error.
+    pub fn new(
+        url: &str,
+        key: Option<ApiKey>,
+        timeout: Duration,
+        max_bytes: usize,
+    ) -> Result<TextFetcher, String> {
+        let http = reqwest::Client::builder()
+            .timeout(timeout)
+            .pool_max_idle_per_host(1)
+            .build()
+            .map_err(|e| format!("cannot build an HTTP client: {e}"))?;
+        Ok(TextFetcher {
+            http,
+            url: url.to_string(),
+            key,
+            max_bytes,
+        })
+    }
+
+    /// The body, or what went wrong in one line (no secret in it: the key is never shown).
+    pub async fn get(&self) -> Result<String, String> {
+        let mut req = self.http.get(&self.url);
+        if let Some(k) = &self.key {
+            req = req.bearer_auth(k.expose());
+        }
+        let mut resp = req.send().await.map_err(|e| describe(&e))?;
+        let status = resp.status();
+        if !status.is_success() {
+            let hint = match status.as_u16() {
+                401 | 403 => " (does it want a key? set server_metrics.api_key_env)",
+                404 => " (no metrics there: set server_metrics.url, or enabled: false)",
+                _ => "",
+            };
+            return Err(format!("HTTP {status}{hint}"));
+        }
+        let mut body = Vec::new();
+        while let Some(chunk) = resp.chunk().await.map_err(|e| describe(&e))? {
+            if body.len() + chunk.len() > self.max_bytes {
+                return Err(format!("the page is larger than {} bytes", self.max_bytes));
+            }
+            body.extend_from_slice(&chunk);
+        }
+        Ok(String::from_utf8_lossy(&body).into_owned())
+    }
+}
+
+fn describe(e: &reqwest::Error) -> String {
+    if e.is_timeout() {
+        "timed out".into()
+    } else if e.is_connect() {
+        "connection failed (is the server up, and is /metrics on this port?)".into()
+    } else {
+        // Without the URL: the caller names it, shown redacted.
+        let s = e.to_string();
+        match e.url() {
+            Some(u) => s.replace(u.as_str(), "<url>"),
+            None => s,
+        }
+    }
+}

@@ -1,0 +1,401 @@
+//! Engine name maps: each engine's metric names → one set of concepts.
+
+use std::collections::BTreeMap;
+
+use serde::Serialize;
+
+use super::parse::{Kind, Page};
+
+/// The serving engine a page comes from, told by its metric name prefixes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Engine {
+    Vllm,
+    Sglang,
+    Tgi,
+    LlamaCpp,
+    TensorrtLlm,
+    Unknown,
+}
+
+impl Engine {
+    /// The name written to result files (`server_engine`).
+    pub fn key(self) -> &'static str {
+        match self {
+            Engine::Vllm => "vllm",
+            Engine::Sglang => "sglang",
+            Engine::Tgi => "tgi",
+            Engine::LlamaCpp => "llama.cpp",
+            Engine::TensorrtLlm => "tensorrt_llm",
+            Engine::Unknown => "unknown",
+        }
+    }
+
+    fn of_name(name: &str) -> Engine {
+        if name.starts_with("vllm:") {
+            Engine::Vllm
+        } else if name.starts_with("sglang:") {
+            Engine::Sglang
+        } else if name.starts_with("tgi_") {
+            Engine::Tgi
+        } else if name.starts_with("llamacpp:") {
+            Engine::LlamaCpp
+        } else if name.starts_with("trtllm_") || name.starts_with("nv_trt_llm_") {
+            Engine::TensorrtLlm
+        } else {
+            Engine::Unknown
+        }
+    }
+}
+
+/// What a metric means, whichever engine exports it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Concept {
+    /// Requests in the running batch (gauge).
+    Running,
+    /// Requests waiting to be scheduled (gauge).
+    Waiting,
+    /// KV-cache usage, 0..1 (gauge).
+    KvUsage,
+    /// Preempted requests (counter).
+    Preemptions,
+    /// Prefix-cache hits, in tokens (counter; rate = hits / queries).
+    PrefixHits,
+    /// Prefix-cache queries, in tokens (counter).
+    PrefixQueries,
+    /// Prefix-cache hit rate as the engine reports it, 0..1 (gauge; SGLang).
+    PrefixHitRate,
+    /// Server-side time to first token (histogram, seconds).
+    ServerTtft,
+    /// Server-side inter-token latency (histogram, seconds).
+    ServerItl,
+    /// Server-side end-to-end request latency (histogram, seconds).
+    ServerE2e,
+    /// Time in the waiting queue (histogram, seconds).
+    ServerQueueTime,
+    /// Generated tokens (counter).
+    GeneratedTokens,
+}
+
+impl Concept {
+    /// The key used in time series lines and result keys.
+    pub fn key(self) -> &'static str {
+        match self {
+            Concept::Running => "running",
+            Concept::Waiting => "waiting",
+            Concept::KvUsage => "kv_usage",
+            Concept::Preemptions => "preemptions",
+            Concept::PrefixHits => "prefix_hits",
+            Concept::PrefixQueries => "prefix_queries",
+            Concept::PrefixHitRate => "prefix_hit_rate",
+            Concept::ServerTtft => "ttft",
+            Concept::ServerItl => "itl",
+            Concept::ServerE2e => "e2e",
+            Concept::ServerQueueTime => "queue_time",
+            Concept::GeneratedTokens => "generated_tokens",
+        }
+    }
+
+    /// Gauges summed over label sets (data-parallel ranks, models); the rest take the max.
+    fn sums(self) -> bool {
+        matches!(self, Concept::Running | Concept::Waiting)
+    }
+}
+
+/// The family names (without `_total` / `_bucket`…) of each engine, and what they mean.
+/// Older vLLM names stay beside the v1 ones: a server exports one or the other.
+const NAMES: &[(&str, Concept)] = &[
+    ("vllm:num_requests_running", Concept::Running),
+    ("vllm:num_requests_waiting", Concept::Waiting),
+    ("vllm:kv_cache_usage_perc", Concept::KvUsage),
+    ("vllm:gpu_cache_usage_perc", Concept::KvUsage),
+    ("vllm:num_preemptions", Concept::Preemptions),
+    ("vllm:prefix_cache_hits", Concept::PrefixHits),
+    ("vllm:prefix_cache_queries", Concept::PrefixQueries),
+    ("vllm:time_to_first_token_seconds", Concept::ServerTtft),
+    ("vllm:inter_token_latency_seconds", Concept::ServerItl),
+    ("vllm:time_per_output_token_seconds", Concept::ServerItl),
+    ("vllm:e2e_request_latency_seconds", Concept::ServerE2e),
+    ("vllm:request_queue_time_seconds", Concept::ServerQueueTime),
+    ("vllm:generation_tokens", Concept::GeneratedTokens),
+    ("sglang:num_running_reqs", Concept::Running),
+    ("sglang:num_queue_reqs", Concept::Waiting),
+    ("sglang:token_usage", Concept::KvUsage),
+    ("sglang:cache_hit_rate", Concept::PrefixHitRate),
+    ("sglang:time_to_first_token_seconds", Concept::ServerTtft),
+    ("sglang:inter_token_latency_seconds", Concept::ServerItl),
+    ("sglang:time_per_output_token_seconds", Concept::ServerItl),
+    ("sglang:e2e_request_latency_seconds", Concept::ServerE2e),
+    ("sglang:queue_time_seconds", Concept::ServerQueueTime),
+    ("sglang:generation_tokens", Concept::GeneratedTokens),
+    ("tgi_queue_size", Concept::Waiting),
+    ("tgi_batch_current_size", Concept::Running),
+    ("tgi_request_duration", Concept::ServerE2e),
+    ("tgi_request_queue_duration", Concept::ServerQueueTime),
+    (
+        "tgi_request_mean_time_per_token_duration",
+        Concept::ServerItl,
+    ),
+    ("llamacpp:requests_processing", Concept::Running),
+    ("llamacpp:requests_deferred", Concept::Waiting),
+    ("llamacpp:kv_cache_usage_ratio", Concept::KvUsage),
+    ("llamacpp:tokens_predicted", Concept::GeneratedTokens),
+];
+
+/// The concept of a family name, if ladder knows it.
+pub fn concept(family: &str) -> Option<Concept> {
+    NAMES.iter().find(|(n, _)| *n == family).map(|(_, c)| *c)
+}
+
+/// A cumulative histogram: upper bounds (seconds, `+Inf` last) and counts at each.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Hist {
+    pub bounds: Vec<f64>,
+    pub cumulative: Vec<f64>,
+    pub sum: f64,
+    pub count: f64,
+}
+
+/// One scrape reduced to concepts.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Snapshot {
+    pub engine: Option<Engine>,
+    pub gauges: BTreeMap<Concept, f64>,
+    pub counters: BTreeMap<Concept, f64>,
+    pub hists: BTreeMap<Concept, Hist>,
+    /// Metrics ladder does not map, summed over label sets (histogram parts left out).
+    pub raw: BTreeMap<String, f64>,
+    /// `…_info` metrics (server identity): name → labels.
+    pub info: BTreeMap<String, BTreeMap<String, String>>,
+}
+
+/// At most this many unknown metrics are kept per scrape (a page can hold thousands).
+const MAX_RAW: usize = 200;
+
+/// Reduce a page to concepts, detecting the engine from the names.
+pub fn snapshot(page: &Page) -> Snapshot {
+    let mut snap = Snapshot::default();
+    let mut votes: BTreeMap<Engine, usize> = BTreeMap::new();
+    // Per (concept, family), so aliases exported side by side are not added together.
+    let mut bucket_sets: BTreeMap<Concept, BTreeMap<u64, (f64, f64)>> = BTreeMap::new();
+    for s in &page.samples {
+        let e = Engine::of_name(&s.name);
+        if e != Engine::Unknown {
+            *votes.entry(e).or_default() += 1;
+        }
+        let kind = page.kind_of(&s.name);
+        if s.name.ends_with("_info") {
+            let labels = s.labels.iter().cloned().collect();
+            snap.info.insert(s.name.clone(), labels);
+            continue;
+        }
+        let (family, part) = split(&s.name, kind);
+        let Some(c) = concept(family) else {
+            if matches!(part, None | Some(Part::Total))
+                && !s.name.ends_with("_created")
+                && snap.raw.len() < MAX_RAW
+                && s.value.is_finite()
+            {
+                *snap.raw.entry(s.name.clone()).or_default() += s.value;
+            }
+            continue;
+        };
+        match (kind, part) {
+            (Kind::Histogram, Some(Part::Bucket)) => {
+                let Some(le) = s.label("le").and_then(|v| match v {
+                    "+Inf" | "Inf" => Some(f64::INFINITY),
+                    v => v.parse::<f64>().ok(),
+                }) else {
+                    continue;
+                };
+                let entry = bucket_sets.entry(c).or_default();
+                let slot = entry.entry(le.to_bits()).or_insert((le, 0.0));
+                slot.1 += s.value;
+            }
+            (Kind::Histogram, Some(Part::Sum)) => snap.hists.entry(c).or_default().sum += s.value,
+            (Kind::Histogram, Some(Part::Count)) => {
+                snap.hists.entry(c).or_default().count += s.value
+            }
+            (Kind::Histogram | Kind::Summary, _) => {}
+            (Kind::Counter, _) => *snap.counters.entry(c).or_default() += s.value,
+            _ if part == Some(Part::Total) => *snap.counters.entry(c).or_default() += s.value,
+            _ => {
+                let g = snap.gauges.entry(c).or_insert(0.0);
+                *g = if c.sums() {
+                    *g + s.value
+                } else {
+                    g.max(s.value)
+                };
+            }
+        }
+    }
+    for (c, set) in bucket_sets {
+        let mut pairs: Vec<(f64, f64)> = set.into_values().collect();
+        pairs.sort_by(|a, b| a.0.total_cmp(&b.0));
+        let h = snap.hists.entry(c).or_default();
+        h.bounds = pairs.iter().map(|p| p.0).collect();
+        h.cumulative = pairs.iter().map(|p| p.1).collect();
+    }
+    snap.hists.retain(|_, h| !h.bounds.is_empty());
+    snap.engine = votes
+        .into_iter()
+        .max_by_key(|(_, n)| *n)
+        .map(|(e, _)| e)
+        .or(Some(Engine::Unknown));
+    snap
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Part {
+    Bucket,
+    Sum,
+    Count,
+    Total,
+}
+
+/// Split a sample name into its family and the suffix that names the part.
+fn split(name: &str, kind: Kind) -> (&str, Option<Part>) {
+    if kind == Kind::Histogram || kind == Kind::Summary {
+        for (suf, part) in [
+            ("_bucket", Part::Bucket),
+            ("_sum", Part::Sum),
+            ("_count", Part::Count),
+        ] {
+            if let Some(b) = name.strip_suffix(suf) {
+                return (b, Some(part));
+            }
+        }
+    }
+    if let Some(b) = name.strip_suffix("_total") {
+        if concept(b).is_some() || kind == Kind::Counter {
+            return (b, Some(Part::Total));
+        }
+    }
+    (name, None)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::parse::parse;
+    use super::*;
+
+    #[test]
+    fn gauges_sum_over_ranks_and_aliases_do_not_add_up() {
+        let p = parse(
+            "# TYPE vllm:num_requests_running gauge\n\
+             vllm:num_requests_running{engine=\"0\"} 3\n\
+             vllm:num_requests_running{engine=\"1\"} 4\n\
+             # TYPE vllm:kv_cache_usage_perc gauge\n\
+             vllm:kv_cache_usage_perc 0.5\n\
+             # TYPE vllm:gpu_cache_usage_perc gauge\n\
+             vllm:gpu_cache_usage_perc 0.5\n\
+             # TYPE vllm:num_preemptions_total counter\n\
+             vllm:num_preemptions_total 7\n\
+             some_other_metric 2\n\
+             vllm:cache_config_info{block_size=\"16\",gpu_memory_utilization=\"0.9\"} 1\n",
+        );
+        let s = snapshot(&p);
+        assert_eq!(s.engine, Some(Engine::Vllm));
+        assert_eq!(s.gauges[&Concept::Running], 7.0);
+        assert_eq!(s.gauges[&Concept::KvUsage], 0.5);
+        assert_eq!(s.counters[&Concept::Preemptions], 7.0);
+        assert_eq!(s.raw["some_other_metric"], 2.0);
+        assert_eq!(s.info["vllm:cache_config_info"]["block_size"], "16");
+    }
+
+    #[test]
+    fn histogram_buckets_are_merged_over_label_sets_and_sorted() {
+        let p = parse(
+            "# TYPE vllm:time_to_first_token_seconds histogram\n\
+             vllm:time_to_first_token_seconds_bucket{le=\"+Inf\",m=\"a\"} 4\n\
+             vllm:time_to_first_token_seconds_bucket{le=\"0.1\",m=\"a\"} 1\n\
+             vllm:time_to_first_token_seconds_bucket{le=\"0.1\",m=\"b\"} 2\n\
+             vllm:time_to_first_token_seconds_bucket{le=\"+Inf\",m=\"b\"} 2\n\
+             vllm:time_to_first_token_seconds_sum{m=\"a\"} 0.9\n\
+             vllm:time_to_first_token_seconds_count{m=\"a\"} 4\n\
+             vllm:time_to_first_token_seconds_count{m=\"b\"} 2\n",
+        );
+        let h = &snapshot(&p).hists[&Concept::ServerTtft];
+        assert_eq!(h.bounds, vec![0.1, f64::INFINITY]);
+        assert_eq!(h.cumulative, vec![3.0, 6.0]);
+        assert_eq!(h.count, 6.0);
+    }
+}
+
+/// Recorded pages of each engine (hand-written from their documented names).
+#[cfg(test)]
+mod fixtures {
+    use super::super::parse::parse;
+    use super::*;
+
+    fn page(text: &str) -> Snapshot {
+        let p = parse(text);
+        assert_eq!(p.bad_lines, 0);
+        snapshot(&p)
+    }
+
+    #[test]
+    fn vllm_v1_page() {
+        let s = page(include_str!("fixtures/vllm_v1.prom"));
+        assert_eq!(s.engine, Some(Engine::Vllm));
+        assert_eq!(s.gauges[&Concept::Running], 12.0);
+        assert_eq!(s.gauges[&Concept::Waiting], 3.0);
+        assert_eq!(s.gauges[&Concept::KvUsage], 0.62);
+        assert_eq!(s.counters[&Concept::Preemptions], 4.0);
+        assert_eq!(s.counters[&Concept::PrefixHits], 250.0);
+        assert_eq!(s.counters[&Concept::PrefixQueries], 1000.0);
+        assert_eq!(s.counters[&Concept::GeneratedTokens], 5120.0);
+        for c in [
+            Concept::ServerTtft,
+            Concept::ServerItl,
+            Concept::ServerE2e,
+            Concept::ServerQueueTime,
+        ] {
+            assert!(s.hists[&c].count > 0.0, "{c:?}");
+        }
+        assert_eq!(
+            s.hists[&Concept::ServerTtft].cumulative,
+            vec![1.0, 8.0, 10.0]
+        );
+        assert_eq!(s.info["vllm:cache_config_info"]["num_gpu_blocks"], "27000");
+        assert_eq!(s.raw["python_gc_objects_collected_total"], 1234.0);
+    }
+
+    #[test]
+    fn sglang_page() {
+        let s = page(include_str!("fixtures/sglang.prom"));
+        assert_eq!(s.engine, Some(Engine::Sglang));
+        assert_eq!(s.gauges[&Concept::Running], 7.0);
+        assert_eq!(s.gauges[&Concept::Waiting], 2.0);
+        assert_eq!(s.gauges[&Concept::KvUsage], 0.28);
+        assert!(s.gauges[&Concept::PrefixHitRate] > 0.0);
+        assert_eq!(s.hists[&Concept::ServerTtft].count, 7.0);
+        assert_eq!(s.hists[&Concept::ServerE2e].sum, 30.0);
+        assert_eq!(s.raw["sglang:gen_throughput"], 355.3);
+    }
+
+    #[test]
+    fn tgi_page() {
+        let s = page(include_str!("fixtures/tgi.prom"));
+        assert_eq!(s.engine, Some(Engine::Tgi));
+        assert_eq!(s.gauges[&Concept::Waiting], 5.0);
+        assert_eq!(s.gauges[&Concept::Running], 32.0);
+        assert_eq!(
+            s.hists[&Concept::ServerE2e].cumulative,
+            vec![1.0, 3.0, 10.0, 10.0]
+        );
+        assert_eq!(s.hists[&Concept::ServerQueueTime].count, 10.0);
+        assert_eq!(s.raw["tgi_request_count"], 10.0);
+    }
+
+    #[test]
+    fn llamacpp_page() {
+        let s = page(include_str!("fixtures/llamacpp.prom"));
+        assert_eq!(s.engine, Some(Engine::LlamaCpp));
+        assert_eq!(s.gauges[&Concept::Running], 4.0);
+        assert_eq!(s.gauges[&Concept::Waiting], 1.0);
+        assert_eq!(s.gauges[&Concept::KvUsage], 0.41);
+        assert_eq!(s.counters[&Concept::GeneratedTokens], 640.0);
+        assert_eq!(s.raw["llamacpp:prompt_tokens_total"], 2048.0);
+    }
+}

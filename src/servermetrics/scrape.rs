@@ -1,0 +1,150 @@
+//! The scraper: its own task, polling the metrics page during a rung at a fixed interval,
+//! plus one scrape at the measured start and one at the end.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use tokio::sync::oneshot;
+use tokio::task::JoinHandle;
+use tokio::time::Instant;
+
+use super::engines::snapshot;
+use super::parse::parse;
+use super::summary::Scraped;
+use crate::client::{ApiKey, TextFetcher};
+use crate::scenario::types::ServerMetrics;
+
+/// What a rung's scraping produced.
+#[derive(Debug, Default)]
+pub struct RungScrapes {
+    /// Successful scrapes, in time order.
+    pub scrapes: Vec<Scraped>,
+    /// Failed attempts.
+    pub failures: u64,
+    /// The first failure, for the run's one warning.
+    pub first_error: Option<String>,
+}
+
+/// A scraper running for one rung; [`Scraper::finish`] takes the last scrape and stops it.
+pub struct Scraper {
+    stop: oneshot::Sender<()>,
+    task: JoinHandle<RungScrapes>,
+}
+
+impl Scraper {
+    /// Start scraping: first at `first_at` (the rung's first measured send), then every
+    /// `interval`. The task only sleeps and awaits the fetch: the dispatch loop never waits
+    /// for it.
+    pub fn start(fetcher: Arc<TextFetcher>, interval: Duration, first_at: Instant) -> Scraper {
+        let (stop, mut stopped) = oneshot::channel::<()>();
+        let interval = interval.max(Duration::from_millis(100));
+        let task = tokio::spawn(async move {
+            let mut out = RungScrapes::default();
+            let mut next = first_at;
+            loop {
+                let stop_now = tokio::select! {
+                    _ = tokio::time::sleep_until(next) => false,
+                    _ = &mut stopped => true,
+                };
+                one(&fetcher, first_at, &mut out).await;
+                if stop_now {
+                    break;
+                }
+                next += interval;
+                // A slow page: skip the missed ticks rather than scrape back to back.
+                let now = Instant::now();
+                while next <= now {
+                    next += interval;
+                }
+            }
+            out
+        });
+        Scraper { stop, task }
+    }
+
+    /// Take the end-of-rung scrape and return everything scraped.
+    pub async fn finish(self) -> RungScrapes {
+        let _ = self.stop.send(());
+        self.task.await.unwrap_or_default()
+    }
+}
+
+async fn one(fetcher: &TextFetcher, origin: Instant, out: &mut RungScrapes) {
+    let t = Instant::now();
+    match fetcher.get().await {
+        Ok(text) => {
+            // Parsed off the async workers: a large page must not delay a send.
+            let snap = tokio::task::spawn_blocking(move || snapshot(&parse(&text)))
+                .await
+                .unwrap_or_default();
+            out.scrapes.push(Scraped {
+                at: t.saturating_duration_since(origin),
+                snap,
+            });
+        }
+        Err(e) => {
+            out.failures += 1;
+            out.first_error.get_or_insert(e);
+        }
+    }
+}
+
+/// Scraping as set up for a run: the page, how often, and how it is shown in messages.
+pub struct ScrapeSetup {
+    fetcher: Arc<TextFetcher>,
+    interval: Duration,
+    /// The URL with any secret query value masked, for warnings.
+    pub shown_url: String,
+}
+
+impl ScrapeSetup {
+    /// From the scenario's `server_metrics` (absent: on, at `<base_url>/metrics`).
+    /// `base_url` is the resolved one (the simulator's own for `sim`); `endpoint_key` is
+    /// sent when the page is on the endpoint's server. `None` when turned off.
+    pub fn new(
+        cfg: Option<&ServerMetrics>,
+        base_url: &str,
+        endpoint_key: Option<&ApiKey>,
+        shown: impl Fn(&str) -> String,
+    ) -> Result<Option<ScrapeSetup>, String> {
+        let cfg = cfg.cloned().unwrap_or_default();
+        if !cfg.enabled {
+            return Ok(None);
+        }
+        let (url, key) = match &cfg.url {
+            Some(u) => (
+                u.clone(),
+                cfg.api_key_env
+                    .as_deref()
+                    .and_then(|v| std::env::var(v).ok())
+                    .filter(|k| !k.is_empty())
+                    .map(ApiKey::new),
+            ),
+            None => (
+                super::default_url(base_url),
+                match cfg.api_key_env.as_deref() {
+                    Some(v) => std::env::var(v)
+                        .ok()
+                        .filter(|k| !k.is_empty())
+                        .map(ApiKey::new),
+                    None => endpoint_key.cloned(),
+                },
+            ),
+        };
+        let interval = cfg.interval.0.max(Duration::from_millis(100));
+        // A scrape may take at most the interval (and never more than 5 s): a slow page
+        // costs a sample, not the rung.
+        let timeout = interval.min(Duration::from_secs(5));
+        let fetcher = TextFetcher::new(&url, key, timeout, super::MAX_PAGE_BYTES)?;
+        Ok(Some(ScrapeSetup {
+            fetcher: Arc::new(fetcher),
+            interval,
+            shown_url: shown(&url),
+        }))
+    }
+
+    /// Start scraping one rung whose first measured request is sent at `first_at`.
+    pub fn start(&self, first_at: Instant) -> Scraper {
+        Scraper::start(self.fetcher.clone(), self.interval, first_at)
+    }
+}
