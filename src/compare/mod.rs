@@ -5,6 +5,8 @@
 
 pub mod config_diff;
 pub mod evidence;
+#[cfg(test)]
+mod family_tests;
 pub mod gate;
 pub mod junit;
 pub mod markdown;

@@ -325,4 +325,51 @@ mod tests {
             validate_metric(&c.metric).unwrap();
         }
     }
+
+    #[test]
+    fn floors_default_per_metric_and_are_overridable() {
+        assert_eq!(default_floor("median_ttft_ms"), 2.0);
+        assert_eq!(default_floor("p99_e2el_ms"), 2.0);
+        assert_eq!(default_floor("median_tpot_ms"), 0.5);
+        assert_eq!(default_floor("p99_itl_ms"), 0.5);
+        assert_eq!(default_floor("request_throughput"), 0.0);
+        assert_eq!(default_floor("error_rate"), 0.0);
+        let p = |s| parse_override(s).unwrap();
+        assert_eq!(p("median_ttft_ms=+10%").floor, 2.0);
+        assert_eq!(p("median_ttft_ms=+10%,floor=5ms").floor, 5.0);
+        assert!((p("median_ttft_ms=+10%, floor = 0.005s").floor - 5.0).abs() < 1e-9);
+        assert_eq!(p("median_ttft_ms=+10%,floor=7").floor, 7.0);
+        assert_eq!(p("request_throughput=-5%,floor=0.5").floor, 0.5);
+        assert_eq!(
+            p("median_ttft_ms=+10%,floor=5ms").to_string(),
+            "median_ttft_ms+10%,floor=5ms"
+        );
+        for bad in [
+            "request_throughput=-5%,floor=5ms",
+            "error_rate<=0.02,floor=0.01",
+            "median_ttft_ms=+10%,flor=5ms",
+            "median_ttft_ms=+10%,floor=-1ms",
+            "median_ttft_ms=+10%,floor=fast",
+        ] {
+            let e = parse_override(bad);
+            assert!(e.is_err(), "{bad} accepted");
+        }
+        let rules: Vec<GateRule> = serde_json::from_value(serde_json::json!([
+            { "metric": "median_ttft_ms", "max_increase": "10%", "min_change": "15ms" },
+            { "metric": "request_throughput", "max_decrease": "5%", "min_change": 0.5 },
+            { "metric": "median_tpot_ms", "max_increase": "10%" }
+        ]))
+        .unwrap();
+        let floors: Vec<f64> = from_gate_rules(&rules)
+            .unwrap()
+            .iter()
+            .map(|c| c.floor)
+            .collect();
+        assert_eq!(floors, [15.0, 0.5, 0.5]);
+        let bad: Vec<GateRule> = serde_json::from_value(serde_json::json!([
+            { "metric": "request_throughput", "max_decrease": "5%", "min_change": "1s" }
+        ]))
+        .unwrap();
+        assert!(from_gate_rules(&bad).unwrap_err().0.contains("no time unit"));
+    }
 }

@@ -461,4 +461,107 @@ mod tests {
         assert_eq!(d.verdict, Verdict::Inconclusive);
         assert_eq!(d.note, "need 299");
     }
+
+    /// A TTFT of 22 ms that rose by 12 ms, with a tight interval d[+10, +14] (x[1.45, 1.64]).
+    fn ttft_12ms_up() -> Evidence {
+        Evidence {
+            base: 22.0,
+            cand: 34.0,
+            ratio: Some(Interval { lo: 1.45, hi: 1.64 }),
+            diff: Some(Interval { lo: 10.0, hi: 14.0 }),
+            cand_ci: Some(Interval { lo: 32.0, hi: 36.0 }),
+            method: Method::Bootstrap,
+            level: 0.95,
+            requests: 200,
+            counts: None,
+            too_few: None,
+        }
+    }
+
+    #[test]
+    fn a_change_needs_both_the_threshold_and_the_floor() {
+        let b = Bound::Increase(Threshold::Relative(0.10));
+        let e = ttft_12ms_up();
+        // Past +10 % and wholly past a 5 ms floor: regression.
+        assert_eq!(decide(b, 5.0, &e).verdict, Verdict::Regression);
+        // Past +10 % but wholly within a 15 ms floor: nobody cares, pass.
+        assert_eq!(decide(b, 15.0, &e).verdict, Verdict::Pass);
+        // The floor straddles the difference interval: inconclusive, and the note names both.
+        let d = decide(b, 12.0, &e);
+        assert_eq!(d.verdict, Verdict::Inconclusive);
+        assert!(d.note.contains("x1.1") && d.note.contains("+12"), "{}", d.note);
+        // An absolute threshold takes the larger of amount and floor.
+        let a = Bound::Increase(Threshold::Absolute(3.0));
+        assert_eq!(decide(a, 5.0, &e).verdict, Verdict::Regression);
+        assert_eq!(decide(a, 15.0, &e).verdict, Verdict::Pass);
+        // Decreases mirror it: a 0.4 req/s drop of 4 req/s is past -5 %, not past 0.5.
+        let t = Evidence {
+            base: 4.0,
+            cand: 3.6,
+            ratio: Some(Interval { lo: 0.88, hi: 0.92 }),
+            diff: Some(Interval { lo: -0.48, hi: -0.32 }),
+            cand_ci: None,
+            ..ttft_12ms_up()
+        };
+        let dec = Bound::Decrease(Threshold::Relative(0.05));
+        assert_eq!(decide(dec, 0.0, &t).verdict, Verdict::Regression);
+        assert_eq!(decide(dec, 0.5, &t).verdict, Verdict::Pass);
+        assert_eq!(decide(dec, 0.3, &t).verdict, Verdict::Regression);
+        // An improvement needs the floor too.
+        let better = Evidence {
+            base: 34.0,
+            cand: 22.0,
+            ratio: Some(Interval { lo: 0.61, hi: 0.69 }),
+            diff: Some(Interval { lo: -14.0, hi: -10.0 }),
+            ..ttft_12ms_up()
+        };
+        assert_eq!(decide(b, 5.0, &better).verdict, Verdict::Improvement);
+        assert_eq!(decide(b, 15.0, &better).verdict, Verdict::Pass);
+        // Value bounds take no floor.
+        assert_eq!(
+            decide(Bound::Max(30.0), 100.0, &e).verdict,
+            Verdict::Regression
+        );
+    }
+
+    #[test]
+    fn inconclusive_error_rate_names_the_requests_that_settle_it() {
+        let level = 0.95;
+        let e = Evidence {
+            base: 0.0,
+            cand: 0.0,
+            ratio: None,
+            diff: Some(super::super::stats::newcombe(0, 60, 0, 60, level)),
+            cand_ci: Some(super::super::stats::wilson(0, 60, level)),
+            method: Method::Proportion,
+            level,
+            requests: 60,
+            counts: Some([(0, 60), (0, 60)]),
+            too_few: None,
+        };
+        let d = decide(Bound::Max(0.02), 0.0, &e);
+        assert_eq!(d.verdict, Verdict::Inconclusive);
+        // Wilson's upper end at 0 of n is z²/(n + z²) <= 0.02 from n = 189.
+        assert!(
+            d.note.contains(
+                "0 errors in 60 requests cannot show error_rate <= 0.02 at this level: raise workload.requests_per_rung to ≥ 189"
+            ),
+            "{}",
+            d.note
+        );
+        // At a per-check level of 99.75 % (20 checks) it takes more.
+        let l = super::super::stats::family_level(0.95, 20);
+        let e2 = Evidence {
+            cand_ci: Some(super::super::stats::wilson(0, 60, l)),
+            level: l,
+            ..e.clone()
+        };
+        let d = decide(Bound::Max(0.02), 0.0, &e2);
+        assert!(d.note.contains("at the per-check level 99.75 %"), "{}", d.note);
+        assert!(d.note.contains("requests_per_rung to ≥ 4"), "{}", d.note);
+        // A difference bound on the error rate: the Newcombe interval, recomputed.
+        let d = decide(Bound::Increase(Threshold::Absolute(0.01)), 0.0, &e);
+        assert_eq!(d.verdict, Verdict::Inconclusive);
+        assert!(d.note.contains("raise workload.requests_per_rung to ≥ "), "{}", d.note);
+    }
 }
