@@ -407,7 +407,10 @@ fn error_rate_gate_with_absolute_threshold() {
         too_few: None,
     };
     assert_eq!(decide(bound, 0.0, &big(0, 0)).verdict, Verdict::Pass);
-    assert_eq!(decide(bound, 0.0, &big(10, 200)).verdict, Verdict::Regression);
+    assert_eq!(
+        decide(bound, 0.0, &big(10, 200)).verdict,
+        Verdict::Regression
+    );
     let d = decide(bound, 0.0, &big(10, 40));
     assert_eq!(d.verdict, Verdict::Inconclusive);
     assert!(
@@ -923,7 +926,13 @@ fn folders_from_the_real_writer_compare() {
     let rung = &d.rungs[0];
     let lines = d.requests(rung).unwrap();
     let groups = ladder::compare::evidence::latency_groups(&lines, Latency::Ttft);
-    let r = stats::bootstrap(&groups, &groups, Statistic::Quantile(0.5), stats::SEED, stats::CONFIDENCE);
+    let r = stats::bootstrap(
+        &groups,
+        &groups,
+        Statistic::Quantile(0.5),
+        stats::SEED,
+        stats::CONFIDENCE,
+    );
     let median = rung.summary.metric("median_ttft_ms").unwrap();
     assert!((r.base - median).abs() < 1e-6, "{} vs {median}", r.base);
 

@@ -20,7 +20,7 @@ fn sim_run(dir: &Path, prefill_us: u32, extra: &'static str) -> PathBuf {
     );
     let sc = Sc {
         n: 60,
-        baseline: 10.0,
+        baseline: 5.0,
         rates: "[10]",
         output_tokens: 8,
         extra: Box::leak(text.into_boxed_str()),
@@ -66,13 +66,25 @@ fn a_ttft_rise_is_a_regression_only_past_the_floor() {
     };
     let low = up("5ms");
     assert_eq!(low.status.code(), Some(1), "{}", low.all());
-    assert!(row(&low.stdout, "median_ttft_ms").contains("REGRESSION"), "{}", low.stdout);
-    assert!(low.stdout.contains("median_ttft_ms +10%,floor=5ms"), "{}", low.stdout);
+    assert!(
+        row(&low.stdout, "median_ttft_ms").contains("REGRESSION"),
+        "{}",
+        low.stdout
+    );
+    assert!(
+        low.stdout.contains("median_ttft_ms +10%,floor=5ms"),
+        "{}",
+        low.stdout
+    );
     // The same change against a 40 ms floor (also `0.04s`) is no regression anyone cares about.
     for floor in ["40ms", "0.04s"] {
         let high = up(floor);
         assert_eq!(high.status.code(), Some(0), "{}", high.all());
-        assert!(row(&high.stdout, "median_ttft_ms").contains("pass"), "{}", high.stdout);
+        assert!(
+            row(&high.stdout, "median_ttft_ms").contains("pass"),
+            "{}",
+            high.stdout
+        );
     }
 }
 
@@ -173,7 +185,11 @@ fn scenario_floors_are_checked_before_any_load() {
         let p = write(name, gate);
         let r = spawn(ladder_cmd(&["validate", p.to_str().unwrap()])).finish(LIMIT);
         assert_eq!(r.status.code(), Some(2), "{name}: {}", r.all());
-        assert!(r.stderr.contains("error:") && r.all().contains(says), "{name}: {}", r.all());
+        assert!(
+            r.stderr.contains("error:") && r.all().contains(says),
+            "{name}: {}",
+            r.all()
+        );
         assert!(r.all().contains("min_change"), "{name}: {}", r.all());
     }
 }

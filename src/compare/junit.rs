@@ -52,10 +52,7 @@ pub fn junit(c: &Comparison, strict: bool) -> String {
         n = c.rows.len()
     );
     let _ = writeln!(o, "    <properties>");
-    let _ = writeln!(
-        o,
-        r#"      <property name="level" value="{level}"/>"#
-    );
+    let _ = writeln!(o, r#"      <property name="level" value="{level}"/>"#);
     let _ = writeln!(o, "    </properties>");
     for r in &c.rows {
         let class = escape(&format!("{}.rate_{}", c.scenario, render::num(r.rate)));

@@ -400,7 +400,10 @@ mod tests {
     fn p99_needs_299_samples() {
         assert_eq!(Statistic::Quantile(0.99).min_samples(CONFIDENCE), 299);
         assert_eq!(Statistic::Quantile(0.999).min_samples(CONFIDENCE), 2995);
-        assert_eq!(Statistic::Quantile(0.5).min_samples(CONFIDENCE), MIN_REQUESTS);
+        assert_eq!(
+            Statistic::Quantile(0.5).min_samples(CONFIDENCE),
+            MIN_REQUESTS
+        );
         // At a per-check level of 99.75 % (20 checks), p99 needs more.
         assert_eq!(Statistic::Quantile(0.99).min_samples(0.9975), 597);
     }

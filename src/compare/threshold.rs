@@ -46,7 +46,11 @@ impl Check {
     pub fn threshold_text(&self) -> String {
         match self.bound {
             Bound::Increase(_) | Bound::Decrease(_) if self.floor > 0.0 => {
-                format!("{},floor={}", self.bound, floor_text(&self.metric, self.floor))
+                format!(
+                    "{},floor={}",
+                    self.bound,
+                    floor_text(&self.metric, self.floor)
+                )
             }
             _ => self.bound.to_string(),
         }
@@ -370,6 +374,9 @@ mod tests {
             { "metric": "request_throughput", "max_decrease": "5%", "min_change": "1s" }
         ]))
         .unwrap();
-        assert!(from_gate_rules(&bad).unwrap_err().0.contains("no time unit"));
+        assert!(from_gate_rules(&bad)
+            .unwrap_err()
+            .0
+            .contains("no time unit"));
     }
 }

@@ -144,8 +144,7 @@ impl Cond {
         self.oriented().0 > self.sign * self.bad
     }
     fn beyond_good(&self) -> bool {
-        self.good
-            .is_some_and(|g| self.oriented().1 < self.sign * g)
+        self.good.is_some_and(|g| self.oriented().1 < self.sign * g)
     }
     fn within(&self) -> bool {
         self.oriented().1 <= self.sign * self.bad
@@ -173,7 +172,11 @@ pub fn decide(bound: Bound, floor: f64, e: &Evidence) -> Decision {
         Bound::Increase(t) => (1.0, t),
         Bound::Decrease(t) => (-1.0, t),
         Bound::Max(v) | Bound::Min(v) => {
-            let sign = if matches!(bound, Bound::Max(_)) { 1.0 } else { -1.0 };
+            let sign = if matches!(bound, Bound::Max(_)) {
+                1.0
+            } else {
+                -1.0
+            };
             return finish(
                 e,
                 &[Cond {
@@ -292,7 +295,10 @@ fn needed(e: &Evidence, conds: &[Cond]) -> String {
 
 fn value_claim(c: Cond) -> String {
     let op = if c.sign > 0.0 { "<=" } else { ">=" };
-    format!("error_rate {op} {} at this level", super::render::num(c.bad))
+    format!(
+        "error_rate {op} {} at this level",
+        super::render::num(c.bad)
+    )
 }
 
 /// Bootstrap intervals: the half-width shrinks as 1/sqrt(n) (on the log scale for ratios).
@@ -305,9 +311,12 @@ fn scaled_needed(e: &Evidence, conds: &[Cond]) -> Option<f64> {
     let mut per = Vec::new();
     for c in conds {
         let (point, lo, hi, limit) = match c.scale {
-            Scale::Ratio if e.base > 0.0 && e.cand > 0.0 && c.iv.lo > 0.0 && c.bad > 0.0 => {
-                ((e.cand / e.base).ln(), c.iv.lo.ln(), c.iv.hi.ln(), c.bad.ln())
-            }
+            Scale::Ratio if e.base > 0.0 && e.cand > 0.0 && c.iv.lo > 0.0 && c.bad > 0.0 => (
+                (e.cand / e.base).ln(),
+                c.iv.lo.ln(),
+                c.iv.hi.ln(),
+                c.bad.ln(),
+            ),
             Scale::Ratio => return None,
             Scale::Diff => (e.cand - e.base, c.iv.lo, c.iv.hi, c.bad),
             Scale::Value => (e.cand, c.iv.lo, c.iv.hi, c.bad),
@@ -489,7 +498,11 @@ mod tests {
         // The floor straddles the difference interval: inconclusive, and the note names both.
         let d = decide(b, 12.0, &e);
         assert_eq!(d.verdict, Verdict::Inconclusive);
-        assert!(d.note.contains("x1.1") && d.note.contains("+12"), "{}", d.note);
+        assert!(
+            d.note.contains("x1.1") && d.note.contains("+12"),
+            "{}",
+            d.note
+        );
         // An absolute threshold takes the larger of amount and floor.
         let a = Bound::Increase(Threshold::Absolute(3.0));
         assert_eq!(decide(a, 5.0, &e).verdict, Verdict::Regression);
@@ -499,7 +512,10 @@ mod tests {
             base: 4.0,
             cand: 3.6,
             ratio: Some(Interval { lo: 0.88, hi: 0.92 }),
-            diff: Some(Interval { lo: -0.48, hi: -0.32 }),
+            diff: Some(Interval {
+                lo: -0.48,
+                hi: -0.32,
+            }),
             cand_ci: None,
             ..ttft_12ms_up()
         };
@@ -512,7 +528,10 @@ mod tests {
             base: 34.0,
             cand: 22.0,
             ratio: Some(Interval { lo: 0.61, hi: 0.69 }),
-            diff: Some(Interval { lo: -14.0, hi: -10.0 }),
+            diff: Some(Interval {
+                lo: -14.0,
+                hi: -10.0,
+            }),
             ..ttft_12ms_up()
         };
         assert_eq!(decide(b, 5.0, &better).verdict, Verdict::Improvement);
@@ -557,11 +576,19 @@ mod tests {
             ..e.clone()
         };
         let d = decide(Bound::Max(0.02), 0.0, &e2);
-        assert!(d.note.contains("at the per-check level 99.75 %"), "{}", d.note);
+        assert!(
+            d.note.contains("at the per-check level 99.75 %"),
+            "{}",
+            d.note
+        );
         assert!(d.note.contains("requests_per_rung to ≥ 4"), "{}", d.note);
         // A difference bound on the error rate: the Newcombe interval, recomputed.
         let d = decide(Bound::Increase(Threshold::Absolute(0.01)), 0.0, &e);
         assert_eq!(d.verdict, Verdict::Inconclusive);
-        assert!(d.note.contains("raise workload.requests_per_rung to ≥ "), "{}", d.note);
+        assert!(
+            d.note.contains("raise workload.requests_per_rung to ≥ "),
+            "{}",
+            d.note
+        );
     }
 }

@@ -252,7 +252,9 @@ impl MinChange {
     /// Parse `"5ms"`, `"0.005s"`, `"500us"` or a plain non-negative number.
     pub fn parse(s: &str) -> Result<Self, String> {
         let t = s.trim();
-        let bad = || format!("`{s}` is not a floor; write a plain number in the metric's unit, or `5ms` / `0.005s` for a *_ms metric");
+        let bad = || {
+            format!("`{s}` is not a floor; write a plain number in the metric's unit, or `5ms` / `0.005s` for a *_ms metric")
+        };
         let (num, scale) = [("ms", 1e-3), ("us", 1e-6), ("µs", 1e-6), ("s", 1.0)]
             .iter()
             .find_map(|(u, f)| t.strip_suffix(u).map(|n| (n.trim(), Some(*f))))

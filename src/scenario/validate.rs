@@ -10,9 +10,9 @@ use std::path::{Path, PathBuf};
 use serde_json::Value;
 
 use super::diagnostic::{nearest, Problem};
-use super::types::MinChange;
 use super::identity::{is_scenario_name, rate_label};
 use super::template::check_prompt_template;
+use super::types::MinChange;
 use super::yaml::Seg;
 
 /// Checks a tokenizer file; injected so this module does not depend on the tokenizers crate.
