@@ -141,7 +141,8 @@ struct HistoryArgs {
 #[derive(clap::Args, Debug)]
 struct GateArgs {
     /// Override a threshold: `METRIC=+15%`, `METRIC=-5%`, `METRIC=+0.01` (absolute),
-    /// `METRIC<=0.02`, `METRIC>=4.5`. Repeatable; replaces other checks on that metric.
+    /// `METRIC<=0.02`, `METRIC>=4.5`; a change may add an absolute floor,
+    /// `METRIC=+10%,floor=5ms`. Repeatable; replaces other checks on that metric.
     #[arg(long = "threshold", value_name = "RULE")]
     thresholds: Vec<String>,
     /// Treat inconclusive checks as failures.

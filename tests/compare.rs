@@ -298,7 +298,7 @@ fn scaled(v: &[Vec<f64>], k: f64) -> Vec<Vec<f64>> {
 }
 
 fn verdict_of(base: &[Vec<f64>], cand: &[Vec<f64>], stat: Statistic, bound: Bound) -> Verdict {
-    let r = stats::bootstrap(base, cand, stat, stats::SEED);
+    let r = stats::bootstrap(base, cand, stat, stats::SEED, stats::CONFIDENCE);
     let e = Evidence {
         base: r.base,
         cand: r.cand,
@@ -306,10 +306,12 @@ fn verdict_of(base: &[Vec<f64>], cand: &[Vec<f64>], stat: Statistic, bound: Boun
         diff: Some(r.diff),
         cand_ci: Some(r.cand_ci),
         method: Method::Bootstrap,
+        level: stats::CONFIDENCE,
         requests: base.len().min(cand.len()),
+        counts: None,
         too_few: None,
     };
-    decide(bound, &e).verdict
+    decide(bound, 0.0, &e).verdict
 }
 
 const UP10: Bound = Bound::Increase(Threshold::Relative(0.10));
@@ -346,7 +348,7 @@ fn a_small_noisy_twelve_percent_shift_is_inconclusive() {
     let mean = |v: &[Vec<f64>]| v.iter().map(|g| g[0]).sum::<f64>() / v.len() as f64;
     let c = scaled(&c0, 1.12 * mean(&b) / mean(&c0));
     assert!((mean(&c) / mean(&b) - 1.12).abs() < 1e-9);
-    let r = stats::bootstrap(&b, &c, Statistic::Mean, stats::SEED);
+    let r = stats::bootstrap(&b, &c, Statistic::Mean, stats::SEED, stats::CONFIDENCE);
     assert!(r.ratio.lo < 1.10 && r.ratio.hi > 1.10, "{r:?}");
     assert_eq!(
         verdict_of(&b, &c, Statistic::Mean, UP10),
@@ -375,7 +377,7 @@ fn itl_bootstrap_resamples_requests_and_p99_needs_299() {
         slo: Slo::default(),
     };
     // 200 requests: p99 TTFT cannot be bounded; the note says how many are needed.
-    let e = evidence("p99_ttft_ms", &side, &side).unwrap();
+    let e = evidence("p99_ttft_ms", &side, &side, stats::CONFIDENCE).unwrap();
     let note = e.too_few.expect("p99 with 200 samples must be flagged");
     assert!(note.contains("299"), "{note}");
     // ITL has 15 gaps per request: 3000 samples, so its p99 is bounded, and each resample
@@ -383,10 +385,10 @@ fn itl_bootstrap_resamples_requests_and_p99_needs_299() {
     let groups = ladder::compare::evidence::latency_groups(&lines, Latency::Itl);
     assert_eq!(groups.len(), 200);
     assert!(groups.iter().all(|g| g.len() == 15));
-    let e = evidence("p99_itl_ms", &side, &side).unwrap();
+    let e = evidence("p99_itl_ms", &side, &side, stats::CONFIDENCE).unwrap();
     assert!(e.too_few.is_none());
     // Error rate uses the proportion intervals.
-    let e = evidence("error_rate", &side, &side).unwrap();
+    let e = evidence("error_rate", &side, &side, stats::CONFIDENCE).unwrap();
     assert_eq!(e.method, Method::Proportion);
 }
 
@@ -397,18 +399,23 @@ fn error_rate_gate_with_absolute_threshold() {
         base: fb as f64 / 2000.0,
         cand: fc as f64 / 2000.0,
         ratio: None,
-        diff: Some(stats::newcombe(fb, 2000, fc, 2000)),
-        cand_ci: Some(stats::wilson(fc, 2000)),
+        diff: Some(stats::newcombe(fb, 2000, fc, 2000, stats::CONFIDENCE)),
+        cand_ci: Some(stats::wilson(fc, 2000, stats::CONFIDENCE)),
         method: Method::Proportion,
+        level: stats::CONFIDENCE,
         requests: 2000,
+        counts: Some([(fb, 2000), (fc, 2000)]),
         too_few: None,
     };
-    assert_eq!(decide(bound, &big(0, 0)).verdict, Verdict::Pass);
-    assert_eq!(decide(bound, &big(10, 200)).verdict, Verdict::Regression);
-    let d = decide(bound, &big(10, 40));
+    assert_eq!(decide(bound, 0.0, &big(0, 0)).verdict, Verdict::Pass);
+    assert_eq!(
+        decide(bound, 0.0, &big(10, 200)).verdict,
+        Verdict::Regression
+    );
+    let d = decide(bound, 0.0, &big(10, 40));
     assert_eq!(d.verdict, Verdict::Inconclusive);
     assert!(
-        d.note.contains("requests per rung would settle it"),
+        d.note.contains("raise workload.requests_per_rung to ≥ "),
         "{}",
         d.note
     );
@@ -575,7 +582,8 @@ fn strict_turns_inconclusive_into_failure() {
         .arg("--strict")
         .assert()
         .code(1)
-        .stdout(contains("299"));
+        // 18 checks: each interval at 99.72 %, so p99 needs 586 samples (299 at 95 %).
+        .stdout(contains("raise workload.requests_per_rung to ≥ 586"));
 }
 
 #[test]
@@ -919,7 +927,13 @@ fn folders_from_the_real_writer_compare() {
     let rung = &d.rungs[0];
     let lines = d.requests(rung).unwrap();
     let groups = ladder::compare::evidence::latency_groups(&lines, Latency::Ttft);
-    let r = stats::bootstrap(&groups, &groups, Statistic::Quantile(0.5), stats::SEED);
+    let r = stats::bootstrap(
+        &groups,
+        &groups,
+        Statistic::Quantile(0.5),
+        stats::SEED,
+        stats::CONFIDENCE,
+    );
     let median = rung.summary.metric("median_ttft_ms").unwrap();
     assert!((r.base - median).abs() < 1e-6, "{} vs {median}", r.base);
 

@@ -168,8 +168,8 @@ pub struct NoSuccesses {
     pub side: &'static str,
 }
 
-/// Evidence for `key` on one rung.
-pub fn evidence(key: &str, base: &Side, cand: &Side) -> Result<Evidence, NoSuccesses> {
+/// Evidence for `key` on one rung, with intervals at the two-sided `level`.
+pub fn evidence(key: &str, base: &Side, cand: &Side, level: f64) -> Result<Evidence, NoSuccesses> {
     let value = |s: &Side| s.summary.metric(key).unwrap_or(f64::NAN);
     let (bv, cv) = (value(base), value(cand));
     let model = Model::of(key);
@@ -190,10 +190,12 @@ pub fn evidence(key: &str, base: &Side, cand: &Side) -> Result<Evidence, NoSucce
                 base: bv,
                 cand: cv,
                 ratio: None,
-                diff: Some(stats::newcombe(b.failed, n(b), c.failed, n(c))),
-                cand_ci: Some(stats::wilson(c.failed, n(c))),
+                diff: Some(stats::newcombe(b.failed, n(b), c.failed, n(c), level)),
+                cand_ci: Some(stats::wilson(c.failed, n(c), level)),
                 method: Method::Proportion,
+                level,
                 requests: n(b).min(n(c)) as usize,
+                counts: Some([(b.failed, n(b)), (c.failed, n(c))]),
                 too_few: (n(b) == 0 || n(c) == 0)
                     .then(|| "no measured requests on one side".to_string()),
             }
@@ -202,23 +204,24 @@ pub fn evidence(key: &str, base: &Side, cand: &Side) -> Result<Evidence, NoSucce
             let bg = latency_groups(base.lines, which);
             let cg = latency_groups(cand.lines, which);
             let count = |g: &[Vec<f64>]| g.iter().map(Vec::len).sum::<usize>();
-            let need = stat.min_samples();
+            let need = stat.min_samples(level);
             let (nb, nc) = (count(&bg), count(&cg));
             let too_few = if bg.len() < stats::MIN_REQUESTS || cg.len() < stats::MIN_REQUESTS {
                 Some(format!(
-                    "too few requests with samples ({} baseline, {} candidate); the bootstrap needs at least {} per side",
+                    "too few requests with samples ({} baseline, {} candidate); the bootstrap needs at least {} per side: raise workload.requests_per_rung to ≥ {}",
                     bg.len(),
                     cg.len(),
+                    stats::MIN_REQUESTS,
                     stats::MIN_REQUESTS
                 ))
             } else if nb < need || nc < need {
                 Some(format!(
-                    "{key} needs at least {need} samples per side for a distribution-free 95 % bound (have {nb} baseline, {nc} candidate); raise workload.requests_per_rung to {need} or more"
+                    "{key} needs at least {need} samples per side for a distribution-free bound at the per-check level {} (have {nb} baseline, {nc} candidate): raise workload.requests_per_rung to ≥ {need}", stats::level_text(level)
                 ))
             } else {
                 None
             };
-            let mut e = boot(&bg, &cg, bv, cv, |v| stat.compute(v));
+            let mut e = boot(&bg, &cg, bv, cv, level, |v| stat.compute(v));
             e.too_few = too_few;
             e.requests = bg.len().min(cg.len());
             e
@@ -226,13 +229,14 @@ pub fn evidence(key: &str, base: &Side, cand: &Side) -> Result<Evidence, NoSucce
         Model::Throughput(w) => {
             let bg = throughput_groups(base.lines, w, &base.slo);
             let cg = throughput_groups(cand.lines, w, &cand.slo);
-            let mut e = boot(&bg, &cg, bv, cv, rate_of);
+            let mut e = boot(&bg, &cg, bv, cv, level, rate_of);
             e.requests = bg.len().min(cg.len());
             if bg.len() < stats::MIN_REQUESTS || cg.len() < stats::MIN_REQUESTS {
                 e.too_few = Some(format!(
-                    "too few measured requests ({} baseline, {} candidate); the bootstrap needs at least {} per side",
+                    "too few measured requests ({} baseline, {} candidate); the bootstrap needs at least {} per side: raise workload.requests_per_rung to ≥ {}",
                     bg.len(),
                     cg.len(),
+                    stats::MIN_REQUESTS,
                     stats::MIN_REQUESTS
                 ));
             }
@@ -272,9 +276,10 @@ fn boot(
     cg: &[Vec<f64>],
     bv: f64,
     cv: f64,
+    level: f64,
     stat: impl Fn(&mut [f64]) -> f64,
 ) -> Evidence {
-    let r = stats::bootstrap_with(bg, cg, stats::SEED, stat);
+    let r = stats::bootstrap_with(bg, cg, stats::SEED, level, stat);
     Evidence {
         base: bv,
         cand: cv,
@@ -282,7 +287,9 @@ fn boot(
         diff: Some(r.diff),
         cand_ci: Some(r.cand_ci),
         method: Method::Bootstrap,
+        level,
         requests: 0,
+        counts: None,
         too_few: None,
     }
 }

@@ -38,6 +38,7 @@ pub fn junit(c: &Comparison, strict: bool) -> String {
         c.count(Verdict::Inconclusive)
     };
     let suite = escape(&format!("ladder gate {}", c.scenario));
+    let level = escape(&c.family.describe());
     let mut o = String::new();
     let _ = writeln!(o, r#"<?xml version="1.0" encoding="UTF-8"?>"#);
     let _ = writeln!(
@@ -50,15 +51,19 @@ pub fn junit(c: &Comparison, strict: bool) -> String {
         r#"  <testsuite name="{suite}" tests="{n}" failures="{failures}" errors="0" skipped="{skipped}">"#,
         n = c.rows.len()
     );
+    let _ = writeln!(o, "    <properties>");
+    let _ = writeln!(o, r#"      <property name="level" value="{level}"/>"#);
+    let _ = writeln!(o, "    </properties>");
     for r in &c.rows {
         let class = escape(&format!("{}.rate_{}", c.scenario, render::num(r.rate)));
         let name = escape(&format!("{} {}", r.check.metric, r.check.bound));
         let detail = format!(
-            "baseline {} candidate {} ({} / {}), 95% CI {} by {}{}",
+            "baseline {} candidate {} ({} / {}), {} interval {} by {}{}",
             render::num(r.base),
             render::num(r.cand),
             render::signed(r.delta()),
             render::pct(r),
+            super::stats::level_text(c.family.per_check),
             render::interval(r.decision.interval),
             r.method,
             if r.decision.note.is_empty() {

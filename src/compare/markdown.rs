@@ -21,6 +21,12 @@ pub fn markdown(c: &Comparison, strict: bool) -> String {
     let _ = writeln!(o, "- candidate: `{}`", c.cand_label);
     let _ = writeln!(o, "- {}", c.knee.describe());
     let _ = writeln!(o, "- checks: {}", c.checks_source);
+    let _ = writeln!(
+        o,
+        "  - {}",
+        md_escape(render::checks_listing(c).trim_start())
+    );
+    let _ = writeln!(o, "- level: {}", c.family.describe());
     for ch in &c.config_changes {
         let _ = writeln!(
             o,

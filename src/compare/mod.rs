@@ -5,6 +5,8 @@
 
 pub mod config_diff;
 pub mod evidence;
+#[cfg(test)]
+mod family_tests;
 pub mod gate;
 pub mod junit;
 pub mod markdown;
@@ -141,10 +143,47 @@ pub struct Comparison {
     /// Where the checks came from: `scenario gate:`, `defaults`, plus overrides.
     pub checks_source: String,
     pub knee: KneeShift,
+    /// The false-alarm budget shared by the checks.
+    pub family: Family,
     pub rows: Vec<Row>,
     /// Per common rung, the server-side changes (from scraped `/metrics`) that go with the
     /// verdicts; only rungs where something moved.
     pub server_notes: Vec<(f64, String)>,
+}
+
+/// The family of statistical checks one comparison runs, and the Bonferroni level each
+/// check's interval is computed at so that the whole comparison has the stated level.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Family {
+    /// Family-wise confidence (0.95): the chance that an unchanged configuration gets no
+    /// regression (nor improvement) verdict at all.
+    pub level: f64,
+    /// Checks with a noise model (rung × check, plain comparisons left out).
+    pub size: usize,
+    /// Two-sided level of each check's interval: 1 − (1 − level) / size.
+    pub per_check: f64,
+}
+
+impl Family {
+    /// The family of `size` checks at the default family-wise level.
+    pub fn of(size: usize) -> Self {
+        Family {
+            level: stats::CONFIDENCE,
+            size,
+            per_check: stats::family_level(stats::CONFIDENCE, size),
+        }
+    }
+
+    /// `95 % family-wise over 18 checks: each interval at 99.72 % (Bonferroni)`.
+    pub fn describe(&self) -> String {
+        format!(
+            "{} family-wise over {} check{}: each interval at {} (Bonferroni)",
+            stats::level_text(self.level),
+            self.size,
+            if self.size == 1 { "" } else { "s" },
+            stats::level_text(self.per_check)
+        )
+    }
 }
 
 impl Comparison {
@@ -355,6 +394,22 @@ pub fn compare(
         Slo::from_scenario(&b.info.scenario),
         Slo::from_scenario(&c.info.scenario),
     );
+    // The family: every rung × check with a noise model; a summary-only rung compares
+    // latencies and throughputs plainly, so only its error_rate checks count.
+    let mut size = 0;
+    for &rate in &common {
+        let (br, cr) = (b.rung(rate).expect("common"), c.rung(rate).expect("common"));
+        let summary_only = !b.has_requests(br) || !c.has_requests(cr);
+        size += checks
+            .iter()
+            .filter(|ch| match evidence::Model::of(&ch.metric) {
+                evidence::Model::Plain => false,
+                evidence::Model::ErrorRate => true,
+                _ => !summary_only,
+            })
+            .count();
+    }
+    let family = Family::of(size);
     let mut rows = Vec::new();
     let mut server_notes = Vec::new();
     for &rate in &common {
@@ -385,7 +440,7 @@ pub fn compare(
             let e = if plain && br.summary.completed > 0 && cr.summary.completed > 0 {
                 Ok(evidence::summary_only(&check.metric, &bs, &cs))
             } else {
-                evidence::evidence(&check.metric, &bs, &cs)
+                evidence::evidence(&check.metric, &bs, &cs, family.per_check)
             };
             let e = e.map_err(|ns| {
                 let s = if ns.side == "baseline" {
@@ -406,7 +461,7 @@ pub fn compare(
                     detail: format!("{} failed: {}", s.failed, classes.join(", ")),
                 }
             })?;
-            let mut decision = verdict::decide(check.bound, &e);
+            let mut decision = verdict::decide(check.bound, check.floor, &e);
             if plain && decision.note.is_empty() {
                 decision.note = evidence::SUMMARY_ONLY.into();
             }
@@ -433,6 +488,7 @@ pub fn compare(
         warnings,
         checks_source,
         knee,
+        family,
         rows,
         server_notes,
     })

@@ -68,7 +68,7 @@ pub fn cells(r: &Row) -> [String; 9] {
     [
         num(r.rate),
         r.check.metric.clone(),
-        r.check.bound.to_string(),
+        r.check.threshold_text(),
         num(r.base),
         num(r.cand),
         signed(r.delta()),
@@ -87,9 +87,29 @@ pub const HEADERS: [&str; 9] = [
     "candidate",
     "delta",
     "%delta",
-    "95% CI",
+    "interval",
     "verdict",
 ];
+
+/// Every distinct check with its floor (the floor applies to change bounds).
+pub fn checks_listing(c: &Comparison) -> String {
+    let mut seen: Vec<String> = Vec::new();
+    for r in &c.rows {
+        let t = match r.check.bound {
+            super::Bound::Increase(_) | super::Bound::Decrease(_) => format!(
+                "{} {},floor={}",
+                r.check.metric,
+                r.check.bound,
+                super::threshold::floor_text(&r.check.metric, r.check.floor)
+            ),
+            _ => format!("{} {}", r.check.metric, r.check.bound),
+        };
+        if !seen.contains(&t) {
+            seen.push(t);
+        }
+    }
+    format!("  {}", seen.join("; "))
+}
 
 /// One-line overall summary.
 pub fn summary_line(c: &Comparison, strict: bool) -> String {
@@ -132,6 +152,8 @@ pub fn terminal(c: &Comparison, strict: bool) -> String {
     let _ = writeln!(o);
     let _ = writeln!(o, "{}", c.knee.describe());
     let _ = writeln!(o, "checks: {}", c.checks_source);
+    let _ = writeln!(o, "{}", checks_listing(c));
+    let _ = writeln!(o, "level: {}", c.family.describe());
     let _ = writeln!(o);
     let rows: Vec<[String; 9]> = c.rows.iter().map(cells).collect();
     let mut width = HEADERS.map(|h| h.chars().count());

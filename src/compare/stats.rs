@@ -2,16 +2,92 @@
 //! requests, Wilson / Newcombe intervals for error rates, and the distribution-free sample
 //! size a quantile needs. Every parameter is documented in docs/gate.md.
 
-/// Bootstrap resamples per check.
+/// Fewest bootstrap resamples per check (the count at a 95 % interval).
 pub const RESAMPLES: usize = 2000;
-/// Two-sided confidence level of every interval.
+/// Most bootstrap resamples per check (reached at per-check levels beyond 99.875 %).
+pub const MAX_RESAMPLES: usize = 20_000;
+/// Resamples wanted beyond each end of a percentile interval, so that its ends are order
+/// statistics with some support rather than the two most extreme resamples.
+const TAIL_RESAMPLES: f64 = 25.0;
+/// Family-wise confidence level of a whole comparison: the chance that no check of an
+/// unchanged configuration reports a regression or an improvement (see [`family_level`]).
 pub const CONFIDENCE: f64 = 0.95;
 /// Seed of every bootstrap, fixed so that verdicts reproduce exactly.
 pub const SEED: u64 = 0x1add_e5ed;
-/// z for the two-sided 95 % level (Wilson / Newcombe intervals).
-const Z: f64 = 1.959_963_984_540_054;
 /// Fewest requests per side for any bootstrap.
 pub const MIN_REQUESTS: usize = 20;
+
+/// Bonferroni: the two-sided level of each of `checks` intervals so that all of them cover
+/// at once with probability at least `family` (1 − (1 − family) / checks).
+pub fn family_level(family: f64, checks: usize) -> f64 {
+    1.0 - (1.0 - family) / checks.max(1) as f64
+}
+
+/// A level for humans: `95 %`, `99.72 %` (two decimals, trailing zeros dropped).
+pub fn level_text(level: f64) -> String {
+    let s = format!("{:.2}", level * 100.0);
+    format!("{} %", s.trim_end_matches('0').trim_end_matches('.'))
+}
+
+/// Bootstrap resamples for a percentile interval at `level`: [`RESAMPLES`], raised so that
+/// about 25 resamples fall beyond each end, at most [`MAX_RESAMPLES`].
+pub fn resamples_for(level: f64) -> usize {
+    let tail = ((1.0 - level) / 2.0).max(1e-12);
+    ((TAIL_RESAMPLES / tail).ceil() as usize).clamp(RESAMPLES, MAX_RESAMPLES)
+}
+
+/// z of a two-sided normal interval at `level` (1.96 at 95 %): the standard normal quantile
+/// at 1 − (1 − level)/2, by Acklam's rational approximation (relative error below 1.2e-9).
+pub fn z_for(level: f64) -> f64 {
+    normal_quantile(1.0 - (1.0 - level) / 2.0)
+}
+
+fn normal_quantile(p: f64) -> f64 {
+    const A: [f64; 6] = [
+        -3.969_683_028_665_376e1,
+        2.209_460_984_245_205e2,
+        -2.759_285_104_469_687e2,
+        1.383_577_518_672_69e2,
+        -3.066_479_806_614_716e1,
+        2.506_628_277_459_239,
+    ];
+    const B: [f64; 5] = [
+        -5.447_609_879_822_406e1,
+        1.615_858_368_580_409e2,
+        -1.556_989_798_598_866e2,
+        6.680_131_188_771_972e1,
+        -1.328_068_155_288_572e1,
+    ];
+    const C: [f64; 6] = [
+        -7.784_894_002_430_293e-3,
+        -3.223_964_580_411_365e-1,
+        -2.400_758_277_161_838,
+        -2.549_732_539_343_734,
+        4.374_664_141_464_968,
+        2.938_163_982_698_783,
+    ];
+    const D: [f64; 4] = [
+        7.784_695_709_041_462e-3,
+        3.224_671_290_700_398e-1,
+        2.445_134_137_142_996,
+        3.754_408_661_907_416,
+    ];
+    let p = p.clamp(1e-300, 1.0 - 1e-16);
+    let tail = |q: f64| {
+        (((((C[0] * q + C[1]) * q + C[2]) * q + C[3]) * q + C[4]) * q + C[5])
+            / ((((D[0] * q + D[1]) * q + D[2]) * q + D[3]) * q + 1.0)
+    };
+    if p < 0.02425 {
+        tail((-2.0 * p.ln()).sqrt())
+    } else if p > 1.0 - 0.02425 {
+        -tail((-2.0 * (1.0 - p).ln()).sqrt())
+    } else {
+        let q = p - 0.5;
+        let r = q * q;
+        (((((A[0] * r + A[1]) * r + A[2]) * r + A[3]) * r + A[4]) * r + A[5]) * q
+            / (((((B[0] * r + B[1]) * r + B[2]) * r + B[3]) * r + B[4]) * r + 1.0)
+    }
+}
 
 /// A closed interval `[lo, hi]`.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -70,14 +146,14 @@ impl Statistic {
         }
     }
 
-    /// Fewest samples per side for a meaningful interval: for a quantile q, the smallest n
-    /// with `q^n <= 0.05`, i.e. the sample maximum is a distribution-free 95 % upper bound on
-    /// the q-quantile (299 for p99, 5 for the median); for means and deviations,
-    /// [`MIN_REQUESTS`].
-    pub fn min_samples(self) -> usize {
+    /// Fewest samples per side for a meaningful interval at `level`: for a quantile q, the
+    /// smallest n with `q^n <= 1 - level`, i.e. the sample maximum is a distribution-free
+    /// upper bound at that level on the q-quantile (299 for p99 at 95 %, 5 for the median);
+    /// for means and deviations, [`MIN_REQUESTS`].
+    pub fn min_samples(self, level: f64) -> usize {
         match self {
             Statistic::Quantile(q) => {
-                let n = ((1.0 - CONFIDENCE).ln() / q.ln()).ceil() as usize;
+                let n = ((1.0 - level).ln() / q.ln()).ceil() as usize;
                 n.max(MIN_REQUESTS)
             }
             _ => MIN_REQUESTS,
@@ -118,8 +194,8 @@ pub struct BootstrapResult {
     pub cand_ci: Interval,
 }
 
-/// Empirical (lo, hi) quantiles of the bootstrap distribution at the configured level.
-fn percentile_interval(mut v: Vec<f64>) -> Interval {
+/// Empirical (lo, hi) quantiles of the bootstrap distribution at `level`.
+fn percentile_interval(mut v: Vec<f64>, level: f64) -> Interval {
     v.retain(|x| !x.is_nan());
     if v.is_empty() {
         return Interval {
@@ -127,7 +203,7 @@ fn percentile_interval(mut v: Vec<f64>) -> Interval {
             hi: f64::INFINITY,
         };
     }
-    let a = (1.0 - CONFIDENCE) / 2.0;
+    let a = (1.0 - level) / 2.0;
     Interval {
         lo: quantile(&mut v, a),
         hi: quantile(&mut v, 1.0 - a),
@@ -200,9 +276,15 @@ impl Flat {
 }
 
 /// Seeded percentile bootstrap of `stat` for baseline and candidate, resampling requests
-/// independently on each side, [`RESAMPLES`] times.
-pub fn bootstrap(base: &Groups, cand: &Groups, stat: Statistic, seed: u64) -> BootstrapResult {
-    bootstrap_with(base, cand, seed, |v| stat.compute(v))
+/// independently on each side ([`resamples_for`] `level` times); intervals at `level`.
+pub fn bootstrap(
+    base: &Groups,
+    cand: &Groups,
+    stat: Statistic,
+    seed: u64,
+    level: f64,
+) -> BootstrapResult {
+    bootstrap_with(base, cand, seed, level, |v| stat.compute(v))
 }
 
 /// As [`bootstrap`], with any statistic of the flattened resample.
@@ -210,20 +292,22 @@ pub fn bootstrap_with(
     base: &Groups,
     cand: &Groups,
     seed: u64,
+    level: f64,
     stat: impl Fn(&mut [f64]) -> f64,
 ) -> BootstrapResult {
+    let resamples = resamples_for(level);
     let (fb, fc) = (Flat::new(base), Flat::new(cand));
     let b0 = stat(&mut fb.values.clone());
     let c0 = stat(&mut fc.values.clone());
     let mut rng = SplitMix64(seed);
     let (mut ratios, mut diffs, mut cands) = (
-        Vec::with_capacity(RESAMPLES),
-        Vec::with_capacity(RESAMPLES),
-        Vec::with_capacity(RESAMPLES),
+        Vec::with_capacity(resamples),
+        Vec::with_capacity(resamples),
+        Vec::with_capacity(resamples),
     );
     let (mut bb, mut cb) = (Vec::new(), Vec::new());
     if !base.is_empty() && !cand.is_empty() {
-        for _ in 0..RESAMPLES {
+        for _ in 0..resamples {
             fb.resample(&mut rng, &mut bb);
             fc.resample(&mut rng, &mut cb);
             let b = stat(&mut bb);
@@ -244,23 +328,24 @@ pub fn bootstrap_with(
     BootstrapResult {
         base: b0,
         cand: c0,
-        ratio: percentile_interval(ratios),
-        diff: percentile_interval(diffs),
-        cand_ci: percentile_interval(cands),
+        ratio: percentile_interval(ratios, level),
+        diff: percentile_interval(diffs, level),
+        cand_ci: percentile_interval(cands, level),
     }
 }
 
-/// Wilson score interval of a proportion `k / n` at the configured level.
-pub fn wilson(k: u64, n: u64) -> Interval {
+/// Wilson score interval of a proportion `k / n` at `level`.
+pub fn wilson(k: u64, n: u64, level: f64) -> Interval {
     if n == 0 {
         return Interval { lo: 0.0, hi: 1.0 };
     }
+    let z = z_for(level);
     let (k, n) = (k as f64, n as f64);
     let p = k / n;
-    let z2 = Z * Z;
+    let z2 = z * z;
     let denom = 1.0 + z2 / n;
     let centre = (p + z2 / (2.0 * n)) / denom;
-    let half = Z * (p * (1.0 - p) / n + z2 / (4.0 * n * n)).sqrt() / denom;
+    let half = z * (p * (1.0 - p) / n + z2 / (4.0 * n * n)).sqrt() / denom;
     // The exact ends at k = 0 and k = n (the formula gives them up to rounding).
     Interval {
         lo: if k == 0.0 {
@@ -277,8 +362,8 @@ pub fn wilson(k: u64, n: u64) -> Interval {
 }
 
 /// Newcombe's hybrid score interval (method 10) of the difference of two proportions,
-/// `k_c/n_c − k_b/n_b`, built from the two Wilson intervals.
-pub fn newcombe(k_b: u64, n_b: u64, k_c: u64, n_c: u64) -> Interval {
+/// `k_c/n_c − k_b/n_b` at `level`, built from the two Wilson intervals.
+pub fn newcombe(k_b: u64, n_b: u64, k_c: u64, n_c: u64, level: f64) -> Interval {
     let pb = if n_b == 0 {
         0.0
     } else {
@@ -289,8 +374,8 @@ pub fn newcombe(k_b: u64, n_b: u64, k_c: u64, n_c: u64) -> Interval {
     } else {
         k_c as f64 / n_c as f64
     };
-    let wb = wilson(k_b, n_b);
-    let wc = wilson(k_c, n_c);
+    let wb = wilson(k_b, n_b, level);
+    let wc = wilson(k_c, n_c, level);
     let d = pc - pb;
     Interval {
         lo: d - ((pc - wc.lo).powi(2) + (wb.hi - pb).powi(2)).sqrt(),
@@ -313,19 +398,24 @@ mod tests {
 
     #[test]
     fn p99_needs_299_samples() {
-        assert_eq!(Statistic::Quantile(0.99).min_samples(), 299);
-        assert_eq!(Statistic::Quantile(0.999).min_samples(), 2995);
-        assert_eq!(Statistic::Quantile(0.5).min_samples(), MIN_REQUESTS);
+        assert_eq!(Statistic::Quantile(0.99).min_samples(CONFIDENCE), 299);
+        assert_eq!(Statistic::Quantile(0.999).min_samples(CONFIDENCE), 2995);
+        assert_eq!(
+            Statistic::Quantile(0.5).min_samples(CONFIDENCE),
+            MIN_REQUESTS
+        );
+        // At a per-check level of 99.75 % (20 checks), p99 needs more.
+        assert_eq!(Statistic::Quantile(0.99).min_samples(0.9975), 597);
     }
 
     #[test]
     fn wilson_matches_known_values() {
         // 0/200: upper bound z²/(n+z²) = 0.01884.
-        let w = wilson(0, 200);
+        let w = wilson(0, 200, CONFIDENCE);
         assert_eq!(w.lo, 0.0);
         assert!((w.hi - 0.018_84).abs() < 1e-4, "{w:?}");
         // 10/100: Wilson 95 % is [0.0552, 0.1744].
-        let w = wilson(10, 100);
+        let w = wilson(10, 100, CONFIDENCE);
         assert!(
             (w.lo - 0.0552).abs() < 1e-3 && (w.hi - 0.1744).abs() < 1e-3,
             "{w:?}"
@@ -335,7 +425,7 @@ mod tests {
     #[test]
     fn newcombe_matches_newcombe_1998_example() {
         // Newcombe (1998), example (56/70 vs 48/80): difference 0.2, 95 % CI 0.0524 to 0.3339.
-        let i = newcombe(48, 80, 56, 70);
+        let i = newcombe(48, 80, 56, 70, CONFIDENCE);
         assert!(
             (i.lo - 0.0524).abs() < 1e-3 && (i.hi - 0.3339).abs() < 1e-3,
             "{i:?}"
@@ -345,10 +435,24 @@ mod tests {
     #[test]
     fn bootstrap_is_reproducible_and_identical_samples_give_unit_ratio() {
         let g: Vec<Vec<f64>> = (0..100).map(|i| vec![f64::from(i)]).collect();
-        let a = bootstrap(&g, &g, Statistic::Quantile(0.5), SEED);
-        let b = bootstrap(&g, &g, Statistic::Quantile(0.5), SEED);
+        let a = bootstrap(&g, &g, Statistic::Quantile(0.5), SEED, CONFIDENCE);
+        let b = bootstrap(&g, &g, Statistic::Quantile(0.5), SEED, CONFIDENCE);
         assert_eq!(a, b);
         assert_eq!(a.base, a.cand);
         assert!(a.ratio.lo < 1.0 && a.ratio.hi > 1.0);
+    }
+
+    #[test]
+    fn per_check_levels_z_and_resamples() {
+        assert!((z_for(0.95) - 1.959_963_985).abs() < 1e-8);
+        assert!((z_for(0.99) - 2.575_829_304).abs() < 1e-8);
+        // 95 % family-wise over 18 checks: each interval at 99.72 %, z = 2.991.
+        let l = family_level(0.95, 18);
+        assert!((l - 0.997_222).abs() < 1e-6, "{l}");
+        assert!((z_for(l) - 2.9913).abs() < 1e-3);
+        assert_eq!(family_level(0.95, 1), 0.95);
+        assert_eq!(resamples_for(0.95), RESAMPLES);
+        assert!((17_999..=18_001).contains(&resamples_for(l)));
+        assert_eq!(resamples_for(0.999_99), MAX_RESAMPLES);
     }
 }

@@ -3,8 +3,9 @@
 
 use std::fmt;
 
-use crate::metrics::RungSummary;
-use crate::scenario::{GateRule, Threshold};
+use super::evidence::Model;
+use crate::metrics::{Latency, RungSummary};
+use crate::scenario::{GateRule, MinChange, Threshold};
 
 /// What one check bounds.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -25,6 +26,60 @@ pub struct Check {
     /// Metric key of `result_rate_<rate>.json`.
     pub metric: String,
     pub bound: Bound,
+    /// Absolute floor of an `Increase` / `Decrease` bound, in the metric's unit: a change is
+    /// a regression (or an improvement) only when it is also wholly beyond this much.
+    /// [`default_floor`] unless the rule sets `min_change` or `--threshold` sets `floor=`.
+    pub floor: f64,
+}
+
+impl Check {
+    /// A check with the metric's default floor.
+    pub fn new(metric: &str, bound: Bound) -> Self {
+        Check {
+            metric: metric.to_string(),
+            bound,
+            floor: default_floor(metric),
+        }
+    }
+
+    /// The bound as shown in tables: `+10%`, with `,floor=2ms` when a floor applies.
+    pub fn threshold_text(&self) -> String {
+        match self.bound {
+            Bound::Increase(_) | Bound::Decrease(_) if self.floor > 0.0 => {
+                format!(
+                    "{},floor={}",
+                    self.bound,
+                    floor_text(&self.metric, self.floor)
+                )
+            }
+            _ => self.bound.to_string(),
+        }
+    }
+}
+
+/// A floor for humans: `2ms` for a `*_ms` metric, else the plain number.
+pub fn floor_text(metric: &str, floor: f64) -> String {
+    let n = super::render::num(floor);
+    if metric.ends_with("_ms") {
+        format!("{n}ms")
+    } else {
+        n
+    }
+}
+
+/// The floor a change must also clear when a rule sets none. TTFT and end-to-end
+/// latencies: 2 ms, about what loopback HTTP, a 1 ms timer tick and a busy scheduler move a
+/// single request's timing by. TPOT and ITL: 0.5 ms, because they are per-token figures
+/// (a 2 ms floor would hide a +10 % change of any TPOT under 20 ms). Dispatch lag: 1 ms
+/// (the timer tick). Throughputs, error_rate and everything else: 0 (their relative or
+/// absolute threshold is the floor already).
+pub fn default_floor(metric: &str) -> f64 {
+    match Model::of(metric) {
+        Model::Latency(_, Latency::Tpot | Latency::Itl) => 0.5,
+        Model::Latency(_, Latency::DispatchLag) => 1.0,
+        Model::Latency(..) => 2.0,
+        _ => 0.0,
+    }
 }
 
 impl fmt::Display for Bound {
@@ -40,7 +95,7 @@ impl fmt::Display for Bound {
 
 impl fmt::Display for Check {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}{}", self.metric, self.bound)
+        write!(f, "{}{}", self.metric, self.threshold_text())
     }
 }
 
@@ -82,24 +137,36 @@ fn levenshtein(a: &str, b: &str) -> usize {
 /// Parse one `--threshold` value:
 /// `metric=+15%` / `metric=-5%` (relative rise / fall), `metric=+0.01` / `metric=-2`
 /// (absolute rise / fall, metric units), `metric<=0.02` / `metric>=4.5` (bounds on the
-/// candidate value).
+/// candidate value); a change may add `,floor=5ms` (or `,floor=0.5` in the metric's unit).
 pub fn parse_override(s: &str) -> Result<Check, ThresholdError> {
     let bad = |why: &str| {
         ThresholdError(format!(
-            "--threshold `{s}`: {why}; write e.g. `p99_ttft_ms=+15%`, `request_throughput=-5%`, `error_rate=+0.01` or `error_rate<=0.02`"
+            "--threshold `{s}`: {why}; write e.g. `p99_ttft_ms=+15%`, `median_ttft_ms=+10%,floor=5ms`, `request_throughput=-5%`, `error_rate=+0.01` or `error_rate<=0.02`"
         ))
     };
-    let (metric, bound) = if let Some((m, v)) = s.split_once("<=") {
+    let (rule, floor) = match s.split_once(',') {
+        None => (s, None),
+        Some((rule, extra)) => {
+            let v = extra
+                .trim()
+                .strip_prefix("floor")
+                .and_then(|r| r.trim_start().strip_prefix('='))
+                .ok_or_else(|| bad("after the comma only `floor=AMOUNT` may follow"))?;
+            (rule, Some(MinChange::parse(v).map_err(|e| bad(&e))?))
+        }
+    };
+    let s_rule = rule;
+    let (metric, bound) = if let Some((m, v)) = s_rule.split_once("<=") {
         (
             m,
             Bound::Max(number(v).ok_or_else(|| bad("bound is not a number"))?),
         )
-    } else if let Some((m, v)) = s.split_once(">=") {
+    } else if let Some((m, v)) = s_rule.split_once(">=") {
         (
             m,
             Bound::Min(number(v).ok_or_else(|| bad("bound is not a number"))?),
         )
-    } else if let Some((m, v)) = s.split_once('=') {
+    } else if let Some((m, v)) = s_rule.split_once('=') {
         let v = v.trim();
         let t = |rest: &str| Threshold::parse(rest).map_err(|e| bad(&e));
         if let Some(rest) = v.strip_prefix('+') {
@@ -119,10 +186,16 @@ pub fn parse_override(s: &str) -> Result<Check, ThresholdError> {
         return Err(bad("missing metric name"));
     }
     validate_metric(metric)?;
-    Ok(Check {
-        metric: metric.to_string(),
-        bound,
-    })
+    let mut check = Check::new(metric, bound);
+    if let Some(f) = floor {
+        if matches!(bound, Bound::Max(_) | Bound::Min(_)) {
+            return Err(bad(
+                "a floor goes with a change (`+` / `-`), not with a bound on the value",
+            ));
+        }
+        check.floor = f.in_unit(metric).map_err(|e| bad(&e))?;
+    }
+    Ok(check)
 }
 
 fn number(s: &str) -> Option<f64> {
@@ -134,10 +207,17 @@ pub fn from_gate_rules(rules: &[GateRule]) -> Result<Vec<Check>, ThresholdError>
     let mut out = Vec::new();
     for r in rules {
         validate_metric(&r.metric)?;
+        let floor = match r.min_change {
+            None => default_floor(&r.metric),
+            Some(m) => m.in_unit(&r.metric).map_err(|e| {
+                ThresholdError(format!("gate rule on `{}`: min_change: {e}", r.metric))
+            })?,
+        };
         let mut push = |bound| {
             out.push(Check {
                 metric: r.metric.clone(),
                 bound,
+                floor,
             })
         };
         if let Some(t) = r.max_increase {
@@ -158,10 +238,7 @@ pub fn from_gate_rules(rules: &[GateRule]) -> Result<Vec<Check>, ThresholdError>
 
 /// The checks used when a scenario has no `gate:` list.
 pub fn defaults() -> Vec<Check> {
-    let c = |m: &str, bound| Check {
-        metric: m.to_string(),
-        bound,
-    };
+    let c = Check::new;
     vec![
         c(
             "request_throughput",
@@ -251,5 +328,55 @@ mod tests {
         for c in defaults() {
             validate_metric(&c.metric).unwrap();
         }
+    }
+
+    #[test]
+    fn floors_default_per_metric_and_are_overridable() {
+        assert_eq!(default_floor("median_ttft_ms"), 2.0);
+        assert_eq!(default_floor("p99_e2el_ms"), 2.0);
+        assert_eq!(default_floor("median_tpot_ms"), 0.5);
+        assert_eq!(default_floor("p99_itl_ms"), 0.5);
+        assert_eq!(default_floor("request_throughput"), 0.0);
+        assert_eq!(default_floor("error_rate"), 0.0);
+        let p = |s| parse_override(s).unwrap();
+        assert_eq!(p("median_ttft_ms=+10%").floor, 2.0);
+        assert_eq!(p("median_ttft_ms=+10%,floor=5ms").floor, 5.0);
+        assert!((p("median_ttft_ms=+10%, floor = 0.005s").floor - 5.0).abs() < 1e-9);
+        assert_eq!(p("median_ttft_ms=+10%,floor=7").floor, 7.0);
+        assert_eq!(p("request_throughput=-5%,floor=0.5").floor, 0.5);
+        assert_eq!(
+            p("median_ttft_ms=+10%,floor=5ms").to_string(),
+            "median_ttft_ms+10%,floor=5ms"
+        );
+        for bad in [
+            "request_throughput=-5%,floor=5ms",
+            "error_rate<=0.02,floor=0.01",
+            "median_ttft_ms=+10%,flor=5ms",
+            "median_ttft_ms=+10%,floor=-1ms",
+            "median_ttft_ms=+10%,floor=fast",
+        ] {
+            let e = parse_override(bad);
+            assert!(e.is_err(), "{bad} accepted");
+        }
+        let rules: Vec<GateRule> = serde_json::from_value(serde_json::json!([
+            { "metric": "median_ttft_ms", "max_increase": "10%", "min_change": "15ms" },
+            { "metric": "request_throughput", "max_decrease": "5%", "min_change": 0.5 },
+            { "metric": "median_tpot_ms", "max_increase": "10%" }
+        ]))
+        .unwrap();
+        let floors: Vec<f64> = from_gate_rules(&rules)
+            .unwrap()
+            .iter()
+            .map(|c| c.floor)
+            .collect();
+        assert_eq!(floors, [15.0, 0.5, 0.5]);
+        let bad: Vec<GateRule> = serde_json::from_value(serde_json::json!([
+            { "metric": "request_throughput", "max_decrease": "5%", "min_change": "1s" }
+        ]))
+        .unwrap();
+        assert!(from_gate_rules(&bad)
+            .unwrap_err()
+            .0
+            .contains("no time unit"));
     }
 }

@@ -73,8 +73,12 @@ pub struct Evidence {
     pub diff: Option<Interval>,
     pub cand_ci: Option<Interval>,
     pub method: Method,
+    /// Two-sided level of the intervals (the per-check level of the family).
+    pub level: f64,
     /// Requests per side behind the interval (the smaller side); 0 when not applicable.
     pub requests: usize,
+    /// For proportions: (failed, measured) of baseline and candidate.
+    pub counts: Option<[(u64, u64); 2]>,
     /// Set when the samples are too few for an interval: says how many are needed.
     pub too_few: Option<String>,
 }
@@ -98,7 +102,9 @@ impl Evidence {
             diff: Some(Interval::point(cand - base)),
             cand_ci: Some(Interval::point(cand)),
             method: Method::Plain,
+            level: 1.0,
             requests: 0,
+            counts: None,
             too_few: None,
         }
     }
@@ -112,34 +118,103 @@ pub struct Decision {
     pub note: String,
 }
 
-/// Apply `bound` to `e`. A relative bound on a metric with only a difference interval
-/// (error_rate) becomes the absolute bound `fraction × baseline`.
-pub fn decide(bound: Bound, e: &Evidence) -> Decision {
-    // (scale, interval, bad limit, good limit, true when a high value is bad)
-    let (scale, iv, bad, good, high_bad) = match bound {
-        Bound::Increase(Threshold::Relative(t)) if e.ratio.is_some() => {
-            (Scale::Ratio, e.ratio, 1.0 + t, Some(1.0 - t), true)
+/// One condition of a check: an interval against a limit, in "high is bad" orientation.
+#[derive(Debug, Clone, Copy)]
+struct Cond {
+    scale: Scale,
+    /// The interval as computed (original orientation), for the table and the note.
+    iv: Interval,
+    /// The bad-side limit (original orientation).
+    bad: f64,
+    /// The good-side limit, when the check has an improvement verdict.
+    good: Option<f64>,
+    /// +1 when a high value is bad, −1 when a low value is.
+    sign: f64,
+}
+
+impl Cond {
+    fn oriented(&self) -> (f64, f64) {
+        if self.sign > 0.0 {
+            (self.iv.lo, self.iv.hi)
+        } else {
+            (-self.iv.hi, -self.iv.lo)
         }
-        Bound::Increase(t) => (
-            Scale::Diff,
-            e.diff,
-            abs(t, e.base),
-            Some(-abs(t, e.base)),
-            true,
-        ),
-        Bound::Decrease(Threshold::Relative(t)) if e.ratio.is_some() => {
-            (Scale::Ratio, e.ratio, 1.0 - t, Some(1.0 + t), false)
-        }
-        Bound::Decrease(t) => (
-            Scale::Diff,
-            e.diff,
-            -abs(t, e.base),
-            Some(abs(t, e.base)),
-            false,
-        ),
-        Bound::Max(v) => (Scale::Value, e.cand_ci, v, None, true),
-        Bound::Min(v) => (Scale::Value, e.cand_ci, v, None, false),
+    }
+    fn beyond_bad(&self) -> bool {
+        self.oriented().0 > self.sign * self.bad
+    }
+    fn beyond_good(&self) -> bool {
+        self.good.is_some_and(|g| self.oriented().1 < self.sign * g)
+    }
+    fn within(&self) -> bool {
+        self.oriented().1 <= self.sign * self.bad
+    }
+}
+
+/// Apply `bound` with its absolute `floor` to `e`.
+///
+/// A change bound (`Increase` / `Decrease`) is a **regression** only when the whole interval
+/// lies past the threshold *and* the whole interval of the difference lies past the floor;
+/// an **improvement** mirrors that on the good side; a **pass** when either interval lies
+/// wholly within its limit; else **inconclusive**. A relative bound on a metric with only a
+/// difference interval (error_rate) becomes the absolute bound `fraction × baseline`, and an
+/// absolute bound's limit is `max(amount, floor)`. Value bounds (`Max` / `Min`) take no floor.
+pub fn decide(bound: Bound, floor: f64, e: &Evidence) -> Decision {
+    let floor = floor.max(0.0);
+    let diff_cond = |limit: f64, sign: f64| Cond {
+        scale: Scale::Diff,
+        iv: e.diff.unwrap_or(UNBOUNDED),
+        bad: sign * limit,
+        good: Some(-sign * limit),
+        sign,
     };
+    let (sign, rel) = match bound {
+        Bound::Increase(t) => (1.0, t),
+        Bound::Decrease(t) => (-1.0, t),
+        Bound::Max(v) | Bound::Min(v) => {
+            let sign = if matches!(bound, Bound::Max(_)) {
+                1.0
+            } else {
+                -1.0
+            };
+            return finish(
+                e,
+                &[Cond {
+                    scale: Scale::Value,
+                    iv: e.cand_ci.unwrap_or(UNBOUNDED),
+                    bad: v,
+                    good: None,
+                    sign,
+                }],
+            );
+        }
+    };
+    let conds: Vec<Cond> = match rel {
+        Threshold::Relative(t) if e.ratio.is_some() => {
+            let mut c = vec![Cond {
+                scale: Scale::Ratio,
+                iv: e.ratio.unwrap_or(UNBOUNDED),
+                bad: 1.0 + sign * t,
+                good: Some(1.0 - sign * t),
+                sign,
+            }];
+            if floor > 0.0 {
+                c.push(diff_cond(floor, sign));
+            }
+            c
+        }
+        t => vec![diff_cond(abs(t, e.base).max(floor), sign)],
+    };
+    finish(e, &conds)
+}
+
+const UNBOUNDED: Interval = Interval {
+    lo: f64::NEG_INFINITY,
+    hi: f64::INFINITY,
+};
+
+fn finish(e: &Evidence, conds: &[Cond]) -> Decision {
+    let main = conds[0];
     if let Some(why) = &e.too_few {
         return Decision {
             verdict: Verdict::Inconclusive,
@@ -147,67 +222,160 @@ pub fn decide(bound: Bound, e: &Evidence) -> Decision {
             note: why.clone(),
         };
     }
-    let Some(iv) = iv.filter(Interval::is_bounded) else {
+    if conds.iter().any(|c| !c.iv.is_bounded()) {
         return Decision {
             verdict: Verdict::Inconclusive,
-            interval: iv.map(|i| (scale, i)),
+            interval: main.iv.is_bounded().then_some((main.scale, main.iv)),
             note: "the interval is unbounded (a baseline of zero?)".into(),
         };
-    };
-    // Map to "high is bad" so one set of comparisons serves both directions.
-    let s = if high_bad { 1.0 } else { -1.0 };
-    let (lo, hi) = if high_bad {
-        (iv.lo, iv.hi)
-    } else {
-        (-iv.hi, -iv.lo)
-    };
-    let (bad_s, good_s) = (s * bad, good.map(|g| s * g));
-    let verdict = if lo > bad_s {
+    }
+    let verdict = if conds.iter().all(Cond::beyond_bad) {
         Verdict::Regression
-    } else if good_s.is_some_and(|g| hi < g) {
+    } else if conds.iter().all(Cond::beyond_good) {
         Verdict::Improvement
-    } else if hi > bad_s {
-        Verdict::Inconclusive
-    } else {
+    } else if conds.iter().any(Cond::within) {
         Verdict::Pass
+    } else {
+        Verdict::Inconclusive
     };
-    let note = match verdict {
-        Verdict::Inconclusive => format!(
-            "interval straddles the threshold {}; {}",
-            limit_text(scale, bad),
-            needed(scale, iv, e, bad)
-        ),
-        _ => String::new(),
+    let note = if verdict == Verdict::Inconclusive {
+        let limits: Vec<String> = conds
+            .iter()
+            .map(|c| format!("{} {}", interval_text(c), limit_text(c.scale, c.bad)))
+            .collect();
+        format!(
+            "at the per-check level {}, {}; {}",
+            super::stats::level_text(e.level),
+            limits.join(" and "),
+            needed(e, conds)
+        )
+    } else {
+        String::new()
     };
     Decision {
         verdict,
-        interval: Some((scale, iv)),
+        interval: Some((main.scale, main.iv)),
         note,
     }
 }
 
-/// How many requests per side would make the interval clear the threshold if the point
-/// estimate stayed where it is: the half-width shrinks as 1/sqrt(n) (on the log scale for
-/// ratios).
-fn needed(scale: Scale, iv: Interval, e: &Evidence, bad: f64) -> String {
-    let (point, lo, hi, limit) = match scale {
-        Scale::Ratio if e.base > 0.0 && e.cand > 0.0 && iv.lo > 0.0 && bad > 0.0 => {
-            ((e.cand / e.base).ln(), iv.lo.ln(), iv.hi.ln(), bad.ln())
-        }
-        Scale::Ratio => (f64::NAN, 0.0, 0.0, 0.0),
-        Scale::Diff => (e.cand - e.base, iv.lo, iv.hi, bad),
-        Scale::Value => (e.cand, iv.lo, iv.hi, bad),
-    };
-    let half = (hi - lo) / 2.0;
-    let dist = (point - limit).abs();
-    if e.requests == 0 || !point.is_finite() || dist == 0.0 || half <= 0.0 {
-        return "more requests per rung (or repeated runs) would settle it".into();
-    }
-    let n = (e.requests as f64 * (half / dist).powi(2)).ceil();
+fn interval_text(c: &Cond) -> String {
     format!(
-        "about {} requests per rung would settle it if the change stays where it is",
-        n as u64
+        "{} straddles",
+        super::render::interval(Some((c.scale, c.iv)))
     )
+}
+
+/// Largest requests_per_rung a note suggests; beyond it the change is too close to call.
+const MAX_SUGGESTED: f64 = 1e7;
+
+/// What would settle an inconclusive check, in terms the user controls.
+fn needed(e: &Evidence, conds: &[Cond]) -> String {
+    let n = match e.counts {
+        Some(counts) => proportion_needed(e, conds, counts),
+        None => scaled_needed(e, conds),
+    };
+    match n {
+        Some(n) if n <= MAX_SUGGESTED => {
+            let n = (n as u64).max(e.requests as u64 + 1);
+            match e.counts {
+                Some([_, (k, m)]) if conds[0].scale == Scale::Value => format!(
+                    "{k} errors in {m} requests cannot show {}: raise workload.requests_per_rung to ≥ {n}",
+                    value_claim(conds[0])
+                ),
+                _ => format!(
+                    "raise workload.requests_per_rung to ≥ {n} (from {}) to settle it if the change stays where it is",
+                    e.requests
+                ),
+            }
+        }
+        _ => "the change sits (almost) on the threshold: no feasible workload.requests_per_rung settles it; widen or tighten the threshold".into(),
+    }
+}
+
+fn value_claim(c: Cond) -> String {
+    let op = if c.sign > 0.0 { "<=" } else { ">=" };
+    format!(
+        "error_rate {op} {} at this level",
+        super::render::num(c.bad)
+    )
+}
+
+/// Bootstrap intervals: the half-width shrinks as 1/sqrt(n) (on the log scale for ratios).
+/// A regression needs every condition cleared, a pass one: with the point estimate where it
+/// is, the verdict it heads for decides which.
+fn scaled_needed(e: &Evidence, conds: &[Cond]) -> Option<f64> {
+    if e.requests == 0 {
+        return None;
+    }
+    let mut per = Vec::new();
+    for c in conds {
+        let (point, lo, hi, limit) = match c.scale {
+            Scale::Ratio if e.base > 0.0 && e.cand > 0.0 && c.iv.lo > 0.0 && c.bad > 0.0 => (
+                (e.cand / e.base).ln(),
+                c.iv.lo.ln(),
+                c.iv.hi.ln(),
+                c.bad.ln(),
+            ),
+            Scale::Ratio => return None,
+            Scale::Diff => (e.cand - e.base, c.iv.lo, c.iv.hi, c.bad),
+            Scale::Value => (e.cand, c.iv.lo, c.iv.hi, c.bad),
+        };
+        let half = (hi - lo) / 2.0;
+        let dist = (point - limit).abs();
+        let bad_side = c.sign * (point - limit) > 0.0;
+        let n = if dist == 0.0 || half <= 0.0 || !point.is_finite() {
+            f64::INFINITY
+        } else {
+            (e.requests as f64 * (half / dist).powi(2)).ceil()
+        };
+        per.push((bad_side, n));
+    }
+    let n = if per.iter().all(|(bad, _)| *bad) {
+        per.iter().map(|p| p.1).fold(0.0, f64::max)
+    } else {
+        per.iter()
+            .filter(|p| !p.0)
+            .map(|p| p.1)
+            .fold(f64::INFINITY, f64::min)
+    };
+    n.is_finite().then_some(n)
+}
+
+/// Proportions (error_rate): the Wilson / Newcombe interval at the same rates and level,
+/// recomputed for growing n until the check is decided.
+fn proportion_needed(e: &Evidence, conds: &[Cond], counts: [(u64, u64); 2]) -> Option<f64> {
+    let [(kb, nb), (kc, nc)] = counts;
+    let rate = |k: u64, n: u64| if n == 0 { 0.0 } else { k as f64 / n as f64 };
+    let (pb, pc) = (rate(kb, nb), rate(kc, nc));
+    let decided = |n: u64| {
+        let k = |p: f64| (p * n as f64).round() as u64;
+        let c = conds[0];
+        let iv = match c.scale {
+            Scale::Value => super::stats::wilson(k(pc), n, e.level),
+            _ => super::stats::newcombe(k(pb), n, k(pc), n, e.level),
+        };
+        let c = Cond { iv, ..c };
+        c.beyond_bad() || c.within() || c.beyond_good()
+    };
+    let mut lo = (e.requests as u64).max(1);
+    let mut hi = lo;
+    while !decided(hi) {
+        if hi as f64 > MAX_SUGGESTED {
+            return None;
+        }
+        lo = hi;
+        hi *= 2;
+    }
+    while hi - lo > 1 {
+        let mid = lo + (hi - lo) / 2;
+        if decided(mid) {
+            hi = mid;
+        } else {
+            lo = mid;
+        }
+    }
+    Some(hi as f64)
 }
 
 fn abs(t: Threshold, base: f64) -> f64 {
@@ -219,13 +387,13 @@ fn abs(t: Threshold, base: f64) -> f64 {
 
 fn limit_text(scale: Scale, v: f64) -> String {
     match scale {
-        Scale::Ratio => format!("x{}", super::render::num(v)),
+        Scale::Ratio => format!("the threshold x{}", super::render::num(v)),
         Scale::Diff => format!(
-            "{}{}",
+            "the limit {}{}",
             if v >= 0.0 { "+" } else { "" },
             super::render::num(v)
         ),
-        Scale::Value => super::render::num(v),
+        Scale::Value => format!("the bound {}", super::render::num(v)),
     }
 }
 
@@ -247,7 +415,9 @@ mod tests {
                 hi: 100.0 * hi,
             }),
             method: Method::Bootstrap,
+            level: 0.95,
             requests: 200,
+            counts: None,
             too_few: None,
         }
     }
@@ -255,39 +425,39 @@ mod tests {
     #[test]
     fn increase_bounds() {
         let b = Bound::Increase(Threshold::Relative(0.10));
-        assert_eq!(decide(b, &ev(1.15, 1.3)).verdict, Verdict::Regression);
-        let d = decide(b, &ev(1.05, 1.2));
+        assert_eq!(decide(b, 0.0, &ev(1.15, 1.3)).verdict, Verdict::Regression);
+        let d = decide(b, 0.0, &ev(1.05, 1.2));
         assert_eq!(d.verdict, Verdict::Inconclusive);
         // Point x1.125, half-width ~0.067 on the log scale, 0.0225 from ln 1.1: ~1,800.
         assert!(
-            d.note.contains("about 1") && d.note.contains("requests per rung"),
+            d.note.contains("raise workload.requests_per_rung to ≥ 1"),
             "{}",
             d.note
         );
-        assert_eq!(decide(b, &ev(0.95, 1.05)).verdict, Verdict::Pass);
-        assert_eq!(decide(b, &ev(0.85, 0.95)).verdict, Verdict::Pass);
-        assert_eq!(decide(b, &ev(0.6, 0.8)).verdict, Verdict::Improvement);
+        assert_eq!(decide(b, 0.0, &ev(0.95, 1.05)).verdict, Verdict::Pass);
+        assert_eq!(decide(b, 0.0, &ev(0.85, 0.95)).verdict, Verdict::Pass);
+        assert_eq!(decide(b, 0.0, &ev(0.6, 0.8)).verdict, Verdict::Improvement);
     }
 
     #[test]
     fn decrease_and_absolute_bounds() {
         let b = Bound::Decrease(Threshold::Relative(0.05));
-        assert_eq!(decide(b, &ev(0.8, 0.9)).verdict, Verdict::Regression);
-        assert_eq!(decide(b, &ev(0.9, 1.0)).verdict, Verdict::Inconclusive);
-        assert_eq!(decide(b, &ev(0.97, 1.02)).verdict, Verdict::Pass);
-        assert_eq!(decide(b, &ev(1.1, 1.2)).verdict, Verdict::Improvement);
+        assert_eq!(decide(b, 0.0, &ev(0.8, 0.9)).verdict, Verdict::Regression);
+        assert_eq!(decide(b, 0.0, &ev(0.9, 1.0)).verdict, Verdict::Inconclusive);
+        assert_eq!(decide(b, 0.0, &ev(0.97, 1.02)).verdict, Verdict::Pass);
+        assert_eq!(decide(b, 0.0, &ev(1.1, 1.2)).verdict, Verdict::Improvement);
         let a = Bound::Increase(Threshold::Absolute(10.0));
-        assert_eq!(decide(a, &ev(1.11, 1.2)).verdict, Verdict::Regression);
+        assert_eq!(decide(a, 0.0, &ev(1.11, 1.2)).verdict, Verdict::Regression);
         assert_eq!(
-            decide(Bound::Max(120.0), &ev(1.0, 1.1)).verdict,
+            decide(Bound::Max(120.0), 0.0, &ev(1.0, 1.1)).verdict,
             Verdict::Pass
         );
         assert_eq!(
-            decide(Bound::Max(105.0), &ev(1.0, 1.1)).verdict,
+            decide(Bound::Max(105.0), 0.0, &ev(1.0, 1.1)).verdict,
             Verdict::Inconclusive
         );
         assert_eq!(
-            decide(Bound::Min(120.0), &ev(1.0, 1.1)).verdict,
+            decide(Bound::Min(120.0), 0.0, &ev(1.0, 1.1)).verdict,
             Verdict::Regression
         );
     }
@@ -296,8 +466,129 @@ mod tests {
     fn too_few_samples_is_inconclusive_with_the_reason() {
         let mut e = ev(2.0, 3.0);
         e.too_few = Some("need 299".into());
-        let d = decide(Bound::Increase(Threshold::Relative(0.1)), &e);
+        let d = decide(Bound::Increase(Threshold::Relative(0.1)), 0.0, &e);
         assert_eq!(d.verdict, Verdict::Inconclusive);
         assert_eq!(d.note, "need 299");
+    }
+
+    /// A TTFT of 22 ms that rose by 12 ms, with a tight interval d[+10, +14] (x[1.45, 1.64]).
+    fn ttft_12ms_up() -> Evidence {
+        Evidence {
+            base: 22.0,
+            cand: 34.0,
+            ratio: Some(Interval { lo: 1.45, hi: 1.64 }),
+            diff: Some(Interval { lo: 10.0, hi: 14.0 }),
+            cand_ci: Some(Interval { lo: 32.0, hi: 36.0 }),
+            method: Method::Bootstrap,
+            level: 0.95,
+            requests: 200,
+            counts: None,
+            too_few: None,
+        }
+    }
+
+    #[test]
+    fn a_change_needs_both_the_threshold_and_the_floor() {
+        let b = Bound::Increase(Threshold::Relative(0.10));
+        let e = ttft_12ms_up();
+        // Past +10 % and wholly past a 5 ms floor: regression.
+        assert_eq!(decide(b, 5.0, &e).verdict, Verdict::Regression);
+        // Past +10 % but wholly within a 15 ms floor: nobody cares, pass.
+        assert_eq!(decide(b, 15.0, &e).verdict, Verdict::Pass);
+        // The floor straddles the difference interval: inconclusive, and the note names both.
+        let d = decide(b, 12.0, &e);
+        assert_eq!(d.verdict, Verdict::Inconclusive);
+        assert!(
+            d.note.contains("x1.1") && d.note.contains("+12"),
+            "{}",
+            d.note
+        );
+        // An absolute threshold takes the larger of amount and floor.
+        let a = Bound::Increase(Threshold::Absolute(3.0));
+        assert_eq!(decide(a, 5.0, &e).verdict, Verdict::Regression);
+        assert_eq!(decide(a, 15.0, &e).verdict, Verdict::Pass);
+        // Decreases mirror it: a 0.4 req/s drop of 4 req/s is past -5 %, not past 0.5.
+        let t = Evidence {
+            base: 4.0,
+            cand: 3.6,
+            ratio: Some(Interval { lo: 0.88, hi: 0.92 }),
+            diff: Some(Interval {
+                lo: -0.48,
+                hi: -0.32,
+            }),
+            cand_ci: None,
+            ..ttft_12ms_up()
+        };
+        let dec = Bound::Decrease(Threshold::Relative(0.05));
+        assert_eq!(decide(dec, 0.0, &t).verdict, Verdict::Regression);
+        assert_eq!(decide(dec, 0.5, &t).verdict, Verdict::Pass);
+        assert_eq!(decide(dec, 0.3, &t).verdict, Verdict::Regression);
+        // An improvement needs the floor too.
+        let better = Evidence {
+            base: 34.0,
+            cand: 22.0,
+            ratio: Some(Interval { lo: 0.61, hi: 0.69 }),
+            diff: Some(Interval {
+                lo: -14.0,
+                hi: -10.0,
+            }),
+            ..ttft_12ms_up()
+        };
+        assert_eq!(decide(b, 5.0, &better).verdict, Verdict::Improvement);
+        assert_eq!(decide(b, 15.0, &better).verdict, Verdict::Pass);
+        // Value bounds take no floor.
+        assert_eq!(
+            decide(Bound::Max(30.0), 100.0, &e).verdict,
+            Verdict::Regression
+        );
+    }
+
+    #[test]
+    fn inconclusive_error_rate_names_the_requests_that_settle_it() {
+        let level = 0.95;
+        let e = Evidence {
+            base: 0.0,
+            cand: 0.0,
+            ratio: None,
+            diff: Some(super::super::stats::newcombe(0, 60, 0, 60, level)),
+            cand_ci: Some(super::super::stats::wilson(0, 60, level)),
+            method: Method::Proportion,
+            level,
+            requests: 60,
+            counts: Some([(0, 60), (0, 60)]),
+            too_few: None,
+        };
+        let d = decide(Bound::Max(0.02), 0.0, &e);
+        assert_eq!(d.verdict, Verdict::Inconclusive);
+        // Wilson's upper end at 0 of n is z²/(n + z²) <= 0.02 from n = 189.
+        assert!(
+            d.note.contains(
+                "0 errors in 60 requests cannot show error_rate <= 0.02 at this level: raise workload.requests_per_rung to ≥ 189"
+            ),
+            "{}",
+            d.note
+        );
+        // At a per-check level of 99.75 % (20 checks) it takes more.
+        let l = super::super::stats::family_level(0.95, 20);
+        let e2 = Evidence {
+            cand_ci: Some(super::super::stats::wilson(0, 60, l)),
+            level: l,
+            ..e.clone()
+        };
+        let d = decide(Bound::Max(0.02), 0.0, &e2);
+        assert!(
+            d.note.contains("at the per-check level 99.75 %"),
+            "{}",
+            d.note
+        );
+        assert!(d.note.contains("requests_per_rung to ≥ 4"), "{}", d.note);
+        // A difference bound on the error rate: the Newcombe interval, recomputed.
+        let d = decide(Bound::Increase(Threshold::Absolute(0.01)), 0.0, &e);
+        assert_eq!(d.verdict, Verdict::Inconclusive);
+        assert!(
+            d.note.contains("raise workload.requests_per_rung to ≥ "),
+            "{}",
+            d.note
+        );
     }
 }

@@ -4,7 +4,7 @@
 use serde_json::{json, Value};
 
 use super::diagnostic::{nearest, Problem};
-use super::types::{DurationStr, Scenario, Threshold};
+use super::types::{DurationStr, MinChange, Scenario, Threshold};
 use super::yaml::Seg;
 
 /// The scenario v1 JSON Schema as a value.
@@ -310,6 +310,18 @@ fn alternatives_problem(root: &Value, path: Vec<Seg>, value: &Value) -> Vec<Prob
                 .unwrap_or_else(|| format!("`{s}` is not a threshold")),
             other => format!(
                 "expected a percentage such as `10%` or a non-negative number, found {}",
+                describe(other)
+            ),
+        };
+        return vec![Problem::value(path, msg)];
+    }
+    if is_ref(root, &path, "MinChange") {
+        let msg = match value {
+            Value::String(s) => MinChange::parse(s)
+                .err()
+                .unwrap_or_else(|| format!("`{s}` is not a floor")),
+            other => format!(
+                "expected a non-negative number or a duration such as `5ms`, found {}",
                 describe(other)
             ),
         };

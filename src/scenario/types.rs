@@ -269,6 +269,107 @@ pub struct GateRule {
     /// Fail when the candidate value is below this bound.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub min: Option<f64>,
+    /// Absolute floor of `max_increase` / `max_decrease`: a change is a regression only when
+    /// it is also beyond this much, in the metric's unit (`5ms` or `0.005s` for `*_ms`
+    /// metrics, `0.5` req/s for `request_throughput`). Default: the metric's own floor
+    /// (docs/gate.md).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub min_change: Option<MinChange>,
+}
+
+/// An absolute floor on a change: a plain number in the metric's unit, or, for the
+/// millisecond metrics (`*_ms`), a duration with its unit (`"5ms"`, `"0.005s"`, `"500us"`).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum MinChange {
+    /// In the metric's own unit.
+    Amount(f64),
+    /// A duration, for `*_ms` metrics.
+    Duration(Duration),
+}
+
+impl MinChange {
+    /// Parse `"5ms"`, `"0.005s"`, `"500us"` or a plain non-negative number.
+    pub fn parse(s: &str) -> Result<Self, String> {
+        let t = s.trim();
+        let bad = || {
+            format!("`{s}` is not a floor; write a plain number in the metric's unit, or `5ms` / `0.005s` for a *_ms metric")
+        };
+        let (num, scale) = [("ms", 1e-3), ("us", 1e-6), ("µs", 1e-6), ("s", 1.0)]
+            .iter()
+            .find_map(|(u, f)| t.strip_suffix(u).map(|n| (n.trim(), Some(*f))))
+            .unwrap_or((t, None));
+        let v: f64 = num.parse().map_err(|_| bad())?;
+        if !v.is_finite() || v < 0.0 {
+            return Err(format!("floor `{s}` must be a non-negative amount"));
+        }
+        Ok(match scale {
+            Some(f) => MinChange::Duration(Duration::from_secs_f64(v * f)),
+            None => MinChange::Amount(v),
+        })
+    }
+
+    /// The floor in the unit of `metric`: a duration only fits a `*_ms` metric.
+    pub fn in_unit(&self, metric: &str) -> Result<f64, String> {
+        match self {
+            MinChange::Amount(v) => Ok(*v),
+            MinChange::Duration(d) if metric.ends_with("_ms") => Ok(d.as_secs_f64() * 1000.0),
+            MinChange::Duration(_) => Err(format!(
+                "`{metric}` is not a time in milliseconds, so its floor takes no time unit; write a plain number in its unit (e.g. `0.5` for request_throughput in req/s)"
+            )),
+        }
+    }
+}
+
+impl fmt::Display for MinChange {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            MinChange::Amount(v) => write!(f, "{v}"),
+            MinChange::Duration(d) => write!(f, "{}ms", d.as_secs_f64() * 1000.0),
+        }
+    }
+}
+
+impl Serialize for MinChange {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match self {
+            MinChange::Amount(v) => s.serialize_f64(*v),
+            MinChange::Duration(_) => s.serialize_str(&self.to_string()),
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for MinChange {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        #[derive(Deserialize)]
+        #[serde(untagged)]
+        enum Raw {
+            Num(f64),
+            Str(String),
+        }
+        match Raw::deserialize(d)? {
+            Raw::Num(n) if n >= 0.0 && n.is_finite() => Ok(MinChange::Amount(n)),
+            Raw::Num(n) => Err(serde::de::Error::custom(format!(
+                "floor {n} must be a non-negative number"
+            ))),
+            Raw::Str(s) => MinChange::parse(&s).map_err(serde::de::Error::custom),
+        }
+    }
+}
+
+impl JsonSchema for MinChange {
+    fn schema_name() -> String {
+        "MinChange".into()
+    }
+    fn json_schema(_: &mut schemars::gen::SchemaGenerator) -> schemars::schema::Schema {
+        serde_json::from_value(serde_json::json!({
+            "description": "Absolute floor of a change: a non-negative number in the metric's unit, or for *_ms metrics a duration (\"5ms\", \"0.005s\", \"500us\").",
+            "oneOf": [
+                { "type": "string", "pattern": "^[0-9]+(\\.[0-9]+)?\\s*(ms|us|µs|s)?$" },
+                { "type": "number", "minimum": 0 }
+            ]
+        }))
+        .expect("static schema is valid")
+    }
 }
 
 /// A change threshold: relative (`"10%"`) or absolute (a plain number).

@@ -13,6 +13,7 @@ use super::diagnostic::{nearest, Problem};
 use super::identity::{is_scenario_name, rate_label};
 use super::limits;
 use super::template::check_prompt_template;
+use super::types::MinChange;
 use super::yaml::Seg;
 
 /// Checks a tokenizer file; injected so this module does not depend on the tokenizers crate.
@@ -377,6 +378,25 @@ fn check_gate(v: &Value, metric_keys: &[String], out: &mut Vec<Problem>) {
                         Some(n) => pr.hint(format!("did you mean `{n}`?")),
                         None => pr.hint("metrics are the numeric keys of result_rate_<rate>.json, e.g. `request_throughput`, `median_ttft_ms`, `error_rate`"),
                     },
+                );
+            }
+        }
+        if let Some(mc) = rule.get("min_change").filter(|v| !v.is_null()) {
+            let mut path = base.clone();
+            path.push(k("min_change"));
+            let metric = rule.get("metric").and_then(Value::as_str).unwrap_or("");
+            let parsed: Result<MinChange, String> =
+                serde_json::from_value(mc.clone()).map_err(|e| e.to_string());
+            if let Err(e) = parsed.and_then(|m| m.in_unit(metric)) {
+                out.push(Problem::value(path.clone(), e));
+            }
+            if ["max_increase", "max_decrease"]
+                .iter()
+                .all(|t| rule.get(*t).is_none_or(Value::is_null))
+            {
+                out.push(
+                    Problem::value(path, "a floor needs a change threshold to go with")
+                        .hint("add `max_increase` or `max_decrease`; `max` / `min` bound the value itself and take no floor"),
                 );
             }
         }
