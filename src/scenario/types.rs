@@ -340,20 +340,42 @@ impl Serialize for MinChange {
 
 impl<'de> Deserialize<'de> for MinChange {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        #[derive(Deserialize)]
-        #[serde(untagged)]
-        enum Raw {
-            Num(f64),
-            Str(String),
-        }
-        match Raw::deserialize(d)? {
-            Raw::Num(n) if n >= 0.0 && n.is_finite() => Ok(MinChange::Amount(n)),
-            Raw::Num(n) => Err(serde::de::Error::custom(format!(
-                "floor {n} must be a non-negative number"
-            ))),
-            Raw::Str(s) => MinChange::parse(&s).map_err(serde::de::Error::custom),
-        }
+        number_or_text(d, "floor", MinChange::Amount, MinChange::parse)
     }
+}
+
+/// A value written as a non-negative number or as text to parse (thresholds, floors).
+fn number_or_text<'de, D: Deserializer<'de>, T>(
+    d: D,
+    what: &str,
+    from_number: fn(f64) -> T,
+    parse: fn(&str) -> Result<T, String>,
+) -> Result<T, D::Error> {
+    #[derive(Deserialize)]
+    #[serde(untagged)]
+    enum Raw {
+        Num(f64),
+        Str(String),
+    }
+    match Raw::deserialize(d)? {
+        Raw::Num(n) if n >= 0.0 && n.is_finite() => Ok(from_number(n)),
+        Raw::Num(n) => Err(serde::de::Error::custom(format!(
+            "{what} {n} must be a non-negative number"
+        ))),
+        Raw::Str(s) => parse(&s).map_err(serde::de::Error::custom),
+    }
+}
+
+/// The schema of a [`number_or_text`] value: a string matching `pattern` or a number >= 0.
+fn number_or_pattern(description: &str, pattern: &str) -> schemars::schema::Schema {
+    serde_json::from_value(serde_json::json!({
+        "description": description,
+        "oneOf": [
+            { "type": "string", "pattern": pattern },
+            { "type": "number", "minimum": 0 }
+        ]
+    }))
+    .expect("static schema is valid")
 }
 
 impl JsonSchema for MinChange {
@@ -361,14 +383,10 @@ impl JsonSchema for MinChange {
         "MinChange".into()
     }
     fn json_schema(_: &mut schemars::gen::SchemaGenerator) -> schemars::schema::Schema {
-        serde_json::from_value(serde_json::json!({
-            "description": "Absolute floor of a change: a non-negative number in the metric's unit, or for *_ms metrics a duration (\"5ms\", \"0.005s\", \"500us\").",
-            "oneOf": [
-                { "type": "string", "pattern": "^[0-9]+(\\.[0-9]+)?\\s*(ms|us|µs|s)?$" },
-                { "type": "number", "minimum": 0 }
-            ]
-        }))
-        .expect("static schema is valid")
+        number_or_pattern(
+            "Absolute floor of a change: a non-negative number in the metric's unit, or for *_ms metrics a duration (\"5ms\", \"0.005s\", \"500us\").",
+            "^[0-9]+(\\.[0-9]+)?\\s*(ms|us|µs|s)?$",
+        )
     }
 }
 
@@ -424,19 +442,7 @@ impl Serialize for Threshold {
 
 impl<'de> Deserialize<'de> for Threshold {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        #[derive(Deserialize)]
-        #[serde(untagged)]
-        enum Raw {
-            Num(f64),
-            Str(String),
-        }
-        match Raw::deserialize(d)? {
-            Raw::Num(n) if n >= 0.0 && n.is_finite() => Ok(Threshold::Absolute(n)),
-            Raw::Num(n) => Err(serde::de::Error::custom(format!(
-                "threshold {n} must be a non-negative number"
-            ))),
-            Raw::Str(s) => Threshold::parse(&s).map_err(serde::de::Error::custom),
-        }
+        number_or_text(d, "threshold", Threshold::Absolute, Threshold::parse)
     }
 }
 
@@ -445,14 +451,10 @@ impl JsonSchema for Threshold {
         "Threshold".into()
     }
     fn json_schema(_: &mut schemars::gen::SchemaGenerator) -> schemars::schema::Schema {
-        serde_json::from_value(serde_json::json!({
-            "description": "Relative (\"10%\") or absolute (a non-negative number) change.",
-            "oneOf": [
-                { "type": "string", "pattern": "^\\+?[0-9]+(\\.[0-9]+)?%$" },
-                { "type": "number", "minimum": 0 }
-            ]
-        }))
-        .expect("static schema is valid")
+        number_or_pattern(
+            "Relative (\"10%\") or absolute (a non-negative number) change.",
+            "^\\+?[0-9]+(\\.[0-9]+)?%$",
+        )
     }
 }
 
