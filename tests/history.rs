@@ -395,8 +395,11 @@ fn a_set_of_vllm_result_folders_has_a_history() {
     assert!(r.stdout.contains("history: 12 folders"), "{}", r.stdout);
 }
 
+/// A hundred folders load from their summaries alone (every requests file here is not
+/// JSON, so reading one would fail the run). How long it takes is a benchmark figure
+/// (docs/history.md), not a test bound.
 #[test]
-fn a_hundred_folders_take_seconds() {
+fn a_hundred_folders_load_from_their_summaries_alone() {
     let tmp = tempfile::tempdir().unwrap();
     let root = tmp.path().join("results/hist");
     for i in 1..=100 {
@@ -404,13 +407,10 @@ fn a_hundred_folders_take_seconds() {
     }
     let t = Instant::now();
     let r = history(&[s(&root)]);
-    let took = t.elapsed();
     assert_eq!(r.status.code(), Some(0), "{}", r.all());
+    assert!(r.stdout.contains("history: 100 folders"), "{}", r.stdout);
     assert!(r.stdout.contains("step at #60"), "{}", r.stdout);
-    // Generous for a debug build on a shared 2-core machine; it is well under a second in
-    // a release build.
-    assert!(took < Duration::from_secs(30), "took {took:?}");
-    eprintln!("100 folders: {took:?}");
+    eprintln!("100 folders: {:?}", t.elapsed());
 }
 
 #[test]
