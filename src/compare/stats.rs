@@ -214,12 +214,13 @@ fn percentile_interval(mut v: Vec<f64>, level: f64) -> Interval {
 /// resamples requests, so values of one request stay together.
 pub type Groups = [Vec<f64>];
 
-/// SplitMix64: a tiny seeded generator, written out here so that verdicts reproduce
-/// bit for bit whatever the version of the `rand` crates (and stay fast in debug builds).
-struct SplitMix64(u64);
+/// SplitMix64: a tiny seeded generator, written out here so that verdicts (and history's
+/// change points) reproduce bit for bit whatever the version of the `rand` crates (and stay
+/// fast in debug builds).
+pub(crate) struct SplitMix64(pub(crate) u64);
 
 impl SplitMix64 {
-    fn next(&mut self) -> u64 {
+    pub(crate) fn next(&mut self) -> u64 {
         self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
         let mut z = self.0;
         z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
@@ -228,7 +229,7 @@ impl SplitMix64 {
     }
 
     /// Uniform index in `0..n` (n < 2^32), by multiply-shift.
-    fn below(&mut self, n: usize) -> usize {
+    pub(crate) fn below(&mut self, n: usize) -> usize {
         (((self.next() >> 32) * n as u64) >> 32) as usize
     }
 }

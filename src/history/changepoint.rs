@@ -15,6 +15,8 @@
 //!   (Bonferroni: at most `alpha` for the three; exact for normal noise). The most
 //!   significant k is kept.
 
+use crate::compare::stats::SplitMix64;
+
 /// Settings of the detection.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Config {
@@ -309,31 +311,12 @@ fn ln_gamma(x: f64) -> f64 {
     0.5 * (2.0 * std::f64::consts::PI).ln() + (x + 0.5) * t.ln() - t + s.ln()
 }
 
-/// SplitMix64: a tiny seeded generator written out here so change points reproduce bit for
-/// bit whatever the version of the `rand` crates (as `compare::stats` does for verdicts).
-struct SplitMix64(u64);
-
-impl SplitMix64 {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
-
-    /// Uniform index in `0..n` (n < 2^32), by multiply-shift.
-    fn below(&mut self, n: usize) -> usize {
-        (((self.next() >> 32) * n as u64) >> 32) as usize
-    }
-
-    /// A standard normal draw (Box–Muller), for the tests' synthetic series.
-    #[cfg(test)]
-    fn normal(&mut self) -> f64 {
-        let u = ((self.next() >> 11) as f64 + 0.5) / (1u64 << 53) as f64;
-        let v = (self.next() >> 11) as f64 / (1u64 << 53) as f64;
-        (-2.0 * u.ln()).sqrt() * (2.0 * std::f64::consts::PI * v).cos()
-    }
+/// A standard normal draw (Box–Muller), for the tests' synthetic series.
+#[cfg(test)]
+fn normal(r: &mut SplitMix64) -> f64 {
+    let u = ((r.next() >> 11) as f64 + 0.5) / (1u64 << 53) as f64;
+    let v = (r.next() >> 11) as f64 / (1u64 << 53) as f64;
+    (-2.0 * u.ln()).sqrt() * (2.0 * std::f64::consts::PI * v).cos()
 }
 
 #[cfg(test)]
@@ -344,7 +327,7 @@ mod tests {
     fn series(seed: u64, n: usize, at: usize, step: f64) -> Vec<f64> {
         let mut r = SplitMix64(seed);
         (0..n)
-            .map(|i| 100.0 + 5.0 * r.normal() + if i >= at { step } else { 0.0 })
+            .map(|i| 100.0 + 5.0 * normal(&mut r) + if i >= at { step } else { 0.0 })
             .collect()
     }
 
