@@ -6,6 +6,7 @@ use support::*;
 // docs/real-server.md. The real-server tests skip, saying why, when its variables are unset.
 
 use std::path::{Path, PathBuf};
+use std::sync::{Mutex, MutexGuard};
 use std::time::Duration;
 
 use serde_json::Value;
@@ -201,7 +202,12 @@ struct Real {
     url: String,
     model: String,
     tokenizer: String,
+    /// Held for the test's life: the real-server tests take turns, so one test's load never
+    /// changes what another measures on the same 2-core server (counts, not speed, are checked).
+    _turn: MutexGuard<'static, ()>,
 }
+
+static REAL_SERVER_TURN: Mutex<()> = Mutex::new(());
 
 /// The server from the environment, or `None` after saying why the test is skipped.
 fn real(test: &str, url_var: &str) -> Option<Real> {
@@ -215,6 +221,9 @@ fn real(test: &str, url_var: &str) -> Option<Real> {
             url,
             model,
             tokenizer,
+            _turn: REAL_SERVER_TURN
+                .lock()
+                .unwrap_or_else(|poisoned| poisoned.into_inner()),
         }),
         _ => {
             eprintln!(

@@ -42,6 +42,10 @@ pub const DETAIL_MAX: usize = 300;
 /// Bytes of a non-2xx body read before giving up on the rest.
 pub const ERROR_BODY_CAP: usize = 4 * 1024;
 
+/// How long an idle pooled connection is kept for reuse: well under the common servers' 5 s
+/// keep-alive timeout, so ladder never races a server's close of an idle connection.
+const IDLE_CONNECTION_TIMEOUT: Duration = Duration::from_secs(3);
+
 /// Counts the tokens of generated text (the scenario's tokenizer), used when the server sends
 /// no usage.
 pub type TokenCounter = Arc<dyn Fn(&str) -> u32 + Send + Sync>;
@@ -301,7 +305,10 @@ impl Client {
             .http1_only()
             .tcp_nodelay(true)
             .pool_max_idle_per_host(cfg.max_connections.max(1))
-            .pool_idle_timeout(Duration::from_secs(90))
+            // Below the 5 s after which uvicorn (vLLM, SGLang) and cpp-httplib (llama.cpp)
+            // close an idle keep-alive connection: a request sent on a connection the server
+            // is closing at that instant fails with a reset that is the client's artefact.
+            .pool_idle_timeout(IDLE_CONNECTION_TIMEOUT)
             .redirect(redirect_policy())
             .default_headers(headers)
             .build()
