@@ -126,6 +126,7 @@ fn config(base: &str) -> ClientConfig {
         headers: BTreeMap::new(),
         ignore_eos: true,
         max_connections: 4,
+        extra_body: Default::default(),
     }
 }
 

@@ -556,6 +556,7 @@ fn key_over_plain_http_warns_only_off_loopback() {
             headers: Default::default(),
             ignore_eos: true,
             max_connections: 4,
+            extra_body: Default::default(),
         })
         .unwrap();
         let w = c.warnings().to_vec();

@@ -98,8 +98,9 @@ fn bad_corpus_matches_golden_stderr() {
 
 /// The examples shipped in scenarios/. A scenario a user saves there (the README's, with a
 /// real tokenizer path) is theirs, not a test fixture: it must not break `cargo test`.
-const SHIPPED_EXAMPLES: [&str; 3] = [
+const SHIPPED_EXAMPLES: [&str; 4] = [
     "quickstart.yaml",
+    "quickstart-variant.yaml",
     "vllm-ladder.yaml",
     "input-length-sweep.yaml",
 ];

@@ -71,6 +71,9 @@ pub struct ClientConfig {
     pub ignore_eos: bool,
     /// Expected peak of concurrent requests; sizes the keep-alive pool.
     pub max_connections: usize,
+    /// Engine-specific fields merged into every request body (`endpoint.extra_body`; the
+    /// scenario has refused the fields ladder sets itself).
+    pub extra_body: BTreeMap<String, serde_json::Value>,
 }
 
 /// The client could not be built from its configuration.
@@ -158,6 +161,7 @@ struct Inner {
     request_timeout: Duration,
     ttft_timeout: Option<Duration>,
     ignore_eos: bool,
+    extra_body: BTreeMap<String, serde_json::Value>,
     warnings: Vec<String>,
 }
 
@@ -343,6 +347,7 @@ impl Client {
                 request_timeout: cfg.request_timeout,
                 ttft_timeout: cfg.ttft_timeout,
                 ignore_eos: cfg.ignore_eos,
+                extra_body: cfg.extra_body,
                 warnings,
             }),
             counter: None,
@@ -446,7 +451,11 @@ impl Client {
             stream_options: StreamOptions,
             #[serde(skip_serializing_if = "std::ops::Not::not")]
             ignore_eos: bool,
-            temperature: f32,
+            /// Greedy unless `extra_body` sets a temperature.
+            #[serde(skip_serializing_if = "Option::is_none")]
+            temperature: Option<f32>,
+            #[serde(flatten)]
+            extra: &'a BTreeMap<String, serde_json::Value>,
         }
         let chat = self.inner.api == Api::Chat;
         let body = Body {
@@ -462,7 +471,8 @@ impl Client {
                 include_usage: true,
             },
             ignore_eos: self.inner.ignore_eos,
-            temperature: 0.0,
+            temperature: (!self.inner.extra_body.contains_key("temperature")).then_some(0.0),
+            extra: &self.inner.extra_body,
         };
         let json = serde_json::to_vec(&body).expect("a request body always serialises");
         PreparedRequest {
@@ -488,6 +498,7 @@ mod tests {
             headers: BTreeMap::new(),
             ignore_eos: true,
             max_connections: 4,
+            extra_body: Default::default(),
         }
     }
 
@@ -512,6 +523,34 @@ mod tests {
             serde_json::json!([{"role":"user","content":"hi"}])
         );
         assert!(v.get("ignore_eos").is_none() && v.get("prompt").is_none());
+    }
+
+    #[test]
+    fn extra_body_fields_are_merged_and_a_temperature_there_replaces_greedy() {
+        let mut c = cfg(Api::Chat);
+        c.extra_body = serde_json::from_value(serde_json::json!({
+            "top_k": 5, "chat_template_kwargs": {"enable_thinking": false}
+        }))
+        .unwrap();
+        let v: serde_json::Value =
+            serde_json::from_slice(Client::new(c.clone()).unwrap().prepare("hi", 1, 2).body())
+                .unwrap();
+        assert_eq!(v["top_k"], 5);
+        assert_eq!(v["chat_template_kwargs"]["enable_thinking"], false);
+        assert_eq!(v["temperature"], 0.0);
+        assert_eq!(v["max_tokens"], 2);
+        c.extra_body
+            .insert("temperature".into(), serde_json::json!(0.7));
+        let text = Client::new(c).unwrap().prepare("hi", 1, 2).body().clone();
+        let v: serde_json::Value = serde_json::from_slice(&text).unwrap();
+        assert_eq!(v["temperature"], 0.7);
+        // Exactly one `temperature` key in the text sent (no duplicate for the server to pick).
+        assert_eq!(
+            String::from_utf8_lossy(&text)
+                .matches("\"temperature\"")
+                .count(),
+            1
+        );
     }
 
     #[test]

@@ -86,6 +86,7 @@ pub struct ShownScenario {
 pub fn redacted_scenario(
     scenario: &crate::scenario::Scenario,
     env_headers: &[String],
+    env_body: &[String],
     redactor: &Redactor,
 ) -> ShownScenario {
     let mut s = scenario.clone();
@@ -94,6 +95,11 @@ pub fn redacted_scenario(
     }
     for (name, value) in s.endpoint.headers.iter_mut() {
         if is_secret_name(name) || env_headers.contains(name) {
+            *value = "<redacted>".into();
+        }
+    }
+    for (name, value) in s.endpoint.extra_body.iter_mut() {
+        if env_body.contains(name) {
             *value = "<redacted>".into();
         }
     }
@@ -112,6 +118,27 @@ pub fn redacted_scenario(
         own,
         unreliable,
     }
+}
+
+/// The text values of the `extra_body` entries named in `env_body` (from `{{ env.NAME }}`),
+/// labelled for the redactor.
+pub fn body_secrets(
+    extra_body: &std::collections::BTreeMap<String, serde_json::Value>,
+    env_body: &[String],
+) -> Vec<(String, String)> {
+    let mut out = Vec::new();
+    for name in env_body {
+        let mut texts = Vec::new();
+        if let Some(v) = extra_body.get(name) {
+            strings_of(v, &mut texts);
+        }
+        out.extend(
+            texts
+                .into_iter()
+                .map(|t| (format!("the value of extra_body.{name}"), t)),
+        );
+    }
+    out
 }
 
 /// The warning for secrets that cannot be scrubbed reliably (labels only, never values).
@@ -172,7 +199,7 @@ mod tests {
                 ("header".to_string(), "env-secret-value-1".to_string()),
                 ("query".to_string(), "sk-in-query-9".to_string()),
             ]);
-            let shown = redacted_scenario(&s, &["X-From-Env".to_string()], &red);
+            let shown = redacted_scenario(&s, &["X-From-Env".to_string()], &[], &red);
             let v = &shown.value;
             // Still a scenario, with its own gate rules and settings.
             let back: Scenario =

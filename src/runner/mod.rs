@@ -122,6 +122,7 @@ pub fn run_all(opts: &RunOptions) -> Result<Vec<RunOutcome>, RunError> {
     let ctx = RunContext {
         opts,
         env_headers: loaded.env_headers.clone(),
+        env_body: loaded.env_body.clone(),
         dataset_path: prepared.dataset_path.clone(),
     };
     let rt = tokio::runtime::Builder::new_multi_thread()
@@ -216,6 +217,8 @@ struct RunContext<'a> {
     opts: &'a RunOptions,
     /// Headers whose values came from `{{ env.NAME }}`: secrets.
     env_headers: Vec<String>,
+    /// `extra_body` keys whose values came from `{{ env.NAME }}`: secrets too.
+    env_body: Vec<String>,
     /// The dataset file, resolved against the scenario's folder.
     dataset_path: Option<PathBuf>,
 }
@@ -368,15 +371,25 @@ async fn run_scenario(
         headers: scenario.endpoint.headers.clone(),
         ignore_eos: scenario.workload.ignore_eos,
         max_connections,
+        extra_body: scenario.endpoint.extra_body.clone(),
     })
     .map_err(|e| RunError::Preflight(e.to_string()))?
     .with_token_counter(Arc::new(move |text: &str| {
         workload::count_tokens(&counter_tok, text)
     }))
-    .with_secret_headers(&scenario.endpoint.headers, &ctx.env_headers);
+    .with_secret_headers(&scenario.endpoint.headers, &ctx.env_headers)
+    .with_secrets(environment::body_secrets(
+        &scenario.endpoint.extra_body,
+        &ctx.env_body,
+    ));
     // `own` scrubs the user's own text (endpoint, scenario) of the secrets it can do so
     // without changing meaning; the client's redactor already scrubs all server replies.
-    let shown = environment::redacted_scenario(&scenario, &ctx.env_headers, client.redactor());
+    let shown = environment::redacted_scenario(
+        &scenario,
+        &ctx.env_headers,
+        &ctx.env_body,
+        client.redactor(),
+    );
     let unreliable = environment::unreliable_warning(&shown.unreliable);
     // Warnings said before the result folder exists go into its run.json too (and from
     // there into summary.md and report.html).
@@ -446,8 +459,13 @@ async fn run_scenario(
             tool_version: env!("CARGO_PKG_VERSION").to_string(),
             scenario_name: ladder.name.clone(),
             scenario_file: ctx.opts.scenario_path.display().to_string(),
-            scenario: environment::redacted_scenario(&ladder, &ctx.env_headers, client.redactor())
-                .value,
+            scenario: environment::redacted_scenario(
+                &ladder,
+                &ctx.env_headers,
+                &ctx.env_body,
+                client.redactor(),
+            )
+            .value,
             git_commit: environment::git_commit(),
             tokenizer_sha256: tokenizer_sha256.clone(),
             endpoint: endpoint.clone(),

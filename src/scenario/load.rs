@@ -12,7 +12,7 @@ use super::migrate::{migrate, OLDEST_VERSION};
 use super::types::{Scenario, CURRENT_VERSION};
 use super::validate::{self, resolve_against, TokenizerCheck};
 use super::yaml::{self, path_string, Kind, Node, Pos, Seg, Style};
-use super::{schema, template};
+use super::{extends, schema, template};
 
 /// Scenario files are short text; anything larger is refused before it is read.
 pub const MAX_SCENARIO_BYTES: u64 = 1024 * 1024;
@@ -29,6 +29,9 @@ pub struct Loaded {
     /// Names of the `endpoint.headers` whose values came from `{{ env.NAME }}`: secrets,
     /// never written to results.
     pub env_headers: Vec<String>,
+    /// Keys of `endpoint.extra_body` whose values hold a `{{ env.NAME }}`: treated like
+    /// secret headers (sent, never written to results, scrubbed from server replies).
+    pub env_body: Vec<String>,
 }
 
 impl Loaded {
@@ -84,17 +87,19 @@ impl Loaded {
     /// Diagnostics with `file:line:col` for findings about this scenario; the file is read
     /// again for the positions (the value's line, or the nearest enclosing key's).
     pub fn diagnose(&self, findings: &[Finding]) -> Vec<Diagnostic> {
-        let tree = read_source(&self.path)
-            .ok()
-            .and_then(|t| yaml::parse(&t).ok());
+        let tree = source_tree(&self.path);
         let mut diags: Vec<Diagnostic> = findings
             .iter()
             .map(|f| {
-                let pos = tree
-                    .as_ref()
-                    .map_or(Pos { line: 0, col: 0 }, |t| t.locate(&f.path));
+                let (pos, file) = match &tree {
+                    Some((t, files)) => {
+                        let pos = t.locate(&f.path);
+                        (pos, files[usize::from(pos.file)].clone())
+                    }
+                    None => (Pos::at(0, 0), self.path.clone()),
+                };
                 Diagnostic {
-                    file: self.path.clone(),
+                    file,
                     line: pos.line,
                     col: pos.col,
                     key_path: path_string(&f.path),
@@ -132,32 +137,39 @@ pub fn check_file(
     path: &Path,
     tokenizer_check: Option<TokenizerCheck<'_>>,
 ) -> (Option<Loaded>, Vec<Diagnostic>) {
-    let whole = |message: String, hint: Option<&str>| Diagnostic {
-        file: path.to_path_buf(),
-        line: 0,
-        col: 0,
-        key_path: String::new(),
-        message,
-        hint: hint.map(String::from),
-    };
-    let text = match read_source(path) {
-        Ok(t) => t,
-        Err(Source::Whole(m, h)) => return (None, vec![whole(m, h)]),
-        Err(Source::At(pos, m)) => {
-            return (
-                None,
-                vec![Diagnostic {
-                    file: path.to_path_buf(),
-                    line: pos.line,
-                    col: pos.col,
-                    key_path: String::new(),
-                    message: m,
-                    hint: Some("a scenario is a UTF-8 YAML text file".into()),
-                }],
-            )
-        }
-    };
-    check_text(path, &text, tokenizer_check)
+    match read_text(path) {
+        Ok(text) => check_text(path, &text, tokenizer_check),
+        Err(d) => (None, vec![d]),
+    }
+}
+
+/// A scenario file's text, or a diagnostic saying why it cannot be used (line 0: the whole
+/// file, e.g. missing or too large).
+pub(crate) fn read_text(path: &Path) -> Result<String, Diagnostic> {
+    read_source(path).map_err(|e| match e {
+        Source::Whole(message, hint) => Diagnostic {
+            file: path.to_path_buf(),
+            line: 0,
+            col: 0,
+            key_path: String::new(),
+            message,
+            hint: hint.map(String::from),
+        },
+        Source::At(pos, message) => Diagnostic {
+            file: path.to_path_buf(),
+            line: pos.line,
+            col: pos.col,
+            key_path: String::new(),
+            message,
+            hint: Some("a scenario is a UTF-8 YAML text file".into()),
+        },
+    })
+}
+
+/// The merged tree of a scenario file and its `extends` chain, and the chain's files.
+fn source_tree(path: &Path) -> Option<(Node, Vec<PathBuf>)> {
+    let tree = yaml::parse(&read_text(path).ok()?).ok()?;
+    extends::resolve(tree, path, &read_text).ok()
 }
 
 /// [`check_file`] on a scenario's text that is not (yet) in a file, e.g. one `ladder init` is
@@ -228,7 +240,7 @@ fn byte_pos(bytes: &[u8], i: usize) -> Pos {
         .rposition(|b| *b == b'\n')
         .map_or(0, |p| p + 1);
     let col = String::from_utf8_lossy(&before[start..]).chars().count() + 1;
-    Pos { line, col }
+    Pos::at(line, col)
 }
 
 /// The checking pipeline on text already read, with the environment passed in (tests).
@@ -239,11 +251,12 @@ pub(crate) fn analyse(
     tokenizer_check: Option<TokenizerCheck<'_>>,
     metric_keys: &[String],
 ) -> (Option<Loaded>, Vec<Diagnostic>) {
-    let diag = |tree: Option<&Node>, pr: Problem| {
+    let mut files = vec![path.to_path_buf()];
+    let diag = |files: &[PathBuf], tree: Option<&Node>, pr: Problem| {
         let mut pos = match tree {
             Some(t) if pr.at_key => t.locate_key(&pr.path),
             Some(t) => t.locate(&pr.path),
-            None => Pos { line: 1, col: 1 },
+            None => Pos::at(1, 1),
         };
         // A block string starts on its own line: point at the line inside it.
         if let (Some(t), Some(l)) = (tree, pr.line_in_value) {
@@ -254,7 +267,7 @@ pub(crate) fn analyse(
             }
         }
         Diagnostic {
-            file: path.to_path_buf(),
+            file: files[usize::from(pos.file)].clone(),
             line: pos.line,
             col: pos.col,
             key_path: path_string(&pr.path),
@@ -263,7 +276,7 @@ pub(crate) fn analyse(
         }
     };
 
-    let mut tree = match yaml::parse(text) {
+    let tree = match yaml::parse(text) {
         Ok(t) => t,
         Err(ps) => {
             let ds = ps
@@ -294,8 +307,15 @@ pub(crate) fn analyse(
             )
         };
         let pr = Problem::value(vec![], msg).hint("start from scenarios/quickstart.yaml");
-        return (None, vec![diag(Some(&tree), pr)]);
+        return (None, vec![diag(&files, Some(&tree), pr)]);
     }
+    let mut tree = match extends::resolve(tree, path, &read_text) {
+        Ok((merged, chain)) => {
+            files = chain;
+            merged
+        }
+        Err(ds) => return (None, ds),
+    };
 
     let mut problems: Vec<Problem> = vec![];
     let mut notes = vec![];
@@ -308,7 +328,7 @@ pub(crate) fn analyse(
                 ),
             );
             if let Kind::Map(m) = &mut tree.kind {
-                let pos = Pos { line: 1, col: 1 };
+                let pos = Pos::at(1, 1);
                 let v = Node {
                     pos,
                     kind: Kind::Scalar(Value::from(CURRENT_VERSION), Style::Plain),
@@ -327,7 +347,7 @@ pub(crate) fn analyse(
                     ),
                 )
                 .hint("upgrade ladder, or write the scenario for version 1");
-                return (None, vec![diag(Some(&tree), pr)]);
+                return (None, vec![diag(&files, Some(&tree), pr)]);
             }
             Some(n) if n >= OLDEST_VERSION => match migrate(&mut tree, n) {
                 Ok(ns) => notes = ns,
@@ -346,20 +366,28 @@ pub(crate) fn analyse(
                     ),
                 )
                 .hint(format!("write `version: {CURRENT_VERSION}` (an integer)"));
-                return (None, vec![diag(Some(&tree), pr)]);
+                return (None, vec![diag(&files, Some(&tree), pr)]);
             }
         },
     }
 
-    let env_headers: Vec<String> = template::env_paths(&tree)
-        .into_iter()
-        .filter_map(|p| match p.as_slice() {
-            [Seg::Key(a), Seg::Key(b), Seg::Key(name)] if a == "endpoint" && b == "headers" => {
-                Some(name.clone())
-            }
-            _ => None,
-        })
-        .collect();
+    let env_under = |section: &str| -> Vec<String> {
+        let mut names: Vec<String> = template::env_paths(&tree)
+            .into_iter()
+            .filter_map(|p| match p.as_slice() {
+                [Seg::Key(a), Seg::Key(b), Seg::Key(name), ..]
+                    if a == "endpoint" && b == section =>
+                {
+                    Some(name.clone())
+                }
+                _ => None,
+            })
+            .collect();
+        names.dedup();
+        names
+    };
+    let env_headers = env_under("headers");
+    let env_body = env_under("extra_body");
     let template_problems = template::render_env(&mut tree, vars);
     let json = tree.to_json();
     let schema_problems = schema::check(&json);
@@ -382,7 +410,10 @@ pub(crate) fn analyse(
     problems.extend(schema_problems);
     problems.extend(semantic);
 
-    let mut diags: Vec<Diagnostic> = problems.into_iter().map(|p| diag(Some(&tree), p)).collect();
+    let mut diags: Vec<Diagnostic> = problems
+        .into_iter()
+        .map(|p| diag(&files, Some(&tree), p))
+        .collect();
     diags.sort_by_key(|d| (d.line, d.col));
     diags.dedup();
     if !diags.is_empty() {
@@ -395,6 +426,7 @@ pub(crate) fn analyse(
                 path: path.to_path_buf(),
                 notes,
                 env_headers,
+                env_body,
             }),
             vec![],
         ),
@@ -402,7 +434,7 @@ pub(crate) fn analyse(
             let at = typed_path(e.path());
             let pr = Problem::value(at, format!("cannot read this value: {}", e.inner()))
                 .hint("the value has the wrong type or is out of range for this key (see `ladder schema`)");
-            (None, vec![diag(Some(&tree), pr)])
+            (None, vec![diag(&files, Some(&tree), pr)])
         }
     }
 }
@@ -575,7 +607,7 @@ load:
 
     #[test]
     fn byte_positions_count_lines_and_characters() {
-        assert_eq!(byte_pos(b"ab\ncd", 4), Pos { line: 2, col: 2 });
-        assert_eq!(byte_pos("é\nx".as_bytes(), 2), Pos { line: 1, col: 2 });
+        assert_eq!(byte_pos(b"ab\ncd", 4), Pos::at(2, 2));
+        assert_eq!(byte_pos("é\nx".as_bytes(), 2), Pos::at(1, 2));
     }
 }

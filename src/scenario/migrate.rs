@@ -96,7 +96,7 @@ mod tests {
         assert!(notes[1].contains("`load.request_rates`"));
         assert!(notes[2].contains("`workload.num_prompts`"));
         let rates = [Seg::Key("load".into()), Seg::Key("rates".into())];
-        assert_eq!(n.locate_key(&rates), Pos { line: 5, col: 3 });
+        assert_eq!(n.locate_key(&rates), Pos::at(5, 3));
     }
 
     #[test]

@@ -6,6 +6,8 @@
 mod base_url;
 pub mod bounded;
 pub mod diagnostic;
+pub mod extends;
+pub mod extra_body;
 pub mod from_vllm;
 pub mod identity;
 pub mod init;
@@ -20,6 +22,8 @@ pub mod validate;
 mod yaml;
 
 pub use diagnostic::{Diagnostic, Diagnostics};
+pub use extends::{Extends, MAX_EXTENDS_CHAIN};
+pub use extra_body::{MAX_EXTRA_BODY_BYTES, RESERVED_BODY_FIELDS};
 pub use identity::{is_scenario_name, label_clash, rate_label};
 pub use load::{check_file, check_text, load, validate_file, Finding, Loaded, MAX_SCENARIO_BYTES};
 pub use schema::schema_json;

@@ -25,6 +25,11 @@ pub struct Scenario {
     /// Free text shown in reports.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub description: Option<String>,
+    /// A base scenario this one changes: `extends: base.yaml` (relative to this file). It is
+    /// read first and merged key by key (lists replaced, `null` removes a value); once
+    /// loaded, this holds the whole chain as written.
+    #[serde(default, skip_serializing_if = "super::Extends::is_empty")]
+    pub extends: super::Extends,
     /// Where requests go and how they are authenticated.
     pub endpoint: Endpoint,
     /// Model name sent in every request (the server's served model name).
@@ -114,6 +119,12 @@ pub struct Endpoint {
     /// recorded as `<redacted>`.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub headers: BTreeMap<String, String>,
+    /// Engine-specific fields merged into every request body (`top_k`, `min_tokens`,
+    /// `chat_template_kwargs`, a LoRA adapter's name, …). Fields ladder sets itself (`model`,
+    /// `prompt`, `messages`, `max_tokens`, `stream`, `ignore_eos`, `n`, …) are refused;
+    /// `temperature` here replaces ladder's 0.0.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub extra_body: BTreeMap<String, serde_json::Value>,
 }
 
 fn default_request_timeout() -> DurationStr {

@@ -75,6 +75,7 @@ pub(crate) fn check(
     check_sweep(v, &mut out);
     check_sizes(v, &mut out);
     super::server_metrics::check(v, &mut out);
+    super::extra_body::check(v, &mut out);
     if let (Some(t), Some(check)) = (string(v, &["tokenizer"]), tokenizer_check) {
         let resolved = resolve_against(file, Path::new(t));
         if let Err(e) = check(&resolved) {

@@ -13,15 +13,21 @@ use yaml_rust2::{Event, Yaml};
 pub(crate) struct Pos {
     pub line: usize,
     pub col: usize,
+    /// Which file of an `extends:` chain: 0 is the scenario itself, 1 its base, and so on.
+    pub file: u16,
+}
+
+impl Pos {
+    /// Line and column in the scenario file itself.
+    pub fn at(line: usize, col: usize) -> Pos {
+        Pos { line, col, file: 0 }
+    }
 }
 
 impl From<Marker> for Pos {
     fn from(m: Marker) -> Self {
         // yaml-rust2 columns are 0-based in practice; report 1-based like compilers do.
-        Pos {
-            line: m.line(),
-            col: m.col() + 1,
-        }
+        Pos::at(m.line(), m.col() + 1)
     }
 }
 
@@ -407,7 +413,7 @@ pub(crate) fn parse(text: &str) -> Result<Node, Vec<ParseProblem>> {
         return Err(b.problems);
     }
     Ok(b.docs.into_iter().next().unwrap_or(Node {
-        pos: Pos { line: 1, col: 1 },
+        pos: Pos::at(1, 1),
         kind: Kind::Scalar(Value::Null, Style::Plain),
     }))
 }
@@ -422,10 +428,10 @@ mod tests {
         let t = "version: 1\nload:\n  rates: [1, 2.5]\n  cooldown: '10s'\n";
         let n = parse(t).unwrap();
         let rates = vec![Seg::Key("load".into()), Seg::Key("rates".into())];
-        assert_eq!(n.locate_key(&rates), Pos { line: 3, col: 3 });
+        assert_eq!(n.locate_key(&rates), Pos::at(3, 3));
         let mut second = rates.clone();
         second.push(Seg::Index(1));
-        assert_eq!(n.locate(&second), Pos { line: 3, col: 14 });
+        assert_eq!(n.locate(&second), Pos::at(3, 14));
         assert_eq!(
             n.to_json(),
             json!({"version": 1, "load": {"rates": [1, 2.5], "cooldown": "10s"}})
@@ -456,7 +462,7 @@ mod tests {
     fn refuses_duplicate_keys_and_many_documents() {
         let e = parse("a: 1\na: 2\n").unwrap_err();
         assert_eq!(e[0].message, "duplicate key `a`");
-        assert_eq!(e[0].pos, Pos { line: 2, col: 1 });
+        assert_eq!(e[0].pos, Pos::at(2, 1));
         let e = parse("a: 1\n---\nb: 2\n").unwrap_err();
         assert!(e[0].message.contains("more than one"));
     }

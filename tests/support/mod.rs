@@ -404,6 +404,8 @@ pub struct FaultServer {
     pub addr: SocketAddr,
     pub posts: Arc<AtomicUsize>,
     pub heads: Arc<Mutex<Vec<String>>>,
+    /// The body of every POST received, in arrival order.
+    pub bodies: Arc<Mutex<Vec<String>>>,
 }
 
 impl FaultServer {
@@ -419,17 +421,23 @@ pub fn fault_server(fault: Fault, good: usize) -> FaultServer {
     let addr = l.local_addr().unwrap();
     let posts = Arc::new(AtomicUsize::new(0));
     let heads = Arc::new(Mutex::new(Vec::new()));
-    let (p2, h2) = (posts.clone(), heads.clone());
+    let bodies = Arc::new(Mutex::new(Vec::new()));
+    let (p2, h2, b2) = (posts.clone(), heads.clone(), bodies.clone());
     thread::spawn(move || {
         for s in l.incoming() {
             let Ok(s) = s else { continue };
-            let (p3, h3) = (p2.clone(), h2.clone());
+            let (p3, h3, b3) = (p2.clone(), h2.clone(), b2.clone());
             thread::spawn(move || {
-                let _ = handle(s, fault, good, &p3, &h3);
+                let _ = handle(s, fault, good, &p3, &h3, &b3);
             });
         }
     });
-    FaultServer { addr, posts, heads }
+    FaultServer {
+        addr,
+        posts,
+        heads,
+        bodies,
+    }
 }
 
 pub fn read_head(s: &mut TcpStream) -> std::io::Result<(String, Vec<u8>)> {
@@ -468,6 +476,7 @@ pub fn handle(
     good: usize,
     posts: &AtomicUsize,
     heads: &Mutex<Vec<String>>,
+    bodies: &Mutex<Vec<String>>,
 ) -> std::io::Result<()> {
     s.set_read_timeout(Some(Duration::from_secs(20)))?;
     let (head, mut body) = read_head(&mut s)?;
@@ -541,6 +550,10 @@ pub fn handle(
             b.len()
         );
     }
+    bodies
+        .lock()
+        .unwrap()
+        .push(String::from_utf8_lossy(&body).into_owned());
     let nth = posts.fetch_add(1, Ordering::SeqCst);
     if fault == Fault::EchoEncoded401 {
         return echo_encoded_401(&mut s, &auth);
