@@ -672,3 +672,99 @@ async fn preflight_rate_limited_and_timeout() {
     let err = preflight(&client, "alpha", None, false).await.unwrap_err();
     assert!(matches!(err, PreflightError::Timeout { .. }), "{err}");
 }
+
+/// A keep-alive server like uvicorn's or cpp-httplib's, with the race they have made
+/// deterministic: a request that arrives on a connection idle for more than `idle_close` is
+/// the one that meets the server's close (it is read, then the connection is closed with no
+/// answer). Returns the base URL and the number of connections accepted.
+async fn keep_alive_server(idle_close: Duration) -> (String, Arc<Mutex<usize>>) {
+    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let base = format!("http://{}", listener.local_addr().unwrap());
+    let conns = Arc::new(Mutex::new(0usize));
+    let conns2 = conns.clone();
+    tokio::spawn(async move {
+        for _ in 0..8 {
+            let Ok((mut sock, _)) = listener.accept().await else {
+                return;
+            };
+            *conns2.lock().unwrap() += 1;
+            tokio::spawn(async move {
+                let mut last = Instant::now();
+                let mut buf = Vec::new();
+                let mut tmp = [0u8; 4096];
+                loop {
+                    let head_end = loop {
+                        if let Some(i) = buf.windows(4).position(|w| w == b"\r\n\r\n") {
+                            break i + 4;
+                        }
+                        match sock.read(&mut tmp).await {
+                            Ok(0) | Err(_) => return,
+                            Ok(n) => buf.extend_from_slice(&tmp[..n]),
+                        }
+                    };
+                    let head = String::from_utf8_lossy(&buf[..head_end]).to_ascii_lowercase();
+                    let len = head
+                        .lines()
+                        .find_map(|l| l.strip_prefix("content-length:"))
+                        .and_then(|v| v.trim().parse::<usize>().ok())
+                        .unwrap_or(0);
+                    while buf.len() < head_end + len {
+                        match sock.read(&mut tmp).await {
+                            Ok(0) | Err(_) => return,
+                            Ok(n) => buf.extend_from_slice(&tmp[..n]),
+                        }
+                    }
+                    buf.drain(..head_end + len);
+                    if last.elapsed() > idle_close {
+                        // The server's idle timer fired as this request arrived.
+                        let _ = sock.shutdown().await;
+                        return;
+                    }
+                    let body = format!(
+                        "{}data: {{\"choices\":[],\"usage\":{{\"prompt_tokens\":2,\"completion_tokens\":1}}}}\n\ndata: [DONE]\n\n",
+                        text_event("a")
+                    );
+                    let resp = format!(
+                        "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nContent-Length: {}\r\n\r\n{body}",
+                        body.len()
+                    );
+                    if sock.write_all(resp.as_bytes()).await.is_err() {
+                        return;
+                    }
+                    last = Instant::now();
+                }
+            });
+        }
+    });
+    (base, conns)
+}
+
+#[tokio::test]
+async fn a_connection_idle_past_the_servers_keep_alive_is_never_reused() {
+    // Common servers close an idle keep-alive connection after 5 s (uvicorn for vLLM and
+    // SGLang, cpp-httplib for llama.cpp); here after 3.5 s, still above ladder's 3 s pool
+    // timeout. A request sent on such a connection as the server closes it fails with a reset
+    // that is ladder's artefact, not the server's (seen in CI against llama-server).
+    let (base, conns) = keep_alive_server(Duration::from_millis(3500)).await;
+    let client = Client::new(config(&base)).unwrap();
+    let first = send_on(&client).await;
+    assert!(first.ok(), "{:?}", first.error);
+    // Within the pool's idle timeout the connection is reused...
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let second = send_on(&client).await;
+    assert!(second.ok(), "{:?}", second.error);
+    assert_eq!(
+        *conns.lock().unwrap(),
+        1,
+        "a fresh connection was opened too early"
+    );
+    // ...past it, it is dropped, not raced against the server's close.
+    tokio::time::sleep(Duration::from_millis(3700)).await;
+    let third = send_on(&client).await;
+    assert!(
+        third.ok(),
+        "a request reused an idle connection: {:?}",
+        third.error
+    );
+    assert_eq!(*conns.lock().unwrap(), 2);
+}
