@@ -247,6 +247,10 @@ pub struct RequestRecord {
     pub requested_output_tokens: u32,
     /// Why the server's usage was not trusted (absurd numbers), when it was not.
     pub usage_rejected: Option<&'static str>,
+    /// Sent a second time on a new connection because the kept-alive one it first went out
+    /// on was closed by the server with no answer (`sent` is the second send, so the time
+    /// lost shows as dispatch lag).
+    pub resent: bool,
 }
 
 impl RequestRecord {

@@ -678,6 +678,16 @@ async fn preflight_rate_limited_and_timeout() {
 /// the one that meets the server's close (it is read, then the connection is closed with no
 /// answer). Returns the base URL and the number of connections accepted.
 async fn keep_alive_server(idle_close: Duration) -> (String, Arc<Mutex<usize>>) {
+    keep_alive_server_closing(idle_close, usize::MAX).await
+}
+
+/// [`keep_alive_server`] that also closes, unanswered, the request after the first
+/// `answers` on each connection (a server that closes after each stream, its close crossing
+/// the client's next request).
+async fn keep_alive_server_closing(
+    idle_close: Duration,
+    answers: usize,
+) -> (String, Arc<Mutex<usize>>) {
     let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
     let base = format!("http://{}", listener.local_addr().unwrap());
     let conns = Arc::new(Mutex::new(0usize));
@@ -690,6 +700,7 @@ async fn keep_alive_server(idle_close: Duration) -> (String, Arc<Mutex<usize>>) 
             *conns2.lock().unwrap() += 1;
             tokio::spawn(async move {
                 let mut last = Instant::now();
+                let mut answered = 0usize;
                 let mut buf = Vec::new();
                 let mut tmp = [0u8; 4096];
                 loop {
@@ -715,7 +726,7 @@ async fn keep_alive_server(idle_close: Duration) -> (String, Arc<Mutex<usize>>) 
                         }
                     }
                     buf.drain(..head_end + len);
-                    if last.elapsed() > idle_close {
+                    if last.elapsed() > idle_close || answered >= answers {
                         // The server's idle timer fired as this request arrived.
                         let _ = sock.shutdown().await;
                         return;
@@ -732,6 +743,7 @@ async fn keep_alive_server(idle_close: Duration) -> (String, Arc<Mutex<usize>>) 
                         return;
                     }
                     last = Instant::now();
+                    answered += 1;
                 }
             });
         }
@@ -767,4 +779,32 @@ async fn a_connection_idle_past_the_servers_keep_alive_is_never_reused() {
         third.error
     );
     assert_eq!(*conns.lock().unwrap(), 2);
+}
+
+#[tokio::test]
+async fn a_request_crossing_the_servers_close_is_resent_once_on_a_new_connection() {
+    // llama.cpp's server closes the connection after every streamed answer without saying
+    // `Connection: close`; a request sent on it before the close arrives gets no answer
+    // (seen in CI: "connection closed before message completed"). It is sent once more.
+    let (base, conns) = keep_alive_server_closing(Duration::from_secs(60), 1).await;
+    let client = Client::new(config(&base)).unwrap();
+    let first = send_on(&client).await;
+    assert!(first.ok() && !first.resent, "{first:?}");
+    let second = send_on(&client).await;
+    assert!(second.ok(), "{:?}", second.error);
+    assert!(second.resent, "the lost send is recorded");
+    assert_eq!(*conns.lock().unwrap(), 2);
+    // The time lost on the dead connection is before `sent`: the client's, not the server's.
+    assert!(second.sent >= Duration::ZERO && second.ttft().is_some());
+}
+
+#[tokio::test]
+async fn a_server_that_never_answers_is_still_a_reset_after_one_resend() {
+    // Every request read and the connection closed: a new connection gets the same, so the
+    // request is a `reset` after exactly one more try, never retried in a loop.
+    let (base, seen) = server(|_| vec![]).await;
+    let r = send_with(config(&base)).await;
+    assert_eq!(class(&r), Some(ErrorClass::Reset), "{:?}", r.error);
+    assert!(r.resent);
+    assert_eq!(seen.lock().unwrap().len(), 2);
 }

@@ -126,6 +126,7 @@ fn lines_for(spec: &Spec, rate: f64) -> Vec<RequestLine> {
                 server_completion_tokens: (!fail).then_some(out),
                 requested_output_tokens: Some(out),
                 usage_rejected: None,
+                resent: false,
             }
         })
         .collect()

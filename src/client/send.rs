@@ -31,6 +31,9 @@ struct Fail {
     status: Option<u16>,
     detail: String,
     at: Instant,
+    /// The connection was closed before any answer to this request (see
+    /// [`closed_unanswered`]).
+    closed_unanswered: bool,
 }
 
 impl Fail {
@@ -40,8 +43,23 @@ impl Fail {
             status: None,
             detail: detail.into(),
             at: Instant::now(),
+            closed_unanswered: false,
         }
     }
+}
+
+/// True when the connection closed after the request went out and before any byte of an
+/// answer ("connection closed before message completed"): on a kept-alive connection, the
+/// server's close crossing this request, which it never read as one.
+fn closed_unanswered(e: &reqwest::Error) -> bool {
+    let mut src: Option<&(dyn StdError + 'static)> = e.source();
+    while let Some(inner) = src {
+        if let Some(h) = inner.downcast_ref::<hyper::Error>() {
+            return h.is_incomplete_message();
+        }
+        src = inner.source();
+    }
+    false
 }
 
 /// SSE event callback: hand one event to `prog`, keeping its failure and stopping the
@@ -244,19 +262,31 @@ impl Client {
             itl: ItlGaps::with_capacity(expected.saturating_sub(1)),
             ..Progress::default()
         };
-        let builder = self
-            .http
-            .post(self.inner.url.clone())
-            .body(req.body.clone());
-        let sent = Instant::now();
-        let deadline = after(sent, self.inner.request_timeout);
-        let ttft_deadline = match self.inner.ttft_timeout {
-            Some(t) => after(sent, t).min(deadline),
-            None => deadline,
+        // A kept-alive connection the server closed after its last answer (llama.cpp's
+        // server closes one after every stream without saying `Connection: close`) can be
+        // picked for this request before its close arrives: the request is then lost with no
+        // answer. It is sent once more, on a new connection; the time lost counts as
+        // dispatch lag (the client's), never as the server's latency or error.
+        let mut resent = false;
+        let (sent, result) = loop {
+            let builder = self
+                .http
+                .post(self.inner.url.clone())
+                .body(req.body.clone());
+            let sent = Instant::now();
+            let deadline = after(sent, self.inner.request_timeout);
+            let ttft_deadline = match self.inner.ttft_timeout {
+                Some(t) => after(sent, t).min(deadline),
+                None => deadline,
+            };
+            let result = self
+                .drive(builder, sent, deadline, ttft_deadline, &mut prog)
+                .await;
+            match result {
+                Err(f) if f.closed_unanswered && !resent => resent = true,
+                result => break (sent, result),
+            }
         };
-        let result = self
-            .drive(builder, sent, deadline, ttft_deadline, &mut prog)
-            .await;
 
         let since = |t: Instant| t.saturating_duration_since(rung_start);
         let rejected = prog.usage.as_ref().and_then(|u| {
@@ -311,6 +341,7 @@ impl Client {
             server_completion_tokens: prog.usage.and_then(|u| u.completion_tokens),
             requested_output_tokens: req.max_tokens,
             usage_rejected: rejected,
+            resent,
         };
         Measured { record, pending }
     }
@@ -325,7 +356,12 @@ impl Client {
     ) -> Result<(), Fail> {
         let mut resp = match timeout_at(ttft_deadline, builder.send()).await {
             Err(_) => return Err(self.timeout_fail(sent, false, 0)),
-            Ok(Err(e)) => return Err(transport_fail(&e, classify_send_error(&e), "")),
+            Ok(Err(e)) => {
+                return Err(Fail {
+                    closed_unanswered: closed_unanswered(&e),
+                    ..transport_fail(&e, classify_send_error(&e), "")
+                })
+            }
             Ok(Ok(r)) => r,
         };
         let status = resp.status();

@@ -118,6 +118,10 @@ pub struct RequestLine {
     /// own count, per `token_source`); absent when it was trusted.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub usage_rejected: Option<String>,
+    /// Sent again on a new connection after the server closed the kept-alive one with no
+    /// answer (absent when not).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub resent: bool,
 }
 
 fn ms(d: std::time::Duration) -> f64 {
@@ -152,6 +156,8 @@ pub(crate) struct RequestLineRef<'a> {
     requested_output_tokens: Option<u32>,
     #[serde(skip_serializing_if = "Option::is_none")]
     usage_rejected: Option<&'static str>,
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    resent: bool,
 }
 
 fn itl_as_ms<S: Serializer>(gaps: &&ItlGaps, s: S) -> Result<S::Ok, S::Error> {
@@ -182,6 +188,7 @@ impl<'a> From<&'a RequestRecord> for RequestLineRef<'a> {
             server_completion_tokens: r.server_completion_tokens,
             requested_output_tokens: Some(r.requested_output_tokens),
             usage_rejected: r.usage_rejected,
+            resent: r.resent,
         }
     }
 }
@@ -249,6 +256,7 @@ mod tests {
             server_completion_tokens: Some(40),
             requested_output_tokens: Some(4),
             usage_rejected: Some("completion_tokens is more than twice max_tokens".into()),
+            resent: false,
         };
         let owned_failed = RequestLine {
             index: 8,
@@ -272,6 +280,7 @@ mod tests {
             server_completion_tokens: None,
             requested_output_tokens: Some(0),
             usage_rejected: None,
+            resent: false,
         };
         for (r, owned) in [(&ok, &owned_ok), (&failed, &owned_failed)] {
             let owned_json = serde_json::to_string(owned).unwrap();

@@ -286,6 +286,7 @@ fn detailed_lines(
             server_completion_tokens: None,
             requested_output_tokens: None,
             usage_rejected: None,
+            resent: false,
         });
     }
     Ok(Some(lines))
