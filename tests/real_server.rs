@@ -153,8 +153,8 @@ fn sim_chat_template_overhead_is_reported_and_completions_match() {
 
 #[test]
 fn absurd_usage_is_flagged_and_not_trusted() {
-    // The preflight probe is answered well; every measured request claims 4e9 output tokens.
-    let srv = fault_server(Fault::AbsurdUsage, 1);
+    // The preflight probes are answered well; every measured request claims 4e9 output tokens.
+    let srv = fault_server(Fault::AbsurdUsage, PROBES);
     let tmp = tempfile::tempdir().unwrap();
     let url = srv.url();
     let mut sc = Scenario::new(&url, "m", TOKENIZER);

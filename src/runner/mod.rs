@@ -317,6 +317,7 @@ async fn run_scenario(
         tokenizer_path,
         dataset_path: _,
         sim,
+        longest_prompt,
     } = prepared;
 
     // The key: read from the named variable, never printed or written. An unset (or empty)
@@ -436,6 +437,29 @@ async fn run_scenario(
         let w = shown.own.redact(w).into_owned();
         say(&format!("warning: {w}"));
         early_warnings.push(w);
+    }
+    if let Some(p) = &longest_prompt {
+        let long = preflight::probe_longest(
+            &client,
+            &scenario.model,
+            report.served_models.as_deref(),
+            &p.text,
+            p.input_tokens,
+            scenario.endpoint.api_key_env.as_deref(),
+            api_key.is_some(),
+        )
+        .await
+        .map_err(|e| RunError::Preflight(shown.own.redact(&e.to_string()).into_owned()))?;
+        say(&format!(
+            "preflight ok: the longest prompt ({} tokens{}) was accepted, TTFT {}",
+            p.input_tokens,
+            long.server_prompt_tokens
+                .map(|n| format!(", {n} by the server's count"))
+                .unwrap_or_default(),
+            long.ttft
+                .map(|t| format!("{:.0} ms", t.as_secs_f64() * 1000.0))
+                .unwrap_or_else(|| "n/a".into()),
+        ));
     }
 
     let stop = stop_signal();
