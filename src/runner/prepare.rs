@@ -10,6 +10,7 @@ use std::sync::Arc;
 use crate::scenario::limits;
 use crate::scenario::{Dataset, Finding, KeySeg, Loaded, Scenario, SweepField};
 use crate::sim::SimConfig;
+use crate::workload::tokenizer_source::{self, HubSettings, TokenizerSource};
 use crate::workload::{self, Prompt, PromptSet, Tokenizer};
 
 /// A scenario ready to run: what `prepare` built and checked.
@@ -20,6 +21,8 @@ pub struct Prepared {
     pub tokenizer: Arc<Tokenizer>,
     /// Its file, resolved.
     pub tokenizer_path: PathBuf,
+    /// Where it came from (file, model directory, hub id), for run.json.
+    pub tokenizer_source: TokenizerSource,
     /// The dataset file of a jsonl / ShareGPT workload, resolved.
     pub dataset_path: Option<PathBuf>,
     /// The simulator's settings (the scenario's model name served) when `base_url` is `sim`.
@@ -74,23 +77,36 @@ pub fn prepare(loaded: &Loaded, scenario: Scenario) -> Result<Prepared, Vec<Find
     }
     check_schedule(&scenario, &mut found);
 
-    let tokenizer_path = loaded.resolve(&scenario.tokenizer);
     let dataset_path = scenario.workload.path.as_ref().map(|p| loaded.resolve(p));
-    let tokenizer = match workload::tokenizer::load(&tokenizer_path) {
-        Ok(t) => Some(t),
+    // A file, a model directory, or a hub id from the Hugging Face cache (downloaded into it
+    // when the scenario allows): `validate` resolves it the same way.
+    let source = tokenizer_source::resolve(
+        &scenario.tokenizer.to_string_lossy(),
+        &loaded.resolve(&scenario.tokenizer),
+        &HubSettings::from_env(scenario.tokenizer_download),
+    );
+    let tokenizer = match &source {
+        Ok(src) => match workload::tokenizer::load(&src.path) {
+            Ok(t) => Some(t),
+            Err(m) => {
+                found.push(Finding::at(&["tokenizer"], m));
+                None
+            }
+        },
         Err(m) => {
-            found.push(Finding::at(&["tokenizer"], m));
+            found.push(Finding::at(&["tokenizer"], m.clone()));
             None
         }
     };
     let longest = tokenizer
         .as_ref()
         .and_then(|tok| check_prompts(&scenario, tok, dataset_path.as_deref(), &mut found));
-    match tokenizer {
-        Some(t) if found.is_empty() => Ok(Prepared {
+    match (tokenizer, source) {
+        (Some(t), Ok(source)) if found.is_empty() => Ok(Prepared {
             scenario,
             tokenizer: Arc::new(t),
-            tokenizer_path,
+            tokenizer_path: source.path.clone(),
+            tokenizer_source: source,
             dataset_path,
             sim,
             longest_prompt: longest,

@@ -7,6 +7,7 @@ mod base_url;
 pub mod bounded;
 pub mod diagnostic;
 pub mod from_vllm;
+pub mod hub_id;
 pub mod identity;
 pub mod init;
 pub mod limits;
