@@ -512,8 +512,7 @@ fn fault_buckets(api: &str) {
     // A seed whose probes draw no fault and whose rung draws every fault at least once.
     let seed = (0..10_000)
         .find(|&s| {
-            probes_pass(s, &fractions)
-                && expected_faults(s, n, &fractions).iter().all(|&c| c > 0)
+            probes_pass(s, &fractions) && expected_faults(s, n, &fractions).iter().all(|&c| c > 0)
         })
         .unwrap();
     let expected = expected_faults(seed, n, &fractions);
@@ -795,10 +794,7 @@ fn summary_metrics_match_the_request_lines() {
     let (n, warmup) = (50u64, 4u64);
     let fractions = [0.15, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0];
     let seed = (0..1000)
-        .find(|&s| {
-            probes_pass(s, &fractions)
-                && expected_faults(s, n + warmup, &fractions)[0] > 0
-        })
+        .find(|&s| probes_pass(s, &fractions) && expected_faults(s, n + warmup, &fractions)[0] > 0)
         .unwrap();
     let s = Scenario::new(&format!(
         "version: 1\nname: math\nendpoint: {{ base_url: sim }}\nmodel: m\ntokenizer: {{TOK}}\n\

@@ -141,7 +141,9 @@ fn a_hub_id_is_read_from_the_cache_and_recorded() {
         let src = rd.info.tokenizer_source.unwrap();
         assert_eq!(src.revision.as_deref(), Some(pin));
         assert_eq!(src.commit.as_deref(), Some(commit));
-        assert!(src.path.starts_with(hub.join("models--ladder-org--tiny/snapshots").join(commit)));
+        assert!(src
+            .path
+            .starts_with(hub.join("models--ladder-org--tiny/snapshots").join(commit)));
     }
 }
 
@@ -186,7 +188,10 @@ fn missing_and_offline_hub_ids_say_what_to_do() {
         &scenario(tmp.path(), "ladder-org/absent", ""),
         &[("HF_HUB_CACHE", hub_s)],
     );
-    assert!(err.contains("ladder-org/absent is not in the Hugging Face cache"), "{err}");
+    assert!(
+        err.contains("ladder-org/absent is not in the Hugging Face cache"),
+        "{err}"
+    );
     assert!(err.contains(hub_s), "names the cache: {err}");
     assert!(err.contains("tokenizer_download: true"), "{err}");
     assert!(

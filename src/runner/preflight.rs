@@ -306,7 +306,14 @@ pub async fn preflight(
         });
     };
 
-    Err(diagnose(client, model, served.as_deref(), api_key_env, key_present, err))
+    Err(diagnose(
+        client,
+        model,
+        served.as_deref(),
+        api_key_env,
+        key_present,
+        err,
+    ))
 }
 
 /// `max_tokens` of the longest-prompt probe: enough for one token back, no decoding cost.
@@ -335,7 +342,9 @@ pub async fn probe_longest(
     key_present: bool,
 ) -> Result<LongProbe, PreflightError> {
     let req = client.prepare(prompt, tokens, LONG_PROBE_MAX_TOKENS);
-    let rec = client.send(&req, Instant::now(), Duration::ZERO, 0, true).await;
+    let rec = client
+        .send(&req, Instant::now(), Duration::ZERO, 0, true)
+        .await;
     let Some(err) = rec.error.clone() else {
         return Ok(LongProbe {
             ttft: rec.ttft(),
@@ -371,7 +380,14 @@ pub async fn probe_longest(
             cause,
             detail: err.detail,
         }),
-        None => Err(diagnose(client, model, served, api_key_env, key_present, err)),
+        None => Err(diagnose(
+            client,
+            model,
+            served,
+            api_key_env,
+            key_present,
+            err,
+        )),
     }
 }
 
@@ -391,10 +407,8 @@ fn diagnose(
         Some(_) => "(none listed)".to_owned(),
         None => format!("(unknown: {models_url} did not list them)"),
     };
-    let not_listed = served
-        .is_some_and(|list| !list.iter().any(|m| m == model));
-    let listed = served
-        .is_some_and(|list| list.iter().any(|m| m == model));
+    let not_listed = served.is_some_and(|list| !list.iter().any(|m| m == model));
+    let listed = served.is_some_and(|list| list.iter().any(|m| m == model));
     let mentions_model = err.detail.to_ascii_lowercase().contains("model");
     let path_wrong = client.base_url().ends_with("/v1") || !mentions_model;
     let status = err.status.unwrap_or(0);
@@ -461,7 +475,6 @@ fn diagnose(
         _ => transport_error(&url, &err),
     }
 }
-
 
 #[cfg(test)]
 mod tests {

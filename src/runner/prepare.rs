@@ -165,7 +165,10 @@ fn check_prompts(
     let mut longest: Option<Prompt> = None;
     let mut keep = |p: Option<&Prompt>| {
         if let Some(p) = p {
-            if longest.as_ref().is_none_or(|l| p.input_tokens > l.input_tokens) {
+            if longest
+                .as_ref()
+                .is_none_or(|l| p.input_tokens > l.input_tokens)
+            {
                 longest = Some(p.clone());
             }
         }

@@ -95,7 +95,12 @@ pub fn hub_cache_dir(
 
 /// huggingface_hub's reading of `HF_HUB_OFFLINE`.
 fn truthy(v: Option<&str>) -> bool {
-    v.is_some_and(|v| matches!(v.trim().to_ascii_lowercase().as_str(), "1" | "true" | "yes" | "on"))
+    v.is_some_and(|v| {
+        matches!(
+            v.trim().to_ascii_lowercase().as_str(),
+            "1" | "true" | "yes" | "on"
+        )
+    })
 }
 
 impl HubSettings {
@@ -253,7 +258,8 @@ fn download(id: &HubId, hub: &HubSettings) -> Result<TokenizerSource, String> {
             hub.cache_dir.display()
         )
     };
-    let mut builder = ApiBuilder::from_cache(Cache::new(hub.cache_dir.clone())).with_progress(false);
+    let mut builder =
+        ApiBuilder::from_cache(Cache::new(hub.cache_dir.clone())).with_progress(false);
     if let Some(t) = &hub.token {
         builder = builder.with_token(Some(t.clone()));
     }
