@@ -342,9 +342,22 @@ pub async fn probe_longest(
     key_present: bool,
 ) -> Result<LongProbe, PreflightError> {
     let req = client.prepare(prompt, tokens, LONG_PROBE_MAX_TOKENS);
-    let rec = client
+    let mut rec = client
         .send(&req, Instant::now(), Duration::ZERO, 0, true)
         .await;
+    // It follows the short probe at once, on that probe's pooled connection; a server may
+    // close that connection just as it is reused (seen once with llama-server: "connection
+    // closed before message completed"), which says nothing about the prompt. One more try:
+    // the broken connection is gone from the pool, so it goes on a new one.
+    if rec
+        .error
+        .as_ref()
+        .is_some_and(|e| e.class == ErrorClass::Reset && e.status.is_none())
+    {
+        rec = client
+            .send(&req, Instant::now(), Duration::ZERO, 0, true)
+            .await;
+    }
     let Some(err) = rec.error.clone() else {
         return Ok(LongProbe {
             ttft: rec.ttft(),
