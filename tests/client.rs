@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use ladder::client::{ApiKey, Client, ClientConfig};
 use ladder::record::{ErrorClass, RequestRecord, TokenSource};
-use ladder::runner::preflight::{preflight, PreflightError};
+use ladder::runner::preflight::{preflight, probe_longest, PreflightError};
 use ladder::scenario::types::Api;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
@@ -807,4 +807,57 @@ async fn a_server_that_never_answers_is_still_a_reset_after_one_resend() {
     assert_eq!(class(&r), Some(ErrorClass::Reset), "{:?}", r.error);
     assert!(r.resent);
     assert_eq!(seen.lock().unwrap().len(), 2);
+}
+
+#[tokio::test]
+async fn the_long_probe_is_tried_once_more_after_a_closed_connection_but_not_after_a_400() {
+    use std::sync::atomic::{AtomicUsize, Ordering::SeqCst};
+    let posts = Arc::new(AtomicUsize::new(0));
+    let seen = posts.clone();
+    let (base, _) = server(move |_req: &str| {
+        // The first try finds its connection closed without an answer; the second is served.
+        if seen.fetch_add(1, SeqCst) == 0 {
+            vec![]
+        } else {
+            full_stream(true)
+        }
+    })
+    .await;
+    let client = Client::new(config(&base)).unwrap();
+    let long = probe_longest(&client, "alpha", None, "a b c", 3, None, false)
+        .await
+        .unwrap();
+    assert!(long.ttft.is_some());
+    assert_eq!(posts.load(SeqCst), 2);
+
+    // A refusal is the answer: said at once, with the server's words, and not sent again.
+    let posts = Arc::new(AtomicUsize::new(0));
+    let seen = posts.clone();
+    let (base, _) = server(move |_req: &str| {
+        seen.fetch_add(1, SeqCst);
+        vec![json_response(
+            400,
+            "{\"error\":{\"code\":400,\"message\":\"This model's maximum context length is 8 tokens\"}}",
+        )]
+    })
+    .await;
+    let client = Client::new(config(&base)).unwrap();
+    let err = probe_longest(&client, "alpha", None, "a b c", 3000, None, false)
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(
+            err,
+            PreflightError::PromptRefused {
+                status: 400,
+                tokens: 3000,
+                ..
+            }
+        ),
+        "{err}"
+    );
+    let msg = err.to_string();
+    assert!(msg.contains("maximum context length is 8 tokens"), "{msg}");
+    assert!(!msg.contains("not served"), "{msg}");
+    assert_eq!(posts.load(SeqCst), 1);
 }

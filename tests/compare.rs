@@ -251,6 +251,7 @@ fn write_run(dir: &Path, spec: &Spec) {
         scenario,
         git_commit: None,
         tokenizer_sha256: "ab".repeat(32),
+        tokenizer_source: None,
         endpoint: "sim".into(),
         host: HostInfo {
             hostname: "ci".into(),

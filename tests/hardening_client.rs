@@ -36,7 +36,7 @@ fn out_of_open_files_is_the_clients_failure_not_server_overload() {
     // Every request is held open 1.5 s, 60 arrive at once: with the hard open-file limit at
     // 40 (no max_concurrency, so only a warning before the load) about half cannot open a
     // socket (EMFILE).
-    let server = fault_server(Fault::HoldMs(1500), 1);
+    let server = fault_server(Fault::HoldMs(1500), PROBES);
     let tmp = tempfile::tempdir().unwrap();
     let mut sc = Sc::new(server.url());
     sc.n = 60;
@@ -131,7 +131,7 @@ fn retokenizing_large_outputs_keeps_timeouts_exact_and_dispatch_on_time() {
     // Every request gets 256 KiB of text with no usage chunk, then the server holds the
     // stream open: each times out at 3 s with a large text to re-tokenize. Arrivals span
     // past the first timeouts, so counting overlaps dispatch and other requests' timeouts.
-    let server = fault_server(Fault::BigText(256, false), 1);
+    let server = fault_server(Fault::BigText(256, false), PROBES);
     let tmp = tempfile::tempdir().unwrap();
     let mut sc = Sc::new(server.url());
     sc.n = 20;
@@ -177,9 +177,9 @@ fn retokenizing_large_outputs_keeps_timeouts_exact_and_dispatch_on_time() {
 #[test]
 fn a_second_signal_stops_at_once_with_a_valid_folder() {
     for (first, second) in [("INT", "INT"), ("TERM", "INT")] {
-        // The probe, the 5 baseline requests and the first 3 of the second rung are answered;
+        // The two probes, the 5 baseline requests and the first 3 of the second rung are answered;
         // the other 5 are held for 30 s, far past the 10 s grace.
-        let server = fault_server(Fault::HoldMs(30_000), 9);
+        let server = fault_server(Fault::HoldMs(30_000), PROBES + 8);
         let tmp = tempfile::tempdir().unwrap();
         let mut sc = Sc::new(server.url());
         sc.n = 5;
@@ -195,7 +195,7 @@ fn a_second_signal_stops_at_once_with_a_valid_folder() {
             out.to_str().unwrap(),
         ]));
         let end = Instant::now() + Duration::from_secs(60);
-        while server.posts.load(Ordering::SeqCst) < 1 + 5 + 5 {
+        while server.posts.load(Ordering::SeqCst) < PROBES + 5 + 5 {
             assert!(Instant::now() < end, "the second rung never started");
             thread::sleep(Duration::from_millis(50));
         }

@@ -98,7 +98,7 @@ fn encoded_echoes_at_preflight_never_show_the_key() {
 
 #[test]
 fn encoded_echoes_in_model_ids_500s_and_stream_errors_never_reach_files_or_output() {
-    let server = fault_server(Fault::EchoEncoded, 1);
+    let server = fault_server(Fault::EchoEncoded, PROBES);
     let tmp = tempfile::tempdir().unwrap();
     let mut sc = Sc::new(server.url());
     sc.key = true;
@@ -225,7 +225,7 @@ fn credentials_in_base_url_are_refused_and_the_password_shown_nowhere() {
 
 #[test]
 fn secret_and_env_headers_are_redacted_in_run_json_and_in_echoes() {
-    let server = fault_server(Fault::EchoHead, 1);
+    let server = fault_server(Fault::EchoHead, PROBES);
     let tmp = tempfile::tempdir().unwrap();
     let mut sc = Sc::new(server.url());
     sc.extra = "";
@@ -314,7 +314,7 @@ fn a_query_in_base_url_is_kept_on_every_request_path_and_a_fragment_is_refused()
 
 #[test]
 fn an_echo_cut_inside_the_key_leaves_no_part_of_it() {
-    let server = fault_server(Fault::MalformedEcho, 1);
+    let server = fault_server(Fault::MalformedEcho, PROBES);
     let tmp = tempfile::tempdir().unwrap();
     let mut sc = Sc::new(server.url());
     sc.key = true;

@@ -81,6 +81,7 @@ fn run_info(started: &str, max_num_seqs: u32, rungs: Vec<RungEntry>) -> RunInfo 
         }),
         git_commit: Some(format!("c0ffee{max_num_seqs:034}")),
         tokenizer_sha256: "00".repeat(32),
+        tokenizer_source: None,
         endpoint: "sim".into(),
         host: HostInfo {
             hostname: "ci".into(),

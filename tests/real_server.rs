@@ -153,8 +153,8 @@ fn sim_chat_template_overhead_is_reported_and_completions_match() {
 
 #[test]
 fn absurd_usage_is_flagged_and_not_trusted() {
-    // The preflight probe is answered well; every measured request claims 4e9 output tokens.
-    let srv = fault_server(Fault::AbsurdUsage, 1);
+    // The preflight probes are answered well; every measured request claims 4e9 output tokens.
+    let srv = fault_server(Fault::AbsurdUsage, PROBES);
     let tmp = tempfile::tempdir().unwrap();
     let url = srv.url();
     let mut sc = Scenario::new(&url, "m", TOKENIZER);
@@ -392,4 +392,34 @@ fn real_chat_template_overhead_is_reported() {
         .filter_map(Value::as_str)
         .any(|w| w.contains("chat template") && w.contains("prompt tokens per request"));
     assert!(warned, "{info}\n{}", r.stderr);
+}
+
+#[test]
+fn real_context_overflow_is_caught_at_preflight() {
+    let Some(s) = real("real_context_overflow", "LADDER_REAL_SERVER_URL") else {
+        return;
+    };
+    // `-c 8192 -np 4`: 2048 tokens per slot, so a 3000-token prompt cannot be served. The
+    // longest-prompt probe finds that before any load: exit 2, the server's message, no folder.
+    let tmp = tempfile::tempdir().unwrap();
+    let mut sc = Scenario::new(&s.url, &s.model, &s.tokenizer);
+    sc.input_tokens = 3000;
+    sc.output_tokens = 4;
+    sc.n = 1;
+    let r = run_ladder(&sc.write(tmp.path()), tmp.path(), Duration::from_secs(180));
+    no_panic(&r);
+    assert_eq!(r.status.code(), Some(2), "{}", r.all());
+    let err = r
+        .stderr
+        .lines()
+        .find(|l| l.starts_with("error:"))
+        .unwrap_or("");
+    assert!(err.contains("longest prompt (3000 tokens"), "{}", r.all());
+    assert!(err.contains("answered 400"), "{}", r.all());
+    assert!(
+        err.contains("exceed_context_size_error"),
+        "the server's own words: {err}"
+    );
+    assert!(err.contains("longer than the server's context"), "{err}");
+    assert!(run_dir(tmp.path()).is_none(), "no folder: {}", r.all());
 }

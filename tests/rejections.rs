@@ -14,8 +14,8 @@ use ladder::results::{ResultDir, RunStatus};
 
 #[test]
 fn identical_context_overflow_rejections_stop_the_ladder_with_the_servers_message() {
-    // The probe is answered; every measured request gets the 400.
-    let server = fault_server(Fault::ContextOverflow400, 1);
+    // The two probes are answered; every measured request gets the 400.
+    let server = fault_server(Fault::ContextOverflow400, PROBES);
     let tmp = tempfile::tempdir().unwrap();
     let mut sc = Sc::new(server.url());
     sc.n = 40;
@@ -35,7 +35,7 @@ fn identical_context_overflow_rejections_stop_the_ladder_with_the_servers_messag
     // Stopped on the first rung: far fewer than the 120 requests of the ladder were sent
     // (those already in flight when the fifth rejection came back still went out).
     let posts = server.posts.load(Ordering::SeqCst);
-    assert!(posts < 1 + 40, "{posts} requests sent");
+    assert!(posts < PROBES + 40, "{posts} requests sent");
     let dir = run_dir(&out).expect("a folder");
     let rd = ResultDir::open(&dir).unwrap();
     assert_eq!(rd.info.status, RunStatus::Failed);
@@ -53,5 +53,63 @@ fn identical_context_overflow_rejections_stop_the_ladder_with_the_servers_messag
         analysis["knee"]["reasons"],
         serde_json::json!(["rejected"]),
         "{analysis}"
+    );
+}
+
+/// Runs `sc` (against the simulator) expecting preflight to stop it; returns stderr.
+fn preflight_refusal(sc: &Sc) -> String {
+    let tmp = tempfile::tempdir().unwrap();
+    let path = sc.write(tmp.path());
+    let out = tmp.path().join("out");
+    let ran = run_ladder(&path, &out, Duration::from_secs(90));
+    no_panic(&ran);
+    assert_eq!(ran.status.code(), Some(2), "{}", ran.all());
+    assert!(run_dir(&out).is_none(), "no result folder: {}", ran.all());
+    assert!(!out.exists(), "nothing written: {}", ran.all());
+    ran.stderr
+}
+
+#[test]
+fn a_prompt_longer_than_the_servers_context_is_caught_at_preflight() {
+    // 16-token prompts, a 12-token context: the short probe passes, the long one gets the
+    // simulator's 400, and the run stops before any load with the server's own message.
+    let mut sc = Sc::new("sim");
+    sc.extra = "sim:\n  max_model_len: 12\n";
+    let err = preflight_refusal(&sc);
+    assert!(err.contains("preflight failed"), "{err}");
+    assert!(err.contains("longest prompt (16 tokens"), "{err}");
+    assert!(err.contains("answered 400"), "{err}");
+    assert!(
+        err.contains("maximum context length is 12 tokens"),
+        "the server's message: {err}"
+    );
+    assert!(err.contains("longer than the server's context"), "{err}");
+    assert!(err.contains("workload.input_tokens"), "what to do: {err}");
+    assert!(!err.contains("not served"), "not a model problem: {err}");
+}
+
+#[test]
+fn the_longest_prompt_of_any_sweep_value_is_probed() {
+    // The first ladder (8 tokens) fits a 32-token context; the second (40) does not: caught
+    // before the first ladder starts, so nothing is written at all.
+    let mut sc = Sc::new("sim");
+    sc.extra = "sweep: { field: input_tokens, values: [8, 40] }\nsim:\n  max_model_len: 32\n";
+    let err = preflight_refusal(&sc);
+    assert!(err.contains("longest prompt (40 tokens"), "{err}");
+    assert!(err.contains("maximum context length is 32 tokens"), "{err}");
+
+    // Within the context, the same sweep runs; the long probe is reported.
+    let mut sc = Sc::new("sim");
+    sc.extra = "sweep: { field: input_tokens, values: [8, 20] }\nsim:\n  max_model_len: 32\n";
+    let tmp = tempfile::tempdir().unwrap();
+    let path = sc.write(tmp.path());
+    let out = tmp.path().join("out");
+    let ran = run_ladder(&path, &out, Duration::from_secs(90));
+    assert!(ran.status.success(), "{}", ran.all());
+    assert!(
+        ran.stderr
+            .contains("the longest prompt (20 tokens, 20 by the server's count) was accepted"),
+        "{}",
+        ran.stderr
     );
 }

@@ -25,7 +25,7 @@ use support::*;
 /// Runs a full ladder (2 rungs × 3 requests, 3 s timeout) against a server that answers the
 /// preflight correctly and then misbehaves; returns the loaded folder and the output.
 fn run_fault(fault: Fault) -> (ResultDir, Ran, tempfile::TempDir) {
-    let server = fault_server(fault, 1);
+    let server = fault_server(fault, PROBES);
     let tmp = tempfile::tempdir().unwrap();
     let sc = Sc::new(server.url()).write(tmp.path());
     let out = tmp.path().join("out");
@@ -41,12 +41,12 @@ fn run_fault(fault: Fault) -> (ResultDir, Ran, tempfile::TempDir) {
     );
     assert_eq!(rd.info.status, RunStatus::Complete, "{fault:?}");
     assert_eq!(rd.rungs.len(), 2, "{fault:?}");
-    // Every measured request reached the server (plus the probe); one closed with no answer
+    // Every measured request reached the server (plus the two probes); one closed with no answer
     // is sent exactly once more, on a new connection (client::send, `resent`).
     let sends = if fault == Fault::AcceptClose { 2 } else { 1 };
     assert_eq!(
         server.posts.load(Ordering::SeqCst),
-        1 + sends * 6,
+        PROBES + sends * 6,
         "{fault:?}"
     );
     for g in &rd.rungs {
@@ -373,8 +373,8 @@ fn unwritable_output_fails_before_the_load() {
         "{}",
         ran.stderr
     );
-    // Only the preflight probe was sent: no rung started.
-    assert_eq!(server.posts.load(Ordering::SeqCst), 1);
+    // Only the preflight probes were sent: no rung started.
+    assert_eq!(server.posts.load(Ordering::SeqCst), PROBES);
 }
 
 #[test]
@@ -433,7 +433,7 @@ fn full_disk_never_leaves_a_json_claiming_completion() {
 
 #[test]
 fn key_echoed_by_the_server_never_reaches_files_or_output() {
-    let server = fault_server(Fault::EchoKey, 1);
+    let server = fault_server(Fault::EchoKey, PROBES);
     let tmp = tempfile::tempdir().unwrap();
     let mut sc = Sc::new(server.url());
     sc.key = true;
@@ -509,7 +509,7 @@ fn key_echoed_at_preflight_is_redacted_in_the_error() {
 #[test]
 fn authorization_is_not_forwarded_on_a_redirect_to_another_port() {
     let other = fault_server(Fault::None, 0);
-    let server = fault_server(Fault::RedirectTo(other.addr.port()), 1);
+    let server = fault_server(Fault::RedirectTo(other.addr.port()), PROBES);
     let tmp = tempfile::tempdir().unwrap();
     let mut sc = Sc::new(server.url());
     sc.key = true;

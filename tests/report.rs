@@ -200,6 +200,7 @@ fn run_info(name: &str, rungs: Vec<RungEntry>) -> RunInfo {
         }),
         git_commit: Some("0123456789abcdef0123456789abcdef01234567".into()),
         tokenizer_sha256: "00".repeat(32),
+        tokenizer_source: None,
         endpoint: "sim".into(),
         host: HostInfo {
             hostname: "ci".into(),

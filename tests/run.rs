@@ -268,8 +268,8 @@ fn assert_no_secret(secret: &str, dir: &Path, o: &Output) {
 }
 
 // ---------------------------------------------------------------------------------------
-// The simulator's fault draw, replicated: request i (arrival order, the preflight probe is
-// request 0) draws `ChaCha8(seed, stream i).gen::<f64>()` and walks the fault fractions in
+// The simulator's fault draw, replicated: request i (arrival order, the preflight's two
+// probes are requests 0 and 1, see `SIM_PROBES`) draws `ChaCha8(seed, stream i).gen::<f64>()` and walks the fault fractions in
 // `SimConfig::fault_fractions` order (docs/sim.md, "Determinism"). The set of request indices
 // is fixed, so the number of each fault over a rung is known exactly, whatever the order the
 // requests arrive in.
@@ -284,6 +284,14 @@ const FAULTS: [(&str, &str); 7] = [
     ("fault_stall", "timeout"),
     ("fault_unknown_model", "client_4xx"),
 ];
+
+/// Requests of the preflight (the short probe, then the longest prompt), before any rung.
+const SIM_PROBES: u64 = 2;
+
+/// Neither preflight probe of `seed` draws a fault.
+fn probes_pass(seed: u64, fractions: &[f64]) -> bool {
+    (0..SIM_PROBES).all(|i| sim_fault(seed, i, fractions).is_none())
+}
 
 /// The fault (index into `fractions`) request `index` draws, if any.
 fn sim_fault(seed: u64, index: u64, fractions: &[f64]) -> Option<usize> {
@@ -303,7 +311,7 @@ fn sim_fault(seed: u64, index: u64, fractions: &[f64]) -> Option<usize> {
 /// Expected count per fault over requests 1..=n.
 fn expected_faults(seed: u64, n: u64, fractions: &[f64]) -> Vec<u64> {
     let mut counts = vec![0; fractions.len()];
-    for i in 1..=n {
+    for i in SIM_PROBES..SIM_PROBES + n {
         if let Some(f) = sim_fault(seed, i, fractions) {
             counts[f] += 1;
         }
@@ -501,11 +509,10 @@ fn fault_buckets(api: &str) {
     let n: u64 = 70;
     let fractions = [0.07; 7];
     let total: f64 = fractions.iter().sum();
-    // A seed whose probe draws no fault and whose rung draws every fault at least once.
+    // A seed whose probes draw no fault and whose rung draws every fault at least once.
     let seed = (0..10_000)
         .find(|&s| {
-            sim_fault(s, 0, &fractions).is_none()
-                && expected_faults(s, n, &fractions).iter().all(|&c| c > 0)
+            probes_pass(s, &fractions) && expected_faults(s, n, &fractions).iter().all(|&c| c > 0)
         })
         .unwrap();
     let expected = expected_faults(seed, n, &fractions);
@@ -630,14 +637,15 @@ fn exact_token_lengths_reach_the_server() {
         );
     }
     // The server counted the same prompt words: the prompts re-tokenize to exactly `input`
-    // (the tiny tokenizer and the simulator both count words). The probe adds a few tokens.
+    // (the tiny tokenizer and the simulator both count words). The short probe adds a few
+    // tokens, the longest-prompt probe exactly `input` (range_ratio 0) and one output token.
     let prompt_total = sim.metric("vllm:prompt_tokens_total") as u64;
     let probe = prompt_total
-        .checked_sub(n * input)
+        .checked_sub((n + 1) * input)
         .unwrap_or_else(|| panic!("server saw {prompt_total} prompt tokens"));
     assert!((1..=8).contains(&probe), "server saw {prompt_total}");
     let gen_total = sim.metric("vllm:generation_tokens_total") as u64;
-    let probe_out = gen_total.checked_sub(n * output).unwrap();
+    let probe_out = gen_total.checked_sub(n * output + 1).unwrap();
     assert!((1..=4).contains(&probe_out), "server generated {gen_total}");
 }
 
@@ -786,10 +794,7 @@ fn summary_metrics_match_the_request_lines() {
     let (n, warmup) = (50u64, 4u64);
     let fractions = [0.15, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0];
     let seed = (0..1000)
-        .find(|&s| {
-            sim_fault(s, 0, &fractions).is_none()
-                && expected_faults(s, n + warmup, &fractions)[0] > 0
-        })
+        .find(|&s| probes_pass(s, &fractions) && expected_faults(s, n + warmup, &fractions)[0] > 0)
         .unwrap();
     let s = Scenario::new(&format!(
         "version: 1\nname: math\nendpoint: {{ base_url: sim }}\nmodel: m\ntokenizer: {{TOK}}\n\
@@ -978,8 +983,8 @@ fn api_key_is_never_written_with_a_key_checking_server() {
         &["--fault-http-500", "0.2", "--fault-stream-error", "0.2"],
         &[("LADDER_SIM_API_KEY", key)],
     );
-    // Seed 0's probe draws no fault (checked here so a sim change shows up clearly).
-    assert_eq!(sim_fault(0, 0, &[0.2, 0.0, 0.0, 0.0, 0.2]), None);
+    // Seed 0's probes draw no fault (checked here so a sim change shows up clearly).
+    assert!(probes_pass(0, &[0.2, 0.0, 0.0, 0.0, 0.2]));
     let s = Scenario::new(&format!(
         "version: 1\nname: secret\nendpoint: {{ base_url: '{}', api_key_env: {var} }}\n\
          model: sim-model\ntokenizer: {{TOK}}\n\
@@ -1017,7 +1022,7 @@ struct EchoServer {
 enum Echo {
     /// 401 with the Authorization header echoed, to everything.
     All401,
-    /// A short valid stream to the preflight probe, echoing 401s to everything else.
+    /// A short valid stream to the preflight probes, echoing 401s to everything else.
     Rung401,
     /// A valid stream without a usage chunk to everything (the client must count tokens).
     NoUsage,
@@ -1083,7 +1088,12 @@ fn echo_serve(sock: TcpStream, mode: Echo) {
         return;
     }
     let chunks: &[&str] = match mode {
-        Echo::Rung401 if text(&body).contains("Say hello.") => &["hi ", "there "],
+        // The preflight's probes: the short one, and the longest prompt with max_tokens 1.
+        Echo::Rung401
+            if text(&body).contains("Say hello.") || text(&body).contains("\"max_tokens\":1,") =>
+        {
+            &["hi ", "there "]
+        }
         Echo::NoUsage => &NO_USAGE_CHUNKS,
         _ => &[],
     };

@@ -984,3 +984,53 @@ async fn server_side_ttft_histogram_counts_streamed_requests() {
     assert!(buckets.windows(2).all(|w| w[0] <= w[1]), "{buckets:?}");
     s.shutdown().await;
 }
+
+#[tokio::test]
+async fn tokenize_answers_llama_cpp_and_vllm_shapes_with_the_completions_count() {
+    let (_s, base) = start(SimConfig {
+        chat_template_tokens: 7,
+        max_model_len: 4096,
+        kv_cache_tokens: 8192,
+        ..fast()
+    })
+    .await;
+    let c = client();
+    let url = format!("{base}/tokenize");
+    let text = "ba chai be  ei\ndou ba fa";
+    // llama.cpp: {"content"} -> {"tokens"}.
+    let r = post(&c, &url, &json!({"content": text})).await;
+    assert_eq!(r.status(), 200);
+    let v: Value = r.json().await.unwrap();
+    let tokens = v["tokens"].as_array().unwrap().clone();
+    assert_eq!(tokens.len(), 7, "{v}");
+    assert_eq!(tokens[0], tokens[5], "the same word, the same id: {v}");
+    // vLLM: {"model", "prompt"} -> {"tokens", "count", "max_model_len"}; the same ids.
+    let r = post(&c, &url, &json!({"model": "sim-model", "prompt": text})).await;
+    let v: Value = r.json().await.unwrap();
+    assert_eq!(v["count"], 7, "{v}");
+    assert_eq!(v["tokens"].as_array().unwrap(), &tokens);
+    assert_eq!(v["max_model_len"], 4096, "{v}");
+    // The count is what a completion of the same text reports as its prompt tokens.
+    let r = post(
+        &c,
+        &format!("{base}/v1/completions"),
+        &completion(text, 1, false),
+    )
+    .await;
+    let done: Value = r.json().await.unwrap();
+    assert_eq!(done["usage"]["prompt_tokens"], 7, "{done}");
+    // vLLM's chat shape counts the chat template too, as chat completions do.
+    let msgs = json!({"model": "sim-model", "messages": [{"role": "user", "content": text}]});
+    let v: Value = post(&c, &url, &msgs).await.json().await.unwrap();
+    assert_eq!(v["count"], 7 + 7, "{v}");
+    // An unknown model and a body without text are refused as the completions refuse them.
+    let r = post(&c, &url, &json!({"model": "nope", "prompt": text})).await;
+    assert_eq!(r.status(), 404);
+    let r = post(&c, &url, &json!({"model": "sim-model"})).await;
+    assert_eq!(r.status(), 400);
+    let v: Value = r.json().await.unwrap();
+    assert!(
+        v["error"]["message"].as_str().unwrap().contains("content"),
+        "{v}"
+    );
+}

@@ -21,8 +21,10 @@ impl TextFetcher {
         timeout: Duration,
         max_bytes: usize,
     ) -> Result<TextFetcher, String> {
+        // HTTP/1.1 as the load itself (reqwest's http2 is in the tree for hf-hub's downloads).
         let http = reqwest::Client::builder()
             .timeout(timeout)
+            .http1_only()
             .pool_max_idle_per_host(1)
             .build()
             .map_err(|e| format!("cannot build an HTTP client: {e}"))?;

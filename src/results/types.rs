@@ -63,6 +63,10 @@ pub struct RunInfo {
     pub git_commit: Option<String>,
     /// SHA-256 of the tokenizer file.
     pub tokenizer_sha256: String,
+    /// Where the tokenizer came from: file, model directory or hub id (with its cache path,
+    /// revision and commit). Absent in folders written before it was recorded.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tokenizer_source: Option<crate::workload::tokenizer_source::TokenizerSource>,
     /// Scheme, host and port requests went to (`sim` for the built-in simulator).
     pub endpoint: String,
     /// The client machine.

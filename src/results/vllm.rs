@@ -484,6 +484,7 @@ pub fn open(dir: &Path) -> Result<Option<(RunInfo, Vec<ImportedRung>)>, LoadErro
         scenario,
         git_commit: None,
         tokenizer_sha256: String::new(),
+        tokenizer_source: None,
         endpoint: String::new(),
         host: HostInfo {
             hostname: String::new(),

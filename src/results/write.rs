@@ -246,6 +246,7 @@ mod tests {
             scenario: serde_json::json!({"name": name}),
             git_commit: None,
             tokenizer_sha256: "00".into(),
+            tokenizer_source: None,
             endpoint: "sim".into(),
             host: HostInfo {
                 hostname: "h".into(),

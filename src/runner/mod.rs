@@ -318,8 +318,10 @@ async fn run_scenario(
         scenario,
         tokenizer,
         tokenizer_path,
+        tokenizer_source,
         dataset_path: _,
         sim,
+        longest_prompt,
     } = prepared;
 
     // The key: read from the named variable, never printed or written. An unset (or empty)
@@ -450,6 +452,29 @@ async fn run_scenario(
         say(&format!("warning: {w}"));
         early_warnings.push(w);
     }
+    if let Some(p) = &longest_prompt {
+        let long = preflight::probe_longest(
+            &client,
+            &scenario.model,
+            report.served_models.as_deref(),
+            &p.text,
+            p.input_tokens,
+            scenario.endpoint.api_key_env.as_deref(),
+            api_key.is_some(),
+        )
+        .await
+        .map_err(|e| RunError::Preflight(shown.own.redact(&e.to_string()).into_owned()))?;
+        say(&format!(
+            "preflight ok: the longest prompt ({} tokens{}) was accepted, TTFT {}",
+            p.input_tokens,
+            long.server_prompt_tokens
+                .map(|n| format!(", {n} by the server's count"))
+                .unwrap_or_default(),
+            long.ttft
+                .map(|t| format!("{:.0} ms", t.as_secs_f64() * 1000.0))
+                .unwrap_or_else(|| "n/a".into()),
+        ));
+    }
 
     let stop = stop_signal();
     let mut outcomes = Vec::new();
@@ -468,6 +493,7 @@ async fn run_scenario(
             .value,
             git_commit: environment::git_commit(),
             tokenizer_sha256: tokenizer_sha256.clone(),
+            tokenizer_source: Some(tokenizer_source.clone()),
             endpoint: endpoint.clone(),
             host: environment::host_info(),
             started_at: Utc::now(),

@@ -153,6 +153,26 @@ pub enum PreflightError {
         /// Body excerpt.
         detail: String,
     },
+    /// The scenario's longest prompt was refused although the short probe passed: most
+    /// often longer than the server's context.
+    #[error(
+        "{url} answered {status} to the scenario's longest prompt ({tokens} tokens, max_tokens \
+         {max_tokens}) although a short probe passed: {cause} (server said: {detail})"
+    )]
+    PromptRefused {
+        /// The URL tried.
+        url: String,
+        /// HTTP status.
+        status: u16,
+        /// The prompt's length by the scenario's tokenizer.
+        tokens: u32,
+        /// `max_tokens` of the probe.
+        max_tokens: u32,
+        /// The likely cause and what to do.
+        cause: &'static str,
+        /// The server's message (secrets redacted).
+        detail: String,
+    },
     /// No answer in time.
     #[error(
         "{url} did not answer in time ({detail}): the server is stuck or overloaded, or \
@@ -247,7 +267,6 @@ pub async fn preflight(
     key_present: bool,
 ) -> Result<PreflightReport, PreflightError> {
     let models_url = client.models_url().to_owned();
-    let url = client.request_url().to_owned();
     // The client's own warnings (key over plain http) are the caller's to show, before this runs.
     let mut warnings: Vec<String> = Vec::new();
 
@@ -287,21 +306,116 @@ pub async fn preflight(
         });
     };
 
-    let served_text = || match &served {
+    Err(diagnose(
+        client,
+        model,
+        served.as_deref(),
+        api_key_env,
+        key_present,
+        err,
+    ))
+}
+
+/// `max_tokens` of the longest-prompt probe: enough for one token back, no decoding cost.
+pub const LONG_PROBE_MAX_TOKENS: u32 = 1;
+
+/// What the longest-prompt probe learned.
+#[derive(Debug, Clone, PartialEq)]
+pub struct LongProbe {
+    /// Time to first token of the longest prompt (mostly its prefill).
+    pub ttft: Option<Duration>,
+    /// Prompt tokens the server counted, when its usage says.
+    pub server_prompt_tokens: Option<u32>,
+}
+
+/// After [`preflight`] passed: one request with the scenario's longest prompt (`tokens` long
+/// by the scenario's tokenizer) and `max_tokens` [`LONG_PROBE_MAX_TOKENS`], so a prompt longer
+/// than the server's context is caught before any load, with the server's own message.
+/// `served` is [`PreflightReport::served_models`].
+pub async fn probe_longest(
+    client: &Client,
+    model: &str,
+    served: Option<&[String]>,
+    prompt: &str,
+    tokens: u32,
+    api_key_env: Option<&str>,
+    key_present: bool,
+) -> Result<LongProbe, PreflightError> {
+    let req = client.prepare(prompt, tokens, LONG_PROBE_MAX_TOKENS);
+    // It follows the short probe at once, on that probe's pooled connection, which a server
+    // may close just then (llama-server does after every stream): the client sends it once
+    // more on a new connection (`RequestRecord::resent`), so such a close says nothing here.
+    let rec = client
+        .send(&req, Instant::now(), Duration::ZERO, 0, true)
+        .await;
+    let Some(err) = rec.error.clone() else {
+        return Ok(LongProbe {
+            ttft: rec.ttft(),
+            server_prompt_tokens: rec.server_prompt_tokens,
+        });
+    };
+    let status = err.status.unwrap_or(0);
+    // The same model passed the short probe, so a 400 naming "model" here is about the length
+    // ("This model's maximum context length is ..."), not an unknown model.
+    let cause = match (err.class, status) {
+        (ErrorClass::Client4xx, 400) => Some(
+            "the prompt is most likely longer than the server's context (vLLM \
+             --max-model-len, SGLang --context-length, llama.cpp -c divided by -np slots); \
+             lower workload.input_tokens (or range_ratio, the sweep's values, the dataset's \
+             longest prompt) or give the server a longer context",
+        ),
+        (ErrorClass::Client4xx, 413) => Some(
+            "the request body is too large for the server or a gateway in front of it; raise \
+             its body limit or send shorter prompts",
+        ),
+        (ErrorClass::Client4xx, 422) => Some(
+            "the server refuses a prompt of this length or shape; check its context length \
+             and workload.input_tokens",
+        ),
+        _ => None,
+    };
+    match cause {
+        Some(cause) => Err(PreflightError::PromptRefused {
+            url: client.request_url().to_owned(),
+            status,
+            tokens,
+            max_tokens: LONG_PROBE_MAX_TOKENS,
+            cause,
+            detail: err.detail,
+        }),
+        None => Err(diagnose(
+            client,
+            model,
+            served,
+            api_key_env,
+            key_present,
+            err,
+        )),
+    }
+}
+
+/// The error for a failed probe: what came back, read with what `/v1/models` said.
+fn diagnose(
+    client: &Client,
+    model: &str,
+    served: Option<&[String]>,
+    api_key_env: Option<&str>,
+    key_present: bool,
+    err: RequestError,
+) -> PreflightError {
+    let models_url = client.models_url().to_owned();
+    let url = client.request_url().to_owned();
+    let served_text = || match served {
         Some(list) if !list.is_empty() => client.redact(&list.join(", ")),
         Some(_) => "(none listed)".to_owned(),
         None => format!("(unknown: {models_url} did not list them)"),
     };
-    let not_listed = served
-        .as_ref()
-        .is_some_and(|list| !list.iter().any(|m| m == model));
-    let listed = served
-        .as_ref()
-        .is_some_and(|list| list.iter().any(|m| m == model));
+    let not_listed = served.is_some_and(|list| !list.iter().any(|m| m == model));
+    let listed = served.is_some_and(|list| list.iter().any(|m| m == model));
     let mentions_model = err.detail.to_ascii_lowercase().contains("model");
     let path_wrong = client.base_url().ends_with("/v1") || !mentions_model;
     let status = err.status.unwrap_or(0);
-    Err(match err.class {
+    match err.class {
         ErrorClass::Auth => PreflightError::Auth {
             url,
             status,
@@ -362,7 +476,7 @@ pub async fn preflight(
             detail: err.detail,
         },
         _ => transport_error(&url, &err),
-    })
+    }
 }
 
 #[cfg(test)]

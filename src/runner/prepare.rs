@@ -10,7 +10,8 @@ use std::sync::Arc;
 use crate::scenario::limits;
 use crate::scenario::{Dataset, Finding, KeySeg, Loaded, Scenario, SweepField};
 use crate::sim::SimConfig;
-use crate::workload::{self, PromptSet, Tokenizer};
+use crate::workload::tokenizer_source::{self, HubSettings, TokenizerSource};
+use crate::workload::{self, Prompt, PromptSet, Tokenizer};
 
 /// A scenario ready to run: what `prepare` built and checked.
 pub struct Prepared {
@@ -20,10 +21,16 @@ pub struct Prepared {
     pub tokenizer: Arc<Tokenizer>,
     /// Its file, resolved.
     pub tokenizer_path: PathBuf,
+    /// Where it came from (file, model directory, hub id), for run.json.
+    pub tokenizer_source: TokenizerSource,
     /// The dataset file of a jsonl / ShareGPT workload, resolved.
     pub dataset_path: Option<PathBuf>,
     /// The simulator's settings (the scenario's model name served) when `base_url` is `sim`.
     pub sim: Option<SimConfig>,
+    /// The longest prompt any rung of any ladder (sweep values included) can send, for the
+    /// preflight's long probe (`None` only when a size is over the limits, which validation
+    /// reports).
+    pub longest_prompt: Option<Prompt>,
 }
 
 /// Seed of rung `idx`'s arrival schedule (the run and `prepare` draw the same one).
@@ -70,25 +77,39 @@ pub fn prepare(loaded: &Loaded, scenario: Scenario) -> Result<Prepared, Vec<Find
     }
     check_schedule(&scenario, &mut found);
 
-    let tokenizer_path = loaded.resolve(&scenario.tokenizer);
     let dataset_path = scenario.workload.path.as_ref().map(|p| loaded.resolve(p));
-    let tokenizer = match workload::tokenizer::load(&tokenizer_path) {
-        Ok(t) => Some(t),
+    // A file, a model directory, or a hub id from the Hugging Face cache (downloaded into it
+    // when the scenario allows): `validate` resolves it the same way.
+    let source = tokenizer_source::resolve(
+        &scenario.tokenizer.to_string_lossy(),
+        &loaded.resolve(&scenario.tokenizer),
+        &HubSettings::from_env(scenario.tokenizer_download),
+    );
+    let tokenizer = match &source {
+        Ok(src) => match workload::tokenizer::load(&src.path) {
+            Ok(t) => Some(t),
+            Err(m) => {
+                found.push(Finding::at(&["tokenizer"], m));
+                None
+            }
+        },
         Err(m) => {
-            found.push(Finding::at(&["tokenizer"], m));
+            found.push(Finding::at(&["tokenizer"], m.clone()));
             None
         }
     };
-    if let Some(tok) = &tokenizer {
-        check_prompts(&scenario, tok, dataset_path.as_deref(), &mut found);
-    }
-    match tokenizer {
-        Some(t) if found.is_empty() => Ok(Prepared {
+    let longest = tokenizer
+        .as_ref()
+        .and_then(|tok| check_prompts(&scenario, tok, dataset_path.as_deref(), &mut found));
+    match (tokenizer, source) {
+        (Some(t), Ok(source)) if found.is_empty() => Ok(Prepared {
             scenario,
             tokenizer: Arc::new(t),
-            tokenizer_path,
+            tokenizer_path: source.path.clone(),
+            tokenizer_source: source,
             dataset_path,
             sim,
+            longest_prompt: longest,
         }),
         _ => Err(found),
     }
@@ -129,17 +150,29 @@ fn check_schedule(s: &Scenario, found: &mut Vec<Finding>) {
 /// Prompts as the run builds them. A file dataset is read, parsed and templated whole (the
 /// run builds the same prompts on every rung); the random dataset is sampled at the shortest
 /// and the longest length each ladder draws, which is where a template can fail (no room for
-/// the prompt, output over the cap).
+/// the prompt, output over the cap). Returns the longest prompt built (`None` when a size is
+/// over the limits or no prompt could be built: the findings say why).
 fn check_prompts(
     s: &Scenario,
     tok: &Tokenizer,
     dataset: Option<&std::path::Path>,
     found: &mut Vec<Finding>,
-) {
+) -> Option<Prompt> {
     let count = s.load.warmup_requests as u64 + s.workload.requests_per_rung as u64;
     if count > limits::MAX_REQUESTS_PER_RUNG {
-        return;
+        return None;
     }
+    let mut longest: Option<Prompt> = None;
+    let mut keep = |p: Option<&Prompt>| {
+        if let Some(p) = p {
+            if longest
+                .as_ref()
+                .is_none_or(|l| p.input_tokens > l.input_tokens)
+            {
+                longest = Some(p.clone());
+            }
+        }
+    };
     let key_of = |e: &workload::WorkloadError| -> &'static str {
         match e {
             workload::WorkloadError::Setting { setting, .. } => setting,
@@ -163,6 +196,7 @@ fn check_prompts(
         Dataset::Jsonl | Dataset::Sharegpt => {
             match PromptSet::load(&s.workload, tok, dataset, count as usize, 0) {
                 Ok(set) => {
+                    keep(set.prompts.iter().max_by_key(|p| p.input_tokens));
                     let total: u64 = set.prompts.iter().map(|p| u64::from(p.input_tokens)).sum();
                     if let Some(m) = limits::rung_tokens_problem(count, total) {
                         found.push(
@@ -188,20 +222,25 @@ fn check_prompts(
                 }
                 let mut w = s.workload.clone();
                 w.input_tokens = len;
-                if let Err(e) = PromptSet::load(&w, tok, None, 1, 0) {
-                    push(e);
-                    continue;
-                }
-                let longest = (f64::from(len) * (1.0 + w.range_ratio)).floor();
-                let longest = longest.clamp(1.0, f64::from(u32::MAX)) as u32;
-                if longest != len {
-                    w.input_tokens = longest;
-                    w.range_ratio = 0.0;
-                    if let Err(e) = PromptSet::load(&w, tok, None, 1, 0) {
+                match PromptSet::load(&w, tok, None, 1, 0) {
+                    Ok(set) => keep(set.prompts.first()),
+                    Err(e) => {
                         push(e);
+                        continue;
+                    }
+                }
+                let top = (f64::from(len) * (1.0 + w.range_ratio)).floor();
+                let top = top.clamp(1.0, f64::from(u32::MAX)) as u32;
+                if top != len || w.range_ratio > 0.0 {
+                    w.input_tokens = top;
+                    w.range_ratio = 0.0;
+                    match PromptSet::load(&w, tok, None, 1, 0) {
+                        Ok(set) => keep(set.prompts.first()),
+                        Err(e) => push(e),
                     }
                 }
             }
         }
     }
+    longest
 }

@@ -9,6 +9,7 @@ pub mod diagnostic;
 pub mod extends;
 pub mod extra_body;
 pub mod from_vllm;
+pub mod hub_id;
 pub mod identity;
 pub mod init;
 pub mod limits;

@@ -34,8 +34,14 @@ pub struct Scenario {
     pub endpoint: Endpoint,
     /// Model name sent in every request (the server's served model name).
     pub model: String,
-    /// Path to a Hugging Face `tokenizer.json` (local file only), relative to the scenario file.
+    /// The tokenizer: a Hugging Face `tokenizer.json` file, a model directory holding one
+    /// (paths relative to the scenario file), or a hub id `Org/Name[@revision]` read from the
+    /// local Hugging Face cache (downloaded into it only with `tokenizer_download: true`).
     pub tokenizer: PathBuf,
+    /// Let ladder download a hub id's `tokenizer.json` into the Hugging Face cache when it is
+    /// not there (never when `HF_HUB_OFFLINE` is set; `HF_TOKEN` is read for gated models).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub tokenizer_download: bool,
     /// What prompts are sent and how long the outputs are.
     pub workload: Workload,
     /// The rate ladder: how fast requests arrive on each rung.

@@ -78,7 +78,11 @@ pub(crate) fn check(
     super::extra_body::check(v, &mut out);
     if let (Some(t), Some(check)) = (string(v, &["tokenizer"]), tokenizer_check) {
         let resolved = resolve_against(file, Path::new(t));
-        if let Err(e) = check(&resolved) {
+        // A hub id that is not a local path is looked up in the Hugging Face cache (or
+        // downloaded) by `runner::prepare`, which `ladder validate` runs too.
+        let hub = !resolved.exists() && super::hub_id::HubId::parse(t).is_some();
+        let checked = if hub { Ok(()) } else { check(&resolved) };
+        if let Err(e) = checked {
             let mut pr = Problem::value(p(&["tokenizer"]), e);
             if !resolved.exists() && !Path::new(t).is_absolute() {
                 pr = pr.hint("relative paths are resolved against the scenario file's directory");

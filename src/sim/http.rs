@@ -45,6 +45,7 @@ pub(crate) fn router(app: Arc<App>) -> Router {
         .route("/v1/models", get(models))
         .route("/v1/completions", post(completions))
         .route("/v1/chat/completions", post(chat))
+        .route("/tokenize", post(super::tokenize::tokenize))
         .fallback(|| async {
             error(
                 StatusCode::NOT_FOUND,
@@ -133,7 +134,7 @@ fn rejection(cfg: &SimConfig, why: &str) -> Response {
 /// Errors of request checks are boxed: a `Response` is large for a `Result`'s error side.
 type Refusal = Box<Response>;
 
-fn unknown_model(model: &str) -> Refusal {
+pub(super) fn unknown_model(model: &str) -> Refusal {
     Box::new(error(
         StatusCode::NOT_FOUND,
         format!("The model `{model}` does not exist."),
@@ -142,7 +143,7 @@ fn unknown_model(model: &str) -> Refusal {
     ))
 }
 
-fn bad_request(message: impl Into<String>, code: &str) -> Refusal {
+pub(super) fn bad_request(message: impl Into<String>, code: &str) -> Refusal {
     Box::new(error(
         StatusCode::BAD_REQUEST,
         message,
@@ -151,7 +152,7 @@ fn bad_request(message: impl Into<String>, code: &str) -> Refusal {
     ))
 }
 
-fn authorized(app: &App, headers: &HeaderMap) -> Result<(), Refusal> {
+pub(super) fn authorized(app: &App, headers: &HeaderMap) -> Result<(), Refusal> {
     let Some(key) = &app.api_key else {
         return Ok(());
     };

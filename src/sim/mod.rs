@@ -6,6 +6,7 @@
 mod config;
 mod engine;
 mod http;
+mod tokenize;
 mod words;
 
 use std::io;

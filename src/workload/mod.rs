@@ -9,6 +9,7 @@ mod synth;
 #[doc(hidden)]
 pub mod testkit;
 pub mod tokenizer;
+pub mod tokenizer_source;
 
 use std::path::{Path, PathBuf};
 

@@ -1,4 +1,5 @@
-//! Loading a local Hugging Face `tokenizer.json` (never from a hub).
+//! Loading a local Hugging Face `tokenizer.json` (a file, or a model directory holding one);
+//! finding it for a hub id is [`super::tokenizer_source`].
 
 use std::path::Path;
 
@@ -14,19 +15,15 @@ pub fn load(path: &Path) -> Result<Tokenizer, String> {
         _ => format!("cannot read tokenizer file {}: {e}", path.display()),
     })?;
     if meta.is_dir() {
-        let inner = path.join("tokenizer.json");
-        return Err(if inner.is_file() {
-            format!(
-                "{} is a directory; point `tokenizer` at the file {}",
-                path.display(),
-                inner.display()
-            )
-        } else {
-            format!(
-                "{} is a directory, not a tokenizer.json file",
-                path.display()
-            )
-        });
+        let inner = path.join(super::tokenizer_source::TOKENIZER_FILE);
+        if inner.is_file() {
+            return load(&inner);
+        }
+        return Err(format!(
+            "{} is a directory without a tokenizer.json: point `tokenizer` at a model \
+             directory that has one, at the file itself, or at a hub id `Org/Name`",
+            path.display()
+        ));
     }
     if meta.len() > MAX_TOKENIZER_BYTES {
         return Err(format!(

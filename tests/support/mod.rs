@@ -414,7 +414,10 @@ impl FaultServer {
     }
 }
 
-/// Answers `/v1/models` and the first `good` POSTs (the preflight probe) correctly, then
+/// POSTs of a run's preflight: the short probe and the longest-prompt probe.
+pub const PROBES: usize = 2;
+
+/// Answers `/v1/models` and the first `good` POSTs (the preflight probes, [`PROBES`]) correctly, then
 /// misbehaves with `fault` on every later POST. One request per connection.
 pub fn fault_server(fault: Fault, good: usize) -> FaultServer {
     let l = TcpListener::bind("127.0.0.1:0").unwrap();
