@@ -234,6 +234,7 @@ fn compare_cmd(command: Command) -> i32 {
                     scenario,
                     golden: Some(golden),
                     out,
+                    on_run_dir: Some(|dir| write_reports(dir, false)),
                     ..o
                 },
                 Err(e) => return fail(&e),
@@ -497,14 +498,21 @@ fn report(dirs: &[PathBuf], out: Option<PathBuf>) -> i32 {
     }
 }
 
+/// The one place a run's folder gets its reports (summary.md, summary.csv, report.html,
+/// analysis.json): after `ladder run` and after the run of `ladder gate`, partial runs
+/// included. A report that cannot be written is a warning, never a failed run.
+fn write_reports(dir: &std::path::Path, quiet: bool) {
+    match ladder::report::write_all(dir) {
+        Ok(()) if !quiet => eprintln!("report: {}", dir.join("report.html").display()),
+        Ok(()) => {}
+        Err(e) => eprintln!("warning: no report for {}: {e}", dir.display()),
+    }
+}
+
 fn run(opts: ladder::runner::RunOptions) -> i32 {
     use ladder::runner::RunError;
     // Reports are written for every folder the run produced, partial ones included.
-    let reports = |dir: &std::path::Path| match ladder::report::write_all(dir) {
-        Ok(()) if !opts.quiet => eprintln!("report: {}", dir.join("report.html").display()),
-        Ok(()) => {}
-        Err(e) => eprintln!("warning: no report for {}: {e}", dir.display()),
-    };
+    let reports = |dir: &std::path::Path| write_reports(dir, opts.quiet);
     match ladder::runner::run_all(&opts) {
         Ok(outcomes) => {
             for o in &outcomes {

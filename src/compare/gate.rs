@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 
 use super::{compare, junit, markdown, render, CompareError, CompareOptions, Comparison};
 use crate::results::{LoadError, ResultDir, RunStatus};
-use crate::runner::{self, RunOptions, RunOutcome};
+use crate::runner::{self, RunError, RunOptions, RunOutcome};
 
 /// Options of `ladder gate`.
 #[derive(Debug, Clone, Default)]
@@ -22,6 +22,11 @@ pub struct GateOptions {
     pub junit: Option<PathBuf>,
     pub strict: bool,
     pub compare: CompareOptions,
+    /// Called with the fresh run's folder as soon as the run ends (a stopped or failed run
+    /// that left a folder included), before the comparison: `ladder gate` writes the same
+    /// reports there as `ladder run` (the CLI passes its one report writer, so compare
+    /// never depends on report).
+    pub on_run_dir: Option<fn(&Path)>,
 }
 
 /// Why a gate or bless could not produce a verdict (exit 2).
@@ -91,7 +96,17 @@ pub fn gate(opts: &GateOptions) -> Result<Comparison, GateError> {
         out_dir: opts.out.clone(),
         ..Default::default()
     })
-    .map_err(|e| GateError::Run(e.to_string()))?;
+    .map_err(|e| {
+        if let (Some(f), RunError::Interrupted { dir, .. } | RunError::Failed { dir, .. }) =
+            (opts.on_run_dir, &e)
+        {
+            f(dir);
+        }
+        GateError::Run(e.to_string())
+    })?;
+    if let Some(f) = opts.on_run_dir {
+        f(&outcome.dir);
+    }
     let c = gate_outcome(opts, &outcome)?;
     print!("{}", render::terminal(&c, opts.strict));
     write_outputs(&c, opts)?;
