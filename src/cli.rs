@@ -479,8 +479,21 @@ fn report(dirs: &[PathBuf], out: Option<PathBuf>) -> i32 {
         [dir] => ladder::report::write_run(dir, out.as_deref().unwrap_or(dir)),
         [base, candidate] => {
             let out = out.unwrap_or_else(|| candidate.join("compare"));
-            // The comparer's verdict rows join here once `compare` produces them.
-            ladder::report::write_comparison(base, candidate, &out, None)
+            // The verdicts of `ladder compare BASE CANDIDATE` (default checks, or the
+            // baseline's `gate:` rules); runs that cannot be compared are still overlaid.
+            let compared = ladder::compare::compare_dirs(
+                base,
+                candidate,
+                &ladder::compare::CompareOptions::default(),
+            );
+            let verdicts = match compared {
+                Ok(c) => Some(ladder::compare::render::report_rows(&c)),
+                Err(e) => {
+                    eprintln!("note: the overlay has no verdict table: {e}");
+                    None
+                }
+            };
+            ladder::report::write_comparison(base, candidate, &out, verdicts)
         }
         _ => unreachable!("clap allows one or two folders"),
     };
