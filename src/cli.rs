@@ -253,8 +253,15 @@ fn compare_cmd(command: Command) -> i32 {
             golden: Some(golden),
             force,
         }) {
-            Ok(dest) => {
-                println!("blessed: {}", dest.display());
+            Ok(b) => {
+                println!("blessed: {}", b.dest.display());
+                if let Some(r) = &b.replaced {
+                    println!(
+                        "replaced: {}, kept in {} (move it back to restore it)",
+                        r.describe(),
+                        r.archive.display()
+                    );
+                }
                 ladder::exit::OK
             }
             Err(e) => fail(&e),

@@ -116,7 +116,7 @@ impl RunWriter {
         // folder outside `root`, whoever the caller.
         if !is_scenario_name(&info.scenario_name) {
             return Err(WriteError::Refused(format!(
-                "scenario name {:?} cannot name a result folder: use letters, digits, `.`, `_`, `-` (not `.` or `..`)",
+                "scenario name {:?} cannot name a result folder: use letters, digits, `.`, `_`, `-` (not `.`, `..` or `.replaced`)",
                 info.scenario_name
             )));
         }

@@ -20,7 +20,7 @@ pub mod validate;
 mod yaml;
 
 pub use diagnostic::{Diagnostic, Diagnostics};
-pub use identity::{is_scenario_name, label_clash, rate_label};
+pub use identity::{is_scenario_name, label_clash, rate_label, REPLACED_DIR};
 pub use load::{check_file, check_text, load, validate_file, Finding, Loaded, MAX_SCENARIO_BYTES};
 pub use schema::schema_json;
 pub use types::*;
