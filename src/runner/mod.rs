@@ -400,18 +400,24 @@ async fn run_scenario(
             .into_owned()
     };
 
-    let scrape = ScrapeSetup::new(
-        scenario.server_metrics.as_ref(),
-        &base_url,
-        api_key.as_ref(),
-        |u| {
-            shown
-                .own
-                .redact(&environment::shown_base_url(u))
-                .into_owned()
-        },
-    )
-    .map_err(RunError::Preflight)?;
+    let (scrape, scrape_warning) = warnings::scrape_or_warning(
+        ScrapeSetup::new(
+            scenario.server_metrics.as_ref(),
+            &base_url,
+            api_key.as_ref(),
+            |u| {
+                shown
+                    .own
+                    .redact(&environment::shown_base_url(u))
+                    .into_owned()
+            },
+        ),
+        |e| shown.own.redact(e).into_owned(),
+    );
+    if let Some(w) = scrape_warning {
+        say(&format!("warning: {w}"));
+        early_warnings.push(w);
+    }
 
     say(&format!("preflight: {endpoint}"));
     let report = preflight::preflight(

@@ -131,6 +131,13 @@ impl ScrapeSetup {
                 },
             ),
         };
+        // Scenario validation refuses such a URL; a caller that skipped it gets the reason
+        // here (and the runner a warning), not a scrape of something else.
+        match url::Url::parse(&url) {
+            Ok(u) if matches!(u.scheme(), "http" | "https") => {}
+            Ok(u) => return Err(format!("`{}` is not an http(s) URL", u.scheme())),
+            Err(e) => return Err(format!("the metrics URL is not a URL: {e}")),
+        }
         let interval = cfg.interval.0.max(Duration::from_millis(100));
         // A scrape may take at most the interval (and never more than 5 s): a slow page
         // costs a sample, not the rung.
