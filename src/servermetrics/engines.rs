@@ -136,6 +136,8 @@ const NAMES: &[(&str, Concept)] = &[
         "tgi_request_mean_time_per_token_duration",
         Concept::ServerItl,
     ),
+    // llama.cpp: tools/server (`--metrics`); checked against a recorded page
+    // (fixtures/llamacpp_real.prom). `kv_cache_usage_ratio` is in older builds only.
     ("llamacpp:requests_processing", Concept::Running),
     ("llamacpp:requests_deferred", Concept::Waiting),
     ("llamacpp:kv_cache_usage_ratio", Concept::KvUsage),
@@ -397,5 +399,20 @@ mod fixtures {
         assert_eq!(s.gauges[&Concept::KvUsage], 0.41);
         assert_eq!(s.counters[&Concept::GeneratedTokens], 640.0);
         assert_eq!(s.raw["llamacpp:prompt_tokens_total"], 2048.0);
+    }
+
+    /// A page recorded from a real llama-server under load: the same names map, nothing
+    /// else is taken for a concept, and the rest stays raw.
+    #[test]
+    fn llamacpp_recorded_page() {
+        let s = page(include_str!("fixtures/llamacpp_real.prom"));
+        assert_eq!(s.engine, Some(Engine::LlamaCpp));
+        assert_eq!(s.gauges[&Concept::Running], 4.0);
+        assert_eq!(s.gauges[&Concept::Waiting], 2.0);
+        assert_eq!(s.counters[&Concept::GeneratedTokens], 0.0);
+        assert!(!s.gauges.contains_key(&Concept::KvUsage));
+        assert!(s.hists.is_empty());
+        assert_eq!(s.raw["llamacpp:prompt_tokens_total"], 16.0);
+        assert_eq!(s.raw["llamacpp:n_busy_slots_per_decode"], 3.5);
     }
 }
