@@ -263,6 +263,7 @@ fn write_run(dir: &Path, spec: &Spec) {
         status_detail: (spec.status == RunStatus::Interrupted).then(|| "Ctrl-C".to_string()),
         rungs,
         warnings: vec![],
+        server: None,
     };
     std::fs::write(
         dir.join("run.json"),

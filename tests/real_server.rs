@@ -415,6 +415,22 @@ fn real_llamacpp_metrics_land_in_the_result_files() {
     sc.extra = "server_metrics:\n  interval: 250ms\n";
     let (r, dir) = run_ok(&sc.write(tmp.path()), tmp.path(), Duration::from_secs(240));
     assert!(!r.stderr.contains("cannot scrape"), "{}", r.all());
+    // Its identity, from `GET /props` once the names said llama.cpp.
+    let info = json(&dir.join("run.json"));
+    assert_eq!(info["server"]["engine"], "llama.cpp", "{info}");
+    assert_eq!(info["server"]["source"], "/props", "{info}");
+    assert!(
+        info["server"]["version"]
+            .as_str()
+            .is_some_and(|v| !v.is_empty()),
+        "{info}"
+    );
+    assert!(
+        info["server"]["model"]
+            .as_str()
+            .is_some_and(|m| m.ends_with(".gguf")),
+        "{info}"
+    );
     for rate in ["1", "3"] {
         let rung = json(&dir.join(format!("result_rate_{rate}.json")));
         assert_eq!(rung["completed"], 4, "rung {rate}: {rung}");

@@ -213,6 +213,7 @@ fn run_info(name: &str, rungs: Vec<RungEntry>) -> RunInfo {
         status_detail: None,
         rungs,
         warnings: vec!["rung 40: client dispatch lag p99 7.0 ms".into()],
+        server: None,
     }
 }
 

@@ -21,8 +21,42 @@ impl TextFetcher {
         timeout: Duration,
         max_bytes: usize,
     ) -> Result<TextFetcher, String> {
+        Self::with_redirects(
+            url,
+            key,
+            timeout,
+            max_bytes,
+            reqwest::redirect::Policy::default(),
+        )
+    }
+
+    /// As [`TextFetcher::new`], but a redirect is an error instead of being followed: for a
+    /// page whose key must reach `url`'s host and no other.
+    pub fn no_redirects(
+        url: &str,
+        key: Option<ApiKey>,
+        timeout: Duration,
+        max_bytes: usize,
+    ) -> Result<TextFetcher, String> {
+        Self::with_redirects(
+            url,
+            key,
+            timeout,
+            max_bytes,
+            reqwest::redirect::Policy::none(),
+        )
+    }
+
+    fn with_redirects(
+        url: &str,
+        key: Option<ApiKey>,
+        timeout: Duration,
+        max_bytes: usize,
+        redirects: reqwest::redirect::Policy,
+    ) -> Result<TextFetcher, String> {
         let http = reqwest::Client::builder()
             .timeout(timeout)
+            .redirect(redirects)
             .pool_max_idle_per_host(1)
             .build()
             .map_err(|e| format!("cannot build an HTTP client: {e}"))?;

@@ -155,6 +155,11 @@ impl RunWriter {
         self.info.warnings.push(message);
     }
 
+    /// Record the server's identity in run.json (written with the next update).
+    pub fn set_server(&mut self, id: crate::servermetrics::ServerIdentity) {
+        self.info.server = Some(id);
+    }
+
     fn write_run_json(&self) -> Result<(), WriteError> {
         let text = serde_json::to_vec_pretty(&self.info).expect("RunInfo serialises");
         atomic_write(&self.dir.join("run.json"), &text)
@@ -261,6 +266,7 @@ mod tests {
             status_detail: None,
             rungs: vec![],
             warnings: vec![],
+            server: None,
         }
     }
 

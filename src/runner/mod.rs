@@ -464,6 +464,7 @@ async fn run_scenario(
             status_detail: None,
             rungs: vec![],
             warnings: early_warnings.clone(),
+            server: None,
         };
         let root = ctx
             .opts
@@ -536,6 +537,8 @@ async fn run_rungs(
 ) -> Result<RunOutcome, RunError> {
     let quiet = ctx.opts.quiet;
     let mut scrape_warned = false;
+    // The server's identity is asked once, after the first rung whose metrics named the engine.
+    let mut identity_asked = false;
     let rates = scenario.rungs();
     let warmup = scenario.load.warmup_requests as usize;
     let n = scenario.workload.requests_per_rung as usize;
@@ -625,6 +628,16 @@ async fn run_rungs(
                 );
                 bar.println(&format!("warning: {w}"));
                 writer.warn(w);
+            }
+            if let (Some(engine), false) = (&summary.server.engine, identity_asked) {
+                identity_asked = true;
+                if let Some(mut id) = setup.identify(engine).await {
+                    let r = client.redactor();
+                    for v in [&mut id.version, &mut id.model].into_iter().flatten() {
+                        *v = r.redact(v).into_owned();
+                    }
+                    writer.set_server(id);
+                }
             }
         }
         bar.finish(&summary);

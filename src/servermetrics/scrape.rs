@@ -95,6 +95,10 @@ pub struct ScrapeSetup {
     interval: Duration,
     /// The URL with any secret query value masked, for warnings.
     pub shown_url: String,
+    /// The endpoint's base URL and key, for [`ScrapeSetup::identify`] (never the metrics
+    /// page's own key: that one may belong to another host).
+    base_url: String,
+    endpoint_key: Option<ApiKey>,
 }
 
 impl ScrapeSetup {
@@ -147,7 +151,15 @@ impl ScrapeSetup {
             fetcher: Arc::new(fetcher),
             interval,
             shown_url: shown(&url),
+            base_url: base_url.to_string(),
+            endpoint_key: endpoint_key.cloned(),
         }))
+    }
+
+    /// Ask the endpoint's server who it is, once its metric names told its `engine`
+    /// ([`super::identity`]); `None` for other engines and on any failure.
+    pub async fn identify(&self, engine: &str) -> Option<super::ServerIdentity> {
+        super::identity::fetch(engine, &self.base_url, self.endpoint_key.clone()).await
     }
 
     /// Start scraping one rung whose first measured request is sent at `first_at`.

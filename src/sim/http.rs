@@ -42,6 +42,13 @@ pub(crate) fn router(app: Arc<App>) -> Router {
     Router::new()
         .route("/health", get(|| async { StatusCode::OK }))
         .route("/metrics", get(metrics))
+        // As vLLM's `GET /version` (no key needed there either).
+        .route(
+            "/version",
+            get(|| async {
+                Json(json!({"version": concat!("ladder-sim ", env!("CARGO_PKG_VERSION"))}))
+            }),
+        )
         .route("/v1/models", get(models))
         .route("/v1/completions", post(completions))
         .route("/v1/chat/completions", post(chat))
