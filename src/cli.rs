@@ -234,13 +234,21 @@ fn compare_cmd(command: Command) -> i32 {
                     scenario,
                     golden: Some(golden),
                     out,
-                    on_run_dir: Some(|dir| write_reports(dir, false)),
+                    // Quiet: the path is printed after the verdict, so an error (no
+                    // baseline) stays the first line of stderr after progress.
+                    on_run_dir: Some(|dir| write_reports(dir, true)),
                     ..o
                 },
                 Err(e) => return fail(&e),
             };
             match compare::gate(&opts) {
-                Ok(c) => c.exit_code(opts.strict),
+                Ok(c) => {
+                    let html = std::path::Path::new(&c.cand_label).join("report.html");
+                    if html.is_file() {
+                        println!("report: {}", html.display());
+                    }
+                    c.exit_code(opts.strict)
+                }
                 Err(e) => fail(&e),
             }
         }

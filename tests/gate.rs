@@ -156,8 +156,9 @@ fn gate_passes_unchanged_and_fails_a_30_percent_slower_decode() {
             assert!(run.join(f).is_file(), "{} has no {f}", run.display());
         }
     }
-    // The gate said where its run's report is (the newest folder: the slower build).
-    let err = String::from_utf8_lossy(&slower.stderr);
+    // The gate said where its run's report is, after the verdict (the newest folder: the
+    // slower build).
+    let err = String::from_utf8_lossy(&slower.stdout);
     let newest = runs.last().unwrap();
     let name = newest.file_name().unwrap().to_string_lossy();
     assert!(
