@@ -234,12 +234,21 @@ fn compare_cmd(command: Command) -> i32 {
                     scenario,
                     golden: Some(golden),
                     out,
+                    // Quiet: the path is printed after the verdict, so an error (no
+                    // baseline) stays the first line of stderr after progress.
+                    on_run_dir: Some(|dir| write_reports(dir, true)),
                     ..o
                 },
                 Err(e) => return fail(&e),
             };
             match compare::gate(&opts) {
-                Ok(c) => c.exit_code(opts.strict),
+                Ok(c) => {
+                    let html = std::path::Path::new(&c.cand_label).join("report.html");
+                    if html.is_file() {
+                        println!("report: {}", html.display());
+                    }
+                    c.exit_code(opts.strict)
+                }
                 Err(e) => fail(&e),
             }
         }
@@ -252,8 +261,15 @@ fn compare_cmd(command: Command) -> i32 {
             golden: Some(golden),
             force,
         }) {
-            Ok(dest) => {
-                println!("blessed: {}", dest.display());
+            Ok(b) => {
+                println!("blessed: {}", b.dest.display());
+                if let Some(r) = &b.replaced {
+                    println!(
+                        "replaced: {}, kept in {} (move it back to restore it)",
+                        r.describe(),
+                        r.archive.display()
+                    );
+                }
                 ladder::exit::OK
             }
             Err(e) => fail(&e),
@@ -478,8 +494,21 @@ fn report(dirs: &[PathBuf], out: Option<PathBuf>) -> i32 {
         [dir] => ladder::report::write_run(dir, out.as_deref().unwrap_or(dir)),
         [base, candidate] => {
             let out = out.unwrap_or_else(|| candidate.join("compare"));
-            // The comparer's verdict rows join here once `compare` produces them.
-            ladder::report::write_comparison(base, candidate, &out, None)
+            // The verdicts of `ladder compare BASE CANDIDATE` (default checks, or the
+            // baseline's `gate:` rules); runs that cannot be compared are still overlaid.
+            let compared = ladder::compare::compare_dirs(
+                base,
+                candidate,
+                &ladder::compare::CompareOptions::default(),
+            );
+            let verdicts = match compared {
+                Ok(c) => Some(ladder::compare::render::report_rows(&c)),
+                Err(e) => {
+                    eprintln!("note: the overlay has no verdict table: {e}");
+                    None
+                }
+            };
+            ladder::report::write_comparison(base, candidate, &out, verdicts)
         }
         _ => unreachable!("clap allows one or two folders"),
     };
@@ -497,14 +526,21 @@ fn report(dirs: &[PathBuf], out: Option<PathBuf>) -> i32 {
     }
 }
 
+/// The one place a run's folder gets its reports (summary.md, summary.csv, report.html,
+/// analysis.json): after `ladder run` and after the run of `ladder gate`, partial runs
+/// included. A report that cannot be written is a warning, never a failed run.
+fn write_reports(dir: &std::path::Path, quiet: bool) {
+    match ladder::report::write_all(dir) {
+        Ok(()) if !quiet => eprintln!("report: {}", dir.join("report.html").display()),
+        Ok(()) => {}
+        Err(e) => eprintln!("warning: no report for {}: {e}", dir.display()),
+    }
+}
+
 fn run(opts: ladder::runner::RunOptions) -> i32 {
     use ladder::runner::RunError;
     // Reports are written for every folder the run produced, partial ones included.
-    let reports = |dir: &std::path::Path| match ladder::report::write_all(dir) {
-        Ok(()) if !opts.quiet => eprintln!("report: {}", dir.join("report.html").display()),
-        Ok(()) => {}
-        Err(e) => eprintln!("warning: no report for {}: {e}", dir.display()),
-    };
+    let reports = |dir: &std::path::Path| write_reports(dir, opts.quiet);
     match ladder::runner::run_all(&opts) {
         Ok(outcomes) => {
             for o in &outcomes {

@@ -265,6 +265,7 @@ fn write_run(dir: &Path, spec: &Spec) {
         status_detail: (spec.status == RunStatus::Interrupted).then(|| "Ctrl-C".to_string()),
         rungs,
         warnings: vec![],
+        server: None,
     };
     std::fs::write(
         dir.join("run.json"),
@@ -812,18 +813,33 @@ fn bless_refuses_an_interrupted_run_and_replaces_the_baseline() {
         .arg(&golden)
         .assert()
         .code(0)
-        .stdout(contains("blessed"));
+        .stdout(contains("blessed"))
+        // It says what it replaced, from the old baseline's run.json.
+        .stdout(contains(
+            "replaced: the baseline of 2026-01-01 00:00:00 UTC (no git commit recorded, ladder 0.1.0), kept in",
+        ));
     let info: RunInfo =
         serde_json::from_str(&std::fs::read_to_string(golden.join("quick/run.json")).unwrap())
             .unwrap();
     assert_eq!(info.status, RunStatus::Complete);
     assert!(golden.join("quick").join(requests_file_name(2.0)).is_file());
     assert!(!golden.join("quick").join(requests_file_name(5.0)).exists());
-    let names: Vec<String> = std::fs::read_dir(&golden)
+    let mut names: Vec<String> = std::fs::read_dir(&golden)
         .unwrap()
         .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
         .collect();
-    assert_eq!(names, vec!["quick".to_string()]);
+    names.sort();
+    // No temporary folders are left behind; the old baseline is kept, whole, under .replaced.
+    assert_eq!(names, vec![".replaced".to_string(), "quick".to_string()]);
+    let kept: Vec<PathBuf> = std::fs::read_dir(golden.join(".replaced/quick"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    assert_eq!(kept.len(), 1, "{kept:?}");
+    let old: RunInfo =
+        serde_json::from_str(&std::fs::read_to_string(kept[0].join("run.json")).unwrap()).unwrap();
+    assert_eq!(old.status, RunStatus::Interrupted);
+    assert!(kept[0].join(requests_file_name(5.0)).is_file());
     // Not a result folder.
     ladder()
         .arg("bless")
@@ -832,6 +848,101 @@ fn bless_refuses_an_interrupted_run_and_replaces_the_baseline() {
         .arg(&golden)
         .assert()
         .code(2);
+}
+
+/// Replaced baselines pile up under golden/.replaced/<scenario>/, one folder per bless;
+/// gate and history never take them for the baseline; a `.replaced` that is a symlink
+/// (golden/ arrives in pull requests) is refused, and nothing is moved.
+#[test]
+fn bless_keeps_every_replaced_baseline_and_nothing_mistakes_it_for_one() {
+    let t = tempfile::tempdir().unwrap();
+    let golden = t.path().join("golden");
+    for seed in 1..=3 {
+        let run = t.path().join(format!("run{seed}"));
+        write_run(
+            &run,
+            &Spec {
+                seed,
+                ..Spec::default()
+            },
+        );
+        ladder()
+            .arg("bless")
+            .arg(&run)
+            .arg("--golden")
+            .arg(&golden)
+            .assert()
+            .code(0);
+    }
+    let kept: Vec<PathBuf> = std::fs::read_dir(golden.join(".replaced/quick"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    assert_eq!(kept.len(), 2, "two blesses replaced a baseline: {kept:?}");
+    // History labels golden/quick as the baseline, never a replaced one.
+    let loaded =
+        ladder::history::series::load(&[golden.join("quick"), golden.join(".replaced/quick")])
+            .unwrap();
+    let names: Vec<&str> = loaded.folders.iter().map(|f| f.name.as_str()).collect();
+    assert_eq!(
+        names.iter().filter(|n| n.starts_with("golden/")).count(),
+        1,
+        "{names:?}"
+    );
+    assert!(names.contains(&"golden/quick"), "{names:?}");
+    // A run.json that names the scenario `.replaced` is refused by every reader.
+    let bad = t.path().join("bad");
+    write_run(&bad, &Spec::default());
+    let p = bad.join("run.json");
+    let text = std::fs::read_to_string(&p).unwrap();
+    std::fs::write(&p, text.replace("\"quick\"", "\".replaced\"")).unwrap();
+    ladder()
+        .arg("bless")
+        .arg(&bad)
+        .arg("--golden")
+        .arg(&golden)
+        .assert()
+        .code(2)
+        .stderr(contains("is not a scenario name"));
+    // A planted symlink at golden/.replaced: refused, the baseline stays where it was.
+    #[cfg(unix)]
+    {
+        let g2 = t.path().join("golden2");
+        ladder()
+            .arg("bless")
+            .arg(t.path().join("run1"))
+            .arg("--golden")
+            .arg(&g2)
+            .assert()
+            .code(0);
+        let elsewhere = t.path().join("elsewhere");
+        std::fs::create_dir(&elsewhere).unwrap();
+        std::os::unix::fs::symlink(&elsewhere, g2.join(".replaced")).unwrap();
+        ladder()
+            .arg("bless")
+            .arg(t.path().join("run2"))
+            .arg("--golden")
+            .arg(&g2)
+            .assert()
+            .code(2)
+            .stderr(contains("not a folder (a symlink or a file)"));
+        assert_eq!(std::fs::read_dir(&elsewhere).unwrap().count(), 0);
+        let f = result_file_name(1.0);
+        let read = |p: PathBuf| std::fs::read(p).unwrap();
+        assert_eq!(
+            read(g2.join("quick").join(&f)),
+            read(t.path().join("run1").join(&f))
+        );
+        assert_ne!(
+            read(t.path().join("run2").join(&f)),
+            read(t.path().join("run1").join(&f))
+        );
+        let left: Vec<_> = std::fs::read_dir(&g2)
+            .unwrap()
+            .map(|e| e.unwrap().file_name())
+            .collect();
+        assert_eq!(left.len(), 2, "no temporary folder left: {left:?}");
+    }
 }
 
 #[test]

@@ -143,4 +143,30 @@ fn gate_passes_unchanged_and_fails_a_30_percent_slower_decode() {
     assert!(junit.contains("<failure"), "{junit}");
     let md = std::fs::read_to_string(dir.join("slow.md")).unwrap();
     assert!(md.contains("median_tpot_ms"), "{md}");
+
+    // Every fresh run folder a gate made has the same reports as one `ladder run` made.
+    let mut runs: Vec<_> = std::fs::read_dir(dir.join("results/gate-check"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    runs.sort();
+    assert_eq!(runs.len(), 3, "{runs:?}");
+    for run in &runs {
+        for f in ["report.html", "summary.md", "summary.csv", "analysis.json"] {
+            assert!(run.join(f).is_file(), "{} has no {f}", run.display());
+        }
+    }
+    // The gate said where its run's report is, after the verdict (the newest folder: the
+    // slower build).
+    let err = String::from_utf8_lossy(&slower.stdout);
+    let newest = runs.last().unwrap();
+    let name = newest.file_name().unwrap().to_string_lossy();
+    assert!(
+        err.lines()
+            .any(|l| l.starts_with("report: ") && l.contains(&*name) && l.ends_with("report.html")),
+        "{}",
+        text(&slower)
+    );
+    let html = std::fs::read_to_string(newest.join("report.html")).unwrap();
+    assert!(html.contains("ladder report: gate-check"), "{html}");
 }

@@ -95,6 +95,7 @@ fn run_info(started: &str, max_num_seqs: u32, rungs: Vec<RungEntry>) -> RunInfo 
         status_detail: None,
         rungs,
         warnings: vec![],
+        server: None,
     }
 }
 

@@ -423,3 +423,72 @@ fn real_context_overflow_is_caught_at_preflight() {
     assert!(err.contains("longer than the server's context"), "{err}");
     assert!(run_dir(tmp.path()).is_none(), "no folder: {}", r.all());
 }
+
+/// The real server's `/metrics` (llama-server runs with `--metrics`), scraped during each rung:
+/// the engine is told from the names, and llama.cpp's counters land in the `server_*` keys
+/// with the values the requests imply. llama.cpp adds a request's tokens to
+/// `llamacpp:tokens_predicted_total` when it finishes, and every request of a rung finishes
+/// between the rung's first scrape (at its first send) and its last (after the drain), so the
+/// counter's increase is exactly the rung's output tokens.
+#[test]
+fn real_llamacpp_metrics_land_in_the_result_files() {
+    let Some(s) = real("real_llamacpp_metrics", "LADDER_REAL_SERVER_URL") else {
+        return;
+    };
+    let tmp = tempfile::tempdir().unwrap();
+    let mut sc = Scenario::new(&s.url, &s.model, &s.tokenizer);
+    sc.input_tokens = 16;
+    sc.output_tokens = 12;
+    sc.n = 4;
+    sc.baseline = 1.0;
+    sc.rates = "3";
+    sc.extra = "server_metrics:\n  interval: 250ms\n";
+    let (r, dir) = run_ok(&sc.write(tmp.path()), tmp.path(), Duration::from_secs(240));
+    assert!(!r.stderr.contains("cannot scrape"), "{}", r.all());
+    // Its identity, from `GET /props` once the names said llama.cpp.
+    let info = json(&dir.join("run.json"));
+    assert_eq!(info["server"]["engine"], "llama.cpp", "{info}");
+    assert_eq!(info["server"]["source"], "/props", "{info}");
+    assert!(
+        info["server"]["version"]
+            .as_str()
+            .is_some_and(|v| !v.is_empty()),
+        "{info}"
+    );
+    assert!(
+        info["server"]["model"]
+            .as_str()
+            .is_some_and(|m| m.ends_with(".gguf")),
+        "{info}"
+    );
+    for rate in ["1", "3"] {
+        let rung = json(&dir.join(format!("result_rate_{rate}.json")));
+        assert_eq!(rung["completed"], 4, "rung {rate}: {rung}");
+        assert_eq!(rung["server_engine"], "llama.cpp", "rung {rate}: {rung}");
+        assert_eq!(rung["server_scrape_failures"], 0.0, "rung {rate}: {rung}");
+        assert!(rung["server_scrapes"].as_f64().unwrap() >= 2.0, "{rung}");
+        assert_eq!(rung["total_output_tokens"], 48, "rung {rate}: {rung}");
+        assert_eq!(
+            rung["server_generated_tokens"], 48.0,
+            "rung {rate}: the server's count of generated tokens: {rung}"
+        );
+        // `requests_processing` / `requests_deferred` are gauges of a 4-slot server (-np 4)
+        // under at most 4 requests: within [0, 4], whatever the scrapes happened to catch.
+        for k in ["running", "waiting"] {
+            for stat in ["max", "mean"] {
+                let v = rung[format!("server_{stat}_{k}")]
+                    .as_f64()
+                    .unwrap_or_else(|| panic!("no server_{stat}_{k}: {rung}"));
+                assert!((0.0..=4.0).contains(&v), "server_{stat}_{k} = {v}: {rung}");
+            }
+        }
+        // One line per scrape beside the rung file.
+        let series = dir.join(format!("server_metrics_rate_{rate}.jsonl"));
+        assert_eq!(
+            lines(&series).len() as f64,
+            rung["server_scrapes"].as_f64().unwrap(),
+            "{}",
+            series.display()
+        );
+    }
+}

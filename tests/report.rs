@@ -214,6 +214,7 @@ fn run_info(name: &str, rungs: Vec<RungEntry>) -> RunInfo {
         status_detail: None,
         rungs,
         warnings: vec!["rung 40: client dispatch lag p99 7.0 ms".into()],
+        server: None,
     }
 }
 
@@ -626,4 +627,65 @@ fn ladder_report_writes_and_prints_the_paths() {
         .assert()
         .code(2)
         .stderr(predicates::str::contains("not a result folder"));
+}
+
+/// `ladder report BASE CANDIDATE` overlays the comparer's verdicts: the same table
+/// `ladder compare` prints, in summary.md and report.html. Runs that cannot be compared
+/// are still overlaid, without the table, and the command says why.
+#[test]
+fn ladder_report_overlay_carries_the_verdict_table() {
+    let tmp = tempfile::tempdir().unwrap();
+    let base = write_real_run(&tmp.path().join("b"), &[1.0, 5.0], 0);
+    // 10 of 20 requests fail: error rate 0 → 0.5, a regression by every rule.
+    let cand = write_real_run(&tmp.path().join("c"), &[1.0, 5.0], 10);
+    let out = tmp.path().join("cmp");
+    Command::cargo_bin("ladder")
+        .unwrap()
+        .arg("report")
+        .arg(&base)
+        .arg(&cand)
+        .arg("--out")
+        .arg(&out)
+        .assert()
+        .success();
+    let md = fs::read_to_string(out.join("summary.md")).unwrap();
+    assert!(md.contains("## Verdicts"), "{md}");
+    let row = md
+        .lines()
+        .find(|l| l.contains("| error_rate |") && l.starts_with("| 5 "))
+        .unwrap_or_else(|| panic!("no error_rate row at rate 5: {md}"));
+    assert!(row.contains("REGRESSION"), "{row}");
+    assert!(row.contains("0.500"), "{row}");
+    // Every default check of every common rung has its row.
+    let rows = md
+        .lines()
+        .filter(|l| l.starts_with("| 1 ") || l.starts_with("| 5 "))
+        .count();
+    assert!(rows >= 2 * 6, "{md}");
+    let html = fs::read_to_string(out.join("report.html")).unwrap();
+    assert!(html.contains("<h2>Verdicts</h2>"), "{html}");
+    assert!(html.contains("<td class=\"regression\">REGRESSION</td>"));
+
+    // No rung in common: overlaid without verdicts, with a note naming the reason.
+    let other = write_real_run(&tmp.path().join("o"), &[2.0], 0);
+    let out2 = tmp.path().join("cmp2");
+    let a = Command::cargo_bin("ladder")
+        .unwrap()
+        .arg("report")
+        .arg(&base)
+        .arg(&other)
+        .arg("--out")
+        .arg(&out2)
+        .assert()
+        .success();
+    let err = String::from_utf8_lossy(&a.get_output().stderr).into_owned();
+    assert!(
+        err.contains("no verdict table") && err.contains("no rung rate in common"),
+        "{err}"
+    );
+    let md = fs::read_to_string(out2.join("summary.md")).unwrap();
+    assert!(
+        !md.contains("## Verdicts") && md.contains("## candidate"),
+        "{md}"
+    );
 }

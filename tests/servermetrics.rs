@@ -77,6 +77,22 @@ fn past_capacity_the_server_shows_a_queue_and_a_full_batch_under_it_none() {
     );
     assert_eq!(f(&high, "server_e2e_count"), 8.0, "{high:?}");
     assert!(f(&high, "server_median_ttft_ms_est") > 0.0, "{high:?}");
+    // The simulator's inter-token histogram: 19 gaps per 20-token request.
+    assert_eq!(f(&high, "server_itl_count"), 8.0 * 19.0, "{high:?}");
+    assert!(f(&high, "server_mean_itl_ms") > 0.0, "{high:?}");
+
+    // The server's identity, asked once (vLLM's `GET /version`), in run.json.
+    let info: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("run.json")).unwrap()).unwrap();
+    assert_eq!(
+        info["server"],
+        serde_json::json!({
+            "engine": "vllm",
+            "source": "/version",
+            "version": format!("ladder-sim {}", env!("CARGO_PKG_VERSION")),
+        }),
+        "{info}"
+    );
 
     // The time series beside the rung file: one line per scrape, times in order.
     let series = std::fs::read_to_string(dir.join("server_metrics_rate_200.jsonl")).unwrap();

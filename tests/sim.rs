@@ -982,6 +982,38 @@ async fn server_side_ttft_histogram_counts_streamed_requests() {
         .collect();
     assert_eq!(buckets.len(), 17);
     assert!(buckets.windows(2).all(|w| w[0] <= w[1]), "{buckets:?}");
+
+    // Inter-token latency: one observation per generated token after a sequence's first
+    // (streamed or not): 5 × (4 − 1) + (3 − 1), over vLLM's ITL buckets.
+    let itl = |part: &str| {
+        sample(
+            &page,
+            &format!("vllm:inter_token_latency_seconds_{part}{{{m}"),
+        )
+    };
+    assert_eq!(itl("count"), 17.0);
+    let itl_buckets: Vec<f64> = page
+        .lines()
+        .filter(|l| l.starts_with("vllm:inter_token_latency_seconds_bucket"))
+        .map(|l| l.rsplit(' ').next().unwrap().parse().unwrap())
+        .collect();
+    assert_eq!(itl_buckets.len(), 20);
+    assert_eq!(itl_buckets.last(), Some(&17.0));
+    assert!(
+        itl_buckets.windows(2).all(|w| w[0] <= w[1]),
+        "{itl_buckets:?}"
+    );
+    // Every inter-token gap lies inside its request's e2e time.
+    let e2e_sum = sample(&page, &format!("vllm:e2e_request_latency_seconds_sum{{{m}"));
+    assert!(itl("sum") > 0.0 && itl("sum") < e2e_sum, "{page}");
+    // The cache as an info metric, as vLLM exports it.
+    let kv = SimConfig::default().kv_cache_tokens;
+    assert!(
+        page.contains(&format!(
+            "vllm:cache_config_info{{block_size=\"1\",cache_dtype=\"auto\",enable_prefix_caching=\"False\",num_gpu_blocks=\"{kv}\"}} 1.0\n"
+        )),
+        "{page}"
+    );
     s.shutdown().await;
 }
 

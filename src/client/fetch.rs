@@ -21,10 +21,44 @@ impl TextFetcher {
         timeout: Duration,
         max_bytes: usize,
     ) -> Result<TextFetcher, String> {
-        // HTTP/1.1 as the load itself (reqwest's http2 is in the tree for hf-hub's downloads).
+        Self::with_redirects(
+            url,
+            key,
+            timeout,
+            max_bytes,
+            reqwest::redirect::Policy::default(),
+        )
+    }
+
+    /// As [`TextFetcher::new`], but a redirect is an error instead of being followed: for a
+    /// page whose key must reach `url`'s host and no other.
+    pub fn no_redirects(
+        url: &str,
+        key: Option<ApiKey>,
+        timeout: Duration,
+        max_bytes: usize,
+    ) -> Result<TextFetcher, String> {
+        Self::with_redirects(
+            url,
+            key,
+            timeout,
+            max_bytes,
+            reqwest::redirect::Policy::none(),
+        )
+    }
+
+    fn with_redirects(
+        url: &str,
+        key: Option<ApiKey>,
+        timeout: Duration,
+        max_bytes: usize,
+        redirects: reqwest::redirect::Policy,
+    ) -> Result<TextFetcher, String> {
         let http = reqwest::Client::builder()
             .timeout(timeout)
+            // HTTP/1.1 as the load itself (reqwest's http2 is in the tree for hf-hub's downloads).
             .http1_only()
+            .redirect(redirects)
             .pool_max_idle_per_host(1)
             .build()
             .map_err(|e| format!("cannot build an HTTP client: {e}"))?;

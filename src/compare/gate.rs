@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 
 use super::{compare, junit, markdown, render, CompareError, CompareOptions, Comparison};
 use crate::results::{LoadError, ResultDir, RunStatus};
-use crate::runner::{self, RunOptions, RunOutcome};
+use crate::runner::{self, RunError, RunOptions, RunOutcome};
 
 /// Options of `ladder gate`.
 #[derive(Debug, Clone, Default)]
@@ -22,6 +22,11 @@ pub struct GateOptions {
     pub junit: Option<PathBuf>,
     pub strict: bool,
     pub compare: CompareOptions,
+    /// Called with the fresh run's folder as soon as the run ends (a stopped or failed run
+    /// that left a folder included), before the comparison: `ladder gate` writes the same
+    /// reports there as `ladder run` (the CLI passes its one report writer, so compare
+    /// never depends on report).
+    pub on_run_dir: Option<fn(&Path)>,
 }
 
 /// Why a gate or bless could not produce a verdict (exit 2).
@@ -91,7 +96,17 @@ pub fn gate(opts: &GateOptions) -> Result<Comparison, GateError> {
         out_dir: opts.out.clone(),
         ..Default::default()
     })
-    .map_err(|e| GateError::Run(e.to_string()))?;
+    .map_err(|e| {
+        if let (Some(f), RunError::Interrupted { dir, .. } | RunError::Failed { dir, .. }) =
+            (opts.on_run_dir, &e)
+        {
+            f(dir);
+        }
+        GateError::Run(e.to_string())
+    })?;
+    if let Some(f) = opts.on_run_dir {
+        f(&outcome.dir);
+    }
     let c = gate_outcome(opts, &outcome)?;
     print!("{}", render::terminal(&c, opts.strict));
     write_outputs(&c, opts)?;
@@ -149,10 +164,18 @@ pub struct BlessOptions {
     pub force: bool,
 }
 
+/// What a bless did: the new baseline, and the old one it moved aside.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Blessed {
+    pub dest: PathBuf,
+    pub replaced: Option<super::replaced::Replaced>,
+}
+
 /// Copy a result folder to `<golden>/<scenario name>/`, replacing the old baseline: the copy
 /// is made in a temporary sibling folder first and renamed into place, so a failed copy
-/// never leaves a half-written baseline. Returns the new baseline folder.
-pub fn bless(opts: &BlessOptions) -> Result<PathBuf, GateError> {
+/// never leaves a half-written baseline. The old baseline is moved to
+/// `<golden>/.replaced/<scenario>/<time>/` ([`super::replaced`]), not deleted.
+pub fn bless(opts: &BlessOptions) -> Result<Blessed, GateError> {
     let src = &opts.result_dir;
     // Checks every name, path and number bless will use, request lines included, and
     // refuses a `running` folder even with --force: its process died before the end.
@@ -215,27 +238,42 @@ pub fn bless(opts: &BlessOptions) -> Result<PathBuf, GateError> {
     }
     let pid = std::process::id();
     let tmp = golden.join(format!(".{name}.bless-{pid}"));
-    let old = golden.join(format!(".{name}.old-{pid}"));
     let _ = fs::remove_dir_all(&tmp);
     if let Err(e) = copy_dir(src, &tmp) {
         let _ = fs::remove_dir_all(&tmp);
         return Err(e);
     }
-    if dest.exists() {
-        fs::rename(&dest, &old).map_err(io(&dest))?;
+    let replaced = match dest
+        .exists()
+        .then(|| super::replaced::plan(&golden, name, &dest, chrono::Utc::now()))
+        .transpose()
+    {
+        Ok(r) => r,
+        Err(e) => {
+            let _ = fs::remove_dir_all(&tmp);
+            return Err(e);
+        }
+    };
+    if let Some(r) = &replaced {
+        if let Err(e) = fs::rename(&dest, &r.archive) {
+            let _ = fs::remove_dir_all(&tmp);
+            return Err(GateError::Io {
+                path: dest,
+                source: e,
+            });
+        }
     }
     if let Err(e) = fs::rename(&tmp, &dest) {
         // Put the previous baseline back before reporting.
-        let _ = fs::rename(&old, &dest);
+        if let Some(r) = &replaced {
+            let _ = fs::rename(&r.archive, &dest);
+        }
         return Err(GateError::Io {
             path: dest,
             source: e,
         });
     }
-    if old.exists() {
-        fs::remove_dir_all(&old).map_err(io(&old))?;
-    }
-    Ok(dest)
+    Ok(Blessed { dest, replaced })
 }
 
 /// Copy regular files and folders only: a symlink is never followed (it could point

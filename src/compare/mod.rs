@@ -11,13 +11,14 @@ pub mod gate;
 pub mod junit;
 pub mod markdown;
 pub mod render;
+pub mod replaced;
 pub mod stats;
 pub mod threshold;
 pub mod verdict;
 
 use std::path::Path;
 
-pub use gate::{bless, gate, gate_outcome, BlessOptions, GateError, GateOptions};
+pub use gate::{bless, gate, gate_outcome, BlessOptions, Blessed, GateError, GateOptions};
 pub use stats::Interval;
 pub use threshold::{parse_override, validate_metric, Bound, Check, ThresholdError};
 pub use verdict::{Decision, Method, Scale, Verdict};

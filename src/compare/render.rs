@@ -206,6 +206,35 @@ pub fn terminal(c: &Comparison, strict: bool) -> String {
     o
 }
 
+/// The verdict table as the report's plain rows (`ladder report BASE CANDIDATE` overlays
+/// them): change = `%delta interval`, detail = the threshold, the check's note, and for a
+/// regression the server-side changes scraped at that rung.
+pub fn report_rows(c: &Comparison) -> Vec<crate::report::VerdictRow> {
+    c.rows
+        .iter()
+        .map(|r| {
+            let mut detail = r.check.threshold_text();
+            if !r.decision.note.is_empty() {
+                detail = format!("{detail}; {}", r.decision.note);
+            }
+            if r.decision.verdict == Verdict::Regression {
+                for (_, n) in c.server_notes.iter().filter(|(rate, _)| *rate == r.rate) {
+                    detail = format!("{detail}; server side: {n}");
+                }
+            }
+            crate::report::VerdictRow {
+                rate: r.rate,
+                metric: r.check.metric.clone(),
+                base: r.base,
+                candidate: r.cand,
+                change: format!("{} {}", pct(r), interval(r.decision.interval)),
+                verdict: verdict_word(r.decision.verdict).to_string(),
+                detail,
+            }
+        })
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -37,7 +37,7 @@ pub(crate) fn run_info(run_json: &Path, info: &RunInfo) -> Result<(), LoadError>
         return Err(bad(
             run_json,
             format!(
-                "scenario_name {:?} is not a scenario name (letters, digits, `.`, `_`, `-`; not `.` or `..`), \
+                "scenario_name {:?} is not a scenario name (letters, digits, `.`, `_`, `-`; not `.`, `..` or `.replaced`), \
                  and it names the golden/<scenario> folder",
                 info.scenario_name
             ),

@@ -83,6 +83,10 @@ pub struct RunInfo {
     pub rungs: Vec<RungEntry>,
     /// Warnings raised during the run (too-short rung, client lag, overload, ...).
     pub warnings: Vec<String>,
+    /// What the server said it is (engine version, model), asked once where the engine
+    /// exposes it; absent when it does not, and in older folders.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub server: Option<crate::servermetrics::ServerIdentity>,
 }
 
 /// One line of `requests_rate_<rate>.jsonl`: a request record at the output edge, in ms.

@@ -503,6 +503,7 @@ pub fn open(dir: &Path) -> Result<Option<(RunInfo, Vec<ImportedRung>)>, LoadErro
                 "vLLM result files without per-request data (saved without --save-detailed): compared on summary values only, run-to-run and sampling noise cannot be judged".into(),
             ],
         },
+        server: None,
     };
     Ok(Some((info, rungs)))
 }

@@ -116,7 +116,7 @@ impl RunWriter {
         // folder outside `root`, whoever the caller.
         if !is_scenario_name(&info.scenario_name) {
             return Err(WriteError::Refused(format!(
-                "scenario name {:?} cannot name a result folder: use letters, digits, `.`, `_`, `-` (not `.` or `..`)",
+                "scenario name {:?} cannot name a result folder: use letters, digits, `.`, `_`, `-` (not `.`, `..` or `.replaced`)",
                 info.scenario_name
             )));
         }
@@ -153,6 +153,11 @@ impl RunWriter {
     /// Add a warning to run.json (written with the next update).
     pub fn warn(&mut self, message: String) {
         self.info.warnings.push(message);
+    }
+
+    /// Record the server's identity in run.json (written with the next update).
+    pub fn set_server(&mut self, id: crate::servermetrics::ServerIdentity) {
+        self.info.server = Some(id);
     }
 
     fn write_run_json(&self) -> Result<(), WriteError> {
@@ -262,6 +267,7 @@ mod tests {
             status_detail: None,
             rungs: vec![],
             warnings: vec![],
+            server: None,
         }
     }
 

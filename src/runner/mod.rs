@@ -415,18 +415,24 @@ async fn run_scenario(
             .into_owned()
     };
 
-    let scrape = ScrapeSetup::new(
-        scenario.server_metrics.as_ref(),
-        &base_url,
-        api_key.as_ref(),
-        |u| {
-            shown
-                .own
-                .redact(&environment::shown_base_url(u))
-                .into_owned()
-        },
-    )
-    .map_err(RunError::Preflight)?;
+    let (scrape, scrape_warning) = warnings::scrape_or_warning(
+        ScrapeSetup::new(
+            scenario.server_metrics.as_ref(),
+            &base_url,
+            api_key.as_ref(),
+            |u| {
+                shown
+                    .own
+                    .redact(&environment::shown_base_url(u))
+                    .into_owned()
+            },
+        ),
+        |e| shown.own.redact(e).into_owned(),
+    );
+    if let Some(w) = scrape_warning {
+        say(&format!("warning: {w}"));
+        early_warnings.push(w);
+    }
 
     say(&format!("preflight: {endpoint}"));
     let report = preflight::preflight(
@@ -502,6 +508,7 @@ async fn run_scenario(
             status_detail: None,
             rungs: vec![],
             warnings: early_warnings.clone(),
+            server: None,
         };
         let root = ctx
             .opts
@@ -574,6 +581,8 @@ async fn run_rungs(
 ) -> Result<RunOutcome, RunError> {
     let quiet = ctx.opts.quiet;
     let mut scrape_warned = false;
+    // The server's identity is asked once, after the first rung whose metrics named the engine.
+    let mut identity_asked = false;
     let rates = scenario.rungs();
     let warmup = scenario.load.warmup_requests as usize;
     let n = scenario.workload.requests_per_rung as usize;
@@ -663,6 +672,16 @@ async fn run_rungs(
                 );
                 bar.println(&format!("warning: {w}"));
                 writer.warn(w);
+            }
+            if let (Some(engine), false) = (&summary.server.engine, identity_asked) {
+                identity_asked = true;
+                if let Some(mut id) = setup.identify(engine).await {
+                    let r = client.redactor();
+                    for v in [&mut id.version, &mut id.model].into_iter().flatten() {
+                        *v = r.redact(v).into_owned();
+                    }
+                    writer.set_server(id);
+                }
             }
         }
         bar.finish(&summary);

@@ -9,6 +9,24 @@ pub const LAG_WARN_MS: f64 = 10.0;
 /// Error rate above this means the server is overloaded (the seed's 5 % line).
 pub const OVERLOAD_ERROR_RATE: f64 = 0.05;
 
+/// Scraping that cannot be set up costs the server-side metrics, never the run: `None`
+/// and one warning (passed through `redact`) instead of an error.
+pub fn scrape_or_warning<T>(
+    setup: Result<Option<T>, String>,
+    redact: impl Fn(&str) -> String,
+) -> (Option<T>, Option<String>) {
+    match setup {
+        Ok(s) => (s, None),
+        Err(e) => (
+            None,
+            Some(format!(
+                "server metrics are not scraped ({}); the run goes on without them",
+                redact(&e)
+            )),
+        ),
+    }
+}
+
 /// `1.5s`, or `40 ms` below a second (short rungs would read `0.0s`).
 fn seconds(s: f64) -> String {
     if s < 1.0 {
@@ -192,6 +210,45 @@ pub fn token_warnings(s: &RungSummary, api: Api, ignore_eos: bool) -> Vec<String
 mod tests {
     use super::*;
     use crate::metrics::Stats;
+
+    /// A metrics URL that cannot be set up (here a scheme the scraper refuses) is one
+    /// warning, redacted, and no scraping: never a failed run.
+    #[test]
+    fn a_scrape_setup_failure_is_a_warning_not_an_error() {
+        use crate::scenario::types::ServerMetrics;
+        let cfg: ServerMetrics = serde_json::from_value(
+            serde_json::json!({"url": "ftp://10.0.0.5/metrics?token=s3cr3t"}),
+        )
+        .unwrap();
+        let setup = crate::servermetrics::ScrapeSetup::new(
+            Some(&cfg),
+            "http://127.0.0.1:9/v1",
+            None,
+            str::to_string,
+        );
+        assert!(setup.is_err());
+        let (s, w) = scrape_or_warning(setup, |e| e.replace("s3cr3t", "***"));
+        assert!(s.is_none());
+        let w = w.expect("a warning");
+        assert!(
+            w.contains("not an http(s) URL") && w.contains("goes on"),
+            "{w}"
+        );
+        assert!(!w.contains("s3cr3t"), "{w}");
+        // Set up fine (here: turned off): no warning.
+        let off: ServerMetrics =
+            serde_json::from_value(serde_json::json!({"enabled": false})).unwrap();
+        let (s, w) = scrape_or_warning(
+            crate::servermetrics::ScrapeSetup::new(
+                Some(&off),
+                "http://127.0.0.1:9",
+                None,
+                str::to_string,
+            ),
+            str::to_string,
+        );
+        assert!(s.is_none() && w.is_none());
+    }
 
     /// A rung whose server kept up: its throughput is what ramp-up and drain allow.
     fn rung(rate: f64, n: u64, e2e_ms: f64) -> RungSummary {

@@ -3,11 +3,17 @@
 //! result folders use these same rules, so a folder that loads is one ladder could have
 //! written.
 
-/// `^[A-Za-z0-9._-]+$`, and never `.` or `..`: a name is used as one folder name.
+/// The folder of baselines `ladder bless` replaced: `golden/.replaced/<scenario>/<time>/`.
+/// No scenario may take this name, so it is never mistaken for a baseline.
+pub const REPLACED_DIR: &str = ".replaced";
+
+/// `^[A-Za-z0-9._-]+$`, and never `.`, `..` or [`REPLACED_DIR`]: a name is used as one
+/// folder name (golden/<name>, results/<name>).
 pub fn is_scenario_name(s: &str) -> bool {
     !s.is_empty()
         && s != "."
         && s != ".."
+        && s != REPLACED_DIR
         && s.bytes()
             .all(|b| b.is_ascii_alphanumeric() || b == b'.' || b == b'_' || b == b'-')
 }
@@ -57,7 +63,17 @@ mod tests {
         for ok in ["r1-70b_ladder.v2", "a", "..a", "a.."] {
             assert!(is_scenario_name(ok), "{ok}");
         }
-        for bad in ["", ".", "..", "a/b", "../x", "/abs", "a b", "a\\b"] {
+        for bad in [
+            "",
+            ".",
+            "..",
+            ".replaced",
+            "a/b",
+            "../x",
+            "/abs",
+            "a b",
+            "a\\b",
+        ] {
             assert!(!is_scenario_name(bad), "{bad:?}");
         }
     }

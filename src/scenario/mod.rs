@@ -25,7 +25,7 @@ mod yaml;
 pub use diagnostic::{Diagnostic, Diagnostics};
 pub use extends::{Extends, MAX_EXTENDS_CHAIN};
 pub use extra_body::{MAX_EXTRA_BODY_BYTES, RESERVED_BODY_FIELDS};
-pub use identity::{is_scenario_name, label_clash, rate_label};
+pub use identity::{is_scenario_name, label_clash, rate_label, REPLACED_DIR};
 pub use load::{check_file, check_text, load, validate_file, Finding, Loaded, MAX_SCENARIO_BYTES};
 pub use schema::schema_json;
 pub use types::*;

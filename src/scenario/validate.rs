@@ -103,6 +103,8 @@ fn check_name(v: &Value, out: &mut Vec<Problem>) {
                 )
                 .hint(if n == "." || n == ".." {
                     "`.` and `..` name no folder of their own; pick a name such as `my-ladder`"
+                } else if n == super::identity::REPLACED_DIR {
+                    "`.replaced` is where `ladder bless` keeps replaced baselines; pick another name"
                 } else {
                     "use only letters, digits, `.`, `_` and `-`"
                 }),

@@ -15,6 +15,8 @@ pub enum Engine {
     Tgi,
     LlamaCpp,
     TensorrtLlm,
+    /// NVIDIA Dynamo's own names (`dynamo_*`): its HTTP frontend, or a worker's runtime.
+    Dynamo,
     Unknown,
 }
 
@@ -27,6 +29,7 @@ impl Engine {
             Engine::Tgi => "tgi",
             Engine::LlamaCpp => "llama.cpp",
             Engine::TensorrtLlm => "tensorrt_llm",
+            Engine::Dynamo => "dynamo",
             Engine::Unknown => "unknown",
         }
     }
@@ -40,8 +43,13 @@ impl Engine {
             Engine::Tgi
         } else if name.starts_with("llamacpp:") {
             Engine::LlamaCpp
-        } else if name.starts_with("trtllm_") || name.starts_with("nv_trt_llm_") {
+        } else if name.starts_with("trtllm_")
+            || name.starts_with("trtllm:")
+            || name.starts_with("nv_trt_llm_")
+        {
             Engine::TensorrtLlm
+        } else if name.starts_with("dynamo_") {
+            Engine::Dynamo
         } else {
             Engine::Unknown
         }
@@ -136,10 +144,63 @@ const NAMES: &[(&str, Concept)] = &[
         "tgi_request_mean_time_per_token_duration",
         Concept::ServerItl,
     ),
+    // llama.cpp: tools/server (`--metrics`); checked against a recorded page
+    // (fixtures/llamacpp_real.prom). `kv_cache_usage_ratio` is in older builds only.
     ("llamacpp:requests_processing", Concept::Running),
     ("llamacpp:requests_deferred", Concept::Waiting),
     ("llamacpp:kv_cache_usage_ratio", Concept::KvUsage),
     ("llamacpp:tokens_predicted", Concept::GeneratedTokens),
+    // TensorRT-LLM (`trtllm-serve`, and passed through by Dynamo): the `MetricsCollector`
+    // names of tensorrt_llm/metrics/collector.py (NVIDIA/TensorRT-LLM), also listed in
+    // Dynamo's docs/backends/trtllm/prometheus.md. `time_per_output_token_seconds` is a
+    // per-request TPOT histogram, read as ITL as vLLM's old name is.
+    ("trtllm_num_requests_running", Concept::Running),
+    ("trtllm_num_requests_waiting", Concept::Waiting),
+    ("trtllm_kv_cache_utilization", Concept::KvUsage),
+    ("trtllm_kv_cache_hit_rate", Concept::PrefixHitRate),
+    ("trtllm_time_to_first_token_seconds", Concept::ServerTtft),
+    ("trtllm_time_per_output_token_seconds", Concept::ServerItl),
+    ("trtllm_e2e_request_latency_seconds", Concept::ServerE2e),
+    (
+        "trtllm_request_queue_time_seconds",
+        Concept::ServerQueueTime,
+    ),
+    ("trtllm_generation_tokens", Concept::GeneratedTokens),
+    // Dynamo 0.7 added the prefix as `trtllm:` (its docs/observability/metrics.md and the
+    // 0.7.0 TensorRT-LLM metrics page list these four histograms so).
+    ("trtllm:time_to_first_token_seconds", Concept::ServerTtft),
+    ("trtllm:time_per_output_token_seconds", Concept::ServerItl),
+    ("trtllm:e2e_request_latency_seconds", Concept::ServerE2e),
+    (
+        "trtllm:request_queue_time_seconds",
+        Concept::ServerQueueTime,
+    ),
+    // NVIDIA Dynamo (docs/observability/metrics.md of ai-dynamo/dynamo). The frontend's
+    // `queued_requests` counts requests from the HTTP handler's start to their first token
+    // (prefill included); its `inflight_requests` (queued + generating) is kept raw, as it
+    // is no batch size. The frontend's histograms are the server side of a client's TTFT,
+    // ITL and e2e. The workers' kvstats gauges are 0..1.
+    ("dynamo_frontend_queued_requests", Concept::Waiting),
+    (
+        "dynamo_frontend_time_to_first_token_seconds",
+        Concept::ServerTtft,
+    ),
+    (
+        "dynamo_frontend_inter_token_latency_seconds",
+        Concept::ServerItl,
+    ),
+    (
+        "dynamo_frontend_request_duration_seconds",
+        Concept::ServerE2e,
+    ),
+    (
+        "dynamo_component_kvstats_gpu_cache_usage_percent",
+        Concept::KvUsage,
+    ),
+    (
+        "dynamo_component_kvstats_gpu_prefix_cache_hit_rate",
+        Concept::PrefixHitRate,
+    ),
 ];
 
 /// The concept of a family name, if ladder knows it.
@@ -397,5 +458,92 @@ mod fixtures {
         assert_eq!(s.gauges[&Concept::KvUsage], 0.41);
         assert_eq!(s.counters[&Concept::GeneratedTokens], 640.0);
         assert_eq!(s.raw["llamacpp:prompt_tokens_total"], 2048.0);
+    }
+
+    /// Hand-written after the example output in Dynamo's docs/backends/trtllm/prometheus.md,
+    /// plus the queue gauges of TensorRT-LLM's collector.py.
+    #[test]
+    fn tensorrt_llm_page() {
+        let l = "model_name=\"Qwen/Qwen3-0.6B\",engine_type=\"trtllm\"";
+        let s = page(&format!(
+            "# TYPE trtllm_request_success_total counter\n\
+             trtllm_request_success_total{{{l},finished_reason=\"stop\"}} 150.0\n\
+             # TYPE trtllm_time_to_first_token_seconds histogram\n\
+             trtllm_time_to_first_token_seconds_bucket{{le=\"0.05\",{l}}} 12.0\n\
+             trtllm_time_to_first_token_seconds_bucket{{le=\"+Inf\",{l}}} 150.0\n\
+             trtllm_time_to_first_token_seconds_count{{{l}}} 150.0\n\
+             trtllm_time_to_first_token_seconds_sum{{{l}}} 8.75\n\
+             # TYPE trtllm_time_per_output_token_seconds histogram\n\
+             trtllm_time_per_output_token_seconds_bucket{{le=\"0.1\",{l}}} 120.0\n\
+             trtllm_time_per_output_token_seconds_bucket{{le=\"+Inf\",{l}}} 150.0\n\
+             trtllm_time_per_output_token_seconds_count{{{l}}} 150.0\n\
+             trtllm_time_per_output_token_seconds_sum{{{l}}} 12.5\n\
+             # TYPE trtllm_num_requests_running gauge\n\
+             trtllm_num_requests_running{{{l}}} 7\n\
+             # TYPE trtllm_num_requests_waiting gauge\n\
+             trtllm_num_requests_waiting{{{l}}} 3\n\
+             # TYPE trtllm_kv_cache_utilization gauge\n\
+             trtllm_kv_cache_utilization{{{l}}} 0.62\n\
+             # TYPE trtllm_generation_tokens_total counter\n\
+             trtllm_generation_tokens_total{{{l}}} 4096\n"
+        ));
+        assert_eq!(s.engine, Some(Engine::TensorrtLlm));
+        assert_eq!(s.gauges[&Concept::Running], 7.0);
+        assert_eq!(s.gauges[&Concept::Waiting], 3.0);
+        assert_eq!(s.gauges[&Concept::KvUsage], 0.62);
+        assert_eq!(s.counters[&Concept::GeneratedTokens], 4096.0);
+        assert_eq!(s.hists[&Concept::ServerTtft].count, 150.0);
+        assert_eq!(s.hists[&Concept::ServerItl].sum, 12.5);
+        assert_eq!(s.raw["trtllm_request_success_total"], 150.0);
+    }
+
+    /// Hand-written from the frontend and kvstats names in Dynamo's
+    /// docs/observability/metrics.md.
+    #[test]
+    fn dynamo_frontend_and_worker_pages() {
+        let l = "model=\"qwen\"";
+        let s = page(&format!(
+            "# TYPE dynamo_frontend_inflight_requests gauge\n\
+             dynamo_frontend_inflight_requests{{{l}}} 10\n\
+             # TYPE dynamo_frontend_queued_requests gauge\n\
+             dynamo_frontend_queued_requests{{{l}}} 7\n\
+             # TYPE dynamo_frontend_time_to_first_token_seconds histogram\n\
+             dynamo_frontend_time_to_first_token_seconds_bucket{{{l},le=\"0.25\"}} 120\n\
+             dynamo_frontend_time_to_first_token_seconds_bucket{{{l},le=\"+Inf\"}} 130\n\
+             dynamo_frontend_time_to_first_token_seconds_sum{{{l}}} 20.5\n\
+             dynamo_frontend_time_to_first_token_seconds_count{{{l}}} 130\n\
+             # TYPE dynamo_frontend_requests_total counter\n\
+             dynamo_frontend_requests_total{{{l}}} 130\n"
+        ));
+        assert_eq!(s.engine, Some(Engine::Dynamo));
+        assert_eq!(Engine::Dynamo.key(), "dynamo");
+        assert_eq!(s.gauges[&Concept::Waiting], 7.0);
+        // In flight is queued + generating: no batch size, so kept raw, not `running`.
+        assert!(!s.gauges.contains_key(&Concept::Running));
+        assert_eq!(s.raw["dynamo_frontend_inflight_requests"], 10.0);
+        assert_eq!(s.hists[&Concept::ServerTtft].cumulative, vec![120.0, 130.0]);
+        let w = page(
+            "# TYPE dynamo_component_kvstats_gpu_cache_usage_percent gauge\n\
+             dynamo_component_kvstats_gpu_cache_usage_percent{dynamo_component=\"worker\"} 0.8\n\
+             # TYPE dynamo_component_kvstats_gpu_prefix_cache_hit_rate gauge\n\
+             dynamo_component_kvstats_gpu_prefix_cache_hit_rate{dynamo_component=\"worker\"} 0.25\n",
+        );
+        assert_eq!(w.gauges[&Concept::KvUsage], 0.8);
+        assert_eq!(w.gauges[&Concept::PrefixHitRate], 0.25);
+    }
+
+    /// A page recorded from a real llama-server under load: the same names map, nothing
+    /// else is taken for a concept, and the rest stays raw.
+    #[test]
+    fn llamacpp_recorded_page() {
+        let s = page(include_str!("fixtures/llamacpp_real.prom"));
+        assert_eq!(s.engine, Some(Engine::LlamaCpp));
+        assert_eq!(s.gauges[&Concept::Running], 4.0);
+        assert_eq!(s.gauges[&Concept::Waiting], 2.0);
+        assert_eq!(s.counters[&Concept::GeneratedTokens], 0.0);
+        assert!(!s.gauges.contains_key(&Concept::KvUsage));
+        assert!(s.hists.is_empty());
+        assert_eq!(s.raw["llamacpp:prompt_tokens_total"], 16.0);
+        assert_eq!(s.raw["llamacpp:n_busy_slots_per_decode"], 3.5);
     }
 }

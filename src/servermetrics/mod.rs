@@ -5,11 +5,13 @@
 //! A scrape failure never fails a run: the runner notes it once and goes on.
 
 pub mod engines;
+pub mod identity;
 pub mod parse;
 pub mod scrape;
 pub mod summary;
 
 pub use engines::{Concept, Engine, Snapshot};
+pub use identity::ServerIdentity;
 pub use scrape::{RungScrapes, ScrapeSetup, Scraper};
 pub use summary::{describe_change, saturation, series_line, ServerSummary};
 

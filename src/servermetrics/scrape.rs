@@ -95,6 +95,10 @@ pub struct ScrapeSetup {
     interval: Duration,
     /// The URL with any secret query value masked, for warnings.
     pub shown_url: String,
+    /// The endpoint's base URL and key, for [`ScrapeSetup::identify`] (never the metrics
+    /// page's own key: that one may belong to another host).
+    base_url: String,
+    endpoint_key: Option<ApiKey>,
 }
 
 impl ScrapeSetup {
@@ -131,6 +135,13 @@ impl ScrapeSetup {
                 },
             ),
         };
+        // Scenario validation refuses such a URL; a caller that skipped it gets the reason
+        // here (and the runner a warning), not a scrape of something else.
+        match url::Url::parse(&url) {
+            Ok(u) if matches!(u.scheme(), "http" | "https") => {}
+            Ok(u) => return Err(format!("`{}` is not an http(s) URL", u.scheme())),
+            Err(e) => return Err(format!("the metrics URL is not a URL: {e}")),
+        }
         let interval = cfg.interval.0.max(Duration::from_millis(100));
         // A scrape may take at most the interval (and never more than 5 s): a slow page
         // costs a sample, not the rung.
@@ -140,7 +151,15 @@ impl ScrapeSetup {
             fetcher: Arc::new(fetcher),
             interval,
             shown_url: shown(&url),
+            base_url: base_url.to_string(),
+            endpoint_key: endpoint_key.cloned(),
         }))
+    }
+
+    /// Ask the endpoint's server who it is, once its metric names told its `engine`
+    /// ([`super::identity`]); `None` for other engines and on any failure.
+    pub async fn identify(&self, engine: &str) -> Option<super::ServerIdentity> {
+        super::identity::fetch(engine, &self.base_url, self.endpoint_key.clone()).await
     }
 
     /// Start scraping one rung whose first measured request is sent at `first_at`.

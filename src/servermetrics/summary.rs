@@ -19,7 +19,7 @@ pub struct Scraped {
 /// Empty when nothing was scraped (and in files written before this existed).
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct ServerSummary {
-    /// `vllm`, `sglang`, `tgi`, `llama.cpp`, `tensorrt_llm` or `unknown`.
+    /// `vllm`, `sglang`, `tgi`, `llama.cpp`, `tensorrt_llm`, `dynamo` or `unknown`.
     pub engine: Option<String>,
     /// Numeric keys, each starting with `server_`. Keys ending `_est` are quantiles
     /// estimated from histogram buckets (linear within a bucket), not exact.

@@ -45,6 +45,8 @@ struct Seq {
     prefilled: u32,
     generated: u32,
     pending: u32,
+    /// When the engine produced this sequence's last token.
+    last_token: Option<Instant>,
 }
 
 /// Counters shared with the HTTP layer and `/metrics`.
@@ -65,6 +67,9 @@ pub(crate) struct Stats {
     pub queue_time: Histogram,
     /// Time from hand-off to the engine until the last token (requests the engine ran).
     pub e2e: Histogram,
+    /// Time between two output tokens of one sequence, in the engine (as vLLM measures it:
+    /// per generated token, not per streamed chunk).
+    pub itl: ItlHistogram,
 }
 
 /// vLLM's `time_to_first_token_seconds` bucket bounds, in seconds (also used for the
@@ -73,25 +78,59 @@ pub(crate) const TTFT_BUCKETS: [f64; 16] = [
     0.001, 0.005, 0.01, 0.02, 0.04, 0.06, 0.08, 0.1, 0.25, 0.5, 0.75, 1.0, 2.5, 5.0, 7.5, 10.0,
 ];
 
-/// A Prometheus histogram over [`TTFT_BUCKETS`] (non-cumulative counts; `+Inf` last).
-#[derive(Debug, Default)]
+/// vLLM v1's `inter_token_latency_seconds` bucket bounds, in seconds.
+pub(crate) const ITL_BUCKETS: [f64; 19] = [
+    0.01, 0.025, 0.05, 0.075, 0.1, 0.15, 0.2, 0.3, 0.4, 0.5, 0.75, 1.0, 2.5, 5.0, 7.5, 10.0, 20.0,
+    40.0, 80.0,
+];
+
+/// A Prometheus histogram over `bounds` (non-cumulative counts; `+Inf` last); the default
+/// has [`TTFT_BUCKETS`].
+#[derive(Debug)]
 pub(crate) struct Histogram {
-    pub buckets: [AtomicU64; TTFT_BUCKETS.len() + 1],
+    pub bounds: &'static [f64],
+    pub buckets: Vec<AtomicU64>,
     pub sum_ns: AtomicU64,
     pub count: AtomicU64,
 }
 
 impl Histogram {
+    pub(crate) fn new(bounds: &'static [f64]) -> Self {
+        Histogram {
+            bounds,
+            buckets: (0..=bounds.len()).map(|_| AtomicU64::new(0)).collect(),
+            sum_ns: AtomicU64::new(0),
+            count: AtomicU64::new(0),
+        }
+    }
+
     pub(crate) fn observe(&self, d: Duration) {
         let secs = d.as_secs_f64();
-        let i = TTFT_BUCKETS
+        let i = self
+            .bounds
             .iter()
             .position(|&le| secs <= le)
-            .unwrap_or(TTFT_BUCKETS.len());
+            .unwrap_or(self.bounds.len());
         self.buckets[i].fetch_add(1, Relaxed);
         self.sum_ns
             .fetch_add(u64::try_from(d.as_nanos()).unwrap_or(u64::MAX), Relaxed);
         self.count.fetch_add(1, Relaxed);
+    }
+}
+
+impl Default for Histogram {
+    fn default() -> Self {
+        Histogram::new(&TTFT_BUCKETS)
+    }
+}
+
+/// The inter-token latency histogram (over [`ITL_BUCKETS`]).
+#[derive(Debug)]
+pub(crate) struct ItlHistogram(pub Histogram);
+
+impl Default for ItlHistogram {
+    fn default() -> Self {
+        ItlHistogram(Histogram::new(&ITL_BUCKETS))
     }
 }
 
@@ -172,6 +211,7 @@ pub(crate) async fn run(
                 prefilled: 0,
                 generated: 0,
                 pending: 0,
+                last_token: None,
             });
         }
         stats.running.store(running.len() as u64, Relaxed);
@@ -227,11 +267,15 @@ pub(crate) async fn run(
         // Emit one token per sequence in the step; retire finished and abandoned ones.
         let mut emitted = 0u64;
         let mut idx = 0;
+        let step_end = Instant::now();
         running.retain_mut(|s| {
             let emits = in_step[idx];
             idx += 1;
             if !emits {
                 return true;
+            }
+            if let Some(t) = s.last_token.replace(step_end) {
+                stats.itl.0.observe(step_end.duration_since(t));
             }
             s.generated += 1;
             s.pending += 1;

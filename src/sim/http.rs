@@ -18,7 +18,7 @@ use tokio::sync::{mpsc, watch};
 use tokio::time::Instant;
 
 use super::config::SimConfig;
-use super::engine::{Event, Histogram, Job, Stats, TTFT_BUCKETS};
+use super::engine::{Event, Histogram, Job, Stats};
 use super::words::{words, WORD_COUNT};
 
 /// Largest body frame built from token events that are ready at once.
@@ -42,6 +42,13 @@ pub(crate) fn router(app: Arc<App>) -> Router {
     Router::new()
         .route("/health", get(|| async { StatusCode::OK }))
         .route("/metrics", get(metrics))
+        // As vLLM's `GET /version` (no key needed there either).
+        .route(
+            "/version",
+            get(|| async {
+                Json(json!({"version": concat!("ladder-sim ", env!("CARGO_PKG_VERSION"))}))
+            }),
+        )
         .route("/v1/models", get(models))
         .route("/v1/completions", post(completions))
         .route("/v1/chat/completions", post(chat))
@@ -255,7 +262,8 @@ async fn metrics(State(app): State<Arc<App>>) -> Response {
         let mut cumulative = 0;
         for (i, b) in h.buckets.iter().enumerate() {
             cumulative += b.load(Relaxed);
-            let le = TTFT_BUCKETS
+            let le = h
+                .bounds
                 .get(i)
                 .map_or("+Inf".to_string(), |v| v.to_string());
             o.push_str(&format!(
@@ -282,6 +290,18 @@ async fn metrics(State(app): State<Arc<App>>) -> Response {
         "Histogram of e2e request latency in seconds (hand-off to the engine until the last \
          token).",
         &s.e2e,
+    ) + &hist(
+        "vllm:inter_token_latency_seconds",
+        "Histogram of inter-token latency in seconds (per generated token, in the engine).",
+        &s.itl.0,
+    );
+    // What the KV cache is, as vLLM's info metric says it (the simulator counts the cache
+    // in tokens: one token per block; it models no prefix cache).
+    let cache_info = format!(
+        "# HELP vllm:cache_config_info Information of the LLMEngine CacheConfig
+         # TYPE vllm:cache_config_info gauge
+         vllm:cache_config_info{{block_size=\"1\",cache_dtype=\"auto\",enable_prefix_caching=\"False\",num_gpu_blocks=\"{}\"}} 1.0\n",
+        app.cfg.kv_cache_tokens
     );
     put(
         "ladder_sim:requests_rejected_total",
@@ -290,6 +310,7 @@ async fn metrics(State(app): State<Arc<App>>) -> Response {
         &[("", s.rejected.load(Relaxed) as f64)],
     );
     out.push_str(&ttft_text);
+    out.push_str(&cache_info);
     (
         [(
             header::CONTENT_TYPE,
