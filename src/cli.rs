@@ -32,6 +32,9 @@ enum Command {
         /// Replace the scenario's rates, e.g. --rates 5,10,20 (the baseline rung still runs first).
         #[arg(long, value_delimiter = ',', value_name = "RATES")]
         rates: Option<Vec<f64>>,
+        /// Measure every rung N times (replaces load.repeats): the ladder runs N times in a row.
+        #[arg(long, value_name = "N")]
+        repeats: Option<u32>,
         /// No progress bars, tables or notes; errors only.
         #[arg(long, short)]
         quiet: bool,
@@ -76,6 +79,9 @@ enum Command {
         /// Results root for the fresh run.
         #[arg(long)]
         out: Option<PathBuf>,
+        /// Measure every rung N times (replaces load.repeats): the ladder runs N times in a row.
+        #[arg(long, value_name = "N")]
+        repeats: Option<u32>,
         #[command(flatten)]
         gate: GateArgs,
         /// Compare even when model, workload or tokenizer differ.
@@ -226,6 +232,7 @@ fn compare_cmd(command: Command) -> i32 {
             scenario,
             golden,
             out,
+            repeats,
             gate,
             allow_config_change,
         } => {
@@ -234,6 +241,7 @@ fn compare_cmd(command: Command) -> i32 {
                     scenario,
                     golden: Some(golden),
                     out,
+                    repeats,
                     ..o
                 },
                 Err(e) => return fail(&e),
@@ -271,12 +279,14 @@ pub fn main() -> i32 {
             scenario,
             out,
             rates,
+            repeats,
             quiet,
             json,
         } => run(ladder::runner::RunOptions {
             scenario_path: scenario,
             out_dir: out,
             rates,
+            repeats,
             quiet: quiet || json,
             json,
         }),
@@ -405,6 +415,15 @@ struct SimArgs {
     /// Stall length, ms (wall clock).
     #[arg(long)]
     stall_ms: Option<u64>,
+    /// Run-to-run drift: CV of this process's speed factor (drawn once, from --drift-seed).
+    #[arg(long)]
+    drift: Option<f64>,
+    /// Seed of the drift draw.
+    #[arg(long)]
+    drift_seed: Option<u64>,
+    /// Background noise: CV of a factor on every engine step's time.
+    #[arg(long)]
+    step_jitter: Option<f64>,
 }
 
 impl SimArgs {
@@ -438,7 +457,10 @@ impl SimArgs {
             fault_stream_error,
             fault_stall,
             fault_unknown_model,
-            stall_ms
+            stall_ms,
+            drift,
+            drift_seed,
+            step_jitter
         );
         c.served_model_names = self.served_model_names.clone();
         c.zero_cost = self.zero_cost;

@@ -105,6 +105,7 @@ fn lines_for(spec: &Spec, rate: f64) -> Vec<RequestLine> {
             let itl: Vec<f64> = (0..out - 1).map(|_| tpot).collect();
             let e2e = ttft + tpot * f64::from(out - 1);
             RequestLine {
+                repeat: 0,
                 index: i as u32,
                 warmup: false,
                 scheduled_ms: sent,

@@ -16,6 +16,8 @@ pub struct GateOptions {
     pub golden: Option<PathBuf>,
     /// Results root for the fresh run (runner default when `None`).
     pub out: Option<PathBuf>,
+    /// `--repeats`: replaces the scenario's `load.repeats`.
+    pub repeats: Option<u32>,
     /// Markdown summary file.
     pub summary: Option<PathBuf>,
     /// JUnit XML file.
@@ -89,6 +91,7 @@ pub fn gate(opts: &GateOptions) -> Result<Comparison, GateError> {
     let outcome = runner::run(&RunOptions {
         scenario_path: opts.scenario.clone(),
         out_dir: opts.out.clone(),
+        repeats: opts.repeats,
         ..Default::default()
     })
     .map_err(|e| GateError::Run(e.to_string()))?;

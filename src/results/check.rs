@@ -219,12 +219,99 @@ fn line(path: &Path, n: usize, l: &RequestLine) -> Result<(), LoadError> {
 }
 
 /// A rung's request lines against its summary: every line sane, the counts equal, and the
-/// summary's wall time, throughputs and latency statistics what the lines give.
+/// summary's wall time, throughputs and latency statistics what the lines give. A rung of
+/// several repeats: each repeat's lines against its own summary, then the pool.
 pub(crate) fn lines(
     path: &Path,
     s: &RungSummary,
     all: &[(usize, RequestLine)],
 ) -> Result<(), LoadError> {
+    let k = s.repeats.len();
+    if let Some((n, l)) = all.iter().find(|(_, l)| {
+        if k == 0 {
+            l.repeat != 0
+        } else {
+            l.repeat == 0 || l.repeat as usize > k
+        }
+    }) {
+        return Err(bad(
+            path,
+            format!(
+                "line {n}: repeat {} is not a repeat of this rung ({} says {k} repeats)",
+                l.repeat,
+                result_file_name(s.rate)
+            ),
+        ));
+    }
+    let refs: Vec<&(usize, RequestLine)> = all.iter().collect();
+    if k == 0 {
+        return one_run(path, s, &refs);
+    }
+    for (i, run) in s.repeats.iter().enumerate() {
+        if !close(run.rate, s.rate) {
+            return Err(bad(
+                path,
+                format!("repeat {} is of rate {}, not {}", i + 1, run.rate, s.rate),
+            ));
+        }
+        let group: Vec<&(usize, RequestLine)> = all
+            .iter()
+            .filter(|(_, l)| l.repeat as usize == i + 1)
+            .collect();
+        one_run(path, run, &group).map_err(|e| match e {
+            LoadError::Tampered { path, problem } => LoadError::Tampered {
+                path,
+                problem: format!("repeat {}: {problem}", i + 1),
+            },
+            e => e,
+        })?;
+    }
+    pooled(path, s, &refs)
+}
+
+/// A pooled summary against its repeats and the lines of them all.
+fn pooled(path: &Path, s: &RungSummary, all: &[&(usize, RequestLine)]) -> Result<(), LoadError> {
+    let sum = |f: fn(&RungSummary) -> u64| s.repeats.iter().map(f).sum::<u64>();
+    let counts = [
+        ("completed", s.completed, sum(|r| r.completed)),
+        ("failed", s.failed, sum(|r| r.failed)),
+        ("warmup_requests", s.warmup_requests, sum(|r| r.warmup_requests)),
+        ("total_output_tokens", s.total_output_tokens, sum(|r| r.total_output_tokens)),
+        ("total_input_tokens", s.total_input_tokens, sum(|r| r.total_input_tokens)),
+    ];
+    for (key, pooled, from_runs) in counts {
+        if pooled != from_runs {
+            return Err(bad(
+                path,
+                format!(
+                    "{} says {key} {pooled}, but its repeats add up to {from_runs}",
+                    result_file_name(s.rate)
+                ),
+            ));
+        }
+    }
+    let duration: f64 = s.repeats.iter().map(|r| r.duration_s).sum();
+    let per_s = |x: u64| if duration > 0.0 { x as f64 / duration } else { 0.0 };
+    for (key, pooled, from_runs) in [
+        ("duration", s.duration_s, duration),
+        ("request_throughput", s.request_throughput, per_s(s.completed)),
+        ("output_throughput", s.output_throughput, per_s(s.total_output_tokens)),
+    ] {
+        if !close(pooled, from_runs) {
+            return Err(bad(
+                path,
+                format!(
+                    "{} says {key} {pooled}, but its repeats give {from_runs}",
+                    result_file_name(s.rate)
+                ),
+            ));
+        }
+    }
+    let measured: Vec<&RequestLine> = all.iter().map(|(_, l)| l).filter(|l| !l.warmup).collect();
+    latency_stats(path, s, &measured)
+}
+
+fn one_run(path: &Path, s: &RungSummary, all: &[&(usize, RequestLine)]) -> Result<(), LoadError> {
     let mut seen = HashSet::with_capacity(all.len());
     for (n, l) in all {
         line(path, *n, l)?;
@@ -362,8 +449,12 @@ pub(crate) fn lines(
             ));
         }
     }
+    latency_stats(path, s, &measured)
+}
+
+fn latency_stats(path: &Path, s: &RungSummary, measured: &[&RequestLine]) -> Result<(), LoadError> {
     for which in Latency::ALL {
-        let recomputed = stats(samples(which, &measured));
+        let recomputed = stats(samples(which, measured));
         let stored = s.stats(which);
         if let Some(stat) = differs(&stored, &recomputed) {
             return Err(bad(

@@ -85,6 +85,10 @@ pub struct RunInfo {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct RequestLine {
     pub index: u32,
+    /// Which repeat of the rung (1-based) the request belongs to; 0 (and absent from the
+    /// file) in a run of one repeat.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub repeat: u32,
     pub warmup: bool,
     pub scheduled_ms: f64,
     pub sent_ms: f64,
@@ -120,6 +124,10 @@ pub struct RequestLine {
     pub usage_rejected: Option<String>,
 }
 
+fn is_zero(n: &u32) -> bool {
+    *n == 0
+}
+
 fn ms(d: std::time::Duration) -> f64 {
     d.as_secs_f64() * 1000.0
 }
@@ -130,6 +138,8 @@ fn ms(d: std::time::Duration) -> f64 {
 #[derive(Serialize)]
 pub(crate) struct RequestLineRef<'a> {
     index: u32,
+    #[serde(skip_serializing_if = "is_zero")]
+    pub(crate) repeat: u32,
     warmup: bool,
     scheduled_ms: f64,
     sent_ms: f64,
@@ -162,6 +172,7 @@ impl<'a> From<&'a RequestRecord> for RequestLineRef<'a> {
     fn from(r: &'a RequestRecord) -> Self {
         RequestLineRef {
             index: r.index,
+            repeat: 0,
             warmup: r.warmup,
             scheduled_ms: ms(r.scheduled),
             sent_ms: ms(r.sent),
@@ -228,6 +239,7 @@ mod tests {
         };
         // The lines `RequestLine` (the reading side) must write, field by field.
         let owned_ok = RequestLine {
+            repeat: 0,
             index: 7,
             warmup: false,
             scheduled_ms: ms(ok.scheduled),
@@ -251,6 +263,7 @@ mod tests {
             usage_rejected: Some("completion_tokens is more than twice max_tokens".into()),
         };
         let owned_failed = RequestLine {
+            repeat: 0,
             index: 8,
             warmup: true,
             scheduled_ms: 0.0,
