@@ -130,17 +130,13 @@ pub fn bootstrap(
         base.iter().map(|g| Repeat::new(g)).collect(),
         cand.iter().map(|g| Repeat::new(g)).collect(),
     );
-    let whole = |side: &[Repeat]| -> Vec<Vec<f64>> {
-        side.iter().map(|r| r.values.clone()).collect()
-    };
+    let whole =
+        |side: &[Repeat]| -> Vec<Vec<f64>> { side.iter().map(|r| r.values.clone()).collect() };
     let b0 = stat(&mut whole(&rb));
     let c0 = stat(&mut whole(&rc));
     // Relative run effects of each side: one repeat's statistic over their mean.
     let effects = |side: &[Repeat]| -> Vec<f64> {
-        let per: Vec<f64> = side
-            .iter()
-            .map(|r| stat(&mut [r.values.clone()]))
-            .collect();
+        let per: Vec<f64> = side.iter().map(|r| stat(&mut [r.values.clone()])).collect();
         let mean = per.iter().sum::<f64>() / per.len().max(1) as f64;
         per.iter()
             .map(|v| if mean != 0.0 { v / mean } else { 1.0 })
@@ -286,7 +282,10 @@ mod tests {
         let mut covered = 0;
         for t in 0..trials {
             let mut rng = SplitMix64(0xC0FFEE ^ t.wrapping_mul(0x9E37_79B9_7F4A_7C15));
-            let (b, c) = (side(&mut rng, rb, 30, run_sd), side(&mut rng, rc, 30, run_sd));
+            let (b, c) = (
+                side(&mut rng, rb, 30, run_sd),
+                side(&mut rng, rc, 30, run_sd),
+            );
             let r = if rb == 1 && rc == 1 {
                 let flat = |s: &Vec<Vec<Vec<f64>>>| s[0].clone();
                 stats::bootstrap_with(&flat(&b), &flat(&c), t, level, |v| {

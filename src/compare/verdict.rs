@@ -81,6 +81,16 @@ pub struct Evidence {
     pub counts: Option<[(u64, u64); 2]>,
     /// Set when the samples are too few for an interval: says how many are needed.
     pub too_few: Option<String>,
+    /// Runs (repeats) behind the baseline's and the candidate's samples; `[1, 1]` for one
+    /// run each, when the intervals cannot include run-to-run noise.
+    pub repeats: [usize; 2],
+}
+
+impl Evidence {
+    /// True when the intervals come from the hierarchical bootstrap (a side has repeats).
+    pub fn hierarchical(&self) -> bool {
+        self.method == Method::Bootstrap && self.repeats.iter().any(|r| *r >= 2)
+    }
 }
 
 impl Evidence {
@@ -106,6 +116,7 @@ impl Evidence {
             requests: 0,
             counts: None,
             too_few: None,
+            repeats: [1, 1],
         }
     }
 }
@@ -271,25 +282,50 @@ const MAX_SUGGESTED: f64 = 1e7;
 
 /// What would settle an inconclusive check, in terms the user controls.
 fn needed(e: &Evidence, conds: &[Cond]) -> String {
+    if e.hierarchical() {
+        // Run-to-run noise is in the interval: it narrows as 1/sqrt(repeats) when it
+        // dominates, and more requests per run narrow only the within-run part.
+        let runs = e
+            .repeats
+            .iter()
+            .copied()
+            .filter(|r| *r >= 2)
+            .min()
+            .unwrap_or(2);
+        return match scaled_needed(e, conds, runs) {
+            Some(n) if n <= MAX_SUGGESTED => format!(
+                "raise load.repeats to ≥ {} (from {runs}) to settle it if the change stays where it is \
+                 (the interval includes run-to-run noise, which more repeats narrow; \
+                 workload.requests_per_rung narrows only the noise within a run)",
+                (n as u64).max(runs as u64 + 1)
+            ),
+            _ => "the change sits (almost) on the threshold: no feasible load.repeats settles it; widen or tighten the threshold".into(),
+        };
+    }
     let n = match e.counts {
         Some(counts) => proportion_needed(e, conds, counts),
-        None => scaled_needed(e, conds),
+        None => scaled_needed(e, conds, e.requests),
+    };
+    let runs = if e.method == Method::Proportion {
+        "; run-to-run noise is not in this interval"
+    } else {
+        "; run-to-run noise is unknown with one run per side: set load.repeats (e.g. 3) to measure it"
     };
     match n {
         Some(n) if n <= MAX_SUGGESTED => {
             let n = (n as u64).max(e.requests as u64 + 1);
             match e.counts {
                 Some([_, (k, m)]) if conds[0].scale == Scale::Value => format!(
-                    "{k} errors in {m} requests cannot show {}: raise workload.requests_per_rung to ≥ {n}",
+                    "{k} errors in {m} requests cannot show {}: raise workload.requests_per_rung to ≥ {n}{runs}",
                     value_claim(conds[0])
                 ),
                 _ => format!(
-                    "raise workload.requests_per_rung to ≥ {n} (from {}) to settle it if the change stays where it is",
+                    "raise workload.requests_per_rung to ≥ {n} (from {}) to settle it if the change stays where it is{runs}",
                     e.requests
                 ),
             }
         }
-        _ => "the change sits (almost) on the threshold: no feasible workload.requests_per_rung settles it; widen or tighten the threshold".into(),
+        _ => "the change sits (almost) on the threshold: no feasible workload.requests_per_rung (nor load.repeats) settles it; widen or tighten the threshold".into(),
     }
 }
 
@@ -304,8 +340,8 @@ fn value_claim(c: Cond) -> String {
 /// Bootstrap intervals: the half-width shrinks as 1/sqrt(n) (on the log scale for ratios).
 /// A regression needs every condition cleared, a pass one: with the point estimate where it
 /// is, the verdict it heads for decides which.
-fn scaled_needed(e: &Evidence, conds: &[Cond]) -> Option<f64> {
-    if e.requests == 0 {
+fn scaled_needed(e: &Evidence, conds: &[Cond], now: usize) -> Option<f64> {
+    if now == 0 {
         return None;
     }
     let mut per = Vec::new();
@@ -327,7 +363,7 @@ fn scaled_needed(e: &Evidence, conds: &[Cond]) -> Option<f64> {
         let n = if dist == 0.0 || half <= 0.0 || !point.is_finite() {
             f64::INFINITY
         } else {
-            (e.requests as f64 * (half / dist).powi(2)).ceil()
+            (now as f64 * (half / dist).powi(2)).ceil()
         };
         per.push((bad_side, n));
     }
@@ -419,6 +455,7 @@ mod tests {
             requests: 200,
             counts: None,
             too_few: None,
+            repeats: [1, 1],
         }
     }
 
@@ -484,6 +521,7 @@ mod tests {
             requests: 200,
             counts: None,
             too_few: None,
+            repeats: [1, 1],
         }
     }
 
@@ -557,6 +595,7 @@ mod tests {
             requests: 60,
             counts: Some([(0, 60), (0, 60)]),
             too_few: None,
+            repeats: [1, 1],
         };
         let d = decide(Bound::Max(0.02), 0.0, &e);
         assert_eq!(d.verdict, Verdict::Inconclusive);

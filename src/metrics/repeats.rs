@@ -31,7 +31,13 @@ pub fn pool(runs: Vec<RungSummary>, latency: BTreeMap<Latency, Stats>) -> RungSu
     let first = runs.first().cloned().unwrap_or_default();
     let sum = |f: fn(&RungSummary) -> u64| runs.iter().map(f).sum::<u64>();
     let duration_s: f64 = runs.iter().map(|r| r.duration_s).sum();
-    let per_s = |x: f64| if duration_s > 0.0 { x / duration_s } else { 0.0 };
+    let per_s = |x: f64| {
+        if duration_s > 0.0 {
+            x / duration_s
+        } else {
+            0.0
+        }
+    };
     let completed = sum(|r| r.completed);
     let total_input_tokens = sum(|r| r.total_input_tokens);
     let total_output_tokens = sum(|r| r.total_output_tokens);
@@ -105,8 +111,7 @@ fn pool_tokens(runs: &[RungSummary]) -> TokenAccounting {
     TokenAccounting {
         requested_input_tokens: weighted(ok, |t| Some(t.requested_input_tokens)).unwrap_or(0.0),
         mean_server_input_tokens: weighted(usage, |t| t.mean_server_input_tokens),
-        requested_output_tokens: weighted(ok, |t| Some(t.requested_output_tokens))
-            .unwrap_or(0.0),
+        requested_output_tokens: weighted(ok, |t| Some(t.requested_output_tokens)).unwrap_or(0.0),
         mean_output_tokens: weighted(ok, |t| Some(t.mean_output_tokens)).unwrap_or(0.0),
         mean_server_output_tokens: weighted(usage, |t| t.mean_server_output_tokens),
         server_usage_requests: runs.iter().map(|r| r.tokens.server_usage_requests).sum(),
@@ -234,7 +239,9 @@ mod tests {
             serde_json::json!([30.0, 40.0])
         );
         // Sample CV of 30 and 40: sd 7.07 / mean 35.
-        let cv = v["repeats"]["spread"]["median_ttft_ms"]["cv"].as_f64().unwrap();
+        let cv = v["repeats"]["spread"]["median_ttft_ms"]["cv"]
+            .as_f64()
+            .unwrap();
         assert!((cv - 7.0711 / 35.0).abs() < 1e-4, "{cv}");
         let back: RungSummary = serde_json::from_str(&text).unwrap();
         assert_eq!(back.repeats.len(), 2);

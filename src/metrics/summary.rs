@@ -214,7 +214,10 @@ impl RungSummary {
     pub fn to_json_map(&self) -> Map<String, Value> {
         let mut m = self.flat_map();
         if !self.repeats.is_empty() {
-            m.insert("repeats".into(), super::repeats::to_json(&self.repeats, num));
+            m.insert(
+                "repeats".into(),
+                super::repeats::to_json(&self.repeats, num),
+            );
         }
         m
     }

@@ -275,9 +275,21 @@ fn pooled(path: &Path, s: &RungSummary, all: &[&(usize, RequestLine)]) -> Result
     let counts = [
         ("completed", s.completed, sum(|r| r.completed)),
         ("failed", s.failed, sum(|r| r.failed)),
-        ("warmup_requests", s.warmup_requests, sum(|r| r.warmup_requests)),
-        ("total_output_tokens", s.total_output_tokens, sum(|r| r.total_output_tokens)),
-        ("total_input_tokens", s.total_input_tokens, sum(|r| r.total_input_tokens)),
+        (
+            "warmup_requests",
+            s.warmup_requests,
+            sum(|r| r.warmup_requests),
+        ),
+        (
+            "total_output_tokens",
+            s.total_output_tokens,
+            sum(|r| r.total_output_tokens),
+        ),
+        (
+            "total_input_tokens",
+            s.total_input_tokens,
+            sum(|r| r.total_input_tokens),
+        ),
     ];
     for (key, pooled, from_runs) in counts {
         if pooled != from_runs {
@@ -291,11 +303,25 @@ fn pooled(path: &Path, s: &RungSummary, all: &[&(usize, RequestLine)]) -> Result
         }
     }
     let duration: f64 = s.repeats.iter().map(|r| r.duration_s).sum();
-    let per_s = |x: u64| if duration > 0.0 { x as f64 / duration } else { 0.0 };
+    let per_s = |x: u64| {
+        if duration > 0.0 {
+            x as f64 / duration
+        } else {
+            0.0
+        }
+    };
     for (key, pooled, from_runs) in [
         ("duration", s.duration_s, duration),
-        ("request_throughput", s.request_throughput, per_s(s.completed)),
-        ("output_throughput", s.output_throughput, per_s(s.total_output_tokens)),
+        (
+            "request_throughput",
+            s.request_throughput,
+            per_s(s.completed),
+        ),
+        (
+            "output_throughput",
+            s.output_throughput,
+            per_s(s.total_output_tokens),
+        ),
     ] {
         if !close(pooled, from_runs) {
             return Err(bad(

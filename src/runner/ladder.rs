@@ -3,9 +3,10 @@
 //! Repeats are interleaved: the whole ladder runs once, then again, so that slow drift of
 //! the server or the machine spreads over every rung instead of lining up with one (a rung
 //! measured N times in a row would take all of a drift that happened while it ran). Each
-//! repeat of a rung sends the same prompts with its own arrival schedule (a different seed:
-//! the schedule's noise is part of run-to-run noise), its own warmup requests, and is
-//! followed by the cooldown like any rung. A rung's files are written once its last repeat
+//! repeat of a rung replays the same workload: the same prompts and the same arrival
+//! schedule (both from `workload.seed`, as a baseline and a candidate share them), so the
+//! spread between repeats is the server's and the machine's, not the schedule's. Every
+//! repeat sends its own warmup requests and is followed by the cooldown like any rung. A rung's files are written once its last repeat
 //! has run; the server's `/metrics` are scraped during the first repeat only.
 
 use std::collections::BTreeMap;
@@ -16,8 +17,8 @@ use tokio::sync::watch;
 use tokio::time::Instant;
 
 use super::{
-    print_outcome, progress, rung, rung_seed, sim_host, warnings, RunContext, RunError,
-    RunOutcome, STOP_GRACE,
+    print_outcome, progress, rung, rung_seed, sim_host, warnings, RunContext, RunError, RunOutcome,
+    STOP_GRACE,
 };
 use crate::client::Client;
 use crate::metrics::{repeats, summarize, RungContext, RungSummary};
@@ -26,13 +27,6 @@ use crate::results::{server_metrics_file_name, RunStatus, RunWriter};
 use crate::scenario::{Arrival, Scenario};
 use crate::servermetrics::{self, ScrapeSetup, ServerSummary};
 use crate::workload::{self, PromptSet};
-
-/// The arrival seed of repeat `repeat` (0-based) of rung `idx`: repeat 0 keeps the seed a
-/// single-repeat run uses, so `repeats: 1` schedules exactly as before.
-pub fn repeat_seed(seed: u64, idx: usize, repeat: u32) -> u64 {
-    let s = seed.wrapping_add(u64::from(repeat).wrapping_mul(0xD1B5_4A32_D192_ED03));
-    rung_seed(s, idx)
-}
 
 /// What one ladder needs to run.
 pub(super) struct Ladder<'a> {
@@ -101,7 +95,16 @@ impl Ladder<'_> {
                 }
                 let scrape = self.scrape.filter(|_| repeat == 0);
                 let (m, server_text) = self
-                    .measure(idx, rate, repeat, scrape, &stop, writer, &mut log, &mut scrape_warned)
+                    .measure(
+                        idx,
+                        rate,
+                        repeat,
+                        scrape,
+                        &stop,
+                        writer,
+                        &mut log,
+                        &mut scrape_warned,
+                    )
                     .await?;
                 let h = &mut held[idx];
                 if server_text.is_some() {
@@ -239,7 +242,7 @@ impl Ladder<'_> {
             Arrival::Constant => f64::INFINITY,
         };
         // Prompts and bodies are built before the rung: nothing of this on the send path.
-        // The same prompts on every repeat (the seed is the rung's).
+        // The same prompts and schedule on every repeat (the seeds are the rung's).
         let set = PromptSet::load(
             &scenario.workload,
             self.tokenizer,
@@ -260,14 +263,17 @@ impl Ladder<'_> {
         let inexact = prompts[warmup..].iter().filter(|p| !p.exact).count() as u64;
         let requests = prompts
             .iter()
-            .map(|p| self.client.prepare(&p.text, p.input_tokens, p.output_tokens))
+            .map(|p| {
+                self.client
+                    .prepare(&p.text, p.input_tokens, p.output_tokens)
+            })
             .collect();
         let schedule = workload::schedule(
             scenario.load.arrival,
             rate,
             scenario.load.burstiness,
             warmup + n,
-            repeat_seed(scenario.workload.seed, idx, repeat),
+            rung_seed(scenario.workload.seed, idx),
         )
         .map_err(|e| RunError::Scenario(e.to_string()))?;
         // Server metrics from the first measured send on (warmup left out).
@@ -280,8 +286,14 @@ impl Ladder<'_> {
         };
         let mut bar = progress::RungBar::new(rate, (warmup + n) as u64, quiet);
         let scraper = scrape.map(|s| s.start(Instant::now() + rung::START_LEAD + first_measured));
-        let run =
-            rung::run_rung(self.client.clone(), plan, stop.clone(), STOP_GRACE, &mut bar).await;
+        let run = rung::run_rung(
+            self.client.clone(),
+            plan,
+            stop.clone(),
+            STOP_GRACE,
+            &mut bar,
+        )
+        .await;
         let scraped = match scraper {
             Some(s) => Some(s.finish().await),
             None => None,
@@ -349,9 +361,15 @@ impl Ladder<'_> {
                 &mut bar,
             );
         }
-        let token_warnings =
-            warnings::token_warnings(&summary, scenario.endpoint.api, scenario.workload.ignore_eos);
-        for w in warnings::rung_warnings(&summary).into_iter().chain(token_warnings) {
+        let token_warnings = warnings::token_warnings(
+            &summary,
+            scenario.endpoint.api,
+            scenario.workload.ignore_eos,
+        );
+        for w in warnings::rung_warnings(&summary)
+            .into_iter()
+            .chain(token_warnings)
+        {
             warn(format!("{w}{which}"), &mut bar);
         }
         let rejected = run.rejected.as_ref().map(|r| r.describe(rate));

@@ -20,9 +20,7 @@ use tokio::sync::watch;
 
 use crate::client::{ApiKey, Client, ClientConfig};
 use crate::metrics::{analyze, RungSummary};
-use crate::results::{
-    RunInfo, RunStatus, RunWriter, RESULTS_FORMAT_VERSION,
-};
+use crate::results::{RunInfo, RunStatus, RunWriter, RESULTS_FORMAT_VERSION};
 use crate::scenario::{Scenario, SweepField};
 use crate::servermetrics::ScrapeSetup;
 use crate::workload;

@@ -320,7 +320,10 @@ fn check_load(v: &Value, out: &mut Vec<Problem>) {
             out.push(
                 Problem::value(
                     p(&["load", "repeats"]),
-                    format!("must be a whole number from 1 to {}, found {r}", super::types::MAX_REPEATS),
+                    format!(
+                        "must be a whole number from 1 to {}, found {r}",
+                        super::types::MAX_REPEATS
+                    ),
                 )
                 .hint("3 repeats measure run-to-run noise; 1 (the default) measures none"),
             );
