@@ -100,7 +100,8 @@ enum Command {
     /// stepped) and the config diff there: `ladder history results/<scenario>/ golden/<scenario>`.
     /// Exit 0 no regression step at the newest folder, 1 one, 2 unusable input.
     History(Box<HistoryArgs>),
-    /// Promote a result folder to golden/<scenario>/ (replacing the old baseline).
+    /// Promote a result folder to golden/<scenario>/ (replacing the old baseline; with --add,
+    /// adding it to the baseline as more repeats).
     Bless {
         /// The result folder to bless.
         result_dir: PathBuf,
@@ -110,6 +111,10 @@ enum Command {
         /// Bless an interrupted or failed run anyway (never one still `running`: it never finished).
         #[arg(long)]
         force: bool,
+        /// Add the run to the existing baseline as more repeats (its run-to-run spread then
+        /// enters every gate's intervals) instead of replacing it.
+        #[arg(long)]
+        add: bool,
     },
 }
 
@@ -255,11 +260,17 @@ fn compare_cmd(command: Command) -> i32 {
             result_dir,
             golden,
             force,
+            add,
         } => match compare::bless(&compare::BlessOptions {
             result_dir,
             golden: Some(golden),
             force,
+            add,
         }) {
+            Ok(dest) if add => {
+                println!("added to the baseline: {}", dest.display());
+                ladder::exit::OK
+            }
             Ok(dest) => {
                 println!("blessed: {}", dest.display());
                 ladder::exit::OK

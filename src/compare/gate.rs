@@ -150,6 +150,8 @@ pub struct BlessOptions {
     pub golden: Option<PathBuf>,
     /// Bless an interrupted or failed run anyway (never a `running` one: it never finished).
     pub force: bool,
+    /// `--add`: add the run to the existing baseline as more repeats instead of replacing it.
+    pub add: bool,
 }
 
 /// Copy a result folder to `<golden>/<scenario name>/`, replacing the old baseline: the copy
@@ -220,7 +222,12 @@ pub fn bless(opts: &BlessOptions) -> Result<PathBuf, GateError> {
     let tmp = golden.join(format!(".{name}.bless-{pid}"));
     let old = golden.join(format!(".{name}.old-{pid}"));
     let _ = fs::remove_dir_all(&tmp);
-    if let Err(e) = copy_dir(src, &tmp) {
+    let made = if opts.add {
+        add_to_baseline(&dest, &d, &tmp)
+    } else {
+        copy_dir(src, &tmp)
+    };
+    if let Err(e) = made {
         let _ = fs::remove_dir_all(&tmp);
         return Err(e);
     }
@@ -239,6 +246,28 @@ pub fn bless(opts: &BlessOptions) -> Result<PathBuf, GateError> {
         fs::remove_dir_all(&old).map_err(io(&old))?;
     }
     Ok(dest)
+}
+
+/// `bless --add`: write into `tmp` the baseline at `dest` with the run `d` added as more
+/// repeats (results::merge), after checking they measure the same thing.
+fn add_to_baseline(dest: &Path, d: &ResultDir, tmp: &Path) -> Result<(), GateError> {
+    if !dest.is_dir() {
+        return Err(GateError::NoBaseline(dest.to_path_buf()));
+    }
+    let base = ResultDir::open_finished(dest).map_err(|source| GateError::Load {
+        path: dest.to_path_buf(),
+        source,
+    })?;
+    let changes = super::config_diff::fundamental_changes(&base.info, &d.info);
+    if !changes.is_empty() {
+        return Err(GateError::Unsafe(format!(
+            "{} measures something else than the baseline {}, so it cannot be one more run of it:\n  {}",
+            d.path.display(),
+            dest.display(),
+            changes.join("\n  ")
+        )));
+    }
+    crate::results::merge::add_run(&base, d, tmp).map_err(|e| GateError::Unsafe(e.to_string()))
 }
 
 /// Copy regular files and folders only: a symlink is never followed (it could point

@@ -499,7 +499,7 @@ fn latency_stats(path: &Path, s: &RungSummary, measured: &[&RequestLine]) -> Res
 }
 
 /// The samples of one distribution, as the summary was computed from the records.
-fn samples(which: Latency, measured: &[&RequestLine]) -> Vec<f64> {
+pub(crate) fn samples(which: Latency, measured: &[&RequestLine]) -> Vec<f64> {
     let ok = || measured.iter().filter(|l| l.ok);
     let since = |a: f64, b: f64| (a - b).max(0.0);
     match which {

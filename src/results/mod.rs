@@ -2,6 +2,7 @@
 
 mod check;
 pub mod load;
+pub mod merge;
 pub mod types;
 pub mod vllm;
 pub mod write;

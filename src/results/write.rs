@@ -83,7 +83,7 @@ pub struct RunWriter {
 /// them find them in ladder's: `date` (vLLM's `%Y%m%d-%H%M%S`), `backend` / `endpoint_type`
 /// (`openai` for completions, `openai-chat` for chat, as vLLM names them), `label` (the
 /// scenario name), `model_id` (the model sent) and `tokenizer_id` (the tokenizer path).
-fn vllm_run_keys(info: &RunInfo) -> serde_json::Map<String, serde_json::Value> {
+pub(crate) fn vllm_run_keys(info: &RunInfo) -> serde_json::Map<String, serde_json::Value> {
     let sc = &info.scenario;
     let text = |v: Option<&serde_json::Value>| {
         v.and_then(serde_json::Value::as_str)
