@@ -311,6 +311,7 @@ fn verdict_of(base: &[Vec<f64>], cand: &[Vec<f64>], stat: Statistic, bound: Boun
         requests: base.len().min(cand.len()),
         counts: None,
         too_few: None,
+        repeats: [1, 1],
     };
     decide(bound, 0.0, &e).verdict
 }
@@ -407,6 +408,7 @@ fn error_rate_gate_with_absolute_threshold() {
         requests: 2000,
         counts: Some([(fb, 2000), (fc, 2000)]),
         too_few: None,
+        repeats: [1, 1],
     };
     assert_eq!(decide(bound, 0.0, &big(0, 0)).verdict, Verdict::Pass);
     assert_eq!(
