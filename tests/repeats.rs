@@ -70,7 +70,11 @@ fn a_run_of_three_repeats_keeps_every_repeat_and_their_spread() {
         assert!(r.entry.complete);
         let lines = d.requests(r).unwrap();
         for k in 1..=3 {
-            assert_eq!(lines.iter().filter(|l| l.repeat == k).count(), 30, "repeat {k}");
+            assert_eq!(
+                lines.iter().filter(|l| l.repeat == k).count(),
+                30,
+                "repeat {k}"
+            );
         }
         assert_eq!(lines.len(), 90);
         assert_eq!(r.summary.num_prompts, 90);
@@ -85,7 +89,10 @@ fn a_run_of_three_repeats_keeps_every_repeat_and_their_spread() {
     assert_eq!(v["repeats"]["count"], 3);
     for k in ["request_throughput", "median_tpot_ms", "median_ttft_ms"] {
         assert_eq!(spread[k]["values"].as_array().unwrap().len(), 3, "{k}");
-        assert!(spread[k]["cv"].as_f64().is_some_and(|c| c >= 0.0), "{k}: {spread}");
+        assert!(
+            spread[k]["cv"].as_f64().is_some_and(|c| c >= 0.0),
+            "{k}: {spread}"
+        );
     }
     // The drift gives each repeat its own, seeded simulator speed.
     let log = std::fs::read_to_string(dir.join("run.log")).unwrap();
@@ -108,7 +115,10 @@ fn a_run_of_three_repeats_keeps_every_repeat_and_their_spread() {
         serde_json::from_str(&std::fs::read_to_string(one.join("run.json")).unwrap()).unwrap();
     assert!(info["scenario"]["load"].get("repeats").is_none(), "{info}");
     let text = std::fs::read_to_string(one.join("requests_rate_20.jsonl")).unwrap();
-    assert!(!text.contains("\"repeat\""), "one repeat writes no repeat field");
+    assert!(
+        !text.contains("\"repeat\""),
+        "one repeat writes no repeat field"
+    );
 }
 
 #[test]

@@ -476,17 +476,15 @@ async fn run_scenario(
             .unwrap_or_else(|| PathBuf::from("results"));
         let writer = RunWriter::create(&root, info).map_err(|e| RunError::Output(e.to_string()))?;
         say(&format!("writing {}", writer.dir().display()));
-        let outcome = run_ladder(
+        let rungs = ladder::Ladder {
             ctx,
-            &ladder,
-            &client,
-            &tokenizer,
-            scrape.as_ref(),
-            sim_ref,
-            writer,
-            stop.clone(),
-        )
-        .await?;
+            scenario: &ladder,
+            client: &client,
+            tokenizer: &tokenizer,
+            scrape: scrape.as_ref(),
+            sim: sim_ref,
+        };
+        let outcome = run_ladder(rungs, writer, stop.clone()).await?;
         outcomes.push(outcome);
         if *stop.borrow() {
             break;
@@ -498,23 +496,10 @@ async fn run_scenario(
 /// Run every rung into `writer`'s folder. Whatever stops the ladder, the folder ends in a
 /// terminal status: `complete`, `interrupted`, or `failed` with the error as its detail.
 async fn run_ladder(
-    ctx: &RunContext<'_>,
-    scenario: &Scenario,
-    client: &Arc<Client>,
-    tokenizer: &workload::tokenizer::Tokenizer,
-    scrape: Option<&ScrapeSetup>,
-    sim: Option<&sim_host::SimHost>,
+    rungs: ladder::Ladder<'_>,
     mut writer: RunWriter,
     stop: watch::Receiver<bool>,
 ) -> Result<RunOutcome, RunError> {
-    let rungs = ladder::Ladder {
-        ctx,
-        scenario,
-        client,
-        tokenizer,
-        scrape,
-        sim,
-    };
     match rungs.run(&mut writer, stop).await {
         Err(e) if !matches!(e, RunError::Interrupted { .. }) => Err(mark_failed(&mut writer, e)),
         r => r,
