@@ -12,6 +12,7 @@ pub mod hier;
 pub mod junit;
 pub mod markdown;
 pub mod render;
+mod settle;
 pub mod stats;
 pub mod threshold;
 pub mod verdict;

@@ -17,7 +17,7 @@ use crate::metrics::compute::stats;
 use crate::metrics::{Latency, RungSummary, Stats};
 use crate::scenario::{is_scenario_name, rate_label};
 
-fn bad(path: &Path, problem: impl Into<String>) -> LoadError {
+pub(super) fn bad(path: &Path, problem: impl Into<String>) -> LoadError {
     LoadError::Tampered {
         path: path.to_path_buf(),
         problem: problem.into(),
@@ -26,7 +26,7 @@ fn bad(path: &Path, problem: impl Into<String>) -> LoadError {
 
 /// Floats written by ladder and read back agree to far better than this: a microsecond
 /// (or a millionth, relatively). Anything further apart was edited.
-fn close(a: f64, b: f64) -> bool {
+pub(super) fn close(a: f64, b: f64) -> bool {
     (a - b).abs() <= 1e-3 + 1e-6 * a.abs().max(b.abs())
 }
 
@@ -266,75 +266,7 @@ pub(crate) fn lines(
             e => e,
         })?;
     }
-    pooled(path, s, &refs)
-}
-
-/// A pooled summary against its repeats and the lines of them all.
-fn pooled(path: &Path, s: &RungSummary, all: &[&(usize, RequestLine)]) -> Result<(), LoadError> {
-    let sum = |f: fn(&RungSummary) -> u64| s.repeats.iter().map(f).sum::<u64>();
-    let counts = [
-        ("completed", s.completed, sum(|r| r.completed)),
-        ("failed", s.failed, sum(|r| r.failed)),
-        (
-            "warmup_requests",
-            s.warmup_requests,
-            sum(|r| r.warmup_requests),
-        ),
-        (
-            "total_output_tokens",
-            s.total_output_tokens,
-            sum(|r| r.total_output_tokens),
-        ),
-        (
-            "total_input_tokens",
-            s.total_input_tokens,
-            sum(|r| r.total_input_tokens),
-        ),
-    ];
-    for (key, pooled, from_runs) in counts {
-        if pooled != from_runs {
-            return Err(bad(
-                path,
-                format!(
-                    "{} says {key} {pooled}, but its repeats add up to {from_runs}",
-                    result_file_name(s.rate)
-                ),
-            ));
-        }
-    }
-    let duration: f64 = s.repeats.iter().map(|r| r.duration_s).sum();
-    let per_s = |x: u64| {
-        if duration > 0.0 {
-            x as f64 / duration
-        } else {
-            0.0
-        }
-    };
-    for (key, pooled, from_runs) in [
-        ("duration", s.duration_s, duration),
-        (
-            "request_throughput",
-            s.request_throughput,
-            per_s(s.completed),
-        ),
-        (
-            "output_throughput",
-            s.output_throughput,
-            per_s(s.total_output_tokens),
-        ),
-    ] {
-        if !close(pooled, from_runs) {
-            return Err(bad(
-                path,
-                format!(
-                    "{} says {key} {pooled}, but its repeats give {from_runs}",
-                    result_file_name(s.rate)
-                ),
-            ));
-        }
-    }
-    let measured: Vec<&RequestLine> = all.iter().map(|(_, l)| l).filter(|l| !l.warmup).collect();
-    latency_stats(path, s, &measured)
+    super::check_pooled::pooled(path, s, &refs)
 }
 
 fn one_run(path: &Path, s: &RungSummary, all: &[&(usize, RequestLine)]) -> Result<(), LoadError> {
@@ -478,7 +410,11 @@ fn one_run(path: &Path, s: &RungSummary, all: &[&(usize, RequestLine)]) -> Resul
     latency_stats(path, s, &measured)
 }
 
-fn latency_stats(path: &Path, s: &RungSummary, measured: &[&RequestLine]) -> Result<(), LoadError> {
+pub(super) fn latency_stats(
+    path: &Path,
+    s: &RungSummary,
+    measured: &[&RequestLine],
+) -> Result<(), LoadError> {
     for which in Latency::ALL {
         let recomputed = stats(samples(which, measured));
         let stored = s.stats(which);

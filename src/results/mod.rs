@@ -1,6 +1,7 @@
 //! Result folders: layout, atomic writes, loading.
 
 mod check;
+mod check_pooled;
 pub mod load;
 pub mod merge;
 pub mod types;
