@@ -33,21 +33,22 @@ pub(super) fn needed(e: &Evidence, conds: &[Cond]) -> String {
         Some(counts) => proportion_needed(e, conds, counts),
         None => scaled_needed(e, conds, e.requests),
     };
+    // What repeats would do, said first so that the request count ends the note.
     let runs = if e.method == Method::Proportion {
-        "; run-to-run noise is not in this interval"
+        "the requests of every repeat count here (load.repeats × workload.requests_per_rung); "
     } else {
-        "; run-to-run noise is unknown with one run per side: set load.repeats (e.g. 3) to measure it"
+        "run-to-run noise is unknown with one run per side (load.repeats ≥ 2 measures it); "
     };
     match n {
         Some(n) if n <= MAX_SUGGESTED => {
             let n = (n as u64).max(e.requests as u64 + 1);
             match e.counts {
                 Some([_, (k, m)]) if conds[0].scale == Scale::Value => format!(
-                    "{k} errors in {m} requests cannot show {}: raise workload.requests_per_rung to ≥ {n}{runs}",
+                    "{runs}{k} errors in {m} requests cannot show {}: raise workload.requests_per_rung to ≥ {n}",
                     value_claim(conds[0])
                 ),
                 _ => format!(
-                    "raise workload.requests_per_rung to ≥ {n} (from {}) to settle it if the change stays where it is{runs}",
+                    "{runs}raise workload.requests_per_rung to ≥ {n} (from {}) to settle it if the change stays where it is",
                     e.requests
                 ),
             }
