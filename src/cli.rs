@@ -32,6 +32,9 @@ enum Command {
         /// Replace the scenario's rates, e.g. --rates 5,10,20 (the baseline rung still runs first).
         #[arg(long, value_delimiter = ',', value_name = "RATES")]
         rates: Option<Vec<f64>>,
+        /// Measure every rung N times (replaces load.repeats): the ladder runs N times in a row.
+        #[arg(long, value_name = "N")]
+        repeats: Option<u32>,
         /// No progress bars, tables or notes; errors only.
         #[arg(long, short)]
         quiet: bool,
@@ -76,6 +79,9 @@ enum Command {
         /// Results root for the fresh run.
         #[arg(long)]
         out: Option<PathBuf>,
+        /// Measure every rung N times (replaces load.repeats): the ladder runs N times in a row.
+        #[arg(long, value_name = "N")]
+        repeats: Option<u32>,
         #[command(flatten)]
         gate: GateArgs,
         /// Compare even when model, workload or tokenizer differ.
@@ -94,7 +100,8 @@ enum Command {
     /// stepped) and the config diff there: `ladder history results/<scenario>/ golden/<scenario>`.
     /// Exit 0 no regression step at the newest folder, 1 one, 2 unusable input.
     History(Box<HistoryArgs>),
-    /// Promote a result folder to golden/<scenario>/ (replacing the old baseline).
+    /// Promote a result folder to golden/<scenario>/ (replacing the old baseline; with --add,
+    /// adding it to the baseline as more repeats).
     Bless {
         /// The result folder to bless.
         result_dir: PathBuf,
@@ -104,6 +111,10 @@ enum Command {
         /// Bless an interrupted or failed run anyway (never one still `running`: it never finished).
         #[arg(long)]
         force: bool,
+        /// Add the run to the existing baseline as more repeats (its run-to-run spread then
+        /// enters every gate's intervals) instead of replacing it.
+        #[arg(long)]
+        add: bool,
     },
 }
 
@@ -226,6 +237,7 @@ fn compare_cmd(command: Command) -> i32 {
             scenario,
             golden,
             out,
+            repeats,
             gate,
             allow_config_change,
         } => {
@@ -237,6 +249,7 @@ fn compare_cmd(command: Command) -> i32 {
                     // Quiet: the path is printed after the verdict, so an error (no
                     // baseline) stays the first line of stderr after progress.
                     on_run_dir: Some(|dir| write_reports(dir, true)),
+                    repeats,
                     ..o
                 },
                 Err(e) => return fail(&e),
@@ -256,13 +269,19 @@ fn compare_cmd(command: Command) -> i32 {
             result_dir,
             golden,
             force,
+            add,
         } => match compare::bless(&compare::BlessOptions {
             result_dir,
             golden: Some(golden),
             force,
+            add,
         }) {
             Ok(b) => {
-                println!("blessed: {}", b.dest.display());
+                if add {
+                    println!("added to the baseline: {}", b.dest.display());
+                } else {
+                    println!("blessed: {}", b.dest.display());
+                }
                 if let Some(r) = &b.replaced {
                     println!(
                         "replaced: {}, kept in {} (move it back to restore it)",
@@ -287,12 +306,14 @@ pub fn main() -> i32 {
             scenario,
             out,
             rates,
+            repeats,
             quiet,
             json,
         } => run(ladder::runner::RunOptions {
             scenario_path: scenario,
             out_dir: out,
             rates,
+            repeats,
             quiet: quiet || json,
             json,
         }),
@@ -421,6 +442,15 @@ struct SimArgs {
     /// Stall length, ms (wall clock).
     #[arg(long)]
     stall_ms: Option<u64>,
+    /// Run-to-run drift: CV of this process's speed factor (drawn once, from --drift-seed).
+    #[arg(long)]
+    drift: Option<f64>,
+    /// Seed of the drift draw.
+    #[arg(long)]
+    drift_seed: Option<u64>,
+    /// Background noise: CV of a factor on every engine step's time.
+    #[arg(long)]
+    step_jitter: Option<f64>,
 }
 
 impl SimArgs {
@@ -454,7 +484,10 @@ impl SimArgs {
             fault_stream_error,
             fault_stall,
             fault_unknown_model,
-            stall_ms
+            stall_ms,
+            drift,
+            drift_seed,
+            step_jitter
         );
         c.served_model_names = self.served_model_names.clone();
         c.zero_cost = self.zero_cost;

@@ -105,6 +105,7 @@ fn lines_for(spec: &Spec, rate: f64) -> Vec<RequestLine> {
             let itl: Vec<f64> = (0..out - 1).map(|_| tpot).collect();
             let e2e = ttft + tpot * f64::from(out - 1);
             RequestLine {
+                repeat: 0,
                 index: i as u32,
                 warmup: false,
                 scheduled_ms: sent,
@@ -313,6 +314,7 @@ fn verdict_of(base: &[Vec<f64>], cand: &[Vec<f64>], stat: Statistic, bound: Boun
         requests: base.len().min(cand.len()),
         counts: None,
         too_few: None,
+        repeats: [1, 1],
     };
     decide(bound, 0.0, &e).verdict
 }
@@ -409,6 +411,7 @@ fn error_rate_gate_with_absolute_threshold() {
         requests: 2000,
         counts: Some([(fb, 2000), (fc, 2000)]),
         too_few: None,
+        repeats: [1, 1],
     };
     assert_eq!(decide(bound, 0.0, &big(0, 0)).verdict, Verdict::Pass);
     assert_eq!(

@@ -159,6 +159,7 @@ fn summary(s: &Shape, speedup: f64) -> RungSummary {
         tokens: Default::default(),
         latency,
         server: Default::default(),
+        repeats: Vec::new(),
     }
 }
 

@@ -102,7 +102,11 @@ impl Model {
 /// Per-request sample groups of one latency distribution (measured requests only; the
 /// success-only distributions skip failures). ITL keeps each request's gaps together.
 pub fn latency_groups(lines: &[RequestLine], which: Latency) -> Vec<Vec<f64>> {
-    let measured = lines.iter().filter(|r| !r.warmup);
+    groups_of(lines.iter(), which)
+}
+
+fn groups_of<'a>(lines: impl Iterator<Item = &'a RequestLine>, which: Latency) -> Vec<Vec<f64>> {
+    let measured = lines.filter(|r| !r.warmup);
     let one = |v: Option<f64>| v.map(|x| vec![x]);
     measured
         .filter_map(|r| match which {
@@ -122,9 +126,12 @@ pub fn latency_groups(lines: &[RequestLine], which: Latency) -> Vec<Vec<f64>> {
 }
 
 /// Per-request `[sent_ms, end_ms, weight]` triples for a throughput bootstrap.
-fn throughput_groups(lines: &[RequestLine], w: Weight, slo: &Slo) -> Vec<Vec<f64>> {
+fn throughput_groups<'a>(
+    lines: impl Iterator<Item = &'a RequestLine>,
+    w: Weight,
+    slo: &Slo,
+) -> Vec<Vec<f64>> {
     lines
-        .iter()
         .filter(|r| !r.warmup)
         .map(|r| {
             let weight = match w {
@@ -173,6 +180,8 @@ pub fn evidence(key: &str, base: &Side, cand: &Side, level: f64) -> Result<Evide
     let value = |s: &Side| s.summary.metric(key).unwrap_or(f64::NAN);
     let (bv, cv) = (value(base), value(cand));
     let model = Model::of(key);
+    let repeats = [runs_in(base.lines), runs_in(cand.lines)];
+    let hier = repeats.iter().any(|r| *r >= 2);
     if model.needs_successes() {
         if base.summary.completed == 0 {
             return Err(NoSuccesses { side: "baseline" });
@@ -181,7 +190,7 @@ pub fn evidence(key: &str, base: &Side, cand: &Side, level: f64) -> Result<Evide
             return Err(NoSuccesses { side: "candidate" });
         }
     }
-    Ok(match model {
+    let mut e = match model {
         Model::Plain => Evidence::plain(bv, cv),
         Model::ErrorRate => {
             let n = |s: &RungSummary| s.completed + s.failed;
@@ -198,6 +207,7 @@ pub fn evidence(key: &str, base: &Side, cand: &Side, level: f64) -> Result<Evide
                 counts: Some([(b.failed, n(b)), (c.failed, n(c))]),
                 too_few: (n(b) == 0 || n(c) == 0)
                     .then(|| "no measured requests on one side".to_string()),
+                repeats: [1, 1],
             }
         }
         Model::Latency(stat, which) => {
@@ -221,15 +231,37 @@ pub fn evidence(key: &str, base: &Side, cand: &Side, level: f64) -> Result<Evide
             } else {
                 None
             };
-            let mut e = boot(&bg, &cg, bv, cv, level, |v| stat.compute(v));
+            let mut e = if hier {
+                let runs = |s: &Side| -> Vec<Vec<Vec<f64>>> {
+                    by_repeat(s.lines)
+                        .into_iter()
+                        .map(|r| groups_of(r.into_iter(), which))
+                        .collect()
+                };
+                hier_boot(&runs(base), &runs(cand), bv, cv, level, |v| {
+                    stat.compute(&mut v.concat())
+                })
+            } else {
+                boot(&bg, &cg, bv, cv, level, |v| stat.compute(v))
+            };
             e.too_few = too_few;
             e.requests = bg.len().min(cg.len());
             e
         }
         Model::Throughput(w) => {
-            let bg = throughput_groups(base.lines, w, &base.slo);
-            let cg = throughput_groups(cand.lines, w, &cand.slo);
-            let mut e = boot(&bg, &cg, bv, cv, level, rate_of);
+            let bg = throughput_groups(base.lines.iter(), w, &base.slo);
+            let cg = throughput_groups(cand.lines.iter(), w, &cand.slo);
+            let mut e = if hier {
+                let runs = |s: &Side| -> Vec<Vec<Vec<f64>>> {
+                    by_repeat(s.lines)
+                        .into_iter()
+                        .map(|r| throughput_groups(r.into_iter(), w, &s.slo))
+                        .collect()
+                };
+                hier_boot(&runs(base), &runs(cand), bv, cv, level, rate_of_runs)
+            } else {
+                boot(&bg, &cg, bv, cv, level, rate_of)
+            };
             e.requests = bg.len().min(cg.len());
             if bg.len() < stats::MIN_REQUESTS || cg.len() < stats::MIN_REQUESTS {
                 e.too_few = Some(format!(
@@ -242,7 +274,77 @@ pub fn evidence(key: &str, base: &Side, cand: &Side, level: f64) -> Result<Evide
             }
             e
         }
-    })
+    };
+    if e.method == Method::Bootstrap {
+        e.repeats = repeats;
+    }
+    Ok(e)
+}
+
+/// Runs in a rung's lines: the largest `repeat` (0, in a one-run folder, counts as 1).
+pub(crate) fn runs_in(lines: &[RequestLine]) -> usize {
+    lines
+        .iter()
+        .map(|l| l.repeat as usize)
+        .max()
+        .unwrap_or(0)
+        .max(1)
+}
+
+/// A rung's lines split by repeat, in order (one group for a one-run folder).
+fn by_repeat(lines: &[RequestLine]) -> Vec<Vec<&RequestLine>> {
+    let n = runs_in(lines);
+    let mut out: Vec<Vec<&RequestLine>> = vec![Vec::new(); n];
+    for l in lines {
+        out[(l.repeat as usize).max(1) - 1].push(l);
+    }
+    out
+}
+
+/// Sum of weights per second over the summed windows (first send to last end) of each
+/// repeat's resample: repeats ran at different times, so their windows add up.
+fn rate_of_runs(v: &mut [Vec<f64>]) -> f64 {
+    let (mut total, mut span) = (0.0, 0.0);
+    for r in v.iter() {
+        let (mut first, mut last) = (f64::INFINITY, f64::NEG_INFINITY);
+        for t in r.chunks_exact(3) {
+            first = first.min(t[0]);
+            last = last.max(t[1]);
+            total += t[2];
+        }
+        if last > first {
+            span += last - first;
+        }
+    }
+    if span > 0.0 {
+        total / (span / 1000.0)
+    } else {
+        f64::NAN
+    }
+}
+
+fn hier_boot(
+    b: &super::hier::Runs,
+    c: &super::hier::Runs,
+    bv: f64,
+    cv: f64,
+    level: f64,
+    stat: impl Fn(&mut [Vec<f64>]) -> f64,
+) -> Evidence {
+    let r = super::hier::bootstrap(b, c, stats::SEED, level, stat);
+    Evidence {
+        base: bv,
+        cand: cv,
+        ratio: Some(r.ratio),
+        diff: Some(r.diff),
+        cand_ci: Some(r.cand_ci),
+        method: Method::Bootstrap,
+        level,
+        requests: 0,
+        counts: None,
+        too_few: None,
+        repeats: [1, 1],
+    }
 }
 
 /// The note on a verdict that rests on summary values alone.
@@ -291,6 +393,7 @@ fn boot(
         requests: 0,
         counts: None,
         too_few: None,
+        repeats: [1, 1],
     }
 }
 

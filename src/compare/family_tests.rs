@@ -55,6 +55,7 @@ fn check(base: &[Vec<f64>], cand: &[Vec<f64>], bound: Bound, level: f64, seed: u
         requests: base.len().min(cand.len()),
         counts: None,
         too_few: None,
+        repeats: [1, 1],
     };
     decide(bound, 0.0, &e).verdict
 }
@@ -87,6 +88,7 @@ fn error_rate_false_alarms(level: f64) -> f64 {
                 requests: 200,
                 counts: Some([(kb, 200), (kc, 200)]),
                 too_few: None,
+                repeats: [1, 1],
             };
             alarm |= decide(bound, 0.0, &e).verdict == Verdict::Regression;
         }

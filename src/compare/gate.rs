@@ -16,6 +16,8 @@ pub struct GateOptions {
     pub golden: Option<PathBuf>,
     /// Results root for the fresh run (runner default when `None`).
     pub out: Option<PathBuf>,
+    /// `--repeats`: replaces the scenario's `load.repeats`.
+    pub repeats: Option<u32>,
     /// Markdown summary file.
     pub summary: Option<PathBuf>,
     /// JUnit XML file.
@@ -94,6 +96,7 @@ pub fn gate(opts: &GateOptions) -> Result<Comparison, GateError> {
     let outcome = runner::run(&RunOptions {
         scenario_path: opts.scenario.clone(),
         out_dir: opts.out.clone(),
+        repeats: opts.repeats,
         ..Default::default()
     })
     .map_err(|e| {
@@ -162,6 +165,8 @@ pub struct BlessOptions {
     pub golden: Option<PathBuf>,
     /// Bless an interrupted or failed run anyway (never a `running` one: it never finished).
     pub force: bool,
+    /// `--add`: add the run to the existing baseline as more repeats instead of replacing it.
+    pub add: bool,
 }
 
 /// What a bless did: the new baseline, and the old one it moved aside.
@@ -239,7 +244,12 @@ pub fn bless(opts: &BlessOptions) -> Result<Blessed, GateError> {
     let pid = std::process::id();
     let tmp = golden.join(format!(".{name}.bless-{pid}"));
     let _ = fs::remove_dir_all(&tmp);
-    if let Err(e) = copy_dir(src, &tmp) {
+    let made = if opts.add {
+        add_to_baseline(&dest, &d, &tmp)
+    } else {
+        copy_dir(src, &tmp)
+    };
+    if let Err(e) = made {
         let _ = fs::remove_dir_all(&tmp);
         return Err(e);
     }
@@ -274,6 +284,28 @@ pub fn bless(opts: &BlessOptions) -> Result<Blessed, GateError> {
         });
     }
     Ok(Blessed { dest, replaced })
+}
+
+/// `bless --add`: write into `tmp` the baseline at `dest` with the run `d` added as more
+/// repeats (results::merge), after checking they measure the same thing.
+fn add_to_baseline(dest: &Path, d: &ResultDir, tmp: &Path) -> Result<(), GateError> {
+    if !dest.is_dir() {
+        return Err(GateError::NoBaseline(dest.to_path_buf()));
+    }
+    let base = ResultDir::open_finished(dest).map_err(|source| GateError::Load {
+        path: dest.to_path_buf(),
+        source,
+    })?;
+    let changes = super::config_diff::fundamental_changes(&base.info, &d.info);
+    if !changes.is_empty() {
+        return Err(GateError::Unsafe(format!(
+            "{} measures something else than the baseline {}, so it cannot be one more run of it:\n  {}",
+            d.path.display(),
+            dest.display(),
+            changes.join("\n  ")
+        )));
+    }
+    crate::results::merge::add_run(&base, d, tmp).map_err(|e| GateError::Unsafe(e.to_string()))
 }
 
 /// Copy regular files and folders only: a symlink is never followed (it could point

@@ -53,6 +53,11 @@ pub fn junit(c: &Comparison, strict: bool) -> String {
     );
     let _ = writeln!(o, "    <properties>");
     let _ = writeln!(o, r#"      <property name="level" value="{level}"/>"#);
+    let _ = writeln!(
+        o,
+        r#"      <property name="run_to_run_noise" value="{}"/>"#,
+        escape(&c.run_noise.describe())
+    );
     let _ = writeln!(o, "    </properties>");
     for r in &c.rows {
         let class = escape(&format!("{}.rate_{}", c.scenario, render::num(r.rate)));

@@ -27,6 +27,7 @@ pub fn markdown(c: &Comparison, strict: bool) -> String {
         md_escape(render::checks_listing(c).trim_start())
     );
     let _ = writeln!(o, "- level: {}", c.family.describe());
+    let _ = writeln!(o, "- {}", md_escape(&c.run_noise.describe()));
     for ch in &c.config_changes {
         let _ = writeln!(
             o,

@@ -8,10 +8,12 @@ pub mod evidence;
 #[cfg(test)]
 mod family_tests;
 pub mod gate;
+pub mod hier;
 pub mod junit;
 pub mod markdown;
 pub mod render;
 pub mod replaced;
+mod settle;
 pub mod stats;
 pub mod threshold;
 pub mod verdict;
@@ -146,6 +148,8 @@ pub struct Comparison {
     pub knee: KneeShift,
     /// The false-alarm budget shared by the checks.
     pub family: Family,
+    /// How many runs each side's intervals rest on: whether run-to-run noise is in them.
+    pub run_noise: RunNoise,
     pub rows: Vec<Row>,
     /// Per common rung, the server-side changes (from scraped `/metrics`) that go with the
     /// verdicts; only rungs where something moved.
@@ -183,6 +187,47 @@ impl Family {
             self.size,
             if self.size == 1 { "" } else { "s" },
             stats::level_text(self.per_check)
+        )
+    }
+}
+
+/// Runs (repeats) behind each side of a comparison: the most of any compared rung.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RunNoise {
+    pub base: usize,
+    pub cand: usize,
+}
+
+impl RunNoise {
+    /// True when a side has two or more runs (the intervals are hierarchical).
+    pub fn measured(&self) -> bool {
+        self.base >= 2 || self.cand >= 2
+    }
+
+    /// One line for humans: what the intervals cover, and how to measure what they miss.
+    pub fn describe(&self) -> String {
+        let runs = |n: usize| format!("{n} run{}", if n == 1 { "" } else { "s" });
+        if !self.measured() {
+            return "run-to-run noise: unknown (one run per side): the intervals cover the noise \
+            between requests of one run, not between runs (machine load, another server \
+            build or restart); measure it with `load.repeats: 3` (or `--repeats 3`), or \
+            add blessed runs to the baseline with `ladder bless --add`"
+                .into();
+        }
+        let borrowed = match (self.base >= 2, self.cand >= 2) {
+            (true, false) => {
+                "; the candidate's single run borrows the baseline's run-to-run spread"
+            }
+            (false, true) => {
+                "; the baseline's single run borrows the candidate's run-to-run spread"
+            }
+            _ => "",
+        };
+        format!(
+            "run-to-run noise: measured (baseline {}, candidate {}): bootstrapped intervals \
+            resample runs, then requests within them{borrowed}",
+            runs(self.base),
+            runs(self.cand)
         )
     }
 }
@@ -411,11 +456,14 @@ pub fn compare(
             .count();
     }
     let family = Family::of(size);
+    let mut run_noise = RunNoise { base: 1, cand: 1 };
     let mut rows = Vec::new();
     let mut server_notes = Vec::new();
     for &rate in &common {
         let (br, bl) = load(b, "baseline", rate)?;
         let (cr, cl) = load(c, "candidate", rate)?;
+        run_noise.base = run_noise.base.max(evidence::runs_in(&bl));
+        run_noise.cand = run_noise.cand.max(evidence::runs_in(&cl));
         if let Some(n) =
             crate::servermetrics::describe_change(&br.summary.server, &cr.summary.server)
         {
@@ -490,6 +538,7 @@ pub fn compare(
         checks_source,
         knee,
         family,
+        run_noise,
         rows,
         server_notes,
     })

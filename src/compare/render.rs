@@ -154,6 +154,7 @@ pub fn terminal(c: &Comparison, strict: bool) -> String {
     let _ = writeln!(o, "checks: {}", c.checks_source);
     let _ = writeln!(o, "{}", checks_listing(c));
     let _ = writeln!(o, "level: {}", c.family.describe());
+    let _ = writeln!(o, "{}", c.run_noise.describe());
     let _ = writeln!(o);
     let rows: Vec<[String; 9]> = c.rows.iter().map(cells).collect();
     let mut width = HEADERS.map(|h| h.chars().count());

@@ -81,6 +81,16 @@ pub struct Evidence {
     pub counts: Option<[(u64, u64); 2]>,
     /// Set when the samples are too few for an interval: says how many are needed.
     pub too_few: Option<String>,
+    /// Runs (repeats) behind the baseline's and the candidate's samples; `[1, 1]` for one
+    /// run each, when the intervals cannot include run-to-run noise.
+    pub repeats: [usize; 2],
+}
+
+impl Evidence {
+    /// True when the intervals come from the hierarchical bootstrap (a side has repeats).
+    pub fn hierarchical(&self) -> bool {
+        self.method == Method::Bootstrap && self.repeats.iter().any(|r| *r >= 2)
+    }
 }
 
 impl Evidence {
@@ -106,6 +116,7 @@ impl Evidence {
             requests: 0,
             counts: None,
             too_few: None,
+            repeats: [1, 1],
         }
     }
 }
@@ -120,16 +131,16 @@ pub struct Decision {
 
 /// One condition of a check: an interval against a limit, in "high is bad" orientation.
 #[derive(Debug, Clone, Copy)]
-struct Cond {
-    scale: Scale,
+pub(super) struct Cond {
+    pub(super) scale: Scale,
     /// The interval as computed (original orientation), for the table and the note.
-    iv: Interval,
+    pub(super) iv: Interval,
     /// The bad-side limit (original orientation).
-    bad: f64,
+    pub(super) bad: f64,
     /// The good-side limit, when the check has an improvement verdict.
-    good: Option<f64>,
+    pub(super) good: Option<f64>,
     /// +1 when a high value is bad, −1 when a low value is.
-    sign: f64,
+    pub(super) sign: f64,
 }
 
 impl Cond {
@@ -140,13 +151,13 @@ impl Cond {
             (-self.iv.hi, -self.iv.lo)
         }
     }
-    fn beyond_bad(&self) -> bool {
+    pub(super) fn beyond_bad(&self) -> bool {
         self.oriented().0 > self.sign * self.bad
     }
-    fn beyond_good(&self) -> bool {
+    pub(super) fn beyond_good(&self) -> bool {
         self.good.is_some_and(|g| self.oriented().1 < self.sign * g)
     }
-    fn within(&self) -> bool {
+    pub(super) fn within(&self) -> bool {
         self.oriented().1 <= self.sign * self.bad
     }
 }
@@ -247,7 +258,7 @@ fn finish(e: &Evidence, conds: &[Cond]) -> Decision {
             "at the per-check level {}, {}; {}",
             super::stats::level_text(e.level),
             limits.join(" and "),
-            needed(e, conds)
+            super::settle::needed(e, conds)
         )
     } else {
         String::new()
@@ -264,118 +275,6 @@ fn interval_text(c: &Cond) -> String {
         "{} straddles",
         super::render::interval(Some((c.scale, c.iv)))
     )
-}
-
-/// Largest requests_per_rung a note suggests; beyond it the change is too close to call.
-const MAX_SUGGESTED: f64 = 1e7;
-
-/// What would settle an inconclusive check, in terms the user controls.
-fn needed(e: &Evidence, conds: &[Cond]) -> String {
-    let n = match e.counts {
-        Some(counts) => proportion_needed(e, conds, counts),
-        None => scaled_needed(e, conds),
-    };
-    match n {
-        Some(n) if n <= MAX_SUGGESTED => {
-            let n = (n as u64).max(e.requests as u64 + 1);
-            match e.counts {
-                Some([_, (k, m)]) if conds[0].scale == Scale::Value => format!(
-                    "{k} errors in {m} requests cannot show {}: raise workload.requests_per_rung to ≥ {n}",
-                    value_claim(conds[0])
-                ),
-                _ => format!(
-                    "raise workload.requests_per_rung to ≥ {n} (from {}) to settle it if the change stays where it is",
-                    e.requests
-                ),
-            }
-        }
-        _ => "the change sits (almost) on the threshold: no feasible workload.requests_per_rung settles it; widen or tighten the threshold".into(),
-    }
-}
-
-fn value_claim(c: Cond) -> String {
-    let op = if c.sign > 0.0 { "<=" } else { ">=" };
-    format!(
-        "error_rate {op} {} at this level",
-        super::render::num(c.bad)
-    )
-}
-
-/// Bootstrap intervals: the half-width shrinks as 1/sqrt(n) (on the log scale for ratios).
-/// A regression needs every condition cleared, a pass one: with the point estimate where it
-/// is, the verdict it heads for decides which.
-fn scaled_needed(e: &Evidence, conds: &[Cond]) -> Option<f64> {
-    if e.requests == 0 {
-        return None;
-    }
-    let mut per = Vec::new();
-    for c in conds {
-        let (point, lo, hi, limit) = match c.scale {
-            Scale::Ratio if e.base > 0.0 && e.cand > 0.0 && c.iv.lo > 0.0 && c.bad > 0.0 => (
-                (e.cand / e.base).ln(),
-                c.iv.lo.ln(),
-                c.iv.hi.ln(),
-                c.bad.ln(),
-            ),
-            Scale::Ratio => return None,
-            Scale::Diff => (e.cand - e.base, c.iv.lo, c.iv.hi, c.bad),
-            Scale::Value => (e.cand, c.iv.lo, c.iv.hi, c.bad),
-        };
-        let half = (hi - lo) / 2.0;
-        let dist = (point - limit).abs();
-        let bad_side = c.sign * (point - limit) > 0.0;
-        let n = if dist == 0.0 || half <= 0.0 || !point.is_finite() {
-            f64::INFINITY
-        } else {
-            (e.requests as f64 * (half / dist).powi(2)).ceil()
-        };
-        per.push((bad_side, n));
-    }
-    let n = if per.iter().all(|(bad, _)| *bad) {
-        per.iter().map(|p| p.1).fold(0.0, f64::max)
-    } else {
-        per.iter()
-            .filter(|p| !p.0)
-            .map(|p| p.1)
-            .fold(f64::INFINITY, f64::min)
-    };
-    n.is_finite().then_some(n)
-}
-
-/// Proportions (error_rate): the Wilson / Newcombe interval at the same rates and level,
-/// recomputed for growing n until the check is decided.
-fn proportion_needed(e: &Evidence, conds: &[Cond], counts: [(u64, u64); 2]) -> Option<f64> {
-    let [(kb, nb), (kc, nc)] = counts;
-    let rate = |k: u64, n: u64| if n == 0 { 0.0 } else { k as f64 / n as f64 };
-    let (pb, pc) = (rate(kb, nb), rate(kc, nc));
-    let decided = |n: u64| {
-        let k = |p: f64| (p * n as f64).round() as u64;
-        let c = conds[0];
-        let iv = match c.scale {
-            Scale::Value => super::stats::wilson(k(pc), n, e.level),
-            _ => super::stats::newcombe(k(pb), n, k(pc), n, e.level),
-        };
-        let c = Cond { iv, ..c };
-        c.beyond_bad() || c.within() || c.beyond_good()
-    };
-    let mut lo = (e.requests as u64).max(1);
-    let mut hi = lo;
-    while !decided(hi) {
-        if hi as f64 > MAX_SUGGESTED {
-            return None;
-        }
-        lo = hi;
-        hi *= 2;
-    }
-    while hi - lo > 1 {
-        let mid = lo + (hi - lo) / 2;
-        if decided(mid) {
-            hi = mid;
-        } else {
-            lo = mid;
-        }
-    }
-    Some(hi as f64)
 }
 
 fn abs(t: Threshold, base: f64) -> f64 {
@@ -419,6 +318,7 @@ mod tests {
             requests: 200,
             counts: None,
             too_few: None,
+            repeats: [1, 1],
         }
     }
 
@@ -484,6 +384,7 @@ mod tests {
             requests: 200,
             counts: None,
             too_few: None,
+            repeats: [1, 1],
         }
     }
 
@@ -557,6 +458,7 @@ mod tests {
             requests: 60,
             counts: Some([(0, 60), (0, 60)]),
             too_few: None,
+            repeats: [1, 1],
         };
         let d = decide(Bound::Max(0.02), 0.0, &e);
         assert_eq!(d.verdict, Verdict::Inconclusive);

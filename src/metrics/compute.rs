@@ -352,6 +352,7 @@ pub fn summarize(records: &[RequestRecord], ctx: &RungContext) -> RungSummary {
         latency,
         // Filled in by the runner from its scrapes.
         server: Default::default(),
+        repeats: Vec::new(),
     }
 }
 

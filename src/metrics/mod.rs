@@ -2,6 +2,7 @@
 
 pub mod compute;
 pub mod live;
+pub mod repeats;
 pub mod summary;
 pub mod tokens;
 

@@ -151,6 +151,9 @@ pub struct RungSummary {
     pub latency: BTreeMap<Latency, Stats>,
     /// The server's own metrics over the rung (`server_*` keys); empty when not scraped.
     pub server: crate::servermetrics::ServerSummary,
+    /// With `load.repeats` of two or more: each repeat's own summary, in order (this one is
+    /// then their pool, see `metrics::repeats`). Empty for a rung measured once.
+    pub repeats: Vec<RungSummary>,
 }
 
 impl RungSummary {
@@ -209,6 +212,18 @@ impl RungSummary {
 
     /// The flat JSON object written to `result_rate_<rate>.json`.
     pub fn to_json_map(&self) -> Map<String, Value> {
+        let mut m = self.flat_map();
+        if !self.repeats.is_empty() {
+            m.insert(
+                "repeats".into(),
+                super::repeats::to_json(&self.repeats, num),
+            );
+        }
+        m
+    }
+
+    /// The metric keys alone (without the per-repeat summaries).
+    fn flat_map(&self) -> Map<String, Value> {
         let mut m = Map::new();
         let mut put = |k: &str, v: Value| {
             m.insert(k.to_string(), v);
@@ -342,12 +357,16 @@ impl RungSummary {
             tokens: TokenAccounting::get(m),
             latency,
             server: crate::servermetrics::ServerSummary::read_from(m),
+            repeats: match m.get("repeats") {
+                None => Vec::new(),
+                Some(v) => super::repeats::from_json(v)?,
+            },
         })
     }
 
     /// Value of a numeric metric by its JSON key (`request_throughput`, `p99_ttft_ms`, ...).
     pub fn metric(&self, key: &str) -> Option<f64> {
-        self.to_json_map().get(key).and_then(Value::as_f64)
+        self.flat_map().get(key).and_then(Value::as_f64)
     }
 
     /// Every numeric metric key a gate rule may name.

@@ -17,7 +17,7 @@ use crate::metrics::compute::stats;
 use crate::metrics::{Latency, RungSummary, Stats};
 use crate::scenario::{is_scenario_name, rate_label};
 
-fn bad(path: &Path, problem: impl Into<String>) -> LoadError {
+pub(super) fn bad(path: &Path, problem: impl Into<String>) -> LoadError {
     LoadError::Tampered {
         path: path.to_path_buf(),
         problem: problem.into(),
@@ -26,7 +26,7 @@ fn bad(path: &Path, problem: impl Into<String>) -> LoadError {
 
 /// Floats written by ladder and read back agree to far better than this: a microsecond
 /// (or a millionth, relatively). Anything further apart was edited.
-fn close(a: f64, b: f64) -> bool {
+pub(super) fn close(a: f64, b: f64) -> bool {
     (a - b).abs() <= 1e-3 + 1e-6 * a.abs().max(b.abs())
 }
 
@@ -219,12 +219,57 @@ fn line(path: &Path, n: usize, l: &RequestLine) -> Result<(), LoadError> {
 }
 
 /// A rung's request lines against its summary: every line sane, the counts equal, and the
-/// summary's wall time, throughputs and latency statistics what the lines give.
+/// summary's wall time, throughputs and latency statistics what the lines give. A rung of
+/// several repeats: each repeat's lines against its own summary, then the pool.
 pub(crate) fn lines(
     path: &Path,
     s: &RungSummary,
     all: &[(usize, RequestLine)],
 ) -> Result<(), LoadError> {
+    let k = s.repeats.len();
+    if let Some((n, l)) = all.iter().find(|(_, l)| {
+        if k == 0 {
+            l.repeat != 0
+        } else {
+            l.repeat == 0 || l.repeat as usize > k
+        }
+    }) {
+        return Err(bad(
+            path,
+            format!(
+                "line {n}: repeat {} is not a repeat of this rung ({} says {k} repeats)",
+                l.repeat,
+                result_file_name(s.rate)
+            ),
+        ));
+    }
+    let refs: Vec<&(usize, RequestLine)> = all.iter().collect();
+    if k == 0 {
+        return one_run(path, s, &refs);
+    }
+    for (i, run) in s.repeats.iter().enumerate() {
+        if !close(run.rate, s.rate) {
+            return Err(bad(
+                path,
+                format!("repeat {} is of rate {}, not {}", i + 1, run.rate, s.rate),
+            ));
+        }
+        let group: Vec<&(usize, RequestLine)> = all
+            .iter()
+            .filter(|(_, l)| l.repeat as usize == i + 1)
+            .collect();
+        one_run(path, run, &group).map_err(|e| match e {
+            LoadError::Tampered { path, problem } => LoadError::Tampered {
+                path,
+                problem: format!("repeat {}: {problem}", i + 1),
+            },
+            e => e,
+        })?;
+    }
+    super::check_pooled::pooled(path, s, &refs)
+}
+
+fn one_run(path: &Path, s: &RungSummary, all: &[&(usize, RequestLine)]) -> Result<(), LoadError> {
     let mut seen = HashSet::with_capacity(all.len());
     for (n, l) in all {
         line(path, *n, l)?;
@@ -362,8 +407,16 @@ pub(crate) fn lines(
             ));
         }
     }
+    latency_stats(path, s, &measured)
+}
+
+pub(super) fn latency_stats(
+    path: &Path,
+    s: &RungSummary,
+    measured: &[&RequestLine],
+) -> Result<(), LoadError> {
     for which in Latency::ALL {
-        let recomputed = stats(samples(which, &measured));
+        let recomputed = stats(samples(which, measured));
         let stored = s.stats(which);
         if let Some(stat) = differs(&stored, &recomputed) {
             return Err(bad(
@@ -382,7 +435,7 @@ pub(crate) fn lines(
 }
 
 /// The samples of one distribution, as the summary was computed from the records.
-fn samples(which: Latency, measured: &[&RequestLine]) -> Vec<f64> {
+pub(crate) fn samples(which: Latency, measured: &[&RequestLine]) -> Vec<f64> {
     let ok = || measured.iter().filter(|l| l.ok);
     let since = |a: f64, b: f64| (a - b).max(0.0);
     match which {

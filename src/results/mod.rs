@@ -1,7 +1,9 @@
 //! Result folders: layout, atomic writes, loading.
 
 mod check;
+mod check_pooled;
 pub mod load;
+pub mod merge;
 pub mod types;
 pub mod vllm;
 pub mod write;

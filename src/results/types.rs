@@ -93,6 +93,10 @@ pub struct RunInfo {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct RequestLine {
     pub index: u32,
+    /// Which repeat of the rung (1-based) the request belongs to; 0 (and absent from the
+    /// file) in a run of one repeat.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub repeat: u32,
     pub warmup: bool,
     pub scheduled_ms: f64,
     pub sent_ms: f64,
@@ -132,6 +136,10 @@ pub struct RequestLine {
     pub resent: bool,
 }
 
+fn is_zero(n: &u32) -> bool {
+    *n == 0
+}
+
 fn ms(d: std::time::Duration) -> f64 {
     d.as_secs_f64() * 1000.0
 }
@@ -142,6 +150,8 @@ fn ms(d: std::time::Duration) -> f64 {
 #[derive(Serialize)]
 pub(crate) struct RequestLineRef<'a> {
     index: u32,
+    #[serde(skip_serializing_if = "is_zero")]
+    pub(crate) repeat: u32,
     warmup: bool,
     scheduled_ms: f64,
     sent_ms: f64,
@@ -176,6 +186,7 @@ impl<'a> From<&'a RequestRecord> for RequestLineRef<'a> {
     fn from(r: &'a RequestRecord) -> Self {
         RequestLineRef {
             index: r.index,
+            repeat: 0,
             warmup: r.warmup,
             scheduled_ms: ms(r.scheduled),
             sent_ms: ms(r.sent),
@@ -243,6 +254,7 @@ mod tests {
         };
         // The lines `RequestLine` (the reading side) must write, field by field.
         let owned_ok = RequestLine {
+            repeat: 0,
             index: 7,
             warmup: false,
             scheduled_ms: ms(ok.scheduled),
@@ -267,6 +279,7 @@ mod tests {
             resent: false,
         };
         let owned_failed = RequestLine {
+            repeat: 0,
             index: 8,
             warmup: true,
             scheduled_ms: 0.0,

@@ -264,6 +264,7 @@ fn detailed_lines(
             _ => 0.0,
         };
         lines.push(RequestLine {
+            repeat: 0,
             index: i as u32,
             warmup: false,
             scheduled_ms: sent,
@@ -391,6 +392,7 @@ fn rung_of(dir: &Path, file: &str, o: Map<String, Value>) -> Result<ImportedRung
         latency,
         // vLLM result files carry no server-side metrics.
         server: Default::default(),
+        repeats: Vec::new(),
         tokens: crate::metrics::tokens::TokenAccounting {
             requested_input_tokens: per_request(u("total_input_tokens")),
             mean_output_tokens: per_request(u("total_output_tokens")),

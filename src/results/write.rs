@@ -83,7 +83,7 @@ pub struct RunWriter {
 /// them find them in ladder's: `date` (vLLM's `%Y%m%d-%H%M%S`), `backend` / `endpoint_type`
 /// (`openai` for completions, `openai-chat` for chat, as vLLM names them), `label` (the
 /// scenario name), `model_id` (the model sent) and `tokenizer_id` (the tokenizer path).
-fn vllm_run_keys(info: &RunInfo) -> serde_json::Map<String, serde_json::Value> {
+pub(crate) fn vllm_run_keys(info: &RunInfo) -> serde_json::Map<String, serde_json::Value> {
     let sc = &info.scenario;
     let text = |v: Option<&serde_json::Value>| {
         v.and_then(serde_json::Value::as_str)
@@ -172,6 +172,18 @@ impl RunWriter {
         records: &[RequestRecord],
         complete: bool,
     ) -> Result<(), WriteError> {
+        self.write_rung_repeats(summary, &[records], complete)
+    }
+
+    /// Write a rung measured `repeats.len()` times: every repeat's request lines in one
+    /// file (each line with its 1-based `repeat` when there are two or more), the pooled
+    /// summary (with its per-repeat summaries), then list it in run.json.
+    pub fn write_rung_repeats(
+        &mut self,
+        summary: &RungSummary,
+        repeats: &[&[RequestRecord]],
+        complete: bool,
+    ) -> Result<(), WriteError> {
         let label = rate_label(summary.rate);
         if let Some(e) = self.info.rungs.iter().find(|e| rate_label(e.rate) == label) {
             return Err(WriteError::Refused(format!(
@@ -181,11 +193,18 @@ impl RunWriter {
         }
         let requests_file = requests_file_name(summary.rate);
         let result_file = result_file_name(summary.rate);
+        let numbered = repeats.len() > 1;
         // Streamed line by line: the whole file in memory would cost more than the records.
         atomic_write_with(&self.dir.join(&requests_file), |w| {
-            for r in records {
-                serde_json::to_writer(&mut *w, &RequestLineRef::from(r))?;
-                w.write_all(b"\n")?;
+            for (k, records) in repeats.iter().enumerate() {
+                for r in records.iter() {
+                    let mut line = RequestLineRef::from(r);
+                    if numbered {
+                        line.repeat = k as u32 + 1;
+                    }
+                    serde_json::to_writer(&mut *w, &line)?;
+                    w.write_all(b"\n")?;
+                }
             }
             Ok(())
         })?;

@@ -1,6 +1,7 @@
 //! Running a scenario: preflight, the rate ladder, rung dispatch, cancellation.
 
 mod environment;
+mod ladder;
 pub mod limits;
 pub mod preflight;
 pub mod prepare;
@@ -16,16 +17,13 @@ use std::time::Duration;
 
 use chrono::Utc;
 use tokio::sync::watch;
-use tokio::time::Instant;
 
 use crate::client::{ApiKey, Client, ClientConfig};
-use crate::metrics::{analyze, summarize, RungContext, RungSummary};
-use crate::results::{
-    server_metrics_file_name, RunInfo, RunStatus, RunWriter, RESULTS_FORMAT_VERSION,
-};
-use crate::scenario::{Arrival, Scenario, SweepField};
-use crate::servermetrics::{self, ScrapeSetup, ServerSummary};
-use crate::workload::{self, PromptSet};
+use crate::metrics::{analyze, RungSummary};
+use crate::results::{RunInfo, RunStatus, RunWriter, RESULTS_FORMAT_VERSION};
+use crate::scenario::{Scenario, SweepField};
+use crate::servermetrics::ScrapeSetup;
+use crate::workload;
 
 pub use prepare::{prepare, rung_seed, Prepared};
 pub use progress::rung_table;
@@ -39,6 +37,8 @@ pub struct RunOptions {
     pub out_dir: Option<PathBuf>,
     /// Replace the scenario's rates (the baseline rung is still run first).
     pub rates: Option<Vec<f64>>,
+    /// Replace the scenario's `load.repeats`.
+    pub repeats: Option<u32>,
     /// No progress bars or tables.
     pub quiet: bool,
     /// Print a machine-readable summary on stdout instead of the table.
@@ -113,6 +113,15 @@ pub fn run_all(opts: &RunOptions) -> Result<Vec<RunOutcome>, RunError> {
     if let Some(rates) = &opts.rates {
         check_rates(rates, scenario.load.baseline_rate)?;
         scenario.load.rates = rates.clone();
+    }
+    if let Some(n) = opts.repeats {
+        if !(1..=crate::scenario::MAX_REPEATS).contains(&n) {
+            return Err(RunError::Scenario(format!(
+                "--repeats must be from 1 to {}, e.g. --repeats 3",
+                crate::scenario::MAX_REPEATS
+            )));
+        }
+        scenario.load.repeats = n;
     }
     // Everything decidable without the network, as `ladder validate` checks it: nothing is
     // sent and no folder is made for a scenario that would fail later.
@@ -344,7 +353,7 @@ async fn run_scenario(
         .map_err(|e| RunError::Scenario(format!("{}: {e}", tokenizer_path.display())))?;
 
     // The built-in simulator, when asked for, lives as long as this function.
-    let (_sim, base_url) = match sim {
+    let (sim_server, base_url) = match sim {
         Some(cfg) => {
             let host = sim_host::SimHost::start(cfg).map_err(|e| {
                 RunError::Preflight(format!("cannot start the built-in simulator: {e}"))
@@ -483,6 +492,7 @@ async fn run_scenario(
     }
 
     let stop = stop_signal();
+    let sim_ref = sim_server.as_ref();
     let mut outcomes = Vec::new();
     for ladder in expand_sweep(&scenario) {
         let info = RunInfo {
@@ -517,16 +527,15 @@ async fn run_scenario(
             .unwrap_or_else(|| PathBuf::from("results"));
         let writer = RunWriter::create(&root, info).map_err(|e| RunError::Output(e.to_string()))?;
         say(&format!("writing {}", writer.dir().display()));
-        let outcome = run_ladder(
+        let rungs = ladder::Ladder {
             ctx,
-            &ladder,
-            &client,
-            &tokenizer,
-            scrape.as_ref(),
-            writer,
-            stop.clone(),
-        )
-        .await?;
+            scenario: &ladder,
+            client: &client,
+            tokenizer: &tokenizer,
+            scrape: scrape.as_ref(),
+            sim: sim_ref,
+        };
+        let outcome = run_ladder(rungs, writer, stop.clone()).await?;
         outcomes.push(outcome);
         if *stop.borrow() {
             break;
@@ -538,15 +547,11 @@ async fn run_scenario(
 /// Run every rung into `writer`'s folder. Whatever stops the ladder, the folder ends in a
 /// terminal status: `complete`, `interrupted`, or `failed` with the error as its detail.
 async fn run_ladder(
-    ctx: &RunContext<'_>,
-    scenario: &Scenario,
-    client: &Arc<Client>,
-    tokenizer: &workload::tokenizer::Tokenizer,
-    scrape: Option<&ScrapeSetup>,
+    rungs: ladder::Ladder<'_>,
     mut writer: RunWriter,
     stop: watch::Receiver<bool>,
 ) -> Result<RunOutcome, RunError> {
-    match run_rungs(ctx, scenario, client, tokenizer, scrape, &mut writer, stop).await {
+    match rungs.run(&mut writer, stop).await {
         Err(e) if !matches!(e, RunError::Interrupted { .. }) => Err(mark_failed(&mut writer, e)),
         r => r,
     }
@@ -568,219 +573,6 @@ fn mark_failed(writer: &mut RunWriter, e: RunError) -> RunError {
             dir.display()
         )),
     }
-}
-
-async fn run_rungs(
-    ctx: &RunContext<'_>,
-    scenario: &Scenario,
-    client: &Arc<Client>,
-    tokenizer: &workload::tokenizer::Tokenizer,
-    scrape: Option<&ScrapeSetup>,
-    writer: &mut RunWriter,
-    stop: watch::Receiver<bool>,
-) -> Result<RunOutcome, RunError> {
-    let quiet = ctx.opts.quiet;
-    let mut scrape_warned = false;
-    // The server's identity is asked once, after the first rung whose metrics named the engine.
-    let mut identity_asked = false;
-    let rates = scenario.rungs();
-    let warmup = scenario.load.warmup_requests as usize;
-    let n = scenario.workload.requests_per_rung as usize;
-    // vLLM's meaning: the gamma shape; 1 is Poisson, and evenly spaced (constant) arrivals
-    // are the limit of an infinite shape (written as "inf" in result files).
-    let burstiness = match scenario.load.arrival {
-        Arrival::Gamma => scenario.load.burstiness.unwrap_or(1.0),
-        Arrival::Poisson => 1.0,
-        Arrival::Constant => f64::INFINITY,
-    };
-    let mut summaries: Vec<RungSummary> = Vec::new();
-    let mut interrupted = false;
-    let mut log: Vec<String> = Vec::new();
-
-    for (idx, &rate) in rates.iter().enumerate() {
-        if *stop.borrow() {
-            interrupted = true;
-            break;
-        }
-        // Prompts and bodies are built before the rung: nothing of this on the send path.
-        let set = match PromptSet::load(
-            &scenario.workload,
-            tokenizer,
-            ctx.dataset_path.as_deref(),
-            warmup + n,
-            idx as u64,
-        ) {
-            Ok(set) => set,
-            Err(e) => return Err(RunError::Scenario(e.to_string())),
-        };
-        for note in set.notes {
-            if !quiet {
-                eprintln!("note: rung {rate} req/s: {note}");
-            }
-            log.push(format!("note: rung {rate}: {note}"));
-        }
-        let prompts = set.prompts;
-        let inexact = prompts[warmup..].iter().filter(|p| !p.exact).count() as u64;
-        let requests = prompts
-            .iter()
-            .map(|p| client.prepare(&p.text, p.input_tokens, p.output_tokens))
-            .collect();
-        let schedule = match workload::schedule(
-            scenario.load.arrival,
-            rate,
-            scenario.load.burstiness,
-            warmup + n,
-            rung_seed(scenario.workload.seed, idx),
-        ) {
-            Ok(s) => s,
-            Err(e) => return Err(RunError::Scenario(e.to_string())),
-        };
-        // Server metrics from the first measured send on (warmup left out).
-        let first_measured = schedule.get(warmup).copied().unwrap_or_default();
-        let plan = rung::RungPlan {
-            requests,
-            schedule,
-            warmup,
-            max_concurrency: scenario.load.max_concurrency,
-        };
-        let mut bar = progress::RungBar::new(rate, (warmup + n) as u64, quiet);
-        let scraper = scrape.map(|s| s.start(Instant::now() + rung::START_LEAD + first_measured));
-        let run = rung::run_rung(client.clone(), plan, stop.clone(), STOP_GRACE, &mut bar).await;
-        let scraped = match scraper {
-            Some(s) => Some(s.finish().await),
-            None => None,
-        };
-        let mut summary = summarize(
-            &run.records,
-            &RungContext {
-                rate,
-                burstiness,
-                max_concurrency: scenario.load.max_concurrency,
-                slo: scenario.slo.clone(),
-                inexact_prompts: inexact,
-                interrupted: run.interrupted || run.rejected.is_some(),
-            },
-        );
-        if let (Some(sc), Some(setup)) = (&scraped, scrape) {
-            summary.server = ServerSummary::from_scrapes(&sc.scrapes, sc.failures);
-            if let (Some(e), false) = (&sc.first_error, scrape_warned) {
-                scrape_warned = true;
-                let w = format!(
-                    "cannot scrape server metrics at {}: {e}; the run goes on without them \
-                     (set server_metrics.url, or server_metrics.enabled: false)",
-                    setup.shown_url
-                );
-                bar.println(&format!("warning: {w}"));
-                writer.warn(w);
-            }
-            if let (Some(engine), false) = (&summary.server.engine, identity_asked) {
-                identity_asked = true;
-                if let Some(mut id) = setup.identify(engine).await {
-                    let r = client.redactor();
-                    for v in [&mut id.version, &mut id.model].into_iter().flatten() {
-                        *v = r.redact(v).into_owned();
-                    }
-                    writer.set_server(id);
-                }
-            }
-        }
-        bar.finish(&summary);
-        log.push(format!(
-            "rung {rate}: sent {} finished {} completed {} failed {} qps {:.3}",
-            run.sent,
-            run.records.len(),
-            summary.completed,
-            summary.failed,
-            summary.request_throughput
-        ));
-        if inexact > 0 {
-            writer.warn(format!(
-                "rung {rate} req/s: {inexact} prompts could not be made exactly {} tokens long (within 1 token)",
-                scenario.workload.input_tokens
-            ));
-        }
-        let token_warnings = warnings::token_warnings(
-            &summary,
-            scenario.endpoint.api,
-            scenario.workload.ignore_eos,
-        );
-        for w in warnings::rung_warnings(&summary)
-            .into_iter()
-            .chain(token_warnings)
-        {
-            bar.println(&format!("warning: {w}"));
-            writer.warn(w);
-        }
-        let rejected = run.rejected.as_ref().map(|r| r.describe(rate));
-        if let Some(why) = &rejected {
-            writer.warn(why.clone());
-        }
-        writer
-            .write_rung(
-                &summary,
-                &run.records,
-                !run.interrupted && rejected.is_none(),
-            )
-            .map_err(|e| RunError::Output(e.to_string()))?;
-        if let Some(sc) = scraped.filter(|sc| !sc.scrapes.is_empty()) {
-            let mut text = String::new();
-            for s in &sc.scrapes {
-                text.push_str(&servermetrics::series_line(s).to_string());
-                text.push('\n');
-            }
-            writer
-                .write_file(&server_metrics_file_name(rate), text.as_bytes())
-                .map_err(|e| RunError::Output(e.to_string()))?;
-        }
-        if let Some(why) = rejected {
-            // The folder is marked failed with this reason; finished rungs are kept.
-            let _ = writer.write_file("run.log", (log.join("\n") + "\n").as_bytes());
-            return Err(RunError::Rejected(why));
-        }
-        summaries.push(summary);
-        if run.interrupted {
-            interrupted = true;
-            break;
-        }
-        if idx + 1 < rates.len() {
-            let mut s = stop.clone();
-            tokio::select! {
-                _ = tokio::time::sleep(scenario.load.cooldown.0) => {}
-                _ = s.changed() => { interrupted = true; break; }
-            }
-        }
-    }
-
-    let _ = writer.write_file("run.log", (log.join("\n") + "\n").as_bytes());
-    let complete = summaries.iter().filter(|s| !s.interrupted).count();
-    let (status, detail) = if interrupted {
-        (
-            RunStatus::Interrupted,
-            Some(format!(
-                "stopped by a signal after {complete} of {} rungs",
-                rates.len()
-            )),
-        )
-    } else {
-        (RunStatus::Complete, None)
-    };
-    let info = writer
-        .finish(status, detail, Utc::now())
-        .map_err(|e| RunError::Output(e.to_string()))?;
-    let dir = writer.dir().to_path_buf();
-    print_outcome(ctx.opts, &dir, scenario, &summaries);
-    if interrupted {
-        return Err(RunError::Interrupted {
-            dir,
-            complete,
-            total: rates.len(),
-        });
-    }
-    Ok(RunOutcome {
-        dir,
-        info,
-        rungs: summaries,
-    })
 }
 
 fn print_outcome(opts: &RunOptions, dir: &Path, scenario: &Scenario, rungs: &[RungSummary]) {

@@ -6,11 +6,12 @@ use std::thread::JoinHandle;
 
 use tokio::sync::oneshot;
 
-use crate::sim::{SimConfig, SimServer};
+use crate::sim::{RunControl, SimConfig, SimServer};
 
 /// A simulator running in this process; stopped on drop.
 pub struct SimHost {
     addr: SocketAddr,
+    control: RunControl,
     stop: Option<oneshot::Sender<()>>,
     thread: Option<JoinHandle<()>>,
 }
@@ -37,7 +38,7 @@ impl SimHost {
                     let bind: SocketAddr = ([127, 0, 0, 1], 0).into();
                     match SimServer::start(cfg, bind).await {
                         Ok(server) => {
-                            let _ = addr_tx.send(Ok(server.local_addr()));
+                            let _ = addr_tx.send(Ok((server.local_addr(), server.run_control())));
                             let _ = stop_rx.await;
                             server.shutdown().await;
                         }
@@ -47,14 +48,20 @@ impl SimHost {
                     }
                 });
             })?;
-        let addr = addr_rx
+        let (addr, control) = addr_rx
             .recv()
             .map_err(|_| std::io::Error::other("simulator thread ended before starting"))??;
         Ok(SimHost {
             addr,
+            control,
             stop: Some(stop_tx),
             thread: Some(thread),
         })
+    }
+
+    /// Start run `run` (0-based) of the simulator: with `sim.drift`, a new speed factor.
+    pub fn start_run(&self, run: u64) -> f64 {
+        self.control.start_run(run)
     }
 
     /// `http://127.0.0.1:PORT`.

@@ -231,7 +231,25 @@ pub struct Load {
     /// Requests sent at the start of each rung and excluded from its metrics.
     #[serde(default)]
     pub warmup_requests: u32,
+    /// Times every rung is measured (1 to 100). The whole ladder runs this many times in a
+    /// row (rung order within each pass), so slow drift of the server or machine spreads over
+    /// every rung instead of lining up with one; the result folder keeps every repeat, and
+    /// the gate's intervals then include run-to-run noise (docs/gate.md).
+    #[serde(default = "one_repeat", skip_serializing_if = "is_one_repeat")]
+    #[schemars(range(min = 1, max = 100))]
+    pub repeats: u32,
 }
+
+fn one_repeat() -> u32 {
+    1
+}
+
+fn is_one_repeat(n: &u32) -> bool {
+    *n == 1
+}
+
+/// Most repeats of a ladder (`load.repeats`, `--repeats`).
+pub const MAX_REPEATS: u32 = 100;
 
 fn default_cooldown() -> DurationStr {
     DurationStr(Duration::from_secs(10))

@@ -322,6 +322,20 @@ fn check_load(v: &Value, out: &mut Vec<Problem>) {
             );
         }
     }
+    if let Some(r) = num(v, &["load", "repeats"]) {
+        if !(1.0..=f64::from(super::types::MAX_REPEATS)).contains(&r) || r.fract() != 0.0 {
+            out.push(
+                Problem::value(
+                    p(&["load", "repeats"]),
+                    format!(
+                        "must be a whole number from 1 to {}, found {r}",
+                        super::types::MAX_REPEATS
+                    ),
+                )
+                .hint("3 repeats measure run-to-run noise; 1 (the default) measures none"),
+            );
+        }
+    }
     if let Some(c) = num(v, &["load", "max_concurrency"]) {
         if c < 1.0 {
             out.push(Problem::value(

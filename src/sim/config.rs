@@ -70,6 +70,15 @@ pub struct SimConfig {
     pub fault_unknown_model: f64,
     /// Length of a stall fault, milliseconds (wall clock, not divided by `speed`).
     pub stall_ms: u64,
+    /// Run-to-run drift: the coefficient of variation of a speed factor drawn once per run
+    /// (per repeat of a ladder; lognormal with mean 1), as a real server on a shared machine
+    /// is faster on one run than the next. 0 (the default) draws no factor.
+    pub drift: f64,
+    /// Seed of the drift draws; run k of a simulator uses the k-th draw of this seed.
+    pub drift_seed: u64,
+    /// Background noise: the coefficient of variation of an independent factor (lognormal,
+    /// mean 1) on every engine step's time. 0 (the default) keeps steps exact.
+    pub step_jitter: f64,
 }
 
 impl Default for SimConfig {
@@ -103,6 +112,9 @@ impl Default for SimConfig {
             fault_stall: 0.0,
             fault_unknown_model: 0.0,
             stall_ms: 600_000,
+            drift: 0.0,
+            drift_seed: 0,
+            step_jitter: 0.0,
         }
     }
 }
@@ -133,6 +145,14 @@ impl SimConfig {
             }
         };
         pos("speed", self.speed, &mut p);
+        for (name, v) in [("drift", self.drift), ("step_jitter", self.step_jitter)] {
+            if !(0.0..=1.0).contains(&v) {
+                p.push((
+                    name,
+                    format!("sim.{name} must be a coefficient of variation in [0, 1], got {v}"),
+                ));
+            }
+        }
         pos("decode_scale", self.decode_scale, &mut p);
         nonneg("step_base_ms", self.step_base_ms, &mut p);
         nonneg("step_per_seq_ms", self.step_per_seq_ms, &mut p);
@@ -248,12 +268,34 @@ impl SimConfig {
                 && self.prefill_per_token_us == 0.0)
     }
 
+    /// The speed factor of run `run` (0-based): 1 without drift, else a lognormal draw with
+    /// mean 1 and coefficient of variation about `drift`, the same for the same seed and run.
+    pub fn drift_factor(&self, run: u64) -> f64 {
+        lognormal_factor(
+            self.drift,
+            self.drift_seed ^ run.wrapping_add(1).wrapping_mul(0x9E37_79B9_7F4A_7C15),
+        )
+    }
+
     /// Modelled milliseconds as wall-clock time at this `speed`.
     pub(crate) fn wall(&self, modelled_ms: f64) -> Duration {
         // A tiny `speed` gives a modelled time beyond any Duration: saturate, never panic.
         Duration::try_from_secs_f64((modelled_ms / self.speed / 1000.0).max(0.0))
             .unwrap_or(Duration::from_secs(u64::from(u32::MAX)))
     }
+}
+
+/// A lognormal factor with mean 1 and log-scale deviation `cv` (its coefficient of
+/// variation is sqrt(exp(cv²) − 1), within 0.1 % of `cv` up to 0.1), from one seeded draw.
+pub(crate) fn lognormal_factor(cv: f64, seed: u64) -> f64 {
+    use rand::SeedableRng;
+    use rand_distr::Distribution;
+    if cv <= 0.0 {
+        return 1.0;
+    }
+    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(seed);
+    let z: f64 = rand_distr::StandardNormal.sample(&mut rng);
+    (cv * z - cv * cv / 2.0).exp()
 }
 
 #[cfg(test)]
@@ -303,5 +345,30 @@ mod tests {
         };
         let p = c.problems();
         assert_eq!(p.len(), 4, "{p:?}");
+    }
+
+    #[test]
+    fn drift_factors_are_seeded_mean_one_with_the_asked_spread() {
+        let none = SimConfig::default();
+        assert_eq!(none.drift_factor(0), 1.0);
+        assert_eq!(none.drift_factor(7), 1.0);
+        let c = SimConfig {
+            drift: 0.05,
+            drift_seed: 11,
+            ..SimConfig::default()
+        };
+        assert_eq!(c.drift_factor(3), c.drift_factor(3));
+        assert_ne!(c.drift_factor(0), c.drift_factor(1));
+        let f: Vec<f64> = (0..2000).map(|k| c.drift_factor(k)).collect();
+        let mean = f.iter().sum::<f64>() / f.len() as f64;
+        let sd = (f.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / f.len() as f64).sqrt();
+        assert!((mean - 1.0).abs() < 0.005, "{mean}");
+        assert!((sd / mean - 0.05).abs() < 0.005, "{}", sd / mean);
+        let bad = SimConfig {
+            drift: 1.5,
+            step_jitter: -0.1,
+            ..SimConfig::default()
+        };
+        assert_eq!(bad.problems().len(), 2, "{:?}", bad.problems());
     }
 }

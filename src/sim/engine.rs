@@ -18,6 +18,24 @@ use super::config::SimConfig;
 /// How far the step clock may fall behind wall time before it is reset (catch-up bound).
 const MAX_LAG: Duration = Duration::from_millis(50);
 
+/// The speed factor of the current run (`sim.drift`), shared between the engine and whoever
+/// starts runs (the runner's repeats): the engine divides every step time by it.
+#[derive(Debug, Clone)]
+pub struct RunFactor(Arc<AtomicU64>);
+
+impl RunFactor {
+    pub(crate) fn new(v: f64) -> Self {
+        RunFactor(Arc::new(AtomicU64::new(v.to_bits())))
+    }
+    fn get(&self) -> f64 {
+        f64::from_bits(self.0.load(Relaxed))
+    }
+    /// Use `factor` from the next step on.
+    pub fn set(&self, factor: f64) {
+        self.0.store(factor.to_bits(), Relaxed);
+    }
+}
+
 /// What the engine tells one request's HTTP handler.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Event {
@@ -148,6 +166,7 @@ impl Stats {
 /// remaining jobs closes their event channels, which ends their streams.
 pub(crate) async fn run(
     cfg: SimConfig,
+    drift: RunFactor,
     stats: Arc<Stats>,
     mut jobs: mpsc::UnboundedReceiver<Job>,
     mut shutdown: watch::Receiver<bool>,
@@ -158,6 +177,7 @@ pub(crate) async fn run(
     let mut kv_used: u64 = 0;
     let mut clock: Option<Instant> = None;
     let mut in_step: Vec<bool> = Vec::with_capacity((cfg.max_num_seqs as usize).min(4096));
+    let mut steps: u64 = 0;
 
     loop {
         if running.is_empty() && waiting.is_empty() {
@@ -250,6 +270,13 @@ pub(crate) async fn run(
         let step_ms = cfg.decode_scale
             * (cfg.step_base_ms + cfg.step_per_seq_ms * f64::from(batch))
             + prefill_tokens as f64 * cfg.prefill_per_token_us / 1000.0;
+        // Run-to-run drift (one factor per run) and background noise (one per step).
+        steps = steps.wrapping_add(1);
+        let jitter = super::config::lognormal_factor(
+            cfg.step_jitter,
+            cfg.seed ^ steps.wrapping_mul(0xD1B5_4A32_D192_ED03),
+        );
+        let step_ms = step_ms * jitter / drift.get();
         let now = Instant::now();
         let start = match clock {
             Some(c) if c + MAX_LAG >= now => c,

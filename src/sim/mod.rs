@@ -34,6 +34,26 @@ pub struct SimServer {
     stop: watch::Sender<bool>,
     serve: Option<JoinHandle<io::Result<()>>>,
     engine: Option<JoinHandle<()>>,
+    cfg: SimConfig,
+    drift: engine::RunFactor,
+}
+
+/// Starts runs of a simulator with drift: each run's speed factor is drawn from
+/// `sim.drift` / `sim.drift_seed` (docs/sim.md). Cloneable, usable from any thread.
+#[derive(Debug, Clone)]
+pub struct RunControl {
+    drift: engine::RunFactor,
+    cfg: SimConfig,
+}
+
+impl RunControl {
+    /// From now on, serve at the speed of run `run` (0-based; a simulator starts in run 0).
+    /// Returns the speed factor of that run.
+    pub fn start_run(&self, run: u64) -> f64 {
+        let f = self.cfg.drift_factor(run);
+        self.drift.set(f);
+        f
+    }
 }
 
 impl SimServer {
@@ -73,8 +93,11 @@ impl SimServer {
         let (stop, stop_rx) = watch::channel(false);
         let (jobs_tx, jobs_rx) = mpsc::unbounded_channel();
         let stats = Arc::new(engine::Stats::default());
+        let drift = engine::RunFactor::new(cfg.drift_factor(0));
+        let drift_cfg = cfg.clone();
         let engine = tokio::spawn(engine::run(
             cfg.clone(),
+            drift.clone(),
             stats.clone(),
             jobs_rx,
             stop_rx.clone(),
@@ -106,7 +129,17 @@ impl SimServer {
             stop,
             serve: Some(serve),
             engine: Some(engine),
+            cfg: drift_cfg,
+            drift,
         })
+    }
+
+    /// The handle that moves the simulator to its next run (drift).
+    pub fn run_control(&self) -> RunControl {
+        RunControl {
+            drift: self.drift.clone(),
+            cfg: self.cfg.clone(),
+        }
     }
 
     /// The bound address (with the real port when started on port 0).

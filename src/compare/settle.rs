@@ -1,0 +1,143 @@
+//! What would settle an inconclusive check, in terms the user controls: the
+//! `workload.requests_per_rung` (or, with repeats, the `load.repeats`) at which the interval
+//! would clear its limits if the change stayed where it is.
+
+use super::verdict::{Cond, Evidence, Method, Scale};
+
+/// Largest requests_per_rung a note suggests; beyond it the change is too close to call.
+const MAX_SUGGESTED: f64 = 1e7;
+
+/// What would settle an inconclusive check, in terms the user controls.
+pub(super) fn needed(e: &Evidence, conds: &[Cond]) -> String {
+    if e.hierarchical() {
+        // Run-to-run noise is in the interval: it narrows as 1/sqrt(repeats) when it
+        // dominates, and more requests per run narrow only the within-run part.
+        let runs = e
+            .repeats
+            .iter()
+            .copied()
+            .filter(|r| *r >= 2)
+            .min()
+            .unwrap_or(2);
+        return match scaled_needed(e, conds, runs) {
+            Some(n) if n <= MAX_SUGGESTED => format!(
+                "raise load.repeats to ≥ {} (from {runs}) to settle it if the change stays where it is \
+                 (the interval includes run-to-run noise, which more repeats narrow; \
+                 workload.requests_per_rung narrows only the noise within a run)",
+                (n as u64).max(runs as u64 + 1)
+            ),
+            _ => "the change sits (almost) on the threshold: no feasible load.repeats settles it; widen or tighten the threshold".into(),
+        };
+    }
+    let n = match e.counts {
+        Some(counts) => proportion_needed(e, conds, counts),
+        None => scaled_needed(e, conds, e.requests),
+    };
+    // What repeats would do, said first so that the request count ends the note.
+    let runs = if e.method == Method::Proportion {
+        "the requests of every repeat count here (load.repeats × workload.requests_per_rung); "
+    } else {
+        "run-to-run noise is unknown with one run per side (load.repeats ≥ 2 measures it); "
+    };
+    match n {
+        Some(n) if n <= MAX_SUGGESTED => {
+            let n = (n as u64).max(e.requests as u64 + 1);
+            match e.counts {
+                Some([_, (k, m)]) if conds[0].scale == Scale::Value => format!(
+                    "{runs}{k} errors in {m} requests cannot show {}: raise workload.requests_per_rung to ≥ {n}",
+                    value_claim(conds[0])
+                ),
+                _ => format!(
+                    "{runs}raise workload.requests_per_rung to ≥ {n} (from {}) to settle it if the change stays where it is",
+                    e.requests
+                ),
+            }
+        }
+        _ => "the change sits (almost) on the threshold: no feasible workload.requests_per_rung (nor load.repeats) settles it; widen or tighten the threshold".into(),
+    }
+}
+
+fn value_claim(c: Cond) -> String {
+    let op = if c.sign > 0.0 { "<=" } else { ">=" };
+    format!(
+        "error_rate {op} {} at this level",
+        super::render::num(c.bad)
+    )
+}
+
+/// Bootstrap intervals: the half-width shrinks as 1/sqrt(n) (on the log scale for ratios).
+/// A regression needs every condition cleared, a pass one: with the point estimate where it
+/// is, the verdict it heads for decides which.
+fn scaled_needed(e: &Evidence, conds: &[Cond], now: usize) -> Option<f64> {
+    if now == 0 {
+        return None;
+    }
+    let mut per = Vec::new();
+    for c in conds {
+        let (point, lo, hi, limit) = match c.scale {
+            Scale::Ratio if e.base > 0.0 && e.cand > 0.0 && c.iv.lo > 0.0 && c.bad > 0.0 => (
+                (e.cand / e.base).ln(),
+                c.iv.lo.ln(),
+                c.iv.hi.ln(),
+                c.bad.ln(),
+            ),
+            Scale::Ratio => return None,
+            Scale::Diff => (e.cand - e.base, c.iv.lo, c.iv.hi, c.bad),
+            Scale::Value => (e.cand, c.iv.lo, c.iv.hi, c.bad),
+        };
+        let half = (hi - lo) / 2.0;
+        let dist = (point - limit).abs();
+        let bad_side = c.sign * (point - limit) > 0.0;
+        let n = if dist == 0.0 || half <= 0.0 || !point.is_finite() {
+            f64::INFINITY
+        } else {
+            (now as f64 * (half / dist).powi(2)).ceil()
+        };
+        per.push((bad_side, n));
+    }
+    let n = if per.iter().all(|(bad, _)| *bad) {
+        per.iter().map(|p| p.1).fold(0.0, f64::max)
+    } else {
+        per.iter()
+            .filter(|p| !p.0)
+            .map(|p| p.1)
+            .fold(f64::INFINITY, f64::min)
+    };
+    n.is_finite().then_some(n)
+}
+
+/// Proportions (error_rate): the Wilson / Newcombe interval at the same rates and level,
+/// recomputed for growing n until the check is decided.
+fn proportion_needed(e: &Evidence, conds: &[Cond], counts: [(u64, u64); 2]) -> Option<f64> {
+    let [(kb, nb), (kc, nc)] = counts;
+    let rate = |k: u64, n: u64| if n == 0 { 0.0 } else { k as f64 / n as f64 };
+    let (pb, pc) = (rate(kb, nb), rate(kc, nc));
+    let decided = |n: u64| {
+        let k = |p: f64| (p * n as f64).round() as u64;
+        let c = conds[0];
+        let iv = match c.scale {
+            Scale::Value => super::stats::wilson(k(pc), n, e.level),
+            _ => super::stats::newcombe(k(pb), n, k(pc), n, e.level),
+        };
+        let c = Cond { iv, ..c };
+        c.beyond_bad() || c.within() || c.beyond_good()
+    };
+    let mut lo = (e.requests as u64).max(1);
+    let mut hi = lo;
+    while !decided(hi) {
+        if hi as f64 > MAX_SUGGESTED {
+            return None;
+        }
+        lo = hi;
+        hi *= 2;
+    }
+    while hi - lo > 1 {
+        let mid = lo + (hi - lo) / 2;
+        if decided(mid) {
+            hi = mid;
+        } else {
+            lo = mid;
+        }
+    }
+    Some(hi as f64)
+}

@@ -1,0 +1,420 @@
+//! The rungs of one ladder, each measured `load.repeats` times.
+//!
+//! Repeats are interleaved: the whole ladder runs once, then again, so that slow drift of
+//! the server or the machine spreads over every rung instead of lining up with one (a rung
+//! measured N times in a row would take all of a drift that happened while it ran). Each
+//! repeat of a rung replays the same workload: the same prompts and the same arrival
+//! schedule (both from `workload.seed`, as a baseline and a candidate share them), so the
+//! spread between repeats is the server's and the machine's, not the schedule's. Every
+//! repeat sends its own warmup requests and is followed by the cooldown like any rung. A rung's files are written once its last repeat
+//! has run; the server's `/metrics` are scraped during the first repeat only.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use chrono::Utc;
+use tokio::sync::watch;
+use tokio::time::Instant;
+
+use super::{
+    print_outcome, progress, rung, rung_seed, sim_host, warnings, RunContext, RunError, RunOutcome,
+    STOP_GRACE,
+};
+use crate::client::Client;
+use crate::metrics::{repeats, summarize, RungContext, RungSummary};
+use crate::record::RequestRecord;
+use crate::results::{server_metrics_file_name, RunStatus, RunWriter};
+use crate::scenario::{Arrival, Scenario};
+use crate::servermetrics::{self, ScrapeSetup, ServerSummary};
+use crate::workload::{self, PromptSet};
+
+/// What one ladder needs to run.
+pub(super) struct Ladder<'a> {
+    pub ctx: &'a RunContext<'a>,
+    pub scenario: &'a Scenario,
+    pub client: &'a Arc<Client>,
+    pub tokenizer: &'a workload::tokenizer::Tokenizer,
+    pub scrape: Option<&'a ScrapeSetup>,
+    pub sim: Option<&'a sim_host::SimHost>,
+}
+
+/// One rung's measurements so far, repeat by repeat.
+#[derive(Default)]
+struct Held {
+    records: Vec<Vec<RequestRecord>>,
+    summaries: Vec<RungSummary>,
+    /// False once a repeat was cut short.
+    whole: bool,
+    server_text: Option<String>,
+}
+
+/// One measured repeat of one rung.
+struct Measured {
+    records: Vec<RequestRecord>,
+    summary: RungSummary,
+    interrupted: bool,
+    rejected: Option<String>,
+}
+
+impl Ladder<'_> {
+    /// Run every repeat of every rung into `writer`'s folder and finish it.
+    pub async fn run(
+        &self,
+        writer: &mut RunWriter,
+        stop: watch::Receiver<bool>,
+    ) -> Result<RunOutcome, RunError> {
+        let scenario = self.scenario;
+        let quiet = self.ctx.opts.quiet;
+        let rates = scenario.rungs();
+        let n_repeats = scenario.load.repeats.max(1);
+        let mut held: Vec<Held> = (0..rates.len())
+            .map(|_| Held {
+                whole: true,
+                ..Held::default()
+            })
+            .collect();
+        let mut log: Vec<String> = Vec::new();
+        let mut interrupted = false;
+        let mut scrape_warned = false;
+        // The server's identity is asked once, after the first rung whose metrics named the
+        // engine.
+        let mut identity_asked = false;
+        'repeats: for repeat in 0..n_repeats {
+            if n_repeats > 1 {
+                let factor = self.sim.map(|s| s.start_run(u64::from(repeat)));
+                let drift = factor
+                    .filter(|f| *f != 1.0)
+                    .map(|f| format!(" (simulator speed x{f:.3})"))
+                    .unwrap_or_default();
+                if !quiet {
+                    eprintln!("repeat {} of {n_repeats}{drift}", repeat + 1);
+                }
+                log.push(format!("repeat {} of {n_repeats}{drift}", repeat + 1));
+            }
+            for (idx, &rate) in rates.iter().enumerate() {
+                if *stop.borrow() {
+                    interrupted = true;
+                    break 'repeats;
+                }
+                let scrape = self.scrape.filter(|_| repeat == 0);
+                let (m, server_text) = self
+                    .measure(
+                        idx,
+                        rate,
+                        repeat,
+                        scrape,
+                        &stop,
+                        writer,
+                        &mut log,
+                        &mut scrape_warned,
+                        &mut identity_asked,
+                    )
+                    .await?;
+                let h = &mut held[idx];
+                if server_text.is_some() {
+                    h.server_text = server_text;
+                }
+                h.whole &= !m.interrupted && m.rejected.is_none();
+                h.records.push(m.records);
+                h.summaries.push(m.summary);
+                let last = repeat + 1 == n_repeats;
+                if let Some(why) = m.rejected {
+                    h.whole = false;
+                    self.flush(writer, &rates, &mut held)?;
+                    writer.warn(why.clone());
+                    let _ = writer.write_file("run.log", (log.join("\n") + "\n").as_bytes());
+                    return Err(RunError::Rejected(why));
+                }
+                if m.interrupted {
+                    interrupted = true;
+                    break 'repeats;
+                }
+                if last {
+                    self.write(writer, rate, h)?;
+                }
+                if !(last && idx + 1 == rates.len()) {
+                    let mut s = stop.clone();
+                    tokio::select! {
+                        _ = tokio::time::sleep(scenario.load.cooldown.0) => {}
+                        _ = s.changed() => { interrupted = true; break 'repeats; }
+                    }
+                }
+            }
+        }
+        if interrupted {
+            self.flush(writer, &rates, &mut held)?;
+        }
+        let summaries: Vec<RungSummary> = writer
+            .info()
+            .rungs
+            .iter()
+            .filter_map(|e| {
+                let i = rates.iter().position(|r| *r == e.rate)?;
+                Some(pooled(&held[i]))
+            })
+            .collect();
+        let _ = writer.write_file("run.log", (log.join("\n") + "\n").as_bytes());
+        let complete = writer.info().rungs.iter().filter(|e| e.complete).count();
+        let (status, detail) = if interrupted {
+            (
+                RunStatus::Interrupted,
+                Some(format!(
+                    "stopped by a signal after {complete} of {} rungs",
+                    rates.len()
+                )),
+            )
+        } else {
+            (RunStatus::Complete, None)
+        };
+        let info = writer
+            .finish(status, detail, Utc::now())
+            .map_err(|e| RunError::Output(e.to_string()))?;
+        let dir = writer.dir().to_path_buf();
+        print_outcome(self.ctx.opts, &dir, scenario, &summaries);
+        if interrupted {
+            return Err(RunError::Interrupted {
+                dir,
+                complete,
+                total: rates.len(),
+            });
+        }
+        Ok(RunOutcome {
+            dir,
+            info,
+            rungs: summaries,
+        })
+    }
+
+    /// Write every rung measured at least once and not yet written, with what it has
+    /// (incomplete: it lacks repeats, or one was cut short).
+    fn flush(
+        &self,
+        writer: &mut RunWriter,
+        rates: &[f64],
+        held: &mut [Held],
+    ) -> Result<(), RunError> {
+        for (idx, &rate) in rates.iter().enumerate() {
+            let h = &mut held[idx];
+            let written = writer.info().rungs.iter().any(|e| e.rate == rate);
+            if !written && !h.summaries.is_empty() {
+                h.whole = false;
+                self.write(writer, rate, h)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Write a rung's files from every repeat it has.
+    fn write(&self, writer: &mut RunWriter, rate: f64, h: &Held) -> Result<(), RunError> {
+        let summary = pooled(h);
+        let per: Vec<&[RequestRecord]> = h.records.iter().map(Vec::as_slice).collect();
+        let complete = h.whole && h.summaries.len() == self.scenario.load.repeats.max(1) as usize;
+        writer
+            .write_rung_repeats(&summary, &per, complete)
+            .map_err(|e| RunError::Output(e.to_string()))?;
+        if let Some(text) = &h.server_text {
+            writer
+                .write_file(&server_metrics_file_name(rate), text.as_bytes())
+                .map_err(|e| RunError::Output(e.to_string()))?;
+        }
+        Ok(())
+    }
+
+    /// Measure repeat `repeat` of rung `idx`; returns the measurement and, when scraped,
+    /// the server-metrics file text.
+    #[allow(clippy::too_many_arguments)]
+    async fn measure(
+        &self,
+        idx: usize,
+        rate: f64,
+        repeat: u32,
+        scrape: Option<&ScrapeSetup>,
+        stop: &watch::Receiver<bool>,
+        writer: &mut RunWriter,
+        log: &mut Vec<String>,
+        scrape_warned: &mut bool,
+        identity_asked: &mut bool,
+    ) -> Result<(Measured, Option<String>), RunError> {
+        let scenario = self.scenario;
+        let quiet = self.ctx.opts.quiet;
+        let warmup = scenario.load.warmup_requests as usize;
+        let n = scenario.workload.requests_per_rung as usize;
+        // vLLM's meaning: the gamma shape; 1 is Poisson, and evenly spaced (constant)
+        // arrivals are the limit of an infinite shape (written as "inf" in result files).
+        let burstiness = match scenario.load.arrival {
+            Arrival::Gamma => scenario.load.burstiness.unwrap_or(1.0),
+            Arrival::Poisson => 1.0,
+            Arrival::Constant => f64::INFINITY,
+        };
+        // Prompts and bodies are built before the rung: nothing of this on the send path.
+        // The same prompts and schedule on every repeat (the seeds are the rung's).
+        let set = PromptSet::load(
+            &scenario.workload,
+            self.tokenizer,
+            self.ctx.dataset_path.as_deref(),
+            warmup + n,
+            idx as u64,
+        )
+        .map_err(|e| RunError::Scenario(e.to_string()))?;
+        if repeat == 0 {
+            for note in set.notes {
+                if !quiet {
+                    eprintln!("note: rung {rate} req/s: {note}");
+                }
+                log.push(format!("note: rung {rate}: {note}"));
+            }
+        }
+        let prompts = set.prompts;
+        let inexact = prompts[warmup..].iter().filter(|p| !p.exact).count() as u64;
+        let requests = prompts
+            .iter()
+            .map(|p| {
+                self.client
+                    .prepare(&p.text, p.input_tokens, p.output_tokens)
+            })
+            .collect();
+        let schedule = workload::schedule(
+            scenario.load.arrival,
+            rate,
+            scenario.load.burstiness,
+            warmup + n,
+            rung_seed(scenario.workload.seed, idx),
+        )
+        .map_err(|e| RunError::Scenario(e.to_string()))?;
+        // Server metrics from the first measured send on (warmup left out).
+        let first_measured = schedule.get(warmup).copied().unwrap_or_default();
+        let plan = rung::RungPlan {
+            requests,
+            schedule,
+            warmup,
+            max_concurrency: scenario.load.max_concurrency,
+        };
+        let mut bar = progress::RungBar::new(rate, (warmup + n) as u64, quiet);
+        let scraper = scrape.map(|s| s.start(Instant::now() + rung::START_LEAD + first_measured));
+        let run = rung::run_rung(
+            self.client.clone(),
+            plan,
+            stop.clone(),
+            STOP_GRACE,
+            &mut bar,
+        )
+        .await;
+        let scraped = match scraper {
+            Some(s) => Some(s.finish().await),
+            None => None,
+        };
+        let mut summary = summarize(
+            &run.records,
+            &RungContext {
+                rate,
+                burstiness,
+                max_concurrency: scenario.load.max_concurrency,
+                slo: scenario.slo.clone(),
+                inexact_prompts: inexact,
+                interrupted: run.interrupted || run.rejected.is_some(),
+            },
+        );
+        let mut server_text = None;
+        if let (Some(sc), Some(setup)) = (&scraped, scrape) {
+            summary.server = ServerSummary::from_scrapes(&sc.scrapes, sc.failures);
+            if let (Some(e), false) = (&sc.first_error, *scrape_warned) {
+                *scrape_warned = true;
+                let w = format!(
+                    "cannot scrape server metrics at {}: {e}; the run goes on without them \
+                     (set server_metrics.url, or server_metrics.enabled: false)",
+                    setup.shown_url
+                );
+                bar.println(&format!("warning: {w}"));
+                writer.warn(w);
+            }
+            if let (Some(engine), false) = (&summary.server.engine, *identity_asked) {
+                *identity_asked = true;
+                if let Some(mut id) = setup.identify(engine).await {
+                    let r = self.client.redactor();
+                    for v in [&mut id.version, &mut id.model].into_iter().flatten() {
+                        *v = r.redact(v).into_owned();
+                    }
+                    writer.set_server(id);
+                }
+            }
+            if !sc.scrapes.is_empty() {
+                let mut text = String::new();
+                for s in &sc.scrapes {
+                    text.push_str(&servermetrics::series_line(s).to_string());
+                    text.push('\n');
+                }
+                server_text = Some(text);
+            }
+        }
+        bar.finish(&summary);
+        let which = if scenario.load.repeats > 1 {
+            format!(" (repeat {})", repeat + 1)
+        } else {
+            String::new()
+        };
+        log.push(format!(
+            "rung {rate}{which}: sent {} finished {} completed {} failed {} qps {:.3}",
+            run.sent,
+            run.records.len(),
+            summary.completed,
+            summary.failed,
+            summary.request_throughput
+        ));
+        let mut warn = |w: String, bar: &mut progress::RungBar| {
+            // A repeat says what the first one said: once is enough.
+            if !writer.info().warnings.contains(&w) {
+                bar.println(&format!("warning: {w}"));
+                writer.warn(w);
+            }
+        };
+        if inexact > 0 {
+            warn(
+                format!(
+                    "rung {rate} req/s: {inexact} prompts could not be made exactly {} tokens long (within 1 token)",
+                    scenario.workload.input_tokens
+                ),
+                &mut bar,
+            );
+        }
+        let token_warnings = warnings::token_warnings(
+            &summary,
+            scenario.endpoint.api,
+            scenario.workload.ignore_eos,
+        );
+        for w in warnings::rung_warnings(&summary)
+            .into_iter()
+            .chain(token_warnings)
+        {
+            warn(format!("{w}{which}"), &mut bar);
+        }
+        let rejected = run.rejected.as_ref().map(|r| r.describe(rate));
+        Ok((
+            Measured {
+                records: run.records,
+                summary,
+                interrupted: run.interrupted,
+                rejected,
+            },
+            server_text,
+        ))
+    }
+}
+
+/// The summary of a rung from its repeats: the one repeat's own, or their pool.
+fn pooled(h: &Held) -> RungSummary {
+    if h.summaries.len() == 1 {
+        return h.summaries[0].clone();
+    }
+    let all: Vec<RequestRecord> = h.records.iter().flatten().cloned().collect();
+    let first = &h.summaries[0];
+    let ctx = RungContext {
+        rate: first.rate,
+        burstiness: first.burstiness,
+        max_concurrency: first.max_concurrency,
+        slo: Default::default(),
+        inexact_prompts: 0,
+        interrupted: false,
+    };
+    let latency: BTreeMap<_, _> = summarize(&all, &ctx).latency;
+    repeats::pool(h.summaries.clone(), latency)
+}
