@@ -260,3 +260,103 @@ fn broken_vllm_files_are_refused_naming_the_file() {
     assert_eq!(o.status.code(), Some(2), "{}", text(&o));
     assert!(text(&o).contains("concurrency run"), "{}", text(&o));
 }
+
+/// The fixture folder of vLLM 0.8 `benchmark_serving.py --save-detailed` files (the seed
+/// guide's script): per-request `ttfts` and `itls` but no `latencies`, `start_times` or
+/// `failed` (tests/fixtures/vllm-benchmark-serving-0.8/make_fixture.py writes them).
+fn old_fixture(root: &Path, name: &str) -> PathBuf {
+    let src =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/vllm-benchmark-serving-0.8");
+    let dir = root.join(name);
+    std::fs::create_dir_all(&dir).unwrap();
+    for rate in [5, 10] {
+        let f = format!("result_rate_{rate}.json");
+        std::fs::copy(src.join(&f), dir.join(&f)).unwrap();
+    }
+    dir
+}
+
+#[test]
+fn old_benchmark_serving_detailed_files_get_per_request_verdicts() {
+    let t = tempfile::tempdir().unwrap();
+    let base = old_fixture(t.path(), "base");
+    // The fixture is the real key set, Python's `Infinity` and the goodput key's stray colon
+    // included, and has none of the newer lists.
+    let raw = std::fs::read_to_string(base.join("result_rate_5.json")).unwrap();
+    assert!(raw.contains("\"burstiness\": Infinity"), "{raw}");
+    assert!(raw.contains("\"request_goodput:\": null"));
+    for absent in ["\"latencies\"", "\"start_times\"", "\"failed\""] {
+        assert!(!raw.contains(absent), "{absent} in the fixture");
+    }
+    old_fixture(t.path(), "same");
+    // A slower server: every gap 30 % longer (TTFT unchanged).
+    let slow = old_fixture(t.path(), "slow");
+    for rate in [5, 10] {
+        let p = slow.join(format!("result_rate_{rate}.json"));
+        let text = std::fs::read_to_string(&p)
+            .unwrap()
+            .replace("Infinity", "\"Infinity\"");
+        let mut v: Value = serde_json::from_str(&text).unwrap();
+        for gaps in v["itls"].as_array_mut().unwrap() {
+            for g in gaps.as_array_mut().unwrap() {
+                *g = json!(g.as_f64().unwrap() * 1.3);
+            }
+        }
+        for k in [
+            "mean_tpot_ms",
+            "median_tpot_ms",
+            "p99_tpot_ms",
+            "mean_itl_ms",
+            "median_itl_ms",
+            "p99_itl_ms",
+        ] {
+            v[k] = json!(v[k].as_f64().unwrap() * 1.3);
+        }
+        std::fs::write(&p, v.to_string()).unwrap();
+    }
+    let checks = [
+        "--threshold",
+        "median_tpot_ms=+10%",
+        "--threshold",
+        "median_e2el_ms=+10%",
+        "--threshold",
+        "request_throughput=-10%",
+    ];
+    let o = ladder(
+        &[&["compare", "base", "same"][..], &checks[..]].concat(),
+        t.path(),
+    );
+    let all = text(&o);
+    assert_eq!(o.status.code(), Some(0), "{all}");
+    // Latencies are resampled from the requests (intervals, no summary-only note); the
+    // e2e latency is derived from ttfts + itls; throughput, without send times, is the
+    // files' summary value.
+    assert!(!all.contains("saved without --save-detailed"), "{all}");
+    assert!(all.contains("x[0.9"), "{all}");
+    assert!(all.contains("median_e2el_ms"), "{all}");
+    assert!(all.contains("without start_times"), "{all}");
+    let o = ladder(
+        &[&["compare", "base", "slow"][..], &checks[..]].concat(),
+        t.path(),
+    );
+    let all = text(&o);
+    assert_eq!(o.status.code(), Some(1), "{all}");
+    assert!(all.to_lowercase().contains("regression"), "{all}");
+    assert!(all.contains("median_tpot_ms"), "{all}");
+
+    // The failed request (an error text, no tokens) is counted as failed, not dropped.
+    let out = t.path().join("rep");
+    let o = ladder(
+        &[
+            "report",
+            base.to_str().unwrap(),
+            "--out",
+            out.to_str().unwrap(),
+        ],
+        t.path(),
+    );
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    let csv = std::fs::read_to_string(out.join("summary.csv")).unwrap();
+    // run, rate, num_prompts, completed, failed
+    assert!(csv.contains("base,5,30,29,1,"), "{csv}");
+}

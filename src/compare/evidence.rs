@@ -249,6 +249,10 @@ pub fn evidence(key: &str, base: &Side, cand: &Side, level: f64) -> Result<Evide
 pub const SUMMARY_ONLY: &str =
     "summary values only (vLLM files saved without --save-detailed): noise not judged";
 
+/// The note on a throughput verdict from vLLM files without `start_times`.
+pub const SUMMARY_ONLY_UNTIMED: &str =
+    "summary value only (vLLM files without start_times): noise not judged";
+
 /// Evidence for `key` when one side has summary values only (no per-request data): the two
 /// values compared as they are, or no verdict when a side lacks the key.
 pub fn summary_only(key: &str, base: &Side, cand: &Side) -> Evidence {
