@@ -360,3 +360,170 @@ fn old_benchmark_serving_detailed_files_get_per_request_verdicts() {
     // run, rate, num_prompts, completed, failed
     assert!(csv.contains("base,5,30,29,1,"), "{csv}");
 }
+
+/// A scenario against the simulator at `speed`, gated on TPOT and E2E latency.
+fn gate_scenario(dir: &Path, speed: f64) -> PathBuf {
+    let tok = Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios/tokenizers/ladder-tiny.json");
+    let p = dir.join(format!("s-{speed}.yaml"));
+    std::fs::write(
+        &p,
+        format!(
+            "version: 1\nname: from-vllm\nendpoint: {{ base_url: sim }}\nmodel: m\n\
+             tokenizer: {}\nworkload: {{ input_tokens: 32, output_tokens: 24, requests_per_rung: 40 }}\n\
+             load: {{ rates: [8, 16], cooldown: 0s }}\nsim: {{ speed: {speed} }}\n\
+             gate:\n  - {{ metric: median_tpot_ms, max_increase: 100% }}\n  - {{ metric: median_e2el_ms, max_increase: 100% }}\n",
+            tok.display()
+        ),
+    )
+    .unwrap();
+    p
+}
+
+/// A ladder result folder rewritten as `vllm bench serve --save-result --save-detailed`
+/// files (the current upstream key set: `latencies`, `start_times`, `queue_times`), so a
+/// vLLM baseline can be measured against the same simulator.
+fn as_vllm_folder(run: &Path, dest: &Path) {
+    std::fs::create_dir_all(dest).unwrap();
+    let info: Value =
+        serde_json::from_str(&std::fs::read_to_string(run.join("run.json")).unwrap()).unwrap();
+    for rung in info["rungs"].as_array().unwrap() {
+        let file = |k: &str| run.join(rung[k].as_str().unwrap());
+        let s: Value =
+            serde_json::from_str(&std::fs::read_to_string(file("result_file")).unwrap()).unwrap();
+        let lines: Vec<Value> = std::fs::read_to_string(file("requests_file"))
+            .unwrap()
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .filter(|l: &Value| l["warmup"] == json!(false))
+            .collect();
+        let secs = |v: &Value| v.as_f64().unwrap_or(0.0) / 1000.0;
+        let per = |f: &dyn Fn(&Value) -> Value| lines.iter().map(f).collect::<Vec<Value>>();
+        let mut o = serde_json::Map::new();
+        for k in [
+            "date",
+            "endpoint_type",
+            "backend",
+            "label",
+            "model_id",
+            "tokenizer_id",
+            "num_prompts",
+            "request_rate",
+            "burstiness",
+            "max_concurrency",
+            "duration",
+            "completed",
+            "failed",
+            "total_input_tokens",
+            "total_output_tokens",
+            "request_throughput",
+            "request_goodput",
+            "output_throughput",
+            "total_token_throughput",
+        ] {
+            o.insert(k.into(), s[k].clone());
+        }
+        o.insert(
+            "input_lens".into(),
+            json!(per(&|l| l["input_tokens"].clone())),
+        );
+        o.insert(
+            "output_lens".into(),
+            json!(per(&|l| l["output_tokens"].clone())),
+        );
+        o.insert("ttfts".into(), json!(per(&|l| json!(secs(&l["ttft_ms"])))));
+        o.insert(
+            "itls".into(),
+            json!(per(&|l| json!(l["itl_ms"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(secs)
+                .collect::<Vec<f64>>()))),
+        );
+        o.insert(
+            "latencies".into(),
+            json!(per(&|l| json!(secs(&l["e2e_ms"])))),
+        );
+        o.insert(
+            "start_times".into(),
+            json!(per(&|l| json!(100.0 + secs(&l["sent_ms"])))),
+        );
+        o.insert("queue_times".into(), json!(per(&|_| json!(0.0))));
+        o.insert("generated_texts".into(), json!(per(&|_| json!(""))));
+        o.insert(
+            "errors".into(),
+            json!(per(&|l| json!(l["error_detail"].as_str().unwrap_or("")))),
+        );
+        for k in ["max_output_tokens_per_s", "max_concurrent_requests"] {
+            o.insert(k.into(), s[k].clone());
+        }
+        o.insert("rtfx".into(), json!(0.0));
+        for m in ["ttft", "tpot", "itl", "e2el"] {
+            for stat in ["mean", "median", "std", "p99"] {
+                let k = format!("{stat}_{m}_ms");
+                o.insert(k.clone(), s[&k].clone());
+            }
+        }
+        std::fs::write(
+            dest.join(format!("result_rate_{}.json", s["request_rate"])),
+            Value::Object(o).to_string(),
+        )
+        .unwrap();
+    }
+}
+
+/// `ladder gate` against a vLLM result folder as the baseline: the same simulator passes,
+/// a simulator at a quarter of the speed is a regression.
+#[test]
+fn gate_against_a_vllm_baseline_passes_the_same_server_and_catches_a_slower_one() {
+    let t = tempfile::tempdir().unwrap();
+    let fast = gate_scenario(t.path(), 2.0);
+    let o = ladder(
+        &["run", fast.to_str().unwrap(), "--out", "measured"],
+        t.path(),
+    );
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    let run = std::fs::read_dir(t.path().join("measured/from-vllm"))
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap()
+        .path();
+    let golden = t.path().join("golden/from-vllm");
+    as_vllm_folder(&run, &golden);
+    assert!(std::fs::read_to_string(golden.join("result_rate_8.0.json"))
+        .unwrap()
+        .contains("\"start_times\""));
+    let gate = |scenario: &Path, out: &str| {
+        ladder(
+            &[
+                "gate",
+                scenario.to_str().unwrap(),
+                "--golden",
+                "golden",
+                "--out",
+                out,
+                "--summary",
+                &format!("{out}.md"),
+            ],
+            t.path(),
+        )
+    };
+    let o = gate(&fast, "same");
+    let all = text(&o);
+    assert_eq!(o.status.code(), Some(0), "{all}");
+    assert!(all.contains("PASS"), "{all}");
+    assert!(!all.contains("noise not judged"), "{all}");
+    let md = std::fs::read_to_string(t.path().join("same.md")).unwrap();
+    assert!(md.contains("from-vllm"), "{md}");
+
+    let slow = gate_scenario(t.path(), 0.5);
+    let o = gate(&slow, "slower");
+    let all = text(&o);
+    assert_eq!(o.status.code(), Some(1), "{all}");
+    assert!(
+        all.contains("REGRESSION") || all.contains("regression"),
+        "{all}"
+    );
+    assert!(all.contains("median_tpot_ms"), "{all}");
+}
