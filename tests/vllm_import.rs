@@ -527,3 +527,19 @@ fn gate_against_a_vllm_baseline_passes_the_same_server_and_catches_a_slower_one(
     );
     assert!(all.contains("median_tpot_ms"), "{all}");
 }
+
+/// A file over the 512 MiB limit is refused before it is read, the file named (a sparse
+/// file: it takes no disk space).
+#[test]
+fn a_vllm_file_over_the_size_limit_is_refused_unread() {
+    let t = tempfile::tempdir().unwrap();
+    let dir = old_fixture(t.path(), "big");
+    let f = std::fs::File::create(dir.join("result_rate_20.json")).unwrap();
+    f.set_len((512 << 20) + 1).unwrap();
+    drop(f);
+    let o = ladder(&["compare", "big", "big"], t.path());
+    let all = text(&o);
+    assert_eq!(o.status.code(), Some(2), "{all}");
+    assert!(all.contains("result_rate_20.json"), "{all}");
+    assert!(all.contains("512 MiB"), "{all}");
+}
