@@ -184,7 +184,7 @@ pub fn evidence(key: &str, base: &Side, cand: &Side, level: f64) -> Result<Evide
     Ok(match model {
         Model::Plain => Evidence::plain(bv, cv),
         Model::ErrorRate => {
-            let n = |s: &RungSummary| s.completed + s.failed;
+            let n = |s: &RungSummary| s.completed.saturating_add(s.failed);
             let (b, c) = (base.summary, cand.summary);
             Evidence {
                 base: bv,

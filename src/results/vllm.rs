@@ -343,7 +343,7 @@ fn rung_of(dir: &Path, file: &str, o: Map<String, Value>) -> Result<ImportedRung
     };
     if let Some(l) = &lines {
         let ok = l.iter().filter(|r| r.ok).count() as u64;
-        if ok != completed || l.len() as u64 != completed + failed {
+        if ok != completed || Some(l.len() as u64) != completed.checked_add(failed) {
             return Err(bad(
                 dir,
                 file,
@@ -390,7 +390,7 @@ fn rung_of(dir: &Path, file: &str, o: Map<String, Value>) -> Result<ImportedRung
         rate,
         burstiness,
         max_concurrency: u("max_concurrency").map(|c| c.min(u64::from(u32::MAX)) as u32),
-        num_prompts: u("num_prompts").unwrap_or(completed + failed),
+        num_prompts: u("num_prompts").unwrap_or(completed.saturating_add(failed)),
         warmup_requests: 0,
         duration_s: f("duration").unwrap_or(f64::NAN),
         completed,
