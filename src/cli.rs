@@ -89,7 +89,7 @@ enum Command {
         allow_config_change: bool,
     },
     /// Write a commented scenario from flags, or convert a vLLM benchmark command line:
-    /// `ladder init --from-vllm "$COMMON_ARGS" --rates 5,10,20 -o scenarios/mine.yaml`.
+    /// `ladder init --from-vllm "$COMMON_ARGS" --rates 5,10,20 --name mine -o loadtests/mine.yaml`.
     Init(Box<crate::cli_init::InitArgs>),
     /// Print a shell completion script: `ladder completions bash > ~/.local/share/bash-completion/completions/ladder`.
     Completions {

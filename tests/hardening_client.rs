@@ -299,6 +299,7 @@ fn every_cli_error_starts_with_error() {
     );
     let a_file = write("a-file", String::new());
     let missing = d.join("missing").display().to_string();
+    let no_dir_file = d.join("missing").join("h.html").display().to_string();
     let sim_port = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     let busy = sim_port.local_addr().unwrap().port().to_string();
 
@@ -334,6 +335,40 @@ fn every_cli_error_starts_with_error() {
         ("gate a bad scenario", vec!["gate", &unknown_field]),
         ("sim bad setting", vec!["sim", "--speed", "0"]),
         ("sim port in use", vec!["sim", "--port", &busy]),
+        ("history missing folder", vec!["history", &missing]),
+        ("history a file", vec!["history", &a_file]),
+        ("history no folder", vec!["history"]),
+        (
+            "history --html unwritable",
+            vec!["history", d.to_str().unwrap(), "--html", &no_dir_file],
+        ),
+        (
+            "init bad number",
+            vec!["init", "--from-vllm", "--num-prompts abc"],
+        ),
+        (
+            "init unbalanced quote",
+            vec!["init", "--from-vllm", "\"unbalanced"],
+        ),
+        ("init rates not increasing", vec!["init", "--rates", "10,5"]),
+        (
+            "init key variable not a name",
+            vec!["init", "--api-key-env", "lower"],
+        ),
+        (
+            "init unsupported scheme",
+            vec!["init", "--base-url", "ftp://x"],
+        ),
+        ("init -o exists", vec!["init", "-o", &a_file]),
+        (
+            "completions unknown shell",
+            vec!["completions", "nosuchshell"],
+        ),
+        ("completions no shell", vec!["completions"]),
+        (
+            "completions extra argument",
+            vec!["completions", "bash", "extra"],
+        ),
     ];
     let mut bad = Vec::new();
     for (what, args) in &cases {

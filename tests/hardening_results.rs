@@ -487,6 +487,14 @@ fn numbers_that_do_not_add_up_are_refused_never_passed() {
                 v["request_throughput"] = (-1.0).into()
             })
         }),
+        // Counts that add up only by wrapping past u64::MAX (found by tests/fuzz_results.rs).
+        ("is not num_prompts", "result_rate_40.json", |d| {
+            edit_json(&d.join("result_rate_40.json"), |v| {
+                v["completed"] = u64::MAX.into();
+                v["failed"] = 1.into();
+                v["num_prompts"] = 0.into();
+            })
+        }),
     ];
     for (i, (what, file, tamper)) in cases.iter().enumerate() {
         let dir = t.path().join(format!("cand{i}"));

@@ -198,27 +198,94 @@ const EDGES: &[&str] = &[
     "3",
 ];
 
-/// (line to replace, template with `{}` for the value); sim fields are appended.
-const FIELDS: &[(&str, &str)] = &[
-    ("  input_tokens: 16", "  input_tokens: {}"),
-    ("  output_tokens: 4", "  output_tokens: {}"),
-    ("  requests_per_rung: 3", "  requests_per_rung: {}"),
-    ("  seed: 0", "  seed: {}"),
-    ("  baseline_rate: 50", "  baseline_rate: {}"),
-    ("  rates: [100]", "  rates: [{}]"),
-    ("", "  arrival: gamma\n  burstiness: {}"),
-    ("", "  max_concurrency: {}"),
-    ("", "  warmup_requests: {}"),
-    (
-        "  input_tokens: 16",
-        "  input_tokens: 16\n  range_ratio: {}",
-    ),
-    ("", "slo: {{ ttft_ms: {}, max_error_rate: 0.5 }}"),
-    ("", "sim: {{ speed: {} }}"),
-    ("", "sim: {{ max_num_seqs: {} }}"),
-    ("", "sim: {{ step_base_ms: {} }}"),
-    ("", "sim: {{ max_queue_wait_ms: {} }}"),
-    ("", "sweep: {{ field: input_tokens, values: [{}] }}"),
+/// Values YAML can spell for a duration, the edges first.
+const DUR_EDGES: &[&str] = &[
+    "0s",
+    "0ms",
+    "1ns",
+    "1ms",
+    "99ms",
+    "100ms",
+    "-1s",
+    "1.5s",
+    "18446744073709551615s",
+    "18446744073709551616s",
+    "1e308s",
+    "99999999999999999999h",
+    "584942417355y",
+    "5s",
+    "2m",
+    "abc",
+    "",
+    "10",
+];
+
+/// How a field is spelled: a number, a duration, a threshold (`10%` or a number), or a
+/// floor (a number or a duration).
+#[derive(Clone, Copy, PartialEq, Debug)]
+enum Kind {
+    Num,
+    Dur,
+    Thr,
+    Floor,
+}
+
+/// Every numeric and duration field of the scenario type, as (section, key, kind, quick):
+/// `quick` when any value `validate` accepts also makes a short run that succeeds against the
+/// simulator (a field that can ask for long rungs, huge prompts, slow or failing simulated
+/// requests is not run, only validated and prepared). `tests/hardening_validate.rs`'s
+/// `the_field_table_covers_the_scenario_schema` keeps this list complete.
+const FIELDS: &[(&str, &str, Kind, bool)] = &[
+    ("", "version", Kind::Num, true),
+    ("endpoint", "request_timeout", Kind::Dur, false),
+    ("endpoint", "ttft_timeout", Kind::Dur, false),
+    ("workload", "input_tokens", Kind::Num, false),
+    ("workload", "output_tokens", Kind::Num, false),
+    ("workload", "range_ratio", Kind::Num, true),
+    ("workload", "requests_per_rung", Kind::Num, false),
+    ("workload", "seed", Kind::Num, true),
+    ("load", "burstiness", Kind::Num, false),
+    ("load", "baseline_rate", Kind::Num, false),
+    ("load", "rates", Kind::Num, false),
+    ("load", "cooldown", Kind::Dur, false),
+    ("load", "max_concurrency", Kind::Num, true),
+    ("load", "warmup_requests", Kind::Num, false),
+    ("slo", "ttft_ms", Kind::Num, true),
+    ("slo", "tpot_ms", Kind::Num, true),
+    ("slo", "e2e_ms", Kind::Num, true),
+    ("slo", "max_error_rate", Kind::Num, true),
+    ("gate", "max_increase", Kind::Thr, true),
+    ("gate", "max_decrease", Kind::Thr, true),
+    ("gate", "max", Kind::Num, true),
+    ("gate", "min", Kind::Num, true),
+    ("gate", "min_change", Kind::Floor, true),
+    ("sweep", "values", Kind::Num, false),
+    ("sim", "seed", Kind::Num, true),
+    ("sim", "speed", Kind::Num, false),
+    ("sim", "max_model_len", Kind::Num, false),
+    ("sim", "max_num_seqs", Kind::Num, true),
+    ("sim", "kv_cache_tokens", Kind::Num, false),
+    ("sim", "max_num_batched_tokens", Kind::Num, false),
+    ("sim", "step_base_ms", Kind::Num, false),
+    ("sim", "step_per_seq_ms", Kind::Num, false),
+    ("sim", "prefill_per_token_us", Kind::Num, false),
+    ("sim", "decode_scale", Kind::Num, false),
+    ("sim", "chunk_tokens", Kind::Num, true),
+    ("sim", "max_waiting", Kind::Num, false),
+    ("sim", "max_queue_wait_ms", Kind::Num, false),
+    ("sim", "reject_status", Kind::Num, true),
+    ("sim", "retry_after_s", Kind::Num, true),
+    ("sim", "default_max_tokens", Kind::Num, true),
+    ("sim", "chat_template_tokens", Kind::Num, true),
+    ("sim", "fault_http_500", Kind::Num, false),
+    ("sim", "fault_http_429", Kind::Num, false),
+    ("sim", "fault_drop_mid_stream", Kind::Num, false),
+    ("sim", "fault_malformed_chunk", Kind::Num, false),
+    ("sim", "fault_stream_error", Kind::Num, false),
+    ("sim", "fault_stall", Kind::Num, false),
+    ("sim", "fault_unknown_model", Kind::Num, false),
+    ("sim", "stall_ms", Kind::Num, true),
+    ("server_metrics", "interval", Kind::Dur, true),
 ];
 
 struct Case {
@@ -227,49 +294,241 @@ struct Case {
     quick: bool,
 }
 
-fn generate(dir: &Path, rng: &mut ChaCha8Rng, i: usize) -> Case {
-    let sub = dir.join(format!("c{i}"));
-    std::fs::create_dir_all(&sub).unwrap();
-    let k = rng.gen_range(1..=3);
-    let mut edits: Vec<(String, String)> = vec![];
-    let mut used = vec![];
-    let mut quick = true;
-    for _ in 0..k {
-        let f = rng.gen_range(0..FIELDS.len());
-        // one edit per base line and at most one `sim:` mapping
-        let (old, tmpl) = FIELDS[f];
-        if used.contains(&f)
-            || (tmpl.starts_with("sim:")
-                && used
-                    .iter()
-                    .any(|u: &usize| FIELDS[*u].1.starts_with("sim:")))
-            || (!old.is_empty() && edits.iter().any(|(o, _)| o == old))
-        {
-            continue;
-        }
-        used.push(f);
-        let v = if rng.gen_bool(0.7) {
+/// A value for a field of `kind`: an edge 70 % of the time, else a random number.
+fn value(rng: &mut ChaCha8Rng, kind: Kind) -> String {
+    let num = |rng: &mut ChaCha8Rng| {
+        if rng.gen_bool(0.7) {
             EDGES[rng.gen_range(0..EDGES.len())].to_string()
         } else {
             format!("{}", rng.gen_range(-5.0..1e4_f64))
-        };
-        // Slow only through settings a real run would honour (long rungs), not failures.
-        let slow = matches!(f, 2 | 4 | 5 | 8 | 11 | 13 | 14) || (f == 15 && v.len() > 3);
-        quick &= !slow;
-        edits.push((
-            old.to_string(),
-            tmpl.replace("{}", &v).replace("{{", "{").replace("}}", "}"),
-        ));
+        }
+    };
+    match kind {
+        Kind::Num => num(rng),
+        Kind::Dur => DUR_EDGES[rng.gen_range(0..DUR_EDGES.len())].to_string(),
+        Kind::Thr if rng.gen_bool(0.5) => format!("\"{}%\"", num(rng)),
+        Kind::Floor if rng.gen_bool(0.5) => {
+            DUR_EDGES[rng.gen_range(0..DUR_EDGES.len())].to_string()
+        }
+        Kind::Thr | Kind::Floor => num(rng),
     }
-    let refs: Vec<(&str, &str)> = edits
+}
+
+/// The base scenario of [`scenario`] with `set` (field index, value) applied: base lines
+/// replaced, other fields inserted under their section, `gate`/`slo`/`sim`/`sweep`/
+/// `server_metrics` written as one flow mapping each.
+fn render(dir: &Path, set: &[(usize, String)]) -> PathBuf {
+    let get = |sec: &str, key: &str| {
+        set.iter()
+            .find(|(f, _)| FIELDS[*f].0 == sec && FIELDS[*f].1 == key)
+            .map(|(_, v)| v.clone())
+    };
+    let or = |sec: &str, key: &str, d: &str| get(sec, key).unwrap_or_else(|| d.to_string());
+    let mut text = format!(
+        "version: {}\nname: rel\nendpoint:\n  base_url: sim\n",
+        or("", "version", "1")
+    );
+    text += &format!(
+        "  request_timeout: {}\n",
+        or("endpoint", "request_timeout", "5s")
+    );
+    if let Some(v) = get("endpoint", "ttft_timeout") {
+        text += &format!("  ttft_timeout: {v}\n");
+    }
+    text += &format!("model: m\ntokenizer: {TOKENIZER}\nworkload:\n");
+    for (k, d) in [
+        ("input_tokens", "16"),
+        ("output_tokens", "4"),
+        ("requests_per_rung", "3"),
+        ("seed", "0"),
+    ] {
+        text += &format!("  {k}: {}\n", or("workload", k, d));
+    }
+    if let Some(v) = get("workload", "range_ratio") {
+        text += &format!("  range_ratio: {v}\n");
+    }
+    text += "load:\n";
+    if let Some(v) = get("load", "burstiness") {
+        text += &format!("  arrival: gamma\n  burstiness: {v}\n");
+    }
+    text += &format!("  baseline_rate: {}\n", or("load", "baseline_rate", "50"));
+    text += &format!("  rates: [{}]\n", or("load", "rates", "100"));
+    text += &format!("  cooldown: {}\n", or("load", "cooldown", "0s"));
+    for k in ["max_concurrency", "warmup_requests"] {
+        if let Some(v) = get("load", k) {
+            text += &format!("  {k}: {v}\n");
+        }
+    }
+    let flow = |sec: &str| -> Vec<String> {
+        set.iter()
+            .filter(|(f, _)| FIELDS[*f].0 == sec)
+            .map(|(f, v)| format!("{}: {v}", FIELDS[*f].1))
+            .collect()
+    };
+    for sec in ["slo", "sim", "server_metrics"] {
+        let kv = flow(sec);
+        if !kv.is_empty() {
+            text += &format!("{sec}: {{ {} }}\n", kv.join(", "));
+        }
+    }
+    let mut rule = flow("gate");
+    if !rule.is_empty() {
+        if !rule.iter().any(|r| !r.starts_with("min_change")) {
+            rule.push("max_increase: 10%".into());
+        }
+        text += &format!(
+            "gate:\n  - {{ metric: median_ttft_ms, {} }}\n",
+            rule.join(", ")
+        );
+    }
+    if let Some(v) = get("sweep", "values") {
+        text += &format!("sweep: {{ field: input_tokens, values: [{v}] }}\n");
+    }
+    let p = dir.join("rel.yaml");
+    std::fs::write(&p, text).unwrap();
+    p
+}
+
+/// Case `i`: field `i % FIELDS.len()` (so every field is drawn as often as any) and up to
+/// two more, each with a value of its kind.
+fn generate(dir: &Path, rng: &mut ChaCha8Rng, i: usize) -> Case {
+    let sub = dir.join(format!("c{i}"));
+    std::fs::create_dir_all(&sub).unwrap();
+    let mut fields = vec![i % FIELDS.len()];
+    for _ in 0..rng.gen_range(0..=2) {
+        let f = rng.gen_range(0..FIELDS.len());
+        if !fields.contains(&f) {
+            fields.push(f);
+        }
+    }
+    let set: Vec<(usize, String)> = fields
         .iter()
-        .map(|(a, b)| (a.as_str(), b.as_str()))
+        .map(|&f| (f, value(rng, FIELDS[f].2)))
         .collect();
-    let path = scenario(&sub, &refs);
+    let quick = fields.iter().all(|&f| FIELDS[f].3);
+    let path = render(&sub, &set);
     Case {
         path,
-        edits: edits.into_iter().map(|(_, b)| b).collect(),
+        edits: set
+            .iter()
+            .map(|(f, v)| format!("{}.{}: {v}", FIELDS[*f].0, FIELDS[*f].1))
+            .collect(),
         quick,
+    }
+}
+
+/// `ladder validate` in-process (load and check, then run's own preparation, as the CLI
+/// does): true when it accepts the file. A panic anywhere fails the test, naming the case.
+fn validates(path: &Path, edits: &[String]) -> bool {
+    let path = path.to_path_buf();
+    let outcome = std::panic::catch_unwind(move || {
+        // The tokenizer is the same file in every case and run's preparation loads it again:
+        // loading it once per case is enough.
+        let (loaded, diags) = ladder::scenario::check_file(&path, None);
+        loaded
+            .filter(|_| diags.is_empty())
+            .is_some_and(|l| ladder::runner::prepare(&l, l.scenario.clone()).is_ok())
+    });
+    match outcome {
+        Err(_) => panic!("check_file/prepare panicked on {edits:?}"),
+        Ok(ok) => ok,
+    }
+}
+
+/// The most extreme numbers and durations (a subset of [`EDGES`] and [`DUR_EDGES`]: every
+/// case loads the tokenizer twice, so the full product would take minutes in a debug build).
+const NUM_EXTREMES: &[&str] = &[
+    "0",
+    "-1",
+    "1",
+    "0.5",
+    "1e-30",
+    "1e308",
+    ".nan",
+    "-.inf",
+    "18446744073709551615",
+    "-9223372036854775808",
+    "4294967296",
+];
+const DUR_EXTREMES: &[&str] = &[
+    "0s",
+    "1ns",
+    "-1s",
+    "5s",
+    "18446744073709551616s",
+    "1e308s",
+    "99999999999999999999h",
+    "abc",
+];
+
+/// Every field of the table takes each extreme value of its kind, alone: nothing panics
+/// (`validate` either accepts the file or refuses it with diagnostics), and most fields have
+/// an extreme that is accepted, so the accepting paths are reached too.
+#[test]
+fn every_numeric_field_takes_every_extreme_value() {
+    let dir = tempfile::tempdir().unwrap();
+    // Two threads, each field on one: (cases tried, accepted anywhere) per field.
+    let per_field: Vec<(usize, bool)> = std::thread::scope(|scope| {
+        let handles: Vec<_> = (0..2)
+            .map(|t| {
+                let dir = dir.path();
+                scope.spawn(move || {
+                    (0..FIELDS.len())
+                        .filter(|f| f % 2 == t)
+                        .map(|f| (f, field_extremes(dir, f)))
+                        .collect::<Vec<_>>()
+                })
+            })
+            .collect();
+        let mut all: Vec<(usize, (usize, bool))> = handles
+            .into_iter()
+            .flat_map(|h| h.join().unwrap())
+            .collect();
+        all.sort_by_key(|(f, _)| *f);
+        all.into_iter().map(|(_, r)| r).collect()
+    });
+    let tried: usize = per_field.iter().map(|(n, _)| n).sum();
+    let fields_valid = per_field.iter().filter(|(_, any)| *any).count();
+    assert!(tried > 8 * FIELDS.len(), "only {tried} cases");
+    assert!(
+        fields_valid * 4 >= FIELDS.len() * 3,
+        "only {fields_valid} of {} fields have an accepted extreme",
+        FIELDS.len()
+    );
+}
+
+/// Field `f` alone at each extreme value of its kind: (cases, whether any validated).
+fn field_extremes(dir: &Path, f: usize) -> (usize, bool) {
+    let (sec, key, kind, _) = FIELDS[f];
+    let mut tried = 0;
+    {
+        let values: Vec<String> = match kind {
+            Kind::Num => NUM_EXTREMES.iter().map(|v| v.to_string()).collect(),
+            Kind::Dur => DUR_EXTREMES.iter().map(|v| v.to_string()).collect(),
+            Kind::Thr => NUM_EXTREMES
+                .iter()
+                .map(|v| v.to_string())
+                .chain(
+                    ["\"1e308%\"", "\"-5%\"", "\"0%\"", "\".nan%\"", "\"10%\""].map(String::from),
+                )
+                .collect(),
+            Kind::Floor => NUM_EXTREMES
+                .iter()
+                .chain(DUR_EXTREMES)
+                .map(|v| v.to_string())
+                .chain(["1e300ms".to_string()])
+                .collect(),
+        };
+        let mut any = false;
+        for v in values {
+            let sub = dir.join(format!("f{f}-{tried}"));
+            std::fs::create_dir_all(&sub).unwrap();
+            let edits = vec![format!("{sec}.{key}: {v}")];
+            let p = render(&sub, &[(f, v)]);
+            tried += 1;
+            any |= validates(&p, &edits);
+        }
+        (tried, any)
     }
 }
 
@@ -288,21 +547,8 @@ fn property_valid_scenarios_prepare_and_run() {
     let t0 = Instant::now();
     for i in 0..iters {
         let case = generate(dir.path(), &mut rng, i);
-        let path = case.path.clone();
-        let outcome = std::panic::catch_unwind(move || {
-            let (loaded, diags) =
-                ladder::scenario::check_file(&path, Some(&ladder::workload::tokenizer::check));
-            loaded.filter(|_| diags.is_empty()).map(|l| {
-                let s = l.scenario.clone();
-                ladder::runner::prepare(&l, s)
-                    .map(|_| ())
-                    .map_err(|f| l.diagnose(&f))
-            })
-        });
-        match outcome {
-            Err(_) => panic!("check_file/prepare panicked on {:?}", case.edits),
-            Ok(Some(Ok(()))) => valid.push(case),
-            Ok(_) => {}
+        if validates(&case.path, &case.edits) {
+            valid.push(case);
         }
         assert!(
             t0.elapsed() < Duration::from_secs(240),
@@ -315,8 +561,8 @@ fn property_valid_scenarios_prepare_and_run() {
         "only {} of {iters} valid: the generator is off",
         valid.len()
     );
-    let quick: Vec<&Case> = valid.iter().filter(|c| c.quick).take(6).collect();
-    assert!(quick.len() >= 3, "too few quick valid cases");
+    let quick: Vec<&Case> = valid.iter().filter(|c| c.quick).take(12).collect();
+    assert!(quick.len() >= 8, "too few quick valid cases");
     for c in quick {
         let out = c.path.parent().unwrap().join("out");
         let r = run_ladder(&c.path, &out, Duration::from_secs(90));
@@ -467,4 +713,69 @@ fn many_looping_values_share_one_template_budget() {
     let v = validate(&corpus);
     assert_eq!(v.status.code(), Some(2), "{}", v.all());
     assert!(t0.elapsed() < Duration::from_secs(20), "{:?}", t0.elapsed());
+}
+
+/// The field table of the structural tests lists every numeric, duration, threshold and floor
+/// field of the scenario schema (`schemas/scenario.v1.json`, generated from the Rust types),
+/// so a field added to the type is fuzzed too.
+#[test]
+fn the_field_table_covers_the_scenario_schema() {
+    let schema: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(
+            Path::new(env!("CARGO_MANIFEST_DIR")).join("schemas/scenario.v1.json"),
+        )
+        .unwrap(),
+    )
+    .unwrap();
+    let defs = &schema["definitions"];
+    let refname = |v: &serde_json::Value| -> Option<String> {
+        let r = v["$ref"]
+            .as_str()
+            .or_else(|| v["allOf"][0]["$ref"].as_str())
+            .or_else(|| v["anyOf"][0]["$ref"].as_str())?;
+        Some(r.trim_start_matches("#/definitions/").to_string())
+    };
+    let numeric = |v: &serde_json::Value| {
+        let t = |s: &serde_json::Value| {
+            let ty = s["type"].to_string();
+            ty.contains("number") || ty.contains("integer")
+        };
+        t(v) || t(&v["items"])
+    };
+    let mut want = vec![];
+    // (section in the table, its definition in the schema)
+    let sections = [
+        ("", None),
+        ("endpoint", Some("Endpoint")),
+        ("workload", Some("Workload")),
+        ("load", Some("Load")),
+        ("slo", Some("Slo")),
+        ("gate", Some("GateRule")),
+        ("sweep", Some("Sweep")),
+        ("sim", Some("SimConfig")),
+        ("server_metrics", Some("ServerMetrics")),
+    ];
+    for (sec, def) in sections {
+        let props = match def {
+            None => &schema["properties"],
+            Some(d) => &defs[d]["properties"],
+        };
+        for (key, v) in props.as_object().unwrap() {
+            let r = refname(v);
+            let scalar_ref = matches!(r.as_deref(), Some("Duration" | "Threshold" | "MinChange"));
+            if numeric(v) || scalar_ref {
+                want.push(format!("{sec}.{key}"));
+            }
+        }
+    }
+    let have: Vec<String> = FIELDS
+        .iter()
+        .map(|(s, k, _, _)| format!("{s}.{k}"))
+        .collect();
+    let missing: Vec<&String> = want.iter().filter(|w| !have.contains(w)).collect();
+    assert!(
+        missing.is_empty(),
+        "fields the structural tests do not cover: {missing:?}"
+    );
+    assert!(want.len() >= 45, "the schema walk found only {want:?}");
 }

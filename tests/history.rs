@@ -474,3 +474,39 @@ fn folders_written_by_ladder_run_have_a_history() {
         .contains("ok: no change point at the newest folder (#2)"));
     assert!(!r.stderr.contains("skipped"), "{}", r.stderr);
 }
+
+/// A scenario folder with more than `MAX_FOLDERS` sub-folders (a mistaken argument such as
+/// `/`): only the newest 10 000 by name are read, so the oldest real run is never opened.
+#[test]
+fn only_the_newest_ten_thousand_sub_folders_are_read() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path().join("results/s");
+    let oldest = write_folder(&root, 1, 99, 1.0);
+    for i in 0..10_000 {
+        fs::create_dir_all(root.join(format!("2026-02-{i:05}"))).unwrap();
+    }
+    let newer = [
+        write_folder(&root, 100, 99, 1.0),
+        write_folder(&root, 101, 99, 1.0),
+    ];
+    let r = history(&[s(&root)]);
+    let all = r.all();
+    let oldest_name = oldest.file_name().unwrap().to_str().unwrap();
+    assert!(
+        !all.contains(oldest_name),
+        "the oldest folder was read:\n{}",
+        &all[..all.len().min(4000)]
+    );
+    // 10 003 sub-folders: the oldest real one and the two oldest empty ones are dropped.
+    let skipped = r.stderr.lines().filter(|l| l.contains("skipped")).count();
+    assert_eq!(skipped, 9_998, "{}", &r.stderr[..r.stderr.len().min(2000)]);
+    assert!(
+        !r.stderr.contains("2026-02-00000"),
+        "an empty folder past the cap was read"
+    );
+    assert!(r.stderr.contains("2026-02-09999"));
+    // The two newest real runs are the ones analysed.
+    assert_eq!(r.status.code(), Some(0), "{}", &all[..all.len().min(4000)]);
+    let _ = newer;
+    assert_eq!(ladder::history::series::MAX_FOLDERS, 10_000);
+}

@@ -260,3 +260,286 @@ fn broken_vllm_files_are_refused_naming_the_file() {
     assert_eq!(o.status.code(), Some(2), "{}", text(&o));
     assert!(text(&o).contains("concurrency run"), "{}", text(&o));
 }
+
+/// The fixture folder of vLLM 0.8 `benchmark_serving.py --save-detailed` files (the seed
+/// guide's script): per-request `ttfts` and `itls` but no `latencies`, `start_times` or
+/// `failed` (tests/fixtures/vllm-benchmark-serving-0.8/make_fixture.py writes them).
+fn old_fixture(root: &Path, name: &str) -> PathBuf {
+    let src =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/vllm-benchmark-serving-0.8");
+    let dir = root.join(name);
+    std::fs::create_dir_all(&dir).unwrap();
+    for rate in [5, 10] {
+        let f = format!("result_rate_{rate}.json");
+        std::fs::copy(src.join(&f), dir.join(&f)).unwrap();
+    }
+    dir
+}
+
+#[test]
+fn old_benchmark_serving_detailed_files_get_per_request_verdicts() {
+    let t = tempfile::tempdir().unwrap();
+    let base = old_fixture(t.path(), "base");
+    // The fixture is the real key set, Python's `Infinity` and the goodput key's stray colon
+    // included, and has none of the newer lists.
+    let raw = std::fs::read_to_string(base.join("result_rate_5.json")).unwrap();
+    assert!(raw.contains("\"burstiness\": Infinity"), "{raw}");
+    assert!(raw.contains("\"request_goodput:\": null"));
+    for absent in ["\"latencies\"", "\"start_times\"", "\"failed\""] {
+        assert!(!raw.contains(absent), "{absent} in the fixture");
+    }
+    old_fixture(t.path(), "same");
+    // A slower server: every gap 30 % longer (TTFT unchanged).
+    let slow = old_fixture(t.path(), "slow");
+    for rate in [5, 10] {
+        let p = slow.join(format!("result_rate_{rate}.json"));
+        let text = std::fs::read_to_string(&p)
+            .unwrap()
+            .replace("Infinity", "\"Infinity\"");
+        let mut v: Value = serde_json::from_str(&text).unwrap();
+        for gaps in v["itls"].as_array_mut().unwrap() {
+            for g in gaps.as_array_mut().unwrap() {
+                *g = json!(g.as_f64().unwrap() * 1.3);
+            }
+        }
+        for k in [
+            "mean_tpot_ms",
+            "median_tpot_ms",
+            "p99_tpot_ms",
+            "mean_itl_ms",
+            "median_itl_ms",
+            "p99_itl_ms",
+        ] {
+            v[k] = json!(v[k].as_f64().unwrap() * 1.3);
+        }
+        std::fs::write(&p, v.to_string()).unwrap();
+    }
+    let checks = [
+        "--threshold",
+        "median_tpot_ms=+10%",
+        "--threshold",
+        "median_e2el_ms=+10%",
+        "--threshold",
+        "request_throughput=-10%",
+    ];
+    let o = ladder(
+        &[&["compare", "base", "same"][..], &checks[..]].concat(),
+        t.path(),
+    );
+    let all = text(&o);
+    assert_eq!(o.status.code(), Some(0), "{all}");
+    // Latencies are resampled from the requests (intervals, no summary-only note); the
+    // e2e latency is derived from ttfts + itls; throughput, without send times, is the
+    // files' summary value.
+    assert!(!all.contains("saved without --save-detailed"), "{all}");
+    assert!(all.contains("x[0.9"), "{all}");
+    assert!(all.contains("median_e2el_ms"), "{all}");
+    assert!(all.contains("without start_times"), "{all}");
+    let o = ladder(
+        &[&["compare", "base", "slow"][..], &checks[..]].concat(),
+        t.path(),
+    );
+    let all = text(&o);
+    assert_eq!(o.status.code(), Some(1), "{all}");
+    assert!(all.to_lowercase().contains("regression"), "{all}");
+    assert!(all.contains("median_tpot_ms"), "{all}");
+
+    // The failed request (an error text, no tokens) is counted as failed, not dropped.
+    let out = t.path().join("rep");
+    let o = ladder(
+        &[
+            "report",
+            base.to_str().unwrap(),
+            "--out",
+            out.to_str().unwrap(),
+        ],
+        t.path(),
+    );
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    let csv = std::fs::read_to_string(out.join("summary.csv")).unwrap();
+    // run, rate, num_prompts, completed, failed
+    assert!(csv.contains("base,5,30,29,1,"), "{csv}");
+}
+
+/// A scenario against the simulator at `speed`, gated on TPOT and E2E latency.
+fn gate_scenario(dir: &Path, speed: f64) -> PathBuf {
+    let tok = Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios/tokenizers/ladder-tiny.json");
+    let p = dir.join(format!("s-{speed}.yaml"));
+    std::fs::write(
+        &p,
+        format!(
+            "version: 1\nname: from-vllm\nendpoint: {{ base_url: sim }}\nmodel: m\n\
+             tokenizer: {}\nworkload: {{ input_tokens: 32, output_tokens: 24, requests_per_rung: 40 }}\n\
+             load: {{ rates: [8, 16], cooldown: 0s }}\nsim: {{ speed: {speed} }}\n\
+             gate:\n  - {{ metric: median_tpot_ms, max_increase: 100% }}\n  - {{ metric: median_e2el_ms, max_increase: 100% }}\n",
+            tok.display()
+        ),
+    )
+    .unwrap();
+    p
+}
+
+/// A ladder result folder rewritten as `vllm bench serve --save-result --save-detailed`
+/// files (the current upstream key set: `latencies`, `start_times`, `queue_times`), so a
+/// vLLM baseline can be measured against the same simulator.
+fn as_vllm_folder(run: &Path, dest: &Path) {
+    std::fs::create_dir_all(dest).unwrap();
+    let info: Value =
+        serde_json::from_str(&std::fs::read_to_string(run.join("run.json")).unwrap()).unwrap();
+    for rung in info["rungs"].as_array().unwrap() {
+        let file = |k: &str| run.join(rung[k].as_str().unwrap());
+        let s: Value =
+            serde_json::from_str(&std::fs::read_to_string(file("result_file")).unwrap()).unwrap();
+        let lines: Vec<Value> = std::fs::read_to_string(file("requests_file"))
+            .unwrap()
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .filter(|l: &Value| l["warmup"] == json!(false))
+            .collect();
+        let secs = |v: &Value| v.as_f64().unwrap_or(0.0) / 1000.0;
+        let per = |f: &dyn Fn(&Value) -> Value| lines.iter().map(f).collect::<Vec<Value>>();
+        let mut o = serde_json::Map::new();
+        for k in [
+            "date",
+            "endpoint_type",
+            "backend",
+            "label",
+            "model_id",
+            "tokenizer_id",
+            "num_prompts",
+            "request_rate",
+            "burstiness",
+            "max_concurrency",
+            "duration",
+            "completed",
+            "failed",
+            "total_input_tokens",
+            "total_output_tokens",
+            "request_throughput",
+            "request_goodput",
+            "output_throughput",
+            "total_token_throughput",
+        ] {
+            o.insert(k.into(), s[k].clone());
+        }
+        o.insert(
+            "input_lens".into(),
+            json!(per(&|l| l["input_tokens"].clone())),
+        );
+        o.insert(
+            "output_lens".into(),
+            json!(per(&|l| l["output_tokens"].clone())),
+        );
+        o.insert("ttfts".into(), json!(per(&|l| json!(secs(&l["ttft_ms"])))));
+        o.insert(
+            "itls".into(),
+            json!(per(&|l| json!(l["itl_ms"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(secs)
+                .collect::<Vec<f64>>()))),
+        );
+        o.insert(
+            "latencies".into(),
+            json!(per(&|l| json!(secs(&l["e2e_ms"])))),
+        );
+        o.insert(
+            "start_times".into(),
+            json!(per(&|l| json!(100.0 + secs(&l["sent_ms"])))),
+        );
+        o.insert("queue_times".into(), json!(per(&|_| json!(0.0))));
+        o.insert("generated_texts".into(), json!(per(&|_| json!(""))));
+        o.insert(
+            "errors".into(),
+            json!(per(&|l| json!(l["error_detail"].as_str().unwrap_or("")))),
+        );
+        for k in ["max_output_tokens_per_s", "max_concurrent_requests"] {
+            o.insert(k.into(), s[k].clone());
+        }
+        o.insert("rtfx".into(), json!(0.0));
+        for m in ["ttft", "tpot", "itl", "e2el"] {
+            for stat in ["mean", "median", "std", "p99"] {
+                let k = format!("{stat}_{m}_ms");
+                o.insert(k.clone(), s[&k].clone());
+            }
+        }
+        std::fs::write(
+            dest.join(format!("result_rate_{}.json", s["request_rate"])),
+            Value::Object(o).to_string(),
+        )
+        .unwrap();
+    }
+}
+
+/// `ladder gate` against a vLLM result folder as the baseline: the same simulator passes,
+/// a simulator at a quarter of the speed is a regression.
+#[test]
+fn gate_against_a_vllm_baseline_passes_the_same_server_and_catches_a_slower_one() {
+    let t = tempfile::tempdir().unwrap();
+    let fast = gate_scenario(t.path(), 2.0);
+    let o = ladder(
+        &["run", fast.to_str().unwrap(), "--out", "measured"],
+        t.path(),
+    );
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    let run = std::fs::read_dir(t.path().join("measured/from-vllm"))
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap()
+        .path();
+    let golden = t.path().join("golden/from-vllm");
+    as_vllm_folder(&run, &golden);
+    assert!(std::fs::read_to_string(golden.join("result_rate_8.0.json"))
+        .unwrap()
+        .contains("\"start_times\""));
+    let gate = |scenario: &Path, out: &str| {
+        ladder(
+            &[
+                "gate",
+                scenario.to_str().unwrap(),
+                "--golden",
+                "golden",
+                "--out",
+                out,
+                "--summary",
+                &format!("{out}.md"),
+            ],
+            t.path(),
+        )
+    };
+    let o = gate(&fast, "same");
+    let all = text(&o);
+    assert_eq!(o.status.code(), Some(0), "{all}");
+    assert!(all.contains("PASS"), "{all}");
+    assert!(!all.contains("noise not judged"), "{all}");
+    let md = std::fs::read_to_string(t.path().join("same.md")).unwrap();
+    assert!(md.contains("from-vllm"), "{md}");
+
+    let slow = gate_scenario(t.path(), 0.5);
+    let o = gate(&slow, "slower");
+    let all = text(&o);
+    assert_eq!(o.status.code(), Some(1), "{all}");
+    assert!(
+        all.contains("REGRESSION") || all.contains("regression"),
+        "{all}"
+    );
+    assert!(all.contains("median_tpot_ms"), "{all}");
+}
+
+/// A file over the 512 MiB limit is refused before it is read, the file named (a sparse
+/// file: it takes no disk space).
+#[test]
+fn a_vllm_file_over_the_size_limit_is_refused_unread() {
+    let t = tempfile::tempdir().unwrap();
+    let dir = old_fixture(t.path(), "big");
+    let f = std::fs::File::create(dir.join("result_rate_20.json")).unwrap();
+    f.set_len((512 << 20) + 1).unwrap();
+    drop(f);
+    let o = ladder(&["compare", "big", "big"], t.path());
+    let all = text(&o);
+    assert_eq!(o.status.code(), Some(2), "{all}");
+    assert!(all.contains("result_rate_20.json"), "{all}");
+    assert!(all.contains("512 MiB"), "{all}");
+}

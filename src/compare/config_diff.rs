@@ -72,10 +72,15 @@ pub fn imported_changes(base: &ResultDir, cand: &ResultDir) -> Option<Vec<String
         return None;
     }
     let per_request = |d: &ResultDir, tokens: fn(&crate::metrics::RungSummary) -> u64| {
-        let (t, n) = d.rungs.iter().fold((0u64, 0u64), |(t, n), r| {
-            (t + tokens(&r.summary), n + r.summary.completed)
+        // Sums in f64: counts read from a file may be anything up to u64::MAX (a tampered
+        // or absurd file must not overflow; an absurd mean then reads as a change).
+        let (t, n) = d.rungs.iter().fold((0f64, 0f64), |(t, n), r| {
+            (
+                t + tokens(&r.summary) as f64,
+                n + r.summary.completed as f64,
+            )
         });
-        (n > 0).then(|| t as f64 / n as f64)
+        (n > 0.0).then(|| t / n)
     };
     let mut out = Vec::new();
     for (what, tokens) in [

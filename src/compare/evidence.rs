@@ -193,7 +193,7 @@ pub fn evidence(key: &str, base: &Side, cand: &Side, level: f64) -> Result<Evide
     let mut e = match model {
         Model::Plain => Evidence::plain(bv, cv),
         Model::ErrorRate => {
-            let n = |s: &RungSummary| s.completed + s.failed;
+            let n = |s: &RungSummary| s.completed.saturating_add(s.failed);
             let (b, c) = (base.summary, cand.summary);
             Evidence {
                 base: bv,
@@ -350,6 +350,10 @@ fn hier_boot(
 /// The note on a verdict that rests on summary values alone.
 pub const SUMMARY_ONLY: &str =
     "summary values only (vLLM files saved without --save-detailed): noise not judged";
+
+/// The note on a throughput verdict from vLLM files without `start_times`.
+pub const SUMMARY_ONLY_UNTIMED: &str =
+    "summary value only (vLLM files without start_times): noise not judged";
 
 /// Evidence for `key` when one side has summary values only (no per-request data): the two
 /// values compared as they are, or no verdict when a side lacks the key.

@@ -446,11 +446,13 @@ pub fn compare(
     for &rate in &common {
         let (br, cr) = (b.rung(rate).expect("common"), c.rung(rate).expect("common"));
         let summary_only = !b.has_requests(br) || !c.has_requests(cr);
+        let untimed = !b.has_send_times(br) || !c.has_send_times(cr);
         size += checks
             .iter()
             .filter(|ch| match evidence::Model::of(&ch.metric) {
                 evidence::Model::Plain => false,
                 evidence::Model::ErrorRate => true,
+                evidence::Model::Throughput(_) => !summary_only && !untimed,
                 _ => !summary_only,
             })
             .count();
@@ -481,10 +483,14 @@ pub fn compare(
         };
         // A vLLM file saved without --save-detailed has no requests to resample: such rungs
         // are compared on their summary values (the error rate keeps its count-based test).
+        // Without send times (older benchmark_serving.py files) the requests' latencies are
+        // resampled but throughputs are their files' summary values.
         let summary_only = !b.has_requests(br) || !c.has_requests(cr);
+        let untimed = !b.has_send_times(br) || !c.has_send_times(cr);
         for check in &checks {
             let model = evidence::Model::of(&check.metric);
-            let plain = summary_only
+            let plain = (summary_only
+                || (untimed && matches!(model, evidence::Model::Throughput(_))))
                 && !matches!(model, evidence::Model::ErrorRate | evidence::Model::Plain);
             let e = if plain && br.summary.completed > 0 && cr.summary.completed > 0 {
                 Ok(evidence::summary_only(&check.metric, &bs, &cs))
@@ -512,7 +518,10 @@ pub fn compare(
             })?;
             let mut decision = verdict::decide(check.bound, check.floor, &e);
             if plain && decision.note.is_empty() {
-                decision.note = evidence::SUMMARY_ONLY.into();
+                decision.note = match summary_only {
+                    true => evidence::SUMMARY_ONLY.into(),
+                    false => evidence::SUMMARY_ONLY_UNTIMED.into(),
+                };
             }
             rows.push(Row {
                 rate,

@@ -159,7 +159,7 @@ pub struct RungSummary {
 impl RungSummary {
     /// Failed / (completed + failed); 0 when nothing was measured.
     pub fn error_rate(&self) -> f64 {
-        let n = self.completed + self.failed;
+        let n = self.completed.saturating_add(self.failed);
         if n == 0 {
             0.0
         } else {
@@ -183,21 +183,24 @@ impl RungSummary {
         ["client_4xx", "auth"]
             .iter()
             .map(|k| self.errors_by_class.get(*k).copied().unwrap_or(0))
-            .sum()
+            .fold(0u64, u64::saturating_add)
     }
 
     /// True when most of the rung's failures are [`RungSummary::rejected`] ones: its error
     /// rate says the requests are wrong, not that the server is overloaded.
     pub fn mostly_rejected(&self) -> bool {
         let failed = self.failed.saturating_sub(self.client_failures());
-        failed > 0 && 2 * self.rejected() >= failed
+        failed > 0 && self.rejected().saturating_mul(2) >= failed
     }
 
     /// Failed / measured among the requests the client could actually send: the error rate
     /// of the server, with client-side failures left out of both counts.
     pub fn server_error_rate(&self) -> f64 {
         let client = self.client_failures();
-        let n = (self.completed + self.failed).saturating_sub(client);
+        let n = self
+            .completed
+            .saturating_add(self.failed)
+            .saturating_sub(client);
         if n == 0 {
             0.0
         } else {

@@ -255,7 +255,7 @@ pub fn specs(report: &Report) -> Vec<ChartSpec> {
             errs.push(Line {
                 label: format!("{prefix}{class}"),
                 points: series(run, |r| {
-                    let n = r.completed + r.failed;
+                    let n = r.completed.saturating_add(r.failed);
                     let k = r.errors_by_class.get(class).copied().unwrap_or(0);
                     if n == 0 {
                         0.0
@@ -388,14 +388,18 @@ impl XAxis {
         if max > 0.0 && min_pos.is_finite() && max / min_pos > LOG_AXIS_SPAN {
             XAxis {
                 lo: min_pos / 1.25,
-                hi: max * 1.25,
+                hi: (max * 1.25).min(f64::MAX / 4.0),
                 log: true,
                 index: false,
             }
         } else {
             XAxis {
                 lo: 0.0,
-                hi: if max > 0.0 { max * 1.05 } else { 1.0 },
+                hi: if max > 0.0 {
+                    (max * 1.05).min(f64::MAX / 4.0)
+                } else {
+                    1.0
+                },
                 log: false,
                 index: false,
             }
@@ -462,8 +466,33 @@ pub fn render_svg_x(spec: &ChartSpec, kind: XKind, x_desc: &str) -> Result<Strin
         .chain(spec.hline.iter().map(|h| h.0))
         .filter(|v| v.is_finite())
         .fold(0.0, f64::max);
-    // Headroom above the highest point for the knee labels.
-    let y_max = if y_top > 0.0 { y_top * 1.18 } else { 1.0 };
+    // Headroom above the highest point for the knee labels (finite even for absurd values).
+    let y_max = if y_top > 0.0 {
+        (y_top * 1.18).min(f64::MAX / 4.0)
+    } else {
+        1.0
+    };
+    // Every coordinate inside the axes: a point outside them (a negative or absurd value
+    // read from a tampered file) would overflow the pixel arithmetic of the plotting crate.
+    let mut inside = spec.clone();
+    for l in &mut inside.lines {
+        l.points.retain(|p| p.0.is_finite() && p.1.is_finite());
+        for p in &mut l.points {
+            *p = (p.0.clamp(x.lo, x.hi), p.1.clamp(0.0, y_max));
+        }
+    }
+    inside.markers.retain(|m| m.rate.is_finite());
+    for m in &mut inside.markers {
+        m.rate = m.rate.clamp(x.lo, x.hi);
+    }
+    if let Some(h) = &mut inside.hline {
+        h.0 = if h.0.is_finite() {
+            h.0.clamp(0.0, y_max)
+        } else {
+            y_max
+        };
+    }
+    let spec = &inside;
 
     let mut buf = String::new();
     {

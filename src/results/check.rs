@@ -142,7 +142,7 @@ pub(crate) fn summary(path: &Path, e: &RungEntry, s: &RungSummary) -> Result<(),
     {
         return Err(bad(path, format!("`{k}` is {v}; it is never negative")));
     }
-    if s.completed + s.failed != s.num_prompts {
+    if s.completed.checked_add(s.failed) != Some(s.num_prompts) {
         return Err(bad(
             path,
             format!(
@@ -151,12 +151,17 @@ pub(crate) fn summary(path: &Path, e: &RungEntry, s: &RungSummary) -> Result<(),
             ),
         ));
     }
-    let by_class: u64 = s.errors_by_class.values().sum();
-    if by_class != s.failed {
+    // Checked: counts from a tampered file may add up past u64::MAX.
+    let by_class = s
+        .errors_by_class
+        .values()
+        .try_fold(0u64, |a, &b| a.checked_add(b));
+    if by_class != Some(s.failed) {
         return Err(bad(
             path,
             format!(
-                "errors_by_class adds up to {by_class}, but failed is {}",
+                "errors_by_class adds up to {}, but failed is {}",
+                by_class.map_or("more than 2^64".into(), |n| n.to_string()),
                 s.failed
             ),
         ));
@@ -288,7 +293,7 @@ fn one_run(path: &Path, s: &RungSummary, all: &[&(usize, RequestLine)]) -> Resul
             "measured requests",
             "completed + failed",
             measured.len() as u64,
-            s.completed + s.failed,
+            s.completed.saturating_add(s.failed),
         ),
         (
             "successful requests",
@@ -393,7 +398,7 @@ fn one_run(path: &Path, s: &RungSummary, all: &[&(usize, RequestLine)]) -> Resul
         (
             "total_token_throughput",
             s.total_token_throughput,
-            per_s((s.total_input_tokens + s.total_output_tokens) as f64),
+            per_s(s.total_input_tokens as f64 + s.total_output_tokens as f64),
         ),
     ];
     for (key, in_summary, from_lines) in rates {

@@ -57,6 +57,9 @@ pub struct ResultDir {
     /// For a folder of vLLM result files: each rung's requests (from `--save-detailed`
     /// lists), `None` where the files hold summaries only. `None` for ladder's own folders.
     pub imported: Option<Vec<Option<Vec<RequestLine>>>>,
+    /// For a folder of vLLM result files: whether each rung's requests carry their send
+    /// times (`start_times`; older `benchmark_serving.py` files lack them). Empty otherwise.
+    pub imported_send_times: Vec<bool>,
 }
 
 fn read(path: &Path) -> Result<String, LoadError> {
@@ -86,6 +89,7 @@ impl ResultDir {
                         path: dir.to_path_buf(),
                         info,
                         imported: Some(rungs.iter().map(|r| r.lines.clone()).collect()),
+                        imported_send_times: rungs.iter().map(|r| r.send_times).collect(),
                         rungs: rungs
                             .into_iter()
                             .map(|r| LoadedRung {
@@ -131,6 +135,7 @@ impl ResultDir {
             info,
             rungs,
             imported: None,
+            imported_send_times: Vec::new(),
         })
     }
 
@@ -145,6 +150,20 @@ impl ResultDir {
                 .position(|r| std::ptr::eq(r, rung))
                 .and_then(|i| lines[i].as_ref())
                 .is_some(),
+        }
+    }
+
+    /// False for a rung of vLLM result files whose per-request lists have no `start_times`
+    /// (older `benchmark_serving.py`): its throughputs cannot be resampled from requests.
+    pub fn has_send_times(&self, rung: &LoadedRung) -> bool {
+        match &self.imported {
+            None => true,
+            Some(_) => self
+                .rungs
+                .iter()
+                .position(|r| std::ptr::eq(r, rung))
+                .and_then(|i| self.imported_send_times.get(i).copied())
+                .unwrap_or(false),
         }
     }
 

@@ -6,7 +6,12 @@
 //! `model_id`, `request_rate`, `burstiness`, `num_prompts`, ...), the summary keys ladder
 //! also writes (`request_throughput`, `median_ttft_ms`, ...) and, when saved with
 //! `--save-detailed`, per-request lists (`ttfts`, `itls`, `latencies` in seconds,
-//! `start_times`, `input_lens`, `output_lens`, `errors`). Files are detected by their keys,
+//! `start_times`, `input_lens`, `output_lens`, `errors`). Older `benchmark_serving.py`
+//! (as in vLLM 0.8; the seed guide's script) saved only `input_lens`, `output_lens`,
+//! `ttfts`, `itls`, `generated_texts` and `errors`, with no `failed` count: there a
+//! request's end-to-end latency is derived (TTFT plus the sum of its gaps), its failure is
+//! read from its error text, and its start time is unknown (all requests sent at 0, so
+//! nothing is judged from send times). Files are detected by their keys,
 //! not their names. Python's `json` writes `Infinity` / `NaN` for an infinite burstiness
 //! (constant arrivals): those are read as such.
 
@@ -29,6 +34,8 @@ pub struct ImportedRung {
     pub entry: RungEntry,
     pub summary: RungSummary,
     pub lines: Option<Vec<RequestLine>>,
+    /// True when `lines` carry the requests' send times (`start_times`).
+    pub send_times: bool,
     /// Settings of the file, for the synthesised run.json scenario.
     settings: Map<String, Value>,
 }
@@ -198,12 +205,21 @@ fn detailed_lines(
     file: &str,
 ) -> Result<Option<Vec<RequestLine>>, LoadError> {
     let list = |k: &str| o.get(k).and_then(Value::as_array);
-    let (Some(ttfts), Some(lat)) = (list("ttfts"), list("latencies")) else {
+    let Some(ttfts) = list("ttfts") else {
         return Ok(None);
     };
     let n = ttfts.len();
     let empty = Vec::new();
     let itls = list("itls").unwrap_or(&empty);
+    // Older `benchmark_serving.py` (as in vLLM 0.8) saved `ttfts` and `itls` per request
+    // but no `latencies`: a request's end-to-end latency is then derived as its TTFT plus
+    // the sum of its inter-token gaps (the time of its last token, which is what vLLM's
+    // own `latency` measured up to the stream's end, less the final [DONE] frame).
+    let derived_e2e = list("latencies").is_none();
+    if derived_e2e && list("itls").is_none() {
+        return Ok(None);
+    }
+    let lat = list("latencies").unwrap_or(&empty);
     let starts = list("start_times").unwrap_or(&empty);
     let ins = list("input_lens").unwrap_or(&empty);
     let outs = list("output_lens").unwrap_or(&empty);
@@ -248,9 +264,7 @@ fn detailed_lines(
             .and_then(Value::as_str)
             .filter(|e| !e.trim().is_empty());
         let ttft = secs(ttfts.get(i), "ttfts", i)?;
-        let e2e = secs(lat.get(i), "latencies", i)?;
         let output_tokens = outs.get(i).and_then(Value::as_u64).unwrap_or(0) as u32;
-        let ok = error.is_none() && e2e > 0.0;
         let itl_ms = match itls.get(i).and_then(Value::as_array) {
             Some(gaps) => gaps
                 .iter()
@@ -259,6 +273,13 @@ fn detailed_lines(
                 .collect::<Result<Vec<f64>, _>>()?,
             None => Vec::new(),
         };
+        let e2e = match derived_e2e {
+            true => ttft + itl_ms.iter().sum::<f64>(),
+            false => secs(lat.get(i), "latencies", i)?,
+        };
+        // A request failed when it has an error text or took no time (vLLM writes 0 for a
+        // failed request's TTFT and no gaps); files without `failed` are counted this way.
+        let ok = error.is_none() && e2e > 0.0;
         let sent = match starts.get(i).and_then(number) {
             Some(t) if t.is_finite() && t0.is_finite() => (t - t0) * 1000.0,
             _ => 0.0,
@@ -324,7 +345,7 @@ fn rung_of(dir: &Path, file: &str, o: Map<String, Value>) -> Result<ImportedRung
     };
     if let Some(l) = &lines {
         let ok = l.iter().filter(|r| r.ok).count() as u64;
-        if ok != completed || l.len() as u64 != completed + failed {
+        if ok != completed || Some(l.len() as u64) != completed.checked_add(failed) {
             return Err(bad(
                 dir,
                 file,
@@ -371,7 +392,7 @@ fn rung_of(dir: &Path, file: &str, o: Map<String, Value>) -> Result<ImportedRung
         rate,
         burstiness,
         max_concurrency: u("max_concurrency").map(|c| c.min(u64::from(u32::MAX)) as u32),
-        num_prompts: u("num_prompts").unwrap_or(completed + failed),
+        num_prompts: u("num_prompts").unwrap_or(completed.saturating_add(failed)),
         warmup_requests: 0,
         duration_s: f("duration").unwrap_or(f64::NAN),
         completed,
@@ -399,11 +420,16 @@ fn rung_of(dir: &Path, file: &str, o: Map<String, Value>) -> Result<ImportedRung
             ..Default::default()
         },
     };
+    let send_times = lines.is_some()
+        && o.get("start_times")
+            .and_then(Value::as_array)
+            .is_some_and(|s| !s.is_empty());
     let settings: Map<String, Value> = o
         .into_iter()
         .filter(|(k, v)| !v.is_array() && SETTINGS.contains(&k.as_str()))
         .collect();
     Ok(ImportedRung {
+        send_times,
         entry: RungEntry {
             rate,
             result_file: file.to_string(),

@@ -291,6 +291,27 @@ mod tests {
     }
 
     #[test]
+    fn a_write_cut_before_its_rename_leaves_the_previous_file_whole() {
+        // What SIGKILL or power loss mid-write leaves: the content half written to the temp
+        // file, the rename never reached. The file keeps its previous whole content.
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("run.json");
+        atomic_write(&p, b"{\"status\": \"running\"}").unwrap();
+        let cut = atomic_write_with(&p, |w| {
+            w.write_all(b"{\"status\": \"compl")?;
+            Err(std::io::Error::other("killed"))
+        });
+        assert!(cut.is_err());
+        assert_eq!(fs::read_to_string(&p).unwrap(), "{\"status\": \"running\"}");
+        // No partial temp file is left in the folder either.
+        let names: Vec<String> = fs::read_dir(dir.path())
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        assert_eq!(names, vec!["run.json".to_string()]);
+    }
+
+    #[test]
     fn writes_a_folder_that_loads_back() {
         let root = tempfile::tempdir().unwrap();
         let mut w = RunWriter::create(root.path(), sample_info("demo")).unwrap();

@@ -146,7 +146,7 @@ pub fn render(d: &Draft) -> String {
         None => {
             let _ = writeln!(
                 o,
-                "  # api_key_env: VLLM_API_KEY   # if the server wants a key: the variable that holds it"
+                "  # api_key_env: OPENAI_API_KEY   # if the server wants a key: the variable that holds it"
             );
         }
     }

@@ -338,7 +338,12 @@ impl MinChange {
             return Err(format!("floor `{s}` must be a non-negative amount"));
         }
         Ok(match scale {
-            Some(f) => MinChange::Duration(Duration::from_secs_f64(v * f)),
+            // A floor beyond what a Duration holds (about 584 billion years) is refused, not
+            // a panic.
+            Some(f) => MinChange::Duration(
+                Duration::try_from_secs_f64(v * f)
+                    .map_err(|_| format!("floor `{s}` is longer than any run"))?,
+            ),
             None => MinChange::Amount(v),
         })
     }
