@@ -71,19 +71,16 @@ where
     (base, seen)
 }
 
-async fn handle(
-    mut sock: TcpStream,
-    route: &(dyn Fn(&str) -> Vec<Step> + Send + Sync),
-    seen: &Requests,
-) {
-    let mut buf = Vec::new();
+/// Reads one request (head and `Content-Length` body) from `sock`, `buf` holding bytes
+/// already read (a kept-alive connection's next request may start there). `None` at EOF.
+async fn read_request(sock: &mut TcpStream, buf: &mut Vec<u8>) -> Option<String> {
     let mut tmp = [0u8; 4096];
     let head_end = loop {
         if let Some(i) = buf.windows(4).position(|w| w == b"\r\n\r\n") {
             break i + 4;
         }
         match sock.read(&mut tmp).await {
-            Ok(0) | Err(_) => return,
+            Ok(0) | Err(_) => return None,
             Ok(n) => buf.extend_from_slice(&tmp[..n]),
         }
     };
@@ -95,11 +92,23 @@ async fn handle(
         .unwrap_or(0);
     while buf.len() < head_end + len {
         match sock.read(&mut tmp).await {
-            Ok(0) | Err(_) => return,
+            Ok(0) | Err(_) => return None,
             Ok(n) => buf.extend_from_slice(&tmp[..n]),
         }
     }
-    let req = String::from_utf8_lossy(&buf).into_owned();
+    let req = String::from_utf8_lossy(&buf[..head_end + len]).into_owned();
+    buf.drain(..head_end + len);
+    Some(req)
+}
+
+async fn handle(
+    mut sock: TcpStream,
+    route: &(dyn Fn(&str) -> Vec<Step> + Send + Sync),
+    seen: &Requests,
+) {
+    let Some(req) = read_request(&mut sock, &mut Vec::new()).await else {
+        return;
+    };
     seen.lock().unwrap().push(req.clone());
     for step in route(&req) {
         match step {
@@ -702,30 +711,10 @@ async fn keep_alive_server_closing(
                 let mut last = Instant::now();
                 let mut answered = 0usize;
                 let mut buf = Vec::new();
-                let mut tmp = [0u8; 4096];
                 loop {
-                    let head_end = loop {
-                        if let Some(i) = buf.windows(4).position(|w| w == b"\r\n\r\n") {
-                            break i + 4;
-                        }
-                        match sock.read(&mut tmp).await {
-                            Ok(0) | Err(_) => return,
-                            Ok(n) => buf.extend_from_slice(&tmp[..n]),
-                        }
-                    };
-                    let head = String::from_utf8_lossy(&buf[..head_end]).to_ascii_lowercase();
-                    let len = head
-                        .lines()
-                        .find_map(|l| l.strip_prefix("content-length:"))
-                        .and_then(|v| v.trim().parse::<usize>().ok())
-                        .unwrap_or(0);
-                    while buf.len() < head_end + len {
-                        match sock.read(&mut tmp).await {
-                            Ok(0) | Err(_) => return,
-                            Ok(n) => buf.extend_from_slice(&tmp[..n]),
-                        }
+                    if read_request(&mut sock, &mut buf).await.is_none() {
+                        return;
                     }
-                    buf.drain(..head_end + len);
                     if last.elapsed() > idle_close || answered >= answers {
                         // The server's idle timer fired as this request arrived.
                         let _ = sock.shutdown().await;

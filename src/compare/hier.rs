@@ -146,31 +146,17 @@ pub fn bootstrap(
     let mut rng = SplitMix64(seed);
     let mut bufs_b: Vec<Vec<f64>> = vec![Vec::new(); rb.len()];
     let mut bufs_c: Vec<Vec<f64>> = vec![Vec::new(); rc.len()];
-    let (mut ratios, mut diffs, mut cands) = (
-        Vec::with_capacity(resamples),
-        Vec::with_capacity(resamples),
-        Vec::with_capacity(resamples),
-    );
+    let mut draws = super::stats::Draws::with_capacity(resamples);
     let usable = |s: &[Repeat]| !s.is_empty() && s.iter().all(|r| r.requests() > 0);
     if usable(&rb) && usable(&rc) {
         for _ in 0..resamples {
             let b = draw(&rb, &ec, &mut bufs_b, &mut rng, &stat);
             let c = draw(&rc, &eb, &mut bufs_c, &mut rng, &stat);
-            ratios.push(if b == 0.0 {
-                if c == 0.0 {
-                    1.0
-                } else {
-                    f64::INFINITY
-                }
-            } else {
-                c / b
-            });
-            diffs.push(c - b);
-            cands.push(c);
+            draws.push(b, c);
         }
     }
     let k = widening(level, rb.len(), rc.len());
-    let ratio = percentile(ratios, level);
+    let ratio = percentile(draws.ratios, level);
     let p = if b0 != 0.0 { c0 / b0 } else { f64::NAN };
     let ratio = if p > 0.0 && ratio.lo > 0.0 && ratio.hi.is_finite() {
         Interval {
@@ -188,8 +174,8 @@ pub fn bootstrap(
         base: b0,
         cand: c0,
         ratio,
-        diff: widen(percentile(diffs, level), c0 - b0),
-        cand_ci: widen(percentile(cands, level), c0),
+        diff: widen(percentile(draws.diffs, level), c0 - b0),
+        cand_ci: widen(percentile(draws.cands, level), c0),
     }
 }
 

@@ -301,11 +301,7 @@ pub fn bootstrap_with(
     let b0 = stat(&mut fb.values.clone());
     let c0 = stat(&mut fc.values.clone());
     let mut rng = SplitMix64(seed);
-    let (mut ratios, mut diffs, mut cands) = (
-        Vec::with_capacity(resamples),
-        Vec::with_capacity(resamples),
-        Vec::with_capacity(resamples),
-    );
+    let mut draws = Draws::with_capacity(resamples);
     let (mut bb, mut cb) = (Vec::new(), Vec::new());
     if !base.is_empty() && !cand.is_empty() {
         for _ in 0..resamples {
@@ -313,25 +309,15 @@ pub fn bootstrap_with(
             fc.resample(&mut rng, &mut cb);
             let b = stat(&mut bb);
             let c = stat(&mut cb);
-            ratios.push(if b == 0.0 {
-                if c == 0.0 {
-                    1.0
-                } else {
-                    f64::INFINITY
-                }
-            } else {
-                c / b
-            });
-            diffs.push(c - b);
-            cands.push(c);
+            draws.push(b, c);
         }
     }
     BootstrapResult {
         base: b0,
         cand: c0,
-        ratio: percentile_interval(ratios, level),
-        diff: percentile_interval(diffs, level),
-        cand_ci: percentile_interval(cands, level),
+        ratio: percentile_interval(draws.ratios, level),
+        diff: percentile_interval(draws.diffs, level),
+        cand_ci: percentile_interval(draws.cands, level),
     }
 }
 
@@ -381,6 +367,39 @@ pub fn newcombe(k_b: u64, n_b: u64, k_c: u64, n_c: u64, level: f64) -> Interval 
     Interval {
         lo: d - ((pc - wc.lo).powi(2) + (wb.hi - pb).powi(2)).sqrt(),
         hi: d + ((wc.hi - pc).powi(2) + (pb - wb.lo).powi(2)).sqrt(),
+    }
+}
+
+/// A bootstrap's draws: candidate / baseline (1 when both are 0, infinite when only the
+/// baseline is), candidate − baseline, and the candidate alone.
+pub(crate) struct Draws {
+    pub ratios: Vec<f64>,
+    pub diffs: Vec<f64>,
+    pub cands: Vec<f64>,
+}
+
+impl Draws {
+    pub fn with_capacity(n: usize) -> Draws {
+        Draws {
+            ratios: Vec::with_capacity(n),
+            diffs: Vec::with_capacity(n),
+            cands: Vec::with_capacity(n),
+        }
+    }
+
+    /// One resample's baseline `b` and candidate `c`.
+    pub fn push(&mut self, b: f64, c: f64) {
+        self.ratios.push(if b == 0.0 {
+            if c == 0.0 {
+                1.0
+            } else {
+                f64::INFINITY
+            }
+        } else {
+            c / b
+        });
+        self.diffs.push(c - b);
+        self.cands.push(c);
     }
 }
 
