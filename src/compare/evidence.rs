@@ -331,20 +331,12 @@ fn hier_boot(
     level: f64,
     stat: impl Fn(&mut [Vec<f64>]) -> f64,
 ) -> Evidence {
-    let r = super::hier::bootstrap(b, c, stats::SEED, level, stat);
-    Evidence {
-        base: bv,
-        cand: cv,
-        ratio: Some(r.ratio),
-        diff: Some(r.diff),
-        cand_ci: Some(r.cand_ci),
-        method: Method::Bootstrap,
+    bootstrapped(
+        super::hier::bootstrap(b, c, stats::SEED, level, stat),
+        bv,
+        cv,
         level,
-        requests: 0,
-        counts: None,
-        too_few: None,
-        repeats: [1, 1],
-    }
+    )
 }
 
 /// The note on a verdict that rests on summary values alone.
@@ -385,7 +377,16 @@ fn boot(
     level: f64,
     stat: impl Fn(&mut [f64]) -> f64,
 ) -> Evidence {
-    let r = stats::bootstrap_with(bg, cg, stats::SEED, level, stat);
+    bootstrapped(
+        stats::bootstrap_with(bg, cg, stats::SEED, level, stat),
+        bv,
+        cv,
+        level,
+    )
+}
+
+/// Evidence from a bootstrap (flat or hierarchical) of the values `bv` and `cv`.
+fn bootstrapped(r: stats::BootstrapResult, bv: f64, cv: f64, level: f64) -> Evidence {
     Evidence {
         base: bv,
         cand: cv,

@@ -156,7 +156,7 @@ pub fn bootstrap(
         }
     }
     let k = widening(level, rb.len(), rc.len());
-    let ratio = percentile(draws.ratios, level);
+    let ratio = stats::percentile_interval(draws.ratios, level);
     let p = if b0 != 0.0 { c0 / b0 } else { f64::NAN };
     let ratio = if p > 0.0 && ratio.lo > 0.0 && ratio.hi.is_finite() {
         Interval {
@@ -174,8 +174,8 @@ pub fn bootstrap(
         base: b0,
         cand: c0,
         ratio,
-        diff: widen(percentile(draws.diffs, level), c0 - b0),
-        cand_ci: widen(percentile(draws.cands, level), c0),
+        diff: widen(stats::percentile_interval(draws.diffs, level), c0 - b0),
+        cand_ci: widen(stats::percentile_interval(draws.cands, level), c0),
     }
 }
 
@@ -202,21 +202,6 @@ fn draw(
         } else {
             v
         }
-    }
-}
-
-fn percentile(mut v: Vec<f64>, level: f64) -> Interval {
-    v.retain(|x| !x.is_nan());
-    if v.is_empty() {
-        return Interval {
-            lo: f64::NEG_INFINITY,
-            hi: f64::INFINITY,
-        };
-    }
-    let a = (1.0 - level) / 2.0;
-    Interval {
-        lo: stats::quantile(&mut v, a),
-        hi: stats::quantile(&mut v, 1.0 - a),
     }
 }
 

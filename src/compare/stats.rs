@@ -195,7 +195,7 @@ pub struct BootstrapResult {
 }
 
 /// Empirical (lo, hi) quantiles of the bootstrap distribution at `level`.
-fn percentile_interval(mut v: Vec<f64>, level: f64) -> Interval {
+pub(crate) fn percentile_interval(mut v: Vec<f64>, level: f64) -> Interval {
     v.retain(|x| !x.is_nan());
     if v.is_empty() {
         return Interval {
