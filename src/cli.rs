@@ -418,6 +418,9 @@ struct SimArgs {
     /// Extra prompt tokens counted for every chat request (a chat template's overhead).
     #[arg(long)]
     chat_template_tokens: Option<u32>,
+    /// Chat answers reason for this many tokens first (`reasoning_content`).
+    #[arg(long)]
+    reasoning_tokens: Option<u32>,
     /// Fraction of requests answered 500.
     #[arg(long)]
     fault_http_500: Option<f64>,
@@ -477,6 +480,7 @@ impl SimArgs {
             retry_after_s,
             default_max_tokens,
             chat_template_tokens,
+            reasoning_tokens,
             fault_http_500,
             fault_http_429,
             fault_drop_mid_stream,

@@ -224,8 +224,14 @@ pub struct RequestRecord {
     pub scheduled: Duration,
     /// When the request was actually handed to the connection (offset from rung start).
     pub sent: Duration,
-    /// Arrival of the first chunk that carried generated text.
+    /// Arrival of the first chunk that carried generated text (reasoning or content).
     pub first_token: Option<Duration>,
+    /// Arrival of the first chunk of the answer's content; later than `first_token` when a
+    /// reasoning model thought first, `None` when no content came.
+    pub first_content: Option<Duration>,
+    /// Output tokens spent reasoning (server-reported, else counted reasoning chunks); `None`
+    /// for an answer without reasoning. Included in `output_tokens`.
+    pub reasoning_tokens: Option<u32>,
     /// Arrival of the last token-bearing chunk (success) or the failure time.
     pub end: Duration,
     /// Prompt tokens as synthesised/counted by the client.
@@ -262,6 +268,11 @@ impl RequestRecord {
     /// Time to first token from the actual send.
     pub fn ttft(&self) -> Option<Duration> {
         self.first_token.map(|t| t.saturating_sub(self.sent))
+    }
+
+    /// Time to the first content token from the actual send (after any reasoning).
+    pub fn ttfc(&self) -> Option<Duration> {
+        self.first_content.map(|t| t.saturating_sub(self.sent))
     }
 
     /// Time to first token from the scheduled send (coordinated-omission aware).

@@ -128,6 +128,8 @@ fn lines_for(spec: &Spec, rate: f64) -> Vec<RequestLine> {
                 requested_output_tokens: Some(out),
                 usage_rejected: None,
                 resent: false,
+                reasoning_tokens: None,
+                ttfc_ms: None,
             }
         })
         .collect()

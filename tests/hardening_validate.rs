@@ -281,6 +281,7 @@ const FIELDS: &[(&str, &str, Kind, bool)] = &[
     ("sim", "retry_after_s", Kind::Num, true),
     ("sim", "default_max_tokens", Kind::Num, true),
     ("sim", "chat_template_tokens", Kind::Num, true),
+    ("sim", "reasoning_tokens", Kind::Num, true),
     ("sim", "fault_http_500", Kind::Num, false),
     ("sim", "fault_http_429", Kind::Num, false),
     ("sim", "fault_drop_mid_stream", Kind::Num, false),

@@ -157,6 +157,7 @@ fn summary(s: &Shape, speedup: f64) -> RungSummary {
         inexact_prompts: 0,
         interrupted: false,
         tokens: Default::default(),
+        reasoning: None,
         latency,
         server: Default::default(),
         repeats: Vec::new(),

@@ -301,6 +301,88 @@ async fn chat_streaming_and_non_streaming() {
     s.shutdown().await;
 }
 
+#[tokio::test]
+async fn reasoning_comes_first_in_its_own_field_and_usage_splits_it() {
+    let (s, base) = start(SimConfig {
+        reasoning_tokens: 3,
+        ..fast()
+    })
+    .await;
+    let c = client();
+    let url = format!("{base}/v1/chat/completions");
+    let body = json!({"model": "sim-model", "stream": true, "ignore_eos": true,
+        "max_tokens": 5, "stream_options": {"include_usage": true},
+        "messages": [{"role": "user", "content": "hello"}]});
+    let data = sse_data(&post(&c, &url, &body).await.text().await.unwrap());
+    let events: Vec<Value> = data[..data.len() - 1]
+        .iter()
+        .map(|d| serde_json::from_str(d).unwrap())
+        .collect();
+    // In order: role, three reasoning tokens, then two content tokens.
+    let fields: Vec<(&str, usize)> = events
+        .iter()
+        .filter_map(|e| {
+            let d = e["choices"][0]["delta"].as_object()?;
+            ["reasoning_content", "content"].into_iter().find_map(|k| {
+                let t = d.get(k)?.as_str().filter(|t| !t.is_empty())?;
+                Some((k, t.split_whitespace().count()))
+            })
+        })
+        .collect();
+    assert_eq!(
+        fields,
+        [
+            ("reasoning_content", 1),
+            ("reasoning_content", 1),
+            ("reasoning_content", 1),
+            ("content", 1),
+            ("content", 1)
+        ]
+    );
+    let usage = &events.last().unwrap()["usage"];
+    assert_eq!(usage["completion_tokens"], 5);
+    assert_eq!(usage["completion_tokens_details"]["reasoning_tokens"], 3);
+
+    let mut body = body;
+    body["stream"] = json!(false);
+    let v: Value = post(&c, &url, &body).await.json().await.unwrap();
+    let m = &v["choices"][0]["message"];
+    assert_eq!(
+        m["reasoning_content"]
+            .as_str()
+            .unwrap()
+            .split_whitespace()
+            .count(),
+        3
+    );
+    assert_eq!(m["content"].as_str().unwrap().split_whitespace().count(), 2);
+    assert_eq!(
+        v["usage"]["completion_tokens_details"]["reasoning_tokens"],
+        3
+    );
+
+    // Completions never reason.
+    let v: Value = post(
+        &c,
+        &format!("{base}/v1/completions"),
+        &completion("p", 4, false),
+    )
+    .await
+    .json()
+    .await
+    .unwrap();
+    assert_eq!(
+        v["choices"][0]["text"]
+            .as_str()
+            .unwrap()
+            .split_whitespace()
+            .count(),
+        4
+    );
+    assert!(v["usage"].get("completion_tokens_details").is_none());
+    s.shutdown().await;
+}
+
 async fn texts(seed: u64) -> Vec<String> {
     let (s, base) = start(SimConfig { seed, ..fast() }).await;
     let c = client();

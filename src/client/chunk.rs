@@ -25,6 +25,9 @@ pub enum Chunk<'a> {
         /// Generated text of `choices[0]` (`text`, `delta.content`, `message.content`, or
         /// reasoning text); empty for role-only or usage-only chunks.
         text: Cow<'a, str>,
+        /// `text` came from `reasoning_content` / `reasoning` (a reasoning model's thinking),
+        /// not from the answer's content.
+        reasoning: bool,
         /// `usage`, usually only on the last chunk.
         usage: Option<Usage>,
     },
@@ -36,13 +39,41 @@ pub enum Chunk<'a> {
 
 /// Token counts reported by the server.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(from = "UsageWire")]
 pub struct Usage {
     /// Prompt tokens as the server counted them.
-    #[serde(default)]
     pub prompt_tokens: Option<u32>,
-    /// Generated tokens.
-    #[serde(default)]
+    /// Generated tokens (reasoning included, as OpenAI-compatible servers count them).
     pub completion_tokens: Option<u32>,
+    /// `completion_tokens_details.reasoning_tokens`: the part of `completion_tokens` spent
+    /// thinking, where the server reports it (vLLM, SGLang and OpenAI do).
+    pub reasoning_tokens: Option<u32>,
+}
+
+#[derive(Deserialize)]
+struct UsageWire {
+    #[serde(default)]
+    prompt_tokens: Option<u32>,
+    #[serde(default)]
+    completion_tokens: Option<u32>,
+    #[serde(default)]
+    completion_tokens_details: Option<Details>,
+}
+
+#[derive(Deserialize)]
+struct Details {
+    #[serde(default)]
+    reasoning_tokens: Option<u32>,
+}
+
+impl From<UsageWire> for Usage {
+    fn from(w: UsageWire) -> Usage {
+        Usage {
+            prompt_tokens: w.prompt_tokens,
+            completion_tokens: w.completion_tokens,
+            reasoning_tokens: w.completion_tokens_details.and_then(|d| d.reasoning_tokens),
+        }
+    }
 }
 
 #[derive(Deserialize)]
@@ -109,12 +140,16 @@ impl<'de: 'a, 'a> Deserialize<'de> for FirstChoice<'a> {
     }
 }
 
-fn take_text<'a>(m: Message<'a>) -> Option<Cow<'a, str>> {
-    [m.content, m.reasoning_content, m.reasoning]
-        .into_iter()
-        .flatten()
-        .map(|t| t.0)
-        .find(|s| !s.is_empty())
+/// The first non-empty of content, `reasoning_content`, `reasoning`; `true` for reasoning.
+fn take_text<'a>(m: Message<'a>) -> Option<(Cow<'a, str>, bool)> {
+    [
+        (m.content, false),
+        (m.reasoning_content, true),
+        (m.reasoning, true),
+    ]
+    .into_iter()
+    .filter_map(|(t, r)| Some((t?.0, r)))
+    .find(|(s, _)| !s.is_empty())
 }
 
 /// Interprets one event's `data` (or a non-streaming JSON body).
@@ -161,18 +196,20 @@ fn parse_json(trimmed: &[u8]) -> Chunk<'_> {
         None if wire.usage.is_none() => Chunk::Malformed("a chunk has neither choices nor usage"),
         None | Some(FirstChoice(None)) => Chunk::Data {
             text: Cow::Borrowed(""),
+            reasoning: false,
             usage: wire.usage,
         },
         Some(FirstChoice(Some(c))) => {
-            let text = c
+            let (text, reasoning) = c
                 .text
-                .map(|t| t.0)
-                .filter(|t| !t.is_empty())
+                .map(|t| (t.0, false))
+                .filter(|(t, _)| !t.is_empty())
                 .or_else(|| c.delta.and_then(take_text))
                 .or_else(|| c.message.and_then(take_text))
-                .unwrap_or(Cow::Borrowed(""));
+                .unwrap_or((Cow::Borrowed(""), false));
             Chunk::Data {
                 text,
+                reasoning,
                 usage: wire.usage,
             }
         }
@@ -249,8 +286,9 @@ mod scan {
         None,
         /// `[]`.
         Empty,
-        /// The first element's text (already chosen; possibly empty).
-        First(Cow<'a, str>),
+        /// The first element's text (already chosen; possibly empty) and whether it is
+        /// reasoning.
+        First(Cow<'a, str>, bool),
     }
 
     /// The text fields of a `delta` or `message` object.
@@ -263,11 +301,15 @@ mod scan {
 
     impl<'a> Message<'a> {
         /// Same order as `super::take_text`.
-        fn text(self) -> Option<Cow<'a, str>> {
-            [self.content, self.reasoning_content, self.reasoning]
-                .into_iter()
-                .flatten()
-                .find(|s| !s.is_empty())
+        fn text(self) -> Option<(Cow<'a, str>, bool)> {
+            [
+                (self.content, false),
+                (self.reasoning_content, true),
+                (self.reasoning, true),
+            ]
+            .into_iter()
+            .filter_map(|(t, r)| Some((t?, r)))
+            .find(|(s, _)| !s.is_empty())
         }
     }
 
@@ -331,9 +373,14 @@ mod scan {
             }
             Choices::None | Choices::Empty => Chunk::Data {
                 text: Cow::Borrowed(""),
+                reasoning: false,
                 usage,
             },
-            Choices::First(text) => Chunk::Data { text, usage },
+            Choices::First(text, reasoning) => Chunk::Data {
+                text,
+                reasoning,
+                usage,
+            },
         })
     }
 
@@ -499,7 +546,7 @@ mod scan {
                     }
                     Some(b']') => {
                         self.i += 1;
-                        return Ok(Choices::First(first));
+                        return Ok(Choices::First(first.0, first.1));
                     }
                     _ => return Err(GiveUp),
                 }
@@ -507,7 +554,7 @@ mod scan {
         }
 
         /// At `{`: one choice, reduced to the text `parse` would pick.
-        fn choice(&mut self) -> Scan<Cow<'a, str>> {
+        fn choice(&mut self) -> Scan<(Cow<'a, str>, bool)> {
             let mut text = None;
             let mut delta = None;
             let mut message = None;
@@ -537,10 +584,11 @@ mod scan {
                 Ok(())
             })?;
             Ok(text
-                .filter(|t| !t.is_empty())
+                .map(|t| (t, false))
+                .filter(|(t, _)| !t.is_empty())
                 .or_else(|| delta.and_then(Message::text))
                 .or_else(|| message.and_then(Message::text))
-                .unwrap_or(Cow::Borrowed("")))
+                .unwrap_or((Cow::Borrowed(""), false)))
         }
 
         /// At `{`: a `delta` or `message`.
@@ -566,22 +614,52 @@ mod scan {
             let mut u = Usage {
                 prompt_tokens: None,
                 completion_tokens: None,
+                reasoning_tokens: None,
             };
             let mut seen = 0u8;
             self.object(|s, key| {
                 let (bit, slot) = match key {
                     b"prompt_tokens" => (1, &mut u.prompt_tokens),
                     b"completion_tokens" => (2, &mut u.completion_tokens),
+                    b"completion_tokens_details" => {
+                        first_sight(&mut seen, 4)?;
+                        u.reasoning_tokens = match s.peek() {
+                            Some(b'n') => s.null().map(|_| None)?,
+                            Some(b'{') => s.details()?,
+                            _ => return Err(GiveUp),
+                        };
+                        return Ok(());
+                    }
                     _ => return s.skip_value(),
                 };
                 first_sight(&mut seen, bit)?;
-                *slot = match s.peek() {
-                    Some(b'n') => s.null().map(|_| None)?,
-                    _ => Some(s.count()?),
-                };
+                *slot = s.opt_count()?;
                 Ok(())
             })?;
             Ok(u)
+        }
+
+        /// At `{`: `completion_tokens_details`, reduced to `reasoning_tokens`.
+        fn details(&mut self) -> Scan<Option<u32>> {
+            let mut reasoning = None;
+            let mut seen = 0u8;
+            self.object(|s, key| {
+                if key != b"reasoning_tokens" {
+                    return s.skip_value();
+                }
+                first_sight(&mut seen, 1)?;
+                reasoning = s.opt_count()?;
+                Ok(())
+            })?;
+            Ok(reasoning)
+        }
+
+        /// `Option<u32>`: `null` or a count.
+        fn opt_count(&mut self) -> Scan<Option<u32>> {
+            match self.peek() {
+                Some(b'n') => self.null().map(|_| None),
+                _ => self.count().map(Some),
+            }
         }
 
         /// A non-negative integer without leading zeros, fraction or exponent, ≤ `u32::MAX`.
@@ -788,9 +866,11 @@ mod tests {
             c,
             Chunk::Data {
                 text: Cow::Borrowed(""),
+                reasoning: false,
                 usage: Some(Usage {
                     prompt_tokens: Some(5),
-                    completion_tokens: Some(7)
+                    completion_tokens: Some(7),
+                    reasoning_tokens: None,
                 })
             }
         );
@@ -798,6 +878,47 @@ mod tests {
             parse(br#"{"usage":{"completion_tokens":1}}"#),
             Chunk::Data { .. }
         ));
+    }
+
+    #[test]
+    fn reasoning_text_and_tokens_are_told_apart() {
+        let kind = |d: &[u8]| match parse(d) {
+            Chunk::Data {
+                text, reasoning, ..
+            } => (text.into_owned(), reasoning),
+            other => panic!("{other:?}"),
+        };
+        for d in [
+            br#"{"choices":[{"delta":{"reasoning_content":"think"}}]}"#.as_slice(),
+            br#"{"choices":[{"delta":{"content":null,"reasoning":"think"}}]}"#,
+            br#"{"choices":[{"delta":{"content":"","reasoning_content":"think"}}]}"#,
+        ] {
+            assert_eq!(
+                kind(d),
+                ("think".into(), true),
+                "{}",
+                String::from_utf8_lossy(d)
+            );
+        }
+        assert_eq!(
+            kind(br#"{"choices":[{"delta":{"content":"answer","reasoning_content":"x"}}]}"#),
+            ("answer".into(), false)
+        );
+        assert_eq!(kind(br#"{"choices":[{"text":"t"}]}"#), ("t".into(), false));
+        let usage = |d: &[u8]| match parse(d) {
+            Chunk::Data { usage, .. } => usage.map(|u| u.reasoning_tokens),
+            other => panic!("{other:?}"),
+        };
+        let vllm = br#"{"choices":[],"usage":{"prompt_tokens":9,"completion_tokens":30,"completion_tokens_details":{"reasoning_tokens":21,"accepted_prediction_tokens":0}}}"#;
+        assert_eq!(usage(vllm), Some(Some(21)));
+        assert_eq!(
+            usage(br#"{"usage":{"completion_tokens":3,"completion_tokens_details":null}}"#),
+            Some(None)
+        );
+        // A count that is not a u32 makes the chunk malformed, on both paths.
+        let bad = br#"{"usage":{"completion_tokens":3,"completion_tokens_details":{"reasoning_tokens":-1}}}"#;
+        assert!(matches!(parse(bad), Chunk::Malformed(_)));
+        assert_eq!(parse(bad), parse_serde(bad));
     }
 
     #[test]
@@ -869,7 +990,7 @@ mod tests {
                 r#"{{"id":"chatcmpl-{i}","object":"chat.completion.chunk","created":1764680000,"model":"gpt-4o","service_tier":"default","system_fingerprint":"fp_{i}","choices":[{{"index":0,"delta":{{"content":"{w}","refusal":null}},"logprobs":null,"finish_reason":null}}],"usage":null,"obfuscation":"q{i}"}}"#
             ));
             out.push(format!(
-                r#"{{"id":"chatcmpl-{i}","object":"chat.completion.chunk","choices":[],"usage":{{"prompt_tokens":512,"completion_tokens":{i},"total_tokens":1536,"prompt_tokens_details":{{"cached_tokens":0,"audio_tokens":0}},"completion_tokens_details":{{"reasoning_tokens":0}}}}}}"#
+                r#"{{"id":"chatcmpl-{i}","object":"chat.completion.chunk","choices":[],"usage":{{"prompt_tokens":512,"completion_tokens":{i},"total_tokens":1536,"prompt_tokens_details":{{"cached_tokens":0,"audio_tokens":0}},"completion_tokens_details":{{"reasoning_tokens":{i},"accepted_prediction_tokens":null}}}}}}"#
             ));
             // Non-streaming body with logprobs and two choices.
             out.push(format!(

@@ -89,6 +89,10 @@ fn framing_outcome(
 #[derive(Default)]
 struct Progress {
     first: Option<Instant>,
+    /// The first chunk of the answer's content (after any reasoning).
+    first_content: Option<Instant>,
+    /// Chunks whose text was reasoning (`reasoning_content` / `reasoning`).
+    reasoning_chunks: u32,
     last: Option<Instant>,
     last_read: Option<Instant>,
     token_chunks: u32,
@@ -126,7 +130,11 @@ impl Progress {
                     ..Fail::new(ErrorClass::Malformed, format!("{why}: {excerpt}"))
                 });
             }
-            Chunk::Data { text, usage } => {
+            Chunk::Data {
+                text,
+                reasoning,
+                usage,
+            } => {
                 if usage.is_some() {
                     self.usage = usage;
                 }
@@ -134,6 +142,11 @@ impl Progress {
                     match self.last {
                         None => self.first = Some(now),
                         Some(last) => self.itl.push(now.saturating_duration_since(last)),
+                    }
+                    if reasoning {
+                        self.reasoning_chunks += 1;
+                    } else if self.first_content.is_none() {
+                        self.first_content = Some(now);
                     }
                     self.last = Some(now);
                     self.token_chunks += 1;
@@ -144,6 +157,16 @@ impl Progress {
             }
         }
         Ok(())
+    }
+}
+
+/// Reasoning tokens: the server's trusted `completion_tokens_details.reasoning_tokens`, else
+/// the number of reasoning chunks (one token each on every server measured); `None` for an
+/// answer without reasoning.
+fn reasoning_tokens(prog: &Progress, trusted: Option<&Usage>) -> Option<u32> {
+    match trusted.and_then(|u| u.reasoning_tokens) {
+        Some(n) => Some(n),
+        None => (prog.reasoning_chunks > 0).then_some(prog.reasoning_chunks),
     }
 }
 
@@ -331,6 +354,8 @@ impl Client {
             scheduled,
             sent: since(sent),
             first_token: prog.first.map(since),
+            first_content: prog.first_content.map(since),
+            reasoning_tokens: reasoning_tokens(&prog, trusted.as_ref()),
             end: since(end),
             input_tokens: req.input_tokens,
             server_prompt_tokens: prog.usage.and_then(|u| u.prompt_tokens),

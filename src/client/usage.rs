@@ -51,6 +51,7 @@ mod tests {
         Usage {
             prompt_tokens: p,
             completion_tokens: c,
+            reasoning_tokens: None,
         }
     }
 

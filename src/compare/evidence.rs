@@ -71,7 +71,7 @@ impl Model {
             _ => {}
         }
         if let Some(rest) = key.strip_suffix("_ms") {
-            for which in Latency::ALL {
+            for which in Latency::ALL.into_iter().chain([Latency::Ttfc]) {
                 if let Some(stat) = rest.strip_suffix(&format!("_{}", which.key())) {
                     if let Some(s) = Statistic::from_prefix(stat) {
                         return Model::Latency(s, which);
@@ -94,6 +94,7 @@ impl Model {
                     | Latency::E2el
                     | Latency::TtftSched
                     | Latency::E2elSched
+                    | Latency::Ttfc
             )
         )
     }
@@ -121,6 +122,7 @@ fn groups_of<'a>(lines: impl Iterator<Item = &'a RequestLine>, which: Latency) -
             Latency::E2elSched => one(Some(r.end_ms - r.scheduled_ms).filter(|_| r.ok)),
             Latency::E2elAll => one(Some(r.e2e_ms)),
             Latency::DispatchLag => one(Some(r.sent_ms - r.scheduled_ms)),
+            Latency::Ttfc => one(r.ttfc_ms().filter(|_| r.ok)),
         })
         .collect()
 }

@@ -349,6 +349,7 @@ pub fn summarize(records: &[RequestRecord], ctx: &RungContext) -> RungSummary {
         inexact_prompts: ctx.inexact_prompts,
         interrupted: ctx.interrupted,
         tokens: TokenAccounting::of(&measured, &ok),
+        reasoning: super::reasoning::Reasoning::of(&ok),
         latency,
         // Filled in by the runner from its scrapes.
         server: Default::default(),

@@ -27,7 +27,13 @@ pub const SPREAD_METRICS: [&str; 8] = [
 
 /// The pooled summary of `runs` (two or more repeats of one rung, in order), with the
 /// latency statistics of all their measured requests together.
-pub fn pool(runs: Vec<RungSummary>, latency: BTreeMap<Latency, Stats>) -> RungSummary {
+///
+/// `reasoning` is likewise computed from all their requests together.
+pub fn pool(
+    runs: Vec<RungSummary>,
+    latency: BTreeMap<Latency, Stats>,
+    reasoning: Option<super::reasoning::Reasoning>,
+) -> RungSummary {
     let first = runs.first().cloned().unwrap_or_default();
     let sum = |f: fn(&RungSummary) -> u64| runs.iter().map(f).sum::<u64>();
     let duration_s: f64 = runs.iter().map(|r| r.duration_s).sum();
@@ -87,6 +93,7 @@ pub fn pool(runs: Vec<RungSummary>, latency: BTreeMap<Latency, Stats>) -> RungSu
         inexact_prompts: sum(|r| r.inexact_prompts),
         interrupted: runs.iter().any(|r| r.interrupted),
         tokens: pool_tokens(&runs),
+        reasoning,
         latency,
         // Server metrics are scraped during the first repeat only (docs/gate.md).
         server: first.server,
@@ -225,6 +232,7 @@ mod tests {
         let p = pool(
             vec![run(100, 20.0, 30.0), run(100, 25.0, 40.0)],
             BTreeMap::new(),
+            None,
         );
         assert_eq!(p.completed, 200);
         assert_eq!(p.duration_s, 45.0);

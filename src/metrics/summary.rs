@@ -33,7 +33,7 @@ type StatField = (&'static str, fn(&Stats) -> f64, fn(&mut Stats, f64));
 
 impl Stats {
     /// Statistic names as they prefix a key (`median` in `median_ttft_ms`), with accessors.
-    const FIELDS: [StatField; 9] = [
+    pub(crate) const FIELDS: [StatField; 9] = [
         ("mean", |s| s.mean, |s, v| s.mean = v),
         ("median", |s| s.median, |s, v| s.median = v),
         ("std", |s| s.std, |s, v| s.std = v),
@@ -65,6 +65,10 @@ pub enum Latency {
     E2elAll,
     /// Actual send time minus scheduled send time.
     DispatchLag,
+    /// Time to the first content token (after a reasoning model's thinking). Not in
+    /// [`Latency::ALL`]: its keys are written only for rungs that reasoned
+    /// (`metrics::reasoning`).
+    Ttfc,
 }
 
 impl Latency {
@@ -91,6 +95,7 @@ impl Latency {
             Latency::E2elSched => "e2el_sched",
             Latency::E2elAll => "e2el_all",
             Latency::DispatchLag => "dispatch_lag",
+            Latency::Ttfc => super::reasoning::TTFC,
         }
     }
 }
@@ -147,6 +152,8 @@ pub struct RungSummary {
     pub interrupted: bool,
     /// Requested vs server-counted tokens (the token accounting contract, issue 15).
     pub tokens: TokenAccounting,
+    /// TTFC and reasoning tokens, when any successful request reasoned.
+    pub reasoning: Option<super::reasoning::Reasoning>,
     /// Latency distributions, in milliseconds.
     pub latency: BTreeMap<Latency, Stats>,
     /// The server's own metrics over the rung (`server_*` keys); empty when not scraped.
@@ -210,6 +217,9 @@ impl RungSummary {
 
     /// The stats of one distribution (zeroed when absent).
     pub fn stats(&self, which: Latency) -> Stats {
+        if which == Latency::Ttfc {
+            return self.reasoning.as_ref().map(|r| r.ttfc).unwrap_or_default();
+        }
         self.latency.get(&which).copied().unwrap_or_default()
     }
 
@@ -284,6 +294,9 @@ impl RungSummary {
             }
         }
         self.tokens.put(&mut m, num);
+        if let Some(r) = &self.reasoning {
+            r.put(&mut m, num);
+        }
         self.server.write_into(&mut m);
         m
     }
@@ -358,6 +371,7 @@ impl RungSummary {
                 .and_then(Value::as_bool)
                 .ok_or("missing key `interrupted`")?,
             tokens: TokenAccounting::get(m),
+            reasoning: super::reasoning::Reasoning::get(m)?,
             latency,
             server: crate::servermetrics::ServerSummary::read_from(m),
             repeats: match m.get("repeats") {
@@ -374,13 +388,15 @@ impl RungSummary {
 
     /// Every numeric metric key a gate rule may name.
     pub fn metric_keys() -> Vec<String> {
-        RungSummary::default()
+        let mut keys: Vec<String> = RungSummary::default()
             .to_json_map()
             .into_iter()
             .filter(|(k, _)| k != "max_concurrency" && k != "interrupted")
             .filter(|(_, v)| v.is_number())
             .map(|(k, _)| k)
-            .collect()
+            .collect();
+        keys.extend(super::reasoning::Reasoning::keys());
+        keys
     }
 }
 

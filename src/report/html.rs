@@ -4,7 +4,9 @@
 use std::fmt::Write;
 
 use super::charts::{self, css};
-use super::{run_meta, rung_table, slo_text, Exporter, Report, ReportError, RunReport};
+use super::{
+    reasoning_table, run_meta, rung_table, slo_text, Exporter, Report, ReportError, RunReport,
+};
 use crate::results::rate_label;
 
 /// The HTML exporter.
@@ -77,6 +79,31 @@ fn analysis_block(out: &mut String, run: &RunReport) {
     for w in &run.info.warnings {
         let _ = writeln!(out, "<p class=\"warn\">Warning: {}</p>", esc(w));
     }
+}
+
+fn reasoning_table_html(out: &mut String, run: &RunReport) {
+    let Some((header, rows)) = reasoning_table(run) else {
+        return;
+    };
+    let _ = writeln!(
+        out,
+        "<h3>Reasoning</h3>\n<p>TTFT is the first token of any kind; TTFC the first token of \
+         the answer's content, after the model's reasoning.</p>"
+    );
+    let _ = writeln!(out, "<table class=\"rungs\"><thead><tr>");
+    for h in &header {
+        let _ = write!(out, "<th>{}</th>", esc(h));
+    }
+    let _ = writeln!(out, "</tr></thead><tbody>");
+    for row in rows {
+        let _ = write!(out, "<tr>");
+        for (i, c) in row.iter().enumerate() {
+            let cls = if i > 0 { " class=\"num\"" } else { "" };
+            let _ = write!(out, "<td{cls}>{}</td>", esc(c));
+        }
+        let _ = writeln!(out, "</tr>");
+    }
+    let _ = writeln!(out, "</tbody></table>");
 }
 
 fn rung_table_html(out: &mut String, run: &RunReport) {
@@ -212,6 +239,7 @@ impl Exporter for Html {
                 }
             );
             rung_table_html(&mut out, run);
+            reasoning_table_html(&mut out, run);
         }
         let _ = writeln!(out, "</body>\n</html>");
         Ok(out)

@@ -2,7 +2,9 @@
 
 use std::fmt::Write;
 
-use super::{run_meta, rung_table, slo_text, Exporter, Report, ReportError, RunReport};
+use super::{
+    reasoning_table, run_meta, rung_table, slo_text, Exporter, Report, ReportError, RunReport,
+};
 use crate::results::rate_label;
 
 /// The Markdown exporter.
@@ -51,6 +53,16 @@ fn run_section(out: &mut String, run: &RunReport, heading: &str) {
         .collect();
     table(out, &header, &rows, &right);
     out.push('\n');
+    if let Some((header, rows)) = reasoning_table(run) {
+        let _ = writeln!(
+            out,
+            "Reasoning: TTFT is the first token of any kind; TTFC the first token of the \
+             answer's content, after the model's reasoning.\n"
+        );
+        let right: Vec<bool> = (0..header.len()).map(|i| i > 0).collect();
+        table(out, &header, &rows, &right);
+        out.push('\n');
+    }
 }
 
 impl Exporter for Markdown {

@@ -234,6 +234,43 @@ fn write_atomic(path: &Path, text: &str) -> Result<(), ReportError> {
 }
 
 /// The rung table shared by Markdown and HTML: header cells and one row of cells per rung.
+/// The reasoning table: for runs of a reasoning model, time to the first *content* token
+/// beside TTFT and where the output tokens went. `None` when no rung reasoned.
+pub(crate) fn reasoning_table(run: &RunReport) -> Option<(Vec<&'static str>, Vec<Vec<String>>)> {
+    if run.rungs.iter().all(|r| r.reasoning.is_none()) {
+        return None;
+    }
+    let header = vec![
+        "rate (req/s)",
+        "reasoning requests",
+        "reasoning tokens",
+        "content tokens",
+        "TTFT p50 (ms)",
+        "TTFC p50 (ms)",
+        "TTFC p99 (ms)",
+    ];
+    let rows = run
+        .rungs
+        .iter()
+        .map(|r| {
+            let mut row = vec![rate_label(r.rate)];
+            match &r.reasoning {
+                Some(x) => row.extend([
+                    x.requests.to_string(),
+                    x.total_reasoning_tokens.to_string(),
+                    x.total_content_tokens.to_string(),
+                    format!("{:.1}", r.stats(Latency::Ttft).median),
+                    format!("{:.1}", x.ttfc.median),
+                    format!("{:.1}", x.ttfc.p99),
+                ]),
+                None => row.extend(["0", "0", "-", "-", "-", "-"].map(String::from)),
+            }
+            row
+        })
+        .collect();
+    Some((header, rows))
+}
+
 pub(crate) fn rung_table(run: &RunReport) -> (Vec<&'static str>, Vec<Vec<String>>) {
     let header = vec![
         "rate (req/s)",

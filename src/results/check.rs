@@ -420,7 +420,8 @@ pub(super) fn latency_stats(
     s: &RungSummary,
     measured: &[&RequestLine],
 ) -> Result<(), LoadError> {
-    for which in Latency::ALL {
+    let ttfc = s.reasoning.is_some().then_some(Latency::Ttfc);
+    for which in Latency::ALL.into_iter().chain(ttfc) {
         let recomputed = stats(samples(which, measured));
         let stored = s.stats(which);
         if let Some(stat) = differs(&stored, &recomputed) {
@@ -457,6 +458,7 @@ pub(crate) fn samples(which: Latency, measured: &[&RequestLine]) -> Vec<f64> {
             .iter()
             .map(|l| since(l.sent_ms, l.scheduled_ms))
             .collect(),
+        Latency::Ttfc => ok().filter_map(|l| l.ttfc_ms()).collect(),
     }
 }
 

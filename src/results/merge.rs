@@ -15,6 +15,7 @@ use super::load::{LoadError, ResultDir};
 use super::types::{RequestLine, RungEntry};
 use super::write::{atomic_write, vllm_run_keys, WriteError};
 use crate::metrics::compute::stats;
+use crate::metrics::reasoning::Reasoning;
 use crate::metrics::{repeats, Latency, RungSummary};
 
 /// Why a run could not be added.
@@ -81,7 +82,13 @@ pub fn add_run(base: &ResultDir, add: &ResultDir, to: &Path) -> Result<(), Merge
             .into_iter()
             .map(|w| (w, stats(samples(w, &measured))))
             .collect();
-        let pooled = repeats::pool(rb.into_iter().chain(ra).collect(), latency);
+        let reasoning = Reasoning::from_parts(
+            measured
+                .iter()
+                .filter(|l| l.ok)
+                .map(|l| (l.reasoning_tokens, l.output_tokens, l.ttfc_ms())),
+        );
+        let pooled = repeats::pool(rb.into_iter().chain(ra).collect(), latency, reasoning);
         let mut text = Vec::new();
         for l in &lb {
             serde_json::to_writer(&mut text, l).expect("a request line serialises");

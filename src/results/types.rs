@@ -134,6 +134,26 @@ pub struct RequestLine {
     /// answer (absent when not).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub resent: bool,
+    /// Output tokens spent reasoning (a reasoning model's thinking); absent for an answer
+    /// without reasoning, and then `ttfc_ms` is `ttft_ms`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reasoning_tokens: Option<u32>,
+    /// Time to the first content token from the send, written beside `reasoning_tokens`;
+    /// absent there when the answer had no content (see [`RequestLine::ttfc_ms`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ttfc_ms: Option<f64>,
+}
+
+impl RequestLine {
+    /// Time to the first content token: `ttfc_ms` for a request that reasoned, its TTFT
+    /// otherwise.
+    pub fn ttfc_ms(&self) -> Option<f64> {
+        if self.reasoning_tokens.is_some() {
+            self.ttfc_ms
+        } else {
+            self.ttft_ms
+        }
+    }
 }
 
 fn is_zero(n: &u32) -> bool {
@@ -176,6 +196,10 @@ pub(crate) struct RequestLineRef<'a> {
     usage_rejected: Option<&'static str>,
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     resent: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    reasoning_tokens: Option<u32>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    ttfc_ms: Option<f64>,
 }
 
 fn itl_as_ms<S: Serializer>(gaps: &&ItlGaps, s: S) -> Result<S::Ok, S::Error> {
@@ -208,6 +232,8 @@ impl<'a> From<&'a RequestRecord> for RequestLineRef<'a> {
             requested_output_tokens: Some(r.requested_output_tokens),
             usage_rejected: r.usage_rejected,
             resent: r.resent,
+            reasoning_tokens: r.reasoning_tokens,
+            ttfc_ms: r.reasoning_tokens.and(r.ttfc().map(ms)),
         }
     }
 }
@@ -226,6 +252,8 @@ mod tests {
             scheduled: Duration::from_nanos(1_000_123),
             sent: Duration::from_nanos(1_200_456),
             first_token: Some(Duration::from_nanos(31_000_789)),
+            first_content: Some(Duration::from_nanos(41_000_789)),
+            reasoning_tokens: Some(3),
             end: Duration::from_nanos(91_000_001),
             input_tokens: 512,
             server_prompt_tokens: Some(511),
@@ -277,6 +305,8 @@ mod tests {
             requested_output_tokens: Some(4),
             usage_rejected: Some("completion_tokens is more than twice max_tokens".into()),
             resent: false,
+            reasoning_tokens: Some(3),
+            ttfc_ms: Some(ms(Duration::from_nanos(41_000_789 - 1_200_456))),
         };
         let owned_failed = RequestLine {
             repeat: 0,
@@ -302,6 +332,8 @@ mod tests {
             requested_output_tokens: Some(0),
             usage_rejected: None,
             resent: false,
+            reasoning_tokens: None,
+            ttfc_ms: None,
         };
         for (r, owned) in [(&ok, &owned_ok), (&failed, &owned_failed)] {
             let owned_json = serde_json::to_string(owned).unwrap();

@@ -309,6 +309,8 @@ fn detailed_lines(
             requested_output_tokens: None,
             usage_rejected: None,
             resent: false,
+            reasoning_tokens: None,
+            ttfc_ms: None,
         });
     }
     Ok(Some(lines))
@@ -411,8 +413,9 @@ fn rung_of(dir: &Path, file: &str, o: Map<String, Value>) -> Result<ImportedRung
         inexact_prompts: 0,
         interrupted: false,
         latency,
-        // vLLM result files carry no server-side metrics.
+        // vLLM result files carry no server-side metrics, nor reasoning splits.
         server: Default::default(),
+        reasoning: None,
         repeats: Vec::new(),
         tokens: crate::metrics::tokens::TokenAccounting {
             requested_input_tokens: per_request(u("total_input_tokens")),

@@ -9,7 +9,6 @@
 //! repeat sends its own warmup requests and is followed by the cooldown like any rung. A rung's files are written once its last repeat
 //! has run; the server's `/metrics` are scraped during the first repeat only.
 
-use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use chrono::Utc;
@@ -415,6 +414,6 @@ fn pooled(h: &Held) -> RungSummary {
         inexact_prompts: 0,
         interrupted: false,
     };
-    let latency: BTreeMap<_, _> = summarize(&all, &ctx).latency;
-    repeats::pool(h.summaries.clone(), latency)
+    let all = summarize(&all, &ctx);
+    repeats::pool(h.summaries.clone(), all.latency, all.reasoning)
 }

@@ -39,8 +39,16 @@ impl RungBar {
 
     /// Close the bar with a one-line result.
     pub fn finish(&self, s: &RungSummary) {
+        let ttfc = match &s.reasoning {
+            Some(r) => format!(
+                ", p50 TTFC {:.0} ms (after {:.0} reasoning tokens/request)",
+                r.ttfc.median,
+                r.total_reasoning_tokens as f64 / r.requests.max(1) as f64
+            ),
+            None => String::new(),
+        };
         self.bar.finish_with_message(format!(
-            "done: {:.2} req/s, p50 TTFT {:.0} ms, errors {:.1}%",
+            "done: {:.2} req/s, p50 TTFT {:.0} ms{ttfc}, errors {:.1}%",
             s.request_throughput,
             s.stats(Latency::Ttft).median,
             s.error_rate() * 100.0
@@ -97,6 +105,24 @@ pub fn rung_table(rungs: &[RungSummary]) -> String {
             s.error_rate() * 100.0,
             s.stats(Latency::DispatchLag).p99,
         ));
+    }
+    if rungs.iter().any(|s| s.reasoning.is_some()) {
+        out.push_str(&format!(
+            "{:>9} {:>10} {:>10} {:>10} {:>12} {:>12}\n",
+            "rate", "p50 TTFT", "p50 TTFC", "p99 TTFC", "reasoning", "content"
+        ));
+        for s in rungs {
+            let r = s.reasoning.clone().unwrap_or_default();
+            out.push_str(&format!(
+                "{:>9} {:>8.0}ms {:>8.0}ms {:>8.0}ms {:>8} tok {:>8} tok\n",
+                rate_label(s.rate),
+                s.stats(Latency::Ttft).median,
+                r.ttfc.median,
+                r.ttfc.p99,
+                r.total_reasoning_tokens,
+                r.total_content_tokens,
+            ));
+        }
     }
     out
 }

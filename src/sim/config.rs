@@ -52,6 +52,11 @@ pub struct SimConfig {
     /// Extra prompt tokens counted (in usage, prefill and context) for every chat request,
     /// as a real server's chat template adds role markers; 0 counts the message text only.
     pub chat_template_tokens: u32,
+    /// Chat answers start with this many tokens of reasoning, streamed in
+    /// `delta.reasoning_content` (vLLM's reasoning-parser shape) and reported as
+    /// `usage.completion_tokens_details.reasoning_tokens`, like a reasoning model; 0 is off.
+    /// Completions are never affected.
+    pub reasoning_tokens: u32,
     /// Environment variable holding the API key to require; unset means no auth.
     pub api_key_env: Option<String>,
     /// Fraction of requests answered 500.
@@ -103,6 +108,7 @@ impl Default for SimConfig {
             retry_after_s: 1,
             default_max_tokens: 256,
             chat_template_tokens: 0,
+            reasoning_tokens: 0,
             api_key_env: None,
             fault_http_500: 0.0,
             fault_http_429: 0.0,

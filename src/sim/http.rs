@@ -590,7 +590,10 @@ async fn handle(app: Arc<App>, kind: Kind, headers: HeaderMap, body: Bytes) -> R
 
     let chunk = cfg.chunk_tokens.max(1);
     let total_chunks = 1 + (output_tokens - 1).div_ceil(chunk);
-    let gen = Gen::new(kind, &req.model, index, rng);
+    let mut gen = Gen::new(kind, &req.model, index, rng);
+    if kind == Kind::Chat {
+        gen.reasoning_left = cfg.reasoning_tokens;
+    }
     let st = StreamState {
         gen,
         source,
@@ -704,6 +707,10 @@ struct Gen {
     model: String,
     id: String,
     created: u64,
+    /// Reasoning tokens still to stream before the answer's content (chat only).
+    reasoning_left: u32,
+    /// Reasoning tokens streamed so far.
+    reasoning_sent: u32,
 }
 
 impl Gen {
@@ -726,7 +733,17 @@ impl Gen {
             model: model.to_string(),
             id,
             created,
+            reasoning_left: 0,
+            reasoning_sent: 0,
         }
+    }
+
+    /// Splits `n` tokens into (reasoning, content) and counts the reasoning ones as sent.
+    fn split(&mut self, n: u32) -> (u32, u32) {
+        let r = n.min(self.reasoning_left);
+        self.reasoning_left -= r;
+        self.reasoning_sent += r;
+        (r, n - r)
     }
 
     fn push_words(&mut self, buf: &mut Vec<u8>, n: u32) {
@@ -736,7 +753,8 @@ impl Gen {
         }
     }
 
-    /// One SSE event carrying `n` tokens (plus the chat role event before the first).
+    /// SSE events carrying `n` tokens (plus the chat role event before the first): one
+    /// event, or two when the tokens cross from reasoning to content.
     fn push_token_event(&mut self, buf: &mut Vec<u8>, n: u32, finish: Option<&str>, first: bool) {
         if first && self.kind == Kind::Chat {
             buf.extend_from_slice(b"data: {");
@@ -745,12 +763,28 @@ impl Gen {
                 b",\"choices\":[{\"index\":0,\"delta\":{\"role\":\"assistant\",\"content\":\"\"},\"logprobs\":null,\"finish_reason\":null}]}\n\n",
             );
         }
+        let (reasoning, content) = self.split(n);
+        if reasoning > 0 {
+            let finish = if content == 0 { finish } else { None };
+            self.push_event(buf, b"reasoning_content", reasoning, finish);
+        }
+        if content > 0 {
+            self.push_event(buf, b"content", content, finish);
+        }
+    }
+
+    /// One SSE event of `n` words in `field` (chat's delta field; completions use `text`).
+    fn push_event(&mut self, buf: &mut Vec<u8>, field: &[u8], n: u32, finish: Option<&str>) {
         buf.extend_from_slice(b"data: {");
         buf.extend_from_slice(self.chunk_base.as_bytes());
-        buf.extend_from_slice(match self.kind {
-            Kind::Completions => b",\"choices\":[{\"index\":0,\"text\":\"".as_slice(),
-            Kind::Chat => b",\"choices\":[{\"index\":0,\"delta\":{\"content\":\"".as_slice(),
-        });
+        match self.kind {
+            Kind::Completions => buf.extend_from_slice(b",\"choices\":[{\"index\":0,\"text\":\""),
+            Kind::Chat => {
+                buf.extend_from_slice(b",\"choices\":[{\"index\":0,\"delta\":{\"");
+                buf.extend_from_slice(field);
+                buf.extend_from_slice(b"\":\"");
+            }
+        }
         self.push_words(buf, n);
         buf.extend_from_slice(match self.kind {
             Kind::Completions => b"\",\"logprobs\":null,\"finish_reason\":".as_slice(),
@@ -767,9 +801,18 @@ impl Gen {
         buf.extend_from_slice(b"}]}\n\n");
     }
 
-    fn usage_json(prompt: u32, completion: u32) -> String {
+    /// The usage object; reasoning answers add `completion_tokens_details` as vLLM does.
+    fn usage_json(&self, prompt: u32, completion: u32) -> String {
+        let details = if self.reasoning_sent > 0 {
+            format!(
+                ",\"completion_tokens_details\":{{\"reasoning_tokens\":{}}}",
+                self.reasoning_sent
+            )
+        } else {
+            String::new()
+        };
         format!(
-            "{{\"prompt_tokens\":{prompt},\"completion_tokens\":{completion},\"total_tokens\":{}}}",
+            "{{\"prompt_tokens\":{prompt},\"completion_tokens\":{completion},\"total_tokens\":{}{details}}}",
             prompt + completion
         )
     }
@@ -897,7 +940,7 @@ impl StreamState {
                 let s = format!(
                     "data: {{{},\"choices\":[],\"usage\":{}}}\n\n",
                     self.gen.chunk_base,
-                    Gen::usage_json(self.prompt_tokens, self.tokens_sent)
+                    self.gen.usage_json(self.prompt_tokens, self.tokens_sent)
                 );
                 Some(Ok(Bytes::from(s)))
             }
@@ -911,25 +954,31 @@ impl StreamState {
 
     /// A non-streaming response: waits for every token, then answers one JSON body.
     async fn whole_response(mut self) -> Response {
-        let mut text = Vec::new();
+        let (mut text, mut thought) = (Vec::new(), Vec::new());
         let mut tokens = 0;
         loop {
             let Some((n, finished)) = self.source.next(self.chunk).await else {
                 return shutting_down();
             };
-            self.gen.push_words(&mut text, n);
+            let (r, c) = self.gen.split(n);
+            self.gen.push_words(&mut thought, r);
+            self.gen.push_words(&mut text, c);
             tokens += n;
             if finished {
                 break;
             }
         }
         let text = String::from_utf8(text).expect("words are ASCII");
+        let thought = String::from_utf8(thought).expect("words are ASCII");
         let reason = self.finish_reason();
         let g = &self.gen;
         let choice = match g.kind {
             Kind::Completions => {
                 json!({"index": 0, "text": text, "logprobs": null, "finish_reason": reason})
             }
+            Kind::Chat if g.reasoning_sent > 0 => json!({"index": 0,
+                "message": {"role": "assistant", "reasoning_content": thought, "content": text},
+                "logprobs": null, "finish_reason": reason}),
             Kind::Chat => json!({"index": 0, "message": {"role": "assistant", "content": text},
                                  "logprobs": null, "finish_reason": reason}),
         };
@@ -940,8 +989,8 @@ impl StreamState {
         let body = json!({
             "id": g.id, "object": object, "created": g.created, "model": g.model,
             "choices": [choice],
-            "usage": {"prompt_tokens": self.prompt_tokens, "completion_tokens": tokens,
-                      "total_tokens": self.prompt_tokens + tokens},
+            "usage": serde_json::from_str::<Value>(&g.usage_json(self.prompt_tokens, tokens))
+                .expect("usage is JSON"),
         });
         match self.fault {
             Some(Fault::DropMidStream) => {
