@@ -45,6 +45,8 @@ fn main() {
         requests_per_rung: prompts as u32,
         seed: 0,
         prompt_template: None,
+        input_length: Default::default(),
+        server_overhead: 0,
     };
     let template = Some("bache {{ prompt }}".to_string());
     for (name, tok, prompt_template) in [

@@ -269,6 +269,7 @@ fn write_run(dir: &Path, spec: &Spec) {
         rungs,
         warnings: vec![],
         server: None,
+        prompt_overhead: None,
     };
     std::fs::write(
         dir.join("run.json"),

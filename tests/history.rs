@@ -96,6 +96,7 @@ fn run_info(started: &str, max_num_seqs: u32, rungs: Vec<RungEntry>) -> RunInfo 
         rungs,
         warnings: vec![],
         server: None,
+        prompt_overhead: None,
     }
 }
 

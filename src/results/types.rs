@@ -87,6 +87,12 @@ pub struct RunInfo {
     /// exposes it; absent when it does not, and in older folders.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub server: Option<crate::servermetrics::ServerIdentity>,
+    /// Tokens the server counted beyond ladder's own count of the same prompt (a chat
+    /// template's role markers and default system prompt, a BOS), measured in preflight from
+    /// its usage; with `workload.input_length: server` the prompts' text was shortened by it.
+    /// Absent when the server reported no usage, and in older folders.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub prompt_overhead: Option<i64>,
 }
 
 /// One line of `requests_rate_<rate>.jsonl`: a request record at the output edge, in ms.

@@ -535,6 +535,7 @@ pub fn open(dir: &Path) -> Result<Option<(RunInfo, Vec<ImportedRung>)>, LoadErro
             ],
         },
         server: None,
+        prompt_overhead: None,
     };
     Ok(Some((info, rungs)))
 }

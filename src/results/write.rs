@@ -287,6 +287,7 @@ mod tests {
             rungs: vec![],
             warnings: vec![],
             server: None,
+            prompt_overhead: None,
         }
     }
 

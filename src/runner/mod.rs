@@ -3,6 +3,7 @@
 mod environment;
 mod ladder;
 pub mod limits;
+mod overhead;
 pub mod preflight;
 pub mod prepare;
 mod progress;
@@ -467,6 +468,11 @@ async fn run_scenario(
         say(&format!("warning: {w}"));
         early_warnings.push(w);
     }
+    let mut overhead = overhead::Overhead {
+        measured: None,
+        shorten_by: 0,
+        note: None,
+    };
     if let Some(p) = &longest_prompt {
         let long = preflight::probe_longest(
             &client,
@@ -489,12 +495,22 @@ async fn run_scenario(
                 .map(|t| format!("{:.0} ms", t.as_secs_f64() * 1000.0))
                 .unwrap_or_else(|| "n/a".into()),
         ));
+        overhead = overhead::resolve(
+            scenario.workload.input_length,
+            p.input_tokens,
+            long.server_prompt_tokens,
+        )
+        .map_err(RunError::Preflight)?;
+        if let Some(n) = &overhead.note {
+            say(n);
+        }
     }
 
     let stop = stop_signal();
     let sim_ref = sim_server.as_ref();
     let mut outcomes = Vec::new();
-    for ladder in expand_sweep(&scenario) {
+    for mut ladder in expand_sweep(&scenario) {
+        ladder.workload.server_overhead = overhead.shorten_by;
         let info = RunInfo {
             format_version: RESULTS_FORMAT_VERSION,
             tool_version: env!("CARGO_PKG_VERSION").to_string(),
@@ -519,6 +535,7 @@ async fn run_scenario(
             rungs: vec![],
             warnings: early_warnings.clone(),
             server: None,
+            prompt_overhead: overhead.measured,
         };
         let root = ctx
             .opts

@@ -179,6 +179,34 @@ pub struct Workload {
     /// Optional minijinja template wrapping each prompt: `{{ prompt }}` is the synthesised text.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub prompt_template: Option<String>,
+    /// Which length `input_tokens` means: `text`, the prompt text ladder sends (vLLM's
+    /// benchmark means this), or `server`, the prompt as the server counts it after its chat
+    /// template (role markers, a default system prompt) or BOS: preflight measures that
+    /// overhead with the server's usage and the text is shortened by it (random dataset only).
+    #[serde(default, skip_serializing_if = "InputLength::is_text")]
+    pub input_length: InputLength,
+    /// Tokens the server adds to every prompt, measured in preflight; set by the runner for
+    /// `input_length: server`, never read from a scenario file.
+    #[serde(skip)]
+    #[schemars(skip)]
+    pub server_overhead: u32,
+}
+
+/// What `workload.input_tokens` counts.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum InputLength {
+    /// The prompt text, by the scenario's tokenizer.
+    #[default]
+    Text,
+    /// The prompt as the server counts it (its `usage.prompt_tokens`).
+    Server,
+}
+
+impl InputLength {
+    fn is_text(&self) -> bool {
+        *self == InputLength::Text
+    }
 }
 
 fn default_input_tokens() -> u32 {

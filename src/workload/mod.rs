@@ -19,7 +19,7 @@ use rand_chacha::ChaCha8Rng;
 pub use arrival::{schedule, ScheduleError};
 pub use tokenizer::Tokenizer;
 
-use crate::scenario::types::{Dataset, Workload};
+use crate::scenario::types::{Dataset, InputLength, Workload};
 use dataset::{FileOutput, FilePrompt};
 
 /// One request's prompt, ready to send.
@@ -260,6 +260,22 @@ fn build_random(
     };
     let (in_lo, in_hi) = length_range(workload.input_tokens, r);
     let (out_lo, out_hi) = length_range(workload.output_tokens, r);
+    // `input_length: server`: the drawn length is the server's prompt; the text is shorter by
+    // the tokens the server adds (measured in preflight).
+    let added = match workload.input_length {
+        InputLength::Server => workload.server_overhead,
+        InputLength::Text => 0,
+    };
+    if added > 0 && in_lo <= added {
+        return Err(WorkloadError::Setting {
+            setting: "workload.input_length",
+            message: format!(
+                "the server adds {added} tokens to every prompt (its chat template), which \
+                 leaves no room for a prompt of {in_lo} tokens by its count; raise \
+                 `workload.input_tokens` above {added} or set `input_length: text`"
+            ),
+        });
+    }
     if in_lo <= overhead && workload.prompt_template.is_some() {
         return Err(WorkloadError::Setting {
             setting: "workload.prompt_template",
@@ -275,7 +291,8 @@ fn build_random(
         inputs.push(rng.gen_range(in_lo..=in_hi));
         outputs.push(rng.gen_range(out_lo..=out_hi));
     }
-    let made = synth::synthesise(&pool, &shaper, &inputs, overhead, rng)?;
+    let texts: Vec<u32> = inputs.iter().map(|n| n - added).collect();
+    let made = synth::synthesise(&pool, &shaper, &texts, overhead, rng)?;
 
     let mut notes = Vec::new();
     let mut inexact = 0;
@@ -285,14 +302,15 @@ fn build_random(
         .zip(inputs)
         .zip(outputs)
         .map(|((s, want), out)| {
-            let exact = s.tokens == want;
+            let tokens = s.tokens.saturating_add(added);
+            let exact = tokens == want;
             if !exact {
                 inexact += 1;
-                worst = worst.max(s.tokens.abs_diff(want));
+                worst = worst.max(tokens.abs_diff(want));
             }
             Prompt {
                 text: s.text,
-                input_tokens: s.tokens,
+                input_tokens: tokens,
                 output_tokens: out,
                 exact,
             }
@@ -318,6 +336,15 @@ fn build_from_file(
     path: &Path,
     count: usize,
 ) -> Result<PromptSet, WorkloadError> {
+    if workload.input_length == InputLength::Server {
+        return Err(WorkloadError::Setting {
+            setting: "workload.input_length",
+            message: "`server` shortens synthesised prompts by the server's template overhead; \
+                      a dataset's prompts are sent as written, so it applies to the random \
+                      dataset only: remove it (the server's counts are recorded either way)"
+                .into(),
+        });
+    }
     let (entries, stats): (Vec<FilePrompt>, _) = match workload.dataset {
         Dataset::Jsonl => dataset::load_jsonl(path)?,
         _ => dataset::load_sharegpt(path)?,

@@ -34,6 +34,8 @@ fn wl(input: u32, output: u32, range_ratio: f64, seed: u64) -> Workload {
         requests_per_rung: 200,
         seed,
         prompt_template: None,
+        input_length: Default::default(),
+        server_overhead: 0,
     }
 }
 
@@ -440,4 +442,45 @@ fn a_wrong_proof_is_caught_by_the_spot_check() {
         assert_eq!(s.tokens, 20);
         assert_eq!(count_tokens(fixture(), &s.text), 20, "{:?}", s.text);
     }
+}
+
+#[test]
+fn input_length_server_shortens_the_text_by_the_servers_overhead() {
+    use crate::scenario::types::InputLength;
+    for (name, tok) in tokenizers() {
+        let mut w = wl(64, 8, 0.25, 3);
+        w.input_length = InputLength::Server;
+        w.server_overhead = 7;
+        let set = PromptSet::load(&w, tok, None, 40, 1).unwrap();
+        let plain = PromptSet::load(&wl(64, 8, 0.25, 3), tok, None, 40, 1).unwrap();
+        for (p, q) in set.prompts.iter().zip(&plain.prompts) {
+            // The same drawn length is the server's prompt: text 7 tokens shorter.
+            assert_eq!(p.input_tokens, q.input_tokens, "{name}");
+            assert_eq!(count_tokens(tok, &p.text) + 7, p.input_tokens, "{name}");
+            assert!(p.exact, "{name}");
+        }
+        // `text` ignores a measured overhead.
+        let mut t = wl(64, 8, 0.25, 3);
+        t.server_overhead = 7;
+        assert_eq!(
+            PromptSet::load(&t, tok, None, 40, 1).unwrap().prompts,
+            plain.prompts
+        );
+        // No room left for text.
+        w.server_overhead = 48;
+        let e = PromptSet::load(&w, tok, None, 40, 1)
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("adds 48 tokens"), "{e}");
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("p.jsonl");
+    std::fs::write(&path, "{\"prompt\": \"hello there\"}\n").unwrap();
+    let mut w = wl(64, 8, 0.0, 0);
+    w.dataset = Dataset::Jsonl;
+    w.input_length = InputLength::Server;
+    let e = PromptSet::load(&w, fixture(), Some(&path), 2, 0)
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("random dataset only"), "{e}");
 }

@@ -1,0 +1,99 @@
+//! The tokens a server adds to every prompt (a chat template's role markers and default
+//! system prompt, a BOS), measured in preflight from its usage on the longest-prompt probe,
+//! and what `workload.input_length` does with them.
+
+use crate::scenario::types::InputLength;
+
+/// What preflight learnt and what the run does about it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Overhead {
+    /// The server's prompt count minus ladder's count of the same text; `None` when the
+    /// server reported no usage.
+    pub measured: Option<i64>,
+    /// Tokens to take off every synthesised prompt's text (`input_length: server`).
+    pub shorten_by: u32,
+    /// A line for the terminal (and run.json's warnings, for a mismatch worth acting on).
+    pub note: Option<String>,
+}
+
+/// Reads the long probe's counts: `text_tokens` by ladder's tokenizer, `server_tokens` from
+/// the server's usage. An `Err` is a message that says what to change.
+pub fn resolve(
+    input_length: InputLength,
+    text_tokens: u32,
+    server_tokens: Option<u32>,
+) -> Result<Overhead, String> {
+    let measured = server_tokens.map(|s| i64::from(s) - i64::from(text_tokens));
+    match (input_length, measured) {
+        (InputLength::Server, None) => Err(
+            "`workload.input_length: server` needs the server's prompt count, but its answer \
+             to the longest-prompt probe carried no usage.prompt_tokens; set \
+             `input_length: text` (or put a server that reports usage behind the endpoint)"
+                .into(),
+        ),
+        (InputLength::Server, Some(n)) if n < 0 => Err(format!(
+            "the server counted {} tokens for a prompt of {text_tokens} by the scenario's \
+             tokenizer ({n}): the tokenizer is likely not the served model's; fix `tokenizer` \
+             (input_length: server cannot make a prompt longer than its text)",
+            text_tokens as i64 + n
+        )),
+        (InputLength::Server, Some(n)) => Ok(Overhead {
+            measured,
+            shorten_by: u32::try_from(n).unwrap_or(u32::MAX),
+            note: Some(format!(
+                "preflight: the server adds {n} tokens to every prompt (its chat template or \
+                 BOS); with input_length: server the text is {n} tokens shorter, so the server \
+                 counts exactly workload.input_tokens"
+            )),
+        }),
+        (InputLength::Text, Some(n)) if n > 0 => Ok(Overhead {
+            measured,
+            shorten_by: 0,
+            note: Some(format!(
+                "note: the server counts {n} more tokens per prompt than its text (its chat \
+                 template or BOS); token counts and throughputs cover the text; set \
+                 `workload.input_length: server` to have the server see exactly \
+                 workload.input_tokens"
+            )),
+        }),
+        (InputLength::Text, _) => Ok(Overhead {
+            measured,
+            shorten_by: 0,
+            note: None,
+        }),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn server_mode_shortens_by_the_measured_overhead() {
+        let o = resolve(InputLength::Server, 64, Some(94)).unwrap();
+        assert_eq!(o.measured, Some(30));
+        assert_eq!(o.shorten_by, 30);
+        assert!(o.note.unwrap().contains("adds 30 tokens"));
+    }
+
+    #[test]
+    fn server_mode_refuses_without_usage_or_with_fewer_tokens() {
+        let e = resolve(InputLength::Server, 64, None).unwrap_err();
+        assert!(e.contains("input_length: text"), "{e}");
+        let e = resolve(InputLength::Server, 64, Some(60)).unwrap_err();
+        assert!(
+            e.contains("counted 60 tokens") && e.contains("tokenizer"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn text_mode_only_notes_the_overhead() {
+        let o = resolve(InputLength::Text, 64, Some(94)).unwrap();
+        assert_eq!((o.measured, o.shorten_by), (Some(30), 0));
+        assert!(o.note.unwrap().contains("input_length: server"));
+        let o = resolve(InputLength::Text, 64, Some(64)).unwrap();
+        assert_eq!((o.measured, o.note), (Some(0), None));
+        assert_eq!(resolve(InputLength::Text, 64, None).unwrap().measured, None);
+    }
+}
