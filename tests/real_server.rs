@@ -392,6 +392,44 @@ fn real_chat_template_overhead_is_reported() {
         .filter_map(Value::as_str)
         .any(|w| w.contains("chat template") && w.contains("prompt tokens per request"));
     assert!(warned, "{info}\n{}", r.stderr);
+    // Preflight measured the same overhead on its longest-prompt probe and said how to
+    // compensate.
+    assert_eq!(
+        info["prompt_overhead"].as_f64(),
+        Some(server - 32.0),
+        "{info}"
+    );
+    assert!(r.stderr.contains("input_length: server"), "{}", r.stderr);
+}
+
+#[test]
+fn real_chat_with_server_input_length_gets_exactly_input_tokens() {
+    let Some(s) = real("real_chat_server_length", "LADDER_REAL_SERVER_URL") else {
+        return;
+    };
+    let tmp = tempfile::tempdir().unwrap();
+    let mut sc = Scenario::new(&s.url, &s.model, &s.tokenizer);
+    sc.api = "chat";
+    sc.input_tokens = 48;
+    sc.output_tokens = 4;
+    sc.n = 2;
+    let path = sc.write(tmp.path());
+    let text = std::fs::read_to_string(&path).unwrap().replace(
+        "  seed: 0\nload:",
+        "  seed: 0\n  input_length: server\nload:",
+    );
+    std::fs::write(&path, text).unwrap();
+    let (r, dir) = run_ok(&path, tmp.path(), Duration::from_secs(180));
+    let info = json(&dir.join("run.json"));
+    let overhead = info["prompt_overhead"].as_i64().expect("measured");
+    assert!(overhead > 2, "{info}");
+    for l in &lines(&dir.join("requests_rate_2.jsonl")) {
+        // The server's own count is the requested length: its template is compensated.
+        assert_eq!(l["server_prompt_tokens"], 48, "{l}\n{}", r.stderr);
+        assert_eq!(l["input_tokens"], 48, "{l}");
+    }
+    let rung = json(&dir.join("result_rate_2.json"));
+    assert_eq!(rung["mean_server_input_tokens"], 48.0, "{rung}");
 }
 
 #[test]
