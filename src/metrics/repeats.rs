@@ -59,6 +59,7 @@ pub fn pool(runs: Vec<RungSummary>, latency: BTreeMap<Latency, Stats>) -> RungSu
     }
     RungSummary {
         rate: first.rate,
+        load: first.load,
         burstiness: first.burstiness,
         max_concurrency: first.max_concurrency,
         num_prompts: sum(|r| r.num_prompts),
