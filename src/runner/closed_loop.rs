@@ -135,7 +135,12 @@ impl User {
                 .await;
             // Timing is final: the user is ready again (after thinking) while the record is
             // counted and delivered on the side.
-            ready = Instant::now() + self.think_time;
+            // Validation keeps think time within an hour; a Duration beyond any Instant
+            // would only wait for the stop signal.
+            let now = Instant::now();
+            ready = now
+                .checked_add(self.think_time)
+                .unwrap_or(now + Duration::from_secs(86_400 * 365));
             let counting = self.counting.clone();
             let tx = self.tx.clone();
             tokio::spawn(async move { super::rung::deliver(measured, &counting, &tx).await });

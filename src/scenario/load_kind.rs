@@ -14,6 +14,9 @@ use super::yaml::Seg;
 /// Most users of one concurrency rung (each holds a connection and a task).
 pub const MAX_USERS: u32 = 10_000;
 
+/// Longest `load.think_time`.
+pub const MAX_THINK_TIME: std::time::Duration = std::time::Duration::from_secs(3600);
+
 /// How a ladder's rungs load the server.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
@@ -101,6 +104,16 @@ pub(super) fn check(v: &Value, out: &mut Vec<Problem>) {
         }
         return;
     };
+    if let Some(t) = load_key(v, "think_time").and_then(Value::as_str) {
+        if let Ok(d) = super::DurationStr::parse(t) {
+            if d.0 > MAX_THINK_TIME {
+                out.push(
+                    Problem::value(p(&["load", "think_time"]), format!("think_time {t} is longer than the limit of 1h"))
+                        .hint("a user's pause between requests is typically 0 to a few seconds"),
+                );
+            }
+        }
+    }
     if rates.is_some() {
         out.push(
             Problem::key(
