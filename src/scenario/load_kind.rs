@@ -92,7 +92,7 @@ pub(super) fn check(v: &Value, out: &mut Vec<Problem>) {
     let Some(levels) = load_key(v, "concurrency") else {
         if rates.is_none() {
             out.push(
-                Problem::value(p(&["load"]), "the ladder has no rungs: set `rates` or `concurrency`")
+                Problem::key(p(&["load"]), "the ladder has no rungs: set `rates` or `concurrency`")
                     .hint("`rates: [5, 10, 20]` offers requests per second (open loop); `concurrency: [1, 4, 16]` runs that many users, each sending its next request when the previous one finished (closed loop)"),
             );
         }
