@@ -134,11 +134,13 @@ fn assert_user_chains(lines: &[RequestLine], users: usize, think_ms: f64) {
 fn users_and_think_time_set_the_throughput_on_the_simulator() {
     let t = tempfile::tempdir().unwrap();
     let dir = t.path();
-    let load = format!(
-        "  concurrency: [1, 4]\n  think_time: {THINK_MS}ms\n  warmup_requests: {WARMUP}"
-    );
+    let load =
+        format!("  concurrency: [1, 4]\n  think_time: {THINK_MS}ms\n  warmup_requests: {WARMUP}");
     let sc = write_scenario(dir, "closed", &load, REQUESTS, "");
-    let run = ladder(&["run", sc.to_str().unwrap(), "--out", "out", "--quiet"], dir);
+    let run = ladder(
+        &["run", sc.to_str().unwrap(), "--out", "out", "--quiet"],
+        dir,
+    );
     assert_eq!(run.status.code(), Some(0), "{}", text(&run));
     let folder = ResultDir::open_finished(&newest(&dir.join("out"), "closed")).unwrap();
     assert_eq!(folder.info.load, LoadKind::Concurrency);
@@ -202,7 +204,11 @@ fn users_and_think_time_set_the_throughput_on_the_simulator() {
         // Latency is the engine's, not the think time's.
         assert!(s.stats(Latency::E2el).median < THINK_MS + r_max * 3.0);
     }
-    let qps: Vec<f64> = folder.rungs.iter().map(|r| r.summary.request_throughput).collect();
+    let qps: Vec<f64> = folder
+        .rungs
+        .iter()
+        .map(|r| r.summary.request_throughput)
+        .collect();
     // 4 users below the engine's batch limit complete close to 4 times what 1 user does.
     assert!(qps[1] > 2.5 * qps[0], "{qps:?}");
 
@@ -242,12 +248,15 @@ fn validate_wants_exactly_one_of_rates_and_concurrency() {
     assert!(problems("  concurrency: [1, 4, 16]\n  think_time: 200ms").is_empty());
     let both = problems("  rates: [1, 2]\n  concurrency: [1, 4]");
     assert!(
-        both.iter().any(|p| p.starts_with("load.concurrency") && p.contains("either `rates`")),
+        both.iter()
+            .any(|p| p.starts_with("load.concurrency") && p.contains("either `rates`")),
         "{both:?}"
     );
     let neither = problems("  cooldown: 1s");
     assert!(
-        neither.iter().any(|p| p.contains("no rungs: set `rates` or `concurrency`")),
+        neither
+            .iter()
+            .any(|p| p.contains("no rungs: set `rates` or `concurrency`")),
         "{neither:?}"
     );
     let think = problems("  rates: [1, 2]\n  think_time: 1s");
@@ -255,27 +264,37 @@ fn validate_wants_exactly_one_of_rates_and_concurrency() {
         think.iter().any(|p| p.starts_with("load.think_time")),
         "{think:?}"
     );
-    for key in ["baseline_rate: 1", "max_concurrency: 4", "arrival: constant"] {
+    for key in [
+        "baseline_rate: 1",
+        "max_concurrency: 4",
+        "arrival: constant",
+    ] {
         let p = problems(&format!("  concurrency: [2, 4]\n  {key}"));
         let name = key.split(':').next().unwrap();
         assert!(
-            p.iter()
-                .any(|x| x.starts_with(&format!("load.{name}")) && x.contains("applies to a `rates` ladder")),
+            p.iter().any(|x| x.starts_with(&format!("load.{name}"))
+                && x.contains("applies to a `rates` ladder")),
             "{key}: {p:?}"
         );
     }
     let order = problems("  concurrency: [4, 4]");
     assert!(
-        order.iter().any(|p| p.starts_with("load.concurrency[1]") && p.contains("strictly increasing")),
+        order
+            .iter()
+            .any(|p| p.starts_with("load.concurrency[1]") && p.contains("strictly increasing")),
         "{order:?}"
     );
     let zero = problems("  concurrency: [0, 2]");
     assert!(
-        zero.iter().any(|p| p.starts_with("load.concurrency[0]") && p.contains("whole number")),
+        zero.iter()
+            .any(|p| p.starts_with("load.concurrency[0]") && p.contains("whole number")),
         "{zero:?}"
     );
     let huge = problems("  concurrency: [100000]");
-    assert!(huge.iter().any(|p| p.contains("from 1 to 10000")), "{huge:?}");
+    assert!(
+        huge.iter().any(|p| p.contains("from 1 to 10000")),
+        "{huge:?}"
+    );
 }
 
 fn rung(kind: LoadKind, level: f64, qps: f64, ttft: f64) -> RungSummary {
@@ -327,8 +346,14 @@ fn the_knee_of_a_concurrency_ladder_compares_throughput_with_the_growth_in_users
     assert!(a.knee_text().starts_with("4 users ("), "{}", a.knee_text());
     assert!(a.knee_text().contains("2 -> 4 users"), "{}", a.knee_text());
     let shown = a.to_string();
-    assert!(shown.contains("Multiples vs the 1 user baseline"), "{shown}");
-    assert!(shown.contains("Most users within SLO:   4 users"), "{shown}");
+    assert!(
+        shown.contains("Multiples vs the 1 user baseline"),
+        "{shown}"
+    );
+    assert!(
+        shown.contains("Most users within SLO:   4 users"),
+        "{shown}"
+    );
     assert_eq!(a.rung(2.0).unwrap().throughput_multiple, Some(2.0));
     let json = serde_json::to_value(&a).unwrap();
     assert_eq!(json["load"], "concurrency");
@@ -351,9 +376,18 @@ fn the_gate_works_on_a_concurrency_ladder_and_compare_refuses_a_rate_ladder() {
     // The same ladder on a build whose decode is 30 % slower.
     let slow_dir = dir.join("slow");
     std::fs::create_dir_all(&slow_dir).unwrap();
-    let slow = write_scenario(&slow_dir, "cgate", load, 40, "  speed: 2\n  decode_scale: 1.3\n");
+    let slow = write_scenario(
+        &slow_dir,
+        "cgate",
+        load,
+        40,
+        "  speed: 2\n  decode_scale: 1.3\n",
+    );
 
-    let run = ladder(&["run", base.to_str().unwrap(), "--out", "results", "--quiet"], dir);
+    let run = ladder(
+        &["run", base.to_str().unwrap(), "--out", "results", "--quiet"],
+        dir,
+    );
     assert_eq!(run.status.code(), Some(0), "{}", text(&run));
     let golden_src = newest(&dir.join("results"), "cgate");
     let bless = ladder(
@@ -364,13 +398,21 @@ fn the_gate_works_on_a_concurrency_ladder_and_compare_refuses_a_rate_ladder() {
 
     // Unchanged: PASS, with the rungs named as users.
     let same = ladder(
-        &["gate", base.to_str().unwrap(), "--golden", "golden", "--out", "results"],
+        &[
+            "gate",
+            base.to_str().unwrap(),
+            "--golden",
+            "golden",
+            "--out",
+            "results",
+        ],
         dir,
     );
     assert_eq!(same.status.code(), Some(0), "{}", text(&same));
     let out = String::from_utf8_lossy(&same.stdout);
     assert!(
-        out.lines().any(|l| l.starts_with("users ") && l.contains("metric")),
+        out.lines()
+            .any(|l| l.starts_with("users ") && l.contains("metric")),
         "{}",
         text(&same)
     );
@@ -392,14 +434,21 @@ fn the_gate_works_on_a_concurrency_ladder_and_compare_refuses_a_rate_ladder() {
     assert_eq!(slower.status.code(), Some(1), "{}", text(&slower));
     let out = String::from_utf8_lossy(&slower.stdout);
     assert!(out.contains("median_tpot_ms"), "{}", text(&slower));
-    assert!(out.to_lowercase().contains("regression"), "{}", text(&slower));
+    assert!(
+        out.to_lowercase().contains("regression"),
+        "{}",
+        text(&slower)
+    );
     let md = std::fs::read_to_string(dir.join("slow.md")).unwrap();
     assert!(md.contains("| users |"), "{md}");
 
     // A rate ladder is never matched with a concurrency ladder, even with rungs of the
     // same numbers and --allow-config-change.
     let rate = write_scenario(dir, "crate", "  rates: [2, 8]", 8, "  speed: 2\n");
-    let run = ladder(&["run", rate.to_str().unwrap(), "--out", "results", "--quiet"], dir);
+    let run = ladder(
+        &["run", rate.to_str().unwrap(), "--out", "results", "--quiet"],
+        dir,
+    );
     assert_eq!(run.status.code(), Some(0), "{}", text(&run));
     let rate_dir = newest(&dir.join("results"), "crate");
     let cmp = ladder(
@@ -414,7 +463,9 @@ fn the_gate_works_on_a_concurrency_ladder_and_compare_refuses_a_rate_ladder() {
     assert_eq!(cmp.status.code(), Some(2), "{}", text(&cmp));
     let err = String::from_utf8_lossy(&cmp.stderr);
     assert!(
-        err.contains("cannot compare a concurrency ladder (baseline) with a rate ladder (candidate)"),
+        err.contains(
+            "cannot compare a concurrency ladder (baseline) with a rate ladder (candidate)"
+        ),
         "{}",
         text(&cmp)
     );

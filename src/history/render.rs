@@ -308,11 +308,7 @@ pub fn html(h: &History) -> Result<String, ReportError> {
     }
     let _ = writeln!(out, "</div>");
     for rate in &h.rates {
-        let _ = writeln!(
-            out,
-            "<h2>{}</h2>\n<table>\n<tr>",
-            h.load.rung(*rate)
-        );
+        let _ = writeln!(out, "<h2>{}</h2>\n<table>\n<tr>", h.load.rung(*rate));
         for c in head(h) {
             let _ = write!(out, "<th>{}</th>", esc(&c));
         }

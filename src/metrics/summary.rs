@@ -339,7 +339,9 @@ impl RungSummary {
             load: match m.get("load").and_then(Value::as_str) {
                 None | Some("rate") => crate::scenario::LoadKind::Rate,
                 Some("concurrency") => crate::scenario::LoadKind::Concurrency,
-                Some(other) => return Err(format!("unknown `load` {other:?} (rate or concurrency)")),
+                Some(other) => {
+                    return Err(format!("unknown `load` {other:?} (rate or concurrency)"))
+                }
             },
             burstiness: match m.get("burstiness") {
                 Some(Value::String(s)) if s == "inf" => f64::INFINITY,

@@ -117,7 +117,11 @@ fn rung_table_html(out: &mut String, run: &RunReport) {
 }
 
 fn verdict_table(out: &mut String, rows: &[super::VerdictRow], axis: &str) {
-    let _ = write!(out, "<h2>Verdicts</h2>\n<table class=\"verdicts\"><thead><tr><th>{}</th>", esc(axis));
+    let _ = write!(
+        out,
+        "<h2>Verdicts</h2>\n<table class=\"verdicts\"><thead><tr><th>{}</th>",
+        esc(axis)
+    );
     let _ = writeln!(out, "<th>metric</th><th>base</th><th>candidate</th><th>change</th><th>verdict</th><th>detail</th></tr></thead><tbody>");
     for r in rows {
         let cls = r.verdict.to_lowercase().replace(' ', "-");

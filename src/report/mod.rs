@@ -38,7 +38,10 @@ pub enum ReportError {
     },
     /// Two runs of different kinds of ladder (rates and concurrency levels) share no axis.
     #[error("cannot overlay a {base} ladder (base) with a {cand} ladder (candidate): their rungs are not on the same axis; report each run on its own")]
-    LoadKinds { base: &'static str, cand: &'static str },
+    LoadKinds {
+        base: &'static str,
+        cand: &'static str,
+    },
     /// A chart failed to draw (a plotters error).
     #[error("chart `{chart}` failed to draw: {message}")]
     Chart { chart: String, message: String },

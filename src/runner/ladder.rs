@@ -18,8 +18,8 @@ use tokio::sync::watch;
 use tokio::time::Instant;
 
 use super::{
-    closed_loop, print_outcome, progress, rung, rung_seed, sim_host, warnings, RunContext, RunError, RunOutcome,
-    STOP_GRACE,
+    closed_loop, print_outcome, progress, rung, rung_seed, sim_host, warnings, RunContext,
+    RunError, RunOutcome, STOP_GRACE,
 };
 use crate::client::Client;
 use crate::metrics::{repeats, summarize, RungContext, RungSummary};

@@ -122,7 +122,12 @@ mod tests {
         let r = w.record(&failed(400, "second message")).expect("stops");
         assert_eq!((r.status, r.count), (Some(400), STOP_AFTER));
         assert_eq!(r.detail, "exceed_context_size_error");
-        assert!(r.describe(crate::scenario::LoadKind::Rate, 5.0).contains("context"), "{}", r.describe(crate::scenario::LoadKind::Rate, 5.0));
+        assert!(
+            r.describe(crate::scenario::LoadKind::Rate, 5.0)
+                .contains("context"),
+            "{}",
+            r.describe(crate::scenario::LoadKind::Rate, 5.0)
+        );
         // Said once.
         assert_eq!(w.record(&failed(400, "x")), None);
     }

@@ -85,7 +85,7 @@ pub fn rung_warnings(s: &RungSummary) -> Vec<String> {
     // but it is the cap, not a slow client, that held them back.
     let capped = !closed
         && s.max_concurrency
-        .is_some_and(|c| c > 0 && s.max_concurrent_requests >= u64::from(c));
+            .is_some_and(|c| c > 0 && s.max_concurrent_requests >= u64::from(c));
     if lag > LAG_WARN_MS && capped {
         w.push(format!(
             "rung {rate}: requests waited for one of the load.max_concurrency {} slots \

@@ -108,8 +108,11 @@ pub(super) fn check(v: &Value, out: &mut Vec<Problem>) {
         if let Ok(d) = super::DurationStr::parse(t) {
             if d.0 > MAX_THINK_TIME {
                 out.push(
-                    Problem::value(p(&["load", "think_time"]), format!("think_time {t} is longer than the limit of 1h"))
-                        .hint("a user's pause between requests is typically 0 to a few seconds"),
+                    Problem::value(
+                        p(&["load", "think_time"]),
+                        format!("think_time {t} is longer than the limit of 1h"),
+                    )
+                    .hint("a user's pause between requests is typically 0 to a few seconds"),
                 );
             }
         }
@@ -141,8 +144,11 @@ pub(super) fn check(v: &Value, out: &mut Vec<Problem>) {
     };
     if levels.is_empty() {
         out.push(
-            Problem::value(p(&["load", "concurrency"]), "the ladder has no concurrency levels")
-                .hint("list at least one number of users, e.g. `concurrency: [1, 4, 16, 64]`"),
+            Problem::value(
+                p(&["load", "concurrency"]),
+                "the ladder has no concurrency levels",
+            )
+            .hint("list at least one number of users, e.g. `concurrency: [1, 4, 16, 64]`"),
         );
     }
     let mut prev: Option<f64> = None;
@@ -159,8 +165,11 @@ pub(super) fn check(v: &Value, out: &mut Vec<Problem>) {
         }
         if let Some(pr) = prev.filter(|pr| c <= *pr) {
             out.push(
-                Problem::value(path, format!("concurrency levels must be strictly increasing, but {c} follows {pr}"))
-                    .hint("sort the levels and remove duplicates"),
+                Problem::value(
+                    path,
+                    format!("concurrency levels must be strictly increasing, but {c} follows {pr}"),
+                )
+                .hint("sort the levels and remove duplicates"),
             );
         }
         prev = Some(prev.map_or(c, |x| x.max(c)));

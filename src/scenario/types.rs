@@ -586,7 +586,12 @@ impl Scenario {
     /// the `concurrency` levels (user counts) of a closed-loop ladder.
     pub fn rungs(&self) -> Vec<f64> {
         if self.load_kind() == super::LoadKind::Concurrency {
-            return self.load.concurrency.iter().map(|&c| f64::from(c)).collect();
+            return self
+                .load
+                .concurrency
+                .iter()
+                .map(|&c| f64::from(c))
+                .collect();
         }
         let mut v: Vec<f64> = self.load.baseline_rate.into_iter().collect();
         v.extend(self.load.rates.iter().copied());
