@@ -251,6 +251,7 @@ fn write_run(dir: &Path, spec: &Spec) {
         tool_version: "0.1.0".into(),
         scenario_name: "quick".into(),
         scenario_file: "scenarios/quick.yaml".into(),
+        load: Default::default(),
         scenario,
         git_commit: None,
         tokenizer_sha256: "ab".repeat(32),

@@ -251,6 +251,8 @@ const FIELDS: &[(&str, &str, Kind, bool)] = &[
     ("load", "max_concurrency", Kind::Num, true),
     ("load", "warmup_requests", Kind::Num, false),
     ("load", "repeats", Kind::Num, false),
+    ("load", "concurrency", Kind::Num, true),
+    ("load", "think_time", Kind::Dur, false),
     ("slo", "ttft_ms", Kind::Num, true),
     ("slo", "tpot_ms", Kind::Num, true),
     ("slo", "e2e_ms", Kind::Num, true),
@@ -356,8 +358,17 @@ fn render(dir: &Path, set: &[(usize, String)]) -> PathBuf {
     if let Some(v) = get("load", "burstiness") {
         text += &format!("  arrival: gamma\n  burstiness: {v}\n");
     }
-    text += &format!("  baseline_rate: {}\n", or("load", "baseline_rate", "50"));
-    text += &format!("  rates: [{}]\n", or("load", "rates", "100"));
+    // A concurrency ladder replaces the rates (a ladder has one or the other).
+    let (users, think) = (get("load", "concurrency"), get("load", "think_time"));
+    if users.is_some() || think.is_some() {
+        text += &format!("  concurrency: [{}]\n", users.unwrap_or_else(|| "2".into()));
+        if let Some(v) = think {
+            text += &format!("  think_time: {v}\n");
+        }
+    } else {
+        text += &format!("  baseline_rate: {}\n", or("load", "baseline_rate", "50"));
+        text += &format!("  rates: [{}]\n", or("load", "rates", "100"));
+    }
     text += &format!("  cooldown: {}\n", or("load", "cooldown", "0s"));
     for k in ["max_concurrency", "warmup_requests"] {
         if let Some(v) = get("load", k) {

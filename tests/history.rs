@@ -72,6 +72,7 @@ fn run_info(started: &str, max_num_seqs: u32, rungs: Vec<RungEntry>) -> RunInfo 
         tool_version: "0.1.0".into(),
         scenario_name: "hist".into(),
         scenario_file: "scenarios/hist.yaml".into(),
+        load: Default::default(),
         scenario: serde_json::json!({
             "version": 1,
             "name": "hist",

@@ -135,6 +135,7 @@ fn summary(s: &Shape, speedup: f64) -> RungSummary {
     let duration_s = completed as f64 / qps;
     RungSummary {
         rate: s.rate,
+        load: Default::default(),
         burstiness: 1.0,
         max_concurrency: None,
         num_prompts: 200,
@@ -194,6 +195,7 @@ fn run_info(name: &str, rungs: Vec<RungEntry>) -> RunInfo {
         tool_version: "0.1.0".into(),
         scenario_name: name.into(),
         scenario_file: format!("scenarios/{name}.yaml"),
+        load: Default::default(),
         scenario: serde_json::json!({
             "version": 1,
             "name": name,

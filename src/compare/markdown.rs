@@ -2,7 +2,7 @@
 
 use std::fmt::Write;
 
-use super::render::{self, cells, HEADERS};
+use super::render::{self, cells};
 use super::{Comparison, Verdict};
 
 fn md_escape(s: &str) -> String {
@@ -57,8 +57,9 @@ pub fn markdown(c: &Comparison, strict: bool) -> String {
         }
     }
     let _ = writeln!(o);
-    let _ = writeln!(o, "| {} |", HEADERS.join(" | "));
-    let _ = writeln!(o, "|{}", "---|".repeat(HEADERS.len()));
+    let headers = render::headers(c.load);
+    let _ = writeln!(o, "| {} |", headers.join(" | "));
+    let _ = writeln!(o, "|{}", "---|".repeat(headers.len()));
     for r in &c.rows {
         let mut cs = cells(r).map(|s| md_escape(&s));
         if r.decision.verdict == Verdict::Regression {
@@ -78,7 +79,8 @@ pub fn markdown(c: &Comparison, strict: bool) -> String {
         for r in notes {
             let _ = writeln!(
                 o,
-                "- rate {} `{}`: {}",
+                "- {} {} `{}`: {}",
+                c.load.name(),
                 render::num(r.rate),
                 r.check,
                 md_escape(&r.decision.note)
@@ -90,7 +92,13 @@ pub fn markdown(c: &Comparison, strict: bool) -> String {
         let _ = writeln!(o, "Server side (scraped `/metrics`):");
         let _ = writeln!(o);
         for (rate, n) in &c.server_notes {
-            let _ = writeln!(o, "- rate {}: {}", render::num(*rate), md_escape(n));
+            let _ = writeln!(
+                o,
+                "- {} {}: {}",
+                c.load.name(),
+                render::num(*rate),
+                md_escape(n)
+            );
         }
     }
     o

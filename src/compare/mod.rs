@@ -18,6 +18,7 @@ pub mod stats;
 pub mod threshold;
 pub mod verdict;
 
+use crate::scenario::LoadKind;
 use std::path::Path;
 
 pub use gate::{bless, gate, gate_outcome, BlessOptions, Blessed, GateError, GateOptions};
@@ -53,6 +54,13 @@ pub enum CompareError {
     },
     #[error("{0}")]
     Threshold(#[from] ThresholdError),
+    #[error(
+        "cannot compare a {} ladder (baseline) with a {} ladder (candidate): the baseline's rungs \
+         are {} and the candidate's are {}, so no rung of one matches a rung of the other; compare \
+         runs of the same kind of ladder (--allow-config-change does not apply)",
+        base.name(), cand.name(), base.axis(), cand.axis()
+    )]
+    LoadKinds { base: LoadKind, cand: LoadKind },
     #[error("the two runs have no rung rate in common (baseline {base:?}, candidate {cand:?}); compare runs of the same ladder")]
     NoCommonRungs { base: Vec<f64>, cand: Vec<f64> },
     #[error("refusing to compare runs of different configurations:\n  {}\npass --allow-config-change to compare anyway", .0.join("\n  "))]
@@ -102,6 +110,8 @@ impl Row {
 /// Knee of each run.
 #[derive(Debug, Clone, PartialEq)]
 pub struct KneeShift {
+    /// What a rung's level counts (both runs are of the same kind).
+    pub load: LoadKind,
     pub base: Option<(f64, String)>,
     pub cand: Option<(f64, String)>,
 }
@@ -110,7 +120,7 @@ impl KneeShift {
     /// One line for humans.
     pub fn describe(&self) -> String {
         let k = |v: &Option<(f64, String)>| match v {
-            Some((r, _)) => format!("{} req/s", render::num(*r)),
+            Some((r, _)) => self.load.level(*r),
             None => "not reached".to_string(),
         };
         let moved = match (&self.base, &self.cand) {
@@ -137,6 +147,8 @@ pub struct Comparison {
     pub cand_label: String,
     /// Scenario name (of the candidate).
     pub scenario: String,
+    /// What the rungs' levels count (req/s or users); the same on both sides.
+    pub load: LoadKind,
     /// Unified diff of configurations; `None` when equal.
     pub config_diff: Option<String>,
     /// Model / workload / tokenizer differences (compared anyway under --allow-config-change).
@@ -334,6 +346,14 @@ pub fn compare(
     c: &ResultDir,
     opts: &CompareOptions,
 ) -> Result<Comparison, CompareError> {
+    // A rate rung and a concurrency rung with the same number are different experiments.
+    if b.info.load != c.info.load {
+        return Err(CompareError::LoadKinds {
+            base: b.info.load,
+            cand: c.info.load,
+        });
+    }
+    let kind = c.info.load;
     let (checks, checks_source, rules_differ) =
         checks_for(b, c, &opts.overrides, opts.candidate_rules_first)?;
     let config_changes = config_diff::imported_changes(b, c)
@@ -366,10 +386,10 @@ pub fn compare(
             if n > 0 {
                 client_limited.push(r.entry.rate);
                 warnings.push(format!(
-                    "rung {} req/s of the {which} is unusable: {n} of {} requests failed on the \
+                    "rung {} of the {which} is unusable: {n} of {} requests failed on the \
                      client (client_resource: out of open files, local ports or socket memory), \
                      not the server; not compared. To rerun it, {}",
-                    render::num(r.entry.rate),
+                    kind.level(r.entry.rate),
                     r.summary.num_prompts,
                     crate::record::CLIENT_RESOURCE_FIX
                 ));
@@ -394,16 +414,16 @@ pub fn compare(
     for r in &brates {
         if !crates.contains(r) {
             warnings.push(format!(
-                "rung {} req/s is only in the baseline (missing from the candidate)",
-                render::num(*r)
+                "rung {} is only in the baseline (missing from the candidate)",
+                kind.level(*r)
             ));
         }
     }
     for r in &crates {
         if !brates.contains(r) {
             warnings.push(format!(
-                "rung {} req/s is only in the candidate (not in the baseline)",
-                render::num(*r)
+                "rung {} is only in the candidate (not in the baseline)",
+                kind.level(*r)
             ));
         }
     }
@@ -534,6 +554,7 @@ pub fn compare(
         }
     }
     let knee = KneeShift {
+        load: c.info.load,
         base: knee_of(b),
         cand: knee_of(c),
     };
@@ -541,6 +562,7 @@ pub fn compare(
         base_label: b.path.display().to_string(),
         cand_label: c.path.display().to_string(),
         scenario: c.info.scenario_name.clone(),
+        load: c.info.load,
         config_diff: config_diff::unified(&b.info, &c.info),
         config_changes,
         warnings,

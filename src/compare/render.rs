@@ -91,6 +91,15 @@ pub const HEADERS: [&str; 9] = [
     "verdict",
 ];
 
+/// [`HEADERS`] with the first column named for the ladder's kind (`rate` or `users`).
+pub fn headers(load: crate::scenario::LoadKind) -> [&'static str; 9] {
+    let mut h = HEADERS;
+    if load == crate::scenario::LoadKind::Concurrency {
+        h[0] = "users";
+    }
+    h
+}
+
 /// Every distinct check with its floor (the floor applies to change bounds).
 pub fn checks_listing(c: &Comparison) -> String {
     let mut seen: Vec<String> = Vec::new();
@@ -157,7 +166,8 @@ pub fn terminal(c: &Comparison, strict: bool) -> String {
     let _ = writeln!(o, "{}", c.run_noise.describe());
     let _ = writeln!(o);
     let rows: Vec<[String; 9]> = c.rows.iter().map(cells).collect();
-    let mut width = HEADERS.map(|h| h.chars().count());
+    let headers = headers(c.load);
+    let mut width = headers.map(|h| h.chars().count());
     for r in &rows {
         for (w, cell) in width.iter_mut().zip(r) {
             *w = (*w).max(cell.chars().count());
@@ -175,7 +185,7 @@ pub fn terminal(c: &Comparison, strict: bool) -> String {
         }
         s.trim_end().to_string()
     };
-    let _ = writeln!(o, "{}", line(&HEADERS.map(String::from)));
+    let _ = writeln!(o, "{}", line(&headers.map(String::from)));
     for r in &rows {
         let _ = writeln!(o, "{}", line(r));
     }
@@ -189,7 +199,8 @@ pub fn terminal(c: &Comparison, strict: bool) -> String {
         for r in notes {
             let _ = writeln!(
                 o,
-                "note: rate {} {}: {}",
+                "note: {} {} {}: {}",
+                c.load.name(),
                 num(r.rate),
                 r.check,
                 r.decision.note
@@ -199,7 +210,7 @@ pub fn terminal(c: &Comparison, strict: bool) -> String {
     if !c.server_notes.is_empty() {
         let _ = writeln!(o);
         for (rate, n) in &c.server_notes {
-            let _ = writeln!(o, "server side, rate {}: {n}", num(*rate));
+            let _ = writeln!(o, "server side, {} {}: {n}", c.load.name(), num(*rate));
         }
     }
     let _ = writeln!(o);

@@ -87,6 +87,8 @@ pub struct History {
     pub folders: Vec<Folder>,
     pub skipped: Vec<Skipped>,
     pub rates: Vec<f64>,
+    /// What the rungs' levels count (every folder's, the same): req/s or users.
+    pub load: crate::scenario::LoadKind,
     pub metrics: Vec<String>,
     pub detect: Config,
     /// Every change point, by rate, metric, then folder.
@@ -152,6 +154,17 @@ pub fn analyze(opts: &HistoryOptions) -> Result<History, String> {
             "no usable result folder among the arguments{}{}",
             if why.is_empty() { "" } else { ":\n" },
             why.join("\n")
+        ));
+    }
+    // A rate rung and a concurrency rung with the same number are different experiments.
+    let load = folders[0].dir.info.load;
+    if let Some(other) = folders.iter().find(|f| f.dir.info.load != load) {
+        return Err(format!(
+            "the folders mix {} ladders ({}) and {} ladders ({}): a history follows one kind of ladder; give the folders of one scenario",
+            load.name(),
+            folders[0].dir.path.display(),
+            other.dir.info.load.name(),
+            other.dir.path.display()
         ));
     }
     let mut notes = Vec::new();
@@ -231,6 +244,7 @@ pub fn analyze(opts: &HistoryOptions) -> Result<History, String> {
         folders,
         skipped: loaded.skipped,
         rates,
+        load,
         metrics,
         detect: cfg,
         steps,

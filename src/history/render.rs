@@ -134,7 +134,7 @@ pub fn terminal(h: &History) -> String {
     let mut out = String::new();
     let _ = writeln!(out, "history: {}", header(h));
     for rate in &h.rates {
-        let _ = writeln!(out, "\nrate {} req/s", rate_label(*rate));
+        let _ = writeln!(out, "\n{}", h.load.rung(*rate));
         let head = head(h);
         let rows = rows(h, *rate);
         let widths: Vec<usize> = (0..head.len())
@@ -195,7 +195,7 @@ pub fn markdown(h: &History) -> String {
         verdict_line(h)
     );
     for rate in &h.rates {
-        let _ = writeln!(out, "### rate {} req/s\n", rate_label(*rate));
+        let _ = writeln!(out, "### {}\n", h.load.rung(*rate));
         let head = head(h);
         let _ = writeln!(out, "| {} |", head.join(" | "));
         let _ = writeln!(out, "|{}", " --- |".repeat(head.len()));
@@ -245,7 +245,7 @@ fn specs(h: &History) -> Vec<ChartSpec> {
                 .iter()
                 .enumerate()
                 .map(|(i, rate)| Line {
-                    label: format!("rate {} req/s", rate_label(*rate)),
+                    label: h.load.rung(*rate),
                     points: super::series::series(&h.folders, *rate, metric)
                         .into_iter()
                         .map(|(f, v)| ((f + 1) as f64, v))
@@ -308,11 +308,7 @@ pub fn html(h: &History) -> Result<String, ReportError> {
     }
     let _ = writeln!(out, "</div>");
     for rate in &h.rates {
-        let _ = writeln!(
-            out,
-            "<h2>rate {} req/s</h2>\n<table>\n<tr>",
-            rate_label(*rate)
-        );
+        let _ = writeln!(out, "<h2>{}</h2>\n<table>\n<tr>", h.load.rung(*rate));
         for c in head(h) {
             let _ = write!(out, "<th>{}</th>", esc(&c));
         }

@@ -35,6 +35,7 @@ use serde::{Deserialize, Serialize};
 
 use super::summary::{Latency, RungSummary};
 use crate::scenario::types::Slo;
+use crate::scenario::LoadKind;
 
 /// Error-rate bound used when the scenario's SLO sets none (the seed's overload line).
 pub const DEFAULT_MAX_ERROR_RATE: f64 = 0.05;
@@ -144,6 +145,10 @@ pub struct Analysis {
     /// so no knee is found on them and none meets the SLO.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub client_limited: Vec<f64>,
+    /// What the rungs' `rate` counts: req/s, or users on a concurrency ladder (then
+    /// written as `"load": "concurrency"`; every rate above is then a number of users).
+    #[serde(default, skip_serializing_if = "LoadKind::is_rate")]
+    pub load: LoadKind,
 }
 
 fn ratio(num: f64, den: f64) -> Option<f64> {
@@ -157,6 +162,7 @@ fn same_rate(a: f64, b: f64) -> bool {
 /// Analyse a run's rungs (in any order) against its SLO.
 pub fn analyze(rungs: &[RungSummary], slo: &Slo, baseline_rate: Option<f64>) -> Analysis {
     let max_error_rate = slo.max_error_rate.unwrap_or(DEFAULT_MAX_ERROR_RATE);
+    let load = rungs.first().map_or(LoadKind::Rate, |r| r.load);
     let mut sorted: Vec<&RungSummary> = rungs.iter().collect();
     sorted.sort_by(|a, b| a.rate.total_cmp(&b.rate));
 
@@ -245,6 +251,7 @@ pub fn analyze(rungs: &[RungSummary], slo: &Slo, baseline_rate: Option<f64>) -> 
     let best_value = base.and_then(|b| best_value_range(&per_rung, b));
 
     Analysis {
+        load,
         baseline_rate: base.map(|i| sorted[i].rate),
         knee,
         max_rate_within_slo,
@@ -277,16 +284,33 @@ fn find_knee(sorted: &[&RungSummary], slo: &Slo, max_error_rate: f64) -> Option<
         }
         if i > 0 {
             let prev = sorted[i - 1];
-            let offered = r.rate - prev.rate;
+            // Closed loop: more users offer more load in proportion (at unchanged latency
+            // N users complete N times one user's requests), so the offered increase in
+            // req/s is the previous throughput scaled by the growth in users.
+            let closed = r.load == LoadKind::Concurrency;
+            let offered = if closed {
+                prev.request_throughput * (r.rate - prev.rate) / prev.rate
+            } else {
+                r.rate - prev.rate
+            };
             let realised = r.request_throughput - prev.request_throughput;
             if offered > 0.0 && realised < PLATEAU_FRACTION * offered {
                 reasons.push(KneeReason::ThroughputPlateau);
+                let what = if closed {
+                    format!(
+                        "+{:.2} req/s that {} -> {} users would add at unchanged latency",
+                        offered,
+                        num(prev.rate),
+                        num(r.rate)
+                    )
+                } else {
+                    format!("offered +{} req/s", num(offered))
+                };
                 detail.push(format!(
-                    "throughput {:.2} -> {:.2} req/s realised {:.0} % of the offered +{} req/s (< {:.0} %)",
+                    "throughput {:.2} -> {:.2} req/s realised {:.0} % of the {what} (< {:.0} %)",
                     prev.request_throughput,
                     r.request_throughput,
                     100.0 * realised / offered,
-                    num(offered),
                     PLATEAU_FRACTION * 100.0
                 ));
             }
@@ -359,6 +383,14 @@ fn num(v: f64) -> String {
 }
 
 impl Analysis {
+    /// `rates` or `concurrency levels`, for sentences about every rung.
+    fn levels(&self) -> &'static str {
+        match self.load {
+            LoadKind::Rate => "rates",
+            LoadKind::Concurrency => "concurrency levels",
+        }
+    }
+
     /// The per-rung analysis at `rate`, if that rung exists.
     pub fn rung(&self, rate: f64) -> Option<&RungAnalysis> {
         self.rungs.iter().find(|r| same_rate(r.rate, rate))
@@ -367,12 +399,13 @@ impl Analysis {
     /// One line for the knee: `20 req/s (throughput plateau: ...)` or a "no knee" sentence.
     pub fn knee_text(&self) -> String {
         match &self.knee {
-            Some(k) => format!("{} req/s ({})", num(k.rate), k.detail.join("; ")),
+            Some(k) => format!("{} ({})", self.load.level(k.rate), k.detail.join("; ")),
             None if !self.client_limited.is_empty() => format!(
-                "none among the rungs that measured the server (left out: {} req/s, where the client ran out of resources)",
-                self.client_limited_text()
+                "none among the rungs that measured the server (left out: {} {}, where the client ran out of resources)",
+                self.client_limited_text(),
+                self.load.unit()
             ),
-            None => "none within the tested rates (throughput kept growing, TTFT stayed steady, errors within bound)".into(),
+            None => format!("none within the tested {} (throughput kept growing, TTFT stayed steady, errors within bound)", self.levels()),
         }
     }
 
@@ -385,11 +418,11 @@ impl Analysis {
     /// The highest rate within SLO as a sentence.
     pub fn slo_text(&self) -> String {
         match self.max_rate_within_slo {
-            Some(r) => format!("{} req/s", num(r)),
+            Some(r) => self.load.level(r),
             None => match self.rungs.first() {
                 Some(first) => format!(
-                    "none: the first rung ({} req/s) already misses it ({})",
-                    num(first.rate),
+                    "none: the first rung ({}) already misses it ({})",
+                    self.load.level(first.rate),
                     first.slo_misses.join("; ")
                 ),
                 None => "none: no rungs".into(),
@@ -401,9 +434,9 @@ impl Analysis {
     pub fn best_value_text(&self) -> String {
         match self.best_value {
             Some(r) => format!(
-                "{} to {} req/s (throughput multiple grows faster than latency multiple)",
+                "{} to {} (throughput multiple grows faster than latency multiple)",
                 num(r.from),
-                num(r.to)
+                self.load.level(r.to)
             ),
             None => {
                 let base = self
@@ -425,23 +458,28 @@ impl Analysis {
 /// Human rendering, printed after `ladder run`.
 impl fmt::Display for Analysis {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let (within, column) = match self.load {
+            LoadKind::Rate => ("Highest rate within SLO:", "rate"),
+            LoadKind::Concurrency => ("Most users within SLO:  ", "users"),
+        };
         writeln!(f, "Knee:                    {}", self.knee_text())?;
-        writeln!(f, "Highest rate within SLO: {}", self.slo_text())?;
+        writeln!(f, "{within} {}", self.slo_text())?;
         writeln!(f, "Best-value range:        {}", self.best_value_text())?;
         if !self.client_limited.is_empty() {
             writeln!(
                 f,
-                "Client-limited rungs:    {} req/s (requests failed on the client: {})",
+                "Client-limited rungs:    {} {} (requests failed on the client: {})",
                 self.client_limited_text(),
+                self.load.unit(),
                 crate::record::CLIENT_RESOURCE_FIX
             )?;
         }
         if let Some(b) = self.baseline_rate {
-            writeln!(f, "Multiples vs the {} req/s baseline:", num(b))?;
+            writeln!(f, "Multiples vs the {} baseline:", self.load.level(b))?;
             writeln!(
                 f,
                 "  {:>8}  {:>8}  {:>8}  {:>8}  {:>8}  SLO",
-                "rate", "x QPS", "x TTFT", "x TPOT", "err %"
+                column, "x QPS", "x TTFT", "x TPOT", "err %"
             )?;
             for r in &self.rungs {
                 let m = |v: Option<f64>| v.map(|v| format!("{v:.2}")).unwrap_or_else(|| "-".into());

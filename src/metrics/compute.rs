@@ -16,8 +16,10 @@ pub struct RungContext {
     pub rate: f64,
     /// Gamma shape (1.0 for Poisson and constant).
     pub burstiness: f64,
-    /// Concurrency cap, if any.
+    /// Concurrency cap, if any (a concurrency rung's level).
     pub max_concurrency: Option<u32>,
+    /// What `rate` counts (a concurrency rung's `rate` is its number of users).
+    pub load: crate::scenario::LoadKind,
     /// The scenario's SLOs, for goodput.
     pub slo: Slo,
     /// Prompts whose token count missed the requested length.
@@ -325,6 +327,7 @@ pub fn summarize(records: &[RequestRecord], ctx: &RungContext) -> RungSummary {
 
     RungSummary {
         rate: ctx.rate,
+        load: ctx.load,
         burstiness: ctx.burstiness,
         max_concurrency: ctx.max_concurrency,
         num_prompts: measured.len() as u64,

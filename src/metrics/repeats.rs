@@ -65,6 +65,7 @@ pub fn pool(
     }
     RungSummary {
         rate: first.rate,
+        load: first.load,
         burstiness: first.burstiness,
         max_concurrency: first.max_concurrency,
         num_prompts: sum(|r| r.num_prompts),

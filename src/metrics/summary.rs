@@ -103,8 +103,14 @@ impl Latency {
 /// Everything measured on one rung.
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct RungSummary {
-    /// Offered request rate (req/s). Also written as vLLM's `request_rate`.
+    /// The rung's level: its offered request rate (req/s), written as `rate` and as vLLM's
+    /// `request_rate`; or, on a concurrency ladder (`load`), its number of users, written
+    /// as `rate` and as vLLM's `max_concurrency` (with `request_rate` `"inf"`, as vLLM
+    /// writes a concurrency run).
     pub rate: f64,
+    /// What `rate` counts: requests per second (default) or closed-loop users. Written as
+    /// `load` for a concurrency rung only, so rate rungs' files are unchanged.
+    pub load: crate::scenario::LoadKind,
     /// Gamma shape of the arrivals, as vLLM means it: 1.0 for Poisson, infinite for constant
     /// (evenly spaced) arrivals, written `"inf"` (JSON has no infinity; vLLM writes an
     /// infinite `request_rate` the same way).
@@ -242,7 +248,12 @@ impl RungSummary {
             m.insert(k.to_string(), v);
         };
         put("rate", num(self.rate));
-        put("request_rate", num(self.rate));
+        if self.load.is_rate() {
+            put("request_rate", num(self.rate));
+        } else {
+            put("load", Value::from(self.load.name()));
+            put("request_rate", Value::from("inf"));
+        }
         put(
             "burstiness",
             if self.burstiness == f64::INFINITY {
@@ -338,6 +349,13 @@ impl RungSummary {
         }
         Ok(RungSummary {
             rate: f("rate")?,
+            load: match m.get("load").and_then(Value::as_str) {
+                None | Some("rate") => crate::scenario::LoadKind::Rate,
+                Some("concurrency") => crate::scenario::LoadKind::Concurrency,
+                Some(other) => {
+                    return Err(format!("unknown `load` {other:?} (rate or concurrency)"))
+                }
+            },
             burstiness: match m.get("burstiness") {
                 Some(Value::String(s)) if s == "inf" => f64::INFINITY,
                 _ => f("burstiness")?,

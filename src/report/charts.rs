@@ -133,7 +133,7 @@ pub(super) fn knee_markers(report: &Report) -> Vec<Marker> {
         .filter_map(|(run, prefix, dashed)| {
             run.analysis.knee.as_ref().map(|k| Marker {
                 rate: k.rate,
-                label: format!("{prefix}knee {} req/s", rate_label(k.rate)),
+                label: format!("{prefix}knee {}", run.info.load.level(k.rate)),
                 color: if dashed { GREY_ } else { KNEE },
             })
         })
@@ -206,14 +206,18 @@ pub fn specs(report: &Report) -> Vec<ChartSpec> {
     let markers = knee_markers(report);
     let max_rate = max_rate(report);
 
-    // Throughput with the ideal y = x line.
-    let mut tput = vec![Line {
-        label: "ideal: throughput = offered rate".into(),
-        points: ideal_points(report, max_rate),
-        color: GREY_,
-        dashed: true,
-        under: false,
-    }];
+    // Throughput with the ideal y = x line (a rate ladder only: a concurrency ladder's x
+    // is users, and what N users can complete depends on the latency).
+    let mut tput = Vec::new();
+    if report.load().is_rate() {
+        tput.push(Line {
+            label: "ideal: throughput = offered rate".into(),
+            points: ideal_points(report, max_rate),
+            color: GREY_,
+            dashed: true,
+            under: false,
+        });
+    }
     for (run, prefix, dashed) in runs(report) {
         tput.push(Line {
             label: format!("{prefix}goodput (within SLO)/s"),

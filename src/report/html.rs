@@ -64,14 +64,20 @@ fn analysis_block(out: &mut String, run: &RunReport) {
     };
     item("SLO", slo_text(run));
     item("Knee", a.knee_text());
-    item("Highest rate within SLO", a.slo_text());
+    item(
+        match run.info.load {
+            crate::scenario::LoadKind::Rate => "Highest rate within SLO",
+            crate::scenario::LoadKind::Concurrency => "Most users within SLO",
+        },
+        a.slo_text(),
+    );
     item("Best-value range", a.best_value_text());
     if let Some(b) = a.baseline_rate {
         item(
             "Baseline",
             format!(
-                "multiples (x QPS, x TTFT, x TPOT) are against the {} req/s rung",
-                rate_label(b)
+                "multiples (x QPS, x TTFT, x TPOT) are against the {} rung",
+                run.info.load.level(b)
             ),
         );
     }
@@ -137,8 +143,13 @@ fn rung_table_html(out: &mut String, run: &RunReport) {
     let _ = writeln!(out, "</tbody></table>");
 }
 
-fn verdict_table(out: &mut String, rows: &[super::VerdictRow]) {
-    let _ = writeln!(out, "<h2>Verdicts</h2>\n<table class=\"verdicts\"><thead><tr><th>rate (req/s)</th><th>metric</th><th>base</th><th>candidate</th><th>change</th><th>verdict</th><th>detail</th></tr></thead><tbody>");
+fn verdict_table(out: &mut String, rows: &[super::VerdictRow], axis: &str) {
+    let _ = write!(
+        out,
+        "<h2>Verdicts</h2>\n<table class=\"verdicts\"><thead><tr><th>{}</th>",
+        esc(axis)
+    );
+    let _ = writeln!(out, "<th>metric</th><th>base</th><th>candidate</th><th>change</th><th>verdict</th><th>detail</th></tr></thead><tbody>");
     for r in rows {
         let cls = r.verdict.to_lowercase().replace(' ', "-");
         let _ = writeln!(
@@ -201,12 +212,12 @@ impl Exporter for Html {
             analysis_block(&mut out, run);
         }
         if let Some(v) = &report.verdicts {
-            verdict_table(&mut out, v);
+            verdict_table(&mut out, v, report.load().axis());
         }
 
         let _ = writeln!(out, "<h2>Charts</h2>\n<div class=\"charts\">");
         for spec in charts::specs(report) {
-            let svg = charts::render_svg(&spec)?;
+            let svg = charts::render_svg_x(&spec, charts::XKind::Rate, report.x_desc())?;
             let _ = writeln!(out, "<figure class=\"chart\" id=\"chart-{}\">", spec.id);
             out.push_str(svg.trim_start_matches("<?xml version=\"1.0\" encoding=\"UTF-8\"?>"));
             let _ = writeln!(out, "\n<figcaption>");

@@ -34,13 +34,17 @@ fn run_section(out: &mut String, run: &RunReport, heading: &str) {
     let _ = writeln!(out, "{}\n", run_meta(run));
     let _ = writeln!(out, "SLO: {}\n", slo_text(run));
     let _ = writeln!(out, "- **Knee:** {}", a.knee_text());
-    let _ = writeln!(out, "- **Highest rate within SLO:** {}", a.slo_text());
+    let within = match run.info.load {
+        crate::scenario::LoadKind::Rate => "Highest rate within SLO",
+        crate::scenario::LoadKind::Concurrency => "Most users within SLO",
+    };
+    let _ = writeln!(out, "- **{within}:** {}", a.slo_text());
     let _ = writeln!(out, "- **Best-value range:** {}", a.best_value_text());
     if let Some(b) = a.baseline_rate {
         let _ = writeln!(
             out,
-            "- **Baseline:** multiples (x QPS, x TTFT, x TPOT) are against the {} req/s rung",
-            rate_label(b)
+            "- **Baseline:** multiples (x QPS, x TTFT, x TPOT) are against the {} rung",
+            run.info.load.level(b)
         );
     }
     for w in &run.info.warnings {
@@ -98,7 +102,7 @@ impl Exporter for Markdown {
                 table(
                     &mut out,
                     &[
-                        "rate (req/s)",
+                        report.load().axis(),
                         "metric",
                         "base",
                         "candidate",

@@ -36,6 +36,12 @@ pub enum ReportError {
         path: PathBuf,
         source: std::io::Error,
     },
+    /// Two runs of different kinds of ladder (rates and concurrency levels) share no axis.
+    #[error("cannot overlay a {base} ladder (base) with a {cand} ladder (candidate): their rungs are not on the same axis; report each run on its own")]
+    LoadKinds {
+        base: &'static str,
+        cand: &'static str,
+    },
     /// A chart failed to draw (a plotters error).
     #[error("chart `{chart}` failed to draw: {message}")]
     Chart { chart: String, message: String },
@@ -137,6 +143,20 @@ pub struct Report {
 }
 
 impl Report {
+    /// What the rungs' levels count (req/s or users): the first run's, which every run
+    /// shares ([`write_comparison`] refuses a mix).
+    pub fn load(&self) -> crate::scenario::LoadKind {
+        self.runs.first().map(|r| r.info.load).unwrap_or_default()
+    }
+
+    /// The x axis of the report's charts.
+    pub fn x_desc(&self) -> &'static str {
+        match self.load() {
+            crate::scenario::LoadKind::Rate => "offered rate (req/s)",
+            crate::scenario::LoadKind::Concurrency => "concurrency (users)",
+        }
+    }
+
     /// True when two runs are overlaid.
     pub fn is_overlay(&self) -> bool {
         self.runs.len() > 1
@@ -187,13 +207,17 @@ pub fn write_comparison(
     out: &Path,
     verdicts: Option<Vec<VerdictRow>>,
 ) -> Result<Vec<PathBuf>, ReportError> {
-    let report = Report {
-        runs: vec![
-            RunReport::load(base, "base")?,
-            RunReport::load(candidate, "candidate")?,
-        ],
-        verdicts,
-    };
+    let runs = vec![
+        RunReport::load(base, "base")?,
+        RunReport::load(candidate, "candidate")?,
+    ];
+    if runs[0].info.load != runs[1].info.load {
+        return Err(ReportError::LoadKinds {
+            base: runs[0].info.load.name(),
+            cand: runs[1].info.load.name(),
+        });
+    }
+    let report = Report { runs, verdicts };
     write_report(&report, out)
 }
 
@@ -273,7 +297,7 @@ pub(crate) fn reasoning_table(run: &RunReport) -> Option<(Vec<&'static str>, Vec
 
 pub(crate) fn rung_table(run: &RunReport) -> (Vec<&'static str>, Vec<Vec<String>>) {
     let header = vec![
-        "rate (req/s)",
+        run.info.load.axis(),
         "completed",
         "failed",
         "error rate",

@@ -46,6 +46,15 @@ pub fn add_run(base: &ResultDir, add: &ResultDir, to: &Path) -> Result<(), Merge
             "a folder of vLLM result files cannot take or give repeats; bless a ladder run".into(),
         ));
     }
+    if base.info.load != add.info.load {
+        return Err(MergeError::Refused(format!(
+            "the baseline is a {} ladder and {} a {} ladder: a run added to a baseline must \
+             measure the same rungs",
+            base.info.load.name(),
+            add.path.display(),
+            add.info.load.name()
+        )));
+    }
     let rates = |d: &ResultDir| -> Vec<f64> {
         let mut r: Vec<f64> = d.rungs.iter().map(|r| r.entry.rate).collect();
         r.sort_by(f64::total_cmp);
@@ -53,9 +62,10 @@ pub fn add_run(base: &ResultDir, add: &ResultDir, to: &Path) -> Result<(), Merge
     };
     if rates(base) != rates(add) {
         return Err(MergeError::Refused(format!(
-            "the baseline has rungs {:?} req/s and {} has {:?}: a run added to a baseline must \
+            "the baseline has rungs {:?} {} and {} has {:?}: a run added to a baseline must \
              measure the same rungs",
             rates(base),
+            base.info.load.unit(),
             add.path.display(),
             rates(add)
         )));

@@ -59,6 +59,10 @@ pub struct RunInfo {
     /// The resolved scenario (env templates rendered, overrides applied). Holds the *name*
     /// of the API key variable, never its value.
     pub scenario: serde_json::Value,
+    /// What the rungs' `rate` counts: `concurrency` for a closed-loop ladder (users), left
+    /// out for a rate ladder (req/s) and in folders written before concurrency ladders.
+    #[serde(default, skip_serializing_if = "crate::scenario::LoadKind::is_rate")]
+    pub load: crate::scenario::LoadKind,
     /// `git rev-parse HEAD` of the working directory, if it is a repository.
     pub git_commit: Option<String>,
     /// SHA-256 of the tokenizer file.

@@ -392,6 +392,7 @@ fn rung_of(dir: &Path, file: &str, o: Map<String, Value>) -> Result<ImportedRung
     };
     let summary = RungSummary {
         rate,
+        load: Default::default(),
         burstiness,
         max_concurrency: u("max_concurrency").map(|c| c.min(u64::from(u32::MAX)) as u32),
         num_prompts: u("num_prompts").unwrap_or(completed.saturating_add(failed)),
@@ -513,6 +514,7 @@ pub fn open(dir: &Path) -> Result<Option<(RunInfo, Vec<ImportedRung>)>, LoadErro
         scenario_name: sanitized_name(dir),
         scenario_file: String::new(),
         scenario,
+        load: Default::default(),
         git_commit: None,
         tokenizer_sha256: String::new(),
         tokenizer_source: None,

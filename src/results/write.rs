@@ -267,6 +267,7 @@ mod tests {
             tool_version: "test".into(),
             scenario_name: name.into(),
             scenario_file: "s.yaml".into(),
+            load: Default::default(),
             scenario: serde_json::json!({"name": name}),
             git_commit: None,
             tokenizer_sha256: "00".into(),

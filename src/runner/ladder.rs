@@ -10,20 +10,21 @@
 //! has run; the server's `/metrics` are scraped during the first repeat only.
 
 use std::sync::Arc;
+use std::time::Duration;
 
 use chrono::Utc;
 use tokio::sync::watch;
 use tokio::time::Instant;
 
 use super::{
-    print_outcome, progress, rung, rung_seed, sim_host, warnings, RunContext, RunError, RunOutcome,
-    STOP_GRACE,
+    closed_loop, print_outcome, progress, rung, rung_seed, sim_host, warnings, RunContext,
+    RunError, RunOutcome, STOP_GRACE,
 };
 use crate::client::Client;
 use crate::metrics::{repeats, summarize, RungContext, RungSummary};
 use crate::record::RequestRecord;
 use crate::results::{server_metrics_file_name, RunStatus, RunWriter};
-use crate::scenario::{Arrival, Scenario};
+use crate::scenario::{Arrival, LoadKind, Scenario};
 use crate::servermetrics::{self, ScrapeSetup, ServerSummary};
 use crate::workload::{self, PromptSet};
 
@@ -236,6 +237,7 @@ impl Ladder<'_> {
     ) -> Result<(Measured, Option<String>), RunError> {
         let scenario = self.scenario;
         let quiet = self.ctx.opts.quiet;
+        let kind = scenario.load_kind();
         let warmup = scenario.load.warmup_requests as usize;
         let n = scenario.workload.requests_per_rung as usize;
         // vLLM's meaning: the gamma shape; 1 is Poisson, and evenly spaced (constant)
@@ -258,7 +260,7 @@ impl Ladder<'_> {
         if repeat == 0 {
             for note in set.notes {
                 if !quiet {
-                    eprintln!("note: rung {rate} req/s: {note}");
+                    eprintln!("note: rung {}: {note}", kind.level(rate));
                 }
                 log.push(format!("note: rung {rate}: {note}"));
             }
@@ -272,14 +274,22 @@ impl Ladder<'_> {
                     .prepare(&p.text, p.input_tokens, p.output_tokens)
             })
             .collect();
-        let schedule = workload::schedule(
-            scenario.load.arrival,
-            rate,
-            scenario.load.burstiness,
-            warmup + n,
-            rung_seed(scenario.workload.seed, idx),
-        )
-        .map_err(|e| RunError::Scenario(e.to_string()))?;
+        // A concurrency rung: `rate` is its number of users; no arrival schedule.
+        let closed = (kind == LoadKind::Concurrency).then(|| closed_loop::Users {
+            count: rate as u32,
+            think_time: scenario.load.think_time.map_or(Duration::ZERO, |d| d.0),
+        });
+        let schedule = match closed {
+            Some(_) => Vec::new(),
+            None => workload::schedule(
+                scenario.load.arrival,
+                rate,
+                scenario.load.burstiness,
+                warmup + n,
+                rung_seed(scenario.workload.seed, idx),
+            )
+            .map_err(|e| RunError::Scenario(e.to_string()))?,
+        };
         // Server metrics from the first measured send on (warmup left out).
         let first_measured = schedule.get(warmup).copied().unwrap_or_default();
         let plan = rung::RungPlan {
@@ -287,8 +297,9 @@ impl Ladder<'_> {
             schedule,
             warmup,
             max_concurrency: scenario.load.max_concurrency,
+            closed,
         };
-        let mut bar = progress::RungBar::new(rate, (warmup + n) as u64, quiet);
+        let mut bar = progress::RungBar::new(kind, rate, (warmup + n) as u64, quiet);
         let scraper = scrape.map(|s| s.start(Instant::now() + rung::START_LEAD + first_measured));
         let run = rung::run_rung(
             self.client.clone(),
@@ -306,8 +317,10 @@ impl Ladder<'_> {
             &run.records,
             &RungContext {
                 rate,
-                burstiness,
-                max_concurrency: scenario.load.max_concurrency,
+                load: kind,
+                // vLLM writes its default burstiness (1) for a concurrency run.
+                burstiness: if closed.is_some() { 1.0 } else { burstiness },
+                max_concurrency: closed.map_or(scenario.load.max_concurrency, |u| Some(u.count)),
                 slo: scenario.slo.clone(),
                 inexact_prompts: inexact,
                 interrupted: run.interrupted || run.rejected.is_some(),
@@ -369,7 +382,8 @@ impl Ladder<'_> {
         if inexact > 0 {
             warn(
                 format!(
-                    "rung {rate} req/s: {inexact} prompts could not be made exactly {} tokens long (within 1 token)",
+                    "rung {}: {inexact} prompts could not be made exactly {} tokens long (within 1 token)",
+                    kind.level(rate),
                     scenario.workload.input_tokens
                 ),
                 &mut bar,
@@ -386,7 +400,7 @@ impl Ladder<'_> {
         {
             warn(format!("{w}{which}"), &mut bar);
         }
-        let rejected = run.rejected.as_ref().map(|r| r.describe(rate));
+        let rejected = run.rejected.as_ref().map(|r| r.describe(kind, rate));
         Ok((
             Measured {
                 records: run.records,
@@ -408,6 +422,7 @@ fn pooled(h: &Held) -> RungSummary {
     let first = &h.summaries[0];
     let ctx = RungContext {
         rate: first.rate,
+        load: first.load,
         burstiness: first.burstiness,
         max_concurrency: first.max_concurrency,
         slo: Default::default(),

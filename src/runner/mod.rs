@@ -1,5 +1,6 @@
 //! Running a scenario: preflight, the rate ladder, rung dispatch, cancellation.
 
+pub mod closed_loop;
 mod environment;
 mod ladder;
 pub mod limits;
@@ -112,6 +113,13 @@ pub fn run_all(opts: &RunOptions) -> Result<Vec<RunOutcome>, RunError> {
     }
     let mut scenario = loaded.scenario.clone();
     if let Some(rates) = &opts.rates {
+        if !scenario.load.concurrency.is_empty() {
+            return Err(RunError::Scenario(format!(
+                "--rates replaces `load.rates`, but {} is a concurrency ladder (`load.concurrency`); \
+                 edit its concurrency levels instead (a ladder is either rates or concurrency)",
+                opts.scenario_path.display()
+            )));
+        }
         check_rates(rates, scenario.load.baseline_rate)?;
         scenario.load.rates = rates.clone();
     }
@@ -192,11 +200,11 @@ fn check_rates(rates: &[f64], baseline: Option<f64>) -> Result<(), RunError> {
 fn check_fd_limit(scenario: &Scenario, say: &dyn Fn(&str)) -> Result<(), RunError> {
     let per_rung =
         scenario.load.warmup_requests as u64 + scenario.workload.requests_per_rung as u64;
-    let concurrency = scenario
-        .load
-        .max_concurrency
-        .map(|c| (c as u64).min(per_rung))
-        .unwrap_or(per_rung);
+    let cap = match scenario.load.concurrency.iter().max() {
+        Some(&users) => Some(users),
+        None => scenario.load.max_concurrency,
+    };
+    let concurrency = cap.map(|c| (c as u64).min(per_rung)).unwrap_or(per_rung);
     let need = limits::fds_needed(concurrency, scenario.endpoint.base_url == "sim");
     match limits::ensure_fds(need) {
         Ok(limits::FdLimit::Enough) | Err(_) => Ok(()),
@@ -367,11 +375,14 @@ async fn run_scenario(
     };
     check_fd_limit(&scenario, &say)?;
 
-    let max_connections = scenario
-        .load
-        .max_concurrency
-        .map(|c| c as usize)
-        .unwrap_or(1024);
+    let max_connections = match scenario.load.concurrency.iter().max() {
+        Some(&users) => users as usize,
+        None => scenario
+            .load
+            .max_concurrency
+            .map(|c| c as usize)
+            .unwrap_or(1024),
+    };
     let counter_tok = tokenizer.clone();
     let client = Client::new(ClientConfig {
         base_url: base_url.clone(),
@@ -516,6 +527,7 @@ async fn run_scenario(
             tool_version: env!("CARGO_PKG_VERSION").to_string(),
             scenario_name: ladder.name.clone(),
             scenario_file: ctx.opts.scenario_path.display().to_string(),
+            load: ladder.load_kind(),
             scenario: environment::redacted_scenario(
                 &ladder,
                 &ctx.env_headers,

@@ -119,6 +119,9 @@ pub fn prepare(loaded: &Loaded, scenario: Scenario) -> Result<Prepared, Vec<Find
 /// strictly increasing, the baseline below them), so the longest gaps: with the rates,
 /// burstiness and rung size inside `scenario::limits` the later rungs fit too.
 fn check_schedule(s: &Scenario, found: &mut Vec<Finding>) {
+    if s.load_kind() == crate::scenario::LoadKind::Concurrency {
+        return; // closed-loop users have no arrival schedule
+    }
     let Some(&rate) = s.rungs().first() else {
         return;
     };

@@ -8,6 +8,7 @@ use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use super::rung::RungObserver;
 use crate::metrics::{Latency, LiveStats, RungSummary};
 use crate::results::rate_label;
+use crate::scenario::LoadKind;
 
 /// The bar of one rung.
 pub struct RungBar {
@@ -17,8 +18,9 @@ pub struct RungBar {
 }
 
 impl RungBar {
-    /// A bar for `total` requests at `rate`; hidden when `quiet`.
-    pub fn new(rate: f64, total: u64, quiet: bool) -> RungBar {
+    /// A bar for `total` requests at `level` (a rate, or users for `kind`); hidden when
+    /// `quiet`.
+    pub fn new(kind: LoadKind, level: f64, total: u64, quiet: bool) -> RungBar {
         let bar = if quiet {
             ProgressBar::hidden()
         } else {
@@ -29,7 +31,7 @@ impl RungBar {
                 .expect("valid template")
                 .progress_chars("=> "),
         );
-        bar.set_prefix(format!("{} req/s", rate_label(rate)));
+        bar.set_prefix(kind.level(level));
         RungBar {
             bar,
             last: Instant::now() - Duration::from_secs(1),
@@ -85,12 +87,17 @@ impl RungObserver for RungBar {
     }
 }
 
-/// The table of all rungs printed at the end of a run.
+/// The table of all rungs printed at the end of a run; the first column is the rung's rate
+/// (req/s) or, on a concurrency ladder, its number of users.
 pub fn rung_table(rungs: &[RungSummary]) -> String {
     let mut out = String::new();
+    let level = match rungs.first().map(|s| s.load) {
+        Some(LoadKind::Concurrency) => "users",
+        _ => "rate",
+    };
     out.push_str(&format!(
         "{:>9} {:>9} {:>9} {:>10} {:>10} {:>10} {:>10} {:>8} {:>10}\n",
-        "rate", "qps", "tok/s", "p50 TTFT", "p99 TTFT", "p50 TPOT", "p50 E2E", "errors", "lag p99"
+        level, "qps", "tok/s", "p50 TTFT", "p99 TTFT", "p50 TPOT", "p50 E2E", "errors", "lag p99"
     ));
     for s in rungs {
         out.push_str(&format!(

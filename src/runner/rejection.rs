@@ -31,7 +31,8 @@ pub struct Rejection {
 
 impl Rejection {
     /// What to tell the user, with the likely cause of the status.
-    pub fn describe(&self, rate: f64) -> String {
+    pub fn describe(&self, kind: crate::scenario::LoadKind, rate: f64) -> String {
+        let rate = kind.level(rate);
         let status = self
             .status
             .map(|s| format!("HTTP {s} "))
@@ -54,7 +55,7 @@ impl Rejection {
             _ => "the server refuses these requests",
         };
         format!(
-            "rung {rate} req/s: the server rejected {} requests in a row the same way \
+            "rung {rate}: the server rejected {} requests in a row the same way \
              ({}: {status}{}) and none succeeded, so the ladder stopped: a client error, not \
              overload. Likely cause: {cause}",
             self.count, self.class, self.detail
@@ -121,7 +122,12 @@ mod tests {
         let r = w.record(&failed(400, "second message")).expect("stops");
         assert_eq!((r.status, r.count), (Some(400), STOP_AFTER));
         assert_eq!(r.detail, "exceed_context_size_error");
-        assert!(r.describe(5.0).contains("context"), "{}", r.describe(5.0));
+        assert!(
+            r.describe(crate::scenario::LoadKind::Rate, 5.0)
+                .contains("context"),
+            "{}",
+            r.describe(crate::scenario::LoadKind::Rate, 5.0)
+        );
         // Said once.
         assert_eq!(w.record(&failed(400, "x")), None);
     }

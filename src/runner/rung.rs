@@ -1,5 +1,6 @@
-//! One rung: open-loop dispatch at precomputed send times, a bounded channel of records,
-//! and cancellation with a grace period for requests in flight.
+//! One rung: open-loop dispatch at precomputed send times (or closed-loop users, see
+//! [`super::closed_loop`]), a bounded channel of records, and cancellation with a grace
+//! period for requests in flight.
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
@@ -23,6 +24,9 @@ pub struct RungPlan {
     pub warmup: usize,
     /// Cap on requests in flight.
     pub max_concurrency: Option<u32>,
+    /// Closed-loop users instead of the schedule (a concurrency rung): `schedule` and
+    /// `max_concurrency` are then unused.
+    pub closed: Option<super::closed_loop::Users>,
 }
 
 /// What a rung produced.
@@ -57,6 +61,31 @@ const TIMER_BACKSTOP: Duration = Duration::from_millis(3);
 /// Lead time before the first send, so the first arrivals are not late by construction.
 pub(crate) const START_LEAD: Duration = Duration::from_millis(20);
 
+/// Re-tokenizing runs on the blocking pool, a few texts at a time: all cores but one, so the
+/// async workers (reads, timeouts, dispatch) keep a core to run on.
+fn counting_pool() -> Arc<Semaphore> {
+    Arc::new(Semaphore::new(
+        std::thread::available_parallelism()
+            .map_or(1, |n| n.get().saturating_sub(1))
+            .max(1),
+    ))
+}
+
+/// A measured request's record, counted (re-tokenized if needed, one of `counting`'s turns)
+/// and handed to the collector.
+pub(super) async fn deliver(
+    measured: crate::client::Measured,
+    counting: &Semaphore,
+    tx: &mpsc::Sender<RequestRecord>,
+) {
+    let _turn = match measured.needs_counting() {
+        true => counting.acquire().await.ok(),
+        false => None,
+    };
+    let rec = measured.counted().await;
+    let _ = tx.send(rec).await;
+}
+
 /// Dispatch a rung and collect its records.
 ///
 /// `stop` turning true stops dispatch; requests in flight then get `grace` to finish and
@@ -76,7 +105,20 @@ pub async fn run_rung(
     // Dispatch stops when this turns true: the server rejects every request the same way.
     let (halt_tx, halt_rx) = watch::channel(false);
 
-    let dispatcher = {
+    let dispatcher = if let Some(users) = plan.closed {
+        super::closed_loop::spawn(super::closed_loop::Dispatch {
+            client,
+            requests: plan.requests,
+            warmup: plan.warmup,
+            users,
+            start,
+            stop: stop.clone(),
+            halt: halt_rx,
+            tx,
+            sent: sent.clone(),
+            counting: counting_pool(),
+        })
+    } else {
         let sent = sent.clone();
         let mut stop = stop.clone();
         let mut halt = halt_rx;
@@ -84,13 +126,7 @@ pub async fn run_rung(
             .max_concurrency
             .map(|c| Arc::new(Semaphore::new(c.max(1) as usize)));
         let warmup = plan.warmup;
-        // Re-tokenizing runs on the blocking pool, a few texts at a time: all cores but one,
-        // so the async workers (reads, timeouts, dispatch) keep a core to run on.
-        let counting = Arc::new(Semaphore::new(
-            std::thread::available_parallelism()
-                .map_or(1, |n| n.get().saturating_sub(1))
-                .max(1),
-        ));
+        let counting = counting_pool();
         // The dispatch loop is a task on the runtime, woken by an OS high-resolution timer
         // (timerfd on Linux) registered in tokio's reactor: tokio's own timer fires on 1 ms
         // ticks, up to a tick late. The send task is spawned from the worker that polls the
@@ -134,12 +170,7 @@ pub async fn run_rung(
                     let measured = client.measure(&req, start, at, i as u32, i < warmup).await;
                     // Timing is final: free the slot before any re-tokenizing.
                     drop(permit);
-                    let _turn = match measured.needs_counting() {
-                        true => counting.acquire().await.ok(),
-                        false => None,
-                    };
-                    let rec = measured.counted().await;
-                    let _ = tx.send(rec).await;
+                    deliver(measured, &counting, &tx).await;
                 });
             }
         })

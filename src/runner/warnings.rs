@@ -39,7 +39,8 @@ fn seconds(s: f64) -> String {
 /// Warnings for one rung, each a full sentence with what to do.
 pub fn rung_warnings(s: &RungSummary) -> Vec<String> {
     let mut w = Vec::new();
-    let rate = rate_label(s.rate);
+    let rate = s.load.level(s.rate);
+    let closed = s.load == crate::scenario::LoadKind::Concurrency;
     let e2e = s.stats(Latency::E2el).median / 1000.0;
     let window = if s.rate > 0.0 {
         s.num_prompts as f64 / s.rate
@@ -57,10 +58,22 @@ pub fn rung_warnings(s: &RungSummary) -> Vec<String> {
         0.0
     };
     let saturated = s.request_throughput < 0.9 * keeping_up_qps;
-    if s.completed > 0 && window < 3.0 * e2e && !saturated {
+    // A concurrency rung is in steady state once every user has had a few turns: its
+    // users' first requests all start together and its last ones drain alone.
+    let per_user = s.num_prompts as f64 / s.rate.max(1.0);
+    if closed && s.completed > 0 && per_user < 3.0 {
+        w.push(format!(
+            "rung {rate} is too short to reach steady state: {} requests over {} users is {per_user:.1} \
+             per user, fewer than 3; raise workload.requests_per_rung to at least {}",
+            s.num_prompts,
+            rate_label(s.rate),
+            (3.0 * s.rate).ceil() as u64
+        ));
+    }
+    if !closed && s.completed > 0 && window < 3.0 * e2e && !saturated {
         let need = (3.0 * e2e * s.rate).ceil() as u64;
         w.push(format!(
-            "rung {rate} req/s is too short to reach steady state: {} requests arrive over {}, \
+            "rung {rate} is too short to reach steady state: {} requests arrive over {}, \
              less than 3x the median request time ({}); raise workload.requests_per_rung to at least {need}",
             s.num_prompts,
             seconds(window),
@@ -70,26 +83,32 @@ pub fn rung_warnings(s: &RungSummary) -> Vec<String> {
     let lag = s.stats(Latency::DispatchLag).p99;
     // Under a concurrency cap, requests wait for a free slot by design: that wait is lag,
     // but it is the cap, not a slow client, that held them back.
-    let capped = s
-        .max_concurrency
-        .is_some_and(|c| c > 0 && s.max_concurrent_requests >= u64::from(c));
+    let capped = !closed
+        && s.max_concurrency
+            .is_some_and(|c| c > 0 && s.max_concurrent_requests >= u64::from(c));
     if lag > LAG_WARN_MS && capped {
         w.push(format!(
-            "rung {rate} req/s: requests waited for one of the load.max_concurrency {} slots \
+            "rung {rate}: requests waited for one of the load.max_concurrency {} slots \
              (dispatch lag p99 {lag:.1} ms): the cap, not the arrival rate, set the load on \
              this rung",
             s.max_concurrency.unwrap_or_default()
         ));
+    } else if lag > LAG_WARN_MS && closed {
+        w.push(format!(
+            "rung {rate}: dispatch lag p99 is {lag:.1} ms (> {LAG_WARN_MS} ms): users waited that \
+             long between being ready (previous request done, think time over) and their next \
+             send, so this rung measures the client as much as the server"
+        ));
     } else if lag > LAG_WARN_MS {
         w.push(format!(
-            "rung {rate} req/s: dispatch lag p99 is {lag:.1} ms (> {LAG_WARN_MS} ms): the client \
+            "rung {rate}: dispatch lag p99 is {lag:.1} ms (> {LAG_WARN_MS} ms): the client \
              fell behind its schedule, so this rung measures the client as much as the server"
         ));
     }
     let client = s.client_failures();
     if client > 0 {
         w.push(format!(
-            "rung {rate} req/s: {client} of {} requests failed on the client, not the server \
+            "rung {rate}: {client} of {} requests failed on the client, not the server \
              (client_resource: out of open files, local ports or socket memory); {}. This rung \
              does not measure the server: the analysis and compare/gate leave it out",
             s.num_prompts,
@@ -98,7 +117,7 @@ pub fn rung_warnings(s: &RungSummary) -> Vec<String> {
     }
     if s.server_error_rate() > OVERLOAD_ERROR_RATE && s.mostly_rejected() {
         w.push(format!(
-            "rung {rate} req/s: error rate {:.1}% is above {:.0}%, but {} of the {} failures were rejected by the server (client_4xx / auth): the requests are wrong for this server (a prompt longer than its context, an unknown model, a bad parameter, a missing key), it is not overloaded; the requests files hold the server's messages",
+            "rung {rate}: error rate {:.1}% is above {:.0}%, but {} of the {} failures were rejected by the server (client_4xx / auth): the requests are wrong for this server (a prompt longer than its context, an unknown model, a bad parameter, a missing key), it is not overloaded; the requests files hold the server's messages",
             s.server_error_rate() * 100.0,
             OVERLOAD_ERROR_RATE * 100.0,
             s.rejected(),
@@ -120,7 +139,7 @@ pub fn rung_warnings(s: &RungSummary) -> Vec<String> {
             ""
         };
         w.push(format!(
-            "rung {rate} req/s: error rate {:.1}% is above {:.0}%: overloaded{hint} [{}]",
+            "rung {rate}: error rate {:.1}% is above {:.0}%: overloaded{hint} [{}]",
             s.server_error_rate() * 100.0,
             OVERLOAD_ERROR_RATE * 100.0,
             classes.join(", ")
@@ -144,11 +163,11 @@ fn beyond_tolerance(server: f64, requested: f64) -> bool {
 /// likely cause for `api` (a chat template adds prompt tokens; completions should match).
 pub fn token_warnings(s: &RungSummary, api: Api, ignore_eos: bool) -> Vec<String> {
     let mut w = Vec::new();
-    let rate = rate_label(s.rate);
+    let rate = s.load.level(s.rate);
     let t = &s.tokens;
     if t.untrusted_usage > 0 {
         w.push(format!(
-            "rung {rate} req/s: {} of {} requests reported implausible usage ({}); ladder ignored \
+            "rung {rate}: {} of {} requests reported implausible usage ({}); ladder ignored \
              it and counted their output tokens itself (token_source and usage_rejected in \
              requests_rate_{rate}.jsonl); check the server's or gateway's token accounting",
             t.untrusted_usage,
@@ -179,7 +198,7 @@ pub fn token_warnings(s: &RungSummary, api: Api, ignore_eos: bool) -> Vec<String
                 }
             };
             w.push(format!(
-                "rung {rate} req/s: the server counted {:.1} prompt tokens per request, ladder \
+                "rung {rate}: the server counted {:.1} prompt tokens per request, ladder \
                  sent {asked:.1} ({diff:+.1}): {cause}",
                 server
             ));
@@ -198,7 +217,7 @@ pub fn token_warnings(s: &RungSummary, api: Api, ignore_eos: bool) -> Vec<String
                  tokens), or a tokenizer/model mismatch"
             };
             w.push(format!(
-                "rung {rate} req/s: the server counted {server:.1} output tokens per request, \
+                "rung {rate}: the server counted {server:.1} output tokens per request, \
                  {asked:.1} were asked for (max_tokens): {cause}"
             ));
         }

@@ -235,7 +235,7 @@ pub enum Dataset {
     Sharegpt,
 }
 
-/// The rate ladder.
+/// The ladder: open-loop rates or closed-loop concurrency levels.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Load {
@@ -248,8 +248,19 @@ pub struct Load {
     /// The first rung, run before `rates` and used as the reference for latency multiples.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub baseline_rate: Option<f64>,
-    /// Offered request rates in requests per second, strictly increasing.
+    /// Offered request rates in requests per second, strictly increasing (open loop). A
+    /// ladder has either `rates` or `concurrency`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub rates: Vec<f64>,
+    /// Closed-loop rungs instead of `rates`: numbers of users, strictly increasing. Each
+    /// user sends its next request when its previous one finished (plus `think_time`),
+    /// until the rung's `requests_per_rung` (and warmup) requests are done.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub concurrency: Vec<u32>,
+    /// With `concurrency`: how long each user waits after a request finished before it
+    /// sends the next one, e.g. `500ms`. Default 0.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub think_time: Option<DurationStr>,
     /// Pause between rungs, e.g. `10s`.
     #[serde(default = "default_cooldown")]
     pub cooldown: DurationStr,
@@ -599,11 +610,29 @@ impl JsonSchema for DurationStr {
 }
 
 impl Scenario {
-    /// The rungs in run order: the baseline rate (if any) first, then `rates`.
+    /// The rungs' levels in run order: the baseline rate (if any) first, then `rates`; or
+    /// the `concurrency` levels (user counts) of a closed-loop ladder.
     pub fn rungs(&self) -> Vec<f64> {
+        if self.load_kind() == super::LoadKind::Concurrency {
+            return self
+                .load
+                .concurrency
+                .iter()
+                .map(|&c| f64::from(c))
+                .collect();
+        }
         let mut v: Vec<f64> = self.load.baseline_rate.into_iter().collect();
         v.extend(self.load.rates.iter().copied());
         v
+    }
+
+    /// Rate rungs or concurrency rungs (`load.concurrency` set).
+    pub fn load_kind(&self) -> super::LoadKind {
+        if self.load.concurrency.is_empty() {
+            super::LoadKind::Rate
+        } else {
+            super::LoadKind::Concurrency
+        }
     }
 }
 

@@ -76,6 +76,7 @@ pub(crate) fn check(
     check_sizes(v, &mut out);
     super::server_metrics::check(v, &mut out);
     super::extra_body::check(v, &mut out);
+    super::load_kind::check(v, &mut out);
     if let (Some(t), Some(check)) = (string(v, &["tokenizer"]), tokenizer_check) {
         let resolved = resolve_against(file, Path::new(t));
         // A hub id that is not a local path is looked up in the Hugging Face cache (or

@@ -1,0 +1,149 @@
+//! Closed-loop dispatch of a concurrency rung (`load.concurrency`): `N` users, each sending
+//! its next request when its previous one finished, after `load.think_time`.
+//!
+//! The rung's requests (warmup first, then `requests_per_rung`) form one queue: a user that
+//! is ready takes the next request from it, so the count is exact and no user is assigned a
+//! fixed share (a fast user simply takes more). Every user starts at the rung start (all `N`
+//! requests go out at once, as vLLM's `--max-concurrency N --request-rate inf` does); a user
+//! that finds the queue empty stops, and the rung ends when the last request finishes. Near
+//! the end fewer than `N` requests are in flight: at most `N - 1` users are idle while the
+//! last ones finish.
+//!
+//! A request's `scheduled` time is when its user became ready to send it: the rung start
+//! for a user's first request, else the moment its previous request's measurement ended plus
+//! the think time. Dispatch lag (`sent - scheduled`) is then the client's own delay in
+//! sending a ready request, as for a rate rung; time-from-scheduled metrics include it.
+
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+use tokio::sync::{mpsc, watch, Semaphore};
+use tokio::task::JoinHandle;
+use tokio::time::Instant;
+
+use crate::client::{Client, PreparedRequest};
+use crate::record::RequestRecord;
+
+/// The users of one concurrency rung.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Users {
+    /// Number of users (the rung's level), at least 1.
+    pub count: u32,
+    /// Pause between a request's end and the same user's next send.
+    pub think_time: Duration,
+}
+
+/// Everything the users share, moved in from `rung::run_rung`.
+pub(super) struct Dispatch {
+    pub client: Arc<Client>,
+    pub requests: Vec<PreparedRequest>,
+    pub warmup: usize,
+    pub users: Users,
+    /// The rung start: offsets in records are from here.
+    pub start: Instant,
+    pub stop: watch::Receiver<bool>,
+    pub halt: watch::Receiver<bool>,
+    pub tx: mpsc::Sender<RequestRecord>,
+    pub sent: Arc<AtomicU64>,
+    pub counting: Arc<Semaphore>,
+}
+
+/// Start the users; the returned task ends when every user has stopped (queue empty, stop
+/// or halt), dropping the last record sender so the collector sees the end.
+pub(super) fn spawn(d: Dispatch) -> JoinHandle<()> {
+    let requests: Arc<[PreparedRequest]> = d.requests.into();
+    let next = Arc::new(AtomicUsize::new(0));
+    let users = d.users.count.max(1) as usize;
+    let mut handles = Vec::with_capacity(users);
+    for _ in 0..users {
+        let user = User {
+            client: d.client.clone(),
+            requests: requests.clone(),
+            next: next.clone(),
+            warmup: d.warmup,
+            think_time: d.users.think_time,
+            start: d.start,
+            stop: d.stop.clone(),
+            halt: d.halt.clone(),
+            tx: d.tx.clone(),
+            sent: d.sent.clone(),
+            counting: d.counting.clone(),
+        };
+        handles.push(tokio::spawn(user.run()));
+    }
+    drop(d.tx);
+    tokio::spawn(async move {
+        // Aborting this task (the collector is done) must stop the users too.
+        let _abort = AbortAll(handles.iter().map(JoinHandle::abort_handle).collect());
+        for h in handles {
+            let _ = h.await;
+        }
+    })
+}
+
+/// Aborts the users when dropped (the dispatch task was aborted or ended).
+struct AbortAll(Vec<tokio::task::AbortHandle>);
+
+impl Drop for AbortAll {
+    fn drop(&mut self) {
+        for h in &self.0 {
+            h.abort();
+        }
+    }
+}
+
+/// One closed-loop user.
+struct User {
+    client: Arc<Client>,
+    requests: Arc<[PreparedRequest]>,
+    next: Arc<AtomicUsize>,
+    warmup: usize,
+    think_time: Duration,
+    start: Instant,
+    stop: watch::Receiver<bool>,
+    halt: watch::Receiver<bool>,
+    tx: mpsc::Sender<RequestRecord>,
+    sent: Arc<AtomicU64>,
+    counting: Arc<Semaphore>,
+}
+
+impl User {
+    async fn run(mut self) {
+        let mut ready = self.start;
+        loop {
+            if ready > Instant::now() {
+                tokio::select! {
+                    biased;
+                    _ = self.stop.changed() => return,
+                    _ = self.halt.changed() => return,
+                    _ = tokio::time::sleep_until(ready) => {}
+                }
+            }
+            if *self.stop.borrow() || *self.halt.borrow() {
+                return;
+            }
+            let i = self.next.fetch_add(1, Ordering::Relaxed);
+            let Some(req) = self.requests.get(i) else {
+                return;
+            };
+            let at = ready.saturating_duration_since(self.start);
+            self.sent.fetch_add(1, Ordering::Relaxed);
+            let measured = self
+                .client
+                .measure(req, self.start, at, i as u32, i < self.warmup)
+                .await;
+            // Timing is final: the user is ready again (after thinking) while the record is
+            // counted and delivered on the side.
+            // Validation keeps think time within an hour; a Duration beyond any Instant
+            // would only wait for the stop signal.
+            let now = Instant::now();
+            ready = now
+                .checked_add(self.think_time)
+                .unwrap_or(now + Duration::from_secs(86_400 * 365));
+            let counting = self.counting.clone();
+            let tx = self.tx.clone();
+            tokio::spawn(async move { super::rung::deliver(measured, &counting, &tx).await });
+        }
+    }
+}

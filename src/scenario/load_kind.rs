@@ -1,0 +1,195 @@
+//! What a ladder's rungs are: offered request rates (open loop) or numbers of closed-loop
+//! users (`load.concurrency`). A rung is identified by one number either way (its rate, or
+//! its user count, kept in the same `rate` field of summaries and run.json entries); the
+//! kind says how to read and label that number.
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use super::diagnostic::Problem;
+use super::identity::rate_label;
+use super::yaml::Seg;
+
+/// Most users of one concurrency rung (each holds a connection and a task).
+pub const MAX_USERS: u32 = 10_000;
+
+/// Longest `load.think_time`.
+pub const MAX_THINK_TIME: std::time::Duration = std::time::Duration::from_secs(3600);
+
+/// How a ladder's rungs load the server.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum LoadKind {
+    /// Open loop: requests arrive at the rung's rate (req/s), whatever the server does.
+    #[default]
+    Rate,
+    /// Closed loop: the rung's number of users, each sending its next request when its
+    /// previous one finished (plus `load.think_time`).
+    Concurrency,
+}
+
+impl LoadKind {
+    /// True for the default (rate) kind: run.json leaves it out then.
+    pub fn is_rate(&self) -> bool {
+        *self == LoadKind::Rate
+    }
+
+    /// The word for the kind, as `run.json` spells it.
+    pub fn name(self) -> &'static str {
+        match self {
+            LoadKind::Rate => "rate",
+            LoadKind::Concurrency => "concurrency",
+        }
+    }
+
+    /// Unit of a rung's level: `req/s` or `users`.
+    pub fn unit(self) -> &'static str {
+        match self {
+            LoadKind::Rate => "req/s",
+            LoadKind::Concurrency => "users",
+        }
+    }
+
+    /// Axis and column label: `rate (req/s)` or `concurrency (users)`.
+    pub fn axis(self) -> &'static str {
+        match self {
+            LoadKind::Rate => "rate (req/s)",
+            LoadKind::Concurrency => "concurrency (users)",
+        }
+    }
+
+    /// A rung's level with its unit: `5 req/s`, `16 users`, `1 user`.
+    pub fn level(self, level: f64) -> String {
+        match self {
+            LoadKind::Concurrency if level == 1.0 => "1 user".into(),
+            _ => format!("{} {}", rate_label(level), self.unit()),
+        }
+    }
+
+    /// A rung named for humans: `rate 5 req/s`, `concurrency 16 users`.
+    pub fn rung(self, level: f64) -> String {
+        format!("{} {}", self.name(), self.level(level))
+    }
+}
+
+fn p(keys: &[&str]) -> Vec<Seg> {
+    keys.iter().map(|k| Seg::Key((*k).into())).collect()
+}
+
+fn load_key<'a>(v: &'a Value, key: &str) -> Option<&'a Value> {
+    v.get("load")?.get(key).filter(|x| !x.is_null())
+}
+
+/// The checks of the ladder's kind: exactly one of `rates` and `concurrency`, levels that
+/// are whole, in range and strictly increasing, and no open-loop-only key on a closed-loop
+/// ladder (or the reverse).
+pub(super) fn check(v: &Value, out: &mut Vec<Problem>) {
+    if v.get("load").is_none_or(|l| !l.is_object()) {
+        return; // the schema reports a missing or mistyped `load`
+    }
+    let rates = load_key(v, "rates");
+    let Some(levels) = load_key(v, "concurrency") else {
+        if rates.is_none() {
+            out.push(
+                Problem::key(p(&["load"]), "the ladder has no rungs: set `rates` or `concurrency`")
+                    .hint("`rates: [5, 10, 20]` offers requests per second (open loop); `concurrency: [1, 4, 16]` runs that many users, each sending its next request when the previous one finished (closed loop)"),
+            );
+        }
+        if load_key(v, "think_time").is_some() {
+            out.push(
+                Problem::key(p(&["load", "think_time"]), "think_time applies to a `concurrency` ladder (closed-loop users), not to `rates`")
+                    .hint("remove `think_time`, or replace `rates` with `concurrency`"),
+            );
+        }
+        return;
+    };
+    if let Some(t) = load_key(v, "think_time").and_then(Value::as_str) {
+        if let Ok(d) = super::DurationStr::parse(t) {
+            if d.0 > MAX_THINK_TIME {
+                out.push(
+                    Problem::value(
+                        p(&["load", "think_time"]),
+                        format!("think_time {t} is longer than the limit of 1h"),
+                    )
+                    .hint("a user's pause between requests is typically 0 to a few seconds"),
+                );
+            }
+        }
+    }
+    if rates.is_some() {
+        out.push(
+            Problem::key(
+                p(&["load", "concurrency"]),
+                "a ladder has either `rates` (open loop, req/s) or `concurrency` (closed loop, users), not both",
+            )
+            .hint("keep one; run the other as its own scenario (compare never matches a rate ladder with a concurrency ladder)"),
+        );
+    }
+    for (key, why) in [
+        ("baseline_rate", "the first concurrency level is the reference rung (list 1 first for a light-load reference)"),
+        ("max_concurrency", "a concurrency rung's level is already its number of requests in flight"),
+        ("arrival", "closed-loop users send when their previous request finished, not on an arrival process"),
+        ("burstiness", "closed-loop users send when their previous request finished, not on an arrival process"),
+    ] {
+        if load_key(v, key).is_some() {
+            out.push(
+                Problem::key(p(&["load", key]), format!("`{key}` applies to a `rates` ladder, not to `concurrency`"))
+                    .hint(format!("remove `{key}`: {why}")),
+            );
+        }
+    }
+    let Some(levels) = levels.as_array() else {
+        return; // the schema reports the type
+    };
+    if levels.is_empty() {
+        out.push(
+            Problem::value(
+                p(&["load", "concurrency"]),
+                "the ladder has no concurrency levels",
+            )
+            .hint("list at least one number of users, e.g. `concurrency: [1, 4, 16, 64]`"),
+        );
+    }
+    let mut prev: Option<f64> = None;
+    for (i, c) in levels.iter().enumerate() {
+        let Some(c) = c.as_f64() else { continue };
+        let mut path = p(&["load", "concurrency"]);
+        path.push(Seg::Index(i));
+        if c.fract() != 0.0 || !(1.0..=f64::from(MAX_USERS)).contains(&c) {
+            out.push(Problem::value(
+                path,
+                format!("a concurrency level is a whole number of users from 1 to {MAX_USERS}, found {c}"),
+            ));
+            continue;
+        }
+        if let Some(pr) = prev.filter(|pr| c <= *pr) {
+            out.push(
+                Problem::value(
+                    path,
+                    format!("concurrency levels must be strictly increasing, but {c} follows {pr}"),
+                )
+                .hint("sort the levels and remove duplicates"),
+            );
+        }
+        prev = Some(prev.map_or(c, |x| x.max(c)));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn labels_say_what_the_number_is() {
+        assert_eq!(LoadKind::Rate.level(5.0), "5 req/s");
+        assert_eq!(LoadKind::Concurrency.level(16.0), "16 users");
+        assert_eq!(LoadKind::Concurrency.level(1.0), "1 user");
+        assert_eq!(LoadKind::Concurrency.rung(4.0), "concurrency 4 users");
+        assert_eq!(LoadKind::Rate.axis(), "rate (req/s)");
+        assert_eq!(
+            serde_json::to_string(&LoadKind::Concurrency).unwrap(),
+            "\"concurrency\""
+        );
+    }
+}
