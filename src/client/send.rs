@@ -172,7 +172,7 @@ fn reasoning_tokens(prog: &Progress, trusted: Option<&Usage>) -> Option<u32> {
 
 /// The error and all its sources, joined: reqwest's own message is often just
 /// "error sending request".
-fn chain(e: &dyn StdError) -> String {
+pub(super) fn chain(e: &dyn StdError) -> String {
     let mut s = e.to_string();
     let mut src = e.source();
     while let Some(inner) = src {
@@ -357,7 +357,11 @@ impl Client {
             first_content: prog.first_content.map(since),
             reasoning_tokens: reasoning_tokens(&prog, trusted.as_ref()),
             end: since(end),
-            input_tokens: req.input_tokens,
+            // 0: ladder counted no prompt (`tokenizer: none`); the server's count stands in.
+            input_tokens: match req.input_tokens {
+                0 => trusted.and_then(|u| u.prompt_tokens).unwrap_or(0),
+                n => n,
+            },
             server_prompt_tokens: prog.usage.and_then(|u| u.prompt_tokens),
             output_tokens,
             token_source,
