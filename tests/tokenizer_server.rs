@@ -66,7 +66,8 @@ fn server_tokenizer_makes_prompts_exactly_as_long_as_the_server_counts() {
     );
     let (r, dir) = run_ok(&sc, tmp.path());
     assert!(
-        r.stderr.contains("/tokenize (vllm shape) counts the prompts"),
+        r.stderr
+            .contains("/tokenize (vllm shape) counts the prompts"),
         "{}",
         r.stderr
     );
@@ -81,13 +82,20 @@ fn server_tokenizer_makes_prompts_exactly_as_long_as_the_server_counts() {
         assert!((20..=60).contains(&n), "{l}");
         lengths.insert(n);
     }
-    assert!(lengths.len() > 3, "range_ratio drew several lengths: {lengths:?}");
+    assert!(
+        lengths.len() > 3,
+        "range_ratio drew several lengths: {lengths:?}"
+    );
     let info = json(&dir.join("run.json"));
     assert_eq!(info["tokenizer_source"]["kind"], "server", "{info}");
     assert_eq!(info["tokenizer_source"]["tokenize_api"], "vllm", "{info}");
     assert!(info["tokenizer_source"].get("path").is_none(), "{info}");
     let fp = info["tokenizer_sha256"].as_str().unwrap();
-    assert_eq!(fp.len(), 64, "a fingerprint of the server's tokenizer: {info}");
+    assert_eq!(
+        fp.len(),
+        64,
+        "a fingerprint of the server's tokenizer: {info}"
+    );
 }
 
 #[test]
@@ -318,5 +326,8 @@ fn real_server_tokenizer_matches_the_local_tokenizer_and_the_servers_usage() {
         assert_eq!(l["server_prompt_tokens"], 48, "{l}");
     }
     let info = json(&dir.join("run.json"));
-    assert_eq!(info["tokenizer_source"]["tokenize_api"], "llama.cpp", "{info}");
+    assert_eq!(
+        info["tokenizer_source"]["tokenize_api"], "llama.cpp",
+        "{info}"
+    );
 }

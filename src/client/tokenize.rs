@@ -92,9 +92,8 @@ impl Client {
     /// The server's token count of one text.
     pub async fn tokenize(&self, text: &str, shape: TokenizeShape) -> Result<u32, TokenizeError> {
         let n = self.token_ids(text, shape).await?.len();
-        u32::try_from(n).map_err(|_| {
-            TokenizeError(format!("{} counted {n} tokens", self.tokenize_url()))
-        })
+        u32::try_from(n)
+            .map_err(|_| TokenizeError(format!("{} counted {n} tokens", self.tokenize_url())))
     }
 
     /// The server's token ids of one text (no special tokens added).

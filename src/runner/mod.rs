@@ -409,16 +409,18 @@ async fn run_scenario(
     let client = match &tokenizer {
         Some(tok) => {
             let tok = tok.clone();
-            client.with_token_counter(Arc::new(move |text: &str| workload::count_tokens(&tok, text)))
+            client.with_token_counter(Arc::new(move |text: &str| {
+                workload::count_tokens(&tok, text)
+            }))
         }
         None => client,
     };
     let client = client
-    .with_secret_headers(&scenario.endpoint.headers, &ctx.env_headers)
-    .with_secrets(environment::body_secrets(
-        &scenario.endpoint.extra_body,
-        &ctx.env_body,
-    ));
+        .with_secret_headers(&scenario.endpoint.headers, &ctx.env_headers)
+        .with_secrets(environment::body_secrets(
+            &scenario.endpoint.extra_body,
+            &ctx.env_body,
+        ));
     // `own` scrubs the user's own text (endpoint, scenario) of the secrets it can do so
     // without changing meaning; the client's redactor already scrubs all server replies.
     let shown = environment::redacted_scenario(

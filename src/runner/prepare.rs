@@ -197,9 +197,9 @@ pub(crate) fn check_prompts(
     let mut keep = |p: Option<&Prompt>| {
         if let Some(p) = p {
             // Uncounted prompts (`tokenizer: none`) are all 0 tokens: the longest text wins.
-            if longest.as_ref().is_none_or(|l| {
-                (p.input_tokens, p.text.len()) > (l.input_tokens, l.text.len())
-            })
+            if longest
+                .as_ref()
+                .is_none_or(|l| (p.input_tokens, p.text.len()) > (l.input_tokens, l.text.len()))
             {
                 longest = Some(p.clone());
             }

@@ -425,7 +425,11 @@ mod tests {
         let c = convert("--model Qwen/Qwen2.5-7B-Instruct --served-model-name q").unwrap();
         assert_eq!(c.draft.tokenizer, "Qwen/Qwen2.5-7B-Instruct");
         assert_eq!(c.draft.model, "q");
-        assert!(c.notes.iter().any(|n| n.contains("no --tokenizer")), "{:?}", c.notes);
+        assert!(
+            c.notes.iter().any(|n| n.contains("no --tokenizer")),
+            "{:?}",
+            c.notes
+        );
     }
 
     #[test]

@@ -497,6 +497,6 @@ fn build_from_file(
 }
 
 #[cfg(test)]
-mod tests;
-#[cfg(test)]
 mod server_tests;
+#[cfg(test)]
+mod tests;

@@ -93,7 +93,10 @@ fn words_the_server_splits_stay_out_of_the_pool_and_lengths_stay_exact() {
     let set = PromptSet::load_with(&wl(40, 0.0), Tokens::Server(&words), None, 100, 0).unwrap();
     for p in &set.prompts {
         assert!(p.exact && p.input_tokens == 40, "{p:?}");
-        assert_eq!(words.count(std::slice::from_ref(&p.text)).unwrap(), vec![40]);
+        assert_eq!(
+            words.count(std::slice::from_ref(&p.text)).unwrap(),
+            vec![40]
+        );
         for w in words.split {
             assert!(!p.text.split(' ').any(|x| x == *w), "{w} in {:?}", p.text);
         }
@@ -175,7 +178,11 @@ fn without_a_tokenizer_random_is_refused_and_files_go_out_uncounted() {
     w.dataset = Dataset::Sharegpt;
     let set = PromptSet::load_with(&w, Tokens::Absent, Some(Path::new(&sg)), 1, 0).unwrap();
     assert_eq!(set.prompts[0].output_tokens, 8);
-    assert!(set.notes.iter().any(|n| n.contains("tokenizer: none")), "{:?}", set.notes);
+    assert!(
+        set.notes.iter().any(|n| n.contains("tokenizer: none")),
+        "{:?}",
+        set.notes
+    );
     // The server counts the reply when it counts the prompts.
     let words = Words { split: &[] };
     let set = PromptSet::load_with(&w, Tokens::Server(&words), Some(&sg), 1, 0).unwrap();

@@ -55,7 +55,10 @@ impl TokenizerSource {
 
     /// A local `tokenizer.json` was read.
     pub fn is_local(&self) -> bool {
-        matches!(self.kind, SourceKind::File | SourceKind::Dir | SourceKind::Hub)
+        matches!(
+            self.kind,
+            SourceKind::File | SourceKind::Dir | SourceKind::Hub
+        )
     }
 }
 
