@@ -559,6 +559,7 @@ async fn run_scenario(
         if p.input_tokens > 0 {
             overhead = overhead::resolve(
                 scenario.workload.input_length,
+                scenario.workload.dataset == crate::scenario::Dataset::Random,
                 p.input_tokens,
                 long.server_prompt_tokens,
             )
