@@ -105,7 +105,10 @@ mod tests {
         assert!(o.note.unwrap().contains("input_length: server"));
         let o = resolve(InputLength::Text, true, 64, Some(64)).unwrap();
         assert_eq!((o.measured, o.note), (Some(0), None));
-        assert_eq!(resolve(InputLength::Text, true, 64, None).unwrap().measured, None);
+        assert_eq!(
+            resolve(InputLength::Text, true, 64, None).unwrap().measured,
+            None
+        );
         // A dataset's prompts go out as written: the note does not offer input_length: server,
         // which the dataset would refuse.
         let o = resolve(InputLength::Text, false, 64, Some(94)).unwrap();

@@ -226,7 +226,7 @@ fn default_output_tokens() -> u32 {
 fn default_true() -> bool {
     true
 }
-fn default_requests_per_rung() -> u32 {
+pub(crate) fn default_requests_per_rung() -> u32 {
     200
 }
 
