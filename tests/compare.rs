@@ -130,6 +130,8 @@ fn lines_for(spec: &Spec, rate: f64) -> Vec<RequestLine> {
                 resent: false,
                 reasoning_tokens: None,
                 ttfc_ms: None,
+                prefix_group: None,
+                prefix_first: false,
             }
         })
         .collect()
