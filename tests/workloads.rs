@@ -172,3 +172,85 @@ fn a_prefix_as_long_as_the_prompt_is_refused_at_its_key() {
     );
     assert!(err.contains("input_tokens_include_prefix"), "{}", text(&o));
 }
+
+/// The simulator's counters after each of a few requests sent one at a time.
+#[tokio::test]
+async fn the_sim_cache_skips_prefill_of_cached_blocks_and_evicts_the_least_recent() {
+    use ladder::sim::{SimConfig, SimServer};
+    // Room for 4 blocks of 16 tokens: a 100-word prompt (6 whole blocks) keeps its first 4.
+    let cfg = SimConfig {
+        speed: 50.0,
+        prefix_caching: true,
+        prefix_cache_block_size: 16,
+        prefix_cache_tokens: 64,
+        ..SimConfig::default()
+    };
+    let server = SimServer::start(cfg, "127.0.0.1:0".parse().unwrap())
+        .await
+        .unwrap();
+    let base = format!("http://{}", server.local_addr());
+    let c = reqwest::Client::new();
+    let words = |tag: &str| -> String {
+        (0..100)
+            .map(|i| format!("{tag}{i}"))
+            .collect::<Vec<_>>()
+            .join(" ")
+    };
+    let counter = |page: &str, name: &str| -> f64 {
+        page.lines()
+            .find(|l| l.starts_with(name))
+            .and_then(|l| l.rsplit(' ').next())
+            .and_then(|v| v.parse().ok())
+            .unwrap_or_else(|| panic!("{name} missing from:\n{page}"))
+    };
+    // (prompt, tokens it should find cached)
+    let steps = [
+        (words("a"), 0.0),  // cold
+        (words("a"), 64.0), // its first 4 blocks stayed
+        (words("c"), 0.0),  // a different prompt: evicts all of a's blocks
+        (words("a"), 0.0),  // a is cold again, and its head evicts c's
+        (words("c"), 0.0),  // so c is cold too
+        (words("c"), 64.0), // c's head is what the cache holds now
+    ];
+    let (mut hits, mut queries, mut prefilled) = (0.0, 0.0, 0.0);
+    for (i, (prompt, cached)) in steps.iter().enumerate() {
+        let body = serde_json::json!({"model": "sim-model", "prompt": prompt,
+                                      "max_tokens": 2, "ignore_eos": true});
+        let r = c
+            .post(format!("{base}/v1/completions"))
+            .json(&body)
+            .send()
+            .await
+            .unwrap();
+        assert!(r.status().is_success());
+        let usage: serde_json::Value = r.json().await.unwrap();
+        assert_eq!(usage["usage"]["prompt_tokens"], 100);
+        let page = c
+            .get(format!("{base}/metrics"))
+            .send()
+            .await
+            .unwrap()
+            .text()
+            .await
+            .unwrap();
+        let (h, q, p) = (
+            counter(&page, "vllm:prefix_cache_hits_total"),
+            counter(&page, "vllm:prefix_cache_queries_total"),
+            counter(&page, "ladder_sim:prefill_tokens_total"),
+        );
+        assert_eq!(
+            q - queries,
+            100.0,
+            "request {i}: every prompt token is queried"
+        );
+        assert_eq!(h - hits, *cached, "request {i}: cached tokens");
+        assert_eq!(
+            p - prefilled,
+            100.0 - cached,
+            "request {i}: a hit is not prefilled"
+        );
+        (hits, queries, prefilled) = (h, q, p);
+        assert!(page.contains("enable_prefix_caching=\"True\""));
+    }
+    server.shutdown().await;
+}

@@ -54,15 +54,18 @@ impl PrefixCache {
             .take(most)
             .take_while(|h| self.used.contains_key(h))
             .count();
-        for &h in &blocks[..hits] {
+        for &h in blocks[..hits].iter().rev() {
             self.touch(h);
         }
         hits as u32 * self.block
     }
 
     /// Store a prefilled prompt's blocks, evicting the least recently used beyond capacity.
+    /// Blocks are touched last to first, so a prompt's leading blocks are evicted last (as
+    /// vLLM frees a request's blocks tail first): a prompt longer than the cache keeps its
+    /// head, the part later prompts can share.
     pub(crate) fn insert(&mut self, blocks: &[u64]) {
-        for &h in blocks {
+        for &h in blocks.iter().rev() {
             self.touch(h);
         }
         while self.used.len() > self.capacity {
@@ -206,6 +209,11 @@ mod tests {
         assert_eq!(c.lookup(&a, 5), 4, "a was used last, so kept");
         assert_eq!(c.lookup(&b, 5), 0, "b was evicted");
         assert_eq!(c.lookup(&d, 5), 4);
+        // A prompt longer than the cache keeps its head.
+        let long = blocks("l1 l2 l3 l4 l5 l6 l7 l8 l9 l10 l11", 2);
+        c.insert(&long);
+        assert_eq!(c.len(), 4);
+        assert_eq!(c.lookup(&long, 11), 8);
     }
 
     #[test]
