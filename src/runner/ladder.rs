@@ -249,8 +249,23 @@ impl Ladder<'_> {
         };
         // Prompts and bodies are built before the rung: nothing of this on the send path.
         // The same prompts and schedule on every repeat (the seeds are the rung's).
+        // Shared prefixes are new in every repeat (same shape), so each repeat's first
+        // request of a group is a cache miss again.
+        let fresh;
+        let workload = match &scenario.workload.shared_prefix {
+            Some(sp) if repeat > 0 => {
+                let mut w = scenario.workload.clone();
+                w.shared_prefix = Some(crate::scenario::SharedPrefix {
+                    repeat,
+                    ..sp.clone()
+                });
+                fresh = w;
+                &fresh
+            }
+            _ => &scenario.workload,
+        };
         let set = PromptSet::load(
-            &scenario.workload,
+            workload,
             self.tokenizer,
             self.ctx.dataset_path.as_deref(),
             warmup + n,

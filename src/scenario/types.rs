@@ -214,6 +214,12 @@ pub struct SharedPrefix {
     /// Always written to run.json, so a result says which.
     #[serde(default = "default_true")]
     pub input_tokens_include_prefix: bool,
+    /// Which repeat of the rung the prompts are for (0-based): each repeat gets prefixes of
+    /// its own (same lengths, groups and order), so its first request of a group is a cache
+    /// miss too. Set by the runner, never read from a scenario file.
+    #[serde(skip)]
+    #[schemars(skip)]
+    pub repeat: u32,
 }
 
 impl SharedPrefix {

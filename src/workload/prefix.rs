@@ -1,8 +1,9 @@
 //! Shared prefixes (`workload.shared_prefix`): groups of random prompts that start with the
 //! same text, so a server's prefix cache is exercised.
 //!
-//! Each group's prefix is synthesised on its own (seeded by the scenario seed, the rung and
-//! the group: every rung has fresh prefixes, so its first request of a group is a cache miss)
+//! Each group's prefix is synthesised on its own (seeded by the scenario seed, the rung, the
+//! group and the repeat: every rung and repeat has fresh prefixes, so its first request of a
+//! group is a cache miss)
 //! to exactly `prefix_tokens` tokens, and each prompt is `prefix + " " + suffix` with the
 //! suffix shaped so the whole prompt has its drawn length. With a tokenizer for which pool
 //! words compose ([`super::synth::WordPool::composes`]) the prefix's tokens are the same in
@@ -26,6 +27,7 @@ const KEY: &str = "workload.shared_prefix";
 /// Which prompts of the shared-prefix shape a rung uses, in send order.
 pub(crate) struct Plan {
     prefix_tokens: u32,
+    repeat: u32,
     prompts_per_group: u32,
     /// Slots (`group × prompts_per_group + index`) in send order, at most the rung's count.
     used: Vec<u32>,
@@ -69,6 +71,7 @@ impl Plan {
         slots.truncate(count.min(slots.len()));
         Ok(Plan {
             prefix_tokens: sp.prefix_tokens,
+            repeat: sp.repeat,
             prompts_per_group: sp.prompts_per_group,
             used: slots,
         })
@@ -112,7 +115,7 @@ impl Plan {
         groups.dedup();
         let mut inexact_prefixes = 0;
         for g in groups {
-            let mut grng = prefix_rng(seeds.0, seeds.1, g);
+            let mut grng = prefix_rng(seeds.0, seeds.1, g, self.repeat);
             let prefix = synth::synthesise(pool, &plain, &[self.prefix_tokens], 0, &mut grng)?
                 .pop()
                 .expect("one prefix asked for");
@@ -161,9 +164,12 @@ impl Plan {
     }
 }
 
-/// The RNG of group `g`'s prefix: fixed by the scenario seed, the rung and the group only.
-fn prefix_rng(seed: u64, rung_seed: u64, g: u32) -> ChaCha8Rng {
-    keyed_rng(seed, rung_seed, g, b"prefix\0\0")
+/// The RNG of group `g`'s prefix: fixed by the scenario seed, the rung, the group and the
+/// repeat only.
+fn prefix_rng(seed: u64, rung_seed: u64, g: u32, repeat: u32) -> ChaCha8Rng {
+    let mut key = keyed_key(seed, rung_seed, g, b"prefix\0\0");
+    key[28..32].copy_from_slice(&repeat.to_le_bytes());
+    ChaCha8Rng::from_seed(key)
 }
 
 /// The RNG of group `g`'s suffixes.
@@ -172,12 +178,16 @@ fn suffix_rng(seed: u64, rung_seed: u64, g: u32) -> ChaCha8Rng {
 }
 
 fn keyed_rng(seed: u64, rung_seed: u64, g: u32, tag: &[u8; 8]) -> ChaCha8Rng {
+    ChaCha8Rng::from_seed(keyed_key(seed, rung_seed, g, tag))
+}
+
+fn keyed_key(seed: u64, rung_seed: u64, g: u32, tag: &[u8; 8]) -> [u8; 32] {
     let mut key = [0u8; 32];
     key[..8].copy_from_slice(&seed.to_le_bytes());
     key[8..16].copy_from_slice(&rung_seed.to_le_bytes());
     key[16..24].copy_from_slice(tag);
     key[24..28].copy_from_slice(&g.to_le_bytes());
-    ChaCha8Rng::from_seed(key)
+    key
 }
 
 /// Why the drawn prompt lengths leave no room for a suffix after the prefix, if they do not.

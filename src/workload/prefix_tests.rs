@@ -44,6 +44,7 @@ fn sp(prefix_tokens: u32, groups: u32, prompts_per_group: u32) -> SharedPrefix {
         groups,
         prompts_per_group,
         input_tokens_include_prefix: true,
+        repeat: 0,
     }
 }
 
@@ -164,6 +165,15 @@ fn per_request_groups_interleave_and_cycle_in_send_order() {
         .prompts
         .iter()
         .all(|p| common(&ids(tok, &p.text), &a) < 16));
+    // A repeat gets prefixes of its own, in the same shape.
+    let mut r = w.clone();
+    r.shared_prefix.as_mut().unwrap().repeat = 1;
+    let rep = PromptSet::load(&r, tok, None, 50, 0).unwrap();
+    assert_eq!(rep.prefix_groups, set.prefix_groups);
+    for (x, y) in rep.prompts.iter().zip(&set.prompts) {
+        assert_eq!(x.input_tokens, y.input_tokens);
+        assert!(common(&ids(tok, &x.text), &ids(tok, &y.text)) < 16);
+    }
     // A rung with fewer requests than prompts builds only those it sends.
     let few = PromptSet::load(&w, tok, None, 3, 0).unwrap();
     assert_eq!(few.prompts.len(), 3);
