@@ -421,6 +421,15 @@ struct SimArgs {
     /// Chat answers reason for this many tokens first (`reasoning_content`).
     #[arg(long)]
     reasoning_tokens: Option<u32>,
+    /// Model a prefix cache whose hits shorten prefill.
+    #[arg(long)]
+    prefix_caching: bool,
+    /// Tokens per prefix-cache block.
+    #[arg(long)]
+    prefix_cache_block_size: Option<u32>,
+    /// Prefix-cache capacity in tokens (LRU beyond it).
+    #[arg(long)]
+    prefix_cache_tokens: Option<u32>,
     /// Fraction of requests answered 500.
     #[arg(long)]
     fault_http_500: Option<f64>,
@@ -481,6 +490,8 @@ impl SimArgs {
             default_max_tokens,
             chat_template_tokens,
             reasoning_tokens,
+            prefix_cache_block_size,
+            prefix_cache_tokens,
             fault_http_500,
             fault_http_429,
             fault_drop_mid_stream,
@@ -495,6 +506,7 @@ impl SimArgs {
         );
         c.served_model_names = self.served_model_names.clone();
         c.zero_cost = self.zero_cost;
+        c.prefix_caching = self.prefix_caching;
         c
     }
 }

@@ -159,6 +159,7 @@ fn summary(s: &Shape, speedup: f64) -> RungSummary {
         interrupted: false,
         tokens: Default::default(),
         reasoning: None,
+        prefix: None,
         latency,
         server: Default::default(),
         repeats: Vec::new(),

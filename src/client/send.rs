@@ -385,6 +385,9 @@ impl Client {
             requested_output_tokens: req.max_tokens,
             usage_rejected: rejected,
             resent,
+            // The runner knows the workload's structure; it tags the record.
+            prefix_group: None,
+            prefix_first: false,
         };
         Measured { record, pending }
     }

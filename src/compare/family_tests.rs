@@ -159,7 +159,7 @@ fn a_25_percent_shift_is_still_detected_at_the_family_level() {
 fn overdispersed_coverage(use_dispersion: bool) -> f64 {
     let mut rng = Rng(0x5eed_0004);
     let level = 0.90;
-    let mut side = |rng: &mut Rng| -> Vec<(u64, u64)> {
+    let side = |rng: &mut Rng| -> Vec<(u64, u64)> {
         (0..3)
             .map(|_| {
                 let p = (0.05 * (0.5 * rng.normal()).exp()).min(1.0);

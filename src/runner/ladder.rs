@@ -250,8 +250,23 @@ impl Ladder<'_> {
         };
         // Prompts and bodies are built before the rung: nothing of this on the send path.
         // The same prompts and schedule on every repeat (the seeds are the rung's).
+        // Shared prefixes are new in every repeat (same shape), so each repeat's first
+        // request of a group is a cache miss again.
+        let fresh;
+        let workload = match &scenario.workload.shared_prefix {
+            Some(sp) if repeat > 0 => {
+                let mut w = scenario.workload.clone();
+                w.shared_prefix = Some(crate::scenario::SharedPrefix {
+                    repeat,
+                    ..sp.clone()
+                });
+                fresh = w;
+                &fresh
+            }
+            _ => &scenario.workload,
+        };
         let set = PromptSet::load_with(
-            &scenario.workload,
+            workload,
             self.tokens,
             self.ctx.dataset_path.as_deref(),
             warmup + n,
@@ -267,6 +282,7 @@ impl Ladder<'_> {
             }
         }
         let prompts = set.prompts;
+        let groups = set.prefix_groups;
         let inexact = prompts[warmup..].iter().filter(|p| !p.exact).count() as u64;
         let requests = prompts
             .iter()
@@ -314,6 +330,8 @@ impl Ladder<'_> {
             Some(s) => Some(s.finish().await),
             None => None,
         };
+        let mut run = run;
+        tag_prefix_groups(&mut run.records, &groups);
         let mut summary = summarize(
             &run.records,
             &RungContext {
@@ -414,6 +432,25 @@ impl Ladder<'_> {
     }
 }
 
+/// Mark each record with its prompt's prefix group (`groups[index]`) and whether it was the
+/// rung's first request of that group in send order; nothing without groups.
+fn tag_prefix_groups(records: &mut [RequestRecord], groups: &[u32]) {
+    if groups.is_empty() {
+        return;
+    }
+    // The first index of each group in send order (the prompts' order).
+    let mut first: std::collections::HashMap<u32, u32> = std::collections::HashMap::new();
+    for (i, &g) in groups.iter().enumerate() {
+        first.entry(g).or_insert(i as u32);
+    }
+    for r in records {
+        if let Some(&g) = groups.get(r.index as usize) {
+            r.prefix_group = Some(g);
+            r.prefix_first = first.get(&g) == Some(&r.index);
+        }
+    }
+}
+
 /// The summary of a rung from its repeats: the one repeat's own, or their pool.
 fn pooled(h: &Held) -> RungSummary {
     if h.summaries.len() == 1 {
@@ -431,5 +468,7 @@ fn pooled(h: &Held) -> RungSummary {
         interrupted: false,
     };
     let all = summarize(&all, &ctx);
-    repeats::pool(h.summaries.clone(), all.latency, all.reasoning)
+    let mut pooled = repeats::pool(h.summaries.clone(), all.latency, all.reasoning);
+    pooled.prefix = all.prefix;
+    pooled
 }

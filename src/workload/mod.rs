@@ -5,6 +5,7 @@
 
 pub mod arrival;
 pub mod dataset;
+mod prefix;
 mod server_words;
 mod synth;
 #[doc(hidden)]
@@ -131,6 +132,9 @@ pub struct PromptSet {
     pub prompts: Vec<Prompt>,
     /// Things worth telling the user, e.g. "the file has 50 prompts; cycling to 200".
     pub notes: Vec<String>,
+    /// With `workload.shared_prefix`: the prefix group of each prompt, in the same order;
+    /// empty otherwise.
+    pub prefix_groups: Vec<u32>,
 }
 
 impl PromptSet {
@@ -204,7 +208,9 @@ impl PromptSet {
         };
         match workload.dataset {
             Dataset::Random => match tokens.counter() {
-                Some(counter) => build_random(workload, counter, &render, count, &mut rng),
+                Some(counter) => {
+                    build_random(workload, counter, &render, count, &mut rng, rung_seed)
+                }
                 None => Err(WorkloadError::Setting {
                     setting: "tokenizer",
                     message: "the random dataset synthesises prompts of exact token lengths, \
@@ -222,6 +228,14 @@ impl PromptSet {
                         dataset_name(workload.dataset)
                     ),
                 })?;
+                if workload.shared_prefix.is_some() {
+                    return Err(WorkloadError::Setting {
+                        setting: "workload.shared_prefix",
+                        message: "shared prefixes are synthesised, so they need the random \
+                                  dataset; remove `shared_prefix` or set `dataset: random`"
+                            .into(),
+                    });
+                }
                 build_from_file(workload, tokens.counter(), &render, path, count)
             }
         }
@@ -290,6 +304,7 @@ fn build_random(
     render: &dyn Fn(&str) -> Result<String, WorkloadError>,
     count: usize,
     rng: &mut ChaCha8Rng,
+    rung_seed: u64,
 ) -> Result<PromptSet, WorkloadError> {
     let r = workload.range_ratio;
     if !(0.0..1.0).contains(&r) {
@@ -317,6 +332,7 @@ fn build_random(
         counter,
         render,
         proven,
+        fixed: 0,
     };
 
     // The template's own tokens, estimated with one body word (so the boundary between template
@@ -354,16 +370,51 @@ fn build_random(
             ),
         });
     }
-    let mut inputs = Vec::with_capacity(count);
-    let mut outputs = Vec::with_capacity(count);
-    for _ in 0..count {
-        inputs.push(rng.gen_range(in_lo..=in_hi));
+    // A shared prefix: the rung's distinct prompts and their send order (drawn first).
+    let plan = match &workload.shared_prefix {
+        Some(sp) => Some(prefix::Plan::new(sp, count, rng)?),
+        None => None,
+    };
+    // `input_tokens` is the suffix's length when it does not include the prefix.
+    let extra = match &workload.shared_prefix {
+        Some(sp) if !sp.input_tokens_include_prefix => sp.prefix_tokens,
+        _ => 0,
+    };
+    if let Some(sp) = &workload.shared_prefix {
+        let text_lo = (in_lo - added).saturating_add(extra);
+        if let Some(m) = prefix::room_problem(sp, text_lo, overhead) {
+            return Err(WorkloadError::Setting {
+                setting: "workload.shared_prefix.prefix_tokens",
+                message: m,
+            });
+        }
+    }
+    let distinct = plan.as_ref().map_or(count, prefix::Plan::len);
+    let mut inputs = Vec::with_capacity(distinct);
+    let mut outputs = Vec::with_capacity(distinct);
+    for _ in 0..distinct {
+        inputs.push(rng.gen_range(in_lo..=in_hi).saturating_add(extra));
         outputs.push(rng.gen_range(out_lo..=out_hi));
     }
     let texts: Vec<u32> = inputs.iter().map(|n| n - added).collect();
-    let made = synth::synthesise(&pool, &shaper, &texts, overhead, rng)?;
-
     let mut notes = Vec::new();
+    let made = match &plan {
+        None => synth::synthesise(&pool, &shaper, &texts, overhead, rng)?,
+        Some(plan) => {
+            let (made, n) = plan.synthesise(
+                &pool,
+                counter,
+                render,
+                shaper.proven,
+                &texts,
+                overhead,
+                (workload.seed, rung_seed),
+            )?;
+            notes.extend(n);
+            made
+        }
+    };
+
     let mut inexact = 0;
     let mut worst = 0;
     let prompts: Vec<Prompt> = made
@@ -387,17 +438,36 @@ fn build_random(
         .collect();
     if inexact > 0 {
         notes.push(format!(
-            "{inexact} of {count} random prompts could not be made exactly the requested \
+            "{inexact} of {distinct} random prompts could not be made exactly the requested \
              length with this tokenizer (off by at most {worst} tokens)"
         ));
     }
+    let mut prefix_groups = Vec::new();
+    let prompts = match &plan {
+        None => prompts,
+        Some(plan) => {
+            if count > distinct {
+                notes.push(format!(
+                    "the rung sends {count} requests but shared_prefix defines {distinct} \
+                     prompts (groups × prompts_per_group); they are sent again in the same \
+                     order, and a prefix cache serves each repeat whole"
+                ));
+            }
+            prefix_groups = (0..count).map(|i| plan.group(i % distinct)).collect();
+            (0..count).map(|i| prompts[i % distinct].clone()).collect()
+        }
+    };
     if let synth::Counter::Local(tok) = counter {
         debug_assert!(prompts.iter().all(|p| !tok
             .encode_fast(p.text.as_str(), false)
             .map(|e| e.get_ids().iter().any(|i| pool.forbidden().contains(i)))
             .unwrap_or(false)));
     }
-    Ok(PromptSet { prompts, notes })
+    Ok(PromptSet {
+        prompts,
+        notes,
+        prefix_groups,
+    })
 }
 
 fn build_from_file(
@@ -493,9 +563,15 @@ fn build_from_file(
             }
         })
         .collect();
-    Ok(PromptSet { prompts, notes })
+    Ok(PromptSet {
+        prompts,
+        notes,
+        ..PromptSet::default()
+    })
 }
 
+#[cfg(test)]
+mod prefix_tests;
 #[cfg(test)]
 mod server_tests;
 #[cfg(test)]

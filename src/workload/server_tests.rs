@@ -60,6 +60,7 @@ fn wl(input: u32, range_ratio: f64) -> Workload {
         prompt_template: None,
         input_length: Default::default(),
         server_overhead: 0,
+        shared_prefix: None,
     }
 }
 

@@ -241,9 +241,12 @@ impl WordPool {
 pub(crate) struct Shaper<'a> {
     pub counter: Counter<'a>,
     pub render: &'a dyn Fn(&str) -> Result<String, WorkloadError>,
-    /// `render` is the identity and [`WordPool::composes`] holds: a draft of `n` words has
-    /// `n` tokens without re-encoding (after the spot check).
+    /// [`WordPool::composes`] holds and `render` only puts `fixed` tokens of pool words
+    /// before the draft (nothing for the identity, a group's prefix for a shared prefix): a
+    /// draft of `n` words has `fixed + n` tokens without re-encoding (after the spot check).
     pub proven: bool,
+    /// Tokens `render` puts before a proven draft (see `proven`).
+    pub fixed: u32,
 }
 
 /// What counts a draft's tokens: the local tokenizer, or one ladder cannot read (the server's
@@ -316,7 +319,7 @@ pub(crate) fn synthesise(
     let body_len = |t: u32| t.saturating_sub(overhead) as usize;
     let mut seen = HashSet::with_capacity(targets.len());
     let mut out = Vec::with_capacity(targets.len());
-    let mut proven = shaper.proven && overhead == 0;
+    let mut proven = shaper.proven && overhead == shaper.fixed;
     // Chunks bound the memory held in drafts while keeping batch encodes large enough to use
     // every core; the RNG is consumed in the same order whatever the chunk sizes, and whether
     // counts are proven or encoded (they agree), so prompts depend on the seed only.
@@ -335,14 +338,17 @@ pub(crate) fn synthesise(
             drafts.push(words);
         }
         let counts = if proven && !spot_check {
-            drafts.iter().map(|w| w.len() as u32).collect()
+            drafts
+                .iter()
+                .map(|w| w.len() as u32 + shaper.fixed)
+                .collect()
         } else {
             let counts = shaper.counts(&texts)?;
             // A premise of the proof does not hold after all: verify everything.
             proven &= counts
                 .iter()
                 .zip(&drafts)
-                .all(|(&n, w)| n as usize == w.len());
+                .all(|(&n, w)| n as usize == w.len() + shaper.fixed as usize);
             counts
         };
         for (((mut words, text), n), &target) in

@@ -36,6 +36,7 @@ fn wl(input: u32, output: u32, range_ratio: f64, seed: u64) -> Workload {
         prompt_template: None,
         input_length: Default::default(),
         server_overhead: 0,
+        shared_prefix: None,
     }
 }
 
@@ -335,6 +336,7 @@ fn adjust_loop_repairs_a_wrong_overhead_and_keeps_the_closest_when_impossible() 
         counter: synth::Counter::Local(fixture()),
         render: &render,
         proven: false,
+        fixed: 0,
     };
     let pool = synth::WordPool::new(fixture()).unwrap();
     let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(1);
@@ -370,6 +372,7 @@ fn proven_counts_match_a_full_re_encode_and_give_identical_prompts() {
                 counter: synth::Counter::Local(tok),
                 render: &plain,
                 proven,
+                fixed: 0,
             };
             let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(42);
             synth::synthesise(&pool, &shaper, &targets, 0, &mut rng).unwrap()
@@ -433,6 +436,7 @@ fn a_wrong_proof_is_caught_by_the_spot_check() {
         counter: synth::Counter::Local(fixture()),
         render: &render,
         proven: true,
+        fixed: 0,
     };
     let pool = synth::WordPool::new(fixture()).unwrap();
     let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(3);
