@@ -32,32 +32,46 @@ fn scenario(dir: &Path, base_url: &str, extra_load: &str) -> PathBuf {
     p
 }
 
-/// `ladder sim --port 0` on loopback; its base URL.
-fn start_sim() -> (Live, String) {
-    let mut c = ladder_cmd(&["sim", "--port", "0", "--host", "127.0.0.1"]);
-    c.stdout(std::process::Stdio::piped());
-    let mut live = spawn(c);
+/// A `ladder sim --port 0` on loopback, killed on drop.
+struct Sim(std::process::Child, String);
+
+impl Drop for Sim {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+fn start_sim() -> Sim {
+    use std::io::BufRead;
+    let mut child = std::process::Command::new(BIN)
+        .args(["sim", "--port", "0", "--host", "127.0.0.1"])
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
     // The bound port is the first line of stdout.
-    let mut out = live.child.stdout.take();
-    let port = {
-        use std::io::BufRead;
-        let mut line = String::new();
-        if let Some(o) = out.as_mut() {
-            std::io::BufReader::new(o).read_line(&mut line).unwrap();
-        }
-        line.trim().to_string()
-    };
-    std::mem::forget(out);
-    assert!(port.parse::<u16>().is_ok(), "sim printed {port:?}");
-    let url = format!("http://127.0.0.1:{port}");
-    (live, url)
+    let mut line = String::new();
+    std::io::BufReader::new(child.stdout.take().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    // "listening on http://127.0.0.1:PORT"
+    let url = line
+        .trim()
+        .rsplit(' ')
+        .next()
+        .unwrap_or_default()
+        .to_string();
+    assert!(url.starts_with("http://127.0.0.1:"), "sim printed {line:?}");
+    Sim(child, url)
 }
 
 #[test]
 fn three_shards_against_one_simulator_merge_to_the_one_machine_schedule() {
     let tmp = tempfile::tempdir().unwrap();
-    let (sim, url) = start_sim();
-    let sc = scenario(tmp.path(), &url, "");
+    let sim = start_sim();
+    let sc = scenario(tmp.path(), &sim.1, "");
     let out = tmp.path().join("out");
     let start = chrono::Utc::now().timestamp() + 4;
     let at = format!("@{start}");
@@ -83,8 +97,7 @@ fn three_shards_against_one_simulator_merge_to_the_one_machine_schedule() {
         no_panic(&r);
         assert!(r.status.success(), "shard {i}:\n{}", r.all());
     }
-    let mut sim = sim;
-    let _ = sim.child.kill();
+    drop(sim);
     let parent = fs::read_dir(out.join("sharded.shards"))
         .unwrap()
         .next()
@@ -241,6 +254,24 @@ fn split(run: &ResultDir, n: u32, root: &Path) -> Vec<PathBuf> {
         .collect()
 }
 
+/// A rung file split into its lines from the records (compared byte for byte) and its
+/// `server_*` values (from shard 0's scrape, read back from JSON: equal to a unit in the
+/// last place).
+fn metrics_and_server(bytes: &[u8]) -> (String, Vec<(String, f64)>) {
+    let text = String::from_utf8_lossy(bytes);
+    let (server, own): (Vec<&str>, Vec<&str>) = text
+        .lines()
+        .partition(|l| l.trim_start().starts_with("\"server_"));
+    let server = server
+        .iter()
+        .filter_map(|l| {
+            let (k, v) = l.trim().trim_end_matches(',').split_once(": ")?;
+            Some((k.to_string(), v.parse().ok()?))
+        })
+        .collect();
+    (own.join("\n"), server)
+}
+
 fn rung_files(dir: &Path) -> Vec<(String, Vec<u8>)> {
     let mut v: Vec<(String, Vec<u8>)> = fs::read_dir(dir)
         .unwrap()
@@ -299,12 +330,20 @@ fn a_run_split_into_shards_and_merged_has_byte_for_byte_the_same_metrics() {
             let got = rung_files(&out);
             for ((wn, wb), (gn, gb)) in want.iter().zip(&got) {
                 assert_eq!(wn, gn);
+                let (w, ws) = metrics_and_server(wb);
+                let (g, gs) = metrics_and_server(gb);
                 assert!(
-                    wb == gb,
-                    "{extra:?} {n} shards: {wn} differs:\n--- run\n{}\n--- merged\n{}",
-                    String::from_utf8_lossy(wb),
-                    String::from_utf8_lossy(gb)
+                    w == g,
+                    "{extra:?} {n} shards: {wn} differs:\n--- run\n{w}\n--- merged\n{g}"
                 );
+                assert_eq!(ws.len(), gs.len());
+                for ((wk, wv), (gk, gv)) in ws.iter().zip(&gs) {
+                    assert_eq!(wk, gk);
+                    assert!(
+                        (wv - gv).abs() <= 1e-12 * wv.abs().max(1.0),
+                        "{wk}: {wv} vs {gv}"
+                    );
+                }
             }
             assert_eq!(got.len(), want.len());
         }
@@ -535,9 +574,10 @@ fn kube_manifests_match_the_kubernetes_schema_and_take_the_key_from_a_secret() {
     assert_eq!(job.metadata.namespace.as_deref(), Some("bench"));
     // A concurrency ladder with fewer users than shards is refused with the reason.
     let few = scenario(tmp.path(), "sim", "");
-    let text = fs::read_to_string(&few)
-        .unwrap()
-        .replace("  rates: [30, 60]\n", "  concurrency: [2, 8]\n");
+    let text = fs::read_to_string(&few).unwrap().replace(
+        "  arrival: poisson\n  rates: [30, 60]\n",
+        "  concurrency: [2, 8]\n",
+    );
     fs::write(&few, text).unwrap();
     let r = spawn(ladder_cmd(&[
         "kube",
