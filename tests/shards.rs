@@ -44,27 +44,32 @@ impl Drop for Sim {
 
 fn start_sim() -> Sim {
     use std::io::BufRead;
-    let mut child = std::process::Command::new(BIN)
-        .args(["sim", "--port", "0", "--host", "127.0.0.1"])
-        .stdin(std::process::Stdio::null())
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::null())
-        .spawn()
-        .unwrap();
-    // The bound port is the first line of stdout.
+    let mut sim = Sim(
+        std::process::Command::new(BIN)
+            .args(["sim", "--port", "0", "--host", "127.0.0.1"])
+            .stdin(std::process::Stdio::null())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap(),
+        String::new(),
+    );
+    // The first line of stdout: "listening on http://127.0.0.1:PORT".
     let mut line = String::new();
-    std::io::BufReader::new(child.stdout.take().unwrap())
+    std::io::BufReader::new(sim.0.stdout.take().unwrap())
         .read_line(&mut line)
         .unwrap();
-    // "listening on http://127.0.0.1:PORT"
-    let url = line
+    sim.1 = line
         .trim()
         .rsplit(' ')
         .next()
         .unwrap_or_default()
         .to_string();
-    assert!(url.starts_with("http://127.0.0.1:"), "sim printed {line:?}");
-    Sim(child, url)
+    assert!(
+        sim.1.starts_with("http://127.0.0.1:"),
+        "sim printed {line:?}"
+    );
+    sim
 }
 
 #[test]
@@ -632,4 +637,17 @@ fn the_slurm_script_starts_every_shard_at_one_instant_and_merges() {
         .status()
         .unwrap();
     assert!(ok.success());
+}
+
+#[test]
+fn the_shipped_scale_out_example_validates() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios");
+    let r = spawn(ladder_cmd(&[
+        "validate",
+        dir.join("scale-out.yaml").to_str().unwrap(),
+    ]))
+    .finish(Duration::from_secs(30));
+    assert!(r.status.success(), "{}", r.all());
+    let text = fs::read_to_string(dir.join("scale-out.yaml")).unwrap();
+    assert!(text.starts_with("# yaml-language-server: $schema=../schemas/scenario.v1.json\n"));
 }
