@@ -78,7 +78,7 @@ fn three_shards_against_one_simulator_merge_to_the_one_machine_schedule() {
     let sim = start_sim();
     let sc = scenario(tmp.path(), &sim.1, "");
     let out = tmp.path().join("out");
-    let start = chrono::Utc::now().timestamp() + 4;
+    let start = chrono::Utc::now().timestamp() + 10;
     let at = format!("@{start}");
     let shards: Vec<Live> = (0..3)
         .map(|i| {

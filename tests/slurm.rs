@@ -72,7 +72,7 @@ fn four_shards_under_srun_merge_to_the_schedule_at_the_target_rate() {
     };
     assert!(url.starts_with("http://127.0.0.1:"), "sim printed {url:?}");
     let rates = [20.0, 40.0];
-    let n = 200u32;
+    let n = 400u32;
     let sc = tmp.path().join("slurm4.yaml");
     fs::write(
         &sc,
@@ -93,7 +93,7 @@ fn four_shards_under_srun_merge_to_the_schedule_at_the_target_rate() {
         "--out",
         out.to_str().unwrap(),
         "--lead",
-        "15s",
+        "20s",
         "--drain",
         "3s",
         "--ladder",
