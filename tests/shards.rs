@@ -112,6 +112,8 @@ fn three_shards_against_one_simulator_merge_to_the_one_machine_schedule() {
     let merged = tmp.path().join("merged");
     let r = spawn(ladder_cmd(&[
         "merge",
+        "--wait",
+        "30s",
         parent.to_str().unwrap(),
         "--out",
         merged.to_str().unwrap(),

@@ -33,7 +33,8 @@ pub(super) struct Ladder<'a> {
     pub ctx: &'a RunContext<'a>,
     pub scenario: &'a Scenario,
     pub client: &'a Arc<Client>,
-    pub tokenizer: &'a workload::tokenizer::Tokenizer,
+    /// Where prompt token counts come from (`tokenizer:`).
+    pub tokens: workload::Tokens<'a>,
     pub scrape: Option<&'a ScrapeSetup>,
     pub sim: Option<&'a sim_host::SimHost>,
 }
@@ -266,9 +267,9 @@ impl Ladder<'_> {
         };
         // Prompts and bodies are built before the rung: nothing of this on the send path.
         // The same prompts and schedule on every repeat (the seeds are the rung's).
-        let set = PromptSet::load(
+        let set = PromptSet::load_with(
             &scenario.workload,
-            self.tokenizer,
+            self.tokens,
             self.ctx.dataset_path.as_deref(),
             warmup + n,
             idx as u64,

@@ -13,6 +13,11 @@ use serde::{Deserialize, Deserializer, Serialize, Serializer};
 /// The scenario format version this build writes and reads natively.
 pub const CURRENT_VERSION: u32 = 1;
 
+/// `tokenizer: server`: count with the server's `/tokenize`.
+pub const TOKENIZER_SERVER: &str = "server";
+/// `tokenizer: none`: no tokenizer; the server's usage counts dataset prompts.
+pub const TOKENIZER_NONE: &str = "none";
+
 /// A complete, versioned load-test scenario.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -35,8 +40,11 @@ pub struct Scenario {
     /// Model name sent in every request (the server's served model name).
     pub model: String,
     /// The tokenizer: a Hugging Face `tokenizer.json` file, a model directory holding one
-    /// (paths relative to the scenario file), or a hub id `Org/Name[@revision]` read from the
-    /// local Hugging Face cache (downloaded into it only with `tokenizer_download: true`).
+    /// (paths relative to the scenario file), a hub id `Org/Name[@revision]` read from the
+    /// local Hugging Face cache (downloaded into it only with `tokenizer_download: true`),
+    /// `server` (the server's own `POST /tokenize`: vLLM, SGLang, llama.cpp), or `none` (no
+    /// tokenizer: jsonl / sharegpt prompts are sent uncounted and the server's usage counts
+    /// them). A file named `server` or `none` is written `./server`.
     pub tokenizer: PathBuf,
     /// Let ladder download a hub id's `tokenizer.json` into the Hugging Face cache when it is
     /// not there (never when `HF_HUB_OFFLINE` is set; `HF_TOKEN` is read for gated models).
@@ -218,7 +226,7 @@ fn default_output_tokens() -> u32 {
 fn default_true() -> bool {
     true
 }
-fn default_requests_per_rung() -> u32 {
+pub(crate) fn default_requests_per_rung() -> u32 {
     200
 }
 

@@ -801,7 +801,7 @@ impl Gen {
         buf.extend_from_slice(b"}]}\n\n");
     }
 
-    /// The usage object; reasoning answers add `completion_tokens_details` as vLLM does.
+    /// The usage object; reasoning answers add `completion_tokens_details` as OpenAI does.
     fn usage_json(&self, prompt: u32, completion: u32) -> String {
         let details = if self.reasoning_sent > 0 {
             format!(

@@ -22,7 +22,7 @@ use tokenizers::pre_tokenizers::PreTokenizerWrapper;
 use tokenizers::processors::PostProcessorWrapper;
 use tokenizers::Tokenizer;
 
-use super::WorkloadError;
+use super::{CountTokens, WorkloadError};
 
 /// Trim/append rounds before switching to swapping the last word.
 const ADJUST_ROUNDS: usize = 8;
@@ -157,6 +157,18 @@ impl WordPool {
         })
     }
 
+    /// A pool of words already known to be one token after a space (`rest`), of which
+    /// `first` are also one token at the start of a text (when empty, `rest` stands in).
+    pub(crate) fn from_words(rest: Vec<String>, first: Vec<String>) -> WordPool {
+        let first_checked = !first.is_empty();
+        WordPool {
+            first: if first_checked { first } else { rest.clone() },
+            rest,
+            forbidden: HashSet::new(),
+            first_checked,
+        }
+    }
+
     /// Whether `w1 w2 … wn` (pool words joined by single spaces, no template) provably encodes
     /// to exactly `n` tokens with `tok`, so drafts need no re-encode.
     ///
@@ -227,27 +239,62 @@ impl WordPool {
 
 /// Wraps the synthesised body into the final text and counts tokens.
 pub(crate) struct Shaper<'a> {
-    pub tok: &'a Tokenizer,
+    pub counter: Counter<'a>,
     pub render: &'a dyn Fn(&str) -> Result<String, WorkloadError>,
     /// `render` is the identity and [`WordPool::composes`] holds: a draft of `n` words has
     /// `n` tokens without re-encoding (after the spot check).
     pub proven: bool,
 }
 
+/// What counts a draft's tokens: the local tokenizer, or one ladder cannot read (the server's
+/// `/tokenize`, through [`CountTokens`]).
+#[derive(Clone, Copy)]
+pub(crate) enum Counter<'a> {
+    Local(&'a Tokenizer),
+    Remote(&'a dyn CountTokens),
+}
+
+impl Counter<'_> {
+    pub(crate) fn counts(&self, texts: &[String]) -> Result<Vec<u32>, WorkloadError> {
+        match self {
+            Counter::Local(tok) => {
+                let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
+                Ok(tok
+                    .encode_batch_fast(refs, false)
+                    .map_err(tok_err)?
+                    .iter()
+                    .map(|e| e.len() as u32)
+                    .collect())
+            }
+            Counter::Remote(c) => {
+                let counts = c.count(texts).map_err(tok_err)?;
+                if counts.len() != texts.len() {
+                    return Err(tok_err(format!(
+                        "{} counts for {} texts",
+                        counts.len(),
+                        texts.len()
+                    )));
+                }
+                Ok(counts)
+            }
+        }
+    }
+
+    pub(crate) fn count(&self, text: &str) -> Result<u32, WorkloadError> {
+        match self {
+            Counter::Local(tok) => Ok(tok.encode_fast(text, false).map_err(tok_err)?.len() as u32),
+            Counter::Remote(_) => Ok(self.counts(&[text.to_string()])?[0]),
+        }
+    }
+}
+
 impl Shaper<'_> {
     fn count(&self, text: &str) -> Result<u32, WorkloadError> {
-        Ok(self.tok.encode_fast(text, false).map_err(tok_err)?.len() as u32)
+        self.counter.count(text)
     }
 
     fn counts(&self, texts: &[String]) -> Result<Vec<u32>, WorkloadError> {
-        let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
-        Ok(self
-            .tok
-            .encode_batch_fast(refs, false)
-            .map_err(tok_err)?
-            .iter()
-            .map(|e| e.len() as u32)
-            .collect())
+        self.counter.counts(texts)
     }
 }
 

@@ -332,7 +332,7 @@ fn speed_10k_prompts_of_512() {
 fn adjust_loop_repairs_a_wrong_overhead_and_keeps_the_closest_when_impossible() {
     let render = |b: &str| -> Result<String, WorkloadError> { Ok(format!("baba babe {b} babi")) };
     let shaper = synth::Shaper {
-        tok: fixture(),
+        counter: synth::Counter::Local(fixture()),
         render: &render,
         proven: false,
     };
@@ -367,7 +367,7 @@ fn proven_counts_match_a_full_re_encode_and_give_identical_prompts() {
         let targets: Vec<u32> = (0..700).map(|_| rng.gen_range(1..=300)).collect();
         let build = |proven: bool| {
             let shaper = synth::Shaper {
-                tok,
+                counter: synth::Counter::Local(tok),
                 render: &plain,
                 proven,
             };
@@ -430,7 +430,7 @@ fn a_wrong_proof_is_caught_by_the_spot_check() {
     // off, falls back to encoding, and the adjust loop makes all prompts exact.
     let render = |b: &str| -> Result<String, WorkloadError> { Ok(format!("baba {b}")) };
     let shaper = synth::Shaper {
-        tok: fixture(),
+        counter: synth::Counter::Local(fixture()),
         render: &render,
         proven: true,
     };
