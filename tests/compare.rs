@@ -273,6 +273,8 @@ fn write_run(dir: &Path, spec: &Spec) {
         warnings: vec![],
         server: None,
         prompt_overhead: None,
+        shard: None,
+        shards: None,
     };
     std::fs::write(
         dir.join("run.json"),

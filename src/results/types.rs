@@ -97,6 +97,13 @@ pub struct RunInfo {
     /// Absent when the server reported no usage, and in older folders.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub prompt_overhead: Option<i64>,
+    /// Set in the folder of one shard of a sharded run (`ladder run --shard i/N`): it holds
+    /// that shard's share of the requests only; `ladder merge` makes the whole run of them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub shard: Option<super::shard_info::ShardInfo>,
+    /// Set in a folder made by `ladder merge`: the shards it was merged from.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub shards: Option<super::shard_info::MergedShards>,
 }
 
 /// One line of `requests_rate_<rate>.jsonl`: a request record at the output edge, in ms.

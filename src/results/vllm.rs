@@ -541,6 +541,8 @@ pub fn open(dir: &Path) -> Result<Option<(RunInfo, Vec<ImportedRung>)>, LoadErro
         },
         server: None,
         prompt_overhead: None,
+        shard: None,
+        shards: None,
     };
     Ok(Some((info, rungs)))
 }

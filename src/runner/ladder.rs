@@ -17,7 +17,7 @@ use tokio::sync::watch;
 use tokio::time::Instant;
 
 use super::{
-    closed_loop, print_outcome, progress, rung, rung_seed, sim_host, warnings, RunContext,
+    closed_loop, print_outcome, progress, rung, rung_seed, shard, sim_host, warnings, RunContext,
     RunError, RunOutcome, STOP_GRACE,
 };
 use crate::client::Client;
@@ -80,6 +80,14 @@ impl Ladder<'_> {
         // The server's identity is asked once, after the first rung whose metrics named the
         // engine.
         let mut identity_asked = false;
+        // A shard starts every rung at the instant all shards share (the cooldown included).
+        let mut timeline = self.ctx.opts.shard.as_ref().map(|s| {
+            shard::Timeline::new(
+                s.start_at,
+                s.drain.unwrap_or(scenario.endpoint.request_timeout.0),
+                scenario.load.cooldown.0,
+            )
+        });
         'repeats: for repeat in 0..n_repeats {
             if n_repeats > 1 {
                 let factor = self.sim.map(|s| s.start_run(u64::from(repeat)));
@@ -97,7 +105,14 @@ impl Ladder<'_> {
                     interrupted = true;
                     break 'repeats;
                 }
-                let scrape = self.scrape.filter(|_| repeat == 0);
+                // Shard 0 alone scrapes: every shard would read the same server.
+                let first_shard = self
+                    .ctx
+                    .opts
+                    .shard
+                    .as_ref()
+                    .is_none_or(|s| s.shard.index == 0);
+                let scrape = self.scrape.filter(|_| repeat == 0 && first_shard);
                 let (m, server_text) = self
                     .measure(
                         idx,
@@ -109,6 +124,7 @@ impl Ladder<'_> {
                         &mut log,
                         &mut scrape_warned,
                         &mut identity_asked,
+                        timeline.as_mut(),
                     )
                     .await?;
                 let h = &mut held[idx];
@@ -133,7 +149,7 @@ impl Ladder<'_> {
                 if last {
                     self.write(writer, rate, h)?;
                 }
-                if !(last && idx + 1 == rates.len()) {
+                if !(last && idx + 1 == rates.len()) && timeline.is_none() {
                     let mut s = stop.clone();
                     tokio::select! {
                         _ = tokio::time::sleep(scenario.load.cooldown.0) => {}
@@ -235,6 +251,7 @@ impl Ladder<'_> {
         log: &mut Vec<String>,
         scrape_warned: &mut bool,
         identity_asked: &mut bool,
+        timeline: Option<&mut shard::Timeline>,
     ) -> Result<(Measured, Option<String>), RunError> {
         let scenario = self.scenario;
         let quiet = self.ctx.opts.quiet;
@@ -283,17 +300,25 @@ impl Ladder<'_> {
         }
         let prompts = set.prompts;
         let groups = set.prefix_groups;
-        let inexact = prompts[warmup..].iter().filter(|p| !p.exact).count() as u64;
-        let requests = prompts
+        let sharding = self.ctx.opts.shard.as_ref().map(|s| s.shard);
+        let owned = |i: usize| sharding.is_none_or(|s| s.owns(i as u64));
+        let inexact = prompts[warmup..]
+            .iter()
+            .enumerate()
+            .filter(|(i, p)| !p.exact && owned(warmup + i))
+            .count() as u64;
+        let requests: Vec<_> = prompts
             .iter()
             .map(|p| {
                 self.client
                     .prepare(&p.text, p.input_tokens, p.output_tokens)
             })
             .collect();
-        // A concurrency rung: `rate` is its number of users; no arrival schedule.
+        // A concurrency rung: `rate` is its number of users (a shard runs its part of them);
+        // no arrival schedule.
+        let part = |n: u32| sharding.map_or(n, |s| s.part(n));
         let closed = (kind == LoadKind::Concurrency).then(|| closed_loop::Users {
-            count: rate as u32,
+            count: part(rate as u32),
             think_time: scenario.load.think_time.map_or(Duration::ZERO, |d| d.0),
         });
         let schedule = match closed {
@@ -309,15 +334,37 @@ impl Ladder<'_> {
         };
         // Server metrics from the first measured send on (warmup left out).
         let first_measured = schedule.get(warmup).copied().unwrap_or_default();
+        let max_concurrency = scenario.load.max_concurrency.map(part);
+        let span = schedule.last().copied().unwrap_or_default();
+        let (requests, schedule, indices) = match sharding {
+            None => (requests, schedule, None),
+            Some(_) => shard_share(requests, schedule, owned),
+        };
+        let start = match timeline {
+            Some(t) => {
+                let repeat = if n_repeats(scenario) > 1 {
+                    repeat + 1
+                } else {
+                    0
+                };
+                let planned = t.take(span);
+                Some(shard::wait_for_start(planned, rate, repeat, stop, writer).await?)
+            }
+            None => None,
+        };
         let plan = rung::RungPlan {
             requests,
             schedule,
             warmup,
-            max_concurrency: scenario.load.max_concurrency,
+            max_concurrency,
             closed,
+            indices,
+            start,
         };
         let mut bar = progress::RungBar::new(kind, rate, (warmup + n) as u64, quiet);
-        let scraper = scrape.map(|s| s.start(Instant::now() + rung::START_LEAD + first_measured));
+        let scraper = scrape.map(|s| {
+            s.start(start.unwrap_or_else(|| Instant::now() + rung::START_LEAD) + first_measured)
+        });
         let run = rung::run_rung(
             self.client.clone(),
             plan,
@@ -339,7 +386,7 @@ impl Ladder<'_> {
                 load: kind,
                 // vLLM writes its default burstiness (1) for a concurrency run.
                 burstiness: if closed.is_some() { 1.0 } else { burstiness },
-                max_concurrency: closed.map_or(scenario.load.max_concurrency, |u| Some(u.count)),
+                max_concurrency: closed.map_or(max_concurrency, |u| Some(u.count)),
                 slo: scenario.slo.clone(),
                 inexact_prompts: inexact,
                 interrupted: run.interrupted || run.rejected.is_some(),
@@ -449,6 +496,29 @@ fn tag_prefix_groups(records: &mut [RequestRecord], groups: &[u32]) {
             r.prefix_first = first.get(&g) == Some(&r.index);
         }
     }
+}
+
+fn n_repeats(s: &Scenario) -> u32 {
+    s.load.repeats.max(1)
+}
+
+/// A shard's share of a rung: the requests and send times it owns, with their rung indices.
+fn shard_share<R>(
+    requests: Vec<R>,
+    schedule: Vec<Duration>,
+    owned: impl Fn(usize) -> bool,
+) -> (Vec<R>, Vec<Duration>, Option<Vec<u32>>) {
+    let mut keep = (Vec::new(), Vec::new(), Vec::new());
+    let mut at = schedule.into_iter();
+    for (i, r) in requests.into_iter().enumerate() {
+        let t = at.next();
+        if owned(i) {
+            keep.0.push(r);
+            keep.1.extend(t);
+            keep.2.push(i as u32);
+        }
+    }
+    (keep.0, keep.1, Some(keep.2))
 }
 
 /// The summary of a rung from its repeats: the one repeat's own, or their pool.

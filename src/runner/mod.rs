@@ -11,6 +11,7 @@ mod progress;
 pub mod rejection;
 pub mod rung;
 mod server_tokens;
+pub mod shard;
 mod sim_host;
 pub mod warnings;
 
@@ -47,6 +48,8 @@ pub struct RunOptions {
     pub quiet: bool,
     /// Print a machine-readable summary on stdout instead of the table.
     pub json: bool,
+    /// Run one shard of the ladder (`--shard i/N --start-at T`); see [`shard`].
+    pub shard: Option<shard::ShardRun>,
 }
 
 /// A finished (complete or interrupted) run.
@@ -80,6 +83,9 @@ pub enum RunError {
     /// as a prompt longer than its context): the ladder stopped there.
     #[error("{0}")]
     Rejected(String),
+    /// A shard was not ready at a rung's shared start: the run stopped rather than skew.
+    #[error("{0}")]
+    ShardLate(String),
     /// Stopped by a signal; finished rungs are in the folder.
     #[error("interrupted: {complete} of {total} rungs complete; partial results in {dir}")]
     Interrupted {
@@ -133,6 +139,15 @@ pub fn run_all(opts: &RunOptions) -> Result<Vec<RunOutcome>, RunError> {
             )));
         }
         scenario.load.repeats = n;
+    }
+    if let Some(s) = &opts.shard {
+        shard::check(s, &scenario).map_err(|m| {
+            RunError::Scenario(format!(
+                "{} cannot run as shard {}: {m}",
+                opts.scenario_path.display(),
+                s.shard.label()
+            ))
+        })?;
     }
     // Everything decidable without the network, as `ladder validate` checks it: nothing is
     // sent and no folder is made for a scenario that would fail later.
@@ -601,13 +616,30 @@ async fn run_scenario(
             warnings: early_warnings.clone(),
             server: None,
             prompt_overhead: overhead.measured,
+            shard: ctx.opts.shard.as_ref().map(|s| crate::results::ShardInfo {
+                index: s.shard.index,
+                count: s.shard.count,
+                start_at: s.start_at,
+                drain_ms: s
+                    .drain
+                    .unwrap_or(ladder.endpoint.request_timeout.0)
+                    .as_secs_f64()
+                    * 1000.0,
+                clock: shard::clock_sync(),
+                rung_starts: vec![],
+            }),
+            shards: None,
         };
         let root = ctx
             .opts
             .out_dir
             .clone()
             .unwrap_or_else(|| PathBuf::from("results"));
-        let writer = RunWriter::create(&root, info).map_err(|e| RunError::Output(e.to_string()))?;
+        let writer = match &ctx.opts.shard {
+            Some(s) => RunWriter::create_exact(&shard::folder(&root, &ladder.name, s), info),
+            None => RunWriter::create(&root, info),
+        }
+        .map_err(|e| RunError::Output(e.to_string()))?;
         say(&format!("writing {}", writer.dir().display()));
         let rungs = ladder::Ladder {
             ctx,
