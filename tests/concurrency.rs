@@ -102,32 +102,49 @@ fn max_in_flight(lines: &[RequestLine]) -> usize {
     most as usize
 }
 
-/// Checks that the requests form `users` sequential chains with `think_ms` between a
-/// request's end and the next one's scheduled send: exactly `users` requests are scheduled at
-/// the rung start (each user's first), and every other request can be given its own
-/// predecessor (a distinct request that ended at least `think_ms` before it was scheduled).
-/// Taking the later requests in scheduled order, the predecessors available only grow, so
-/// any free one will do: the greedy match fails only when no matching exists.
-fn assert_user_chains(lines: &[RequestLine], users: usize, think_ms: f64) {
-    let first: Vec<&RequestLine> = lines.iter().filter(|l| l.scheduled_ms == 0.0).collect();
-    assert_eq!(first.len(), users, "one first request per user");
-    let mut later: Vec<&RequestLine> = lines.iter().filter(|l| l.scheduled_ms > 0.0).collect();
-    later.sort_by(|a, b| a.scheduled_ms.total_cmp(&b.scheduled_ms));
-    let mut used = vec![false; lines.len()];
-    for l in later {
-        let pred = lines.iter().enumerate().position(|(j, p)| {
-            !used[j] && p.index != l.index && p.end_ms + think_ms <= l.scheduled_ms + 1e-6
-        });
-        let j = pred.unwrap_or_else(|| {
-            panic!(
-                "request {} (scheduled {} ms) has no free predecessor that ended {think_ms} ms before: more than {users} users, or no think time",
-                l.index, l.scheduled_ms
-            )
-        });
-        used[j] = true;
+/// Checks that the requests form at most `users` sequential chains with `think_ms` between a
+/// request's end and the next one's scheduled send (none after a warmup request). The warmup requests go out at the rung
+/// start (at most one per user; every user's first request without warmup), and no measured
+/// request is sent before the last warmup request ended (warmup is a phase of its own).
+/// Taking requests in scheduled order and giving each a free predecessor (a distinct request
+/// that ended at least `think_ms` before it was scheduled) when there is one: availability
+/// only grows, so this greedy match leaves the fewest chains, which N users cannot exceed.
+fn assert_user_chains(lines: &[RequestLine], users: usize, think_ms: f64, warmup: usize) {
+    let at_start = lines.iter().filter(|l| l.scheduled_ms == 0.0).count();
+    let expect = if warmup > 0 { users.min(warmup) } else { users };
+    assert_eq!(at_start, expect, "requests scheduled at the rung start");
+    let warm_end = lines
+        .iter()
+        .filter(|l| l.warmup)
+        .map(|l| l.end_ms)
+        .fold(0.0, f64::max);
+    for l in lines.iter().filter(|l| !l.warmup) {
+        assert!(
+            l.sent_ms >= warm_end && l.scheduled_ms >= warm_end,
+            "measured request {} sent at {} ms, before the warmup phase ended at {warm_end} ms",
+            l.index,
+            l.sent_ms
+        );
     }
-    // Each user's last request has no successor.
-    assert_eq!(used.iter().filter(|u| !**u).count(), users);
+    let mut order: Vec<&RequestLine> = lines.iter().collect();
+    order.sort_by(|a, b| a.scheduled_ms.total_cmp(&b.scheduled_ms));
+    let mut used = vec![false; lines.len()];
+    let mut chains = 0;
+    for l in order {
+        let pred = lines.iter().enumerate().position(|(j, p)| {
+            // Warmup requests go back to back: no think time after one.
+            let think = if p.warmup { 0.0 } else { think_ms };
+            !used[j] && p.index != l.index && p.end_ms + think <= l.scheduled_ms + 1e-6
+        });
+        match pred {
+            Some(j) => used[j] = true,
+            None => chains += 1,
+        }
+    }
+    assert!(
+        (at_start..=users).contains(&chains),
+        "{chains} chains of requests think_ms apart for {users} users"
+    );
 }
 
 #[test]
@@ -166,11 +183,12 @@ fn users_and_think_time_set_the_throughput_on_the_simulator() {
         assert_eq!(s.num_prompts, REQUESTS as u64);
         assert_eq!(s.completed, REQUESTS as u64, "no failures on the simulator");
 
-        // Never more than N in flight, and N reached (all users start together).
+        // Never more than N in flight, and N reached (all users start the measured part
+        // together).
         assert_eq!(max_in_flight(&lines), users);
         assert_eq!(s.max_concurrent_requests, users as u64);
         // Each user's requests are sequential, `think_time` apart.
-        assert_user_chains(&lines, users, THINK_MS);
+        assert_user_chains(&lines, users, THINK_MS, WARMUP);
         // Dispatch lag is measured from when the user was ready: never negative.
         assert!(lines.iter().all(|l| l.sent_ms >= l.scheduled_ms));
 

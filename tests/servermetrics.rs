@@ -234,3 +234,27 @@ fn compare_names_the_server_side_changes_next_to_the_verdicts() {
     assert!(line.contains("server queue time +"), "{line}");
     assert!(line.contains("max waiting"), "{line}");
 }
+
+#[test]
+fn a_concurrency_rung_scrapes_from_the_end_of_its_warmup() {
+    // 2 users, 4 warmup then 8 measured requests: the server's own request count for the
+    // rung covers the 8 measured ones only (the scrape starts when the warmup phase ends).
+    let tmp = tempfile::tempdir().unwrap();
+    let text = format!(
+        "version: 1\nname: rel\nendpoint:\n  base_url: sim\n  api: completions\n  \
+         request_timeout: 20s\nmodel: m\ntokenizer: {TOKENIZER}\nworkload:\n  \
+         dataset: random\n  input_tokens: 16\n  output_tokens: 10\n  requests_per_rung: 8\n  \
+         seed: 0\nload:\n  concurrency: [2]\n  warmup_requests: 4\n  cooldown: 0s\n\
+         sim:\n  step_base_ms: 10\n  step_per_seq_ms: 0\nserver_metrics:\n  interval: 100ms\n"
+    );
+    let sc = tmp.path().join("rel.yaml");
+    std::fs::write(&sc, text).unwrap();
+    let out = tmp.path().join("out");
+    let r = run_ladder(&sc, &out, LIMIT);
+    no_panic(&r);
+    assert!(r.status.success(), "{}", r.all());
+    let dir = run_dir(&out).expect("a result folder");
+    let m = server_keys(&dir, "2");
+    assert_eq!(f(&m, "server_e2e_count"), 8.0, "{m:?}");
+    assert_eq!(f(&m, "server_itl_count"), 8.0 * 9.0, "{m:?}");
+}

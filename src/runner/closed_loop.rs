@@ -9,9 +9,15 @@
 //! the end fewer than `N` requests are in flight: at most `N - 1` users are idle while the
 //! last ones finish.
 //!
+//! Warmup is a phase of its own: warmup requests go back to back (no think time), and a user
+//! holding a measured request waits until every warmup request has finished, so the measured
+//! part starts with all `N` users together on a warm server (never in the cold first burst
+//! beside the warmup requests), and the server-metrics scraper starts at that instant
+//! (`RungPlan::warmed`).
+//!
 //! A request's `scheduled` time is when its user became ready to send it: the rung start
-//! for a user's first request, else the moment its previous request's measurement ended plus
-//! the think time. Dispatch lag (`sent - scheduled`) is then the client's own delay in
+//! for a user's first request (the warmup phase's end for a first measured one), else the
+//! moment its previous request's measurement ended plus the think time. Dispatch lag (`sent - scheduled`) is then the client's own delay in
 //! sending a ready request, as for a rate rung; time-from-scheduled metrics include it.
 
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
@@ -44,6 +50,8 @@ pub(super) struct Dispatch {
     pub users: Users,
     /// The rung start: offsets in records are from here.
     pub start: Instant,
+    /// Told when the warmup phase is over (the measured part's start).
+    pub warmed: Option<watch::Sender<Option<Instant>>>,
     pub stop: watch::Receiver<bool>,
     pub halt: watch::Receiver<bool>,
     pub tx: mpsc::Sender<RequestRecord>,
@@ -57,9 +65,24 @@ pub(super) fn spawn(d: Dispatch) -> JoinHandle<()> {
     let requests: Arc<[PreparedRequest]> = d.requests.into();
     let next = Arc::new(AtomicUsize::new(0));
     let users = d.users.count.max(1) as usize;
+    // The entries that are warmup come first (indices ascend): the warmup phase's size.
+    let index = |i: usize| d.indices.as_ref().map_or(i, |v| v[i] as usize);
+    let warm = (0..requests.len())
+        .take_while(|&i| index(i) < d.warmup)
+        .count();
+    let phase = Arc::new(Phase {
+        warm,
+        finished: AtomicUsize::new(0),
+        over: d.warmed.unwrap_or_else(|| watch::channel(None).0),
+    });
+    if warm == 0 {
+        phase.over.send_replace(Some(d.start));
+    }
     let mut handles = Vec::with_capacity(users);
     for _ in 0..users {
         let user = User {
+            phase: phase.clone(),
+            warmed: phase.over.subscribe(),
             client: d.client.clone(),
             requests: requests.clone(),
             indices: d.indices.clone(),
@@ -96,8 +119,22 @@ impl Drop for AbortAll {
     }
 }
 
+/// The warmup phase of a rung: its requests go out first, and no measured request is sent
+/// before all of them have finished, so measured requests never share the cold first burst
+/// with them and all users start the measured part together.
+struct Phase {
+    /// Warmup requests in this dispatch.
+    warm: usize,
+    /// Warmup requests finished so far.
+    finished: AtomicUsize,
+    /// `Some(instant)` once the last warmup request finished (at once without warmup).
+    over: watch::Sender<Option<Instant>>,
+}
+
 /// One closed-loop user.
 struct User {
+    phase: Arc<Phase>,
+    warmed: watch::Receiver<Option<Instant>>,
     client: Arc<Client>,
     requests: Arc<[PreparedRequest]>,
     indices: Option<Arc<[u32]>>,
@@ -131,20 +168,46 @@ impl User {
             let Some(req) = self.requests.get(i) else {
                 return;
             };
-            let at = ready.saturating_duration_since(self.start);
             let index = self.indices.as_ref().map_or(i as u32, |v| v[i]);
+            let warmup = (index as usize) < self.warmup;
+            if !warmup {
+                // A measured request waits for the warmup phase to end; it is ready then.
+                let over = loop {
+                    if let Some(t) = *self.warmed.borrow_and_update() {
+                        break t;
+                    }
+                    tokio::select! {
+                        biased;
+                        _ = self.stop.changed() => return,
+                        _ = self.halt.changed() => return,
+                        _ = self.warmed.changed() => {}
+                    }
+                };
+                ready = ready.max(over);
+            }
+            let at = ready.saturating_duration_since(self.start);
             self.sent.fetch_add(1, Ordering::Relaxed);
             let measured = self
                 .client
-                .measure(req, self.start, at, index, (index as usize) < self.warmup)
+                .measure(req, self.start, at, index, warmup)
                 .await;
+            if warmup && self.phase.finished.fetch_add(1, Ordering::AcqRel) + 1 == self.phase.warm {
+                self.phase.over.send_replace(Some(Instant::now()));
+            }
             // Timing is final: the user is ready again (after thinking) while the record is
             // counted and delivered on the side.
             // Validation keeps think time within an hour; a Duration beyond any Instant
             // would only wait for the stop signal.
+            // Warmup requests go back to back: a user that finished one is at once ready for
+            // the next, and a measured one then waits for the phase to end with the others.
             let now = Instant::now();
+            let think = if warmup {
+                Duration::ZERO
+            } else {
+                self.think_time
+            };
             ready = now
-                .checked_add(self.think_time)
+                .checked_add(think)
                 .unwrap_or(now + Duration::from_secs(86_400 * 365));
             let counting = self.counting.clone();
             let tx = self.tx.clone();

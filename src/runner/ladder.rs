@@ -352,6 +352,15 @@ impl Ladder<'_> {
             }
             None => None,
         };
+        // A concurrency rung's measured part starts when its warmup has finished: the
+        // scraper waits to be told.
+        let (warmed, warmed_rx) = match closed {
+            Some(_) => {
+                let (tx, rx) = watch::channel(None);
+                (Some(tx), Some(rx))
+            }
+            None => (None, None),
+        };
         let plan = rung::RungPlan {
             requests,
             schedule,
@@ -360,10 +369,14 @@ impl Ladder<'_> {
             closed,
             indices,
             start,
+            warmed,
         };
         let mut bar = progress::RungBar::new(kind, rate, (warmup + n) as u64, quiet);
-        let scraper = scrape.map(|s| {
-            s.start(start.unwrap_or_else(|| Instant::now() + rung::START_LEAD) + first_measured)
+        let scraper = scrape.map(|s| match warmed_rx {
+            Some(rx) => s.start_when(rx),
+            None => {
+                s.start(start.unwrap_or_else(|| Instant::now() + rung::START_LEAD) + first_measured)
+            }
         });
         let run = rung::run_rung(
             self.client.clone(),

@@ -32,6 +32,9 @@ pub struct RungPlan {
     pub indices: Option<Vec<u32>>,
     /// When the rung starts (a shard's shared instant); `None`: [`START_LEAD`] from now.
     pub start: Option<Instant>,
+    /// A concurrency rung says here when its measured part starts (its warmup requests have
+    /// all finished); the server-metrics scraper waits for it.
+    pub warmed: Option<watch::Sender<Option<Instant>>>,
 }
 
 /// What a rung produced.
@@ -119,6 +122,7 @@ pub async fn run_rung(
             warmup: plan.warmup,
             users,
             start,
+            warmed: plan.warmed,
             stop: stop.clone(),
             halt: halt_rx,
             tx,

@@ -4,7 +4,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use tokio::sync::oneshot;
+use tokio::sync::{oneshot, watch};
 use tokio::task::JoinHandle;
 use tokio::time::Instant;
 
@@ -36,10 +36,31 @@ impl Scraper {
     /// `interval`. The task only sleeps and awaits the fetch: the dispatch loop never waits
     /// for it.
     pub fn start(fetcher: Arc<TextFetcher>, interval: Duration, first_at: Instant) -> Scraper {
+        let (_known, when) = watch::channel(Some(first_at));
+        Scraper::start_when(fetcher, interval, when)
+    }
+
+    /// [`Scraper::start`] once `when` holds the first measured send (a concurrency rung
+    /// knows it only when its warmup requests have finished). Nothing is scraped when the
+    /// rung ends, or `when`'s sender is dropped, before that.
+    pub fn start_when(
+        fetcher: Arc<TextFetcher>,
+        interval: Duration,
+        mut when: watch::Receiver<Option<Instant>>,
+    ) -> Scraper {
         let (stop, mut stopped) = oneshot::channel::<()>();
         let interval = interval.max(Duration::from_millis(100));
         let task = tokio::spawn(async move {
             let mut out = RungScrapes::default();
+            let first_at = loop {
+                if let Some(t) = *when.borrow_and_update() {
+                    break t;
+                }
+                tokio::select! {
+                    changed = when.changed() => if changed.is_err() { return out },
+                    _ = &mut stopped => return out,
+                }
+            };
             let mut next = first_at;
             loop {
                 let stop_now = tokio::select! {
@@ -165,5 +186,10 @@ impl ScrapeSetup {
     /// Start scraping one rung whose first measured request is sent at `first_at`.
     pub fn start(&self, first_at: Instant) -> Scraper {
         Scraper::start(self.fetcher.clone(), self.interval, first_at)
+    }
+
+    /// Start scraping one rung once `when` says when its first measured request went out.
+    pub fn start_when(&self, when: watch::Receiver<Option<Instant>>) -> Scraper {
+        Scraper::start_when(self.fetcher.clone(), self.interval, when)
     }
 }
