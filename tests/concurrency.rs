@@ -238,6 +238,11 @@ fn users_and_think_time_set_the_throughput_on_the_simulator() {
     assert!(html.contains("concurrency (users"), "x axis label");
     assert!(!html.contains("offered rate (req/s"), "no rate axis");
     assert!(!html.contains("ideal: throughput = offered rate"));
+    assert!(
+        html.contains("Throughput vs concurrency (users)"),
+        "chart titles"
+    );
+    assert!(!html.contains("vs offered rate"), "chart titles");
     let stdout = ladder(&["run", sc.to_str().unwrap(), "--out", "out2"], dir);
     let table = String::from_utf8_lossy(&stdout.stdout);
     assert!(

@@ -163,12 +163,21 @@ fn percentiles(report: &Report, id: &'static str, what: &str, which: Latency) ->
     }
     ChartSpec {
         id,
-        title: format!("{what} percentiles vs offered rate"),
+        title: format!("{what} percentiles vs {}", x_name(report)),
         y_desc: format!("{what} (ms)"),
         lines,
         markers: knee_markers(report),
         hline: None,
         x_max: max_rate(report),
+    }
+}
+
+/// What the x axis holds, for chart titles: "offered rate" on a rate ladder, else the
+/// ladder's own axis ("concurrency (users)", …).
+pub(super) fn x_name(report: &Report) -> &'static str {
+    match report.load() {
+        crate::scenario::LoadKind::Rate => "offered rate",
+        other => other.axis(),
     }
 }
 
@@ -299,7 +308,7 @@ pub fn specs(report: &Report) -> Vec<ChartSpec> {
     let mut all = vec![
         ChartSpec {
             id: "throughput",
-            title: "Throughput vs offered rate".into(),
+            title: format!("Throughput vs {}", x_name(report)),
             y_desc: "requests/s".into(),
             lines: tput,
             markers: markers.clone(),
@@ -311,7 +320,7 @@ pub fn specs(report: &Report) -> Vec<ChartSpec> {
         percentiles(report, "e2e", "E2E", Latency::E2el),
         ChartSpec {
             id: "errors",
-            title: "Error rate by class vs offered rate".into(),
+            title: format!("Error rate by class vs {}", x_name(report)),
             y_desc: "% of measured requests".into(),
             lines: errs,
             markers: markers.clone(),
@@ -320,7 +329,7 @@ pub fn specs(report: &Report) -> Vec<ChartSpec> {
         },
         ChartSpec {
             id: "dispatch-lag",
-            title: "Client dispatch lag vs offered rate".into(),
+            title: format!("Client dispatch lag vs {}", x_name(report)),
             y_desc: "send - scheduled (ms)".into(),
             lines: lag,
             markers,

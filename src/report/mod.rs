@@ -318,7 +318,6 @@ pub(crate) fn prefix_table(run: &RunReport) -> Option<(Vec<&'static str>, Vec<Ve
     Some((header, rows))
 }
 
-/// The rung table shared by Markdown and HTML: header cells and one row of cells per rung.
 /// The reasoning table: for runs of a reasoning model, time to the first *content* token
 /// beside TTFT and where the output tokens went. `None` when no rung reasoned.
 pub(crate) fn reasoning_table(run: &RunReport) -> Option<(Vec<&'static str>, Vec<Vec<String>>)> {
@@ -326,7 +325,7 @@ pub(crate) fn reasoning_table(run: &RunReport) -> Option<(Vec<&'static str>, Vec
         return None;
     }
     let header = vec![
-        "rate (req/s)",
+        run.info.load.axis(),
         "reasoning requests",
         "reasoning tokens",
         "content tokens",
@@ -356,6 +355,7 @@ pub(crate) fn reasoning_table(run: &RunReport) -> Option<(Vec<&'static str>, Vec
     Some((header, rows))
 }
 
+/// The rung table shared by Markdown and HTML: header cells and one row of cells per rung.
 pub(crate) fn rung_table(run: &RunReport) -> (Vec<&'static str>, Vec<Vec<String>>) {
     let header = vec![
         run.info.load.axis(),

@@ -3,7 +3,8 @@
 //! Drawn only when some rung has them.
 
 use super::charts::{
-    knee_markers, max_rate, runs, ChartSpec, Line, BLUE_, GREEN_, GREY_, ORANGE_, PURPLE_, RED_,
+    knee_markers, max_rate, runs, x_name, ChartSpec, Line, BLUE_, GREEN_, GREY_, ORANGE_, PURPLE_,
+    RED_,
 };
 use super::Report;
 use crate::metrics::{Latency, RungSummary};
@@ -83,19 +84,23 @@ pub fn specs(report: &Report) -> Vec<ChartSpec> {
     for (id, title, y_desc, lines) in [
         (
             "server-load",
-            "Server queue and batch vs offered rate (scraped /metrics)",
+            format!(
+                "Server queue and batch vs {} (scraped /metrics)",
+                x_name(report)
+            ),
             "requests",
             keep(load),
         ),
         (
             "server-kv",
-            "Server KV-cache usage vs offered rate",
+            format!("Server KV-cache usage vs {}", x_name(report)),
             "% of the KV cache",
             keep(kv),
         ),
         (
             "ttft-decomposition",
-            "TTFT: server queue + server TTFT vs client TTFT (the gap: network, gateway, client)",
+            "TTFT: server queue + server TTFT vs client TTFT (the gap: network, gateway, client)"
+                .to_string(),
             "ms",
             keep(ttft),
         ),

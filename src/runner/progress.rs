@@ -141,7 +141,7 @@ pub fn rung_table(rungs: &[RungSummary]) -> String {
     if rungs.iter().any(|s| s.reasoning.is_some()) {
         out.push_str(&format!(
             "{:>9} {:>10} {:>10} {:>10} {:>12} {:>12}\n",
-            "rate", "p50 TTFT", "p50 TTFC", "p99 TTFC", "reasoning", "content"
+            level, "p50 TTFT", "p50 TTFC", "p99 TTFC", "reasoning", "content"
         ));
         for s in rungs {
             let r = s.reasoning.clone().unwrap_or_default();
