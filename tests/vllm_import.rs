@@ -252,13 +252,60 @@ fn broken_vllm_files_are_refused_naming_the_file() {
     let o = ladder(&["compare", "dup", "dup"], t.path());
     assert_eq!(o.status.code(), Some(2), "{}", text(&o));
     assert!(text(&o).contains("result_rate_10.json"), "{}", text(&o));
-    // A concurrency run (request_rate "inf") has no place on a rate ladder.
+    // request_rate "inf" without a concurrency cap is neither kind of rung.
     v["completed"] = json!(300);
     v["request_rate"] = json!("inf");
     std::fs::write(&p, v.to_string()).unwrap();
     let o = ladder(&["compare", "dup", "dup"], t.path());
     assert_eq!(o.status.code(), Some(2), "{}", text(&o));
-    assert!(text(&o).contains("concurrency run"), "{}", text(&o));
+    assert!(
+        text(&o).contains("without a max_concurrency"),
+        "{}",
+        text(&o)
+    );
+    // With one it is a concurrency rung, which a rate ladder's folder cannot hold.
+    v["max_concurrency"] = json!(8);
+    std::fs::write(&p, v.to_string()).unwrap();
+    let o = ladder(&["compare", "dup", "dup"], t.path());
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    assert!(
+        text(&o).contains("a concurrency file beside rate ones"),
+        "{}",
+        text(&o)
+    );
+}
+
+/// vLLM's concurrency sweep (`--request-rate inf --max-concurrency N`, one file per N) is a
+/// concurrency ladder: rungs at N users, compared with ladder's own concurrency runs' rules.
+#[test]
+fn a_vllm_concurrency_sweep_imports_as_a_concurrency_ladder() {
+    let t = tempfile::tempdir().unwrap();
+    let dir = t.path().join("sweep");
+    std::fs::create_dir_all(&dir).unwrap();
+    for users in [4u32, 16] {
+        let mut v = vllm_result(20.0, 1.0, true, 300);
+        v["request_rate"] = json!("inf");
+        v["max_concurrency"] = json!(users);
+        std::fs::write(
+            dir.join(format!("concurrency_{users}.json")),
+            serde_json::to_string_pretty(&v).unwrap(),
+        )
+        .unwrap();
+    }
+    let o = ladder(&["report", "sweep"], t.path());
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    let o = ladder(&["compare", "sweep", "sweep"], t.path());
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    let out = text(&o);
+    assert!(out.contains("16 users"), "{out}");
+    assert!(!out.contains("req/s ("), "{out}");
+    let (info, rungs) = ladder::results::vllm::open(&dir).unwrap().unwrap();
+    assert_eq!(info.load, ladder::scenario::LoadKind::Concurrency);
+    assert_eq!(info.scenario["load"]["concurrency"], json!([4.0, 16.0]));
+    assert_eq!(
+        rungs.iter().map(|r| r.summary.rate).collect::<Vec<_>>(),
+        vec![4.0, 16.0]
+    );
 }
 
 /// The fixture folder of vLLM 0.8 `benchmark_serving.py --save-detailed` files (the seed

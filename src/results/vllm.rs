@@ -24,6 +24,7 @@ use super::load::{requests_file_name, result_file_name, LoadError};
 use super::types::{HostInfo, RequestLine, RunInfo, RunStatus, RungEntry, RESULTS_FORMAT_VERSION};
 use crate::metrics::{Latency, RungSummary, Stats};
 use crate::record::{ErrorClass, TokenSource};
+use crate::scenario::LoadKind;
 
 /// Largest vLLM result file read (a detailed file of 100k requests is tens of MB).
 pub const MAX_VLLM_FILE_BYTES: u64 = 512 << 20;
@@ -329,16 +330,24 @@ fn rung_of(dir: &Path, file: &str, o: Map<String, Value>) -> Result<ImportedRung
             "no `request_rate`: cannot place the file on a rate ladder".into(),
         )
     })?;
-    if !(rate.is_finite() && rate > 0.0) {
-        return Err(bad(
-            dir,
-            file,
-            format!(
-                "request_rate {} (every request at once): a concurrency run, which has no place on a rate ladder; compare rate runs only",
-                o.get("request_rate").cloned().unwrap_or(Value::Null)
-            ),
-        ));
-    }
+    // `--request-rate inf --max-concurrency N` is vLLM's concurrency sweep: a rung of N
+    // closed-loop users, as ladder's own concurrency ladders write it.
+    let (rate, load) = match u("max_concurrency") {
+        Some(n) if rate == f64::INFINITY && n >= 1 => (n as f64, LoadKind::Concurrency),
+        _ if rate.is_finite() && rate > 0.0 => (rate, LoadKind::Rate),
+        _ => {
+            return Err(bad(
+                dir,
+                file,
+                format!(
+                    "request_rate {} without a max_concurrency: every request at once, neither a \
+                     rate rung nor a concurrency rung; compare runs with a finite request_rate, \
+                     or with --max-concurrency",
+                    o.get("request_rate").cloned().unwrap_or(Value::Null)
+                ),
+            ))
+        }
+    };
     let completed =
         u("completed").ok_or_else(|| bad(dir, file, "`completed` is not a count".into()))?;
     let lines = detailed_lines(&o, dir, file)?;
@@ -394,7 +403,7 @@ fn rung_of(dir: &Path, file: &str, o: Map<String, Value>) -> Result<ImportedRung
     };
     let summary = RungSummary {
         rate,
-        load: Default::default(),
+        load,
         burstiness,
         max_concurrency: u("max_concurrency").map(|c| c.min(u64::from(u32::MAX)) as u32),
         num_prompts: u("num_prompts").unwrap_or(completed.saturating_add(failed)),
@@ -472,13 +481,31 @@ pub fn open(dir: &Path) -> Result<Option<(RunInfo, Vec<ImportedRung>)>, LoadErro
         rungs.push(rung_of(dir, &name, o)?);
     }
     rungs.sort_by(|a, b| a.entry.rate.total_cmp(&b.entry.rate));
+    let load = rungs[0].summary.load;
+    if let Some(other) = rungs.iter().find(|r| r.summary.load != load) {
+        return Err(bad(
+            dir,
+            &other.entry.result_file,
+            format!(
+                "a {} file beside {} ones ({}): a folder is one ladder, of rates or of \
+                 concurrency levels; put each kind in its own folder",
+                other.summary.load.name(),
+                load.name(),
+                rungs[0].entry.result_file
+            ),
+        ));
+    }
     for w in rungs.windows(2) {
         if w[0].entry.rate == w[1].entry.rate {
+            let what = match load {
+                LoadKind::Concurrency => "max_concurrency",
+                _ => "request_rate",
+            };
             return Err(bad(
                 dir,
                 &w[1].entry.result_file,
                 format!(
-                    "request_rate {} is also in {}: one file per rate",
+                    "{what} {} is also in {}: one file per rung",
                     w[1].entry.rate, w[0].entry.result_file
                 ),
             ));
@@ -504,7 +531,7 @@ pub fn open(dir: &Path) -> Result<Option<(RunInfo, Vec<ImportedRung>)>, LoadErro
         "tokenizer": s("tokenizer_id").unwrap_or_default(),
         "endpoint": { "base_url": "", "api": s("backend").or(s("endpoint_type")).unwrap_or_default() },
         "workload": workload,
-        "load": { "rates": rungs.iter().map(|r| r.entry.rate).collect::<Vec<_>>() },
+        "load": { load_key(load): rungs.iter().map(|r| r.entry.rate).collect::<Vec<_>>() },
         "imported_from": "vllm",
     });
     let started_at = s("date")
@@ -517,7 +544,7 @@ pub fn open(dir: &Path) -> Result<Option<(RunInfo, Vec<ImportedRung>)>, LoadErro
         scenario_name: sanitized_name(dir),
         scenario_file: String::new(),
         scenario,
-        load: Default::default(),
+        load,
         git_commit: None,
         tokenizer_sha256: String::new(),
         tokenizer_source: None,
@@ -545,6 +572,14 @@ pub fn open(dir: &Path) -> Result<Option<(RunInfo, Vec<ImportedRung>)>, LoadErro
         shards: None,
     };
     Ok(Some((info, rungs)))
+}
+
+/// The scenario key a ladder of `load` lists its rungs under.
+fn load_key(load: LoadKind) -> &'static str {
+    match load {
+        LoadKind::Concurrency => "concurrency",
+        _ => "rates",
+    }
 }
 
 /// The folder's name in the characters a scenario name allows (it names golden/<name>/).
