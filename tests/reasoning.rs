@@ -87,6 +87,22 @@ fn a_reasoning_model_gets_ttfc_and_a_token_split_everywhere() {
     no_panic(&gate);
     assert_eq!(gate.status.code(), Some(0), "{}", gate.all());
     assert!(gate.all().contains("median_ttfc_ms"), "{}", gate.all());
+
+    // A model that thinks longer (14 of its 16 tokens before the answer instead of 10): TTFC
+    // moves by four more inter-token gaps, TTFT does not, and the gate on TTFC says so.
+    let longer = scenario(&tmp.path().join("longer"), "chat", 14);
+    let (cand, _) = run(&longer, &tmp.path().join("out-longer"));
+    let gate = spawn(ladder_cmd(&[
+        "compare",
+        dir.to_str().unwrap(),
+        cand.to_str().unwrap(),
+        "--threshold",
+        "median_ttfc_ms=+20%",
+    ]))
+    .finish(LIMIT);
+    no_panic(&gate);
+    assert_eq!(gate.status.code(), Some(1), "{}", gate.all());
+    assert!(gate.all().contains("REGRESSION"), "{}", gate.all());
 }
 
 #[test]
