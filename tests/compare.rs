@@ -271,6 +271,7 @@ fn write_run(dir: &Path, spec: &Spec) {
         warnings: vec![],
         server: None,
         prompt_overhead: None,
+        trace: None,
     };
     std::fs::write(
         dir.join("run.json"),

@@ -220,6 +220,7 @@ fn run_info(name: &str, rungs: Vec<RungEntry>) -> RunInfo {
         warnings: vec!["rung 40: client dispatch lag p99 7.0 ms".into()],
         server: None,
         prompt_overhead: None,
+        trace: None,
     }
 }
 

@@ -63,16 +63,16 @@ fn analysis_block(out: &mut String, run: &RunReport) {
         let _ = writeln!(out, "<dt>{}</dt><dd>{}</dd>", esc(k), esc(&v));
     };
     item("SLO", slo_text(run));
-    item("Knee", a.knee_text());
-    item(
-        match run.info.load {
-            crate::scenario::LoadKind::Rate => "Highest rate within SLO",
-            crate::scenario::LoadKind::Concurrency => "Most users within SLO",
-        },
-        a.slo_text(),
-    );
-    item("Best-value range", a.best_value_text());
-    if let Some(b) = a.baseline_rate {
+    // A ramp is one rung: where its windows broke is its analysis, not a knee over rungs.
+    let ramp = run.rungs.iter().find_map(|r| r.ramp.as_ref());
+    if let Some(r) = ramp {
+        item("Ramp", r.verdict());
+    } else {
+        item("Knee", a.knee_text());
+        item(run.info.load.within_slo(), a.slo_text());
+        item("Best-value range", a.best_value_text());
+    }
+    if let (Some(b), None) = (a.baseline_rate, ramp) {
         item(
             "Baseline",
             format!(

@@ -289,6 +289,7 @@ mod tests {
             warnings: vec![],
             server: None,
             prompt_overhead: None,
+            trace: None,
         }
     }
 

@@ -31,6 +31,19 @@ pub struct Prepared {
     /// preflight's long probe (`None` only when a size is over the limits, which validation
     /// reports).
     pub longest_prompt: Option<Prompt>,
+    /// A `load.trace` replay's trace and prompts, read and built once for every speed.
+    pub trace: Option<Arc<Replay>>,
+}
+
+/// A trace read, and its prompts built, before anything is sent.
+#[derive(Debug)]
+pub struct Replay {
+    /// The trace's lines and hash.
+    pub trace: workload::trace::Trace,
+    /// One prompt per line, the same at every speed.
+    pub prompts: Vec<Prompt>,
+    /// Notes from synthesis (inexact lengths).
+    pub notes: Vec<String>,
 }
 
 /// Seed of rung `idx`'s arrival schedule (the run and `prepare` draw the same one).
@@ -98,9 +111,25 @@ pub fn prepare(loaded: &Loaded, scenario: Scenario) -> Result<Prepared, Vec<Find
             None
         }
     };
-    let longest = tokenizer
-        .as_ref()
-        .and_then(|tok| check_prompts(&scenario, tok, dataset_path.as_deref(), &mut found));
+    let (longest, trace) = match (&scenario.load.trace, &tokenizer) {
+        (Some(t), Some(tok)) => match read_trace(&scenario, t, loaded, tok) {
+            Ok(r) => (
+                r.prompts.iter().max_by_key(|p| p.input_tokens).cloned(),
+                Some(Arc::new(r)),
+            ),
+            Err(f) => {
+                found.push(f);
+                (None, None)
+            }
+        },
+        (Some(_), None) => (None, None),
+        (None, _) => (
+            tokenizer
+                .as_ref()
+                .and_then(|tok| check_prompts(&scenario, tok, dataset_path.as_deref(), &mut found)),
+            None,
+        ),
+    };
     match (tokenizer, source) {
         (Some(t), Ok(source)) if found.is_empty() => Ok(Prepared {
             scenario,
@@ -110,6 +139,7 @@ pub fn prepare(loaded: &Loaded, scenario: Scenario) -> Result<Prepared, Vec<Find
             dataset_path,
             sim,
             longest_prompt: longest,
+            trace,
         }),
         _ => Err(found),
     }
@@ -118,9 +148,62 @@ pub fn prepare(loaded: &Loaded, scenario: Scenario) -> Result<Prepared, Vec<Find
 /// The first rung's schedule, the same draw the run makes. It is the lowest rate (rates are
 /// strictly increasing, the baseline below them), so the longest gaps: with the rates,
 /// burstiness and rung size inside `scenario::limits` the later rungs fit too.
+/// Read `load.trace` and build its prompts; a problem is reported at `load.trace.path`.
+fn read_trace(
+    s: &Scenario,
+    t: &crate::scenario::TraceLoad,
+    loaded: &Loaded,
+    tok: &Tokenizer,
+) -> Result<Replay, Finding> {
+    let at = |m: String| {
+        Finding::at(&["load", "trace", "path"], m)
+            .hint("docs/traces.md describes the trace format (one JSON object a line)")
+    };
+    let trace = workload::trace::load(&loaded.resolve(&t.path), t.max_requests)
+        .map_err(|e| at(e.to_string()))?;
+    if s.load.warmup_requests as usize >= trace.lines.len() {
+        return Err(Finding::at(
+            &["load", "warmup_requests"],
+            format!(
+                "warmup_requests {} leaves none of the trace's {} lines to measure",
+                s.load.warmup_requests,
+                trace.lines.len()
+            ),
+        )
+        .hint("the first warmup_requests lines of the trace are sent as warmup; lower it"));
+    }
+    let set = trace
+        .prompts(tok, t.block_tokens, s.workload.seed)
+        .map_err(|e| at(e.to_string()))?;
+    Ok(Replay {
+        trace,
+        prompts: set.prompts,
+        notes: set.notes,
+    })
+}
+
 fn check_schedule(s: &Scenario, found: &mut Vec<Finding>) {
-    if s.load_kind() == crate::scenario::LoadKind::Concurrency {
-        return; // closed-loop users have no arrival schedule
+    match s.load_kind() {
+        crate::scenario::LoadKind::Concurrency | crate::scenario::LoadKind::Trace => {
+            // closed-loop users have no arrival schedule; a trace has its own timestamps
+            return;
+        }
+        crate::scenario::LoadKind::Ramp => {
+            let Some(r) = &s.load.ramp else { return };
+            if limits::rate_problem(r.from).is_some() || !(r.to > r.from) || r.over.0.is_zero() {
+                return; // validation reports the values
+            }
+            if let Err(e) = workload::ramp_schedule(
+                r,
+                s.load.arrival,
+                s.load.burstiness,
+                rung_seed(s.workload.seed, 0),
+            ) {
+                found.push(Finding::at(&["load", "ramp"], e.to_string()));
+            }
+            return;
+        }
+        crate::scenario::LoadKind::Rate => {}
     }
     let Some(&rate) = s.rungs().first() else {
         return;
