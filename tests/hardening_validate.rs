@@ -360,7 +360,8 @@ fn render(dir: &Path, set: &[(usize, String)]) -> PathBuf {
         ("requests_per_rung", "3"),
         ("seed", "0"),
     ] {
-        let shaped = !trace.is_empty() && k != "seed" || !ramp.is_empty() && k == "requests_per_rung";
+        let shaped =
+            !trace.is_empty() && k != "seed" || !ramp.is_empty() && k == "requests_per_rung";
         match get("workload", k) {
             Some(v) => text += &format!("  {k}: {v}\n"),
             None if !shaped => text += &format!("  {k}: {d}\n"),

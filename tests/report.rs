@@ -162,6 +162,8 @@ fn summary(s: &Shape, speedup: f64) -> RungSummary {
         latency,
         server: Default::default(),
         repeats: Vec::new(),
+        offered_rate: None,
+        ramp: None,
     }
 }
 

@@ -301,7 +301,7 @@ fn find_knee(sorted: &[&RungSummary], slo: &Slo, max_error_rate: f64) -> Option<
                     format!(
                         "+{:.2} req/s that {} -> {} would add at unchanged latency",
                         offered,
-                        r.load.level(prev.rate),
+                        num(prev.rate),
                         r.load.level(r.rate)
                     )
                 } else {

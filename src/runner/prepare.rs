@@ -190,7 +190,10 @@ fn check_schedule(s: &Scenario, found: &mut Vec<Finding>) {
         }
         crate::scenario::LoadKind::Ramp => {
             let Some(r) = &s.load.ramp else { return };
-            if limits::rate_problem(r.from).is_some() || !(r.to > r.from) || r.over.0.is_zero() {
+            if limits::rate_problem(r.from).is_some()
+                || r.to.partial_cmp(&r.from) != Some(std::cmp::Ordering::Greater)
+                || r.over.0.is_zero()
+            {
                 return; // validation reports the values
             }
             if let Err(e) = workload::ramp_schedule(
