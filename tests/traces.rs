@@ -214,6 +214,11 @@ fn a_ramp_reports_its_windows() {
         md.contains("| 0-0.5s |") && md.contains("| 1.5-2s |"),
         "{md}"
     );
+    // The window verdict replaces a knee over rungs (a ramp is one rung).
+    assert!(md.contains("- **Ramp:** SLO "), "{md}");
+    assert!(!md.contains("**Knee:**"), "{md}");
+    let html = std::fs::read_to_string(folder.path.join("report.html")).unwrap();
+    assert!(html.contains("req/s by window</h3>"), "the window table");
     let raw: serde_json::Value = serde_json::from_str(
         &std::fs::read_to_string(folder.path.join(&rung.entry.result_file)).unwrap(),
     )

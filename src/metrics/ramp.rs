@@ -164,7 +164,7 @@ fn opt(x: Option<f64>) -> String {
 impl RampReport {
     /// Rows of the window table: start–end seconds, offered range, achieved rate, requests,
     /// errors, p50/p99 TTFT, p50 TPOT, SLO.
-    fn rows(&self) -> Vec<[String; 9]> {
+    pub fn rows(&self) -> Vec<[String; 9]> {
         self.windows
             .iter()
             .map(|w| {
@@ -187,7 +187,8 @@ impl RampReport {
             .collect()
     }
 
-    const HEADERS: [&'static str; 9] = [
+    /// Column names of [`RampReport::rows`].
+    pub const HEADERS: [&'static str; 9] = [
         "window", "offered", "achieved", "requests", "errors", "p50 TTFT", "p99 TTFT", "p50 TPOT",
         "SLO",
     ];

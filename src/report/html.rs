@@ -112,6 +112,37 @@ fn reasoning_table_html(out: &mut String, run: &RunReport) {
     let _ = writeln!(out, "</tbody></table>");
 }
 
+/// A ramp rung's windows (docs/ramp.md), with the windows that missed the SLO marked.
+fn ramp_table_html(out: &mut String, run: &RunReport) {
+    for ramp in run.rungs.iter().filter_map(|r| r.ramp.as_ref()) {
+        let _ = writeln!(
+            out,
+            "<h3>Ramp {} &rarr; {} req/s by window</h3>\n<p>Rates in req/s, latencies in ms, \
+             windows by scheduled send time.</p>",
+            ramp.from, ramp.to
+        );
+        let _ = writeln!(out, "<table class=\"rungs\"><thead><tr>");
+        for h in crate::metrics::ramp::RampReport::HEADERS {
+            let _ = write!(out, "<th>{}</th>", esc(h));
+        }
+        let _ = writeln!(out, "</tr></thead><tbody>");
+        for (w, row) in ramp.windows.iter().zip(ramp.rows()) {
+            let miss = if w.meets_slo == Some(false) {
+                " class=\"miss\""
+            } else {
+                ""
+            };
+            let _ = write!(out, "<tr{miss}>");
+            for (i, c) in row.iter().enumerate() {
+                let cls = if i > 0 { " class=\"num\"" } else { "" };
+                let _ = write!(out, "<td{cls}>{}</td>", esc(c));
+            }
+            let _ = writeln!(out, "</tr>");
+        }
+        let _ = writeln!(out, "</tbody></table>");
+    }
+}
+
 fn rung_table_html(out: &mut String, run: &RunReport) {
     let (header, rows) = rung_table(run);
     let knee = run.analysis.knee.as_ref().map(|k| k.rate);
@@ -251,6 +282,7 @@ impl Exporter for Html {
             );
             rung_table_html(&mut out, run);
             reasoning_table_html(&mut out, run);
+            ramp_table_html(&mut out, run);
         }
         let _ = writeln!(out, "</body>\n</html>");
         Ok(out)
