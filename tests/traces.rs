@@ -161,6 +161,33 @@ fn a_trace_replays_at_its_timestamps_over_the_speed() {
     assert!(md.contains("| trace speed (x) |"), "{md}");
     let html = std::fs::read_to_string(folder.path.join("report.html")).unwrap();
     assert!(html.contains("trace replay speed (x)"), "x axis label");
+
+    // The same path with other contents is another workload: compare refuses it by hash.
+    std::fs::write(
+        dir.join("trace.jsonl"),
+        body.replace("\"output_length\": 6", "\"output_length\": 9"),
+    )
+    .unwrap();
+    let again = ladder(
+        &["run", sc.to_str().unwrap(), "--out", "out2", "--quiet"],
+        dir,
+    );
+    assert_eq!(again.status.code(), Some(0), "{}", text(&again));
+    let other = newest(&dir.join("out2"), "replay");
+    let cmp = ladder(
+        &[
+            "compare",
+            folder.path.to_str().unwrap(),
+            other.to_str().unwrap(),
+        ],
+        dir,
+    );
+    assert_eq!(cmp.status.code(), Some(2), "{}", text(&cmp));
+    assert!(
+        text(&cmp).contains("different trace (sha256"),
+        "{}",
+        text(&cmp)
+    );
 }
 
 #[test]
