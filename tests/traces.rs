@@ -314,6 +314,30 @@ fn validate_names_the_key_and_the_fix() {
     ] {
         assert!(ramp.contains(want), "{want}: {ramp}");
     }
+    let ramp_sc = write_scenario(
+        dir,
+        "g",
+        "",
+        "  ramp:\n    from: 1\n    to: 5\n    over: 1s",
+    );
+    let rates = ladder(
+        &[
+            "run",
+            ramp_sc.to_str().unwrap(),
+            "--rates",
+            "1,2",
+            "--out",
+            "out",
+        ],
+        dir,
+    );
+    assert_eq!(rates.status.code(), Some(2), "{}", text(&rates));
+    assert!(
+        text(&rates).contains("is a ramp (`load.ramp`)"),
+        "{}",
+        text(&rates)
+    );
+    assert!(!dir.join("out").exists(), "nothing ran");
     let ok = write_scenario(
         dir,
         "f",

@@ -113,6 +113,17 @@ pub fn run_all(opts: &RunOptions) -> Result<Vec<RunOutcome>, RunError> {
     }
     let mut scenario = loaded.scenario.clone();
     if let Some(rates) = &opts.rates {
+        let shape = match (&scenario.load.trace, &scenario.load.ramp) {
+            (Some(_), _) => Some("a trace replay (`load.trace`); edit its `speed` list instead"),
+            (_, Some(_)) => Some("a ramp (`load.ramp`); edit its `from` and `to` instead"),
+            _ => None,
+        };
+        if let Some(what) = shape {
+            return Err(RunError::Scenario(format!(
+                "--rates replaces `load.rates`, but {} is {what}",
+                opts.scenario_path.display()
+            )));
+        }
         if !scenario.load.concurrency.is_empty() {
             return Err(RunError::Scenario(format!(
                 "--rates replaces `load.rates`, but {} is a concurrency ladder (`load.concurrency`); \
