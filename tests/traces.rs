@@ -283,7 +283,10 @@ fn validate_names_the_key_and_the_fix() {
     );
     std::fs::write(dir.join("empty.jsonl"), "\n").unwrap();
     let empty = validate(dir, "c", "", "  trace:\n    path: empty.jsonl");
-    assert!(empty.contains("empty.jsonl"), "{empty}");
+    assert!(
+        empty.contains("empty.jsonl") && empty.contains("the trace has no requests"),
+        "{empty}"
+    );
     let speed = validate(
         dir,
         "d",

@@ -159,8 +159,15 @@ fn read_trace(
         Finding::at(&["load", "trace", "path"], m)
             .hint("docs/traces.md describes the trace format (one JSON object a line)")
     };
-    let trace = workload::trace::load(&loaded.resolve(&t.path), t.max_requests)
-        .map_err(|e| at(e.to_string()))?;
+    let trace = workload::trace::load(&loaded.resolve(&t.path), t.max_requests).map_err(|e| {
+        at(match e {
+            // The shared error says "dataset"; this file is a trace.
+            workload::WorkloadError::Io { path, message } => {
+                format!("cannot read trace {}: {message}", path.display())
+            }
+            other => other.to_string(),
+        })
+    })?;
     if s.load.warmup_requests as usize >= trace.lines.len() {
         return Err(Finding::at(
             &["load", "warmup_requests"],

@@ -418,6 +418,18 @@ fn check_ramp(v: &Value, r: &Value, out: &mut Vec<Problem>) {
                     Problem::value(p(&["load", "ramp"]), format!("the ramp would send about {} requests, more than the limit of {} per rung", n.round(), limits::MAX_REQUESTS_PER_RUNG))
                         .hint("lower `to` or shorten `over`"),
                 );
+            } else if let Some(m) = limits::rung_size_problem(
+                n.ceil() as u64 + 1,
+                get(v, &["workload", "input_tokens"])
+                    .and_then(Value::as_u64)
+                    .unwrap_or(512),
+            )
+            .filter(|_| get(v, &["workload", "dataset"]).is_none_or(|d| d == "random"))
+            {
+                out.push(
+                    Problem::value(p(&["load", "ramp"]), format!("the ramp's prompts: {m}"))
+                        .hint("lower `to`, shorten `over` or shorten `workload.input_tokens`"),
+                );
             } else if n < 1.0 {
                 out.push(
                     Problem::value(
@@ -443,6 +455,41 @@ mod tests {
             shape,
             windows: 10,
         }
+    }
+
+    fn problems(load: Value) -> Vec<String> {
+        let v = serde_json::json!({"workload": {"input_tokens": 4096}, "load": load});
+        let mut out = Vec::new();
+        check(&v, &mut out);
+        out.iter().map(|p| p.message.clone()).collect()
+    }
+
+    #[test]
+    fn ramp_checks_its_size_and_direction() {
+        let ok = serde_json::json!({"ramp": {"from": 1, "to": 10, "over": "60s"}});
+        assert!(problems(ok).is_empty());
+        // (10 + 10000) / 2 x 3600 s ≈ 18 M requests.
+        let huge = problems(serde_json::json!({"ramp": {"from": 10, "to": 10000, "over": "1h"}}));
+        assert!(
+            huge.iter().any(|m| m.contains("more than the limit")),
+            "{huge:?}"
+        );
+        // 100 000 requests of 4096 tokens: too many prompt tokens to hold.
+        let tokens = problems(serde_json::json!({"ramp": {"from": 1, "to": 1999, "over": "100s"}}));
+        assert!(
+            tokens.iter().any(|m| m.contains("the ramp's prompts")),
+            "{tokens:?}"
+        );
+        let down =
+            problems(serde_json::json!({"ramp": {"from": 5, "to": 5, "over": "1s"}, "rates": [1]}));
+        assert!(
+            down.iter().any(|m| m.contains("must be above `from`")),
+            "{down:?}"
+        );
+        assert!(
+            down.iter().any(|m| m.contains("`rates` does not apply")),
+            "{down:?}"
+        );
     }
 
     #[test]

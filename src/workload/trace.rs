@@ -184,9 +184,9 @@ pub fn parse(text: &str, path: &Path) -> Result<Vec<TraceLine>, WorkloadError> {
         });
     }
     if out.is_empty() {
-        return Err(WorkloadError::Empty {
+        return Err(WorkloadError::Io {
             path: path.to_path_buf(),
-            skipped: 0,
+            message: "the trace has no requests: each line is one, such as {\"timestamp\": 0, \"input_length\": 512, \"output_length\": 64}".into(),
         });
     }
     Ok(out)
@@ -345,7 +345,7 @@ mod tests {
                 "{\"timestamp\": 9, \"input_length\": 3, \"output_length\": 1}\n{\"timestamp\": 4, \"input_length\": 3, \"output_length\": 1}",
                 "t.jsonl:2: `timestamp` 4 is earlier than the previous line's 9; lines are replayed in file order: sort",
             ),
-            ("\n\n", "has no non-empty prompts"),
+            ("\n\n", "the trace has no requests"),
         ] {
             let e = parse_str(text).unwrap_err();
             assert!(e.contains(want), "{text:?}: {e}");
