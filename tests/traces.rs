@@ -251,6 +251,28 @@ fn a_ramp_reports_its_windows() {
     )
     .unwrap();
     assert_eq!(raw["load"], "ramp");
+
+    // Two repeats replay the same schedule; the windows pool both repeats' requests.
+    let twice = ladder(
+        &[
+            "run",
+            sc.to_str().unwrap(),
+            "--out",
+            "out2",
+            "--repeats",
+            "2",
+            "--quiet",
+        ],
+        dir,
+    );
+    assert_eq!(twice.status.code(), Some(0), "{}", text(&twice));
+    let pooled = ResultDir::open_finished(&newest(&dir.join("out2"), "ramp")).unwrap();
+    let p = &pooled.rungs[0].summary;
+    assert_eq!(p.num_prompts, 74);
+    let pr = p.ramp.as_ref().expect("pooled windows");
+    for (a, b) in pr.windows.iter().zip(&ramp.windows) {
+        assert_eq!(a.requests, 2 * b.requests);
+    }
     assert_eq!(raw["ramp"]["windows"].as_array().unwrap().len(), 4);
     assert!((raw["request_rate"].as_f64().unwrap() - 37.0 / 2.0).abs() < 1e-9);
 }
