@@ -47,6 +47,7 @@ fn main() {
         prompt_template: None,
         input_length: Default::default(),
         server_overhead: 0,
+        shared_prefix: None,
     };
     let template = Some("bache {{ prompt }}".to_string());
     for (name, tok, prompt_template) in [

@@ -41,7 +41,27 @@ enum Command {
         /// Print a JSON summary of the rungs on stdout (implies --quiet).
         #[arg(long)]
         json: bool,
+        #[command(flatten)]
+        shard: ShardArgs,
     },
+    /// Merge the folders of a sharded run (`ladder run --shard`) into one result folder.
+    Merge {
+        /// Every shard's folder (e.g. results/<scenario>.shards/<start>/shard-*), or the one
+        /// folder holding them (results/<scenario>.shards/<start>).
+        #[arg(required = true, value_name = "SHARD_DIR")]
+        shards: Vec<PathBuf>,
+        /// The merged result folder to write (must not exist, or be empty).
+        #[arg(long, value_name = "DIR")]
+        out: PathBuf,
+        /// Wait up to this long (e.g. 2h) for every shard to appear and finish first (one
+        /// folder given: the one holding the shards).
+        #[arg(long, value_name = "DURATION")]
+        wait: Option<String>,
+    },
+    /// Write a Slurm batch script running a scenario as N shards under srun, then merging.
+    Slurm(ladder::deploy::slurm::SlurmArgs),
+    /// Write Kubernetes manifests: an Indexed Job of N shards and the Job that merges them.
+    Kube(ladder::deploy::kube::KubeArgs),
     /// Serve the built-in OpenAI-compatible simulator until SIGINT/SIGTERM.
     Sim(Box<SimArgs>),
     // --- report (issue 6) ---
@@ -309,14 +329,25 @@ pub fn main() -> i32 {
             repeats,
             quiet,
             json,
-        } => run(ladder::runner::RunOptions {
-            scenario_path: scenario,
-            out_dir: out,
-            rates,
-            repeats,
-            quiet: quiet || json,
-            json,
-        }),
+            shard,
+        } => match shard.run() {
+            Ok(shard) => run(ladder::runner::RunOptions {
+                scenario_path: scenario,
+                out_dir: out,
+                rates,
+                repeats,
+                quiet: quiet || json,
+                json,
+                shard,
+            }),
+            Err(m) => {
+                eprintln!("error: {m}");
+                ladder::exit::BAD_INPUT
+            }
+        },
+        Command::Merge { shards, out, wait } => merge(&shards, &out, wait.as_deref()),
+        Command::Slurm(a) => ladder::deploy::slurm::main(&a),
+        Command::Kube(a) => ladder::deploy::kube::main(&a),
         Command::Schema => {
             println!("{}", ladder::scenario::schema_json());
             ladder::exit::OK
@@ -342,6 +373,76 @@ pub fn main() -> i32 {
         }),
         c @ (Command::Compare { .. } | Command::Gate { .. } | Command::Bless { .. }) => {
             compare_cmd(c)
+        }
+    }
+}
+
+// ---- shards: `ladder run --shard`, `ladder merge` ----
+
+/// The flags that make `ladder run` one shard of a run (docs/scale-out.md).
+#[derive(clap::Args, Debug)]
+struct ShardArgs {
+    /// Run shard INDEX/COUNT (0-based) of the ladder, or `auto` (SLURM_PROCID/SLURM_NTASKS,
+    /// or JOB_COMPLETION_INDEX with LADDER_SHARDS); needs --start-at.
+    #[arg(long, value_name = "I/N|auto")]
+    shard: Option<String>,
+    /// The instant every shard starts the first rung: RFC 3339 or @UNIX_SECONDS.
+    #[arg(long, value_name = "TIME", requires = "shard")]
+    start_at: Option<String>,
+    /// Time each rung gets after its last scheduled send before the cooldown (default: the
+    /// scenario's request_timeout), e.g. 30s.
+    #[arg(long, value_name = "DURATION", requires = "shard")]
+    drain: Option<String>,
+}
+
+impl ShardArgs {
+    fn run(&self) -> Result<Option<ladder::runner::shard::ShardRun>, String> {
+        use ladder::runner::shard;
+        let Some(text) = &self.shard else {
+            return Ok(None);
+        };
+        let shard = shard::Shard::parse(text)?;
+        let Some(at) = &self.start_at else {
+            return Err(format!(
+                "--shard {text} needs --start-at: every shard must start at the same instant, e.g. \
+                 --start-at @$(( $(date +%s) + 60 )) computed once and given to all shards"
+            ));
+        };
+        let drain = match &self.drain {
+            Some(d) => Some(
+                humantime::parse_duration(d)
+                    .map_err(|e| format!("--drain {d:?}: {e}; e.g. --drain 30s"))?,
+            ),
+            None => None,
+        };
+        Ok(Some(shard::ShardRun {
+            shard,
+            start_at: shard::parse_start_at(at)?,
+            drain,
+        }))
+    }
+}
+
+fn merge(shards: &[PathBuf], out: &std::path::Path, wait: Option<&str>) -> i32 {
+    use ladder::results::shard_merge;
+    let wait = match wait.map(humantime::parse_duration).transpose() {
+        Ok(w) => w,
+        Err(e) => {
+            eprintln!("error: --wait: {e}; e.g. --wait 2h");
+            return ladder::exit::BAD_INPUT;
+        }
+    };
+    let merged = shard_merge::shard_dirs(shards, wait).and_then(|d| shard_merge::merge(&d, out));
+    match merged {
+        Ok(m) => {
+            eprintln!("{}", m.describe());
+            write_reports(out, false);
+            println!("{}", out.display());
+            ladder::exit::OK
+        }
+        Err(e) => {
+            eprintln!("error: {e}");
+            ladder::exit::BAD_INPUT
         }
     }
 }
@@ -421,6 +522,15 @@ struct SimArgs {
     /// Chat answers reason for this many tokens first (`reasoning_content`).
     #[arg(long)]
     reasoning_tokens: Option<u32>,
+    /// Model a prefix cache whose hits shorten prefill.
+    #[arg(long)]
+    prefix_caching: bool,
+    /// Tokens per prefix-cache block.
+    #[arg(long)]
+    prefix_cache_block_size: Option<u32>,
+    /// Prefix-cache capacity in tokens (LRU beyond it).
+    #[arg(long)]
+    prefix_cache_tokens: Option<u32>,
     /// Fraction of requests answered 500.
     #[arg(long)]
     fault_http_500: Option<f64>,
@@ -481,6 +591,8 @@ impl SimArgs {
             default_max_tokens,
             chat_template_tokens,
             reasoning_tokens,
+            prefix_cache_block_size,
+            prefix_cache_tokens,
             fault_http_500,
             fault_http_429,
             fault_drop_mid_stream,
@@ -495,6 +607,7 @@ impl SimArgs {
         );
         c.served_model_names = self.served_model_names.clone();
         c.zero_cost = self.zero_cost;
+        c.prefix_caching = self.prefix_caching;
         c
     }
 }

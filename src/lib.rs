@@ -5,6 +5,7 @@
 
 pub mod client;
 pub mod compare;
+pub mod deploy;
 pub mod history;
 pub mod metrics;
 pub mod record;

@@ -257,6 +257,11 @@ pub struct RequestRecord {
     /// on was closed by the server with no answer (`sent` is the second send, so the time
     /// lost shows as dispatch lag).
     pub resent: bool,
+    /// With `workload.shared_prefix`: the prefix group of the prompt sent.
+    pub prefix_group: Option<u32>,
+    /// The rung's first request of its prefix group (warmup included): the one a prefix
+    /// cache cannot have seen, so a miss ("cold"); later ones of the group are "warm".
+    pub prefix_first: bool,
 }
 
 impl RequestRecord {

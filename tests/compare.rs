@@ -13,7 +13,7 @@ use rand_distr::{Distribution, LogNormal};
 
 use ladder::compare::evidence::{evidence, Side, Slo};
 use ladder::compare::stats::{self, Statistic};
-use ladder::compare::verdict::{decide, Evidence, Method};
+use ladder::compare::verdict::{decide, Counts, Evidence, Method};
 use ladder::compare::{self, Bound, CompareOptions, Verdict};
 use ladder::metrics::{Latency, RungSummary, Stats};
 use ladder::record::TokenSource;
@@ -130,6 +130,8 @@ fn lines_for(spec: &Spec, rate: f64) -> Vec<RequestLine> {
                 resent: false,
                 reasoning_tokens: None,
                 ttfc_ms: None,
+                prefix_group: None,
+                prefix_first: false,
             }
         })
         .collect()
@@ -272,6 +274,8 @@ fn write_run(dir: &Path, spec: &Spec) {
         server: None,
         prompt_overhead: None,
         trace: None,
+        shard: None,
+        shards: None,
     };
     std::fs::write(
         dir.join("run.json"),
@@ -414,7 +418,7 @@ fn error_rate_gate_with_absolute_threshold() {
         method: Method::Proportion,
         level: stats::CONFIDENCE,
         requests: 2000,
-        counts: Some([(fb, 2000), (fc, 2000)]),
+        counts: Some(Counts::binomial((fb, 2000), (fc, 2000))),
         too_few: None,
         repeats: [1, 1],
     };

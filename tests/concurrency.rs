@@ -233,7 +233,7 @@ fn users_and_think_time_set_the_throughput_on_the_simulator() {
 fn problems(yaml_load: &str) -> Vec<String> {
     let t = tempfile::tempdir().unwrap();
     let text = format!(
-        "version: 1\nname: v\nendpoint:\n  base_url: sim\nmodel: m\ntokenizer: {}\nworkload:\n  requests_per_rung: 10\nload:\n{yaml_load}\n",
+        "version: 1\nname: v\nendpoint:\n  base_url: sim\nmodel: m\ntokenizer: {}\nworkload:\n  requests_per_rung: 48\nload:\n{yaml_load}\n",
         tokenizer().display()
     );
     let (_, diags) = ladder::scenario::check_text(&t.path().join("v.yaml"), &text, None);
@@ -246,6 +246,13 @@ fn problems(yaml_load: &str) -> Vec<String> {
 #[test]
 fn validate_wants_exactly_one_of_rates_and_concurrency() {
     assert!(problems("  concurrency: [1, 4, 16]\n  think_time: 200ms").is_empty());
+    // More users than requests: the level would never be reached.
+    let over = problems("  concurrency: [1, 64]");
+    assert!(
+        over.iter()
+            .any(|p| p.starts_with("load.concurrency[1]") && p.contains("64 users but only 48")),
+        "{over:?}"
+    );
     let both = problems("  rates: [1, 2]\n  concurrency: [1, 4]");
     assert!(
         both.iter()

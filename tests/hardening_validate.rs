@@ -299,6 +299,8 @@ const FIELDS: &[(&str, &str, Kind, bool)] = &[
     ("sim", "fault_stall", Kind::Num, false),
     ("sim", "fault_unknown_model", Kind::Num, false),
     ("sim", "stall_ms", Kind::Num, true),
+    ("sim", "prefix_cache_block_size", Kind::Num, true),
+    ("sim", "prefix_cache_tokens", Kind::Num, true),
     ("server_metrics", "interval", Kind::Dur, true),
 ];
 

@@ -99,6 +99,8 @@ fn run_info(started: &str, max_num_seqs: u32, rungs: Vec<RungEntry>) -> RunInfo 
         server: None,
         prompt_overhead: None,
         trace: None,
+        shard: None,
+        shards: None,
     }
 }
 

@@ -1,4 +1,5 @@
 mod support;
+use support::real::real;
 use support::*;
 
 // The token accounting contract (issue 15) end to end, and ladder against a real llama.cpp
@@ -6,7 +7,6 @@ use support::*;
 // docs/real-server.md. The real-server tests skip, saying why, when its variables are unset.
 
 use std::path::{Path, PathBuf};
-use std::sync::{Mutex, MutexGuard};
 use std::time::Duration;
 
 use serde_json::Value;
@@ -197,44 +197,6 @@ fn absurd_usage_is_flagged_and_not_trusted() {
 }
 
 // ---- a real llama.cpp server (.ci/run starts it; skipped without it) -----------------------
-
-struct Real {
-    url: String,
-    model: String,
-    tokenizer: String,
-    /// Held for the test's life: the real-server tests take turns, so one test's load never
-    /// changes what another measures on the same 2-core server (counts, not speed, are checked).
-    _turn: MutexGuard<'static, ()>,
-}
-
-static REAL_SERVER_TURN: Mutex<()> = Mutex::new(());
-
-/// The server from the environment, or `None` after saying why the test is skipped.
-fn real(test: &str, url_var: &str) -> Option<Real> {
-    let get = |v: &str| std::env::var(v).ok().filter(|s| !s.is_empty());
-    match (
-        get(url_var),
-        get("LADDER_REAL_SERVER_MODEL"),
-        get("LADDER_REAL_SERVER_TOKENIZER"),
-    ) {
-        (Some(url), Some(model), Some(tokenizer)) => Some(Real {
-            url,
-            model,
-            tokenizer,
-            _turn: REAL_SERVER_TURN
-                .lock()
-                .unwrap_or_else(|poisoned| poisoned.into_inner()),
-        }),
-        _ => {
-            eprintln!(
-                "skipped: {test}: no real server ({url_var}, LADDER_REAL_SERVER_MODEL and \
-                 LADDER_REAL_SERVER_TOKENIZER are set by .ci/run after scripts/real-server/ \
-                 builds and starts llama-server; see docs/real-server.md)"
-            );
-            None
-        }
-    }
-}
 
 #[test]
 fn real_completions_count_exactly_the_requested_tokens() {

@@ -159,6 +159,7 @@ fn summary(s: &Shape, speedup: f64) -> RungSummary {
         interrupted: false,
         tokens: Default::default(),
         reasoning: None,
+        prefix: None,
         latency,
         server: Default::default(),
         repeats: Vec::new(),
@@ -223,6 +224,8 @@ fn run_info(name: &str, rungs: Vec<RungEntry>) -> RunInfo {
         server: None,
         prompt_overhead: None,
         trace: None,
+        shard: None,
+        shards: None,
     }
 }
 

@@ -5,7 +5,8 @@ Runs `ladder gate` many times on an unchanged configuration (false alarms) and o
 regression (+25 % median TPOT via `sim.decode_scale: 1.25`), with 1 and with 3 repeats per
 side, each candidate run with fresh drift (its own `sim.drift_seed`), and reports the
 false-alarm and detection rates with 95 % Wilson intervals. The baseline of each mode is one
-blessed run (drift_seed 1000) of the same number of repeats.
+blessed run (drift_seed 1000) of the same number of repeats, plus `--baseline-runs K` − 1 more
+runs added with `ladder bless --add` (drift seeds 1001, …): a baseline of K × repeats runs.
 
   cargo build --release --locked
   python3 scripts/bench/calibrate.py --trials 10 --requests 100 --json calib.json
@@ -66,6 +67,8 @@ def main():
     ap.add_argument("--rate", type=float, default=20.0)
     ap.add_argument("--drift", type=float, default=0.05)
     ap.add_argument("--repeats", type=int, nargs="+", default=[1, 3])
+    ap.add_argument("--baseline-runs", type=int, default=1,
+                    help="blessed runs in each baseline (the first blessed, the rest added)")
     ap.add_argument("--json", help="write every gate's outcome here")
     a = ap.parse_args()
     rows, raw = [], []
@@ -82,6 +85,15 @@ def main():
             r = ladder(a.ladder, "bless", str(run_dir), "--golden", str(golden))
             if r.returncode != 0:
                 sys.exit(f"bless failed: {r.stderr}")
+            for extra in range(1, a.baseline_runs):
+                scenario(sc, a.requests, a.rate, a.drift, 1000 + extra, 1.0, reps)
+                r = ladder(a.ladder, "run", str(sc), "--out", str(out), "--quiet")
+                if r.returncode != 0:
+                    sys.exit(f"baseline run failed: {r.stderr}")
+                run_dir = sorted((out / "calib").iterdir())[-1]
+                r = ladder(a.ladder, "bless", "--add", str(run_dir), "--golden", str(golden))
+                if r.returncode != 0:
+                    sys.exit(f"bless --add failed: {r.stderr}")
             for label, scale in [("unchanged", 1.0), ("+25% TPOT", 1.25)]:
                 alarms, exits = 0, []
                 for t in range(a.trials):
@@ -97,7 +109,8 @@ def main():
                 rows.append((reps, label, alarms, a.trials, lo, hi))
                 print(f"repeats {reps}, {label}: {alarms}/{a.trials} gates failed", file=sys.stderr)
     print(f"# {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}: {a.requests} requests per rung at "
-          f"{a.rate} req/s, drift {a.drift:.0%}, {a.trials} gates per cell")
+          f"{a.rate} req/s, drift {a.drift:.0%}, {a.trials} gates per cell, baselines of "
+          f"{a.baseline_runs} blessed run(s) of the same repeats")
     print("| repeats per side | case | gates failed | rate | 95 % Wilson interval |")
     print("| --- | --- | --- | --- | --- |")
     for reps, label, k, n, lo, hi in rows:

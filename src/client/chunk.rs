@@ -46,7 +46,8 @@ pub struct Usage {
     /// Generated tokens (reasoning included, as OpenAI-compatible servers count them).
     pub completion_tokens: Option<u32>,
     /// `completion_tokens_details.reasoning_tokens`: the part of `completion_tokens` spent
-    /// thinking, where the server reports it (vLLM, SGLang and OpenAI do).
+    /// thinking, where the server reports it (OpenAI does; vLLM does not, and then the
+    /// reasoning chunks' share of `completion_tokens` stands in).
     pub reasoning_tokens: Option<u32>,
 }
 

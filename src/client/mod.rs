@@ -15,6 +15,7 @@ mod resource;
 mod secret;
 mod send;
 pub mod sse;
+mod tokenize;
 pub mod usage;
 
 use std::collections::BTreeMap;
@@ -36,6 +37,7 @@ pub use fetch::TextFetcher;
 pub use redact::{strings_of, Redactor, MASK, MIN_SECRET_CHARS};
 pub use secret::{is_secret_name, redact, ApiKey};
 pub use send::Measured;
+pub use tokenize::{TokenizeError, TokenizeShape};
 
 /// Longest error-body excerpt kept in a [`RequestError`] detail.
 pub const DETAIL_MAX: usize = 300;
@@ -114,7 +116,7 @@ impl PreparedRequest {
     pub fn body(&self) -> &Bytes {
         &self.body
     }
-    /// Prompt tokens as counted by the client.
+    /// Prompt tokens as counted by the client (0: not counted, `tokenizer: none`).
     pub fn input_tokens(&self) -> u32 {
         self.input_tokens
     }
@@ -155,6 +157,7 @@ struct Inner {
     base_url: String,
     url: reqwest::Url,
     models_url: reqwest::Url,
+    tokenize_url: reqwest::Url,
     api: Api,
     api_key: Option<ApiKey>,
     model: String,
@@ -284,6 +287,8 @@ impl Client {
             Api::Chat => "/v1/chat/completions",
         });
         let models_url = join("/v1/models");
+        // Not under /v1: vLLM, SGLang and llama.cpp all serve it at the root.
+        let tokenize_url = join("/tokenize");
         let base_url = base.as_str().trim_end_matches('/').to_owned();
 
         let mut headers = HeaderMap::new();
@@ -341,6 +346,7 @@ impl Client {
                 base_url,
                 url,
                 models_url,
+                tokenize_url,
                 api: cfg.api,
                 api_key: cfg.api_key,
                 model: cfg.model,

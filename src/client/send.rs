@@ -160,19 +160,33 @@ impl Progress {
     }
 }
 
-/// Reasoning tokens: the server's trusted `completion_tokens_details.reasoning_tokens`, else
-/// the number of reasoning chunks (one token each on every server measured); `None` for an
-/// answer without reasoning.
+/// Reasoning tokens: the server's trusted `completion_tokens_details.reasoning_tokens` when it
+/// is above 0; else, when the stream carried reasoning, the reasoning chunks' share of the
+/// server's `completion_tokens` (a chunk can carry several tokens, as with speculative
+/// decoding; vLLM reports no details), or the chunks themselves without usage. `None` for an
+/// answer without reasoning, including the `reasoning_tokens: 0` some APIs put on every answer.
 fn reasoning_tokens(prog: &Progress, trusted: Option<&Usage>) -> Option<u32> {
-    match trusted.and_then(|u| u.reasoning_tokens) {
-        Some(n) => Some(n),
-        None => (prog.reasoning_chunks > 0).then_some(prog.reasoning_chunks),
+    if let Some(n) = trusted.and_then(|u| u.reasoning_tokens).filter(|n| *n > 0) {
+        return Some(n);
     }
+    if prog.reasoning_chunks == 0 {
+        return None;
+    }
+    Some(match trusted.and_then(|u| u.completion_tokens) {
+        Some(c) if prog.token_chunks > 0 => {
+            let (chunks, all) = (
+                u64::from(prog.reasoning_chunks),
+                u64::from(prog.token_chunks),
+            );
+            u32::try_from((u64::from(c) * chunks + all / 2) / all).unwrap_or(u32::MAX)
+        }
+        _ => prog.reasoning_chunks,
+    })
 }
 
 /// The error and all its sources, joined: reqwest's own message is often just
 /// "error sending request".
-fn chain(e: &dyn StdError) -> String {
+pub(super) fn chain(e: &dyn StdError) -> String {
     let mut s = e.to_string();
     let mut src = e.source();
     while let Some(inner) = src {
@@ -357,7 +371,11 @@ impl Client {
             first_content: prog.first_content.map(since),
             reasoning_tokens: reasoning_tokens(&prog, trusted.as_ref()),
             end: since(end),
-            input_tokens: req.input_tokens,
+            // 0: ladder counted no prompt (`tokenizer: none`); the server's count stands in.
+            input_tokens: match req.input_tokens {
+                0 => trusted.and_then(|u| u.prompt_tokens).unwrap_or(0),
+                n => n,
+            },
             server_prompt_tokens: prog.usage.and_then(|u| u.prompt_tokens),
             output_tokens,
             token_source,
@@ -367,6 +385,9 @@ impl Client {
             requested_output_tokens: req.max_tokens,
             usage_rejected: rejected,
             resent,
+            // The runner knows the workload's structure; it tags the record.
+            prefix_group: None,
+            prefix_first: false,
         };
         Measured { record, pending }
     }
@@ -594,4 +615,53 @@ async fn read_capped(resp: &mut reqwest::Response, cap: usize, deadline: Instant
         }
     }
     body
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn usage(completion: Option<u32>, reasoning: Option<u32>) -> Usage {
+        Usage {
+            prompt_tokens: Some(10),
+            completion_tokens: completion,
+            reasoning_tokens: reasoning,
+        }
+    }
+
+    fn progress(reasoning_chunks: u32, token_chunks: u32) -> Progress {
+        Progress {
+            reasoning_chunks,
+            token_chunks,
+            ..Progress::default()
+        }
+    }
+
+    #[test]
+    fn reasoning_tokens_come_from_details_else_the_chunks_share_of_usage() {
+        // The server's own count wins.
+        let p = progress(3, 4);
+        assert_eq!(
+            reasoning_tokens(&p, Some(&usage(Some(16), Some(12)))),
+            Some(12)
+        );
+        // No details (vLLM): 3 of 4 chunks were reasoning, each of 4 tokens: 12 of 16.
+        assert_eq!(reasoning_tokens(&p, Some(&usage(Some(16), None))), Some(12));
+        // No usage at all: the chunks.
+        assert_eq!(reasoning_tokens(&p, None), Some(3));
+        // A `reasoning_tokens: 0` on a stream that reasoned is not believed over the stream.
+        assert_eq!(
+            reasoning_tokens(&p, Some(&usage(Some(16), Some(0)))),
+            Some(12)
+        );
+    }
+
+    #[test]
+    fn a_zero_reasoning_count_on_a_plain_answer_is_no_reasoning() {
+        // OpenAI and many gateways send `completion_tokens_details.reasoning_tokens: 0` always.
+        let p = progress(0, 8);
+        assert_eq!(reasoning_tokens(&p, Some(&usage(Some(8), Some(0)))), None);
+        assert_eq!(reasoning_tokens(&p, Some(&usage(Some(8), None))), None);
+        assert_eq!(reasoning_tokens(&p, None), None);
+    }
 }

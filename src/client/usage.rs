@@ -32,7 +32,8 @@ pub fn implausible(
             return Some("completion_tokens is 0 although the stream carried text");
         }
     }
-    if let Some(p) = usage.prompt_tokens {
+    // `input_tokens` 0: ladder did not count the prompt (`tokenizer: none`), nothing to check.
+    if let Some(p) = usage.prompt_tokens.filter(|_| input_tokens > 0) {
         if u64::from(p) > 16 * u64::from(input_tokens) + PROMPT_SLACK {
             return Some("prompt_tokens is far larger than the prompt sent");
         }
@@ -53,6 +54,16 @@ mod tests {
             completion_tokens: c,
             reasoning_tokens: None,
         }
+    }
+
+    #[test]
+    fn an_uncounted_prompt_takes_any_prompt_count() {
+        // `tokenizer: none`: 0 is "not counted", not an empty prompt.
+        assert_eq!(implausible(&u(Some(90_000), Some(8)), 0, 8, 8), None);
+        assert_eq!(
+            implausible(&u(Some(90_000), Some(8)), 10, 8, 8),
+            Some("prompt_tokens is far larger than the prompt sent")
+        );
     }
 
     #[test]

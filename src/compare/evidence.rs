@@ -2,7 +2,7 @@
 //! per-request lines, and which test gives its interval.
 
 use super::stats::{self, Statistic};
-use super::verdict::{Evidence, Method};
+use super::verdict::{Counts, Evidence, Method};
 use crate::metrics::{Latency, RungSummary};
 use crate::results::RequestLine;
 
@@ -197,19 +197,37 @@ pub fn evidence(key: &str, base: &Side, cand: &Side, level: f64) -> Result<Evide
         Model::ErrorRate => {
             let n = |s: &RungSummary| s.completed.saturating_add(s.failed);
             let (b, c) = (base.summary, cand.summary);
+            // Run-to-run spread of the error rate: each side's overdispersion over its
+            // repeats; a side of one run borrows the other's, as the bootstrap borrows run
+            // effects. The counts then stand for measured / φ independent requests.
+            let dispersion = match (
+                stats::dispersion(&error_runs(base.lines)),
+                stats::dispersion(&error_runs(cand.lines)),
+            ) {
+                (Some(db), Some(dc)) => [db, dc],
+                (Some(d), None) | (None, Some(d)) => [d, d],
+                (None, None) => [1.0, 1.0],
+            };
+            let counts = Counts {
+                sides: [(b.failed, n(b)), (c.failed, n(c))],
+                dispersion,
+            };
+            let rate = |k: u64, m: u64| if m == 0 { 0.0 } else { k as f64 / m as f64 };
+            let (pb, pc) = (rate(b.failed, n(b)), rate(c.failed, n(c)));
+            let (nb, nc) = (n(b) as f64 / dispersion[0], n(c) as f64 / dispersion[1]);
             Evidence {
                 base: bv,
                 cand: cv,
                 ratio: None,
-                diff: Some(stats::newcombe(b.failed, n(b), c.failed, n(c), level)),
-                cand_ci: Some(stats::wilson(c.failed, n(c), level)),
+                diff: Some(stats::newcombe_p(pb, nb, pc, nc, level)),
+                cand_ci: Some(stats::wilson_p(pc, nc, level)),
                 method: Method::Proportion,
                 level,
                 requests: n(b).min(n(c)) as usize,
-                counts: Some([(b.failed, n(b)), (c.failed, n(c))]),
+                counts: Some(counts),
                 too_few: (n(b) == 0 || n(c) == 0)
                     .then(|| "no measured requests on one side".to_string()),
-                repeats: [1, 1],
+                repeats,
             }
         }
         Model::Latency(stat, which) => {
@@ -291,6 +309,17 @@ pub(crate) fn runs_in(lines: &[RequestLine]) -> usize {
         .max()
         .unwrap_or(0)
         .max(1)
+}
+
+/// (failed, measured) of each repeat of a rung, warmup excluded.
+fn error_runs(lines: &[RequestLine]) -> Vec<(u64, u64)> {
+    let mut runs = vec![(0u64, 0u64); runs_in(lines)];
+    for l in lines.iter().filter(|l| !l.warmup) {
+        let r = &mut runs[(l.repeat as usize).max(1) - 1];
+        r.0 += u64::from(!l.ok);
+        r.1 += 1;
+    }
+    runs
 }
 
 /// A rung's lines split by repeat, in order (one group for a one-run folder).

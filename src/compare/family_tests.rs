@@ -4,7 +4,7 @@
 
 use super::stats::{self, Statistic};
 use super::threshold::Bound;
-use super::verdict::{decide, Evidence, Method, Verdict};
+use super::verdict::{decide, Counts, Evidence, Method, Verdict};
 use crate::scenario::Threshold;
 
 /// Bootstrapped gates simulated, checks per gate (rungs × metrics), requests per side: kept
@@ -86,7 +86,7 @@ fn error_rate_false_alarms(level: f64) -> f64 {
                 method: Method::Proportion,
                 level,
                 requests: 200,
-                counts: Some([(kb, 200), (kc, 200)]),
+                counts: Some(Counts::binomial((kb, 200), (kc, 200))),
                 too_few: None,
                 repeats: [1, 1],
             };
@@ -150,4 +150,113 @@ fn a_25_percent_shift_is_still_detected_at_the_family_level() {
         })
         .count();
     assert!(detected >= 9, "only {detected} of {trials} detected");
+}
+
+/// Coverage of the Newcombe interval of a difference of error rates when the rate itself
+/// moves from run to run (each run's rate lognormal around 5 %, log-sd 0.5; 3 runs of 200
+/// requests per side, both sides alike, so the true difference is 0): share of 400 seeded
+/// comparisons whose 90 % interval holds 0, with and without the overdispersion φ.
+fn overdispersed_coverage(use_dispersion: bool) -> f64 {
+    let mut rng = Rng(0x5eed_0004);
+    let level = 0.90;
+    let side = |rng: &mut Rng| -> Vec<(u64, u64)> {
+        (0..3)
+            .map(|_| {
+                let p = (0.05 * (0.5 * rng.normal()).exp()).min(1.0);
+                ((0..200).filter(|_| rng.uniform() < p).count() as u64, 200)
+            })
+            .collect()
+    };
+    let trials = 400;
+    let mut covered = 0;
+    for _ in 0..trials {
+        let (b, c) = (side(&mut rng), side(&mut rng));
+        let total = |s: &[(u64, u64)]| s.iter().fold((0, 0), |a, r| (a.0 + r.0, a.1 + r.1));
+        let ((kb, nb), (kc, nc)) = (total(&b), total(&c));
+        let (db, dc) = if use_dispersion {
+            (
+                stats::dispersion(&b).unwrap(),
+                stats::dispersion(&c).unwrap(),
+            )
+        } else {
+            (1.0, 1.0)
+        };
+        let iv = stats::newcombe_p(
+            kb as f64 / nb as f64,
+            nb as f64 / db,
+            kc as f64 / nc as f64,
+            nc as f64 / dc,
+            level,
+        );
+        covered += usize::from(iv.lo <= 0.0 && 0.0 <= iv.hi);
+    }
+    covered as f64 / trials as f64
+}
+
+#[test]
+fn overdispersion_restores_error_rate_coverage_when_the_rate_drifts_between_runs() {
+    let plain = overdispersed_coverage(false);
+    let widened = overdispersed_coverage(true);
+    // Counting every request as independent ignores the drift: the interval is too narrow.
+    eprintln!("coverage at 90 %: {plain} binomial only, {widened} with φ");
+    assert!(plain < 0.80, "binomial-only coverage {plain}");
+    // φ from three runs per side (2 degrees of freedom each) is itself noisy, so coverage
+    // comes near nominal, not to it.
+    assert!(widened >= 0.82, "with overdispersion {widened}");
+    assert!(widened > plain + 0.05, "{plain} -> {widened}");
+}
+
+#[test]
+fn dispersion_is_one_for_binomial_runs_and_large_for_drifting_ones() {
+    assert_eq!(stats::dispersion(&[(10, 200)]), None);
+    assert_eq!(
+        stats::dispersion(&[(0, 200), (0, 200), (0, 200)]),
+        Some(1.0)
+    );
+    // Equal counts: no spread beyond chance, the floor.
+    assert_eq!(stats::dispersion(&[(10, 200), (10, 200)]), Some(1.0));
+    // 0, 10 and 20 of 200 at a pooled 5 %: χ² = (100 + 0 + 100) / 9.5 over 2 df.
+    let d = stats::dispersion(&[(0, 200), (10, 200), (20, 200)]).unwrap();
+    assert!((d - 200.0 / 9.5 / 2.0).abs() < 1e-9, "{d}");
+    // Runs that measured nothing do not count.
+    assert_eq!(stats::dispersion(&[(3, 100), (0, 0)]), None);
+}
+
+#[test]
+fn an_overdispersed_error_rate_check_says_so_and_asks_for_more() {
+    let level = 0.95;
+    let (kb, kc) = (30u64, 54u64);
+    let counts = Counts {
+        sides: [(kb, 600), (kc, 600)],
+        dispersion: [4.0, 4.0],
+    };
+    let e = Evidence {
+        base: kb as f64 / 600.0,
+        cand: kc as f64 / 600.0,
+        ratio: None,
+        diff: Some(stats::newcombe_p(0.05, 150.0, 0.09, 150.0, level)),
+        cand_ci: Some(stats::wilson_p(0.09, 150.0, level)),
+        method: Method::Proportion,
+        level,
+        requests: 600,
+        counts: Some(counts),
+        too_few: None,
+        repeats: [3, 3],
+    };
+    // With all 600 requests independent the +4 points would be told apart from +0; with
+    // φ = 4 they are worth 150 each, and the check stays open.
+    let plain = stats::newcombe(kb, 600, kc, 600, level);
+    assert!(plain.lo > 0.0, "{plain:?}");
+    let d = decide(Bound::Increase(Threshold::Absolute(0.0)), 0.0, &e);
+    assert_eq!(d.verdict, Verdict::Inconclusive, "{}", d.note);
+    assert!(
+        d.note.contains("overdispersion φ 4.00 baseline"),
+        "{}",
+        d.note
+    );
+    assert!(
+        d.note.contains("raise workload.requests_per_rung to ≥ "),
+        "{}",
+        d.note
+    );
 }

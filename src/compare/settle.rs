@@ -2,7 +2,7 @@
 //! `workload.requests_per_rung` (or, with repeats, the `load.repeats`) at which the interval
 //! would clear its limits if the change stayed where it is.
 
-use super::verdict::{Cond, Evidence, Method, Scale};
+use super::verdict::{Cond, Counts, Evidence, Scale};
 
 /// Largest requests_per_rung a note suggests; beyond it the change is too close to call.
 const MAX_SUGGESTED: f64 = 1e7;
@@ -34,15 +34,25 @@ pub(super) fn needed(e: &Evidence, conds: &[Cond]) -> String {
         None => scaled_needed(e, conds, e.requests),
     };
     // What repeats would do, said first so that the request count ends the note.
-    let runs = if e.method == Method::Proportion {
-        "the requests of every repeat count here (load.repeats × workload.requests_per_rung); "
-    } else {
-        "run-to-run noise is unknown with one run per side (load.repeats ≥ 2 measures it); "
+    let runs = match e.counts {
+        Some(c) if c.overdispersed() => format!(
+            "the error rate varies between repeats more than chance (overdispersion φ {:.2} \
+             baseline, {:.2} candidate), so the interval counts measured / φ requests; \
+             the requests of every repeat count here (load.repeats × workload.requests_per_rung); ",
+            c.dispersion[0], c.dispersion[1]
+        ),
+        Some(_) => "the requests of every repeat count here (load.repeats × \
+                    workload.requests_per_rung); "
+            .to_string(),
+        None => {
+            "run-to-run noise is unknown with one run per side (load.repeats ≥ 2 measures it); "
+                .to_string()
+        }
     };
     match n {
         Some(n) if n <= MAX_SUGGESTED => {
             let n = (n as u64).max(e.requests as u64 + 1);
-            match e.counts {
+            match e.counts.map(|c| c.sides) {
                 Some([_, (k, m)]) if conds[0].scale == Scale::Value => format!(
                     "{runs}{k} errors in {m} requests cannot show {}: raise workload.requests_per_rung to ≥ {n}",
                     value_claim(conds[0])
@@ -106,18 +116,21 @@ fn scaled_needed(e: &Evidence, conds: &[Cond], now: usize) -> Option<f64> {
     n.is_finite().then_some(n)
 }
 
-/// Proportions (error_rate): the Wilson / Newcombe interval at the same rates and level,
-/// recomputed for growing n until the check is decided.
-fn proportion_needed(e: &Evidence, conds: &[Cond], counts: [(u64, u64); 2]) -> Option<f64> {
-    let [(kb, nb), (kc, nc)] = counts;
+/// Proportions (error_rate): the Wilson / Newcombe interval at the same rates, level and
+/// overdispersion, recomputed for growing n until the check is decided.
+fn proportion_needed(e: &Evidence, conds: &[Cond], counts: Counts) -> Option<f64> {
+    let [(kb, nb), (kc, nc)] = counts.sides;
+    let [db, dc] = counts.dispersion;
     let rate = |k: u64, n: u64| if n == 0 { 0.0 } else { k as f64 / n as f64 };
     let (pb, pc) = (rate(kb, nb), rate(kc, nc));
     let decided = |n: u64| {
-        let k = |p: f64| (p * n as f64).round() as u64;
+        // Counts as the rates give them at n, so the interval moves as it would have.
+        let p = |p: f64| (p * n as f64).round() / n as f64;
+        let n = n as f64;
         let c = conds[0];
         let iv = match c.scale {
-            Scale::Value => super::stats::wilson(k(pc), n, e.level),
-            _ => super::stats::newcombe(k(pb), n, k(pc), n, e.level),
+            Scale::Value => super::stats::wilson_p(p(pc), n / dc, e.level),
+            _ => super::stats::newcombe_p(p(pb), n / db, p(pc), n / dc, e.level),
         };
         let c = Cond { iv, ..c };
         c.beyond_bad() || c.within() || c.beyond_good()

@@ -326,21 +326,29 @@ pub fn wilson(k: u64, n: u64, level: f64) -> Interval {
     if n == 0 {
         return Interval { lo: 0.0, hi: 1.0 };
     }
+    wilson_p(k as f64 / n as f64, n as f64, level)
+}
+
+/// Wilson score interval of a proportion `p` seen over `n` trials, where `n` may be an
+/// effective (non-integer) count: the measured requests over an overdispersion
+/// ([`dispersion`]).
+pub fn wilson_p(p: f64, n: f64, level: f64) -> Interval {
+    if n <= 0.0 {
+        return Interval { lo: 0.0, hi: 1.0 };
+    }
     let z = z_for(level);
-    let (k, n) = (k as f64, n as f64);
-    let p = k / n;
     let z2 = z * z;
     let denom = 1.0 + z2 / n;
     let centre = (p + z2 / (2.0 * n)) / denom;
     let half = z * (p * (1.0 - p) / n + z2 / (4.0 * n * n)).sqrt() / denom;
-    // The exact ends at k = 0 and k = n (the formula gives them up to rounding).
+    // The exact ends at p = 0 and p = 1 (the formula gives them up to rounding).
     Interval {
-        lo: if k == 0.0 {
+        lo: if p <= 0.0 {
             0.0
         } else {
             (centre - half).max(0.0)
         },
-        hi: if k == n {
+        hi: if p >= 1.0 {
             1.0
         } else {
             (centre + half).min(1.0)
@@ -351,23 +359,52 @@ pub fn wilson(k: u64, n: u64, level: f64) -> Interval {
 /// Newcombe's hybrid score interval (method 10) of the difference of two proportions,
 /// `k_c/n_c − k_b/n_b` at `level`, built from the two Wilson intervals.
 pub fn newcombe(k_b: u64, n_b: u64, k_c: u64, n_c: u64, level: f64) -> Interval {
-    let pb = if n_b == 0 {
-        0.0
-    } else {
-        k_b as f64 / n_b as f64
-    };
-    let pc = if n_c == 0 {
-        0.0
-    } else {
-        k_c as f64 / n_c as f64
-    };
-    let wb = wilson(k_b, n_b, level);
-    let wc = wilson(k_c, n_c, level);
-    let d = pc - pb;
+    let rate = |k: u64, n: u64| if n == 0 { 0.0 } else { k as f64 / n as f64 };
+    newcombe_p(
+        rate(k_b, n_b),
+        n_b as f64,
+        rate(k_c, n_c),
+        n_c as f64,
+        level,
+    )
+}
+
+/// [`newcombe`] of proportions `p_b`, `p_c` over (possibly effective) counts `n_b`, `n_c`.
+pub fn newcombe_p(p_b: f64, n_b: f64, p_c: f64, n_c: f64, level: f64) -> Interval {
+    let wb = wilson_p(p_b, n_b, level);
+    let wc = wilson_p(p_c, n_c, level);
+    let d = p_c - p_b;
     Interval {
-        lo: d - ((pc - wc.lo).powi(2) + (wb.hi - pb).powi(2)).sqrt(),
-        hi: d + ((wc.hi - pc).powi(2) + (pb - wb.lo).powi(2)).sqrt(),
+        lo: d - ((p_c - wc.lo).powi(2) + (wb.hi - p_b).powi(2)).sqrt(),
+        hi: d + ((wc.hi - p_c).powi(2) + (p_b - wb.lo).powi(2)).sqrt(),
     }
+}
+
+/// Overdispersion of a side's per-run error counts `(failed, measured)`: Pearson's χ² of the
+/// runs against their pooled rate over its R − 1 degrees of freedom, at least 1 (the
+/// quasi-binomial dispersion φ, or a design effect). With φ > 1 the error rate varies between
+/// runs more than chance alone would make it, and the runs' requests are worth measured / φ
+/// independent ones. `None` with fewer than two runs that measured anything; 1 when no run
+/// failed (or every request did), where the runs show no spread.
+pub fn dispersion(runs: &[(u64, u64)]) -> Option<f64> {
+    let runs: Vec<(f64, f64)> = runs
+        .iter()
+        .filter(|r| r.1 > 0)
+        .map(|&(k, n)| (k as f64, n as f64))
+        .collect();
+    if runs.len() < 2 {
+        return None;
+    }
+    let (k, n) = runs.iter().fold((0.0, 0.0), |(k, n), r| (k + r.0, n + r.1));
+    let p = k / n;
+    if p <= 0.0 || p >= 1.0 {
+        return Some(1.0);
+    }
+    let chi2: f64 = runs
+        .iter()
+        .map(|&(k, n)| (k - n * p).powi(2) / (n * p * (1.0 - p)))
+        .sum();
+    Some((chi2 / (runs.len() - 1) as f64).max(1.0))
 }
 
 /// A bootstrap's draws: candidate / baseline (1 when both are 0, infinite when only the

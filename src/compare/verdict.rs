@@ -77,13 +77,38 @@ pub struct Evidence {
     pub level: f64,
     /// Requests per side behind the interval (the smaller side); 0 when not applicable.
     pub requests: usize,
-    /// For proportions: (failed, measured) of baseline and candidate.
-    pub counts: Option<[(u64, u64); 2]>,
+    /// For proportions: the error counts behind the interval.
+    pub counts: Option<Counts>,
     /// Set when the samples are too few for an interval: says how many are needed.
     pub too_few: Option<String>,
     /// Runs (repeats) behind the baseline's and the candidate's samples; `[1, 1]` for one
     /// run each, when the intervals cannot include run-to-run noise.
     pub repeats: [usize; 2],
+}
+
+/// The error counts behind a proportion's interval.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Counts {
+    /// (failed, measured) of the baseline and the candidate, over every repeat.
+    pub sides: [(u64, u64); 2],
+    /// Each side's overdispersion φ ≥ 1 ([`super::stats::dispersion`]): 1 for one run with
+    /// nothing to borrow. The intervals count measured / φ effective requests.
+    pub dispersion: [f64; 2],
+}
+
+impl Counts {
+    /// Counts without overdispersion (one run per side).
+    pub fn binomial(base: (u64, u64), cand: (u64, u64)) -> Counts {
+        Counts {
+            sides: [base, cand],
+            dispersion: [1.0, 1.0],
+        }
+    }
+
+    /// True when run-to-run spread widened the intervals.
+    pub fn overdispersed(&self) -> bool {
+        self.dispersion.iter().any(|d| *d > 1.0)
+    }
 }
 
 impl Evidence {
@@ -456,7 +481,7 @@ mod tests {
             method: Method::Proportion,
             level,
             requests: 60,
-            counts: Some([(0, 60), (0, 60)]),
+            counts: Some(Counts::binomial((0, 60), (0, 60))),
             too_few: None,
             repeats: [1, 1],
         };

@@ -353,6 +353,7 @@ pub fn summarize(records: &[RequestRecord], ctx: &RungContext) -> RungSummary {
         interrupted: ctx.interrupted,
         tokens: TokenAccounting::of(&measured, &ok),
         reasoning: super::reasoning::Reasoning::of(&ok),
+        prefix: super::prefix::PrefixSplit::of(&measured),
         latency,
         // Filled in by the runner from its scrapes.
         server: Default::default(),

@@ -2,6 +2,7 @@
 
 pub mod compute;
 pub mod live;
+pub mod prefix;
 pub mod ramp;
 pub mod reasoning;
 pub mod repeats;

@@ -288,6 +288,8 @@ mod tests {
             requested_output_tokens: 11,
             usage_rejected: None,
             resent: false,
+            prefix_group: None,
+            prefix_first: false,
         }
     }
 

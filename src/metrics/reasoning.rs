@@ -52,7 +52,8 @@ impl Reasoning {
         let (mut requests, mut reasoning, mut output) = (0u64, 0u64, 0u64);
         let mut ttfc = Vec::new();
         for (r, out, t) in ok {
-            if let Some(r) = r {
+            // 0 is no reasoning (older request lines may carry it).
+            if let Some(r) = r.filter(|r| *r > 0) {
                 requests += 1;
                 reasoning = reasoning.saturating_add(u64::from(r));
             }

@@ -95,6 +95,8 @@ pub fn pool(
         interrupted: runs.iter().any(|r| r.interrupted),
         tokens: pool_tokens(&runs),
         reasoning,
+        // Like the latency statistics, from every request: the caller sets it.
+        prefix: None,
         latency,
         // Server metrics are scraped during the first repeat only (docs/gate.md).
         server: first.server,

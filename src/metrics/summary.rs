@@ -160,6 +160,8 @@ pub struct RungSummary {
     pub tokens: TokenAccounting,
     /// TTFC and reasoning tokens, when any successful request reasoned.
     pub reasoning: Option<super::reasoning::Reasoning>,
+    /// TTFT of cold vs warm requests, for a shared-prefix workload.
+    pub prefix: Option<super::prefix::PrefixSplit>,
     /// Latency distributions, in milliseconds.
     pub latency: BTreeMap<Latency, Stats>,
     /// The server's own metrics over the rung (`server_*` keys); empty when not scraped.
@@ -322,6 +324,9 @@ impl RungSummary {
         if let Some(r) = &self.reasoning {
             r.put(&mut m, num);
         }
+        if let Some(p) = &self.prefix {
+            p.put(&mut m, num);
+        }
         self.server.write_into(&mut m);
         m
     }
@@ -408,6 +413,7 @@ impl RungSummary {
                 .ok_or("missing key `interrupted`")?,
             tokens: TokenAccounting::get(m),
             reasoning: super::reasoning::Reasoning::get(m)?,
+            prefix: super::prefix::PrefixSplit::get(m)?,
             latency,
             server: crate::servermetrics::ServerSummary::read_from(m),
             repeats: match m.get("repeats") {
@@ -442,6 +448,7 @@ impl RungSummary {
             .map(|(k, _)| k)
             .collect();
         keys.extend(super::reasoning::Reasoning::keys());
+        keys.extend(super::prefix::PrefixSplit::keys());
         keys
     }
 }

@@ -5,7 +5,8 @@ use std::fmt::Write;
 
 use super::charts::{self, css};
 use super::{
-    reasoning_table, run_meta, rung_table, slo_text, Exporter, Report, ReportError, RunReport,
+    prefix_table, reasoning_table, run_meta, rung_table, slo_text, Exporter, Report, ReportError,
+    RunReport, PREFIX_NOTE,
 };
 use crate::results::rate_label;
 
@@ -88,14 +89,30 @@ fn analysis_block(out: &mut String, run: &RunReport) {
 }
 
 fn reasoning_table_html(out: &mut String, run: &RunReport) {
-    let Some((header, rows)) = reasoning_table(run) else {
+    side_table_html(
+        out,
+        "Reasoning",
+        "TTFT is the first token of any kind; TTFC the first token of the answer's content, \
+         after the model's reasoning.",
+        reasoning_table(run),
+    );
+}
+
+fn prefix_table_html(out: &mut String, run: &RunReport) {
+    side_table_html(out, "Shared prefixes", PREFIX_NOTE, prefix_table(run));
+}
+
+/// A table beside the rung table, with its title and a note; nothing without a table.
+fn side_table_html(
+    out: &mut String,
+    title: &str,
+    note: &str,
+    table: Option<(Vec<&'static str>, Vec<Vec<String>>)>,
+) {
+    let Some((header, rows)) = table else {
         return;
     };
-    let _ = writeln!(
-        out,
-        "<h3>Reasoning</h3>\n<p>TTFT is the first token of any kind; TTFC the first token of \
-         the answer's content, after the model's reasoning.</p>"
-    );
+    let _ = writeln!(out, "<h3>{}</h3>\n<p>{}</p>", esc(title), esc(note));
     let _ = writeln!(out, "<table class=\"rungs\"><thead><tr>");
     for h in &header {
         let _ = write!(out, "<th>{}</th>", esc(h));
@@ -283,6 +300,7 @@ impl Exporter for Html {
             rung_table_html(&mut out, run);
             reasoning_table_html(&mut out, run);
             ramp_table_html(&mut out, run);
+            prefix_table_html(&mut out, run);
         }
         let _ = writeln!(out, "</body>\n</html>");
         Ok(out)

@@ -3,7 +3,8 @@
 use std::fmt::Write;
 
 use super::{
-    reasoning_table, run_meta, rung_table, slo_text, Exporter, Report, ReportError, RunReport,
+    prefix_table, reasoning_table, run_meta, rung_table, slo_text, Exporter, Report, ReportError,
+    RunReport, PREFIX_NOTE,
 };
 use crate::results::rate_label;
 
@@ -75,6 +76,12 @@ fn run_section(out: &mut String, run: &RunReport, heading: &str) {
             "Reasoning: TTFT is the first token of any kind; TTFC the first token of the \
              answer's content, after the model's reasoning.\n"
         );
+        let right: Vec<bool> = (0..header.len()).map(|i| i > 0).collect();
+        table(out, &header, &rows, &right);
+        out.push('\n');
+    }
+    if let Some((header, rows)) = prefix_table(run) {
+        let _ = writeln!(out, "Shared prefixes: {PREFIX_NOTE}\n");
         let right: Vec<bool> = (0..header.len()).map(|i| i > 0).collect();
         table(out, &header, &rows, &right);
         out.push('\n');

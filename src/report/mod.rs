@@ -259,6 +259,67 @@ fn write_atomic(path: &Path, text: &str) -> Result<(), ReportError> {
     fs::rename(&tmp, path).map_err(err)
 }
 
+/// What the shared-prefix table's columns mean.
+pub(crate) const PREFIX_NOTE: &str = "cold is each prefix group's first request in the rung \
+     (the server cannot have its prefix cached), warm the group's later requests; the server's \
+     hit rate is its own prefix-cache counters over the rung, where it exposes them.";
+
+/// The shared-prefix table: TTFT of cold vs warm requests per rung, with the server's
+/// prefix-cache hit rate. `None` when no rung has prefix groups.
+pub(crate) fn prefix_table(run: &RunReport) -> Option<(Vec<&'static str>, Vec<Vec<String>>)> {
+    if run.rungs.iter().all(|r| r.prefix.is_none()) {
+        return None;
+    }
+    let header = vec![
+        run.info.load.axis(),
+        "groups",
+        "cold",
+        "TTFT cold p50 (ms)",
+        "warm",
+        "TTFT warm p50 (ms)",
+        "TTFT warm p99 (ms)",
+        "server hit rate",
+    ];
+    let ms = |count: u64, v: f64| {
+        if count == 0 {
+            "-".to_string()
+        } else {
+            format!("{v:.1}")
+        }
+    };
+    let rows = run
+        .rungs
+        .iter()
+        .map(|r| {
+            let mut row = vec![rate_label(r.rate)];
+            let hit = r
+                .server
+                .values
+                .get("server_prefix_hit_rate")
+                .map_or("-".to_string(), |h| format!("{:.1}%", h * 100.0));
+            match &r.prefix {
+                Some(p) => row.extend([
+                    p.groups.to_string(),
+                    p.cold.count.to_string(),
+                    ms(p.cold.count, p.cold.median),
+                    p.warm.count.to_string(),
+                    ms(p.warm.count, p.warm.median),
+                    ms(p.warm.count, p.warm.p99),
+                    hit,
+                ]),
+                None => row.extend(
+                    ["0", "0", "-", "0", "-", "-"]
+                        .map(String::from)
+                        .into_iter()
+                        .chain([hit]),
+                ),
+            }
+            row
+        })
+        .collect();
+    Some((header, rows))
+}
+
 /// The rung table shared by Markdown and HTML: header cells and one row of cells per rung.
 /// The reasoning table: for runs of a reasoning model, time to the first *content* token
 /// beside TTFT and where the output tokens went. `None` when no rung reasoned.

@@ -15,6 +15,7 @@ use super::load::{LoadError, ResultDir};
 use super::types::{RequestLine, RungEntry};
 use super::write::{atomic_write, vllm_run_keys, WriteError};
 use crate::metrics::compute::stats;
+use crate::metrics::prefix::PrefixSplit;
 use crate::metrics::reasoning::Reasoning;
 use crate::metrics::{repeats, Latency, RungSummary};
 
@@ -98,7 +99,12 @@ pub fn add_run(base: &ResultDir, add: &ResultDir, to: &Path) -> Result<(), Merge
                 .filter(|l| l.ok)
                 .map(|l| (l.reasoning_tokens, l.output_tokens, l.ttfc_ms())),
         );
-        let pooled = repeats::pool(rb.into_iter().chain(ra).collect(), latency, reasoning);
+        let mut pooled = repeats::pool(rb.into_iter().chain(ra).collect(), latency, reasoning);
+        pooled.prefix = PrefixSplit::from_parts(
+            measured
+                .iter()
+                .map(|l| (l.prefix_group, l.prefix_first, l.ttft_ms.filter(|_| l.ok))),
+        );
         let mut text = Vec::new();
         for l in &lb {
             serde_json::to_writer(&mut text, l).expect("a request line serialises");

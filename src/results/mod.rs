@@ -4,6 +4,8 @@ mod check;
 mod check_pooled;
 pub mod load;
 pub mod merge;
+pub mod shard_info;
+pub mod shard_merge;
 pub mod types;
 pub mod vllm;
 pub mod write;
@@ -12,5 +14,6 @@ pub use load::{
     rate_label, requests_file_name, result_file_name, server_metrics_file_name, LoadError,
     LoadedRung, ResultDir,
 };
+pub use shard_info::{ClockSync, MergedShards, RungStart, ShardInfo};
 pub use types::*;
 pub use write::{atomic_write, RunWriter, WriteError};

@@ -97,6 +97,13 @@ pub struct RunInfo {
     /// Absent when the server reported no usage, and in older folders.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub prompt_overhead: Option<i64>,
+    /// Set in the folder of one shard of a sharded run (`ladder run --shard i/N`): it holds
+    /// that shard's share of the requests only; `ladder merge` makes the whole run of them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub shard: Option<super::shard_info::ShardInfo>,
+    /// Set in a folder made by `ladder merge`: the shards it was merged from.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub shards: Option<super::shard_info::MergedShards>,
     /// The trace a `load.trace` ladder replayed: its path, SHA-256 and size. Absent for
     /// other ladders and in older folders.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -171,6 +178,12 @@ pub struct RequestLine {
     /// absent there when the answer had no content (see [`RequestLine::ttfc_ms`]).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ttfc_ms: Option<f64>,
+    /// With `workload.shared_prefix`: the prompt's prefix group (absent otherwise).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub prefix_group: Option<u32>,
+    /// The rung's first request of its prefix group, a prefix-cache miss (absent when not).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub prefix_first: bool,
 }
 
 impl RequestLine {
@@ -229,6 +242,10 @@ pub(crate) struct RequestLineRef<'a> {
     reasoning_tokens: Option<u32>,
     #[serde(skip_serializing_if = "Option::is_none")]
     ttfc_ms: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    prefix_group: Option<u32>,
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    prefix_first: bool,
 }
 
 fn itl_as_ms<S: Serializer>(gaps: &&ItlGaps, s: S) -> Result<S::Ok, S::Error> {
@@ -263,6 +280,8 @@ impl<'a> From<&'a RequestRecord> for RequestLineRef<'a> {
             resent: r.resent,
             reasoning_tokens: r.reasoning_tokens,
             ttfc_ms: r.reasoning_tokens.and(r.ttfc().map(ms)),
+            prefix_group: r.prefix_group,
+            prefix_first: r.prefix_first,
         }
     }
 }
@@ -296,6 +315,8 @@ mod tests {
                 Duration::from_micros(19_999),
             ]
             .into(),
+            prefix_group: Some(2),
+            prefix_first: true,
             ..Default::default()
         };
         let failed = RequestRecord {
@@ -336,6 +357,8 @@ mod tests {
             resent: false,
             reasoning_tokens: Some(3),
             ttfc_ms: Some(ms(Duration::from_nanos(41_000_789 - 1_200_456))),
+            prefix_group: Some(2),
+            prefix_first: true,
         };
         let owned_failed = RequestLine {
             repeat: 0,
@@ -363,6 +386,8 @@ mod tests {
             resent: false,
             reasoning_tokens: None,
             ttfc_ms: None,
+            prefix_group: None,
+            prefix_first: false,
         };
         for (r, owned) in [(&ok, &owned_ok), (&failed, &owned_failed)] {
             let owned_json = serde_json::to_string(owned).unwrap();

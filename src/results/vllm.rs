@@ -311,6 +311,8 @@ fn detailed_lines(
             resent: false,
             reasoning_tokens: None,
             ttfc_ms: None,
+            prefix_group: None,
+            prefix_first: false,
         });
     }
     Ok(Some(lines))
@@ -417,6 +419,7 @@ fn rung_of(dir: &Path, file: &str, o: Map<String, Value>) -> Result<ImportedRung
         // vLLM result files carry no server-side metrics, nor reasoning splits.
         server: Default::default(),
         reasoning: None,
+        prefix: None,
         repeats: Vec::new(),
         offered_rate: None,
         ramp: None,
@@ -541,6 +544,8 @@ pub fn open(dir: &Path) -> Result<Option<(RunInfo, Vec<ImportedRung>)>, LoadErro
         server: None,
         prompt_overhead: None,
         trace: None,
+        shard: None,
+        shards: None,
     };
     Ok(Some((info, rungs)))
 }

@@ -140,6 +140,28 @@ impl RunWriter {
         Ok(w)
     }
 
+    /// Create exactly `dir` (its parents as needed; refused when it exists) and write
+    /// run.json with status `running`: a shard's folder, whose place the shard run chooses.
+    pub fn create_exact(dir: &Path, info: RunInfo) -> Result<RunWriter, WriteError> {
+        if let Some(parent) = dir.parent() {
+            fs::create_dir_all(parent).map_err(io_err(parent))?;
+        }
+        fs::create_dir(dir).map_err(|e| match e.kind() {
+            std::io::ErrorKind::AlreadyExists => WriteError::Refused(format!(
+                "{} exists already: a shard never writes into another run's folder; give a new \
+                 --start-at (it names the folder) or another --out",
+                dir.display()
+            )),
+            _ => io_err(dir)(e),
+        })?;
+        let w = RunWriter {
+            dir: dir.to_path_buf(),
+            info,
+        };
+        w.write_run_json()?;
+        Ok(w)
+    }
+
     /// The folder being written.
     pub fn dir(&self) -> &Path {
         &self.dir
@@ -158,6 +180,12 @@ impl RunWriter {
     /// Record the server's identity in run.json (written with the next update).
     pub fn set_server(&mut self, id: crate::servermetrics::ServerIdentity) {
         self.info.server = Some(id);
+    }
+
+    /// The shard record of a shard's folder (written with the next update); `None` for an
+    /// unsharded run.
+    pub fn shard_mut(&mut self) -> Option<&mut super::ShardInfo> {
+        self.info.shard.as_mut()
     }
 
     fn write_run_json(&self) -> Result<(), WriteError> {
@@ -290,6 +318,8 @@ mod tests {
             server: None,
             prompt_overhead: None,
             trace: None,
+            shard: None,
+            shards: None,
         }
     }
 

@@ -38,6 +38,8 @@ pub struct Users {
 pub(super) struct Dispatch {
     pub client: Arc<Client>,
     pub requests: Vec<PreparedRequest>,
+    /// The rung's request index of each entry (a shard's share); `None`: entry `i` is `i`.
+    pub indices: Option<Arc<[u32]>>,
     pub warmup: usize,
     pub users: Users,
     /// The rung start: offsets in records are from here.
@@ -60,6 +62,7 @@ pub(super) fn spawn(d: Dispatch) -> JoinHandle<()> {
         let user = User {
             client: d.client.clone(),
             requests: requests.clone(),
+            indices: d.indices.clone(),
             next: next.clone(),
             warmup: d.warmup,
             think_time: d.users.think_time,
@@ -97,6 +100,7 @@ impl Drop for AbortAll {
 struct User {
     client: Arc<Client>,
     requests: Arc<[PreparedRequest]>,
+    indices: Option<Arc<[u32]>>,
     next: Arc<AtomicUsize>,
     warmup: usize,
     think_time: Duration,
@@ -128,10 +132,11 @@ impl User {
                 return;
             };
             let at = ready.saturating_duration_since(self.start);
+            let index = self.indices.as_ref().map_or(i as u32, |v| v[i]);
             self.sent.fetch_add(1, Ordering::Relaxed);
             let measured = self
                 .client
-                .measure(req, self.start, at, i as u32, i < self.warmup)
+                .measure(req, self.start, at, index, (index as usize) < self.warmup)
                 .await;
             // Timing is final: the user is ready again (after thinking) while the record is
             // counted and delivered on the side.

@@ -17,7 +17,7 @@ use tokio::sync::watch;
 use tokio::time::Instant;
 
 use super::{
-    closed_loop, print_outcome, progress, rung, rung_seed, sim_host, warnings, RunContext,
+    closed_loop, print_outcome, progress, rung, rung_seed, shard, sim_host, warnings, RunContext,
     RunError, RunOutcome, STOP_GRACE,
 };
 use crate::client::Client;
@@ -33,7 +33,8 @@ pub(super) struct Ladder<'a> {
     pub ctx: &'a RunContext<'a>,
     pub scenario: &'a Scenario,
     pub client: &'a Arc<Client>,
-    pub tokenizer: &'a workload::tokenizer::Tokenizer,
+    /// Where prompt token counts come from (`tokenizer:`).
+    pub tokens: workload::Tokens<'a>,
     pub scrape: Option<&'a ScrapeSetup>,
     pub sim: Option<&'a sim_host::SimHost>,
 }
@@ -79,6 +80,14 @@ impl Ladder<'_> {
         // The server's identity is asked once, after the first rung whose metrics named the
         // engine.
         let mut identity_asked = false;
+        // A shard starts every rung at the instant all shards share (the cooldown included).
+        let mut timeline = self.ctx.opts.shard.as_ref().map(|s| {
+            shard::Timeline::new(
+                s.start_at,
+                s.drain.unwrap_or(scenario.endpoint.request_timeout.0),
+                scenario.load.cooldown.0,
+            )
+        });
         'repeats: for repeat in 0..n_repeats {
             if n_repeats > 1 {
                 let factor = self.sim.map(|s| s.start_run(u64::from(repeat)));
@@ -96,7 +105,14 @@ impl Ladder<'_> {
                     interrupted = true;
                     break 'repeats;
                 }
-                let scrape = self.scrape.filter(|_| repeat == 0);
+                // Shard 0 alone scrapes: every shard would read the same server.
+                let first_shard = self
+                    .ctx
+                    .opts
+                    .shard
+                    .as_ref()
+                    .is_none_or(|s| s.shard.index == 0);
+                let scrape = self.scrape.filter(|_| repeat == 0 && first_shard);
                 let (m, server_text) = self
                     .measure(
                         idx,
@@ -108,6 +124,7 @@ impl Ladder<'_> {
                         &mut log,
                         &mut scrape_warned,
                         &mut identity_asked,
+                        timeline.as_mut(),
                     )
                     .await?;
                 let h = &mut held[idx];
@@ -132,7 +149,7 @@ impl Ladder<'_> {
                 if last {
                     self.write(writer, rate, h)?;
                 }
-                if !(last && idx + 1 == rates.len()) {
+                if !(last && idx + 1 == rates.len()) && timeline.is_none() {
                     let mut s = stop.clone();
                     tokio::select! {
                         _ = tokio::time::sleep(scenario.load.cooldown.0) => {}
@@ -234,6 +251,7 @@ impl Ladder<'_> {
         log: &mut Vec<String>,
         scrape_warned: &mut bool,
         identity_asked: &mut bool,
+        timeline: Option<&mut shard::Timeline>,
     ) -> Result<(Measured, Option<String>), RunError> {
         let scenario = self.scenario;
         let quiet = self.ctx.opts.quiet;
@@ -279,14 +297,30 @@ impl Ladder<'_> {
         };
         // Prompts and bodies are built before the rung: nothing of this on the send path.
         // The same prompts and schedule on every repeat (the seeds are the rung's).
+        // Shared prefixes are new in every repeat (same shape), so each repeat's first
+        // request of a group is a cache miss again.
+        let fresh;
+        let workload = match &scenario.workload.shared_prefix {
+            Some(sp) if repeat > 0 => {
+                let mut w = scenario.workload.clone();
+                w.shared_prefix = Some(crate::scenario::SharedPrefix {
+                    repeat,
+                    ..sp.clone()
+                });
+                fresh = w;
+                &fresh
+            }
+            _ => &scenario.workload,
+        };
         let set = match replay {
             Some(r) => PromptSet {
                 prompts: r.prompts.clone(),
                 notes: r.notes.clone(),
+                prefix_groups: Vec::new(),
             },
-            None => PromptSet::load(
-                &scenario.workload,
-                self.tokenizer,
+            None => PromptSet::load_with(
+                workload,
+                self.tokens,
                 self.ctx.dataset_path.as_deref(),
                 warmup + n,
                 idx as u64,
@@ -302,17 +336,26 @@ impl Ladder<'_> {
             }
         }
         let prompts = set.prompts;
-        let inexact = prompts[warmup..].iter().filter(|p| !p.exact).count() as u64;
-        let requests = prompts
+        let groups = set.prefix_groups;
+        let sharding = self.ctx.opts.shard.as_ref().map(|s| s.shard);
+        let owned = |i: usize| sharding.is_none_or(|s| s.owns(i as u64));
+        let inexact = prompts[warmup..]
+            .iter()
+            .enumerate()
+            .filter(|(i, p)| !p.exact && owned(warmup + i))
+            .count() as u64;
+        let requests: Vec<_> = prompts
             .iter()
             .map(|p| {
                 self.client
                     .prepare(&p.text, p.input_tokens, p.output_tokens)
             })
             .collect();
-        // A concurrency rung: `rate` is its number of users; no arrival schedule.
+        // A concurrency rung: `rate` is its number of users (a shard runs its part of them);
+        // no arrival schedule.
+        let part = |n: u32| sharding.map_or(n, |s| s.part(n));
         let closed = (kind == LoadKind::Concurrency).then(|| closed_loop::Users {
-            count: rate as u32,
+            count: part(rate as u32),
             think_time: scenario.load.think_time.map_or(Duration::ZERO, |d| d.0),
         });
         let schedule = match (closed, shaped) {
@@ -329,15 +372,37 @@ impl Ladder<'_> {
         };
         // Server metrics from the first measured send on (warmup left out).
         let first_measured = schedule.get(warmup).copied().unwrap_or_default();
+        let max_concurrency = scenario.load.max_concurrency.map(part);
+        let span = schedule.last().copied().unwrap_or_default();
+        let (requests, schedule, indices) = match sharding {
+            None => (requests, schedule, None),
+            Some(_) => shard_share(requests, schedule, owned),
+        };
+        let start = match timeline {
+            Some(t) => {
+                let repeat = if n_repeats(scenario) > 1 {
+                    repeat + 1
+                } else {
+                    0
+                };
+                let planned = t.take(span);
+                Some(shard::wait_for_start(planned, rate, repeat, stop, writer).await?)
+            }
+            None => None,
+        };
         let plan = rung::RungPlan {
             requests,
             schedule,
             warmup,
-            max_concurrency: scenario.load.max_concurrency,
+            max_concurrency,
             closed,
+            indices,
+            start,
         };
         let mut bar = progress::RungBar::new(kind, rate, (warmup + n) as u64, quiet);
-        let scraper = scrape.map(|s| s.start(Instant::now() + rung::START_LEAD + first_measured));
+        let scraper = scrape.map(|s| {
+            s.start(start.unwrap_or_else(|| Instant::now() + rung::START_LEAD) + first_measured)
+        });
         let run = rung::run_rung(
             self.client.clone(),
             plan,
@@ -350,6 +415,8 @@ impl Ladder<'_> {
             Some(s) => Some(s.finish().await),
             None => None,
         };
+        let mut run = run;
+        tag_prefix_groups(&mut run.records, &groups);
         let mut summary = summarize(
             &run.records,
             &RungContext {
@@ -357,7 +424,7 @@ impl Ladder<'_> {
                 load: kind,
                 // vLLM writes its default burstiness (1) for a concurrency run.
                 burstiness: if closed.is_some() { 1.0 } else { burstiness },
-                max_concurrency: closed.map_or(scenario.load.max_concurrency, |u| Some(u.count)),
+                max_concurrency: closed.map_or(max_concurrency, |u| Some(u.count)),
                 slo: scenario.slo.clone(),
                 inexact_prompts: inexact,
                 interrupted: run.interrupted || run.rejected.is_some(),
@@ -465,6 +532,48 @@ impl Ladder<'_> {
     }
 }
 
+/// Mark each record with its prompt's prefix group (`groups[index]`) and whether it was the
+/// rung's first request of that group in send order; nothing without groups.
+fn tag_prefix_groups(records: &mut [RequestRecord], groups: &[u32]) {
+    if groups.is_empty() {
+        return;
+    }
+    // The first index of each group in send order (the prompts' order).
+    let mut first: std::collections::HashMap<u32, u32> = std::collections::HashMap::new();
+    for (i, &g) in groups.iter().enumerate() {
+        first.entry(g).or_insert(i as u32);
+    }
+    for r in records {
+        if let Some(&g) = groups.get(r.index as usize) {
+            r.prefix_group = Some(g);
+            r.prefix_first = first.get(&g) == Some(&r.index);
+        }
+    }
+}
+
+fn n_repeats(s: &Scenario) -> u32 {
+    s.load.repeats.max(1)
+}
+
+/// A shard's share of a rung: the requests and send times it owns, with their rung indices.
+fn shard_share<R>(
+    requests: Vec<R>,
+    schedule: Vec<Duration>,
+    owned: impl Fn(usize) -> bool,
+) -> (Vec<R>, Vec<Duration>, Option<Vec<u32>>) {
+    let mut keep = (Vec::new(), Vec::new(), Vec::new());
+    let mut at = schedule.into_iter();
+    for (i, r) in requests.into_iter().enumerate() {
+        let t = at.next();
+        if owned(i) {
+            keep.0.push(r);
+            keep.1.extend(t);
+            keep.2.push(i as u32);
+        }
+    }
+    (keep.0, keep.1, Some(keep.2))
+}
+
 /// The summary of a rung from its repeats: the one repeat's own, or their pool.
 fn pooled(h: &Held, scenario: &Scenario) -> RungSummary {
     if h.summaries.len() == 1 {
@@ -492,5 +601,7 @@ fn pooled_repeats(h: &Held) -> RungSummary {
         interrupted: false,
     };
     let all = summarize(&all, &ctx);
-    repeats::pool(h.summaries.clone(), all.latency, all.reasoning)
+    let mut pooled = repeats::pool(h.summaries.clone(), all.latency, all.reasoning);
+    pooled.prefix = all.prefix;
+    pooled
 }

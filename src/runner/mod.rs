@@ -10,6 +10,8 @@ pub mod prepare;
 mod progress;
 pub mod rejection;
 pub mod rung;
+mod server_tokens;
+pub mod shard;
 mod sim_host;
 pub mod warnings;
 
@@ -25,7 +27,8 @@ use crate::metrics::{analyze, RungSummary};
 use crate::results::{RunInfo, RunStatus, RunWriter, RESULTS_FORMAT_VERSION};
 use crate::scenario::{Scenario, SweepField};
 use crate::servermetrics::ScrapeSetup;
-use crate::workload;
+use crate::workload::{self, tokenizer_source::SourceKind, Tokens};
+use server_tokens::ServerTokens;
 
 pub use prepare::{prepare, rung_seed, Prepared};
 pub use progress::rung_table;
@@ -45,6 +48,8 @@ pub struct RunOptions {
     pub quiet: bool,
     /// Print a machine-readable summary on stdout instead of the table.
     pub json: bool,
+    /// Run one shard of the ladder (`--shard i/N --start-at T`); see [`shard`].
+    pub shard: Option<shard::ShardRun>,
 }
 
 /// A finished (complete or interrupted) run.
@@ -78,6 +83,9 @@ pub enum RunError {
     /// as a prompt longer than its context): the ladder stopped there.
     #[error("{0}")]
     Rejected(String),
+    /// A shard was not ready at a rung's shared start: the run stopped rather than skew.
+    #[error("{0}")]
+    ShardLate(String),
     /// Stopped by a signal; finished rungs are in the folder.
     #[error("interrupted: {complete} of {total} rungs complete; partial results in {dir}")]
     Interrupted {
@@ -142,6 +150,15 @@ pub fn run_all(opts: &RunOptions) -> Result<Vec<RunOutcome>, RunError> {
             )));
         }
         scenario.load.repeats = n;
+    }
+    if let Some(s) = &opts.shard {
+        shard::check(s, &scenario).map_err(|m| {
+            RunError::Scenario(format!(
+                "{} cannot run as shard {}: {m}",
+                opts.scenario_path.display(),
+                s.shard.label()
+            ))
+        })?;
     }
     // Everything decidable without the network, as `ladder validate` checks it: nothing is
     // sent and no folder is made for a scenario that would fail later.
@@ -356,11 +373,10 @@ async fn run_scenario(
     let Prepared {
         scenario,
         tokenizer,
-        tokenizer_path,
-        tokenizer_source,
+        mut tokenizer_source,
         dataset_path: _,
         sim,
-        longest_prompt,
+        mut longest_prompt,
         trace: _,
     } = prepared;
 
@@ -380,8 +396,15 @@ async fn run_scenario(
         None => None,
     };
 
-    let tokenizer_sha256 = environment::sha256_file(&tokenizer_path)
-        .map_err(|e| RunError::Scenario(format!("{}: {e}", tokenizer_path.display())))?;
+    // A local tokenizer.json's hash; the server's tokenizer gets a fingerprint once reached;
+    // `tokenizer: none` has none.
+    let mut tokenizer_sha256 = if tokenizer_source.is_local() {
+        let path = &tokenizer_source.path;
+        environment::sha256_file(path)
+            .map_err(|e| RunError::Scenario(format!("{}: {e}", path.display())))?
+    } else {
+        String::new()
+    };
 
     // The built-in simulator, when asked for, lives as long as this function.
     let (sim_server, base_url) = match sim {
@@ -409,7 +432,6 @@ async fn run_scenario(
             .map(|c| c as usize)
             .unwrap_or(1024),
     };
-    let counter_tok = tokenizer.clone();
     let client = Client::new(ClientConfig {
         base_url: base_url.clone(),
         api: scenario.endpoint.api,
@@ -422,15 +444,24 @@ async fn run_scenario(
         max_connections,
         extra_body: scenario.endpoint.extra_body.clone(),
     })
-    .map_err(|e| RunError::Preflight(e.to_string()))?
-    .with_token_counter(Arc::new(move |text: &str| {
-        workload::count_tokens(&counter_tok, text)
-    }))
-    .with_secret_headers(&scenario.endpoint.headers, &ctx.env_headers)
-    .with_secrets(environment::body_secrets(
-        &scenario.endpoint.extra_body,
-        &ctx.env_body,
-    ));
+    .map_err(|e| RunError::Preflight(e.to_string()))?;
+    // Outputs without usage are re-tokenized locally; with no local tokenizer their token
+    // chunks are counted.
+    let client = match &tokenizer {
+        Some(tok) => {
+            let tok = tok.clone();
+            client.with_token_counter(Arc::new(move |text: &str| {
+                workload::count_tokens(&tok, text)
+            }))
+        }
+        None => client,
+    };
+    let client = client
+        .with_secret_headers(&scenario.endpoint.headers, &ctx.env_headers)
+        .with_secrets(environment::body_secrets(
+            &scenario.endpoint.extra_body,
+            &ctx.env_body,
+        ));
     // `own` scrubs the user's own text (endpoint, scenario) of the secrets it can do so
     // without changing meaning; the client's redactor already scrubs all server replies.
     let shown = environment::redacted_scenario(
@@ -510,6 +541,35 @@ async fn run_scenario(
         shorten_by: 0,
         note: None,
     };
+    // `tokenizer: server`: from here on the server counts the prompts.
+    let server_tokens = if tokenizer_source.kind == SourceKind::Server {
+        let (counter, fingerprint) = ServerTokens::connect(client.clone())
+            .await
+            .map_err(|e| RunError::Preflight(shown.own.redact(&e).into_owned()))?;
+        say(&format!(
+            "preflight ok: {} ({} shape) counts the prompts",
+            client.tokenize_url(),
+            counter.api_name()
+        ));
+        tokenizer_sha256 = fingerprint;
+        tokenizer_source.tokenize_api = Some(counter.api_name().to_string());
+        let mut found = Vec::new();
+        longest_prompt = prepare::check_prompts(
+            &scenario,
+            Tokens::Server(&counter),
+            ctx.dataset_path.as_deref(),
+            &mut found,
+        );
+        if !found.is_empty() {
+            let why: Vec<String> = found.iter().map(|f| f.message.clone()).collect();
+            return Err(RunError::Scenario(
+                shown.own.redact(&why.join("; ")).into_owned(),
+            ));
+        }
+        Some(counter)
+    } else {
+        None
+    };
     if let Some(p) = &longest_prompt {
         let long = preflight::probe_longest(
             &client,
@@ -522,9 +582,13 @@ async fn run_scenario(
         )
         .await
         .map_err(|e| RunError::Preflight(shown.own.redact(&e.to_string()).into_owned()))?;
+        // `tokenizer: none` counted nothing: the length is the text's, in characters.
+        let length = match p.input_tokens {
+            0 => format!("{} characters", p.text.chars().count()),
+            n => format!("{n} tokens"),
+        };
         say(&format!(
-            "preflight ok: the longest prompt ({} tokens{}) was accepted, TTFT {}",
-            p.input_tokens,
+            "preflight ok: the longest prompt ({length}{}) was accepted, TTFT {}",
             long.server_prompt_tokens
                 .map(|n| format!(", {n} by the server's count"))
                 .unwrap_or_default(),
@@ -532,12 +596,16 @@ async fn run_scenario(
                 .map(|t| format!("{:.0} ms", t.as_secs_f64() * 1000.0))
                 .unwrap_or_else(|| "n/a".into()),
         ));
-        overhead = overhead::resolve(
-            scenario.workload.input_length,
-            p.input_tokens,
-            long.server_prompt_tokens,
-        )
-        .map_err(RunError::Preflight)?;
+        // With nothing counted by ladder there is no overhead to tell from the server's count.
+        if p.input_tokens > 0 {
+            overhead = overhead::resolve(
+                scenario.workload.input_length,
+                scenario.workload.dataset == crate::scenario::Dataset::Random,
+                p.input_tokens,
+                long.server_prompt_tokens,
+            )
+            .map_err(RunError::Preflight)?;
+        }
         if let Some(n) = &overhead.note {
             say(n);
         }
@@ -587,19 +655,40 @@ async fn run_scenario(
                 span_ms: r.trace.lines.last().map_or(0.0, |l| l.timestamp_ms)
                     - r.trace.lines.first().map_or(0.0, |l| l.timestamp_ms),
             }),
+            shard: ctx.opts.shard.as_ref().map(|s| crate::results::ShardInfo {
+                index: s.shard.index,
+                count: s.shard.count,
+                start_at: s.start_at,
+                drain_ms: s
+                    .drain
+                    .unwrap_or(ladder.endpoint.request_timeout.0)
+                    .as_secs_f64()
+                    * 1000.0,
+                clock: shard::clock_sync(),
+                rung_starts: vec![],
+            }),
+            shards: None,
         };
         let root = ctx
             .opts
             .out_dir
             .clone()
             .unwrap_or_else(|| PathBuf::from("results"));
-        let writer = RunWriter::create(&root, info).map_err(|e| RunError::Output(e.to_string()))?;
+        let writer = match &ctx.opts.shard {
+            Some(s) => RunWriter::create_exact(&shard::folder(&root, &ladder.name, s), info),
+            None => RunWriter::create(&root, info),
+        }
+        .map_err(|e| RunError::Output(e.to_string()))?;
         say(&format!("writing {}", writer.dir().display()));
         let rungs = ladder::Ladder {
             ctx,
             scenario: &ladder,
             client: &client,
-            tokenizer: &tokenizer,
+            tokens: match (&tokenizer, &server_tokens) {
+                (Some(tok), _) => Tokens::Local(tok),
+                (None, Some(counter)) => Tokens::Server(counter),
+                (None, None) => Tokens::Absent,
+            },
             scrape: scrape.as_ref(),
             sim: sim_ref,
         };

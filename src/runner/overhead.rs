@@ -12,7 +12,8 @@ pub struct Overhead {
     pub measured: Option<i64>,
     /// Tokens to take off every synthesised prompt's text (`input_length: server`).
     pub shorten_by: u32,
-    /// A line for the terminal (and run.json's warnings, for a mismatch worth acting on).
+    /// A line for the terminal. run.json keeps the measured overhead (`prompt_overhead`), and
+    /// each rung's token accounting warns there when the server's counts differ.
     pub note: Option<String>,
 }
 
@@ -20,6 +21,7 @@ pub struct Overhead {
 /// the server's usage. An `Err` is a message that says what to change.
 pub fn resolve(
     input_length: InputLength,
+    synthesised: bool,
     text_tokens: u32,
     server_tokens: Option<u32>,
 ) -> Result<Overhead, String> {
@@ -49,12 +51,21 @@ pub fn resolve(
         (InputLength::Text, Some(n)) if n > 0 => Ok(Overhead {
             measured,
             shorten_by: 0,
-            note: Some(format!(
-                "note: the server counts {n} more tokens per prompt than its text (its chat \
-                 template or BOS); token counts and throughputs cover the text; set \
-                 `workload.input_length: server` to have the server see exactly \
-                 workload.input_tokens"
-            )),
+            note: Some(if synthesised {
+                format!(
+                    "note: the server counts {n} more tokens per prompt than its text (its chat \
+                     template or BOS); token counts and throughputs cover the text; set \
+                     `workload.input_length: server` to have the server see exactly \
+                     workload.input_tokens"
+                )
+            } else {
+                // Dataset prompts are sent as written: nothing to shorten.
+                format!(
+                    "note: the server counts {n} more tokens per prompt than its text (its chat \
+                     template or BOS); token counts and throughputs cover the dataset's text, \
+                     and each request's server_prompt_tokens holds the server's count"
+                )
+            }),
         }),
         (InputLength::Text, _) => Ok(Overhead {
             measured,
@@ -70,7 +81,7 @@ mod tests {
 
     #[test]
     fn server_mode_shortens_by_the_measured_overhead() {
-        let o = resolve(InputLength::Server, 64, Some(94)).unwrap();
+        let o = resolve(InputLength::Server, true, 64, Some(94)).unwrap();
         assert_eq!(o.measured, Some(30));
         assert_eq!(o.shorten_by, 30);
         assert!(o.note.unwrap().contains("adds 30 tokens"));
@@ -78,9 +89,9 @@ mod tests {
 
     #[test]
     fn server_mode_refuses_without_usage_or_with_fewer_tokens() {
-        let e = resolve(InputLength::Server, 64, None).unwrap_err();
+        let e = resolve(InputLength::Server, true, 64, None).unwrap_err();
         assert!(e.contains("input_length: text"), "{e}");
-        let e = resolve(InputLength::Server, 64, Some(60)).unwrap_err();
+        let e = resolve(InputLength::Server, true, 64, Some(60)).unwrap_err();
         assert!(
             e.contains("counted 60 tokens") && e.contains("tokenizer"),
             "{e}"
@@ -89,11 +100,20 @@ mod tests {
 
     #[test]
     fn text_mode_only_notes_the_overhead() {
-        let o = resolve(InputLength::Text, 64, Some(94)).unwrap();
+        let o = resolve(InputLength::Text, true, 64, Some(94)).unwrap();
         assert_eq!((o.measured, o.shorten_by), (Some(30), 0));
         assert!(o.note.unwrap().contains("input_length: server"));
-        let o = resolve(InputLength::Text, 64, Some(64)).unwrap();
+        let o = resolve(InputLength::Text, true, 64, Some(64)).unwrap();
         assert_eq!((o.measured, o.note), (Some(0), None));
-        assert_eq!(resolve(InputLength::Text, 64, None).unwrap().measured, None);
+        assert_eq!(
+            resolve(InputLength::Text, true, 64, None).unwrap().measured,
+            None
+        );
+        // A dataset's prompts go out as written: the note does not offer input_length: server,
+        // which the dataset would refuse.
+        let o = resolve(InputLength::Text, false, 64, Some(94)).unwrap();
+        let note = o.note.unwrap();
+        assert!(!note.contains("input_length"), "{note}");
+        assert!(note.contains("30 more tokens"), "{note}");
     }
 }

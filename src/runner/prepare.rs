@@ -10,26 +10,25 @@ use std::sync::Arc;
 use crate::scenario::limits;
 use crate::scenario::{Dataset, Finding, KeySeg, Loaded, Scenario, SweepField};
 use crate::sim::SimConfig;
-use crate::workload::tokenizer_source::{self, HubSettings, TokenizerSource};
-use crate::workload::{self, Prompt, PromptSet, Tokenizer};
+use crate::workload::tokenizer_source::{self, HubSettings, SourceKind, TokenizerSource};
+use crate::workload::{self, Prompt, PromptSet, Tokenizer, Tokens};
 
 /// A scenario ready to run: what `prepare` built and checked.
 pub struct Prepared {
     /// The scenario, with `--rates` applied.
     pub scenario: Scenario,
-    /// The tokenizer, loaded.
-    pub tokenizer: Arc<Tokenizer>,
-    /// Its file, resolved.
-    pub tokenizer_path: PathBuf,
-    /// Where it came from (file, model directory, hub id), for run.json.
+    /// The local tokenizer, loaded (`None` for `tokenizer: server` and `none`).
+    pub tokenizer: Option<Arc<Tokenizer>>,
+    /// Where it came from (file, model directory, hub id, the server, none), for run.json.
     pub tokenizer_source: TokenizerSource,
     /// The dataset file of a jsonl / ShareGPT workload, resolved.
     pub dataset_path: Option<PathBuf>,
     /// The simulator's settings (the scenario's model name served) when `base_url` is `sim`.
     pub sim: Option<SimConfig>,
     /// The longest prompt any rung of any ladder (sweep values included) can send, for the
-    /// preflight's long probe (`None` only when a size is over the limits, which validation
-    /// reports).
+    /// preflight's long probe (`None` when a size is over the limits, which validation
+    /// reports, and for `tokenizer: server`, whose prompts are counted once the server is
+    /// reached: see [`check_prompts`]).
     pub longest_prompt: Option<Prompt>,
     /// A `load.trace` replay's trace and prompts, read and built once for every speed.
     pub trace: Option<Arc<Replay>>,
@@ -92,23 +91,30 @@ pub fn prepare(loaded: &Loaded, scenario: Scenario) -> Result<Prepared, Vec<Find
 
     let dataset_path = scenario.workload.path.as_ref().map(|p| loaded.resolve(p));
     // A file, a model directory, or a hub id from the Hugging Face cache (downloaded into it
-    // when the scenario allows): `validate` resolves it the same way.
-    let source = tokenizer_source::resolve(
-        &scenario.tokenizer.to_string_lossy(),
-        &loaded.resolve(&scenario.tokenizer),
-        &HubSettings::from_env(scenario.tokenizer_download),
-    );
-    let tokenizer = match &source {
-        Ok(src) => match workload::tokenizer::load(&src.path) {
-            Ok(t) => Some(t),
-            Err(m) => {
-                found.push(Finding::at(&["tokenizer"], m));
-                None
+    // when the scenario allows): `validate` resolves it the same way. `server` and `none` read
+    // no file.
+    let special = tokenizer_source::special(&scenario.tokenizer.to_string_lossy());
+    let (tokenizer, source) = match special {
+        Some(kind) => (None, Some(TokenizerSource::fileless(kind))),
+        None => {
+            let source = tokenizer_source::resolve(
+                &scenario.tokenizer.to_string_lossy(),
+                &loaded.resolve(&scenario.tokenizer),
+                &HubSettings::from_env(scenario.tokenizer_download),
+            );
+            match source {
+                Ok(src) => match workload::tokenizer::load(&src.path) {
+                    Ok(t) => (Some(t), Some(src)),
+                    Err(m) => {
+                        found.push(Finding::at(&["tokenizer"], m));
+                        (None, None)
+                    }
+                },
+                Err(m) => {
+                    found.push(Finding::at(&["tokenizer"], m));
+                    (None, None)
+                }
             }
-        },
-        Err(m) => {
-            found.push(Finding::at(&["tokenizer"], m.clone()));
-            None
         }
     };
     let (longest, trace) = match (&scenario.load.trace, &tokenizer) {
@@ -122,19 +128,54 @@ pub fn prepare(loaded: &Loaded, scenario: Scenario) -> Result<Prepared, Vec<Find
                 (None, None)
             }
         },
-        (Some(_), None) => (None, None),
+        (Some(_), None) => {
+            if special.is_some() {
+                found.push(
+                    Finding::at(
+                        &["tokenizer"],
+                        "a trace replay synthesises prompts to the trace's lengths, which needs a tokenizer file",
+                    )
+                    .hint("give the model's tokenizer.json, model directory or hub id instead of `server` or `none`"),
+                );
+            }
+            (None, None)
+        }
         (None, _) => (
-            tokenizer
-                .as_ref()
-                .and_then(|tok| check_prompts(&scenario, tok, dataset_path.as_deref(), &mut found)),
+            match (&tokenizer, special) {
+                (Some(tok), _) => check_prompts(
+                    &scenario,
+                    Tokens::Local(tok),
+                    dataset_path.as_deref(),
+                    &mut found,
+                ),
+                (None, Some(SourceKind::None)) => check_prompts(
+                    &scenario,
+                    Tokens::Absent,
+                    dataset_path.as_deref(),
+                    &mut found,
+                ),
+                // The server counts once it is reached; a dataset file is read (uncounted) now, so a
+                // broken file fails here and not after preflight.
+                (None, Some(SourceKind::Server))
+                    if scenario.workload.dataset != Dataset::Random =>
+                {
+                    check_prompts(
+                        &scenario,
+                        Tokens::Absent,
+                        dataset_path.as_deref(),
+                        &mut found,
+                    );
+                    None
+                }
+                _ => None,
+            },
             None,
         ),
     };
-    match (tokenizer, source) {
-        (Some(t), Ok(source)) if found.is_empty() => Ok(Prepared {
+    match source {
+        Some(source) if found.is_empty() => Ok(Prepared {
             scenario,
-            tokenizer: Arc::new(t),
-            tokenizer_path: source.path.clone(),
+            tokenizer: tokenizer.map(Arc::new),
             tokenizer_source: source,
             dataset_path,
             sim,
@@ -145,9 +186,6 @@ pub fn prepare(loaded: &Loaded, scenario: Scenario) -> Result<Prepared, Vec<Find
     }
 }
 
-/// The first rung's schedule, the same draw the run makes. It is the lowest rate (rates are
-/// strictly increasing, the baseline below them), so the longest gaps: with the rates,
-/// burstiness and rung size inside `scenario::limits` the later rungs fit too.
 /// Read `load.trace` and build its prompts; a problem is reported at `load.trace.path`.
 fn read_trace(
     s: &Scenario,
@@ -189,6 +227,9 @@ fn read_trace(
     })
 }
 
+/// The first rung's schedule, the same draw the run makes. It is the lowest rate (rates are
+/// strictly increasing, the baseline below them), so the longest gaps: with the rates,
+/// burstiness and rung size inside `scenario::limits` the later rungs fit too.
 fn check_schedule(s: &Scenario, found: &mut Vec<Finding>) {
     match s.load_kind() {
         crate::scenario::LoadKind::Concurrency | crate::scenario::LoadKind::Trace => {
@@ -248,9 +289,9 @@ fn check_schedule(s: &Scenario, found: &mut Vec<Finding>) {
 /// and the longest length each ladder draws, which is where a template can fail (no room for
 /// the prompt, output over the cap). Returns the longest prompt built (`None` when a size is
 /// over the limits or no prompt could be built: the findings say why).
-fn check_prompts(
+pub(crate) fn check_prompts(
     s: &Scenario,
-    tok: &Tokenizer,
+    tok: Tokens<'_>,
     dataset: Option<&std::path::Path>,
     found: &mut Vec<Finding>,
 ) -> Option<Prompt> {
@@ -261,9 +302,10 @@ fn check_prompts(
     let mut longest: Option<Prompt> = None;
     let mut keep = |p: Option<&Prompt>| {
         if let Some(p) = p {
+            // Uncounted prompts (`tokenizer: none`) are all 0 tokens: the longest text wins.
             if longest
                 .as_ref()
-                .is_none_or(|l| p.input_tokens > l.input_tokens)
+                .is_none_or(|l| (p.input_tokens, p.text.len()) > (l.input_tokens, l.text.len()))
             {
                 longest = Some(p.clone());
             }
@@ -290,7 +332,7 @@ fn check_prompts(
     };
     match s.workload.dataset {
         Dataset::Jsonl | Dataset::Sharegpt => {
-            match PromptSet::load(&s.workload, tok, dataset, count as usize, 0) {
+            match PromptSet::load_with(&s.workload, tok, dataset, count as usize, 0) {
                 Ok(set) => {
                     keep(set.prompts.iter().max_by_key(|p| p.input_tokens));
                     let total: u64 = set.prompts.iter().map(|p| u64::from(p.input_tokens)).sum();
@@ -318,7 +360,7 @@ fn check_prompts(
                 }
                 let mut w = s.workload.clone();
                 w.input_tokens = len;
-                match PromptSet::load(&w, tok, None, 1, 0) {
+                match PromptSet::load_with(&w, tok, None, 1, 0) {
                     Ok(set) => keep(set.prompts.first()),
                     Err(e) => {
                         push(e);
@@ -330,7 +372,7 @@ fn check_prompts(
                 if top != len || w.range_ratio > 0.0 {
                     w.input_tokens = top;
                     w.range_ratio = 0.0;
-                    match PromptSet::load(&w, tok, None, 1, 0) {
+                    match PromptSet::load_with(&w, tok, None, 1, 0) {
                         Ok(set) => keep(set.prompts.first()),
                         Err(e) => push(e),
                     }

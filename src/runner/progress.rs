@@ -49,8 +49,19 @@ impl RungBar {
             ),
             None => String::new(),
         };
+        let prefix = match &s.prefix {
+            Some(p) => format!(
+                " (cold {}, warm {}{})",
+                ms_or_dash(p.cold.count, p.cold.median),
+                ms_or_dash(p.warm.count, p.warm.median),
+                server_hit_rate(s)
+                    .map(|h| format!(", server prefix hits {:.0}%", h * 100.0))
+                    .unwrap_or_default()
+            ),
+            None => String::new(),
+        };
         self.bar.finish_with_message(format!(
-            "done: {:.2} req/s, p50 TTFT {:.0} ms{ttfc}, errors {:.1}%",
+            "done: {:.2} req/s, p50 TTFT {:.0} ms{prefix}{ttfc}, errors {:.1}%",
             s.request_throughput,
             s.stats(Latency::Ttft).median,
             s.error_rate() * 100.0
@@ -85,6 +96,20 @@ impl RungObserver for RungBar {
             ));
         }
     }
+}
+
+/// `12 ms`, or `-` for an empty distribution.
+fn ms_or_dash(count: u64, v: f64) -> String {
+    if count == 0 {
+        "-".into()
+    } else {
+        format!("{v:.0} ms")
+    }
+}
+
+/// The server's prefix-cache hit rate over the rung, where it exposes its counters.
+fn server_hit_rate(s: &RungSummary) -> Option<f64> {
+    s.server.values.get("server_prefix_hit_rate").copied()
 }
 
 /// The table of all rungs printed at the end of a run; the first column is the rung's rate
@@ -129,6 +154,24 @@ pub fn rung_table(rungs: &[RungSummary]) -> String {
                 r.ttfc.p99,
                 r.total_reasoning_tokens,
                 r.total_content_tokens,
+            ));
+        }
+    }
+    if rungs.iter().any(|s| s.prefix.is_some()) {
+        out.push_str(&format!(
+            "{:>9} {:>7} {:>11} {:>11} {:>11} {:>12}\n",
+            level, "groups", "cold p50", "warm p50", "warm p99", "server hits"
+        ));
+        for s in rungs {
+            let p = s.prefix.clone().unwrap_or_default();
+            out.push_str(&format!(
+                "{:>9} {:>7} {:>11} {:>11} {:>11} {:>12}\n",
+                rate_label(s.rate),
+                p.groups,
+                ms_or_dash(p.cold.count, p.cold.median),
+                ms_or_dash(p.warm.count, p.warm.median),
+                ms_or_dash(p.warm.count, p.warm.p99),
+                server_hit_rate(s).map_or("-".into(), |h| format!("{:.1}%", h * 100.0)),
             ));
         }
     }

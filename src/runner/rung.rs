@@ -27,6 +27,11 @@ pub struct RungPlan {
     /// Closed-loop users instead of the schedule (a concurrency rung): `schedule` and
     /// `max_concurrency` are then unused.
     pub closed: Option<super::closed_loop::Users>,
+    /// The rung's request index of each entry (a shard keeps some of the rung's requests);
+    /// `None`: entry `i` is request `i`. Warmup is by this index.
+    pub indices: Option<Vec<u32>>,
+    /// When the rung starts (a shard's shared instant); `None`: [`START_LEAD`] from now.
+    pub start: Option<Instant>,
 }
 
 /// What a rung produced.
@@ -101,7 +106,8 @@ pub async fn run_rung(
     let total = plan.requests.len();
     let (tx, mut rx) = mpsc::channel::<RequestRecord>(1024);
     let sent = Arc::new(AtomicU64::new(0));
-    let start = Instant::now() + START_LEAD;
+    let start = plan.start.unwrap_or_else(|| Instant::now() + START_LEAD);
+    let indices: Option<Arc<[u32]>> = plan.indices.map(Into::into);
     // Dispatch stops when this turns true: the server rejects every request the same way.
     let (halt_tx, halt_rx) = watch::channel(false);
 
@@ -109,6 +115,7 @@ pub async fn run_rung(
         super::closed_loop::spawn(super::closed_loop::Dispatch {
             client,
             requests: plan.requests,
+            indices,
             warmup: plan.warmup,
             users,
             start,
@@ -165,9 +172,12 @@ pub async fn run_rung(
                 let client = client.clone();
                 let tx = tx.clone();
                 let counting = counting.clone();
+                let index = indices.as_ref().map_or(i as u32, |v| v[i]);
                 sent.fetch_add(1, Ordering::Relaxed);
                 tokio::spawn(async move {
-                    let measured = client.measure(&req, start, at, i as u32, i < warmup).await;
+                    let measured = client
+                        .measure(&req, start, at, index, (index as usize) < warmup)
+                        .await;
                     // Timing is final: free the slot before any re-tokenizing.
                     drop(permit);
                     deliver(measured, &counting, &tx).await;

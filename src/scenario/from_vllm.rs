@@ -110,6 +110,7 @@ pub fn convert(args: &str) -> Result<Conversion, FromVllmError> {
     let mut unmapped = Vec::new();
     let (mut host, mut port, mut base_url, mut endpoint) = (None, None, None, None);
     let (mut model, mut served) = (None::<String>, None::<String>);
+    let mut tokenizer = None::<String>;
     let mut goodput = Vec::new();
 
     let mut i = start;
@@ -167,17 +168,9 @@ pub fn convert(args: &str) -> Result<Conversion, FromVllmError> {
             "--endpoint" => endpoint = Some(v.to_string()),
             "--model" => model = Some(v.to_string()),
             "--served-model-name" => served = Some(v.to_string()),
-            "--tokenizer" => {
-                if v.ends_with(".json") {
-                    d.tokenizer = v.to_string();
-                } else {
-                    d.tokenizer = format!("{}/tokenizer.json", v.trim_end_matches('/'));
-                    notes.push(format!(
-                        "--tokenizer {v} → tokenizer: {} (ladder reads the model directory's tokenizer.json)",
-                        d.tokenizer
-                    ));
-                }
-            }
+            // `tokenizer:` takes what vLLM's --tokenizer takes: a tokenizer.json, a model
+            // directory or a hub id (read from the Hugging Face cache), as written.
+            "--tokenizer" => tokenizer = Some(v.trim_end_matches('/').to_string()),
             "--dataset-name" => match v {
                 "random" => d.dataset = "random".into(),
                 "sharegpt" => d.dataset = "sharegpt".into(),
@@ -300,6 +293,19 @@ pub fn convert(args: &str) -> Result<Conversion, FromVllmError> {
             ));
         }
     }
+    // Without --tokenizer vLLM's client loads the tokenizer of --model (a hub id or a
+    // directory), and so does ladder.
+    match (tokenizer, &model) {
+        (Some(t), _) => d.tokenizer = t,
+        (None, Some(m)) => {
+            d.tokenizer = m.trim_end_matches('/').to_string();
+            notes.push(format!(
+                "no --tokenizer: tokenizer: {} (the --model, as vLLM's client does)",
+                d.tokenizer
+            ));
+        }
+        (None, None) => {}
+    }
     // The served name is what requests carry; --model is the path the server loaded.
     d.model = served.or(model).unwrap_or_else(|| "my-model".into());
     d.name = name_from_model(&d.model);
@@ -404,6 +410,26 @@ mod tests {
         assert_eq!((d.slo_ttft_ms, d.slo_tpot_ms), (Some(500.0), Some(50.0)));
         assert_eq!(c.unmapped, vec!["--profile", "--frobnicate 3"]);
         assert!(!d.origin.join(" ").contains("sk-zzz"), "{:?}", d.origin);
+    }
+
+    #[test]
+    fn tokenizer_is_kept_as_written_or_taken_from_the_model() {
+        // A hub id stays a hub id (found in the Hugging Face cache), not `Org/Name/tokenizer.json`.
+        let c = convert("--model /m/x --tokenizer Qwen/Qwen2.5-7B-Instruct").unwrap();
+        assert_eq!(c.draft.tokenizer, "Qwen/Qwen2.5-7B-Instruct");
+        let c = convert("--model m --tokenizer /models/R1-70B/").unwrap();
+        assert_eq!(c.draft.tokenizer, "/models/R1-70B");
+        let c = convert("--model m --tokenizer /t/tokenizer.json").unwrap();
+        assert_eq!(c.draft.tokenizer, "/t/tokenizer.json");
+        // Without --tokenizer, the model's, as vLLM's client loads it; said in a note.
+        let c = convert("--model Qwen/Qwen2.5-7B-Instruct --served-model-name q").unwrap();
+        assert_eq!(c.draft.tokenizer, "Qwen/Qwen2.5-7B-Instruct");
+        assert_eq!(c.draft.model, "q");
+        assert!(
+            c.notes.iter().any(|n| n.contains("no --tokenizer")),
+            "{:?}",
+            c.notes
+        );
     }
 
     #[test]

@@ -164,7 +164,7 @@ pub fn render(d: &Draft) -> String {
     );
     let _ = writeln!(
         o,
-        "tokenizer: {}   # a local Hugging Face tokenizer.json, relative to this file",
+        "tokenizer: {}   # a tokenizer.json, a model directory, a hub id Org/Name, or `server`",
         scalar(&d.tokenizer)
     );
     let _ = writeln!(o, "workload:");

@@ -186,6 +186,13 @@ pub(super) fn check(v: &Value, out: &mut Vec<Problem>) {
             .hint("list at least one number of users, e.g. `concurrency: [1, 4, 16, 64]`"),
         );
     }
+    // More users than measured requests: some users never send one, so the level is not what
+    // the server saw (and a knee read on it would be an artefact of the rung's size).
+    let requests = v
+        .get("workload")
+        .and_then(|w| w.get("requests_per_rung"))
+        .and_then(Value::as_f64)
+        .unwrap_or(f64::from(super::types::default_requests_per_rung()));
     let mut prev: Option<f64> = None;
     for (i, c) in levels.iter().enumerate() {
         let Some(c) = c.as_f64() else { continue };
@@ -197,6 +204,22 @@ pub(super) fn check(v: &Value, out: &mut Vec<Problem>) {
                 format!("a concurrency level is a whole number of users from 1 to {MAX_USERS}, found {c}"),
             ));
             continue;
+        }
+        if c > requests {
+            out.push(
+                Problem::value(
+                    path.clone(),
+                    format!(
+                        "{c} users but only {requests} requests per rung: at most {requests} can \
+                         ever be in flight, so this rung would not load the server with {c}"
+                    ),
+                )
+                .hint(format!(
+                    "raise workload.requests_per_rung to at least {} (a few requests per user) \
+                     or lower the level",
+                    3.0 * c
+                )),
+            );
         }
         if let Some(pr) = prev.filter(|pr| c <= *pr) {
             out.push(
@@ -214,6 +237,29 @@ pub(super) fn check(v: &Value, out: &mut Vec<Problem>) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn levels_above_the_requests_per_rung_are_refused() {
+        let problems = |v: serde_json::Value| {
+            let mut out = Vec::new();
+            check(&v, &mut out);
+            out.into_iter().map(|p| p.message).collect::<Vec<_>>()
+        };
+        let v = serde_json::json!({
+            "workload": { "requests_per_rung": 32 },
+            "load": { "concurrency": [16, 32, 64] }
+        });
+        let m = problems(v);
+        assert_eq!(m.len(), 1, "{m:?}");
+        assert!(
+            m[0].contains("64 users but only 32 requests per rung"),
+            "{m:?}"
+        );
+        // The default rung size (200) holds 128 users, not 256.
+        let m = problems(serde_json::json!({ "load": { "concurrency": [128, 256] } }));
+        assert_eq!(m.len(), 1, "{m:?}");
+        assert!(m[0].contains("256 users but only 200"), "{m:?}");
+    }
 
     #[test]
     fn labels_say_what_the_number_is() {

@@ -253,6 +253,10 @@ fn check_trace(v: &Value, t: &Value, out: &mut Vec<Problem>) {
             "the trace sets every request's output length",
         ),
         ("range_ratio", "the trace sets every request's lengths"),
+        (
+            "shared_prefix",
+            "the trace's `hash_ids` say which requests share a prefix (docs/traces.md)",
+        ),
     ] {
         if get(v, &["workload", key]).is_some_and(|x| key != "dataset" || x != "random") {
             out.push(

@@ -13,6 +13,11 @@ use serde::{Deserialize, Deserializer, Serialize, Serializer};
 /// The scenario format version this build writes and reads natively.
 pub const CURRENT_VERSION: u32 = 1;
 
+/// `tokenizer: server`: count with the server's `/tokenize`.
+pub const TOKENIZER_SERVER: &str = "server";
+/// `tokenizer: none`: no tokenizer; the server's usage counts dataset prompts.
+pub const TOKENIZER_NONE: &str = "none";
+
 /// A complete, versioned load-test scenario.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -35,8 +40,11 @@ pub struct Scenario {
     /// Model name sent in every request (the server's served model name).
     pub model: String,
     /// The tokenizer: a Hugging Face `tokenizer.json` file, a model directory holding one
-    /// (paths relative to the scenario file), or a hub id `Org/Name[@revision]` read from the
-    /// local Hugging Face cache (downloaded into it only with `tokenizer_download: true`).
+    /// (paths relative to the scenario file), a hub id `Org/Name[@revision]` read from the
+    /// local Hugging Face cache (downloaded into it only with `tokenizer_download: true`),
+    /// `server` (the server's own `POST /tokenize`: vLLM, SGLang, llama.cpp), or `none` (no
+    /// tokenizer: jsonl / sharegpt prompts are sent uncounted and the server's usage counts
+    /// them). A file named `server` or `none` is written `./server`.
     pub tokenizer: PathBuf,
     /// Let ladder download a hub id's `tokenizer.json` into the Hugging Face cache when it is
     /// not there (never when `HF_HUB_OFFLINE` is set; `HF_TOKEN` is read for gated models).
@@ -185,11 +193,48 @@ pub struct Workload {
     /// overhead with the server's usage and the text is shortened by it (random dataset only).
     #[serde(default, skip_serializing_if = "InputLength::is_text")]
     pub input_length: InputLength,
+    /// Prompt groups sharing a leading prefix (a system prompt or document), so the
+    /// server's prefix cache is exercised; random dataset only (docs/workloads.md).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub shared_prefix: Option<SharedPrefix>,
     /// Tokens the server adds to every prompt, measured in preflight; set by the runner for
     /// `input_length: server`, never read from a scenario file.
     #[serde(skip)]
     #[schemars(skip)]
     pub server_overhead: u32,
+}
+
+/// `workload.shared_prefix`: `groups` groups of `prompts_per_group` prompts; the prompts of
+/// a group start with the same `prefix_tokens` tokens and differ after them.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct SharedPrefix {
+    /// Length of each group's shared prefix, in tokens (at least 1).
+    pub prefix_tokens: u32,
+    /// Number of distinct prefixes (at least 1).
+    pub groups: u32,
+    /// Distinct prompts per group (at least 1); a rung of more requests than
+    /// `groups × prompts_per_group` sends them again, in the same order.
+    pub prompts_per_group: u32,
+    /// Whether `workload.input_tokens` counts the prefix: `true` (the default), the whole
+    /// prompt is `input_tokens` long and its unique suffix `input_tokens − prefix_tokens`;
+    /// `false`, the suffix is `input_tokens` long and the prompt `prefix_tokens` longer.
+    /// Always written to run.json, so a result says which.
+    #[serde(default = "default_true")]
+    pub input_tokens_include_prefix: bool,
+    /// Which repeat of the rung the prompts are for (0-based): each repeat gets prefixes of
+    /// its own (same lengths, groups and order), so its first request of a group is a cache
+    /// miss too. Set by the runner, never read from a scenario file.
+    #[serde(skip)]
+    #[schemars(skip)]
+    pub repeat: u32,
+}
+
+impl SharedPrefix {
+    /// Prompts this shape defines (`groups × prompts_per_group`).
+    pub fn distinct_prompts(&self) -> u64 {
+        u64::from(self.groups) * u64::from(self.prompts_per_group)
+    }
 }
 
 /// What `workload.input_tokens` counts.
@@ -218,7 +263,7 @@ fn default_output_tokens() -> u32 {
 fn default_true() -> bool {
     true
 }
-fn default_requests_per_rung() -> u32 {
+pub(crate) fn default_requests_per_rung() -> u32 {
     200
 }
 

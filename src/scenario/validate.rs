@@ -83,7 +83,12 @@ pub(crate) fn check(
         // A hub id that is not a local path is looked up in the Hugging Face cache (or
         // downloaded) by `runner::prepare`, which `ladder validate` runs too.
         let hub = !resolved.exists() && super::hub_id::HubId::parse(t).is_some();
-        let checked = if hub { Ok(()) } else { check(&resolved) };
+        let fileless = [super::types::TOKENIZER_SERVER, super::types::TOKENIZER_NONE].contains(&t);
+        let checked = if hub || fileless {
+            Ok(())
+        } else {
+            check(&resolved)
+        };
         if let Err(e) = checked {
             let mut pr = Problem::value(p(&["tokenizer"]), e);
             if !resolved.exists() && !Path::new(t).is_absolute() {

@@ -57,6 +57,14 @@ pub struct SimConfig {
     /// `usage.completion_tokens_details.reasoning_tokens`, like a reasoning model; 0 is off.
     /// Completions are never affected.
     pub reasoning_tokens: u32,
+    /// Model a prefix cache (vLLM's automatic prefix caching): a request's leading full
+    /// blocks that earlier prompts computed are not prefilled again. Off by default.
+    pub prefix_caching: bool,
+    /// Tokens per prefix-cache block: only whole blocks are cached and matched.
+    pub prefix_cache_block_size: u32,
+    /// Capacity of the prefix cache in tokens (whole blocks); the least recently used
+    /// blocks are evicted beyond it.
+    pub prefix_cache_tokens: u32,
     /// Environment variable holding the API key to require; unset means no auth.
     pub api_key_env: Option<String>,
     /// Fraction of requests answered 500.
@@ -109,6 +117,9 @@ impl Default for SimConfig {
             default_max_tokens: 256,
             chat_template_tokens: 0,
             reasoning_tokens: 0,
+            prefix_caching: false,
+            prefix_cache_block_size: 16,
+            prefix_cache_tokens: 32768,
             api_key_env: None,
             fault_http_500: 0.0,
             fault_http_429: 0.0,
@@ -171,6 +182,23 @@ impl SimConfig {
         ] {
             if v == 0 {
                 p.push((name, format!("sim.{name} must be at least 1")));
+            }
+        }
+        if self.prefix_caching {
+            if self.prefix_cache_block_size == 0 {
+                p.push((
+                    "prefix_cache_block_size",
+                    "sim.prefix_cache_block_size must be at least 1".into(),
+                ));
+            } else if self.prefix_cache_tokens < self.prefix_cache_block_size {
+                p.push((
+                    "prefix_cache_tokens",
+                    format!(
+                        "sim.prefix_cache_tokens ({}) must hold at least one block of \
+                         sim.prefix_cache_block_size ({}) tokens",
+                        self.prefix_cache_tokens, self.prefix_cache_block_size
+                    ),
+                ));
             }
         }
         if self.kv_cache_tokens < self.max_model_len {

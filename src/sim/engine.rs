@@ -14,6 +14,7 @@ use tokio::sync::{mpsc, watch};
 use tokio::time::Instant;
 
 use super::config::SimConfig;
+use super::prefix_cache::PrefixCache;
 
 /// How far the step clock may fall behind wall time before it is reset (catch-up bound).
 const MAX_LAG: Duration = Duration::from_millis(50);
@@ -54,6 +55,8 @@ pub(crate) struct Job {
     pub output_tokens: u32,
     /// KV reservation: prompt + max_tokens.
     pub kv_tokens: u32,
+    /// Prefix-cache block hashes of the prompt (empty without `prefix_caching`).
+    pub blocks: Vec<u64>,
     pub arrived: Instant,
     pub tx: mpsc::UnboundedSender<Event>,
 }
@@ -79,6 +82,13 @@ pub(crate) struct Stats {
     pub success_length: AtomicU64,
     pub success_stop: AtomicU64,
     pub rejected: AtomicU64,
+    /// Prompt tokens looked up in the prefix cache (vLLM's `prefix_cache_queries`).
+    pub prefix_queries: AtomicU64,
+    /// Prompt tokens found there, so not prefilled (vLLM's `prefix_cache_hits`).
+    pub prefix_hits: AtomicU64,
+    /// Prompt tokens the engine actually prefilled (prompt tokens minus cache hits), each
+    /// costing `prefill_per_token_us` of its step.
+    pub prefill_tokens: AtomicU64,
     /// Time to first token of streamed requests, as the server sees it.
     pub ttft: Histogram,
     /// Time from hand-off to the engine until admission into the batch.
@@ -178,6 +188,9 @@ pub(crate) async fn run(
     let mut clock: Option<Instant> = None;
     let mut in_step: Vec<bool> = Vec::with_capacity((cfg.max_num_seqs as usize).min(4096));
     let mut steps: u64 = 0;
+    let mut cache = cfg
+        .prefix_caching
+        .then(|| PrefixCache::new(cfg.prefix_cache_block_size, cfg.prefix_cache_tokens));
 
     loop {
         if running.is_empty() && waiting.is_empty() {
@@ -226,9 +239,21 @@ pub(crate) async fn run(
             stats
                 .prompt_tokens
                 .fetch_add(u64::from(job.prompt_tokens), Relaxed);
+            // Leading blocks an earlier prompt computed are not prefilled again.
+            let cached = match &mut cache {
+                Some(c) => {
+                    let hit = c.lookup(&job.blocks, job.prompt_tokens);
+                    stats
+                        .prefix_queries
+                        .fetch_add(u64::from(job.prompt_tokens), Relaxed);
+                    stats.prefix_hits.fetch_add(u64::from(hit), Relaxed);
+                    hit
+                }
+                None => 0,
+            };
             running.push(Seq {
                 job,
-                prefilled: 0,
+                prefilled: cached,
                 generated: 0,
                 pending: 0,
                 last_token: None,
@@ -260,6 +285,11 @@ pub(crate) async fn run(
                 budget -= take;
                 s.prefilled += take;
                 prefill_tokens += u64::from(take);
+                if s.prefilled >= s.job.prompt_tokens {
+                    if let Some(c) = &mut cache {
+                        c.insert(&s.job.blocks);
+                    }
+                }
                 batch += 1;
                 // A sequence whose prefill completes this step emits its first token.
                 in_step.push(s.prefilled >= s.job.prompt_tokens);
@@ -267,6 +297,7 @@ pub(crate) async fn run(
                 in_step.push(false);
             }
         }
+        stats.prefill_tokens.fetch_add(prefill_tokens, Relaxed);
         let step_ms = cfg.decode_scale
             * (cfg.step_base_ms + cfg.step_per_seq_ms * f64::from(batch))
             + prefill_tokens as f64 * cfg.prefill_per_token_us / 1000.0;

@@ -19,6 +19,7 @@ use tokio::time::Instant;
 
 use super::config::SimConfig;
 use super::engine::{Event, Histogram, Job, Stats};
+use super::prefix_cache;
 use super::words::{words, WORD_COUNT};
 
 /// Largest body frame built from token events that are ready at once.
@@ -295,13 +296,34 @@ async fn metrics(State(app): State<Arc<App>>) -> Response {
         "Histogram of inter-token latency in seconds (per generated token, in the engine).",
         &s.itl.0,
     );
-    // What the KV cache is, as vLLM's info metric says it (the simulator counts the cache
-    // in tokens: one token per block; it models no prefix cache).
+    // What the KV cache is, as vLLM's info metric says it (the simulator counts the KV
+    // budget in tokens: one token per block; the prefix cache has its own block size).
     let cache_info = format!(
         "# HELP vllm:cache_config_info Information of the LLMEngine CacheConfig
          # TYPE vllm:cache_config_info gauge
-         vllm:cache_config_info{{block_size=\"1\",cache_dtype=\"auto\",enable_prefix_caching=\"False\",num_gpu_blocks=\"{}\"}} 1.0\n",
+         vllm:cache_config_info{{block_size=\"1\",cache_dtype=\"auto\",enable_prefix_caching=\"{}\",num_gpu_blocks=\"{}\"}} 1.0\n",
+        if app.cfg.prefix_caching { "True" } else { "False" },
         app.cfg.kv_cache_tokens
+    );
+    if app.cfg.prefix_caching {
+        put(
+            "vllm:prefix_cache_queries_total",
+            "counter",
+            "Prefix cache queries, in prompt tokens.",
+            &[("", s.prefix_queries.load(Relaxed) as f64)],
+        );
+        put(
+            "vllm:prefix_cache_hits_total",
+            "counter",
+            "Prefix cache hits, in prompt tokens found cached.",
+            &[("", s.prefix_hits.load(Relaxed) as f64)],
+        );
+    }
+    put(
+        "ladder_sim:prefill_tokens_total",
+        "counter",
+        "Prompt tokens prefilled by the engine (prompt tokens minus prefix-cache hits).",
+        &[("", s.prefill_tokens.load(Relaxed) as f64)],
     );
     put(
         "ladder_sim:requests_rejected_total",
@@ -337,6 +359,8 @@ struct Req {
     stream: bool,
     include_usage: bool,
     ignore_eos: bool,
+    /// Prefix-cache block hashes of the prompt (empty without `prefix_caching`).
+    blocks: Vec<u64>,
 }
 
 fn count_words(s: &str) -> u64 {
@@ -471,6 +495,14 @@ fn parse(app: &App, kind: Kind, body: &[u8]) -> Result<Req, Refusal> {
             .and_then(Value::as_bool)
             .unwrap_or(false),
         ignore_eos: flag("ignore_eos"),
+        blocks: if app.cfg.prefix_caching {
+            prefix_cache::block_hashes(
+                prefix_cache::prompt_tokens(&v, kind == Kind::Chat).into_iter(),
+                app.cfg.prefix_cache_block_size,
+            )
+        } else {
+            Vec::new()
+        },
     })
 }
 
@@ -573,6 +605,7 @@ async fn handle(app: Arc<App>, kind: Kind, headers: HeaderMap, body: Bytes) -> R
             prompt_tokens: req.prompt_tokens,
             output_tokens,
             kv_tokens: req.prompt_tokens + req.max_tokens,
+            blocks: req.blocks,
             arrived: Instant::now(),
             tx,
         };
@@ -801,7 +834,7 @@ impl Gen {
         buf.extend_from_slice(b"}]}\n\n");
     }
 
-    /// The usage object; reasoning answers add `completion_tokens_details` as vLLM does.
+    /// The usage object; reasoning answers add `completion_tokens_details` as OpenAI does.
     fn usage_json(&self, prompt: u32, completion: u32) -> String {
         let details = if self.reasoning_sent > 0 {
             format!(

@@ -6,6 +6,7 @@
 mod config;
 mod engine;
 mod http;
+mod prefix_cache;
 mod tokenize;
 mod words;
 

@@ -5,6 +5,8 @@
 
 pub mod arrival;
 pub mod dataset;
+mod prefix;
+mod server_words;
 mod synth;
 #[doc(hidden)]
 pub mod testkit;
@@ -28,7 +30,8 @@ use dataset::{FileOutput, FilePrompt};
 pub struct Prompt {
     /// The final text sent (after `prompt_template`).
     pub text: String,
-    /// Token count of `text` re-encoded without special tokens.
+    /// Token count of `text` re-encoded without special tokens; 0 when nothing counted it
+    /// (`tokenizer: none`), and then the server's usage is the count recorded.
     pub input_tokens: u32,
     /// `max_tokens` to request.
     pub output_tokens: u32,
@@ -94,6 +97,35 @@ pub fn count_tokens(tokenizer: &Tokenizer, text: &str) -> u32 {
         .unwrap_or(0)
 }
 
+/// Counts tokens with a tokenizer ladder cannot read itself (the server's `/tokenize`). The
+/// runner implements it over the client; workload only asks.
+pub trait CountTokens: Sync {
+    /// Token counts of `texts` without special tokens, in order, or why they cannot be had.
+    fn count(&self, texts: &[String]) -> Result<Vec<u32>, String>;
+}
+
+/// Where a workload's token counts come from (the scenario's `tokenizer:`).
+#[derive(Clone, Copy)]
+pub enum Tokens<'a> {
+    /// A local `tokenizer.json` (file, model directory or hub id).
+    Local(&'a Tokenizer),
+    /// `tokenizer: server`: the server's own tokenizer through its `/tokenize`.
+    Server(&'a dyn CountTokens),
+    /// `tokenizer: none`: dataset prompts go out uncounted and the server's usage counts them;
+    /// random prompts cannot be synthesised.
+    Absent,
+}
+
+impl<'a> Tokens<'a> {
+    fn counter(self) -> Option<synth::Counter<'a>> {
+        match self {
+            Tokens::Local(t) => Some(synth::Counter::Local(t)),
+            Tokens::Server(c) => Some(synth::Counter::Remote(c)),
+            Tokens::Absent => None,
+        }
+    }
+}
+
 /// A rung's prompts with notes for the user (cycling, skipped entries, inexact lengths).
 #[derive(Debug, Clone, Default)]
 pub struct PromptSet {
@@ -101,6 +133,9 @@ pub struct PromptSet {
     pub prompts: Vec<Prompt>,
     /// Things worth telling the user, e.g. "the file has 50 prompts; cycling to 200".
     pub notes: Vec<String>,
+    /// With `workload.shared_prefix`: the prefix group of each prompt, in the same order;
+    /// empty otherwise.
+    pub prefix_groups: Vec<u32>,
 }
 
 impl PromptSet {
@@ -135,14 +170,34 @@ impl PromptSet {
         count: usize,
         rung_seed: u64,
     ) -> Result<PromptSet, WorkloadError> {
+        Self::load_with(
+            workload,
+            Tokens::Local(tokenizer),
+            dataset_path,
+            count,
+            rung_seed,
+        )
+    }
+
+    /// [`PromptSet::load`] with counts from any [`Tokens`] source. The server's tokenizer
+    /// builds random prompts the same way (its counts checked on every prompt); with no
+    /// tokenizer, dataset prompts carry `input_tokens` 0 and a ShareGPT reply cannot be
+    /// counted, so every request asks for `workload.output_tokens` (noted).
+    pub fn load_with(
+        workload: &Workload,
+        tokens: Tokens<'_>,
+        dataset_path: Option<&Path>,
+        count: usize,
+        rung_seed: u64,
+    ) -> Result<PromptSet, WorkloadError> {
         // A tokenizer.json may carry truncation/padding, which would falsify every count.
         let cleaned;
-        let tokenizer = if tokenizer.get_truncation().is_some() || tokenizer.get_padding().is_some()
-        {
-            cleaned = tokenizer::without_truncation(tokenizer.clone());
-            &cleaned
-        } else {
-            tokenizer
+        let tokens = match tokens {
+            Tokens::Local(t) if t.get_truncation().is_some() || t.get_padding().is_some() => {
+                cleaned = tokenizer::without_truncation(t.clone());
+                Tokens::Local(&cleaned)
+            }
+            other => other,
         };
         let mut rng = prompt_rng(workload.seed, rung_seed);
         let env = template_env(workload.prompt_template.as_deref())?;
@@ -153,7 +208,19 @@ impl PromptSet {
             }
         };
         match workload.dataset {
-            Dataset::Random => build_random(workload, tokenizer, &render, count, &mut rng),
+            Dataset::Random => match tokens.counter() {
+                Some(counter) => {
+                    build_random(workload, counter, &render, count, &mut rng, rung_seed)
+                }
+                None => Err(WorkloadError::Setting {
+                    setting: "tokenizer",
+                    message: "the random dataset synthesises prompts of exact token lengths, \
+                              which needs a tokenizer: give a tokenizer.json file, a model \
+                              directory or a hub id, or `server` to count with the server's \
+                              own /tokenize (`none` suits jsonl and sharegpt datasets only)"
+                        .into(),
+                }),
+            },
             Dataset::Jsonl | Dataset::Sharegpt => {
                 let path = dataset_path.ok_or_else(|| WorkloadError::Setting {
                     setting: "workload.path",
@@ -162,7 +229,15 @@ impl PromptSet {
                         dataset_name(workload.dataset)
                     ),
                 })?;
-                build_from_file(workload, tokenizer, &render, path, count)
+                if workload.shared_prefix.is_some() {
+                    return Err(WorkloadError::Setting {
+                        setting: "workload.shared_prefix",
+                        message: "shared prefixes are synthesised, so they need the random \
+                                  dataset; remove `shared_prefix` or set `dataset: random`"
+                            .into(),
+                    });
+                }
+                build_from_file(workload, tokens.counter(), &render, path, count)
             }
         }
     }
@@ -226,10 +301,11 @@ fn length_range(len: u32, r: f64) -> (u32, u32) {
 
 fn build_random(
     workload: &Workload,
-    tok: &Tokenizer,
+    counter: synth::Counter<'_>,
     render: &dyn Fn(&str) -> Result<String, WorkloadError>,
     count: usize,
     rng: &mut ChaCha8Rng,
+    rung_seed: u64,
 ) -> Result<PromptSet, WorkloadError> {
     let r = workload.range_ratio;
     if !(0.0..1.0).contains(&r) {
@@ -244,18 +320,27 @@ fn build_random(
             message: "must be at least 1 for the random dataset".into(),
         });
     }
-    let pool = synth::WordPool::new(tok)?;
+    let (pool, proven) = match counter {
+        synth::Counter::Local(tok) => {
+            let pool = synth::WordPool::new(tok)?;
+            let proven = workload.prompt_template.is_none() && pool.composes(tok);
+            (pool, proven)
+        }
+        // Nothing is provable about a tokenizer ladder cannot read: every draft is counted.
+        synth::Counter::Remote(_) => (server_words::discover(counter)?, false),
+    };
     let shaper = synth::Shaper {
-        tok,
+        counter,
         render,
-        proven: workload.prompt_template.is_none() && pool.composes(tok),
+        proven,
+        fixed: 0,
     };
 
     // The template's own tokens, estimated with one body word (so the boundary between template
     // text and prompt is counted as it will be); the adjust loop corrects any remainder.
     let overhead = if workload.prompt_template.is_some() {
-        let probe = render("x")?;
-        count_tokens(tok, &probe).saturating_sub(count_tokens(tok, "x"))
+        let probe = counter.counts(&[render("x")?, "x".to_string()])?;
+        probe[0].saturating_sub(probe[1])
     } else {
         0
     };
@@ -286,16 +371,51 @@ fn build_random(
             ),
         });
     }
-    let mut inputs = Vec::with_capacity(count);
-    let mut outputs = Vec::with_capacity(count);
-    for _ in 0..count {
-        inputs.push(rng.gen_range(in_lo..=in_hi));
+    // A shared prefix: the rung's distinct prompts and their send order (drawn first).
+    let plan = match &workload.shared_prefix {
+        Some(sp) => Some(prefix::Plan::new(sp, count, rng)?),
+        None => None,
+    };
+    // `input_tokens` is the suffix's length when it does not include the prefix.
+    let extra = match &workload.shared_prefix {
+        Some(sp) if !sp.input_tokens_include_prefix => sp.prefix_tokens,
+        _ => 0,
+    };
+    if let Some(sp) = &workload.shared_prefix {
+        let text_lo = (in_lo - added).saturating_add(extra);
+        if let Some(m) = prefix::room_problem(sp, text_lo, overhead) {
+            return Err(WorkloadError::Setting {
+                setting: "workload.shared_prefix.prefix_tokens",
+                message: m,
+            });
+        }
+    }
+    let distinct = plan.as_ref().map_or(count, prefix::Plan::len);
+    let mut inputs = Vec::with_capacity(distinct);
+    let mut outputs = Vec::with_capacity(distinct);
+    for _ in 0..distinct {
+        inputs.push(rng.gen_range(in_lo..=in_hi).saturating_add(extra));
         outputs.push(rng.gen_range(out_lo..=out_hi));
     }
     let texts: Vec<u32> = inputs.iter().map(|n| n - added).collect();
-    let made = synth::synthesise(&pool, &shaper, &texts, overhead, rng)?;
-
     let mut notes = Vec::new();
+    let made = match &plan {
+        None => synth::synthesise(&pool, &shaper, &texts, overhead, rng)?,
+        Some(plan) => {
+            let (made, n) = plan.synthesise(
+                &pool,
+                counter,
+                render,
+                shaper.proven,
+                &texts,
+                overhead,
+                (workload.seed, rung_seed),
+            )?;
+            notes.extend(n);
+            made
+        }
+    };
+
     let mut inexact = 0;
     let mut worst = 0;
     let prompts: Vec<Prompt> = made
@@ -319,20 +439,41 @@ fn build_random(
         .collect();
     if inexact > 0 {
         notes.push(format!(
-            "{inexact} of {count} random prompts could not be made exactly the requested \
+            "{inexact} of {distinct} random prompts could not be made exactly the requested \
              length with this tokenizer (off by at most {worst} tokens)"
         ));
     }
-    debug_assert!(prompts.iter().all(|p| !tok
-        .encode_fast(p.text.as_str(), false)
-        .map(|e| e.get_ids().iter().any(|i| pool.forbidden().contains(i)))
-        .unwrap_or(false)));
-    Ok(PromptSet { prompts, notes })
+    let mut prefix_groups = Vec::new();
+    let prompts = match &plan {
+        None => prompts,
+        Some(plan) => {
+            if count > distinct {
+                notes.push(format!(
+                    "the rung sends {count} requests but shared_prefix defines {distinct} \
+                     prompts (groups × prompts_per_group); they are sent again in the same \
+                     order, and a prefix cache serves each repeat whole"
+                ));
+            }
+            prefix_groups = (0..count).map(|i| plan.group(i % distinct)).collect();
+            (0..count).map(|i| prompts[i % distinct].clone()).collect()
+        }
+    };
+    if let synth::Counter::Local(tok) = counter {
+        debug_assert!(prompts.iter().all(|p| !tok
+            .encode_fast(p.text.as_str(), false)
+            .map(|e| e.get_ids().iter().any(|i| pool.forbidden().contains(i)))
+            .unwrap_or(false)));
+    }
+    Ok(PromptSet {
+        prompts,
+        notes,
+        prefix_groups,
+    })
 }
 
 fn build_from_file(
     workload: &Workload,
-    tok: &Tokenizer,
+    counter: Option<synth::Counter<'_>>,
     render: &dyn Fn(&str) -> Result<String, WorkloadError>,
     path: &Path,
     count: usize,
@@ -384,23 +525,31 @@ fn build_from_file(
             _ => None,
         })
         .collect();
-    let batch = |v: Vec<&str>| -> Result<Vec<u32>, WorkloadError> {
-        Ok(tok
-            .encode_batch_fast(v, false)
-            .map_err(|e| WorkloadError::Tokenizer {
-                message: e.to_string(),
-            })?
-            .iter()
-            .map(|e| e.len() as u32)
-            .collect())
+    let (in_counts, reply_counts) = match counter {
+        Some(c) => {
+            let replies: Vec<String> = replies.iter().map(|r| r.to_string()).collect();
+            (c.counts(&texts)?, Some(c.counts(&replies)?))
+        }
+        None => {
+            if !replies.is_empty() {
+                notes.push(format!(
+                    "with `tokenizer: none` the dataset's replies cannot be counted: every \
+                     request asks for `workload.output_tokens` ({}) instead of its reply's length",
+                    workload.output_tokens
+                ));
+            }
+            (vec![0; texts.len()], None)
+        }
     };
-    let in_counts = batch(texts.iter().map(String::as_str).collect())?;
-    let mut reply_counts = batch(replies)?.into_iter();
+    let mut reply_counts = reply_counts.unwrap_or_default().into_iter();
     let outs: Vec<u32> = used
         .iter()
         .map(|e| match e.output {
             FileOutput::Tokens(n) => n.max(1),
-            FileOutput::Reply(_) => reply_counts.next().unwrap_or(0).max(1),
+            FileOutput::Reply(_) => match reply_counts.next() {
+                Some(n) => n.max(1),
+                None => workload.output_tokens,
+            },
             FileOutput::Unset => workload.output_tokens,
         })
         .collect();
@@ -415,8 +564,16 @@ fn build_from_file(
             }
         })
         .collect();
-    Ok(PromptSet { prompts, notes })
+    Ok(PromptSet {
+        prompts,
+        notes,
+        ..PromptSet::default()
+    })
 }
 
+#[cfg(test)]
+mod prefix_tests;
+#[cfg(test)]
+mod server_tests;
 #[cfg(test)]
 mod tests;

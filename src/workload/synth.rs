@@ -22,7 +22,7 @@ use tokenizers::pre_tokenizers::PreTokenizerWrapper;
 use tokenizers::processors::PostProcessorWrapper;
 use tokenizers::Tokenizer;
 
-use super::WorkloadError;
+use super::{CountTokens, WorkloadError};
 
 /// Trim/append rounds before switching to swapping the last word.
 const ADJUST_ROUNDS: usize = 8;
@@ -157,6 +157,18 @@ impl WordPool {
         })
     }
 
+    /// A pool of words already known to be one token after a space (`rest`), of which
+    /// `first` are also one token at the start of a text (when empty, `rest` stands in).
+    pub(crate) fn from_words(rest: Vec<String>, first: Vec<String>) -> WordPool {
+        let first_checked = !first.is_empty();
+        WordPool {
+            first: if first_checked { first } else { rest.clone() },
+            rest,
+            forbidden: HashSet::new(),
+            first_checked,
+        }
+    }
+
     /// Whether `w1 w2 … wn` (pool words joined by single spaces, no template) provably encodes
     /// to exactly `n` tokens with `tok`, so drafts need no re-encode.
     ///
@@ -235,27 +247,65 @@ impl WordPool {
 
 /// Wraps the synthesised body into the final text and counts tokens.
 pub(crate) struct Shaper<'a> {
-    pub tok: &'a Tokenizer,
+    pub counter: Counter<'a>,
     pub render: &'a dyn Fn(&str) -> Result<String, WorkloadError>,
-    /// `render` is the identity and [`WordPool::composes`] holds: a draft of `n` words has
-    /// `n` tokens without re-encoding (after the spot check).
+    /// [`WordPool::composes`] holds and `render` only puts `fixed` tokens of pool words
+    /// before the draft (nothing for the identity, a group's prefix for a shared prefix): a
+    /// draft of `n` words has `fixed + n` tokens without re-encoding (after the spot check).
     pub proven: bool,
+    /// Tokens `render` puts before a proven draft (see `proven`).
+    pub fixed: u32,
+}
+
+/// What counts a draft's tokens: the local tokenizer, or one ladder cannot read (the server's
+/// `/tokenize`, through [`CountTokens`]).
+#[derive(Clone, Copy)]
+pub(crate) enum Counter<'a> {
+    Local(&'a Tokenizer),
+    Remote(&'a dyn CountTokens),
+}
+
+impl Counter<'_> {
+    pub(crate) fn counts(&self, texts: &[String]) -> Result<Vec<u32>, WorkloadError> {
+        match self {
+            Counter::Local(tok) => {
+                let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
+                Ok(tok
+                    .encode_batch_fast(refs, false)
+                    .map_err(tok_err)?
+                    .iter()
+                    .map(|e| e.len() as u32)
+                    .collect())
+            }
+            Counter::Remote(c) => {
+                let counts = c.count(texts).map_err(tok_err)?;
+                if counts.len() != texts.len() {
+                    return Err(tok_err(format!(
+                        "{} counts for {} texts",
+                        counts.len(),
+                        texts.len()
+                    )));
+                }
+                Ok(counts)
+            }
+        }
+    }
+
+    pub(crate) fn count(&self, text: &str) -> Result<u32, WorkloadError> {
+        match self {
+            Counter::Local(tok) => Ok(tok.encode_fast(text, false).map_err(tok_err)?.len() as u32),
+            Counter::Remote(_) => Ok(self.counts(&[text.to_string()])?[0]),
+        }
+    }
 }
 
 impl Shaper<'_> {
     fn count(&self, text: &str) -> Result<u32, WorkloadError> {
-        Ok(self.tok.encode_fast(text, false).map_err(tok_err)?.len() as u32)
+        self.counter.count(text)
     }
 
     fn counts(&self, texts: &[String]) -> Result<Vec<u32>, WorkloadError> {
-        let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
-        Ok(self
-            .tok
-            .encode_batch_fast(refs, false)
-            .map_err(tok_err)?
-            .iter()
-            .map(|e| e.len() as u32)
-            .collect())
+        self.counter.counts(texts)
     }
 }
 
@@ -277,7 +327,7 @@ pub(crate) fn synthesise(
     let body_len = |t: u32| t.saturating_sub(overhead) as usize;
     let mut seen = HashSet::with_capacity(targets.len());
     let mut out = Vec::with_capacity(targets.len());
-    let mut proven = shaper.proven && overhead == 0;
+    let mut proven = shaper.proven && overhead == shaper.fixed;
     // Chunks bound the memory held in drafts while keeping batch encodes large enough to use
     // every core; the RNG is consumed in the same order whatever the chunk sizes, and whether
     // counts are proven or encoded (they agree), so prompts depend on the seed only.
@@ -296,14 +346,17 @@ pub(crate) fn synthesise(
             drafts.push(words);
         }
         let counts = if proven && !spot_check {
-            drafts.iter().map(|w| w.len() as u32).collect()
+            drafts
+                .iter()
+                .map(|w| w.len() as u32 + shaper.fixed)
+                .collect()
         } else {
             let counts = shaper.counts(&texts)?;
             // A premise of the proof does not hold after all: verify everything.
             proven &= counts
                 .iter()
                 .zip(&drafts)
-                .all(|(&n, w)| n as usize == w.len());
+                .all(|(&n, w)| n as usize == w.len() + shaper.fixed as usize);
             counts
         };
         for (((mut words, text), n), &target) in

@@ -42,9 +42,40 @@ pub fn byte_level_bpe() -> Tokenizer {
             s
         })
         .collect();
+    train(&corpus, 1500)
+}
+
+/// [`byte_level_bpe`]'s recipe trained on English: sentences of the common words
+/// `tokenizer: server` builds prompts from, with made-up words mixed in: the common words
+/// end up whole, as in a real LLM vocabulary, and the made-up ones split.
+pub fn english_byte_level_bpe() -> Tokenizer {
+    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(7);
+    let words = super::server_words::WORDS;
+    let odd = ["zq", "xv", "kj", "qw"];
+    let corpus: Vec<String> = (0..3000)
+        .map(|_| {
+            let mut s = String::new();
+            for w in 0..rng.gen_range(4..20) {
+                if w > 0 {
+                    s.push(' ');
+                }
+                if rng.gen_bool(0.1) {
+                    s.push_str(odd[rng.gen_range(0..odd.len())]);
+                    s.push_str(odd[rng.gen_range(0..odd.len())]);
+                } else {
+                    s.push_str(words[rng.gen_range(0..words.len())]);
+                }
+            }
+            s
+        })
+        .collect();
+    train(&corpus, 1500)
+}
+
+fn train(corpus: &[String], vocab: usize) -> Tokenizer {
     let mut trainer = BpeTrainerBuilder::new()
         .show_progress(false)
-        .vocab_size(1500)
+        .vocab_size(vocab)
         .min_frequency(2)
         .initial_alphabet(ByteLevel::alphabet().into_iter().collect())
         .special_tokens(

@@ -36,6 +36,7 @@ fn wl(input: u32, output: u32, range_ratio: f64, seed: u64) -> Workload {
         prompt_template: None,
         input_length: Default::default(),
         server_overhead: 0,
+        shared_prefix: None,
     }
 }
 
@@ -332,9 +333,10 @@ fn speed_10k_prompts_of_512() {
 fn adjust_loop_repairs_a_wrong_overhead_and_keeps_the_closest_when_impossible() {
     let render = |b: &str| -> Result<String, WorkloadError> { Ok(format!("baba babe {b} babi")) };
     let shaper = synth::Shaper {
-        tok: fixture(),
+        counter: synth::Counter::Local(fixture()),
         render: &render,
         proven: false,
+        fixed: 0,
     };
     let pool = synth::WordPool::new(fixture()).unwrap();
     let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(1);
@@ -367,9 +369,10 @@ fn proven_counts_match_a_full_re_encode_and_give_identical_prompts() {
         let targets: Vec<u32> = (0..700).map(|_| rng.gen_range(1..=300)).collect();
         let build = |proven: bool| {
             let shaper = synth::Shaper {
-                tok,
+                counter: synth::Counter::Local(tok),
                 render: &plain,
                 proven,
+                fixed: 0,
             };
             let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(42);
             synth::synthesise(&pool, &shaper, &targets, 0, &mut rng).unwrap()
@@ -430,9 +433,10 @@ fn a_wrong_proof_is_caught_by_the_spot_check() {
     // off, falls back to encoding, and the adjust loop makes all prompts exact.
     let render = |b: &str| -> Result<String, WorkloadError> { Ok(format!("baba {b}")) };
     let shaper = synth::Shaper {
-        tok: fixture(),
+        counter: synth::Counter::Local(fixture()),
         render: &render,
         proven: true,
+        fixed: 0,
     };
     let pool = synth::WordPool::new(fixture()).unwrap();
     let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(3);

@@ -22,6 +22,44 @@ pub enum SourceKind {
     Dir,
     /// A hub id found in (or downloaded into) the Hugging Face cache.
     Hub,
+    /// `tokenizer: server`: the server's own `/tokenize`.
+    Server,
+    /// `tokenizer: none`: no tokenizer; the server's usage counts the prompts.
+    None,
+}
+
+/// The `tokenizer:` words that name no file: `server` and `none` (a file or directory of that
+/// name is written `./server`).
+pub fn special(written: &str) -> Option<SourceKind> {
+    use crate::scenario::types::{TOKENIZER_NONE, TOKENIZER_SERVER};
+    match written {
+        TOKENIZER_SERVER => Some(SourceKind::Server),
+        TOKENIZER_NONE => Some(SourceKind::None),
+        _ => None,
+    }
+}
+
+impl TokenizerSource {
+    /// The source of `tokenizer: server` or `none`, which read no file.
+    pub fn fileless(kind: SourceKind) -> TokenizerSource {
+        TokenizerSource {
+            kind,
+            path: PathBuf::new(),
+            hub_id: None,
+            revision: None,
+            commit: None,
+            downloaded: false,
+            tokenize_api: None,
+        }
+    }
+
+    /// A local `tokenizer.json` was read.
+    pub fn is_local(&self) -> bool {
+        matches!(
+            self.kind,
+            SourceKind::File | SourceKind::Dir | SourceKind::Hub
+        )
+    }
 }
 
 /// Where the tokenizer came from, as run.json records it (with its SHA-256 beside it).
@@ -29,7 +67,8 @@ pub enum SourceKind {
 pub struct TokenizerSource {
     /// File, directory or hub id.
     pub kind: SourceKind,
-    /// The `tokenizer.json` read.
+    /// The `tokenizer.json` read (none for `server` and `none`).
+    #[serde(default, skip_serializing_if = "path_is_empty")]
     pub path: PathBuf,
     /// The hub id (`Org/Name`) of a hub source.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -43,6 +82,14 @@ pub struct TokenizerSource {
     /// `true` when this run downloaded it.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub downloaded: bool,
+    /// The `/tokenize` request shape the server answered (`vllm` or `llama.cpp`), for
+    /// `tokenizer: server`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tokenize_api: Option<String>,
+}
+
+fn path_is_empty(p: &Path) -> bool {
+    p.as_os_str().is_empty()
 }
 
 /// The Hugging Face settings a hub id is resolved with. Built from the environment at the
@@ -138,6 +185,7 @@ pub fn resolve(
         revision: None,
         commit: None,
         downloaded: false,
+        tokenize_api: None,
     };
     if resolved.is_dir() {
         let inner = resolved.join(TOKENIZER_FILE);
@@ -169,6 +217,7 @@ pub fn resolve(
             revision: Some(id.revision.clone()),
             commit: Some(commit),
             downloaded: false,
+            tokenize_api: None,
         }),
         Cached::NoFile { snapshot } if !hub.download || hub.offline => Err(format!(
             "{id}: the cached snapshot {} has no {TOKENIZER_FILE}; fetch it with \
@@ -290,6 +339,7 @@ fn download(id: &HubId, hub: &HubSettings) -> Result<TokenizerSource, String> {
         revision: Some(id.revision.clone()),
         commit,
         downloaded: true,
+        tokenize_api: None,
     })
 }
 

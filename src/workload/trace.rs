@@ -237,9 +237,10 @@ impl Trace {
         let pool = synth::WordPool::new(tok)?;
         let render = |s: &str| Ok(s.to_string());
         let shaper = synth::Shaper {
-            tok,
+            counter: synth::Counter::Local(tok),
             render: &render,
             proven: pool.composes(tok),
+            fixed: 0,
         };
         let plain: Vec<usize> = (0..self.lines.len())
             .filter(|&i| self.lines[i].hash_ids.is_empty())
@@ -301,7 +302,11 @@ impl Trace {
                 prompts.len()
             ));
         }
-        Ok(PromptSet { prompts, notes })
+        Ok(PromptSet {
+            prompts,
+            notes,
+            prefix_groups: Vec::new(),
+        })
     }
 }
 

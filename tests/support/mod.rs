@@ -3,6 +3,8 @@
 //! what it needs (`mod support;`), so unused items are expected per file.
 #![allow(dead_code)]
 
+pub mod real;
+
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{SocketAddr, TcpListener, TcpStream};
 use std::path::{Path, PathBuf};

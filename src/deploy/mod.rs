@@ -1,0 +1,62 @@
+//! Running a scenario as shards on existing engines: a Slurm batch script ([`slurm`]) and
+//! Kubernetes manifests ([`kube`]). Both only write text; the engines run it. See
+//! docs/scale-out.md.
+
+pub mod kube;
+pub mod slurm;
+
+use std::path::Path;
+use std::time::Duration;
+
+use crate::runner::shard::{self, Shard, ShardRun};
+use crate::scenario::Scenario;
+
+/// The scenario at `path`, checked for a run of `shards` shards.
+fn sharded_scenario(path: &Path, shards: u32) -> Result<Scenario, String> {
+    let loaded = crate::scenario::load(path).map_err(|d| d.to_string())?;
+    let s = loaded.scenario;
+    let run = ShardRun {
+        shard: Shard::parse_with(&format!("0/{shards}"), |_| None)?,
+        start_at: chrono::Utc::now(),
+        drain: None,
+    };
+    shard::check(&run, &s)
+        .map_err(|m| format!("{} cannot run as {shards} shards: {m}", path.display()))?;
+    Ok(s)
+}
+
+/// Parse a duration flag (`60s`, `5m`).
+fn duration(flag: &str, text: &str) -> Result<Duration, String> {
+    humantime::parse_duration(text).map_err(|e| format!("{flag} {text:?}: {e}; e.g. {flag} 60s"))
+}
+
+/// Write `text` to `out`, or stdout without one.
+fn emit(text: &str, out: Option<&Path>) -> i32 {
+    match out {
+        Some(p) => match std::fs::write(p, text) {
+            Ok(()) => {
+                eprintln!("wrote {}", p.display());
+                crate::exit::OK
+            }
+            Err(e) => {
+                eprintln!("error: cannot write {}: {e}", p.display());
+                crate::exit::BAD_INPUT
+            }
+        },
+        None => {
+            print!("{text}");
+            crate::exit::OK
+        }
+    }
+}
+
+/// Single-quote `s` for a POSIX shell.
+fn sh_quote(s: &str) -> String {
+    if !s.is_empty()
+        && s.chars()
+            .all(|c| c.is_ascii_alphanumeric() || "/._-+=:@,".contains(c))
+    {
+        return s.to_string();
+    }
+    format!("'{}'", s.replace('\'', r"'\''"))
+}
