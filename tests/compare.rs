@@ -273,6 +273,7 @@ fn write_run(dir: &Path, spec: &Spec) {
         warnings: vec![],
         server: None,
         prompt_overhead: None,
+        trace: None,
         shard: None,
         shards: None,
     };

@@ -253,6 +253,13 @@ const FIELDS: &[(&str, &str, Kind, bool)] = &[
     ("load", "repeats", Kind::Num, false),
     ("load", "concurrency", Kind::Num, true),
     ("load", "think_time", Kind::Dur, false),
+    ("trace", "speed", Kind::Num, false),
+    ("trace", "block_tokens", Kind::Num, true),
+    ("trace", "max_requests", Kind::Num, true),
+    ("ramp", "from", Kind::Num, false),
+    ("ramp", "to", Kind::Num, false),
+    ("ramp", "over", Kind::Dur, false),
+    ("ramp", "windows", Kind::Num, true),
     ("slo", "ttft_ms", Kind::Num, true),
     ("slo", "tpot_ms", Kind::Num, true),
     ("slo", "e2e_ms", Kind::Num, true),
@@ -345,13 +352,23 @@ fn render(dir: &Path, set: &[(usize, String)]) -> PathBuf {
         text += &format!("  ttft_timeout: {v}\n");
     }
     text += &format!("model: m\ntokenizer: {TOKENIZER}\nworkload:\n");
+    // A trace replay (`load.trace`) or a ramp (`load.ramp`) replaces the rates; neither
+    // takes requests_per_rung, and a trace sets every length itself.
+    let trace = flow_of(set, "trace");
+    let ramp = flow_of(set, "ramp");
     for (k, d) in [
         ("input_tokens", "16"),
         ("output_tokens", "4"),
         ("requests_per_rung", "3"),
         ("seed", "0"),
     ] {
-        text += &format!("  {k}: {}\n", or("workload", k, d));
+        let shaped =
+            !trace.is_empty() && k != "seed" || !ramp.is_empty() && k == "requests_per_rung";
+        match get("workload", k) {
+            Some(v) => text += &format!("  {k}: {v}\n"),
+            None if !shaped => text += &format!("  {k}: {d}\n"),
+            None => {}
+        }
     }
     if let Some(v) = get("workload", "range_ratio") {
         text += &format!("  range_ratio: {v}\n");
@@ -362,7 +379,28 @@ fn render(dir: &Path, set: &[(usize, String)]) -> PathBuf {
     }
     // A concurrency ladder replaces the rates (a ladder has one or the other).
     let (users, think) = (get("load", "concurrency"), get("load", "think_time"));
-    if users.is_some() || think.is_some() {
+    if !trace.is_empty() {
+        std::fs::write(
+            dir.join("t.jsonl"),
+            "{\"timestamp\": 0, \"input_length\": 16, \"output_length\": 4, \"hash_ids\": [1, 2]}\n\
+             {\"timestamp\": 20, \"input_length\": 12, \"output_length\": 3, \"hash_ids\": [1]}\n\
+             {\"timestamp\": 45, \"input_length\": 9, \"output_length\": 2}\n",
+        )
+        .unwrap();
+        let mut kv = trace.clone();
+        if let Some(s) = kv.iter_mut().find(|k| k.starts_with("speed:")) {
+            *s = format!("speed: [{}]", &s["speed: ".len()..]);
+        }
+        text += &format!("  trace: {{ path: t.jsonl, {} }}\n", kv.join(", "));
+    } else if !ramp.is_empty() {
+        let mut kv = ramp.clone();
+        for (k, d) in [("from", "50"), ("to", "100"), ("over", "100ms")] {
+            if !kv.iter().any(|x| x.starts_with(&format!("{k}:"))) {
+                kv.push(format!("{k}: {d}"));
+            }
+        }
+        text += &format!("  ramp: {{ {} }}\n", kv.join(", "));
+    } else if users.is_some() || think.is_some() {
         text += &format!("  concurrency: [{}]\n", users.unwrap_or_else(|| "2".into()));
         if let Some(v) = think {
             text += &format!("  think_time: {v}\n");
@@ -405,6 +443,14 @@ fn render(dir: &Path, set: &[(usize, String)]) -> PathBuf {
     let p = dir.join("rel.yaml");
     std::fs::write(&p, text).unwrap();
     p
+}
+
+/// `key: value` of every field of section `sec` in `set`.
+fn flow_of(set: &[(usize, String)], sec: &str) -> Vec<String> {
+    set.iter()
+        .filter(|(f, _)| FIELDS[*f].0 == sec)
+        .map(|(f, v)| format!("{}: {v}", FIELDS[*f].1))
+        .collect()
 }
 
 /// Case `i`: field `i % FIELDS.len()` (so every field is drawn as often as any) and up to
@@ -767,6 +813,8 @@ fn the_field_table_covers_the_scenario_schema() {
         ("endpoint", Some("Endpoint")),
         ("workload", Some("Workload")),
         ("load", Some("Load")),
+        ("trace", Some("TraceLoad")),
+        ("ramp", Some("RampLoad")),
         ("slo", Some("Slo")),
         ("gate", Some("GateRule")),
         ("sweep", Some("Sweep")),

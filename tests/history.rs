@@ -98,6 +98,7 @@ fn run_info(started: &str, max_num_seqs: u32, rungs: Vec<RungEntry>) -> RunInfo 
         warnings: vec![],
         server: None,
         prompt_overhead: None,
+        trace: None,
         shard: None,
         shards: None,
     }

@@ -163,6 +163,8 @@ fn summary(s: &Shape, speedup: f64) -> RungSummary {
         latency,
         server: Default::default(),
         repeats: Vec::new(),
+        offered_rate: None,
+        ramp: None,
     }
 }
 
@@ -221,6 +223,7 @@ fn run_info(name: &str, rungs: Vec<RungEntry>) -> RunInfo {
         warnings: vec!["rung 40: client dispatch lag p99 7.0 ms".into()],
         server: None,
         prompt_overhead: None,
+        trace: None,
         shard: None,
         shards: None,
     }

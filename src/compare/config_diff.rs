@@ -57,6 +57,16 @@ pub fn fundamental_changes(base: &RunInfo, cand: &RunInfo) -> Vec<String> {
             short(&cand.tokenizer_sha256)
         ));
     }
+    // A replayed trace is the workload: a changed file (same path, other lines) is one.
+    if let (Some(a), Some(b)) = (&base.trace, &cand.trace) {
+        if a.sha256 != b.sha256 {
+            out.push(format!(
+                "different trace (sha256 {} vs {})",
+                short(&a.sha256),
+                short(&b.sha256)
+            ));
+        }
+    }
     out
 }
 

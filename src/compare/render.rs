@@ -94,8 +94,10 @@ pub const HEADERS: [&str; 9] = [
 /// [`HEADERS`] with the first column named for the ladder's kind (`rate` or `users`).
 pub fn headers(load: crate::scenario::LoadKind) -> [&'static str; 9] {
     let mut h = HEADERS;
-    if load == crate::scenario::LoadKind::Concurrency {
-        h[0] = "users";
+    match load {
+        crate::scenario::LoadKind::Concurrency => h[0] = "users",
+        crate::scenario::LoadKind::Trace => h[0] = "speed",
+        _ => {}
     }
     h
 }

@@ -287,7 +287,8 @@ fn find_knee(sorted: &[&RungSummary], slo: &Slo, max_error_rate: f64) -> Option<
             // Closed loop: more users offer more load in proportion (at unchanged latency
             // N users complete N times one user's requests), so the offered increase in
             // req/s is the previous throughput scaled by the growth in users.
-            let closed = r.load == LoadKind::Concurrency;
+            // A trace replay at a higher speed offers its requests proportionally faster too.
+            let closed = r.load.proportional();
             let offered = if closed {
                 prev.request_throughput * (r.rate - prev.rate) / prev.rate
             } else {
@@ -298,10 +299,10 @@ fn find_knee(sorted: &[&RungSummary], slo: &Slo, max_error_rate: f64) -> Option<
                 reasons.push(KneeReason::ThroughputPlateau);
                 let what = if closed {
                     format!(
-                        "+{:.2} req/s that {} -> {} users would add at unchanged latency",
+                        "+{:.2} req/s that {} -> {} would add at unchanged latency",
                         offered,
                         num(prev.rate),
-                        num(r.rate)
+                        r.load.level(r.rate)
                     )
                 } else {
                     format!("offered +{} req/s", num(offered))
@@ -388,6 +389,8 @@ impl Analysis {
         match self.load {
             LoadKind::Rate => "rates",
             LoadKind::Concurrency => "concurrency levels",
+            LoadKind::Trace => "replay speeds",
+            LoadKind::Ramp => "ramp",
         }
     }
 
@@ -461,6 +464,8 @@ impl fmt::Display for Analysis {
         let (within, column) = match self.load {
             LoadKind::Rate => ("Highest rate within SLO:", "rate"),
             LoadKind::Concurrency => ("Most users within SLO:  ", "users"),
+            LoadKind::Trace => ("Fastest speed within SLO:", "speed"),
+            LoadKind::Ramp => ("Ramp within SLO:         ", "rate"),
         };
         writeln!(f, "Knee:                    {}", self.knee_text())?;
         writeln!(f, "{within} {}", self.slo_text())?;

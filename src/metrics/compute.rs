@@ -358,6 +358,9 @@ pub fn summarize(records: &[RequestRecord], ctx: &RungContext) -> RungSummary {
         // Filled in by the runner from its scrapes.
         server: Default::default(),
         repeats: Vec::new(),
+        // Filled in by the runner for trace and ramp rungs.
+        offered_rate: None,
+        ramp: None,
     }
 }
 

@@ -3,6 +3,7 @@
 pub mod compute;
 pub mod live;
 pub mod prefix;
+pub mod ramp;
 pub mod reasoning;
 pub mod repeats;
 pub mod summary;

@@ -100,6 +100,9 @@ pub fn pool(
         latency,
         // Server metrics are scraped during the first repeat only (docs/gate.md).
         server: first.server,
+        offered_rate: first.offered_rate,
+        // A ramp's windows are recomputed from every repeat's requests by the runner.
+        ramp: None,
         repeats: runs,
     }
 }

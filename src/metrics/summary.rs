@@ -169,6 +169,11 @@ pub struct RungSummary {
     /// With `load.repeats` of two or more: each repeat's own summary, in order (this one is
     /// then their pool, see `metrics::repeats`). Empty for a rung measured once.
     pub repeats: Vec<RungSummary>,
+    /// A trace replay's or a ramp's mean offered rate (scheduled requests over the span of
+    /// their send times), written as vLLM's `request_rate`; `None` for other rungs.
+    pub offered_rate: Option<f64>,
+    /// A ramp rung's report window by window (`ramp` key); `None` for other rungs.
+    pub ramp: Option<super::ramp::RampReport>,
 }
 
 impl RungSummary {
@@ -240,6 +245,12 @@ impl RungSummary {
                 super::repeats::to_json(&self.repeats, num),
             );
         }
+        if let Some(r) = &self.ramp {
+            m.insert(
+                "ramp".into(),
+                serde_json::to_value(r).unwrap_or(Value::Null),
+            );
+        }
         m
     }
 
@@ -252,6 +263,9 @@ impl RungSummary {
         put("rate", num(self.rate));
         if self.load.is_rate() {
             put("request_rate", num(self.rate));
+        } else if let Some(offered) = self.offered_rate {
+            put("load", Value::from(self.load.name()));
+            put("request_rate", num(offered));
         } else {
             put("load", Value::from(self.load.name()));
             put("request_rate", Value::from("inf"));
@@ -357,8 +371,12 @@ impl RungSummary {
             load: match m.get("load").and_then(Value::as_str) {
                 None | Some("rate") => crate::scenario::LoadKind::Rate,
                 Some("concurrency") => crate::scenario::LoadKind::Concurrency,
+                Some("trace") => crate::scenario::LoadKind::Trace,
+                Some("ramp") => crate::scenario::LoadKind::Ramp,
                 Some(other) => {
-                    return Err(format!("unknown `load` {other:?} (rate or concurrency)"))
+                    return Err(format!(
+                        "unknown `load` {other:?} (rate, concurrency, trace or ramp)"
+                    ))
                 }
             },
             burstiness: match m.get("burstiness") {
@@ -401,6 +419,16 @@ impl RungSummary {
             repeats: match m.get("repeats") {
                 None => Vec::new(),
                 Some(v) => super::repeats::from_json(v)?,
+            },
+            offered_rate: match m.get("load").and_then(Value::as_str) {
+                Some("trace" | "ramp") => m.get("request_rate").and_then(Value::as_f64),
+                _ => None,
+            },
+            ramp: match m.get("ramp") {
+                None => None,
+                Some(v) => Some(
+                    serde_json::from_value(v.clone()).map_err(|e| format!("key `ramp`: {e}"))?,
+                ),
             },
         })
     }

@@ -64,16 +64,16 @@ fn analysis_block(out: &mut String, run: &RunReport) {
         let _ = writeln!(out, "<dt>{}</dt><dd>{}</dd>", esc(k), esc(&v));
     };
     item("SLO", slo_text(run));
-    item("Knee", a.knee_text());
-    item(
-        match run.info.load {
-            crate::scenario::LoadKind::Rate => "Highest rate within SLO",
-            crate::scenario::LoadKind::Concurrency => "Most users within SLO",
-        },
-        a.slo_text(),
-    );
-    item("Best-value range", a.best_value_text());
-    if let Some(b) = a.baseline_rate {
+    // A ramp is one rung: where its windows broke is its analysis, not a knee over rungs.
+    let ramp = run.rungs.iter().find_map(|r| r.ramp.as_ref());
+    if let Some(r) = ramp {
+        item("Ramp", r.verdict());
+    } else {
+        item("Knee", a.knee_text());
+        item(run.info.load.within_slo(), a.slo_text());
+        item("Best-value range", a.best_value_text());
+    }
+    if let (Some(b), None) = (a.baseline_rate, ramp) {
         item(
             "Baseline",
             format!(
@@ -127,6 +127,37 @@ fn side_table_html(
         let _ = writeln!(out, "</tr>");
     }
     let _ = writeln!(out, "</tbody></table>");
+}
+
+/// A ramp rung's windows (docs/ramp.md), with the windows that missed the SLO marked.
+fn ramp_table_html(out: &mut String, run: &RunReport) {
+    for ramp in run.rungs.iter().filter_map(|r| r.ramp.as_ref()) {
+        let _ = writeln!(
+            out,
+            "<h3>Ramp {} &rarr; {} req/s by window</h3>\n<p>Rates in req/s, latencies in ms, \
+             windows by scheduled send time.</p>",
+            ramp.from, ramp.to
+        );
+        let _ = writeln!(out, "<table class=\"rungs\"><thead><tr>");
+        for h in crate::metrics::ramp::RampReport::HEADERS {
+            let _ = write!(out, "<th>{}</th>", esc(h));
+        }
+        let _ = writeln!(out, "</tr></thead><tbody>");
+        for (w, row) in ramp.windows.iter().zip(ramp.rows()) {
+            let miss = if w.meets_slo == Some(false) {
+                " class=\"miss\""
+            } else {
+                ""
+            };
+            let _ = write!(out, "<tr{miss}>");
+            for (i, c) in row.iter().enumerate() {
+                let cls = if i > 0 { " class=\"num\"" } else { "" };
+                let _ = write!(out, "<td{cls}>{}</td>", esc(c));
+            }
+            let _ = writeln!(out, "</tr>");
+        }
+        let _ = writeln!(out, "</tbody></table>");
+    }
 }
 
 fn rung_table_html(out: &mut String, run: &RunReport) {
@@ -268,6 +299,7 @@ impl Exporter for Html {
             );
             rung_table_html(&mut out, run);
             reasoning_table_html(&mut out, run);
+            ramp_table_html(&mut out, run);
             prefix_table_html(&mut out, run);
         }
         let _ = writeln!(out, "</body>\n</html>");

@@ -34,14 +34,17 @@ fn run_section(out: &mut String, run: &RunReport, heading: &str) {
     let _ = writeln!(out, "{heading} {}\n", run.label);
     let _ = writeln!(out, "{}\n", run_meta(run));
     let _ = writeln!(out, "SLO: {}\n", slo_text(run));
-    let _ = writeln!(out, "- **Knee:** {}", a.knee_text());
-    let within = match run.info.load {
-        crate::scenario::LoadKind::Rate => "Highest rate within SLO",
-        crate::scenario::LoadKind::Concurrency => "Most users within SLO",
-    };
-    let _ = writeln!(out, "- **{within}:** {}", a.slo_text());
-    let _ = writeln!(out, "- **Best-value range:** {}", a.best_value_text());
-    if let Some(b) = a.baseline_rate {
+    // A ramp is one rung: its windows below are its analysis, not a knee over rungs.
+    let ramp = run.rungs.iter().find_map(|r| r.ramp.as_ref());
+    if let Some(r) = ramp {
+        let _ = writeln!(out, "- **Ramp:** {}", cell(&r.verdict()));
+    } else {
+        let _ = writeln!(out, "- **Knee:** {}", a.knee_text());
+        let within = run.info.load.within_slo();
+        let _ = writeln!(out, "- **{within}:** {}", a.slo_text());
+        let _ = writeln!(out, "- **Best-value range:** {}", a.best_value_text());
+    }
+    if let (Some(b), None) = (a.baseline_rate, ramp) {
         let _ = writeln!(
             out,
             "- **Baseline:** multiples (x QPS, x TTFT, x TPOT) are against the {} rung",
@@ -58,6 +61,15 @@ fn run_section(out: &mut String, run: &RunReport, heading: &str) {
         .collect();
     table(out, &header, &rows, &right);
     out.push('\n');
+    for ramp in run.rungs.iter().filter_map(|r| r.ramp.as_ref()) {
+        let _ = writeln!(
+            out,
+            "Ramp {} -> {} req/s over {} s, by window of its scheduled send times (rates req/s, latencies ms):\n",
+            ramp.from, ramp.to, ramp.over_s
+        );
+        out.push_str(&ramp.markdown_table());
+        let _ = writeln!(out, "\n{}\n", ramp.verdict());
+    }
     if let Some((header, rows)) = reasoning_table(run) {
         let _ = writeln!(
             out,

@@ -154,6 +154,8 @@ impl Report {
         match self.load() {
             crate::scenario::LoadKind::Rate => "offered rate (req/s)",
             crate::scenario::LoadKind::Concurrency => "concurrency (users)",
+            crate::scenario::LoadKind::Trace => "trace replay speed (x)",
+            crate::scenario::LoadKind::Ramp => "ramp final rate (req/s)",
         }
     }
 

@@ -104,6 +104,25 @@ pub struct RunInfo {
     /// Set in a folder made by `ladder merge`: the shards it was merged from.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub shards: Option<super::shard_info::MergedShards>,
+    /// The trace a `load.trace` ladder replayed: its path, SHA-256 and size. Absent for
+    /// other ladders and in older folders.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub trace: Option<TraceInfo>,
+}
+
+/// The trace file of a replay, as `run.json` records it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TraceInfo {
+    /// The path as the scenario gives it (relative to the scenario file).
+    pub path: String,
+    /// SHA-256 of the file (hex).
+    pub sha256: String,
+    /// Lines replayed per rung (after `max_requests`).
+    pub requests: u64,
+    /// Lines in the file.
+    pub file_lines: u64,
+    /// Milliseconds from the first replayed line's timestamp to the last's (at speed 1).
+    pub span_ms: f64,
 }
 
 /// One line of `requests_rate_<rate>.jsonl`: a request record at the output edge, in ms.

@@ -430,6 +430,8 @@ fn rung_of(dir: &Path, file: &str, o: Map<String, Value>) -> Result<ImportedRung
         reasoning: None,
         prefix: None,
         repeats: Vec::new(),
+        offered_rate: None,
+        ramp: None,
         tokens: crate::metrics::tokens::TokenAccounting {
             requested_input_tokens: per_request(u("total_input_tokens")),
             mean_output_tokens: per_request(u("total_output_tokens")),
@@ -568,6 +570,7 @@ pub fn open(dir: &Path) -> Result<Option<(RunInfo, Vec<ImportedRung>)>, LoadErro
         },
         server: None,
         prompt_overhead: None,
+        trace: None,
         shard: None,
         shards: None,
     };

@@ -317,6 +317,7 @@ mod tests {
             warnings: vec![],
             server: None,
             prompt_overhead: None,
+            trace: None,
             shard: None,
             shards: None,
         }

@@ -167,7 +167,7 @@ impl Ladder<'_> {
             .iter()
             .filter_map(|e| {
                 let i = rates.iter().position(|r| *r == e.rate)?;
-                Some(pooled(&held[i]))
+                Some(pooled(&held[i], scenario))
             })
             .collect();
         let _ = writer.write_file("run.log", (log.join("\n") + "\n").as_bytes());
@@ -223,7 +223,7 @@ impl Ladder<'_> {
 
     /// Write a rung's files from every repeat it has.
     fn write(&self, writer: &mut RunWriter, rate: f64, h: &Held) -> Result<(), RunError> {
-        let summary = pooled(h);
+        let summary = pooled(h, self.scenario);
         let per: Vec<&[RequestRecord]> = h.records.iter().map(Vec::as_slice).collect();
         let complete = h.whole && h.summaries.len() == self.scenario.load.repeats.max(1) as usize;
         writer
@@ -256,8 +256,38 @@ impl Ladder<'_> {
         let scenario = self.scenario;
         let quiet = self.ctx.opts.quiet;
         let kind = scenario.load_kind();
-        let warmup = scenario.load.warmup_requests as usize;
-        let n = scenario.workload.requests_per_rung as usize;
+        let mut warmup = scenario.load.warmup_requests as usize;
+        let mut n = scenario.workload.requests_per_rung as usize;
+        // A trace replay sends the trace's lines at its timestamps over the speed (the first
+        // `warmup_requests` lines as warmup); a ramp sends what its rising rate draws. Both
+        // know their send times before their prompts.
+        let replay = match kind {
+            LoadKind::Trace => Some(self.ctx.trace.as_deref().ok_or_else(|| {
+                RunError::Scenario("a trace ladder without its trace read".into())
+            })?),
+            _ => None,
+        };
+        let shaped = match (replay, &scenario.load.ramp) {
+            (Some(r), _) => Some(r.trace.schedule(rate)),
+            (None, Some(ramp)) => Some(
+                workload::ramp_schedule(
+                    ramp,
+                    scenario.load.arrival,
+                    scenario.load.burstiness,
+                    rung_seed(scenario.workload.seed, idx),
+                )
+                .map_err(|e| RunError::Scenario(e.to_string()))?,
+            ),
+            _ => None,
+        };
+        if let Some(s) = &shaped {
+            warmup = if replay.is_some() {
+                warmup.min(s.len())
+            } else {
+                0
+            };
+            n = s.len() - warmup;
+        }
         // vLLM's meaning: the gamma shape; 1 is Poisson, and evenly spaced (constant)
         // arrivals are the limit of an infinite shape (written as "inf" in result files).
         let burstiness = match scenario.load.arrival {
@@ -282,14 +312,21 @@ impl Ladder<'_> {
             }
             _ => &scenario.workload,
         };
-        let set = PromptSet::load_with(
-            workload,
-            self.tokens,
-            self.ctx.dataset_path.as_deref(),
-            warmup + n,
-            idx as u64,
-        )
-        .map_err(|e| RunError::Scenario(e.to_string()))?;
+        let set = match replay {
+            Some(r) => PromptSet {
+                prompts: r.prompts.clone(),
+                notes: r.notes.clone(),
+                prefix_groups: Vec::new(),
+            },
+            None => PromptSet::load_with(
+                workload,
+                self.tokens,
+                self.ctx.dataset_path.as_deref(),
+                warmup + n,
+                idx as u64,
+            )
+            .map_err(|e| RunError::Scenario(e.to_string()))?,
+        };
         if repeat == 0 {
             for note in set.notes {
                 if !quiet {
@@ -321,9 +358,10 @@ impl Ladder<'_> {
             count: part(rate as u32),
             think_time: scenario.load.think_time.map_or(Duration::ZERO, |d| d.0),
         });
-        let schedule = match closed {
-            Some(_) => Vec::new(),
-            None => workload::schedule(
+        let schedule = match (closed, shaped) {
+            (Some(_), _) => Vec::new(),
+            (None, Some(s)) => s,
+            (None, None) => workload::schedule(
                 scenario.load.arrival,
                 rate,
                 scenario.load.burstiness,
@@ -405,6 +443,18 @@ impl Ladder<'_> {
                 interrupted: run.interrupted || run.rejected.is_some(),
             },
         );
+        summary.offered_rate = match (replay, &scenario.load.ramp) {
+            (Some(r), _) => Some(r.trace.offered_rate(rate)),
+            (None, Some(ramp)) => Some((warmup + n) as f64 / ramp.over.0.as_secs_f64()),
+            _ => None,
+        };
+        if let Some(ramp) = &scenario.load.ramp {
+            summary.ramp = Some(crate::metrics::ramp::report(
+                &run.records,
+                ramp,
+                &scenario.slo,
+            ));
+        }
         let mut server_text = None;
         if let (Some(sc), Some(setup)) = (&scraped, scrape) {
             summary.server = ServerSummary::from_scrapes(&sc.scrapes, sc.failures);
@@ -459,11 +509,14 @@ impl Ladder<'_> {
             }
         };
         if inexact > 0 {
+            let length = match replay {
+                Some(_) => "their recorded length".to_string(),
+                None => format!("exactly {} tokens long", scenario.workload.input_tokens),
+            };
             warn(
                 format!(
-                    "rung {}: {inexact} prompts could not be made exactly {} tokens long (within 1 token)",
+                    "rung {}: {inexact} prompts could not be made {length} (within 1 token)",
                     kind.level(rate),
-                    scenario.workload.input_tokens
                 ),
                 &mut bar,
             );
@@ -535,10 +588,20 @@ fn shard_share<R>(
 }
 
 /// The summary of a rung from its repeats: the one repeat's own, or their pool.
-fn pooled(h: &Held) -> RungSummary {
+fn pooled(h: &Held, scenario: &Scenario) -> RungSummary {
     if h.summaries.len() == 1 {
         return h.summaries[0].clone();
     }
+    let mut s = pooled_repeats(h);
+    if let Some(ramp) = &scenario.load.ramp {
+        let all: Vec<RequestRecord> = h.records.iter().flatten().cloned().collect();
+        s.ramp = Some(crate::metrics::ramp::report(&all, ramp, &scenario.slo));
+    }
+    s
+}
+
+/// The pool of several repeats' summaries.
+fn pooled_repeats(h: &Held) -> RungSummary {
     let all: Vec<RequestRecord> = h.records.iter().flatten().cloned().collect();
     let first = &h.summaries[0];
     let ctx = RungContext {

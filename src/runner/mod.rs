@@ -121,6 +121,17 @@ pub fn run_all(opts: &RunOptions) -> Result<Vec<RunOutcome>, RunError> {
     }
     let mut scenario = loaded.scenario.clone();
     if let Some(rates) = &opts.rates {
+        let shape = match (&scenario.load.trace, &scenario.load.ramp) {
+            (Some(_), _) => Some("a trace replay (`load.trace`); edit its `speed` list instead"),
+            (_, Some(_)) => Some("a ramp (`load.ramp`); edit its `from` and `to` instead"),
+            _ => None,
+        };
+        if let Some(what) = shape {
+            return Err(RunError::Scenario(format!(
+                "--rates replaces `load.rates`, but {} is {what}",
+                opts.scenario_path.display()
+            )));
+        }
         if !scenario.load.concurrency.is_empty() {
             return Err(RunError::Scenario(format!(
                 "--rates replaces `load.rates`, but {} is a concurrency ladder (`load.concurrency`); \
@@ -159,6 +170,7 @@ pub fn run_all(opts: &RunOptions) -> Result<Vec<RunOutcome>, RunError> {
         env_headers: loaded.env_headers.clone(),
         env_body: loaded.env_body.clone(),
         dataset_path: prepared.dataset_path.clone(),
+        trace: prepared.trace.clone(),
     };
     let rt = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
@@ -214,9 +226,16 @@ fn check_rates(rates: &[f64], baseline: Option<f64>) -> Result<(), RunError> {
 
 /// Raises the file-descriptor soft limit for the rung's connections, or stops before the
 /// load when even the hard limit is too low for an explicit `max_concurrency`.
-fn check_fd_limit(scenario: &Scenario, say: &dyn Fn(&str)) -> Result<(), RunError> {
-    let per_rung =
-        scenario.load.warmup_requests as u64 + scenario.workload.requests_per_rung as u64;
+fn check_fd_limit(
+    scenario: &Scenario,
+    trace_lines: Option<u64>,
+    say: &dyn Fn(&str),
+) -> Result<(), RunError> {
+    let per_rung = match (&scenario.load.trace, &scenario.load.ramp) {
+        (Some(_), _) => trace_lines.unwrap_or(0),
+        (_, Some(r)) => r.total().ceil() as u64 + 1,
+        _ => scenario.load.warmup_requests as u64 + scenario.workload.requests_per_rung as u64,
+    };
     let cap = match scenario.load.concurrency.iter().max() {
         Some(&users) => Some(users),
         None => scenario.load.max_concurrency,
@@ -256,6 +275,8 @@ struct RunContext<'a> {
     env_body: Vec<String>,
     /// The dataset file, resolved against the scenario's folder.
     dataset_path: Option<PathBuf>,
+    /// A trace replay's trace and prompts (`load.trace`).
+    trace: Option<Arc<prepare::Replay>>,
 }
 
 /// Stop flag flipped by the first Ctrl-C or SIGTERM: no new requests, those in flight get
@@ -356,6 +377,7 @@ async fn run_scenario(
         dataset_path: _,
         sim,
         mut longest_prompt,
+        trace: _,
     } = prepared;
 
     // The key: read from the named variable, never printed or written. An unset (or empty)
@@ -396,7 +418,11 @@ async fn run_scenario(
         }
         None => (None, scenario.endpoint.base_url.clone()),
     };
-    check_fd_limit(&scenario, &say)?;
+    check_fd_limit(
+        &scenario,
+        ctx.trace.as_ref().map(|r| r.trace.lines.len() as u64),
+        &say,
+    )?;
 
     let max_connections = match scenario.load.concurrency.iter().max() {
         Some(&users) => users as usize,
@@ -616,6 +642,19 @@ async fn run_scenario(
             warnings: early_warnings.clone(),
             server: None,
             prompt_overhead: overhead.measured,
+            trace: ctx.trace.as_ref().map(|r| crate::results::TraceInfo {
+                path: ladder
+                    .load
+                    .trace
+                    .as_ref()
+                    .map(|t| t.path.display().to_string())
+                    .unwrap_or_default(),
+                sha256: r.trace.sha256.clone(),
+                requests: r.trace.lines.len() as u64,
+                file_lines: r.trace.file_lines as u64,
+                span_ms: r.trace.lines.last().map_or(0.0, |l| l.timestamp_ms)
+                    - r.trace.lines.first().map_or(0.0, |l| l.timestamp_ms),
+            }),
             shard: ctx.opts.shard.as_ref().map(|s| crate::results::ShardInfo {
                 index: s.shard.index,
                 count: s.shard.count,
@@ -704,7 +743,19 @@ fn print_outcome(opts: &RunOptions, dir: &Path, scenario: &Scenario, rungs: &[Ru
         println!("{}", serde_json::to_string(&v).expect("serialises"));
     } else if !opts.quiet {
         println!("{}", rung_table(rungs));
-        println!("{analysis}");
+        let ramp = rungs.iter().find_map(|r| r.ramp.as_ref());
+        match ramp {
+            // A ramp is one rung: its windows are its analysis, not a knee over rungs.
+            Some(ramp) => {
+                println!(
+                    "Ramp {} -> {} req/s, by window (rates req/s, latencies ms):",
+                    ramp.from, ramp.to
+                );
+                println!("{}", ramp.text_table());
+                println!("{}\n", ramp.verdict());
+            }
+            None => println!("{analysis}"),
+        }
         println!("results: {}", dir.display());
     }
 }

@@ -30,6 +30,19 @@ pub struct Prepared {
     /// reports, and for `tokenizer: server`, whose prompts are counted once the server is
     /// reached: see [`check_prompts`]).
     pub longest_prompt: Option<Prompt>,
+    /// A `load.trace` replay's trace and prompts, read and built once for every speed.
+    pub trace: Option<Arc<Replay>>,
+}
+
+/// A trace read, and its prompts built, before anything is sent.
+#[derive(Debug)]
+pub struct Replay {
+    /// The trace's lines and hash.
+    pub trace: workload::trace::Trace,
+    /// One prompt per line, the same at every speed.
+    pub prompts: Vec<Prompt>,
+    /// Notes from synthesis (inexact lengths).
+    pub notes: Vec<String>,
 }
 
 /// Seed of rung `idx`'s arrival schedule (the run and `prepare` draw the same one).
@@ -104,31 +117,60 @@ pub fn prepare(loaded: &Loaded, scenario: Scenario) -> Result<Prepared, Vec<Find
             }
         }
     };
-    let longest = match (&tokenizer, special) {
-        (Some(tok), _) => check_prompts(
-            &scenario,
-            Tokens::Local(tok),
-            dataset_path.as_deref(),
-            &mut found,
-        ),
-        (None, Some(SourceKind::None)) => check_prompts(
-            &scenario,
-            Tokens::Absent,
-            dataset_path.as_deref(),
-            &mut found,
-        ),
-        // The server counts once it is reached; a dataset file is read (uncounted) now, so a
-        // broken file fails here and not after preflight.
-        (None, Some(SourceKind::Server)) if scenario.workload.dataset != Dataset::Random => {
-            check_prompts(
-                &scenario,
-                Tokens::Absent,
-                dataset_path.as_deref(),
-                &mut found,
-            );
-            None
+    let (longest, trace) = match (&scenario.load.trace, &tokenizer) {
+        (Some(t), Some(tok)) => match read_trace(&scenario, t, loaded, tok) {
+            Ok(r) => (
+                r.prompts.iter().max_by_key(|p| p.input_tokens).cloned(),
+                Some(Arc::new(r)),
+            ),
+            Err(f) => {
+                found.push(f);
+                (None, None)
+            }
+        },
+        (Some(_), None) => {
+            if special.is_some() {
+                found.push(
+                    Finding::at(
+                        &["tokenizer"],
+                        "a trace replay synthesises prompts to the trace's lengths, which needs a tokenizer file",
+                    )
+                    .hint("give the model's tokenizer.json, model directory or hub id instead of `server` or `none`"),
+                );
+            }
+            (None, None)
         }
-        _ => None,
+        (None, _) => (
+            match (&tokenizer, special) {
+                (Some(tok), _) => check_prompts(
+                    &scenario,
+                    Tokens::Local(tok),
+                    dataset_path.as_deref(),
+                    &mut found,
+                ),
+                (None, Some(SourceKind::None)) => check_prompts(
+                    &scenario,
+                    Tokens::Absent,
+                    dataset_path.as_deref(),
+                    &mut found,
+                ),
+                // The server counts once it is reached; a dataset file is read (uncounted) now, so a
+                // broken file fails here and not after preflight.
+                (None, Some(SourceKind::Server))
+                    if scenario.workload.dataset != Dataset::Random =>
+                {
+                    check_prompts(
+                        &scenario,
+                        Tokens::Absent,
+                        dataset_path.as_deref(),
+                        &mut found,
+                    );
+                    None
+                }
+                _ => None,
+            },
+            None,
+        ),
     };
     match source {
         Some(source) if found.is_empty() => Ok(Prepared {
@@ -138,17 +180,81 @@ pub fn prepare(loaded: &Loaded, scenario: Scenario) -> Result<Prepared, Vec<Find
             dataset_path,
             sim,
             longest_prompt: longest,
+            trace,
         }),
         _ => Err(found),
     }
+}
+
+/// Read `load.trace` and build its prompts; a problem is reported at `load.trace.path`.
+fn read_trace(
+    s: &Scenario,
+    t: &crate::scenario::TraceLoad,
+    loaded: &Loaded,
+    tok: &Tokenizer,
+) -> Result<Replay, Finding> {
+    let at = |m: String| {
+        Finding::at(&["load", "trace", "path"], m)
+            .hint("docs/traces.md describes the trace format (one JSON object a line)")
+    };
+    let trace = workload::trace::load(&loaded.resolve(&t.path), t.max_requests).map_err(|e| {
+        at(match e {
+            // The shared error says "dataset"; this file is a trace.
+            workload::WorkloadError::Io { path, message } => {
+                format!("cannot read trace {}: {message}", path.display())
+            }
+            other => other.to_string(),
+        })
+    })?;
+    if s.load.warmup_requests as usize >= trace.lines.len() {
+        return Err(Finding::at(
+            &["load", "warmup_requests"],
+            format!(
+                "warmup_requests {} leaves none of the trace's {} lines to measure",
+                s.load.warmup_requests,
+                trace.lines.len()
+            ),
+        )
+        .hint("the first warmup_requests lines of the trace are sent as warmup; lower it"));
+    }
+    let set = trace
+        .prompts(tok, t.block_tokens, s.workload.seed)
+        .map_err(|e| at(e.to_string()))?;
+    Ok(Replay {
+        trace,
+        prompts: set.prompts,
+        notes: set.notes,
+    })
 }
 
 /// The first rung's schedule, the same draw the run makes. It is the lowest rate (rates are
 /// strictly increasing, the baseline below them), so the longest gaps: with the rates,
 /// burstiness and rung size inside `scenario::limits` the later rungs fit too.
 fn check_schedule(s: &Scenario, found: &mut Vec<Finding>) {
-    if s.load_kind() == crate::scenario::LoadKind::Concurrency {
-        return; // closed-loop users have no arrival schedule
+    match s.load_kind() {
+        crate::scenario::LoadKind::Concurrency | crate::scenario::LoadKind::Trace => {
+            // closed-loop users have no arrival schedule; a trace has its own timestamps
+            return;
+        }
+        crate::scenario::LoadKind::Ramp => {
+            let Some(r) = &s.load.ramp else { return };
+            if limits::rate_problem(r.from).is_some()
+                || r.to.partial_cmp(&r.from) != Some(std::cmp::Ordering::Greater)
+                || r.over.0.is_zero()
+            {
+                return; // validation reports the values
+            }
+            if let Err(e) = workload::ramp_schedule(
+                r,
+                s.load.arrival,
+                s.load.burstiness,
+                rung_seed(s.workload.seed, 0),
+            ) {
+                found.push(Finding::at(&["load", "ramp"], e.to_string()));
+            }
+            return;
+        }
+        crate::scenario::LoadKind::Rate => {}
     }
     let Some(&rate) = s.rungs().first() else {
         return;

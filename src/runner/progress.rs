@@ -118,6 +118,7 @@ pub fn rung_table(rungs: &[RungSummary]) -> String {
     let mut out = String::new();
     let level = match rungs.first().map(|s| s.load) {
         Some(LoadKind::Concurrency) => "users",
+        Some(LoadKind::Trace) => "speed",
         _ => "rate",
     };
     out.push_str(&format!(

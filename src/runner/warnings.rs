@@ -41,6 +41,9 @@ pub fn rung_warnings(s: &RungSummary) -> Vec<String> {
     let mut w = Vec::new();
     let rate = s.load.level(s.rate);
     let closed = s.load == crate::scenario::LoadKind::Concurrency;
+    // A replay or a ramp is not meant to reach a steady state, and its length is the
+    // trace's or the ramp's, not requests_per_rung: no "too short" advice.
+    let shaped = s.offered_rate.is_some();
     let e2e = s.stats(Latency::E2el).median / 1000.0;
     let window = if s.rate > 0.0 {
         s.num_prompts as f64 / s.rate
@@ -70,7 +73,7 @@ pub fn rung_warnings(s: &RungSummary) -> Vec<String> {
             (3.0 * s.rate).ceil() as u64
         ));
     }
-    if !closed && s.completed > 0 && window < 3.0 * e2e && !saturated {
+    if !closed && !shaped && s.completed > 0 && window < 3.0 * e2e && !saturated {
         let need = (3.0 * e2e * s.rate).ceil() as u64;
         w.push(format!(
             "rung {rate} is too short to reach steady state: {} requests arrive over {}, \

@@ -27,6 +27,12 @@ pub enum LoadKind {
     /// Closed loop: the rung's number of users, each sending its next request when its
     /// previous one finished (plus `load.think_time`).
     Concurrency,
+    /// Open loop at a trace's recorded times (`load.trace`); the rung's level is the replay
+    /// speed.
+    Trace,
+    /// Open loop at a rate rising over the rung (`load.ramp`); the rung's level is the
+    /// ramp's final rate.
+    Ramp,
 }
 
 impl LoadKind {
@@ -40,14 +46,24 @@ impl LoadKind {
         match self {
             LoadKind::Rate => "rate",
             LoadKind::Concurrency => "concurrency",
+            LoadKind::Trace => "trace",
+            LoadKind::Ramp => "ramp",
         }
+    }
+
+    /// True when a rung's level grows the offered load in proportion (users, replay speed)
+    /// rather than adding req/s: the knee's throughput test then scales the previous rung's
+    /// throughput by the level's growth.
+    pub fn proportional(self) -> bool {
+        matches!(self, LoadKind::Concurrency | LoadKind::Trace)
     }
 
     /// Unit of a rung's level: `req/s` or `users`.
     pub fn unit(self) -> &'static str {
         match self {
-            LoadKind::Rate => "req/s",
+            LoadKind::Rate | LoadKind::Ramp => "req/s",
             LoadKind::Concurrency => "users",
+            LoadKind::Trace => "x",
         }
     }
 
@@ -56,6 +72,18 @@ impl LoadKind {
         match self {
             LoadKind::Rate => "rate (req/s)",
             LoadKind::Concurrency => "concurrency (users)",
+            LoadKind::Trace => "trace speed (x)",
+            LoadKind::Ramp => "ramp final rate (req/s)",
+        }
+    }
+
+    /// The analysis line naming the highest level within SLO.
+    pub fn within_slo(self) -> &'static str {
+        match self {
+            LoadKind::Rate => "Highest rate within SLO",
+            LoadKind::Concurrency => "Most users within SLO",
+            LoadKind::Trace => "Fastest speed within SLO",
+            LoadKind::Ramp => "Ramp within SLO",
         }
     }
 
@@ -63,13 +91,17 @@ impl LoadKind {
     pub fn level(self, level: f64) -> String {
         match self {
             LoadKind::Concurrency if level == 1.0 => "1 user".into(),
+            LoadKind::Trace => format!("{}x", rate_label(level)),
             _ => format!("{} {}", rate_label(level), self.unit()),
         }
     }
 
     /// A rung named for humans: `rate 5 req/s`, `concurrency 16 users`.
     pub fn rung(self, level: f64) -> String {
-        format!("{} {}", self.name(), self.level(level))
+        match self {
+            LoadKind::Ramp => format!("ramp to {}", self.level(level)),
+            _ => format!("{} {}", self.name(), self.level(level)),
+        }
     }
 }
 
@@ -89,11 +121,14 @@ pub(super) fn check(v: &Value, out: &mut Vec<Problem>) {
         return; // the schema reports a missing or mistyped `load`
     }
     let rates = load_key(v, "rates");
+    if load_key(v, "trace").is_some() || load_key(v, "ramp").is_some() {
+        return; // scenario::shapes checks those and refuses `rates` or `concurrency` beside them
+    }
     let Some(levels) = load_key(v, "concurrency") else {
         if rates.is_none() {
             out.push(
                 Problem::key(p(&["load"]), "the ladder has no rungs: set `rates` or `concurrency`")
-                    .hint("`rates: [5, 10, 20]` offers requests per second (open loop); `concurrency: [1, 4, 16]` runs that many users, each sending its next request when the previous one finished (closed loop)"),
+                    .hint("`rates: [5, 10, 20]` offers requests per second (open loop); `concurrency: [1, 4, 16]` runs that many users, each sending its next request when the previous one finished (closed loop); `trace:` replays a recorded trace and `ramp:` raises the rate over one rung (docs/traces.md, docs/ramp.md)"),
             );
         }
         if load_key(v, "think_time").is_some() {
@@ -233,6 +268,8 @@ mod tests {
         assert_eq!(LoadKind::Concurrency.level(1.0), "1 user");
         assert_eq!(LoadKind::Concurrency.rung(4.0), "concurrency 4 users");
         assert_eq!(LoadKind::Rate.axis(), "rate (req/s)");
+        assert_eq!(LoadKind::Trace.rung(2.0), "trace 2x");
+        assert_eq!(LoadKind::Ramp.rung(50.0), "ramp to 50 req/s");
         assert_eq!(
             serde_json::to_string(&LoadKind::Concurrency).unwrap(),
             "\"concurrency\""

@@ -306,6 +306,14 @@ pub struct Load {
     /// sends the next one, e.g. `500ms`. Default 0.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub think_time: Option<DurationStr>,
+    /// Replay a JSONL trace (timestamps and lengths) open loop instead of `rates`: one rung
+    /// per replay speed (docs/traces.md).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub trace: Option<super::shapes::TraceLoad>,
+    /// One rung whose offered rate rises from `from` to `to` over `over` instead of `rates`,
+    /// reported window by window (docs/ramp.md).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ramp: Option<super::shapes::RampLoad>,
     /// Pause between rungs, e.g. `10s`.
     #[serde(default = "default_cooldown")]
     pub cooldown: DurationStr,
@@ -656,8 +664,15 @@ impl JsonSchema for DurationStr {
 
 impl Scenario {
     /// The rungs' levels in run order: the baseline rate (if any) first, then `rates`; or
-    /// the `concurrency` levels (user counts) of a closed-loop ladder.
+    /// the `concurrency` levels (user counts) of a closed-loop ladder; or the trace's replay
+    /// speeds; or the ramp's final rate (its one rung).
     pub fn rungs(&self) -> Vec<f64> {
+        if let Some(t) = &self.load.trace {
+            return t.speed.clone();
+        }
+        if let Some(r) = &self.load.ramp {
+            return vec![r.to];
+        }
         if self.load_kind() == super::LoadKind::Concurrency {
             return self
                 .load
@@ -671,9 +686,14 @@ impl Scenario {
         v
     }
 
-    /// Rate rungs or concurrency rungs (`load.concurrency` set).
+    /// Rate rungs, concurrency rungs (`load.concurrency` set), trace speeds (`load.trace`)
+    /// or one ramp (`load.ramp`).
     pub fn load_kind(&self) -> super::LoadKind {
-        if self.load.concurrency.is_empty() {
+        if self.load.trace.is_some() {
+            super::LoadKind::Trace
+        } else if self.load.ramp.is_some() {
+            super::LoadKind::Ramp
+        } else if self.load.concurrency.is_empty() {
             super::LoadKind::Rate
         } else {
             super::LoadKind::Concurrency

@@ -49,7 +49,13 @@ impl Scraper {
         mut when: watch::Receiver<Option<Instant>>,
     ) -> Scraper {
         let (stop, mut stopped) = oneshot::channel::<()>();
-        let interval = interval.max(Duration::from_millis(100));
+        // At most a year: any longer interval scrapes the same (once at the start, once at the
+        // stop), and `next += interval` must not overflow an Instant (`interval:
+        // 18446744073709551615s` validates).
+        let interval = interval.clamp(
+            Duration::from_millis(100),
+            Duration::from_secs(365 * 24 * 3600),
+        );
         let task = tokio::spawn(async move {
             let mut out = RungScrapes::default();
             let first_at = loop {

@@ -74,6 +74,67 @@ pub fn schedule(
     Ok(out)
 }
 
+/// Send offsets of a ramp rung (`load.ramp`): the arrival process of `arrival` run at a
+/// rate rising from `ramp.from` to `ramp.to` over `ramp.over`, by time rescaling. Arrivals
+/// are drawn in "operational time" `u` at rate 1 (exponential gaps for `Poisson`, gamma gaps
+/// of mean 1 and shape `burstiness` for `Gamma`, gaps of exactly 1 for `Constant`), from
+/// `u = 0`, while `u <= Λ(T)` (the ramp's expected count), and each is sent at `Λ⁻¹(u)`. A
+/// Poisson ramp is then an inhomogeneous Poisson process with rate `r(t)`; a constant one
+/// sends request `i` when `i` requests were due. The count is random (Poisson: mean and
+/// variance `Λ(T)`), the same for the same `seed`.
+pub fn ramp_schedule(
+    ramp: &crate::scenario::RampLoad,
+    arrival: Arrival,
+    burstiness: Option<f64>,
+    seed: u64,
+) -> Result<Vec<Duration>, ScheduleError> {
+    let total = ramp.total();
+    let bad = |reason: String| ScheduleError::Distribution {
+        rate: ramp.to,
+        reason,
+    };
+    if !(total.is_finite() && total >= 0.0)
+        || total > crate::scenario::limits::MAX_REQUESTS_PER_RUNG as f64
+    {
+        return Err(bad(format!(
+            "the ramp's expected count {total} is out of range"
+        )));
+    }
+    let mut rng = ChaCha8Rng::seed_from_u64(seed ^ ARRIVAL_STREAM);
+    let mut gap: Box<dyn FnMut(&mut ChaCha8Rng) -> f64> = match arrival {
+        Arrival::Constant => Box::new(|_| 1.0),
+        Arrival::Poisson => {
+            let exp = Exp::new(1.0).map_err(|e| bad(e.to_string()))?;
+            Box::new(move |r| exp.sample(r))
+        }
+        Arrival::Gamma => {
+            let shape = burstiness
+                .filter(|b| *b > 0.0 && b.is_finite())
+                .unwrap_or(1.0);
+            let g = Gamma::new(shape, 1.0 / shape)
+                .map_err(|e| bad(format!("burstiness {shape}: {e}")))?;
+            Box::new(move |r| g.sample(r))
+        }
+    };
+    let mut out = Vec::with_capacity(total.ceil() as usize + 1);
+    let mut u = 0.0_f64;
+    // Constant gaps are counted, not summed, so the i-th send is exactly at Λ⁻¹(i).
+    let mut i = 0u64;
+    while u <= total {
+        let t = ramp.time_of(u);
+        out.push(Duration::try_from_secs_f64(t).map_err(|e| bad(e.to_string()))?);
+        i += 1;
+        u = match arrival {
+            Arrival::Constant => i as f64,
+            _ => u + gap(&mut rng),
+        };
+        if out.len() as u64 > crate::scenario::limits::MAX_REQUESTS_PER_RUNG {
+            return Err(bad("more requests than a rung may hold".into()));
+        }
+    }
+    Ok(out)
+}
+
 /// Why a rung's send times cannot be computed.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum ScheduleError {
@@ -188,6 +249,66 @@ mod tests {
         assert!(schedule(Arrival::Constant, 1.0, None, 0, 0)
             .unwrap()
             .is_empty());
+    }
+
+    fn ramp(shape: crate::scenario::RampShape) -> crate::scenario::RampLoad {
+        crate::scenario::RampLoad {
+            from: 2.0,
+            to: 50.0,
+            over: crate::scenario::DurationStr(Duration::from_secs(60)),
+            shape,
+            windows: 10,
+        }
+    }
+
+    /// Counts in the first and last tenth of a Poisson ramp match the integral of the rate
+    /// there within 4 standard deviations (Poisson: variance = mean), for several seeds.
+    #[test]
+    fn poisson_ramp_counts_follow_the_rate_integral() {
+        use crate::scenario::RampShape;
+        for shape in [RampShape::Linear, RampShape::Exponential] {
+            let r = ramp(shape);
+            for seed in 0..5 {
+                let s = ramp_schedule(&r, Arrival::Poisson, None, seed).unwrap();
+                assert_eq!(s, ramp_schedule(&r, Arrival::Poisson, None, seed).unwrap());
+                assert_sorted(&s);
+                assert_eq!(s[0], Duration::ZERO);
+                assert!(s.last().unwrap().as_secs_f64() <= 60.0);
+                let count = |a: f64, b: f64| {
+                    s.iter()
+                        .filter(|t| (a..b).contains(&t.as_secs_f64()))
+                        .count() as f64
+                };
+                for (a, b) in [(0.0, 6.0), (54.0, 60.0), (0.0, 60.0)] {
+                    let want = r.expected(b) - r.expected(a);
+                    let got = count(a, b);
+                    assert!(
+                        (got - want).abs() <= 4.0 * want.sqrt() + 1.0,
+                        "{shape:?} seed {seed} [{a}, {b}): {got} arrivals, expected {want:.1}"
+                    );
+                }
+                // The rate rises: the last tenth holds far more than the first.
+                assert!(count(54.0, 60.0) > 3.0 * count(0.0, 6.0));
+            }
+            assert_ne!(
+                ramp_schedule(&r, Arrival::Poisson, None, 1).unwrap(),
+                ramp_schedule(&r, Arrival::Poisson, None, 2).unwrap()
+            );
+        }
+    }
+
+    #[test]
+    fn constant_ramp_sends_when_each_request_is_due() {
+        let r = ramp(crate::scenario::RampShape::Linear);
+        let s = ramp_schedule(&r, Arrival::Constant, None, 0).unwrap();
+        // (2 + 50) / 2 x 60 = 1560 expected: requests 0..=1560.
+        assert_eq!(s.len(), 1561);
+        for (i, t) in s.iter().enumerate() {
+            assert!((r.expected(t.as_secs_f64()) - i as f64).abs() < 1e-6);
+        }
+        let gamma = ramp_schedule(&r, Arrival::Gamma, Some(4.0), 3).unwrap();
+        assert_sorted(&gamma);
+        assert!((gamma.len() as f64 - 1560.0).abs() < 4.0 * 1560f64.sqrt());
     }
 
     #[test]

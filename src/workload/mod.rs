@@ -12,13 +12,14 @@ mod synth;
 pub mod testkit;
 pub mod tokenizer;
 pub mod tokenizer_source;
+pub mod trace;
 
 use std::path::{Path, PathBuf};
 
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
-pub use arrival::{schedule, ScheduleError};
+pub use arrival::{ramp_schedule, schedule, ScheduleError};
 pub use tokenizer::Tokenizer;
 
 use crate::scenario::types::{Dataset, InputLength, Workload};

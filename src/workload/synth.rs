@@ -225,6 +225,14 @@ impl WordPool {
         self.rest.len()
     }
 
+    /// `n` words that may stand anywhere in a text, the first one too (a trace's prefix
+    /// block, which may start a prompt or follow another block).
+    pub(crate) fn block_words(&self, n: usize, rng: &mut impl Rng) -> Vec<&str> {
+        let mut words = Vec::with_capacity(n);
+        self.push_words(&mut words, n, rng);
+        words
+    }
+
     fn push_words<'p>(&'p self, words: &mut Vec<&'p str>, n: usize, rng: &mut impl Rng) {
         for _ in 0..n {
             let pool = if words.is_empty() {
