@@ -110,7 +110,7 @@ pub fn specs(report: &Report) -> Vec<ChartSpec> {
         }
         out.push(ChartSpec {
             id,
-            title: title.into(),
+            title,
             y_desc: y_desc.into(),
             lines,
             markers: markers.clone(),
