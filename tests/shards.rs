@@ -601,6 +601,30 @@ fn kube_manifests_match_the_kubernetes_schema_and_take_the_key_from_a_secret() {
         "{}",
         r.stderr
     );
+    // A trace replay or a ramp is not sharded (merge would lose its offered rate and windows).
+    for (example, kind) in [("trace-replay.yaml", "trace"), ("ramp.yaml", "ramp")] {
+        let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("scenarios")
+            .join(example);
+        let r = spawn(ladder_cmd(&[
+            "kube",
+            path.to_str().unwrap(),
+            "--shards",
+            "2",
+            "--image",
+            "i",
+            "-o",
+            tmp.path().join("no.json").to_str().unwrap(),
+        ]))
+        .finish(Duration::from_secs(30));
+        assert_eq!(r.status.code(), Some(2), "{}", r.all());
+        assert!(
+            r.stderr
+                .contains(&format!("a {kind} ladder cannot be sharded yet")),
+            "{}",
+            r.stderr
+        );
+    }
 }
 
 #[test]

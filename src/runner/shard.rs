@@ -206,6 +206,18 @@ pub fn check(run: &ShardRun, scenario: &crate::scenario::Scenario) -> Result<(),
                 .into(),
         );
     }
+    // `ladder merge` recomputes summaries with the rate and concurrency rules only: a trace's
+    // offered rate and a ramp's window table would not survive it.
+    match scenario.load_kind() {
+        crate::scenario::LoadKind::Trace | crate::scenario::LoadKind::Ramp => {
+            return Err(format!(
+                "a {} ladder cannot be sharded yet (`ladder merge` would lose its offered rate \
+                 and windows): run it on one machine, or shard a `rates` ladder",
+                scenario.load_kind().name()
+            ))
+        }
+        crate::scenario::LoadKind::Rate | crate::scenario::LoadKind::Concurrency => {}
+    }
     if let Some(&users) = scenario.load.concurrency.iter().min() {
         if users < n {
             return Err(format!(
