@@ -1,6 +1,7 @@
 //! Evidence for one metric on one rung: which samples each metric key draws from the
 //! per-request lines, and which test gives its interval.
 
+use super::large::{self, SideEstimate, LARGE_SAMPLE};
 use super::stats::{self, Statistic};
 use super::verdict::{Counts, Evidence, Method};
 use crate::metrics::{Latency, RungSummary};
@@ -251,13 +252,29 @@ pub fn evidence(key: &str, base: &Side, cand: &Side, level: f64) -> Result<Evide
             } else {
                 None
             };
-            let mut e = if hier {
-                let runs = |s: &Side| -> Vec<Vec<Vec<f64>>> {
-                    by_repeat(s.lines)
-                        .into_iter()
-                        .map(|r| groups_of(r.into_iter(), which))
-                        .collect()
-                };
+            let runs = |s: &Side| -> Vec<Vec<Vec<f64>>> {
+                by_repeat(s.lines)
+                    .into_iter()
+                    .map(|r| groups_of(r.into_iter(), which))
+                    .collect()
+            };
+            let z = stats::z_for(level);
+            let large = (bg.len() >= LARGE_SAMPLE && cg.len() >= LARGE_SAMPLE)
+                .then(|| {
+                    // One run's groups are `bg` / `cg` as they are: no second copy.
+                    let side = |s: &Side, g: &Vec<Vec<f64>>| {
+                        if hier {
+                            large::latency(&runs(s), stat, z)
+                        } else {
+                            large::latency(std::slice::from_ref(g), stat, z)
+                        }
+                    };
+                    side(base, &bg).zip(side(cand, &cg))
+                })
+                .flatten();
+            let mut e = if let Some((b, c)) = large {
+                large_sample(&b, &c, bv, cv, level)
+            } else if hier {
                 hier_boot(&runs(base), &runs(cand), bv, cv, level, |v| {
                     stat.compute(&mut v.concat())
                 })
@@ -271,13 +288,27 @@ pub fn evidence(key: &str, base: &Side, cand: &Side, level: f64) -> Result<Evide
         Model::Throughput(w) => {
             let bg = throughput_groups(base.lines.iter(), w, &base.slo);
             let cg = throughput_groups(cand.lines.iter(), w, &cand.slo);
-            let mut e = if hier {
-                let runs = |s: &Side| -> Vec<Vec<Vec<f64>>> {
-                    by_repeat(s.lines)
-                        .into_iter()
-                        .map(|r| throughput_groups(r.into_iter(), w, &s.slo))
-                        .collect()
-                };
+            let runs = |s: &Side| -> Vec<Vec<Vec<f64>>> {
+                by_repeat(s.lines)
+                    .into_iter()
+                    .map(|r| throughput_groups(r.into_iter(), w, &s.slo))
+                    .collect()
+            };
+            let large = (bg.len() >= LARGE_SAMPLE && cg.len() >= LARGE_SAMPLE)
+                .then(|| {
+                    let side = |s: &Side, g: &Vec<Vec<f64>>| {
+                        if hier {
+                            large::throughput(&runs(s))
+                        } else {
+                            large::throughput(std::slice::from_ref(g))
+                        }
+                    };
+                    side(base, &bg).zip(side(cand, &cg))
+                })
+                .flatten();
+            let mut e = if let Some((b, c)) = large {
+                large_sample(&b, &c, bv, cv, level)
+            } else if hier {
                 hier_boot(&runs(base), &runs(cand), bv, cv, level, rate_of_runs)
             } else {
                 boot(&bg, &cg, bv, cv, level, rate_of)
@@ -295,7 +326,7 @@ pub fn evidence(key: &str, base: &Side, cand: &Side, level: f64) -> Result<Evide
             e
         }
     };
-    if e.method == Method::Bootstrap {
+    if matches!(e.method, Method::Bootstrap | Method::LargeSample) {
         e.repeats = repeats;
     }
     Ok(e)
@@ -414,6 +445,14 @@ fn boot(
         cv,
         level,
     )
+}
+
+/// Evidence from large-sample intervals ([`large`]) of the values `bv` and `cv`.
+fn large_sample(b: &SideEstimate, c: &SideEstimate, bv: f64, cv: f64, level: f64) -> Evidence {
+    Evidence {
+        method: Method::LargeSample,
+        ..bootstrapped(large::compare(b, c, level), bv, cv, level)
+    }
 }
 
 /// Evidence from a bootstrap (flat or hierarchical) of the values `bv` and `cv`.

@@ -10,6 +10,7 @@ mod family_tests;
 pub mod gate;
 pub mod hier;
 pub mod junit;
+pub mod large;
 pub mod markdown;
 pub mod render;
 pub mod replaced;

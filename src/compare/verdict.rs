@@ -46,6 +46,9 @@ pub enum Scale {
 pub enum Method {
     /// Seeded percentile bootstrap over requests.
     Bootstrap,
+    /// Large-sample intervals by linearization (Woodruff's for quantiles), for sides of
+    /// at least [`super::large::LARGE_SAMPLE`] requests (see [`super::large`]).
+    LargeSample,
     /// Wilson interval / Newcombe difference interval of proportions.
     Proportion,
     /// No noise model: the summary values are compared as they are.
@@ -56,6 +59,7 @@ impl fmt::Display for Method {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(match self {
             Method::Bootstrap => "bootstrap",
+            Method::LargeSample => "large-sample",
             Method::Proportion => "wilson/newcombe",
             Method::Plain => "plain",
         })
@@ -114,7 +118,8 @@ impl Counts {
 impl Evidence {
     /// True when the intervals come from the hierarchical bootstrap (a side has repeats).
     pub fn hierarchical(&self) -> bool {
-        self.method == Method::Bootstrap && self.repeats.iter().any(|r| *r >= 2)
+        matches!(self.method, Method::Bootstrap | Method::LargeSample)
+            && self.repeats.iter().any(|r| *r >= 2)
     }
 }
 

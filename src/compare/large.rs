@@ -1,0 +1,233 @@
+//! Large-sample intervals: what a check uses instead of the bootstrap when both sides hold
+//! at least [`LARGE_SAMPLE`] requests with samples.
+//!
+//! A percentile bootstrap costs resamples × requests: at a gate's per-check level (up to
+//! 20,000 resamples) and a million requests per rung that is hours, where the sampling
+//! distribution it estimates is by then normal to within a fraction of a percent. So large
+//! sides get the intervals a survey statistician would compute, by linearization, with
+//! requests as clusters (a request's ITL gaps stay together, as in the bootstrap):
+//!
+//! - a **quantile** q: Woodruff's interval. The variance of the share of samples at or
+//!   below the estimate ξ̂ is Σᵢ (cᵢ − q·mᵢ)² / M² (cᵢ of request i's mᵢ samples are ≤ ξ̂,
+//!   M samples in all); the interval for ξ is the sample quantiles at q ∓ z·se; its log
+//!   width over 2z is the standard error of ln ξ̂. With one sample per request this is the
+//!   distribution-free binomial interval of a quantile.
+//! - a **mean**: Σᵢ (Sᵢ − mᵢ·μ̂)² / M² (Sᵢ the sum of request i's samples).
+//! - a **standard deviation**: the same for the variance's influence (x − μ̂)² − σ̂².
+//! - a **throughput** (weight per second over the rung's window): the variance of the
+//!   summed weights, n/(n − 1) Σ (wᵢ − w̄)², with the window taken as fixed (one arrival gap
+//!   in a window of a million).
+//!
+//! Every variance has the n/(n − 1) cluster correction. The two sides are independent, so
+//! the standard error of ln(candidate / baseline) is the root of the sum of their squares,
+//! and the ratio's interval is exp(ln r ± z·se). With repeats, a side's variance is at least
+//! the run-to-run variance of its repeats' statistics (sample variance of their logs over
+//! R, with R − 1 degrees of freedom); a side of one run borrows the other side's run
+//! variance, as the hierarchical bootstrap borrows run effects; z becomes Student's t with
+//! the repeats' degrees of freedom. A statistic that is not positive on either side (a log
+//! is needed) falls back to the bootstrap.
+
+use super::hier;
+use super::stats::{self, BootstrapResult, Interval, Statistic};
+use crate::metrics::compute::percentile;
+
+/// Fewest requests with samples, on each side, for large-sample intervals. At this size a
+/// bootstrap at a gate's per-check level already costs seconds per check, and the
+/// linearized intervals agree with it (tests in `large_tests`).
+pub const LARGE_SAMPLE: usize = 5_000;
+
+/// One side's statistic and the variance of its logarithm.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SideEstimate {
+    /// The statistic on every sample of the side (all repeats pooled).
+    pub value: f64,
+    /// Variance of ln `value` from the requests (within runs).
+    pub within: f64,
+    /// The statistic of each repeat (one entry for a one-run side).
+    pub runs: Vec<f64>,
+}
+
+impl SideEstimate {
+    /// Sample variance of the repeats' log statistics (None with fewer than two).
+    fn run_variance(&self) -> Option<f64> {
+        let r = self.runs.len();
+        if r < 2 {
+            return None;
+        }
+        let logs: Vec<f64> = self.runs.iter().map(|v| v.ln()).collect();
+        let m = logs.iter().sum::<f64>() / r as f64;
+        Some(logs.iter().map(|l| (l - m) * (l - m)).sum::<f64>() / (r - 1) as f64)
+    }
+}
+
+/// A latency statistic of one side: per repeat, per request, that request's samples.
+/// `z` is the two-sided normal quantile of the check's level (Woodruff's interval is
+/// computed at it). None when the statistic is not positive or a variance is not finite.
+pub fn latency(runs: &[Vec<Vec<f64>>], stat: Statistic, z: f64) -> Option<SideEstimate> {
+    let all: Vec<&Vec<f64>> = runs.iter().flatten().collect();
+    let (value, within) = latency_of(&all, stat, z)?;
+    let per: Option<Vec<f64>> = if runs.len() < 2 {
+        Some(vec![value])
+    } else {
+        runs.iter()
+            .map(|r| {
+                let g: Vec<&Vec<f64>> = r.iter().collect();
+                latency_of(&g, stat, z).map(|(v, _)| v)
+            })
+            .collect()
+    };
+    Some(SideEstimate {
+        value,
+        within,
+        runs: per?,
+    })
+}
+
+/// The statistic over `groups` and the variance of its log.
+fn latency_of(groups: &[&Vec<f64>], stat: Statistic, z: f64) -> Option<(f64, f64)> {
+    let n = groups.len();
+    let total: usize = groups.iter().map(|g| g.len()).sum();
+    if n < 2 || total == 0 {
+        return None;
+    }
+    let big_m = total as f64;
+    let correction = n as f64 / (n - 1) as f64;
+    let (value, var_ln) = match stat {
+        Statistic::Mean => {
+            let mu = groups.iter().flat_map(|g| g.iter()).sum::<f64>() / big_m;
+            let v = groups
+                .iter()
+                .map(|g| g.iter().map(|x| x - mu).sum::<f64>().powi(2))
+                .sum::<f64>()
+                / (big_m * big_m)
+                * correction;
+            (mu, v / (mu * mu))
+        }
+        Statistic::Std => {
+            let mu = groups.iter().flat_map(|g| g.iter()).sum::<f64>() / big_m;
+            let var = groups
+                .iter()
+                .flat_map(|g| g.iter())
+                .map(|x| (x - mu) * (x - mu))
+                .sum::<f64>()
+                / big_m;
+            let v = groups
+                .iter()
+                .map(|g| {
+                    g.iter()
+                        .map(|x| (x - mu) * (x - mu) - var)
+                        .sum::<f64>()
+                        .powi(2)
+                })
+                .sum::<f64>()
+                / (big_m * big_m)
+                * correction;
+            (var.sqrt(), v / (4.0 * var * var))
+        }
+        Statistic::Quantile(q) => {
+            let mut sorted: Vec<f64> = groups.iter().flat_map(|g| g.iter().copied()).collect();
+            sorted.sort_unstable_by(f64::total_cmp);
+            let xi = percentile(&sorted, q * 100.0);
+            let v_f = groups
+                .iter()
+                .map(|g| {
+                    let c = g.iter().filter(|x| **x <= xi).count() as f64;
+                    (c - q * g.len() as f64).powi(2)
+                })
+                .sum::<f64>()
+                / (big_m * big_m)
+                * correction;
+            let half = z * v_f.sqrt();
+            let lo = percentile(&sorted, (q - half).max(0.0) * 100.0);
+            let hi = percentile(&sorted, (q + half).min(1.0) * 100.0);
+            if !(lo > 0.0) {
+                return None;
+            }
+            (xi, ((hi.ln() - lo.ln()) / (2.0 * z)).powi(2))
+        }
+    };
+    (value > 0.0 && var_ln.is_finite()).then_some((value, var_ln))
+}
+
+/// A throughput of one side from per repeat, per request `[sent_ms, end_ms, weight]`
+/// triples: weight per second over each repeat's window, the windows summed over repeats.
+pub fn throughput(runs: &[Vec<Vec<f64>>]) -> Option<SideEstimate> {
+    let (mut total, mut span, mut sq, mut n) = (0.0, 0.0, 0.0, 0usize);
+    let mut per = Vec::with_capacity(runs.len());
+    for r in runs {
+        let (mut first, mut last, mut t) = (f64::INFINITY, f64::NEG_INFINITY, 0.0);
+        for v in r {
+            first = first.min(v[0]);
+            last = last.max(v[1]);
+            t += v[2];
+        }
+        let mean = t / r.len().max(1) as f64;
+        sq += r.iter().map(|v| (v[2] - mean).powi(2)).sum::<f64>();
+        n += r.len();
+        let s = if last > first { last - first } else { 0.0 };
+        per.push(if s > 0.0 { t / (s / 1000.0) } else { f64::NAN });
+        total += t;
+        span += s;
+    }
+    if n < 2 || span <= 0.0 || total <= 0.0 || per.iter().any(|p| !(*p > 0.0)) {
+        return None;
+    }
+    let var_total = sq * n as f64 / (n - 1) as f64;
+    Some(SideEstimate {
+        value: total / (span / 1000.0),
+        within: var_total / (total * total),
+        runs: per,
+    })
+}
+
+/// Intervals at `level` of candidate / baseline, candidate − baseline and the candidate,
+/// from two independent sides.
+pub fn compare(base: &SideEstimate, cand: &SideEstimate, level: f64) -> BootstrapResult {
+    let (rb, rc) = (base.run_variance(), cand.run_variance());
+    // A one-run side borrows the other side's run-to-run variance (its single run has a run
+    // effect too); a side of R runs has the run variance over R in its pooled statistic.
+    let side_var = |s: &SideEstimate, own: Option<f64>, other: Option<f64>| -> f64 {
+        let run = match own {
+            Some(v) => v / s.runs.len() as f64,
+            None => other.unwrap_or(0.0),
+        };
+        s.within.max(run)
+    };
+    let (vb, vc) = (side_var(base, rb, rc), side_var(cand, rc, rb));
+    let df: usize = [base, cand]
+        .iter()
+        .filter(|s| s.runs.len() >= 2)
+        .map(|s| s.runs.len() - 1)
+        .sum();
+    let q = if df == 0 {
+        stats::z_for(level)
+    } else {
+        hier::t_for(level, df as u32)
+    };
+    let (b, c) = (base.value, cand.value);
+    let lr = (c / b).ln();
+    let se = (vb + vc).sqrt();
+    let ratio = Interval {
+        lo: (lr - q * se).exp(),
+        hi: (lr + q * se).exp(),
+    };
+    // The difference by the delta method on the same log-scale variances.
+    let se_diff = (b * b * vb + c * c * vc).sqrt();
+    BootstrapResult {
+        base: b,
+        cand: c,
+        ratio,
+        diff: Interval {
+            lo: c - b - q * se_diff,
+            hi: c - b + q * se_diff,
+        },
+        cand_ci: Interval {
+            lo: c * (-q * vc.sqrt()).exp(),
+            hi: c * (q * vc.sqrt()).exp(),
+        },
+    }
+}
+
+#[cfg(test)]
+#[path = "large_tests.rs"]
+mod tests;
