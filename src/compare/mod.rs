@@ -483,8 +483,16 @@ pub fn compare(
     let mut rows = Vec::new();
     let mut server_notes = Vec::new();
     for &rate in &common {
-        let (br, bl) = load(b, "baseline", rate)?;
-        let (cr, cl) = load(c, "candidate", rate)?;
+        // The two sides' files are read and checked at once (a big rung takes seconds each).
+        let (bres, cres) = std::thread::scope(|s| {
+            let cand = s.spawn(|| load(c, "candidate", rate));
+            let base = load(b, "baseline", rate);
+            (
+                base,
+                cand.join().expect("loading the candidate's rung panicked"),
+            )
+        });
+        let ((br, bl), (cr, cl)) = (bres?, cres?);
         run_noise.base = run_noise.base.max(evidence::runs_in(&bl));
         run_noise.cand = run_noise.cand.max(evidence::runs_in(&cl));
         if let Some(n) =
