@@ -124,6 +124,162 @@ fn out_of_open_files_is_the_clients_failure_not_server_overload() {
     }
 }
 
+/// A `ladder sim` in its own process (not under the client's limit), killed on drop.
+struct SimProcess {
+    child: std::process::Child,
+    url: String,
+}
+
+impl SimProcess {
+    fn start(args: &[&str]) -> SimProcess {
+        use std::io::BufRead;
+        let mut child = Command::new(BIN)
+            .args(["sim", "--port", "0"])
+            .args(args)
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("spawn ladder sim");
+        let mut line = String::new();
+        std::io::BufReader::new(child.stdout.take().unwrap())
+            .read_line(&mut line)
+            .unwrap();
+        let url = line
+            .trim()
+            .strip_prefix("listening on ")
+            .unwrap_or_else(|| panic!("sim did not start: {line:?}"))
+            .to_owned();
+        SimProcess { child, url }
+    }
+}
+
+impl Drop for SimProcess {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+#[test]
+fn out_of_open_files_against_the_sim_is_the_clients_never_connect() {
+    // The simulator (its own process, its own limits) holds each stream ≈ 1.5 s (60 tokens,
+    // 25 ms steps); 80 requests arrive within ≈ 0.1 s while `ladder run` has a hard limit of
+    // 40 open files, so later requests cannot open a socket (EMFILE).
+    let sim = SimProcess::start(&[
+        "--served-model-names",
+        "m",
+        "--step-base-ms",
+        "25",
+        "--step-per-seq-ms",
+        "0",
+    ]);
+    let tmp = tempfile::tempdir().unwrap();
+    let mut sc = Sc::new(sim.url.clone());
+    sc.n = 80;
+    sc.output_tokens = 60;
+    sc.baseline = 800.0;
+    sc.rates = "[1000]";
+    sc.timeout = "30s";
+    let path = sc.write(tmp.path());
+    let out = tmp.path().join("out");
+    let ran = run_under_ulimit("ulimit -n 40", &path, &out);
+    no_panic(&ran);
+    assert!(ran.status.success(), "{}", ran.all());
+    let dir = run_dir(&out).expect("a folder");
+    let rd = check_folder(&dir);
+    let mut limited = 0;
+    for r in &rd.rungs {
+        let s = &r.summary;
+        // Not one request the client could not open is blamed on the server.
+        for k in ["connect", "reset", "server_5xx", "timeout", "malformed"] {
+            assert_eq!(s.errors_by_class[k], 0, "{k}: {:?}", s.errors_by_class);
+        }
+        let client = s.errors_by_class["client_resource"];
+        assert_eq!(client, s.failed, "{:?}", s.errors_by_class);
+        if client == 0 {
+            continue;
+        }
+        limited += 1;
+        for l in rd.requests(r).unwrap().iter().filter(|l| !l.ok) {
+            let detail = l.error_detail.as_deref().unwrap_or_default();
+            // The per-request detail names the limit as it stood and the fix.
+            assert!(
+                detail.contains("ran out of open files (ulimit -n is 40, hard limit 40)")
+                    && detail.contains("ulimit -n 65536")
+                    && detail.contains("max_concurrency"),
+                "{detail}"
+            );
+        }
+    }
+    assert!(limited > 0, "no request hit the limit: {}", ran.all());
+    // The terminal warning names the class, the limit as it stands and the fixes, and the
+    // same words are kept in run.json; never "overloaded", never a knee.
+    let all = ran.all();
+    for want in [
+        "failed on the client, not the server",
+        "client_resource",
+        "open-file limit (ulimit -n) 40 (hard 40)",
+        "ulimit -n 65536",
+        "max_concurrency",
+    ] {
+        assert!(all.contains(want), "{want}: {all}");
+    }
+    assert!(!all.contains("overloaded"), "{all}");
+    let run_json = std::fs::read_to_string(dir.join("run.json")).unwrap();
+    assert!(
+        run_json.contains("open-file limit (ulimit -n) 40 (hard 40)"),
+        "{run_json}"
+    );
+    let analysis: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(dir.join("analysis.json")).unwrap()).unwrap();
+    assert!(analysis["knee"].is_null(), "{analysis}");
+}
+
+#[test]
+fn out_of_open_files_at_preflight_says_so_not_server_unreachable() {
+    // Limits just around what the process needs to start: the lowest fail before the
+    // runtime exists, the highest pass preflight. Where the preflight's own connection finds
+    // no descriptor, the error must name the client's limit, never the server.
+    let sim = SimProcess::start(&["--served-model-names", "m"]);
+    let tmp = tempfile::tempdir().unwrap();
+    let path = Sc::new(sim.url.clone()).write(tmp.path());
+    let (mut at_preflight, mut seen) = (0, Vec::new());
+    for limit in 6..=24 {
+        let out = tmp.path().join(format!("out{limit}"));
+        let ran = run_under_ulimit(&format!("ulimit -n {limit}"), &path, &out);
+        no_panic(&ran);
+        if !ran.stderr.contains("error: preflight failed") {
+            let last = ran.stderr.lines().last().unwrap_or_default().to_owned();
+            seen.push(format!("{limit}: {last}"));
+            continue;
+        }
+        at_preflight += 1;
+        assert_eq!(ran.status.code(), Some(2), "{}", ran.all());
+        for want in [
+            "this machine could not send to",
+            "the server was not tried",
+            "ran out of open files (ulimit -n is ",
+            "ulimit -n 65536",
+        ] {
+            assert!(ran.stderr.contains(want), "{limit}: {want}: {}", ran.stderr);
+        }
+        for wrong in [
+            "refused",
+            "is the server running",
+            "unreachable",
+            "timed out",
+        ] {
+            assert!(
+                !ran.stderr.contains(wrong),
+                "{limit}: {wrong}: {}",
+                ran.stderr
+            );
+        }
+    }
+    assert!(at_preflight > 0, "no limit failed at preflight: {seen:#?}");
+}
+
 // ---- exact timeouts while outputs are re-tokenized ----------------------------------------
 
 #[test]

@@ -255,11 +255,14 @@ fn check_fd_limit(
                  in a systemd unit) or lower load.max_concurrency"
             ))),
             None => {
+                let or_cap = match hard.saturating_sub(64) {
+                    0 => String::new(),
+                    cap => format!(" or set load.max_concurrency below {cap}"),
+                };
                 say(&format!(
                     "warning: up to {concurrency} requests may be in flight at once, needing about {need} open files, \
-                     but the hard limit is {hard}; raise the open-file limit (`ulimit -n {need}`) or set \
-                     load.max_concurrency below {}",
-                    hard.saturating_sub(64)
+                     but the hard limit is {hard}; raise the open-file limit (`ulimit -n {need}`){or_cap}; \
+                     requests that find no descriptor fail as client_resource, never as the server's errors"
                 ));
                 Ok(())
             }
@@ -432,6 +435,9 @@ async fn run_scenario(
             .map(|c| c as usize)
             .unwrap_or(1024),
     };
+    // Under a low open-file limit, connections left idle after a rung must not hold the
+    // descriptors the results files need.
+    let max_connections = limits::idle_connections(max_connections);
     let client = Client::new(ClientConfig {
         base_url: base_url.clone(),
         api: scenario.endpoint.api,
