@@ -237,47 +237,50 @@ fn out_of_open_files_against_the_sim_is_the_clients_never_connect() {
 }
 
 #[test]
-fn out_of_open_files_at_preflight_says_so_not_server_unreachable() {
-    // Limits just around what the process needs to start: the lowest fail before the
-    // runtime exists, the highest pass preflight. Where the preflight's own connection finds
-    // no descriptor, the error must name the client's limit, never the server.
+fn under_any_low_open_file_limit_the_error_names_the_limit_never_the_server() {
+    // From limits where the process could not even start its runtime up to ones where the
+    // run passes: no panic, and every failure names the client's open-file limit and the
+    // fix; none blames the server. (Whether a limit fails at start-up, at preflight or in
+    // the rung depends on how many descriptors this platform's runtime takes.)
     let sim = SimProcess::start(&["--served-model-names", "m"]);
     let tmp = tempfile::tempdir().unwrap();
     let path = Sc::new(sim.url.clone()).write(tmp.path());
-    let (mut at_preflight, mut seen) = (0, Vec::new());
-    for limit in 6..=24 {
+    let mut passed = 0;
+    for limit in 4..=24 {
         let out = tmp.path().join(format!("out{limit}"));
         let ran = run_under_ulimit(&format!("ulimit -n {limit}"), &path, &out);
         no_panic(&ran);
-        if !ran.stderr.contains("error: preflight failed") {
-            let last = ran.stderr.lines().last().unwrap_or_default().to_owned();
-            seen.push(format!("{limit}: {last}"));
-            continue;
-        }
-        at_preflight += 1;
-        assert_eq!(ran.status.code(), Some(2), "{}", ran.all());
-        for want in [
-            "this machine could not send to",
-            "the server was not tried",
-            "ran out of open files (ulimit -n is ",
-            "ulimit -n 65536",
-        ] {
-            assert!(ran.stderr.contains(want), "{limit}: {want}: {}", ran.stderr);
-        }
+        let err = &ran.stderr;
         for wrong in [
             "refused",
             "is the server running",
             "unreachable",
             "timed out",
         ] {
+            assert!(!err.contains(wrong), "{limit}: {wrong}: {err}");
+        }
+        if ran.status.success() {
+            passed += 1;
+            continue;
+        }
+        assert!(
+            err.contains("ulimit -n") && err.contains("65536"),
+            "{limit}: {err}"
+        );
+        if err.contains("error: preflight failed: this machine could not send") {
             assert!(
-                !ran.stderr.contains(wrong),
-                "{limit}: {wrong}: {}",
-                ran.stderr
+                err.contains("the server was not tried")
+                    && err.contains("ran out of open files (ulimit -n is "),
+                "{limit}: {err}"
+            );
+        } else if err.contains("error: preflight failed") {
+            assert!(
+                err.contains("too low for ladder to start"),
+                "{limit}: {err}"
             );
         }
     }
-    assert!(at_preflight > 0, "no limit failed at preflight: {seen:#?}");
+    assert!(passed > 0, "not even 24 descriptors were enough");
 }
 
 // ---- exact timeouts while outputs are re-tokenized ----------------------------------------

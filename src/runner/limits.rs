@@ -24,6 +24,24 @@ pub fn fds_needed(concurrency: u64, in_process_sim: bool) -> u64 {
     concurrency.saturating_mul(per).saturating_add(HEADROOM)
 }
 
+/// Descriptors a run needs before its first connection: the standard streams, the async
+/// runtime, signal handling, the scenario, tokenizer and result files.
+pub const STARTUP_FDS: u64 = 16;
+
+/// Raises the soft open-file limit to [`STARTUP_FDS`] if it is lower, or says what to do:
+/// below it the process fails in odd places (the runtime, signal handling, a result file)
+/// before the first request, where no error could name the limit.
+pub fn ensure_startup_fds() -> Result<(), String> {
+    match ensure_fds(STARTUP_FDS) {
+        Ok(FdLimit::TooLow { hard, .. }) => Err(format!(
+            "the open-file limit (ulimit -n) is {hard}, too low for ladder to start: it needs \
+             about {STARTUP_FDS} descriptors before its first connection, plus one per request in \
+             flight; raise it (`ulimit -n 65536`, or LimitNOFILE= for a service)"
+        )),
+        _ => Ok(()),
+    }
+}
+
 /// Idle kept-alive connections the client may hold: at most `wanted`, and few enough that
 /// the descriptors of the headroom stay free when every connection is idle (after a rung,
 /// the results files must still open). At least 1.
