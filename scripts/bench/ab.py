@@ -27,7 +27,7 @@ import e2e  # noqa: E402
 # (row key, figures to compare) per experiment.
 FIGURES = {
     "rate": ("rate", ["achieved", "ratio", "lag_p50_ms", "lag_p99_ms", "lag_max_ms",
-                      "client_core", "sim_core"]),
+                      "ttft_p99_ms", "client_core", "sim_core"]),
     "throughput": ("concurrency", ["tokens_per_s", "cpu_s_per_mtok", "hot_cpu_s_per_mtok",
                                    "peak_rss_mb"]),
 }

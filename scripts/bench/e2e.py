@@ -105,6 +105,7 @@ class Sampler(threading.Thread):
     def __init__(self, pid, watch=None):
         super().__init__(daemon=True)
         self.pid, self.threads, self.rss, self.done = pid, {}, [], False
+        self.cpu = []  # (elapsed s, whole-process CPU s so far)
         self.watch, self.write_started = watch, None
 
     def run(self):
@@ -120,6 +121,7 @@ class Sampler(threading.Thread):
                     name = s[s.index("(") + 1:s.rindex(")")]
                     fields = s[s.rindex(")") + 2:].split()
                     self.threads[tid] = (name, (int(fields[11]) + int(fields[12])) / CLK)
+                self.cpu.append((time.monotonic() - t0, proc_cpu_s(self.pid)))
                 with open(f"/proc/{self.pid}/status") as f:
                     for line in f:
                         if line.startswith("VmRSS:"):
@@ -127,6 +129,15 @@ class Sampler(threading.Thread):
             except (FileNotFoundError, ProcessLookupError, ValueError):
                 pass
             time.sleep(0.05)
+
+    def cpu_between(self, t0, t1):
+        """Whole-process CPU seconds spent between elapsed times t0 and t1 (nearest samples):
+        with a one-thread runtime (one core) the work is on the main thread, not on
+        "tokio-rt-worker" threads."""
+        if not self.cpu:
+            return float("nan")
+        at = lambda t: min(self.cpu, key=lambda s: abs(s[0] - t))[1]
+        return at(t1) - at(t0)
 
     def hot_cpu(self):
         return sum(c for n, c in self.threads.values() if n.startswith("tokio-rt-worker"))
@@ -162,6 +173,7 @@ def run_measured(ladder, scen_text, core="0"):
         "hot_cpu_s": sampler.hot_cpu(),
         "rss_samples": sampler.rss,
         "write_started_s": sampler.write_started,
+        "sampler": sampler,
     }
 
 
@@ -262,6 +274,16 @@ def exp_throughput(args):
     return rows
 
 
+def rung_cpu(res, duration):
+    """The client's CPU seconds over its one rung: the whole process, between the rung's
+    start and its end (when its request lines start being written); the tokio workers' CPU
+    when the rung could not be placed."""
+    end = res["write_started_s"]
+    if end is None:
+        return res["hot_cpu_s"]
+    return res["sampler"].cpu_between(end - duration, end)
+
+
 def exp_rate(args):
     """Highest rate held. Each rate is its own `ladder run` (one rung), so the CPU of each
     process over that run belongs to that rate: the client's tokio workers ("hot") and the
@@ -286,18 +308,19 @@ def exp_rate(args):
                 "lag_p50_ms": lat(r, "dispatch_lag", "median"),
                 "lag_p99_ms": lat(r, "dispatch_lag", "p99"),
                 "lag_max_ms": lat(r, "dispatch_lag", "max"),
+                "ttft_p99_ms": lat(r, "ttft", "p99"),
                 "failed": r["failed"],
-                "client_core": res["hot_cpu_s"] / r["duration"],
+                "client_core": rung_cpu(res, r["duration"]) / r["duration"],
                 "sim_core": sim_cpu / r["duration"],
             })
             x = rows[r["rate"]][-1]
             print(f"  run {i} rate {r['rate']}: achieved {x['achieved']:.1f} lag p99 "
-                  f"{x['lag_p99_ms']:.3f} ms; client workers {x['client_core']:.2f} core, "
+                  f"{x['lag_p99_ms']:.3f} ms; client {x['client_core']:.2f} core, "
                   f"sim {x['sim_core']:.2f} core", file=sys.stderr)
     print(f"\n### Request rate ({args.arrival} arrival, {args.short_tokens} output tokens, "
           f"{args.rate_requests} requests per rung, median of {args.runs})\n")
     print("| target req/s | achieved req/s | achieved / target | lag p50 ms | lag p99 ms | "
-          "lag max ms | client workers, cores | sim, cores | held (±1 %, p99 < 1 ms) |")
+          "lag max ms | client, cores | sim, cores | held (±1 %, p99 < 1 ms) |")
     print("| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- |")
     out = []
     for rate, runs in sorted(rows.items()):
