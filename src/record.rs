@@ -14,7 +14,8 @@ pub const CLIENT_RESOURCE_KEY: &str = "client_resource";
 
 /// What to do about client-side failures, worded once for every message that gives it
 /// (rung warnings, the analysis, compare/gate).
-pub const CLIENT_RESOURCE_FIX: &str = "raise the open-file limit (`ulimit -n`), widen the \
+pub const CLIENT_RESOURCE_FIX: &str =
+    "raise the open-file limit (e.g. `ulimit -n 65536`), widen the \
      local port range (net.ipv4.ip_local_port_range) or lower load.max_concurrency";
 
 /// Why a request failed. Every failed request has exactly one class.

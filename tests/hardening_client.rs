@@ -124,6 +124,165 @@ fn out_of_open_files_is_the_clients_failure_not_server_overload() {
     }
 }
 
+/// A `ladder sim` in its own process (not under the client's limit), killed on drop.
+struct SimProcess {
+    child: std::process::Child,
+    url: String,
+}
+
+impl SimProcess {
+    fn start(args: &[&str]) -> SimProcess {
+        use std::io::BufRead;
+        let mut child = Command::new(BIN)
+            .args(["sim", "--port", "0"])
+            .args(args)
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("spawn ladder sim");
+        let mut line = String::new();
+        std::io::BufReader::new(child.stdout.take().unwrap())
+            .read_line(&mut line)
+            .unwrap();
+        let url = line
+            .trim()
+            .strip_prefix("listening on ")
+            .unwrap_or_else(|| panic!("sim did not start: {line:?}"))
+            .to_owned();
+        SimProcess { child, url }
+    }
+}
+
+impl Drop for SimProcess {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+#[test]
+fn out_of_open_files_against_the_sim_is_the_clients_never_connect() {
+    // The simulator (its own process, its own limits) holds each stream ≈ 1.5 s (60 tokens,
+    // 25 ms steps); 80 requests arrive within ≈ 0.1 s while `ladder run` has a hard limit of
+    // 40 open files, so later requests cannot open a socket (EMFILE).
+    let sim = SimProcess::start(&[
+        "--served-model-names",
+        "m",
+        "--step-base-ms",
+        "25",
+        "--step-per-seq-ms",
+        "0",
+    ]);
+    let tmp = tempfile::tempdir().unwrap();
+    let mut sc = Sc::new(sim.url.clone());
+    sc.n = 80;
+    sc.output_tokens = 60;
+    sc.baseline = 800.0;
+    sc.rates = "[1000]";
+    sc.timeout = "30s";
+    let path = sc.write(tmp.path());
+    let out = tmp.path().join("out");
+    let ran = run_under_ulimit("ulimit -n 40", &path, &out);
+    no_panic(&ran);
+    assert!(ran.status.success(), "{}", ran.all());
+    let dir = run_dir(&out).expect("a folder");
+    let rd = check_folder(&dir);
+    let mut limited = 0;
+    for r in &rd.rungs {
+        let s = &r.summary;
+        // Not one request the client could not open is blamed on the server.
+        for k in ["connect", "reset", "server_5xx", "timeout", "malformed"] {
+            assert_eq!(s.errors_by_class[k], 0, "{k}: {:?}", s.errors_by_class);
+        }
+        let client = s.errors_by_class["client_resource"];
+        assert_eq!(client, s.failed, "{:?}", s.errors_by_class);
+        if client == 0 {
+            continue;
+        }
+        limited += 1;
+        for l in rd.requests(r).unwrap().iter().filter(|l| !l.ok) {
+            let detail = l.error_detail.as_deref().unwrap_or_default();
+            // The per-request detail names the limit as it stood and the fix.
+            assert!(
+                detail.contains("ran out of open files (ulimit -n is 40, hard limit 40)")
+                    && detail.contains("ulimit -n 65536")
+                    && detail.contains("max_concurrency"),
+                "{detail}"
+            );
+        }
+    }
+    assert!(limited > 0, "no request hit the limit: {}", ran.all());
+    // The terminal warning names the class, the limit as it stands and the fixes, and the
+    // same words are kept in run.json; never "overloaded", never a knee.
+    let all = ran.all();
+    for want in [
+        "failed on the client, not the server",
+        "client_resource",
+        "open-file limit (ulimit -n) 40 (hard 40)",
+        "ulimit -n 65536",
+        "max_concurrency",
+    ] {
+        assert!(all.contains(want), "{want}: {all}");
+    }
+    assert!(!all.contains("overloaded"), "{all}");
+    let run_json = std::fs::read_to_string(dir.join("run.json")).unwrap();
+    assert!(
+        run_json.contains("open-file limit (ulimit -n) 40 (hard 40)"),
+        "{run_json}"
+    );
+    let analysis: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(dir.join("analysis.json")).unwrap()).unwrap();
+    assert!(analysis["knee"].is_null(), "{analysis}");
+}
+
+#[test]
+fn under_any_low_open_file_limit_the_error_names_the_limit_never_the_server() {
+    // From limits where the process could not even start its runtime up to ones where the
+    // run passes: no panic, and every failure names the client's open-file limit and the
+    // fix; none blames the server. (Whether a limit fails at start-up, at preflight or in
+    // the rung depends on how many descriptors this platform's runtime takes.)
+    let sim = SimProcess::start(&["--served-model-names", "m"]);
+    let tmp = tempfile::tempdir().unwrap();
+    let path = Sc::new(sim.url.clone()).write(tmp.path());
+    let mut passed = 0;
+    for limit in 4..=24 {
+        let out = tmp.path().join(format!("out{limit}"));
+        let ran = run_under_ulimit(&format!("ulimit -n {limit}"), &path, &out);
+        no_panic(&ran);
+        let err = &ran.stderr;
+        for wrong in [
+            "refused",
+            "is the server running",
+            "unreachable",
+            "timed out",
+        ] {
+            assert!(!err.contains(wrong), "{limit}: {wrong}: {err}");
+        }
+        if ran.status.success() {
+            passed += 1;
+            continue;
+        }
+        assert!(
+            err.contains("ulimit -n") && err.contains("65536"),
+            "{limit}: {err}"
+        );
+        if err.contains("error: preflight failed: this machine could not send") {
+            assert!(
+                err.contains("the server was not tried")
+                    && err.contains("ran out of open files (ulimit -n is "),
+                "{limit}: {err}"
+            );
+        } else if err.contains("error: preflight failed") {
+            assert!(
+                err.contains("too low for ladder to start"),
+                "{limit}: {err}"
+            );
+        }
+    }
+    assert!(passed > 0, "not even 24 descriptors were enough");
+}
+
 // ---- exact timeouts while outputs are re-tokenized ----------------------------------------
 
 #[test]

@@ -26,16 +26,18 @@ import e2e  # noqa: E402
 
 # (row key, figures to compare) per experiment.
 FIGURES = {
-    "rate": ("rate", ["achieved", "ratio", "lag_p50_ms", "lag_p99_ms", "lag_max_ms"]),
+    "rate": ("rate", ["achieved", "ratio", "lag_p50_ms", "lag_p99_ms", "lag_max_ms",
+                      "ttft_p99_ms", "client_core", "sim_core"]),
     "throughput": ("concurrency", ["tokens_per_s", "cpu_s_per_mtok", "hot_cpu_s_per_mtok",
                                    "peak_rss_mb"]),
 }
 
 
-def one_run(experiment, args, binary, seed_offset):
+def one_run(experiment, args, binary, sim, seed_offset):
     """One run of an e2e.py experiment with `binary`; its stdout table is swallowed."""
     run_args = argparse.Namespace(**vars(args))
     run_args.ladder, run_args.runs = binary, 1
+    run_args.sim = sim
     fn = {"rate": e2e.exp_rate, "throughput": e2e.exp_throughput}[experiment]
     with contextlib.redirect_stdout(io.StringIO()):
         rows = fn(run_args)
@@ -57,6 +59,11 @@ def main():
     ap.add_argument("--rates", type=float, nargs="+", default=[1000, 2000, 3000, 4000])
     ap.add_argument("--rate-requests", type=int, default=5000)
     ap.add_argument("--short-tokens", type=int, default=8)
+    ap.add_argument("--arrival", choices=["constant", "poisson"], default="constant")
+    ap.add_argument("--sim", help="one simulator binary for both builds (default: each build "
+                    "serves its own simulator)")
+    ap.add_argument("--sim-a", help="simulator binary of build A (default: --sim or --a)")
+    ap.add_argument("--sim-b", help="simulator binary of build B (default: --sim or --b)")
     ap.add_argument("--json", help="write raw figures here")
     args = ap.parse_args()
     for b in (args.a, args.b):
@@ -67,7 +74,8 @@ def main():
     for i in range(args.runs):
         for which in ("a", "b"):
             print(f"run {i} build {which.upper()}", file=sys.stderr)
-            runs[which].append(one_run(args.experiment, args, getattr(args, which), i))
+            sim = getattr(args, f"sim_{which}") or args.sim or getattr(args, which)
+            runs[which].append(one_run(args.experiment, args, getattr(args, which), sim, i))
 
     key, figures = FIGURES[args.experiment]
     print(f"\n### A/B {args.experiment}: A = {args.a}, B = {args.b}, "

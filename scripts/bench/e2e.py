@@ -33,8 +33,17 @@ TOKENIZER = ROOT / "scenarios" / "tokenizers" / "ladder-tiny.json"
 CLK = os.sysconf("SC_CLK_TCK")
 
 
+def proc_cpu_s(pid):
+    """User + system CPU seconds of process `pid` so far (all its threads), from /proc."""
+    with open(f"/proc/{pid}/stat") as f:
+        s = f.read()
+    fields = s[s.rindex(")") + 2:].split()
+    return (int(fields[11]) + int(fields[12])) / CLK
+
+
 def start_sim(ladder, chunk_tokens, core="1", seed=0, zero_cost=True, extra=()):
-    """Starts `ladder sim` pinned to `core`; returns (process, base_url)."""
+    """Starts `ladder sim` pinned to `core`; returns (process, base_url). `taskset` execs the
+    simulator, so the process's pid is the simulator's (see proc_cpu_s)."""
     cmd = ["taskset", "-c", core, ladder, "sim", "--port", "0", "--seed", str(seed),
            "--chunk-tokens", str(chunk_tokens), *extra]
     if zero_cost:
@@ -96,6 +105,7 @@ class Sampler(threading.Thread):
     def __init__(self, pid, watch=None):
         super().__init__(daemon=True)
         self.pid, self.threads, self.rss, self.done = pid, {}, [], False
+        self.cpu = []  # (elapsed s, whole-process CPU s so far)
         self.watch, self.write_started = watch, None
 
     def run(self):
@@ -111,6 +121,7 @@ class Sampler(threading.Thread):
                     name = s[s.index("(") + 1:s.rindex(")")]
                     fields = s[s.rindex(")") + 2:].split()
                     self.threads[tid] = (name, (int(fields[11]) + int(fields[12])) / CLK)
+                self.cpu.append((time.monotonic() - t0, proc_cpu_s(self.pid)))
                 with open(f"/proc/{self.pid}/status") as f:
                     for line in f:
                         if line.startswith("VmRSS:"):
@@ -118,6 +129,15 @@ class Sampler(threading.Thread):
             except (FileNotFoundError, ProcessLookupError, ValueError):
                 pass
             time.sleep(0.05)
+
+    def cpu_between(self, t0, t1):
+        """Whole-process CPU seconds spent between elapsed times t0 and t1 (nearest samples):
+        with a one-thread runtime (one core) the work is on the main thread, not on
+        "tokio-rt-worker" threads."""
+        if not self.cpu:
+            return float("nan")
+        at = lambda t: min(self.cpu, key=lambda s: abs(s[0] - t))[1]
+        return at(t1) - at(t0)
 
     def hot_cpu(self):
         return sum(c for n, c in self.threads.values() if n.startswith("tokio-rt-worker"))
@@ -153,6 +173,7 @@ def run_measured(ladder, scen_text, core="0"):
         "hot_cpu_s": sampler.hot_cpu(),
         "rss_samples": sampler.rss,
         "write_started_s": sampler.write_started,
+        "sampler": sampler,
     }
 
 
@@ -253,41 +274,61 @@ def exp_throughput(args):
     return rows
 
 
+def rung_cpu(res, duration):
+    """The client's CPU seconds over its one rung: the whole process, between the rung's
+    start and its end (when its request lines start being written); the tokio workers' CPU
+    when the rung could not be placed."""
+    end = res["write_started_s"]
+    if end is None:
+        return res["hot_cpu_s"]
+    return res["sampler"].cpu_between(end - duration, end)
+
+
 def exp_rate(args):
+    """Highest rate held. Each rate is its own `ladder run` (one rung), so the CPU of each
+    process over that run belongs to that rate: the client's tokio workers ("hot") and the
+    whole simulator process, each as a share of the rung's duration (1.0 = a full core)."""
     rows = {}
     for i in range(args.runs):
-        sim, url = start_sim(args.ladder, 1)
-        try:
-            text = scenario(url, "bench-rate", input_tokens=32, output_tokens=args.short_tokens,
-                            n=args.rate_requests, rates=args.rates, arrival="constant",
-                            cooldown="500ms", seed=i)
-            rungs, res = run_measured(args.ladder, text)
-        finally:
-            stop(sim)
-        for r in rungs:
+        for rate in args.rates:
+            sim, url = start_sim(args.sim or args.ladder, 1)
+            try:
+                sim_cpu0 = proc_cpu_s(sim.pid)
+                text = scenario(url, "bench-rate", input_tokens=32,
+                                output_tokens=args.short_tokens, n=args.rate_requests,
+                                rates=[rate], arrival=args.arrival, cooldown="500ms", seed=i)
+                rungs, res = run_measured(args.ladder, text)
+                sim_cpu = proc_cpu_s(sim.pid) - sim_cpu0
+            finally:
+                stop(sim)
+            r = rungs[0]
             rows.setdefault(r["rate"], []).append({
                 "achieved": r["achieved_rate"],
                 "ratio": r["achieved_rate"] / r["rate"],
                 "lag_p50_ms": lat(r, "dispatch_lag", "median"),
                 "lag_p99_ms": lat(r, "dispatch_lag", "p99"),
                 "lag_max_ms": lat(r, "dispatch_lag", "max"),
+                "ttft_p99_ms": lat(r, "ttft", "p99"),
                 "failed": r["failed"],
+                "client_core": rung_cpu(res, r["duration"]) / r["duration"],
+                "sim_core": sim_cpu / r["duration"],
             })
             x = rows[r["rate"]][-1]
             print(f"  run {i} rate {r['rate']}: achieved {x['achieved']:.1f} lag p99 "
-                  f"{x['lag_p99_ms']:.3f} ms", file=sys.stderr)
-        print(f"  run {i}: cpu {res['cpu_s']:.2f} s wall {res['wall_s']:.1f} s", file=sys.stderr)
-    print(f"\n### Request rate (constant arrival, {args.short_tokens} output tokens, "
+                  f"{x['lag_p99_ms']:.3f} ms; client {x['client_core']:.2f} core, "
+                  f"sim {x['sim_core']:.2f} core", file=sys.stderr)
+    print(f"\n### Request rate ({args.arrival} arrival, {args.short_tokens} output tokens, "
           f"{args.rate_requests} requests per rung, median of {args.runs})\n")
     print("| target req/s | achieved req/s | achieved / target | lag p50 ms | lag p99 ms | "
-          "lag max ms | held (±1 %, p99 < 1 ms) |")
-    print("| ---: | ---: | ---: | ---: | ---: | ---: | --- |")
+          "lag max ms | client, cores | sim, cores | held (±1 %, p99 < 1 ms) |")
+    print("| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- |")
     out = []
     for rate, runs in sorted(rows.items()):
         m = {k: med([x[k] for x in runs]) for k in runs[0]}
         held = abs(m["ratio"] - 1) <= 0.01 and m["lag_p99_ms"] < 1.0 and m["failed"] == 0
         print(f"| {rate:g} | {m['achieved']:.1f} | {m['ratio']:.4f} | {m['lag_p50_ms']:.3f} | "
-              f"{m['lag_p99_ms']:.3f} | {m['lag_max_ms']:.3f} | {'yes' if held else 'no'} |")
+              f"{m['lag_p99_ms']:.3f} | {m['lag_max_ms']:.3f} | {m['client_core']:.2f} | "
+              f"{m['sim_core']:.2f} | {'yes' if held else 'no'} |")
         out.append({"rate": rate, "runs": runs, "median": m, "held": held})
     return out
 
@@ -402,6 +443,9 @@ def main():
     ap.add_argument("--rates", type=float, nargs="+", default=[500, 1000, 2000, 3000, 4000])
     ap.add_argument("--rate-requests", type=int, default=10000)
     ap.add_argument("--short-tokens", type=int, default=8)
+    ap.add_argument("--arrival", choices=["constant", "poisson"], default="constant",
+                    help="arrivals of the rate experiment")
+    ap.add_argument("--sim", help="binary serving `ladder sim` (default: --ladder)")
     ap.add_argument("--memory-requests", type=int, nargs="+", default=[5000, 20000, 40000])
     ap.add_argument("--soak-rate", type=float, default=100)
     ap.add_argument("--soak-seconds", type=float, default=600)

@@ -35,6 +35,7 @@ pub use crate::scenario::validate::{without_userinfo, CREDENTIALS_IN_URL, FRAGME
 pub use chunk::Usage;
 pub use fetch::TextFetcher;
 pub use redact::{strings_of, Redactor, MASK, MIN_SECRET_CHARS};
+pub use resource::client_limits;
 pub use secret::{is_secret_name, redact, ApiKey};
 pub use send::Measured;
 pub use tokenize::{TokenizeError, TokenizeShape};

@@ -3,28 +3,86 @@
 
 use std::error::Error as StdError;
 
-/// The local resource a raw OS error says the client ran out of, and how to get more.
-/// `None` for every other error: those are the server's or the network's.
-fn client_resource_hint(errno: i32) -> Option<&'static str> {
+/// The process's open-file limit, soft and hard (`None` for unlimited or unknown).
+#[cfg(unix)]
+#[allow(clippy::unnecessary_cast)] // rlim_t is u64 on Linux, not on every unix
+fn open_file_limit() -> Option<(u64, u64)> {
+    let mut lim = libc::rlimit {
+        rlim_cur: 0,
+        rlim_max: 0,
+    };
+    // SAFETY: getrlimit only writes the struct passed by pointer.
+    if unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &mut lim) } != 0
+        || lim.rlim_cur == libc::RLIM_INFINITY
+    {
+        return None;
+    }
+    Some((lim.rlim_cur as u64, lim.rlim_max as u64))
+}
+
+/// The machine's range of local (ephemeral) ports, as Linux reports it.
+fn local_port_range() -> Option<(u32, u32)> {
+    let text = std::fs::read_to_string("/proc/sys/net/ipv4/ip_local_port_range").ok()?;
+    let mut it = text.split_whitespace().map(|p| p.parse::<u32>().ok());
+    Some((it.next()??, it.next()??))
+}
+
+/// The client's own limits as they stand now, for messages about running out of them:
+/// "open-file limit (ulimit -n) 1024 (hard 4096); local ports 32768-60999 (28232 per
+/// server address)". Empty when none can be read.
+pub fn client_limits() -> String {
+    let mut parts = Vec::new();
+    #[cfg(unix)]
+    if let Some((soft, hard)) = open_file_limit() {
+        parts.push(format!("open-file limit (ulimit -n) {soft} (hard {hard})"));
+    }
+    if let Some((lo, hi)) = local_port_range() {
+        parts.push(format!(
+            "local ports {lo}-{hi} ({} per server address)",
+            hi.saturating_sub(lo) + 1
+        ));
+    }
+    parts.join("; ")
+}
+
+/// The local resource a raw OS error says the client ran out of, with the limit as it
+/// stands and how to get more. `None` for every other error: those are the server's or the
+/// network's.
+fn client_resource_hint(errno: i32) -> Option<String> {
     #[cfg(unix)]
     {
         match errno {
-            libc::EMFILE => Some(
-                "the client ran out of open files (this process's limit): raise the \
-                 open-file limit (`ulimit -n`) or lower load.max_concurrency",
-            ),
+            libc::EMFILE => {
+                let now = match open_file_limit() {
+                    Some((soft, hard)) => format!(" (ulimit -n is {soft}, hard limit {hard})"),
+                    None => String::new(),
+                };
+                Some(format!(
+                    "the client ran out of open files{now}: raise the open-file limit \
+                     (`ulimit -n 65536`, or LimitNOFILE= for a service) or lower \
+                     load.max_concurrency"
+                ))
+            }
             libc::ENFILE => Some(
                 "the client machine ran out of open files (the system-wide limit, fs.file-max): \
-                 raise it or lower load.max_concurrency",
+                 raise it or lower load.max_concurrency"
+                    .into(),
             ),
-            libc::EADDRNOTAVAIL => Some(
-                "the client ran out of local ports (or the local address is gone): widen \
-                 the local port range (net.ipv4.ip_local_port_range) or lower \
-                 load.max_concurrency",
-            ),
+            libc::EADDRNOTAVAIL => {
+                let now = match local_port_range() {
+                    Some((lo, hi)) => format!(" (the range is {lo}-{hi})"),
+                    None => String::new(),
+                };
+                Some(format!(
+                    "the client ran out of local ports (or the local address is gone): widen \
+                     the local port range (net.ipv4.ip_local_port_range{now}) or lower \
+                     load.max_concurrency"
+                ))
+            }
             libc::ENOBUFS | libc::ENOMEM => Some(
                 "the client machine ran out of socket buffers or memory: lower \
-                 load.max_concurrency or free memory",
+                 load.max_concurrency or free memory"
+                    .into(),
             ),
             _ => None,
         }
@@ -82,7 +140,7 @@ mod tests {
     #[test]
     fn local_resource_errors_are_found_down_the_chain_with_their_fix() {
         let cases = [
-            (libc::EMFILE, "ulimit -n"),
+            (libc::EMFILE, "ulimit -n is "),
             (libc::ENFILE, "fs.file-max"),
             (libc::EADDRNOTAVAIL, "net.ipv4.ip_local_port_range"),
             (libc::ENOBUFS, "socket buffers"),
@@ -108,5 +166,13 @@ mod tests {
             assert_eq!(client_resource(&wrapped(errno)), None, "{errno}");
         }
         assert_eq!(client_resource(&Wrap("x", "no os error".into())), None);
+    }
+
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn the_limits_as_they_stand_are_named() {
+        let now = client_limits();
+        assert!(now.contains("open-file limit (ulimit -n) "), "{now}");
+        assert!(now.contains("local ports "), "{now}");
     }
 }

@@ -24,6 +24,56 @@ pub fn fds_needed(concurrency: u64, in_process_sim: bool) -> u64 {
     concurrency.saturating_mul(per).saturating_add(HEADROOM)
 }
 
+/// Descriptors a run needs before its first connection: the standard streams, the async
+/// runtime, signal handling, the scenario, tokenizer and result files.
+pub const STARTUP_FDS: u64 = 16;
+
+/// Raises the soft open-file limit to [`STARTUP_FDS`] if it is lower, or says what to do:
+/// below it the process fails in odd places (the runtime, signal handling, a result file)
+/// before the first request, where no error could name the limit.
+pub fn ensure_startup_fds() -> Result<(), String> {
+    match ensure_fds(STARTUP_FDS) {
+        Ok(FdLimit::TooLow { hard, .. }) => Err(format!(
+            "the open-file limit (ulimit -n) is {hard}, too low for ladder to start: it needs \
+             about {STARTUP_FDS} descriptors before its first connection, plus one per request in \
+             flight; raise it (`ulimit -n 65536`, or LimitNOFILE= for a service)"
+        )),
+        _ => Ok(()),
+    }
+}
+
+/// Idle kept-alive connections the client may hold: at most `wanted`, and few enough that
+/// the descriptors of the headroom stay free when every connection is idle (after a rung,
+/// the results files must still open). At least 1.
+pub fn idle_connections(wanted: usize) -> usize {
+    match open_files_soft() {
+        Some(soft) => wanted.min(soft.saturating_sub(HEADROOM) as usize).max(1),
+        None => wanted.max(1),
+    }
+}
+
+/// The soft `RLIMIT_NOFILE` (`None`: unlimited or unknown).
+#[cfg(unix)]
+#[allow(clippy::unnecessary_cast)] // rlim_t is u64 on Linux, not on every unix
+fn open_files_soft() -> Option<u64> {
+    let mut lim = libc::rlimit {
+        rlim_cur: 0,
+        rlim_max: 0,
+    };
+    // SAFETY: getrlimit only writes the struct passed by pointer.
+    if unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &mut lim) } != 0
+        || lim.rlim_cur == libc::RLIM_INFINITY
+    {
+        return None;
+    }
+    Some(lim.rlim_cur as u64)
+}
+
+#[cfg(not(unix))]
+fn open_files_soft() -> Option<u64> {
+    None
+}
+
 /// Makes the soft `RLIMIT_NOFILE` at least `need` when the hard limit allows it.
 #[cfg(unix)]
 #[allow(clippy::unnecessary_cast)] // rlim_t is u64 on Linux, not on every unix
@@ -76,6 +126,17 @@ mod tests {
         assert_eq!(fds_needed(100, false), 164);
         assert_eq!(fds_needed(100, true), 264);
         assert_eq!(fds_needed(u64::MAX, true), u64::MAX);
+    }
+
+    #[test]
+    fn idle_connections_leave_the_headroom_free() {
+        // The test process's own limit: whatever it is, the cap leaves 64 descriptors.
+        let n = idle_connections(usize::MAX);
+        if let Some(soft) = open_files_soft() {
+            assert_eq!(n as u64, soft.saturating_sub(HEADROOM).max(1));
+        }
+        assert_eq!(idle_connections(0), 1);
+        assert!(idle_connections(3) <= 3);
     }
 
     #[test]

@@ -114,6 +114,7 @@ pub fn run(opts: &RunOptions) -> Result<RunOutcome, RunError> {
 /// Run a scenario to completion (or interruption) and write one result folder per ladder
 /// (one for a plain scenario, one per value for a sweep).
 pub fn run_all(opts: &RunOptions) -> Result<Vec<RunOutcome>, RunError> {
+    limits::ensure_startup_fds().map_err(RunError::Preflight)?;
     let loaded = crate::scenario::load(&opts.scenario_path)
         .map_err(|d| RunError::Scenario(d.to_string()))?;
     for note in &loaded.notes {
@@ -255,11 +256,14 @@ fn check_fd_limit(
                  in a systemd unit) or lower load.max_concurrency"
             ))),
             None => {
+                let or_cap = match hard.saturating_sub(64) {
+                    0 => String::new(),
+                    cap => format!(" or set load.max_concurrency below {cap}"),
+                };
                 say(&format!(
                     "warning: up to {concurrency} requests may be in flight at once, needing about {need} open files, \
-                     but the hard limit is {hard}; raise the open-file limit (`ulimit -n {need}`) or set \
-                     load.max_concurrency below {}",
-                    hard.saturating_sub(64)
+                     but the hard limit is {hard}; raise the open-file limit (`ulimit -n {need}`){or_cap}; \
+                     requests that find no descriptor fail as client_resource, never as the server's errors"
                 ));
                 Ok(())
             }
@@ -432,6 +436,9 @@ async fn run_scenario(
             .map(|c| c as usize)
             .unwrap_or(1024),
     };
+    // Under a low open-file limit, connections left idle after a rung must not hold the
+    // descriptors the results files need.
+    let max_connections = limits::idle_connections(max_connections);
     let client = Client::new(ClientConfig {
         base_url: base_url.clone(),
         api: scenario.endpoint.api,

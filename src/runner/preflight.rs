@@ -195,7 +195,7 @@ pub enum PreflightError {
         detail: String,
     },
     /// The client ran out of a local resource before it could reach the server.
-    #[error("cannot reach {url}: {detail}")]
+    #[error("this machine could not send to {url} (the server was not tried): {detail}")]
     ClientResource {
         /// The URL tried.
         url: String,

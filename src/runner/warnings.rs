@@ -36,6 +36,16 @@ fn seconds(s: f64) -> String {
     }
 }
 
+/// The client's limits as they stand, for the client-failure warning ("" when unknown).
+fn limits_now() -> String {
+    let now = crate::client::client_limits();
+    if now.is_empty() {
+        now
+    } else {
+        format!("; this process has {now}")
+    }
+}
+
 /// Warnings for one rung, each a full sentence with what to do.
 pub fn rung_warnings(s: &RungSummary) -> Vec<String> {
     let mut w = Vec::new();
@@ -112,9 +122,11 @@ pub fn rung_warnings(s: &RungSummary) -> Vec<String> {
     if client > 0 {
         w.push(format!(
             "rung {rate}: {client} of {} requests failed on the client, not the server \
-             (client_resource: out of open files, local ports or socket memory); {}. This rung \
-             does not measure the server: the analysis and compare/gate leave it out",
+             (client_resource: out of open files, local ports or socket memory{}); {}. This \
+             rung does not measure the server: the analysis and compare/gate leave it out; \
+             the requests file says which limit each one hit",
             s.num_prompts,
+            limits_now(),
             crate::record::CLIENT_RESOURCE_FIX
         ));
     }
@@ -358,6 +370,8 @@ mod tests {
         let w = rung_warnings(&s);
         assert_eq!(w.len(), 1, "{w:?}");
         assert!(w[0].contains("failed on the client"), "{}", w[0]);
+        #[cfg(target_os = "linux")]
+        assert!(w[0].contains("open-file limit (ulimit -n) "), "{}", w[0]);
         for fix in [
             "ulimit -n",
             "net.ipv4.ip_local_port_range",

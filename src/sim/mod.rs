@@ -29,6 +29,25 @@ pub const API_KEY_ENV: &str = "LADDER_SIM_API_KEY";
 /// How long `shutdown` waits for connections to close before cutting them.
 const SHUTDOWN_GRACE: Duration = Duration::from_secs(5);
 
+/// Connections the kernel queues for the simulator before it accepts them. std's (and so
+/// tokio's) default of 128 overflows when a client opens a few hundred connections at once
+/// (a burst at 10,000 req/s): the kernel then drops their SYNs, which the client resends only
+/// a second later, and the client's benchmark measures that second. Linux caps it at
+/// net.core.somaxconn.
+const LISTEN_BACKLOG: u32 = 4096;
+
+/// A listening socket on `addr` with [`LISTEN_BACKLOG`] (SO_REUSEADDR, as std sets it).
+fn listen(addr: SocketAddr) -> io::Result<tokio::net::TcpListener> {
+    let socket = match addr {
+        SocketAddr::V4(_) => tokio::net::TcpSocket::new_v4()?,
+        SocketAddr::V6(_) => tokio::net::TcpSocket::new_v6()?,
+    };
+    #[cfg(unix)]
+    socket.set_reuseaddr(true)?;
+    socket.bind(addr)?;
+    socket.listen(LISTEN_BACKLOG)
+}
+
 /// A running simulator. Dropping it without [`SimServer::shutdown`] also stops it, abruptly.
 pub struct SimServer {
     addr: SocketAddr,
@@ -89,7 +108,7 @@ impl SimServer {
                 problems.join("; "),
             ));
         }
-        let listener = tokio::net::TcpListener::bind(addr).await?;
+        let listener = listen(addr)?;
         let addr = listener.local_addr()?;
         let (stop, stop_rx) = watch::channel(false);
         let (jobs_tx, jobs_rx) = mpsc::unbounded_channel();
