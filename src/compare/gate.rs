@@ -141,11 +141,11 @@ pub fn gate_outcome(opts: &GateOptions, outcome: &RunOutcome) -> Result<Comparis
     if !base_dir.is_dir() {
         return Err(GateError::NoBaseline(base_dir));
     }
-    let base = ResultDir::open_finished(&base_dir).map_err(|e| CompareError::Load {
+    let base = ResultDir::open_ended(&base_dir).map_err(|e| CompareError::Load {
         which: "baseline",
         source: e,
     })?;
-    let cand = ResultDir::open_finished(&outcome.dir).map_err(|e| CompareError::Load {
+    let cand = ResultDir::open_ended(&outcome.dir).map_err(|e| CompareError::Load {
         which: "candidate",
         source: e,
     })?;

@@ -316,11 +316,11 @@ pub fn compare_dirs(
     cand: &Path,
     opts: &CompareOptions,
 ) -> Result<Comparison, CompareError> {
-    let b = ResultDir::open_finished(base).map_err(|source| CompareError::Load {
+    let b = ResultDir::open_ended(base).map_err(|source| CompareError::Load {
         which: "baseline",
         source,
     })?;
-    let c = ResultDir::open_finished(cand).map_err(|source| CompareError::Load {
+    let c = ResultDir::open_ended(cand).map_err(|source| CompareError::Load {
         which: "candidate",
         source,
     })?;
@@ -560,6 +560,15 @@ pub fn compare(
                 method: e.method,
                 decision,
             });
+        }
+    }
+    // Every rung's lines were checked as they were compared; the rungs not compared
+    // (one side only, incomplete, client-limited) are checked now, so a folder is refused
+    // whole as `ResultDir::open_finished` would, with each file read once.
+    for (which, d) in [("baseline", b), ("candidate", c)] {
+        for r in d.rungs.iter().filter(|r| !common.contains(&r.entry.rate)) {
+            d.requests(r)
+                .map_err(|source| CompareError::Load { which, source })?;
         }
     }
     let knee = KneeShift {
