@@ -11,6 +11,7 @@ mod progress;
 pub mod rejection;
 pub mod rung;
 mod server_tokens;
+pub mod sessions;
 pub mod shard;
 mod sim_host;
 pub mod warnings;
