@@ -221,7 +221,8 @@ pub fn check(run: &ShardRun, scenario: &crate::scenario::Scenario) -> Result<(),
     // A session must stay whole on one shard, and its turns' ids and history with it.
     if scenario.workload.sessions.is_some() {
         return Err(
-            "a session ladder (`workload.sessions`) cannot be sharded yet: a session must stay              whole on one machine; run it without --shard"
+            "a session ladder (`workload.sessions`) cannot be sharded yet: a session must stay \
+             whole on one machine; run it without --shard"
                 .into(),
         );
     }
