@@ -14,6 +14,14 @@ pub(crate) const SESSIONS_NOTE: &str = "a rate rung's rate is sessions started p
 /// Header and rows of a table.
 pub(crate) type Table = (Vec<&'static str>, Vec<Vec<String>>);
 
+/// The level column's header: a rate rung of sessions starts sessions per second.
+fn axis(run: &RunReport) -> &'static str {
+    match run.info.load {
+        crate::scenario::LoadKind::Rate => "rate (sessions/s)",
+        other => other.axis(),
+    }
+}
+
 fn ms(v: f64) -> String {
     if v.is_finite() {
         format!("{v:.1}")
@@ -29,7 +37,7 @@ pub(crate) fn sessions_table(run: &RunReport) -> Option<Table> {
         return None;
     }
     let header = vec![
-        run.info.load.axis(),
+        axis(run),
         "sessions",
         "complete",
         "turns planned",
@@ -56,7 +64,7 @@ pub(crate) fn sessions_table(run: &RunReport) -> Option<Table> {
 /// TTFT by turn index, one row per rung and turn; `None` when no rung has sessions.
 pub(crate) fn turns_table(run: &RunReport) -> Option<Table> {
     let header = vec![
-        run.info.load.axis(),
+        axis(run),
         "turn",
         "requests",
         "ok",
