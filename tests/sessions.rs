@@ -405,6 +405,12 @@ fn validate_accepts_sessions_and_refuses_what_they_cannot_do() {
         assert!(out.contains(says), "{to}: {out}");
         assert!(out.contains("sessions") || out.contains("repeats"), "{out}");
     }
+    // Every turn is a request: sessions x turns over the rung limit is refused up front.
+    let big = base
+        .replace("turns: 3", "turns: 1000")
+        .replace("requests_per_rung: 4", "requests_per_rung: 2000");
+    let (ok, out) = validate(&big);
+    assert!(!ok && out.contains("2000000 requests in a rung"), "{out}");
     // A ramp is refused beside sessions (and says why).
     let ramp = base
         .replace("  rates: [2]\n", "  ramp: { from: 1, to: 4, over: 2s }\n")

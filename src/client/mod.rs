@@ -574,6 +574,31 @@ mod tests {
     }
 
     #[test]
+    fn a_chat_body_carries_a_whole_conversation_in_order() {
+        let c = Client::new(cfg(Api::Chat)).unwrap();
+        let turn = |role, content| ChatMessage { role, content };
+        let req = c.prepare_chat(
+            &[
+                turn(ChatRole::User, "one"),
+                turn(ChatRole::Assistant, "two \"2\""),
+                turn(ChatRole::User, "three"),
+            ],
+            9,
+            5,
+        );
+        let v: serde_json::Value = serde_json::from_slice(req.body()).unwrap();
+        assert_eq!(
+            v["messages"],
+            serde_json::json!([{"role":"user","content":"one"},
+                {"role":"assistant","content":"two \"2\""},{"role":"user","content":"three"}])
+        );
+        assert_eq!(v["max_tokens"], 5);
+        assert_eq!(v["stream"], true);
+        assert!(v.get("prompt").is_none());
+        assert_eq!((req.input_tokens(), req.max_tokens()), (9, 5));
+    }
+
+    #[test]
     fn extra_body_fields_are_merged_and_a_temperature_there_replaces_greedy() {
         let mut c = cfg(Api::Chat);
         c.extra_body = serde_json::from_value(serde_json::json!({

@@ -711,6 +711,29 @@ mod tests {
     }
 
     #[test]
+    fn a_turns_answer_keeps_the_content_and_leaves_the_reasoning_out() {
+        let mut p = Progress {
+            answer: Some(String::new()),
+            ..Progress::default()
+        };
+        let now = Instant::now();
+        for data in [
+            r#"{"choices":[{"index":0,"delta":{"reasoning_content":"hmm "}}]}"#,
+            r#"{"choices":[{"index":0,"delta":{"content":"Hello"}}]}"#,
+            r#"{"choices":[{"index":0,"delta":{"content":" there"}}]}"#,
+        ] {
+            assert!(p.event(data.as_bytes(), now).is_ok());
+        }
+        assert_eq!(p.answer.as_deref(), Some("Hello there"));
+        assert_eq!(p.token_chunks, 3);
+        // Without a session nothing is kept.
+        let mut plain = Progress::default();
+        let data = r#"{"choices":[{"index":0,"delta":{"content":"Hello"}}]}"#;
+        assert!(plain.event(data.as_bytes(), now).is_ok());
+        assert!(plain.answer.is_none() && plain.text.is_none());
+    }
+
+    #[test]
     fn a_zero_reasoning_count_on_a_plain_answer_is_no_reasoning() {
         // OpenAI and many gateways send `completion_tokens_details.reasoning_tokens: 0` always.
         let p = progress(0, 8);

@@ -154,10 +154,8 @@ pub(super) fn check(v: &Value, out: &mut Vec<Problem>) {
         }
         Some(x as u32)
     };
-    match s.get("turns") {
-        Some(n @ Value::Number(_)) => {
-            turns(&["workload", "sessions", "turns"], n, out);
-        }
+    let most = match s.get("turns") {
+        Some(n @ Value::Number(_)) => turns(&["workload", "sessions", "turns"], n, out),
         Some(Value::Object(r)) => {
             let lo = r
                 .get("min")
@@ -176,8 +174,32 @@ pub(super) fn check(v: &Value, out: &mut Vec<Problem>) {
                     );
                 }
             }
+            hi
         }
-        _ => {} // the schema reports a missing or mistyped `turns`
+        _ => None, // the schema reports a missing or mistyped `turns`
+    };
+    // Every turn is a request: the rung's size is its sessions times their turns.
+    let sessions = get(v, &["workload", "requests_per_rung"])
+        .and_then(Value::as_f64)
+        .unwrap_or(f64::from(super::types::default_requests_per_rung()))
+        + get(v, &["load", "warmup_requests"])
+            .and_then(Value::as_f64)
+            .unwrap_or(0.0);
+    if let Some(most) = most {
+        let requests = sessions * f64::from(most);
+        if requests > super::limits::MAX_REQUESTS_PER_RUNG as f64 {
+            out.push(
+                Problem::value(
+                    p(&["workload", "sessions", "turns"]),
+                    format!(
+                        "{sessions} sessions (warmup included) of up to {most} turns make up to \
+                         {requests} requests in a rung, more than the limit of {}",
+                        super::limits::MAX_REQUESTS_PER_RUNG
+                    ),
+                )
+                .hint("with sessions, `requests_per_rung` counts sessions: lower it or the turns"),
+            );
+        }
     }
     if let Some(t) = s.get("think_time").and_then(Value::as_str) {
         if let Ok(d) = DurationStr::parse(t) {
