@@ -262,14 +262,17 @@ fn ttft_rises_with_the_history_and_a_concurrency_rung_runs_every_session_whole()
             }
         }
         // The 4th turn prefills 64 x 4 + 8 x 3 prompt words, the first 64: with 300 us a
-        // word its TTFT is tens of milliseconds longer.
+        // word its TTFT is tens of milliseconds longer. With one user nothing else shares
+        // the simulated engine's steps, so the difference is the history's alone.
         let t = &s.by_turn;
         assert_eq!(t.len(), 4);
         assert!(
             t[3].mean_prompt_tokens > 3.0 * t[0].mean_prompt_tokens,
             "{t:?}"
         );
-        assert!(t[3].median_ttft_ms > t[0].median_ttft_ms, "{t:?}");
+        if rung.summary.rate == 1.0 {
+            assert!(t[3].median_ttft_ms > t[0].median_ttft_ms, "{t:?}");
+        }
         assert_eq!(rung.summary.completed, 24, "vLLM's keys count turns");
     }
     // One user runs one session at a time: its sessions never overlap.

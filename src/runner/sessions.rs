@@ -13,8 +13,10 @@
 //!
 //! A turn's `scheduled` time is when it became ready: its session's start for the first
 //! turn, else the previous answer's end plus the think time, so dispatch lag is the client's
-//! own delay. A failed turn ends its session: the turns after it are never sent (they are
-//! counted as not sent, never as errors).
+//! own delay. Waits use tokio's timer (millisecond ticks), not the rate rung's
+//! high-resolution one: a turn can go out up to a tick late, and that shows as dispatch lag.
+//! A failed turn ends its session: the turns after it are never sent (they are counted as
+//! not sent, never as errors).
 
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::Arc;
