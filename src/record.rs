@@ -263,6 +263,19 @@ pub struct RequestRecord {
     /// The rung's first request of its prefix group (warmup included): the one a prefix
     /// cache cannot have seen, so a miss ("cold"); later ones of the group are "warm".
     pub prefix_first: bool,
+    /// With `workload.sessions`: the session and turn this request is.
+    pub session: Option<SessionTurn>,
+}
+
+/// Where a request sits in a multi-turn session (`workload.sessions`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SessionTurn {
+    /// The session's index in the rung (0-based, warmup sessions first).
+    pub session: u32,
+    /// The turn's index in its session (0-based): turn `k` carries turns `0..k` as history.
+    pub turn: u32,
+    /// Turns the session was planned to have (a failed turn ends it early).
+    pub turns: u32,
 }
 
 impl RequestRecord {

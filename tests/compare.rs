@@ -132,6 +132,9 @@ fn lines_for(spec: &Spec, rate: f64) -> Vec<RequestLine> {
                 ttfc_ms: None,
                 prefix_group: None,
                 prefix_first: false,
+                session: None,
+                turn: None,
+                session_turns: None,
             }
         })
         .collect()

@@ -260,6 +260,8 @@ const FIELDS: &[(&str, &str, Kind, bool)] = &[
     ("ramp", "to", Kind::Num, false),
     ("ramp", "over", Kind::Dur, false),
     ("ramp", "windows", Kind::Num, true),
+    ("sessions", "turns", Kind::Num, false),
+    ("sessions", "think_time", Kind::Dur, false),
     ("slo", "ttft_ms", Kind::Num, true),
     ("slo", "tpot_ms", Kind::Num, true),
     ("slo", "e2e_ms", Kind::Num, true),
@@ -348,6 +350,11 @@ fn render(dir: &Path, set: &[(usize, String)]) -> PathBuf {
         "  request_timeout: {}\n",
         or("endpoint", "request_timeout", "5s")
     );
+    // Sessions (`workload.sessions`) are chat conversations.
+    let sessions = flow_of(set, "sessions");
+    if !sessions.is_empty() {
+        text += "  api: chat\n";
+    }
     if let Some(v) = get("endpoint", "ttft_timeout") {
         text += &format!("  ttft_timeout: {v}\n");
     }
@@ -372,6 +379,13 @@ fn render(dir: &Path, set: &[(usize, String)]) -> PathBuf {
     }
     if let Some(v) = get("workload", "range_ratio") {
         text += &format!("  range_ratio: {v}\n");
+    }
+    if !sessions.is_empty() {
+        let mut kv = sessions.clone();
+        if !kv.iter().any(|x| x.starts_with("turns:")) {
+            kv.push("turns: 2".into());
+        }
+        text += &format!("  sessions: {{ {} }}\n", kv.join(", "));
     }
     text += "load:\n";
     if let Some(v) = get("load", "burstiness") {
@@ -815,6 +829,7 @@ fn the_field_table_covers_the_scenario_schema() {
         ("load", Some("Load")),
         ("trace", Some("TraceLoad")),
         ("ramp", Some("RampLoad")),
+        ("sessions", Some("Sessions")),
         ("slo", Some("Slo")),
         ("gate", Some("GateRule")),
         ("sweep", Some("Sweep")),

@@ -160,6 +160,7 @@ fn summary(s: &Shape, speedup: f64) -> RungSummary {
         tokens: Default::default(),
         reasoning: None,
         prefix: None,
+        sessions: None,
         latency,
         server: Default::default(),
         repeats: Vec::new(),

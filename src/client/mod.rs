@@ -104,6 +104,25 @@ pub enum ClientError {
     Build(String),
 }
 
+/// Who said a chat message.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ChatRole {
+    /// The user's message.
+    User,
+    /// The model's answer.
+    Assistant,
+}
+
+/// One message of a chat request's `messages`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct ChatMessage<'a> {
+    /// Who said it.
+    pub role: ChatRole,
+    /// What was said.
+    pub content: &'a str,
+}
+
 /// A request body built once, before the rung; cheap to clone and send.
 #[derive(Debug, Clone)]
 pub struct PreparedRequest {
@@ -437,11 +456,38 @@ impl Client {
 
     /// Builds a streaming request body once (off the hot path).
     pub fn prepare(&self, prompt: &str, input_tokens: u32, max_tokens: u32) -> PreparedRequest {
-        #[derive(Serialize)]
-        struct Msg<'a> {
-            role: &'static str,
-            content: &'a str,
-        }
+        let chat = self.inner.api == Api::Chat;
+        let user = [ChatMessage {
+            role: ChatRole::User,
+            content: prompt,
+        }];
+        self.build(
+            (!chat).then_some(prompt),
+            chat.then_some(&user[..]),
+            input_tokens,
+            max_tokens,
+        )
+    }
+
+    /// Builds a chat request body whose `messages` are a whole conversation (a session's
+    /// history and its new user message), for `api: chat`. `input_tokens` is what ladder
+    /// counted of the messages' text.
+    pub fn prepare_chat(
+        &self,
+        messages: &[ChatMessage<'_>],
+        input_tokens: u32,
+        max_tokens: u32,
+    ) -> PreparedRequest {
+        self.build(None, Some(messages), input_tokens, max_tokens)
+    }
+
+    fn build(
+        &self,
+        prompt: Option<&str>,
+        messages: Option<&[ChatMessage<'_>]>,
+        input_tokens: u32,
+        max_tokens: u32,
+    ) -> PreparedRequest {
         #[derive(Serialize)]
         struct StreamOptions {
             include_usage: bool,
@@ -452,7 +498,7 @@ impl Client {
             #[serde(skip_serializing_if = "Option::is_none")]
             prompt: Option<&'a str>,
             #[serde(skip_serializing_if = "Option::is_none")]
-            messages: Option<[Msg<'a>; 1]>,
+            messages: Option<&'a [ChatMessage<'a>]>,
             max_tokens: u32,
             stream: bool,
             stream_options: StreamOptions,
@@ -464,14 +510,10 @@ impl Client {
             #[serde(flatten)]
             extra: &'a BTreeMap<String, serde_json::Value>,
         }
-        let chat = self.inner.api == Api::Chat;
         let body = Body {
             model: &self.inner.model,
-            prompt: (!chat).then_some(prompt),
-            messages: chat.then_some([Msg {
-                role: "user",
-                content: prompt,
-            }]),
+            prompt,
+            messages,
             max_tokens,
             stream: true,
             stream_options: StreamOptions {
@@ -530,6 +572,31 @@ mod tests {
             serde_json::json!([{"role":"user","content":"hi"}])
         );
         assert!(v.get("ignore_eos").is_none() && v.get("prompt").is_none());
+    }
+
+    #[test]
+    fn a_chat_body_carries_a_whole_conversation_in_order() {
+        let c = Client::new(cfg(Api::Chat)).unwrap();
+        let turn = |role, content| ChatMessage { role, content };
+        let req = c.prepare_chat(
+            &[
+                turn(ChatRole::User, "one"),
+                turn(ChatRole::Assistant, "two \"2\""),
+                turn(ChatRole::User, "three"),
+            ],
+            9,
+            5,
+        );
+        let v: serde_json::Value = serde_json::from_slice(req.body()).unwrap();
+        assert_eq!(
+            v["messages"],
+            serde_json::json!([{"role":"user","content":"one"},
+                {"role":"assistant","content":"two \"2\""},{"role":"user","content":"three"}])
+        );
+        assert_eq!(v["max_tokens"], 5);
+        assert_eq!(v["stream"], true);
+        assert!(v.get("prompt").is_none());
+        assert_eq!((req.input_tokens(), req.max_tokens()), (9, 5));
     }
 
     #[test]

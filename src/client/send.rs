@@ -100,6 +100,9 @@ struct Progress {
     usage: Option<Usage>,
     /// Generated text, kept only when a token counter may need it.
     text: Option<String>,
+    /// The answer's content (reasoning left out), kept only for a session's turn, whose
+    /// answer the next turn carries as history.
+    answer: Option<String>,
     done: bool,
 }
 
@@ -151,6 +154,9 @@ impl Progress {
                     self.last = Some(now);
                     self.token_chunks += 1;
                     if let Some(acc) = &mut self.text {
+                        acc.push_str(&text);
+                    }
+                    if let (Some(acc), false) = (&mut self.answer, reasoning) {
                         acc.push_str(&text);
                     }
                 }
@@ -288,6 +294,33 @@ impl Client {
         index: u32,
         warmup: bool,
     ) -> Measured {
+        self.measure_with(req, rung_start, scheduled, index, warmup, false)
+            .await
+    }
+
+    /// [`Client::measure`] for a session's turn: the answer's content text is kept too
+    /// ([`Measured::take_answer`]), for the next turn's history.
+    pub async fn measure_turn(
+        &self,
+        req: &PreparedRequest,
+        rung_start: Instant,
+        scheduled: Duration,
+        index: u32,
+        warmup: bool,
+    ) -> Measured {
+        self.measure_with(req, rung_start, scheduled, index, warmup, true)
+            .await
+    }
+
+    async fn measure_with(
+        &self,
+        req: &PreparedRequest,
+        rung_start: Instant,
+        scheduled: Duration,
+        index: u32,
+        warmup: bool,
+        keep_answer: bool,
+    ) -> Measured {
         // Sized up front so the hot loop does not grow them token by token.
         let expected = (req.max_tokens as usize).min(16 * 1024);
         let mut prog = Progress {
@@ -295,6 +328,7 @@ impl Client {
                 .counter
                 .as_ref()
                 .map(|_| String::with_capacity(expected * 4)),
+            answer: keep_answer.then(|| String::with_capacity(expected * 4)),
             // n token chunks have n - 1 gaps.
             itl: ItlGaps::with_capacity(expected.saturating_sub(1)),
             ..Progress::default()
@@ -388,8 +422,14 @@ impl Client {
             // The runner knows the workload's structure; it tags the record.
             prefix_group: None,
             prefix_first: false,
+            // The session runner tags a turn's record.
+            session: None,
         };
-        Measured { record, pending }
+        Measured {
+            record,
+            pending,
+            answer: prog.answer,
+        }
     }
 
     async fn drive(
@@ -570,9 +610,22 @@ impl Client {
 pub struct Measured {
     record: RequestRecord,
     pending: Option<(TokenCounter, String)>,
+    /// The answer's content, for a session's turn ([`Client::measure_turn`]).
+    answer: Option<String>,
 }
 
 impl Measured {
+    /// The answer's content text of a session's turn (`None` for other requests), taken
+    /// out once.
+    pub fn take_answer(&mut self) -> Option<String> {
+        self.answer.take()
+    }
+
+    /// The record as measured so far (before any re-tokenizing).
+    pub fn record(&self) -> &RequestRecord {
+        &self.record
+    }
+
     /// True when [`Measured::counted`] has text to re-tokenize.
     pub fn needs_counting(&self) -> bool {
         self.pending.is_some()
@@ -584,6 +637,7 @@ impl Measured {
         let Measured {
             mut record,
             pending,
+            ..
         } = self;
         if let Some((count, text)) = pending {
             match tokio::task::spawn_blocking(move || count(&text)).await {
@@ -654,6 +708,29 @@ mod tests {
             reasoning_tokens(&p, Some(&usage(Some(16), Some(0)))),
             Some(12)
         );
+    }
+
+    #[test]
+    fn a_turns_answer_keeps_the_content_and_leaves_the_reasoning_out() {
+        let mut p = Progress {
+            answer: Some(String::new()),
+            ..Progress::default()
+        };
+        let now = Instant::now();
+        for data in [
+            r#"{"choices":[{"index":0,"delta":{"reasoning_content":"hmm "}}]}"#,
+            r#"{"choices":[{"index":0,"delta":{"content":"Hello"}}]}"#,
+            r#"{"choices":[{"index":0,"delta":{"content":" there"}}]}"#,
+        ] {
+            assert!(p.event(data.as_bytes(), now).is_ok());
+        }
+        assert_eq!(p.answer.as_deref(), Some("Hello there"));
+        assert_eq!(p.token_chunks, 3);
+        // Without a session nothing is kept.
+        let mut plain = Progress::default();
+        let data = r#"{"choices":[{"index":0,"delta":{"content":"Hello"}}]}"#;
+        assert!(plain.event(data.as_bytes(), now).is_ok());
+        assert!(plain.answer.is_none() && plain.text.is_none());
     }
 
     #[test]

@@ -355,6 +355,7 @@ pub fn summarize(records: &[RequestRecord], ctx: &RungContext) -> RungSummary {
         tokens: TokenAccounting::of(&measured, &ok),
         reasoning: super::reasoning::Reasoning::of(&ok),
         prefix: super::prefix::PrefixSplit::of(&measured),
+        sessions: super::sessions::SessionSummary::of(&measured),
         latency,
         // Filled in by the runner from its scrapes.
         server: Default::default(),

@@ -6,6 +6,7 @@ pub mod prefix;
 pub mod ramp;
 pub mod reasoning;
 pub mod repeats;
+pub mod sessions;
 pub mod summary;
 pub mod tokens;
 

@@ -150,6 +150,7 @@ mod tests {
             output_tokens: 4,
             prefix_group: group,
             prefix_first: first,
+            session: None,
             ..Default::default()
         }
     }

@@ -290,6 +290,7 @@ mod tests {
             resent: false,
             prefix_group: None,
             prefix_first: false,
+            session: None,
         }
     }
 

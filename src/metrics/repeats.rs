@@ -97,6 +97,8 @@ pub fn pool(
         reasoning,
         // Like the latency statistics, from every request: the caller sets it.
         prefix: None,
+        // Session rungs are measured once (repeats are refused for them).
+        sessions: None,
         latency,
         // Server metrics are scraped during the first repeat only (docs/gate.md).
         server: first.server,

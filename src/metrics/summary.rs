@@ -162,6 +162,8 @@ pub struct RungSummary {
     pub reasoning: Option<super::reasoning::Reasoning>,
     /// TTFT of cold vs warm requests, for a shared-prefix workload.
     pub prefix: Option<super::prefix::PrefixSplit>,
+    /// Sessions and TTFT by turn, for a multi-turn session workload.
+    pub sessions: Option<super::sessions::SessionSummary>,
     /// Latency distributions, in milliseconds.
     pub latency: BTreeMap<Latency, Stats>,
     /// The server's own metrics over the rung (`server_*` keys); empty when not scraped.
@@ -245,6 +247,9 @@ impl RungSummary {
                 super::repeats::to_json(&self.repeats, num),
             );
         }
+        if let Some(s) = &self.sessions {
+            s.put_table(&mut m);
+        }
         if let Some(r) = &self.ramp {
             m.insert(
                 "ramp".into(),
@@ -326,6 +331,9 @@ impl RungSummary {
         }
         if let Some(p) = &self.prefix {
             p.put(&mut m, num);
+        }
+        if let Some(s) = &self.sessions {
+            s.put(&mut m, num);
         }
         self.server.write_into(&mut m);
         m
@@ -414,6 +422,7 @@ impl RungSummary {
             tokens: TokenAccounting::get(m),
             reasoning: super::reasoning::Reasoning::get(m)?,
             prefix: super::prefix::PrefixSplit::get(m)?,
+            sessions: super::sessions::SessionSummary::get(m)?,
             latency,
             server: crate::servermetrics::ServerSummary::read_from(m),
             repeats: match m.get("repeats") {
@@ -449,6 +458,7 @@ impl RungSummary {
             .collect();
         keys.extend(super::reasoning::Reasoning::keys());
         keys.extend(super::prefix::PrefixSplit::keys());
+        keys.extend(super::sessions::SessionSummary::keys());
         keys
     }
 }

@@ -301,6 +301,18 @@ impl Exporter for Html {
             reasoning_table_html(&mut out, run);
             ramp_table_html(&mut out, run);
             prefix_table_html(&mut out, run);
+            side_table_html(
+                &mut out,
+                "Sessions",
+                super::sessions::SESSIONS_NOTE,
+                super::sessions::sessions_table(run),
+            );
+            side_table_html(
+                &mut out,
+                "TTFT by turn",
+                "turn k carries the k earlier turns and their answers as history.",
+                super::sessions::turns_table(run),
+            );
         }
         let _ = writeln!(out, "</body>\n</html>");
         Ok(out)

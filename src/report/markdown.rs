@@ -86,6 +86,21 @@ fn run_section(out: &mut String, run: &RunReport, heading: &str) {
         table(out, &header, &rows, &right);
         out.push('\n');
     }
+    if let Some((header, rows)) = super::sessions::sessions_table(run) {
+        let _ = writeln!(out, "Sessions: {}\n", super::sessions::SESSIONS_NOTE);
+        let right: Vec<bool> = (0..header.len()).map(|i| i > 0).collect();
+        table(out, &header, &rows, &right);
+        out.push('\n');
+    }
+    if let Some((header, rows)) = super::sessions::turns_table(run) {
+        let _ = writeln!(
+            out,
+            "TTFT by turn: turn k carries the k earlier turns and their answers as history.\n"
+        );
+        let right: Vec<bool> = (0..header.len()).map(|i| i > 0).collect();
+        table(out, &header, &rows, &right);
+        out.push('\n');
+    }
 }
 
 impl Exporter for Markdown {

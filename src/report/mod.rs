@@ -10,6 +10,7 @@ pub mod csv;
 pub mod html;
 pub mod markdown;
 mod server_charts;
+pub mod sessions;
 
 use std::fs;
 use std::path::{Path, PathBuf};

@@ -517,6 +517,7 @@ pub fn record_of(l: &RequestLine) -> RequestRecord {
         resent: l.resent,
         prefix_group: l.prefix_group,
         prefix_first: l.prefix_first,
+        session: l.session_turn(),
     }
 }
 

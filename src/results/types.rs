@@ -184,9 +184,27 @@ pub struct RequestLine {
     /// The rung's first request of its prefix group, a prefix-cache miss (absent when not).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub prefix_first: bool,
+    /// With `workload.sessions`: the request's session in the rung (absent otherwise).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub session: Option<u32>,
+    /// With `workload.sessions`: the turn's index in its session, from 0.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub turn: Option<u32>,
+    /// With `workload.sessions`: the turns the session was planned to have.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub session_turns: Option<u32>,
 }
 
 impl RequestLine {
+    /// The session and turn of a session's request, when the line has all three keys.
+    pub fn session_turn(&self) -> Option<crate::record::SessionTurn> {
+        Some(crate::record::SessionTurn {
+            session: self.session?,
+            turn: self.turn?,
+            turns: self.session_turns?,
+        })
+    }
+
     /// Time to the first content token: `ttfc_ms` for a request that reasoned, its TTFT
     /// otherwise.
     pub fn ttfc_ms(&self) -> Option<f64> {
@@ -246,6 +264,12 @@ pub(crate) struct RequestLineRef<'a> {
     prefix_group: Option<u32>,
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     prefix_first: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    session: Option<u32>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    turn: Option<u32>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    session_turns: Option<u32>,
 }
 
 fn itl_as_ms<S: Serializer>(gaps: &&ItlGaps, s: S) -> Result<S::Ok, S::Error> {
@@ -282,6 +306,9 @@ impl<'a> From<&'a RequestRecord> for RequestLineRef<'a> {
             ttfc_ms: r.reasoning_tokens.and(r.ttfc().map(ms)),
             prefix_group: r.prefix_group,
             prefix_first: r.prefix_first,
+            session: r.session.map(|s| s.session),
+            turn: r.session.map(|s| s.turn),
+            session_turns: r.session.map(|s| s.turns),
         }
     }
 }
@@ -317,6 +344,11 @@ mod tests {
             .into(),
             prefix_group: Some(2),
             prefix_first: true,
+            session: Some(crate::record::SessionTurn {
+                session: 5,
+                turn: 1,
+                turns: 3,
+            }),
             ..Default::default()
         };
         let failed = RequestRecord {
@@ -359,6 +391,9 @@ mod tests {
             ttfc_ms: Some(ms(Duration::from_nanos(41_000_789 - 1_200_456))),
             prefix_group: Some(2),
             prefix_first: true,
+            session: Some(5),
+            turn: Some(1),
+            session_turns: Some(3),
         };
         let owned_failed = RequestLine {
             repeat: 0,
@@ -388,6 +423,9 @@ mod tests {
             ttfc_ms: None,
             prefix_group: None,
             prefix_first: false,
+            session: None,
+            turn: None,
+            session_turns: None,
         };
         for (r, owned) in [(&ok, &owned_ok), (&failed, &owned_failed)] {
             let owned_json = serde_json::to_string(owned).unwrap();

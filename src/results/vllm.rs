@@ -314,6 +314,9 @@ fn detailed_lines(
             ttfc_ms: None,
             prefix_group: None,
             prefix_first: false,
+            session: None,
+            turn: None,
+            session_turns: None,
         });
     }
     Ok(Some(lines))
@@ -429,6 +432,7 @@ fn rung_of(dir: &Path, file: &str, o: Map<String, Value>) -> Result<ImportedRung
         server: Default::default(),
         reasoning: None,
         prefix: None,
+        sessions: None,
         repeats: Vec::new(),
         offered_rate: None,
         ramp: None,

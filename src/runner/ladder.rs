@@ -312,13 +312,33 @@ impl Ladder<'_> {
             }
             _ => &scenario.workload,
         };
-        let set = match replay {
-            Some(r) => PromptSet {
+        // A session rung: `warmup + n` sessions, whose turns' bodies are built as answers
+        // arrive; it sends no prepared requests.
+        let sessions = match &scenario.workload.sessions {
+            Some(s) => Some(Arc::new(
+                workload::SessionPlan::build(
+                    workload,
+                    s,
+                    self.tokens,
+                    self.ctx.dataset_path.as_deref(),
+                    warmup + n,
+                    idx as u64,
+                )
+                .map_err(|e| RunError::Scenario(e.to_string()))?,
+            )),
+            None => None,
+        };
+        let set = match (replay, &sessions) {
+            (Some(r), _) => PromptSet {
                 prompts: r.prompts.clone(),
                 notes: r.notes.clone(),
                 prefix_groups: Vec::new(),
             },
-            None => PromptSet::load_with(
+            (None, Some(plan)) => PromptSet {
+                notes: plan.notes.clone(),
+                ..PromptSet::default()
+            },
+            (None, None) => PromptSet::load_with(
                 workload,
                 self.tokens,
                 self.ctx.dataset_path.as_deref(),
@@ -339,11 +359,14 @@ impl Ladder<'_> {
         let groups = set.prefix_groups;
         let sharding = self.ctx.opts.shard.as_ref().map(|s| s.shard);
         let owned = |i: usize| sharding.is_none_or(|s| s.owns(i as u64));
-        let inexact = prompts[warmup..]
-            .iter()
-            .enumerate()
-            .filter(|(i, p)| !p.exact && owned(warmup + i))
-            .count() as u64;
+        let inexact = match &sessions {
+            Some(plan) => super::sessions::inexact_measured(plan, warmup),
+            None => prompts[warmup..]
+                .iter()
+                .enumerate()
+                .filter(|(i, p)| !p.exact && owned(warmup + i))
+                .count() as u64,
+        };
         let requests: Vec<_> = prompts
             .iter()
             .map(|p| {
@@ -358,7 +381,7 @@ impl Ladder<'_> {
             count: part(rate as u32),
             think_time: scenario.load.think_time.map_or(Duration::ZERO, |d| d.0),
         });
-        let schedule = match (closed, shaped) {
+        let mut schedule = match (closed, shaped) {
             (Some(_), _) => Vec::new(),
             (None, Some(s)) => s,
             (None, None) => workload::schedule(
@@ -374,6 +397,11 @@ impl Ladder<'_> {
         let first_measured = schedule.get(warmup).copied().unwrap_or_default();
         let max_concurrency = scenario.load.max_concurrency.map(part);
         let span = schedule.last().copied().unwrap_or_default();
+        // A session rung's schedule is its sessions' starts (sessions per second).
+        let session_starts = match &sessions {
+            Some(_) => std::mem::take(&mut schedule),
+            None => Vec::new(),
+        };
         let (requests, schedule, indices) = match sharding {
             None => (requests, schedule, None),
             Some(_) => shard_share(requests, schedule, owned),
@@ -408,8 +436,21 @@ impl Ladder<'_> {
             indices,
             start,
             warmed,
+            sessions: sessions.clone().map(|plan| super::sessions::SessionRung {
+                plan,
+                warmup,
+                starts: match closed {
+                    Some(users) => super::sessions::SessionStarts::Users(users),
+                    None => super::sessions::SessionStarts::Scheduled {
+                        at: session_starts,
+                        max_concurrency,
+                    },
+                },
+            }),
         };
-        let mut bar = progress::RungBar::new(kind, rate, (warmup + n) as u64, quiet);
+        // A session rung's bar counts its turns (each is one request).
+        let requests_total = sessions.as_ref().map_or(warmup + n, |p| p.total_turns());
+        let mut bar = progress::RungBar::new(kind, rate, requests_total as u64, quiet);
         let scraper = scrape.map(|s| match warmed_rx {
             Some(rx) => s.start_when(rx),
             None => {

@@ -11,6 +11,7 @@ mod progress;
 pub mod rejection;
 pub mod rung;
 mod server_tokens;
+pub mod sessions;
 pub mod shard;
 mod sim_host;
 pub mod warnings;
@@ -749,6 +750,12 @@ fn print_outcome(opts: &RunOptions, dir: &Path, scenario: &Scenario, rungs: &[Ru
         });
         println!("{}", serde_json::to_string(&v).expect("serialises"));
     } else if !opts.quiet {
+        if scenario.workload.sessions.is_some() && scenario.load.concurrency.is_empty() {
+            println!(
+                "note: with workload.sessions a rung's rate is sessions started per second; \
+                 qps, TTFT and the other columns count requests (one per turn)"
+            );
+        }
         println!("{}", rung_table(rungs));
         let ramp = rungs.iter().find_map(|r| r.ramp.as_ref());
         match ramp {

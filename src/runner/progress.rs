@@ -157,6 +157,7 @@ pub fn rung_table(rungs: &[RungSummary]) -> String {
             ));
         }
     }
+    out.push_str(&crate::report::sessions::terminal_lines(rungs, level));
     if rungs.iter().any(|s| s.prefix.is_some()) {
         out.push_str(&format!(
             "{:>9} {:>7} {:>11} {:>11} {:>11} {:>12}\n",

@@ -35,6 +35,10 @@ pub struct RungPlan {
     /// A concurrency rung says here when its measured part starts (its warmup requests have
     /// all finished); the server-metrics scraper waits for it.
     pub warmed: Option<watch::Sender<Option<Instant>>>,
+    /// A session rung (`workload.sessions`) instead of `requests`: its turns' bodies are
+    /// built as answers arrive; `requests`, `schedule`, `closed` and `max_concurrency` are
+    /// then unused.
+    pub sessions: Option<super::sessions::SessionRung>,
 }
 
 /// What a rung produced.
@@ -114,7 +118,21 @@ pub async fn run_rung(
     // Dispatch stops when this turns true: the server rejects every request the same way.
     let (halt_tx, halt_rx) = watch::channel(false);
 
-    let dispatcher = if let Some(users) = plan.closed {
+    let dispatcher = if let Some(rung) = plan.sessions {
+        super::sessions::spawn(
+            rung,
+            super::sessions::Dispatch {
+                client,
+                start,
+                stop: stop.clone(),
+                halt: halt_rx,
+                tx,
+                sent: sent.clone(),
+                counting: counting_pool(),
+            },
+            plan.warmed,
+        )
+    } else if let Some(users) = plan.closed {
         super::closed_loop::spawn(super::closed_loop::Dispatch {
             client,
             requests: plan.requests,

@@ -218,6 +218,14 @@ pub fn check(run: &ShardRun, scenario: &crate::scenario::Scenario) -> Result<(),
         }
         crate::scenario::LoadKind::Rate | crate::scenario::LoadKind::Concurrency => {}
     }
+    // A session must stay whole on one shard, and its turns' ids and history with it.
+    if scenario.workload.sessions.is_some() {
+        return Err(
+            "a session ladder (`workload.sessions`) cannot be sharded yet: a session must stay \
+             whole on one machine; run it without --shard"
+                .into(),
+        );
+    }
     if let Some(&users) = scenario.load.concurrency.iter().min() {
         if users < n {
             return Err(format!(

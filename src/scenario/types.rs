@@ -197,6 +197,11 @@ pub struct Workload {
     /// server's prefix cache is exercised; random dataset only (docs/workloads.md).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub shared_prefix: Option<SharedPrefix>,
+    /// Multi-turn chat sessions: each request is a turn of a conversation that carries the
+    /// earlier turns and answers as history (docs/workloads.md); `requests_per_rung` then
+    /// counts sessions.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sessions: Option<super::sessions::Sessions>,
     /// Tokens the server adds to every prompt, measured in preflight; set by the runner for
     /// `input_length: server`, never read from a scenario file.
     #[serde(skip)]

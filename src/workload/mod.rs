@@ -7,6 +7,7 @@ pub mod arrival;
 pub mod dataset;
 mod prefix;
 mod server_words;
+pub mod sessions;
 mod synth;
 #[doc(hidden)]
 pub mod testkit;
@@ -20,6 +21,7 @@ use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
 pub use arrival::{ramp_schedule, schedule, ScheduleError};
+pub use sessions::SessionPlan;
 pub use tokenizer::Tokenizer;
 
 use crate::scenario::types::{Dataset, InputLength, Workload};
