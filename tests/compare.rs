@@ -1141,3 +1141,51 @@ fn gate_after_the_run() {
         Err(GateError::Run(m)) if m.contains("Interrupted")
     ));
 }
+
+/// Rungs of 6,000 requests a side take the large-sample intervals, not the bootstrap: a
+/// 25 % slower TPOT is a regression, an unchanged run passes, and the JUnit detail names
+/// the method.
+#[test]
+fn big_rungs_are_judged_by_large_sample_intervals() {
+    let big = Spec {
+        rates: vec![5.0],
+        requests: 6_000,
+        gate: serde_json::json!([
+            { "metric": "median_tpot_ms", "max_increase": "10%" },
+            { "metric": "p90_ttft_ms", "max_increase": "10%" },
+            { "metric": "output_throughput", "max_decrease": "10%" }
+        ]),
+        ..Spec::default()
+    };
+    let slower = Spec {
+        seed: 9,
+        tpot_scale: 1.25,
+        ..big.clone()
+    };
+    let (t, b, c) = pair(&big, &slower);
+    let junit = t.path().join("junit.xml");
+    ladder()
+        .arg("compare")
+        .arg(&b)
+        .arg(&c)
+        .arg("--junit")
+        .arg(&junit)
+        .assert()
+        .code(1)
+        .stdout(contains("REGRESSION"));
+    let xml = std::fs::read_to_string(&junit).unwrap();
+    assert_eq!(xml.matches("by large-sample").count(), 3, "{xml}");
+    assert!(!xml.contains("by bootstrap"), "{xml}");
+
+    let same = Spec {
+        seed: 9,
+        ..big.clone()
+    };
+    let (_t2, b2, c2) = pair(&big, &same);
+    ladder()
+        .arg("compare")
+        .arg(&b2)
+        .arg(&c2)
+        .assert()
+        .code(0);
+}
