@@ -140,7 +140,7 @@ fn latency_of(groups: &[&Vec<f64>], stat: Statistic, z: f64) -> Option<(f64, f64
             let half = z * v_f.sqrt();
             let lo = percentile(&sorted, (q - half).max(0.0) * 100.0);
             let hi = percentile(&sorted, (q + half).min(1.0) * 100.0);
-            if !(lo > 0.0) {
+            if lo.is_nan() || lo <= 0.0 {
                 return None;
             }
             (xi, ((hi.ln() - lo.ln()) / (2.0 * z)).powi(2))
@@ -169,7 +169,7 @@ pub fn throughput(runs: &[Vec<Vec<f64>>]) -> Option<SideEstimate> {
         total += t;
         span += s;
     }
-    if n < 2 || span <= 0.0 || total <= 0.0 || per.iter().any(|p| !(*p > 0.0)) {
+    if n < 2 || span <= 0.0 || total <= 0.0 || per.iter().any(|p| p.is_nan() || *p <= 0.0) {
         return None;
     }
     let var_total = sq * n as f64 / (n - 1) as f64;
