@@ -98,6 +98,7 @@ fn bad_corpus_matches_golden_stderr() {
 
 /// The examples shipped in scenarios/. A scenario a user saves there (the README's, with a
 /// real tokenizer path) is theirs, not a test fixture: it must not break `cargo test`.
+/// Examples every checkout has; any other `scenarios/*.yaml` is checked the same way.
 const SHIPPED_EXAMPLES: [&str; 4] = [
     "quickstart.yaml",
     "quickstart-variant.yaml",
@@ -108,7 +109,16 @@ const SHIPPED_EXAMPLES: [&str; 4] = [
 #[test]
 fn every_example_scenario_validates() {
     let dir = root().join("scenarios");
-    let names: Vec<&str> = SHIPPED_EXAMPLES.to_vec();
+    let mut listed: Vec<String> = fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.ends_with(".yaml"))
+        .collect();
+    listed.sort();
+    for n in SHIPPED_EXAMPLES {
+        assert!(listed.iter().any(|l| l == n), "{n} missing from scenarios/");
+    }
+    let names: Vec<&str> = listed.iter().map(String::as_str).collect();
     let files: Vec<PathBuf> = names.iter().map(|n| dir.join(n)).collect();
     for f in &files {
         assert!(f.is_file(), "{} missing from scenarios/", f.display());
