@@ -1182,10 +1182,5 @@ fn big_rungs_are_judged_by_large_sample_intervals() {
         ..big.clone()
     };
     let (_t2, b2, c2) = pair(&big, &same);
-    ladder()
-        .arg("compare")
-        .arg(&b2)
-        .arg(&c2)
-        .assert()
-        .code(0);
+    ladder().arg("compare").arg(&b2).arg(&c2).assert().code(0);
 }

@@ -110,8 +110,8 @@ pub fn latency_groups(lines: &[RequestLine], which: Latency) -> Vec<Vec<f64>> {
 fn groups_of<'a>(lines: impl Iterator<Item = &'a RequestLine>, which: Latency) -> Vec<Vec<f64>> {
     let measured = lines.filter(|r| !r.warmup);
     let one = |v: Option<f64>| v.map(|x| vec![x]);
-    measured
-        .filter_map(|r| match which {
+    by_session(measured.filter_map(|r| {
+        let v = match which {
             Latency::Ttft => one(r.ttft_ms.filter(|_| r.ok)),
             Latency::Tpot => one(r.tpot_ms.filter(|_| r.ok)),
             Latency::Itl => Some(r.itl_ms.clone()).filter(|v| r.ok && !v.is_empty()),
@@ -124,29 +124,50 @@ fn groups_of<'a>(lines: impl Iterator<Item = &'a RequestLine>, which: Latency) -
             Latency::E2elAll => one(Some(r.e2e_ms)),
             Latency::DispatchLag => one(Some(r.sent_ms - r.scheduled_ms)),
             Latency::Ttfc => one(r.ttfc_ms().filter(|_| r.ok)),
-        })
-        .collect()
+        };
+        v.map(|v| (r.session, v))
+    }))
 }
 
-/// Per-request `[sent_ms, end_ms, weight]` triples for a throughput bootstrap.
+/// Groups of one session's turns merged into one (`workload.sessions`): a session's turns
+/// share its history and its speed, so the session, not the turn, is the independent unit
+/// that resampling (and the large-sample clusters) must draw. Other lines stay one group each.
+fn by_session(items: impl Iterator<Item = (Option<u32>, Vec<f64>)>) -> Vec<Vec<f64>> {
+    let mut out: Vec<Vec<f64>> = Vec::new();
+    let mut at: std::collections::HashMap<u32, usize> = std::collections::HashMap::new();
+    for (session, v) in items {
+        match session.and_then(|id| at.get(&id).map(|&i| (id, i))) {
+            Some((_, i)) => out[i].extend(v),
+            None => {
+                if let Some(id) = session {
+                    at.insert(id, out.len());
+                }
+                out.push(v);
+            }
+        }
+    }
+    out
+}
+
+/// Per-request `[sent_ms, end_ms, weight]` triples for a throughput bootstrap (a session's
+/// turns in one group).
 fn throughput_groups<'a>(
     lines: impl Iterator<Item = &'a RequestLine>,
     w: Weight,
     slo: &Slo,
 ) -> Vec<Vec<f64>> {
-    lines
-        .filter(|r| !r.warmup)
-        .map(|r| {
-            let weight = match w {
-                _ if !r.ok => 0.0,
-                Weight::Requests => 1.0,
-                Weight::OutputTokens => f64::from(r.output_tokens),
-                Weight::AllTokens => f64::from(r.output_tokens + r.input_tokens),
-                Weight::GoodRequests => f64::from(u8::from(slo.met(r))),
-            };
-            vec![r.sent_ms, r.end_ms, weight]
-        })
-        .collect()
+    // A session's triples stay together (see `by_session`); the rates read them three by
+    // three, so a group may hold several.
+    by_session(lines.filter(|r| !r.warmup).map(|r| {
+        let weight = match w {
+            _ if !r.ok => 0.0,
+            Weight::Requests => 1.0,
+            Weight::OutputTokens => f64::from(r.output_tokens),
+            Weight::AllTokens => f64::from(r.output_tokens + r.input_tokens),
+            Weight::GoodRequests => f64::from(u8::from(slo.met(r))),
+        };
+        (r.session, vec![r.sent_ms, r.end_ms, weight])
+    }))
 }
 
 /// Sum of weights per second over first send to last end of a flattened resample.
@@ -498,6 +519,40 @@ mod tests {
         assert_eq!(Model::of("qps"), Model::Throughput(Weight::Requests));
         assert_eq!(Model::of("error_rate"), Model::ErrorRate);
         assert_eq!(Model::of("completed"), Model::Plain);
+    }
+
+    /// A session's turns are one group (one cluster) for every latency and throughput;
+    /// lines without a session stay a group each.
+    #[test]
+    fn a_sessions_turns_are_resampled_together() {
+        let line = |i: u32, session: Option<u32>| -> RequestLine {
+            let mut v = serde_json::json!({
+                "index": i, "warmup": false, "scheduled_ms": f64::from(i) * 10.0,
+                "sent_ms": f64::from(i) * 10.0, "first_token_ms": f64::from(i) * 10.0 + 5.0,
+                "end_ms": f64::from(i) * 10.0 + 9.0, "ttft_ms": 5.0, "tpot_ms": 1.0,
+                "e2e_ms": 9.0, "input_tokens": 8, "output_tokens": 5, "token_source": "usage",
+                "itl_ms": [1.0, 1.0, 1.0, 1.0], "ok": true, "error_class": null,
+                "status": 200, "error_detail": null
+            });
+            if let Some(s) = session {
+                v["session"] = s.into();
+                v["turn"] = (i % 4).into();
+                v["session_turns"] = 4.into();
+            }
+            serde_json::from_value(v).unwrap()
+        };
+        let sessions: Vec<RequestLine> = (0..12).map(|i| line(i, Some(i / 4))).collect();
+        let ttft = latency_groups(&sessions, Latency::Ttft);
+        assert_eq!(ttft.len(), 3);
+        assert!(ttft.iter().all(|g| g.len() == 4));
+        let itl = latency_groups(&sessions, Latency::Itl);
+        assert_eq!(itl.iter().map(Vec::len).collect::<Vec<_>>(), [16, 16, 16]);
+        let t = throughput_groups(sessions.iter(), Weight::OutputTokens, &Slo::default());
+        assert_eq!(t.len(), 3);
+        assert_eq!(t[1][..3], [40.0, 49.0, 5.0]);
+        assert_eq!(t[1].len(), 12);
+        let single: Vec<RequestLine> = (0..12).map(|i| line(i, None)).collect();
+        assert_eq!(latency_groups(&single, Latency::Ttft).len(), 12);
     }
 
     #[test]

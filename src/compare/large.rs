@@ -149,20 +149,22 @@ fn latency_of(groups: &[&Vec<f64>], stat: Statistic, z: f64) -> Option<(f64, f64
     (value > 0.0 && var_ln.is_finite()).then_some((value, var_ln))
 }
 
-/// A throughput of one side from per repeat, per request `[sent_ms, end_ms, weight]`
-/// triples: weight per second over each repeat's window, the windows summed over repeats.
+/// A throughput of one side from per repeat, per request (or per session) `[sent_ms,
+/// end_ms, weight]` triples: weight per second over each repeat's window, the windows summed over repeats.
 pub fn throughput(runs: &[Vec<Vec<f64>>]) -> Option<SideEstimate> {
     let (mut total, mut span, mut sq, mut n) = (0.0, 0.0, 0.0, 0usize);
     let mut per = Vec::with_capacity(runs.len());
     for r in runs {
         let (mut first, mut last, mut t) = (f64::INFINITY, f64::NEG_INFINITY, 0.0);
-        for v in r {
-            first = first.min(v[0]);
-            last = last.max(v[1]);
-            t += v[2];
+        // A group is one request's triple, or a session's triples one after another.
+        let weight = |g: &Vec<f64>| g.chunks_exact(3).map(|c| c[2]).sum::<f64>();
+        for c in r.iter().flat_map(|g| g.chunks_exact(3)) {
+            first = first.min(c[0]);
+            last = last.max(c[1]);
+            t += c[2];
         }
         let mean = t / r.len().max(1) as f64;
-        sq += r.iter().map(|v| (v[2] - mean).powi(2)).sum::<f64>();
+        sq += r.iter().map(|g| (weight(g) - mean).powi(2)).sum::<f64>();
         n += r.len();
         let s = if last > first { last - first } else { 0.0 };
         per.push(if s > 0.0 { t / (s / 1000.0) } else { f64::NAN });
