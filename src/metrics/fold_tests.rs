@@ -80,8 +80,11 @@ fn records(n: u32, seed: u64, whole_us: bool) -> Vec<RequestRecord> {
             r.prefix_first = i < 9;
             if i % 17 == 3 {
                 r.error = Some(RequestError {
-                    class: [ErrorClass::RateLimit, ErrorClass::Timeout, ErrorClass::Server5xx]
-                        [(i % 3) as usize],
+                    class: [
+                        ErrorClass::RateLimit,
+                        ErrorClass::Timeout,
+                        ErrorClass::Server5xx,
+                    ][(i % 3) as usize],
                     status: None,
                     detail: "x".into(),
                 });

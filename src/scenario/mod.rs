@@ -19,6 +19,7 @@ pub mod migrate;
 pub mod schema;
 mod server_metrics;
 pub mod shapes;
+pub mod soak;
 pub mod template;
 pub mod types;
 pub mod validate;

@@ -35,6 +35,7 @@ fn wl(input: u32, range_ratio: f64, sp: SharedPrefix) -> Workload {
         input_length: Default::default(),
         server_overhead: 0,
         shared_prefix: Some(sp),
+        prompt_pool: None,
     }
 }
 

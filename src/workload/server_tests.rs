@@ -61,6 +61,7 @@ fn wl(input: u32, range_ratio: f64) -> Workload {
         input_length: Default::default(),
         server_overhead: 0,
         shared_prefix: None,
+        prompt_pool: None,
     }
 }
 
