@@ -48,6 +48,7 @@ fn main() {
         input_length: Default::default(),
         server_overhead: 0,
         shared_prefix: None,
+        prompt_pool: None,
     };
     let template = Some("bache {{ prompt }}".to_string());
     for (name, tok, prompt_template) in [

@@ -136,9 +136,15 @@ fn a_soak_killed_mid_rung_leaves_its_partial_results() {
     assert!(!r.status.success());
     let folder = run_dir(&out).expect("a result folder");
     let run = json(&folder.join("run.json"));
-    assert_eq!(run["status"], "running", "SIGKILL leaves no chance to say more");
+    assert_eq!(
+        run["status"], "running",
+        "SIGKILL leaves no chance to say more"
+    );
     let detail = run["status_detail"].as_str().unwrap_or_default();
-    assert!(detail.contains("rate 40") && detail.contains("of 1m"), "{detail}");
+    assert!(
+        detail.contains("rate 40") && detail.contains("of 1m"),
+        "{detail}"
+    );
     let partial = json(&folder.join("result_rate_40.json"));
     assert_eq!(partial["partial"], true);
     let done = partial["num_prompts"].as_u64().unwrap();
@@ -152,7 +158,11 @@ fn a_soak_killed_mid_rung_leaves_its_partial_results() {
     // (A kill during a rewrite may leave that rewrite's hidden temp file; the named files
     // are whole, as read here.)
     let l = lines(&folder.join("requests_rate_40.jsonl"));
-    assert!(l.len() as u64 >= done, "{} lines, {done} in the summary", l.len());
+    assert!(
+        l.len() as u64 >= done,
+        "{} lines, {done} in the summary",
+        l.len()
+    );
 }
 
 #[test]
@@ -167,7 +177,8 @@ fn validate_refuses_a_duration_with_requests_per_rung() {
     assert_eq!(v.status.code(), Some(2), "{}", v.all());
     assert!(
         v.stderr.contains("rel.yaml:12:")
-            && v.stderr.contains("`requests_per_rung` does not combine with `load.duration`")
+            && v.stderr
+                .contains("`requests_per_rung` does not combine with `load.duration`")
             && v.stderr.contains("prompt_pool"),
         "{}",
         v.stderr

@@ -112,6 +112,9 @@ impl RungObserver for RungBar {
         let Some((duration, _)) = self.timed else {
             return;
         };
+        // Kept moving when no request finished in the interval.
+        self.bar
+            .set_position(elapsed.min(duration).as_millis() as u64);
         // The interval's own length: the last one may be shorter.
         let every = elapsed.saturating_sub(self.prev);
         self.prev = elapsed;

@@ -169,6 +169,12 @@ pub async fn run_rung(
             .map(|c| Arc::new(Semaphore::new(c.max(1) as usize)));
         let warmup = plan.warmup;
         let counting = counting_pool();
+        // A timed rung cycles its pool of requests at arrivals drawn as they are due.
+        let sends: Box<dyn Iterator<Item = (PreparedRequest, Duration)> + Send> =
+            match timed.and_then(|t| t.arrivals) {
+                Some(arrivals) => Box::new(plan.requests.into_iter().cycle().zip(arrivals)),
+                None => Box::new(plan.requests.into_iter().zip(plan.schedule)),
+            };
         // The dispatch loop is a task on the runtime, woken by an OS high-resolution timer
         // (timerfd on Linux) registered in tokio's reactor: tokio's own timer fires on 1 ms
         // ticks, up to a tick late. The send task is spawned from the worker that polls the
@@ -179,12 +185,6 @@ pub async fn run_rung(
         // a period away, so it never fires unawaited; and tokio's own timer, a few ms after
         // each send time, backs it up: a re-armed timerfd whose stale readiness tokio-hrtime
         // reads as "not yet" would otherwise leave the rung waiting forever.
-        // A timed rung cycles its pool of requests at arrivals drawn as they are due.
-        let sends: Box<dyn Iterator<Item = (PreparedRequest, Duration)> + Send> =
-            match timed.and_then(|t| t.arrivals) {
-                Some(arrivals) => Box::new(plan.requests.into_iter().cycle().zip(arrivals)),
-                None => Box::new(plan.requests.into_iter().zip(plan.schedule)),
-            };
         tokio::spawn(async move {
             let mut timer =
                 tokio_hrtime::interval_at(start.into_std() + TIMER_PERIOD, TIMER_PERIOD);
