@@ -58,11 +58,13 @@ slo:
 
 
 class RssSampler(threading.Thread):
-    """VmRSS of `pid` every `every` seconds, as (seconds since start, bytes)."""
+    """VmRSS of `pid` every `every` seconds, as (seconds since start, bytes), and its open
+    file descriptors (about one per connection in flight or idle in the pool) at the same
+    instants."""
 
     def __init__(self, pid, every=1.0):
         super().__init__(daemon=True)
-        self.pid, self.every, self.samples, self.done = pid, every, [], False
+        self.pid, self.every, self.samples, self.fds, self.done = pid, every, [], [], False
 
     def run(self):
         t0 = time.monotonic()
@@ -73,6 +75,7 @@ class RssSampler(threading.Thread):
                         if line.startswith("VmRSS:"):
                             self.samples.append((time.monotonic() - t0,
                                                  int(line.split()[1]) * 1024))
+                            self.fds.append(len(os.listdir(f"/proc/{self.pid}/fd")))
             except (FileNotFoundError, ProcessLookupError):
                 pass
             time.sleep(self.every)
@@ -121,7 +124,7 @@ def main():
             t0 = time.monotonic()
             with open(out_path, "w") as out_f, open(err_path, "w") as err_f:
                 pid = os.posix_spawnp("taskset", ["taskset", "-c", "0", args.ladder, "run",
-                                                  str(path), "--json", "--out",
+                                                  str(path), "--out",
                                                   str(Path(d) / "results")],
                                       os.environ, file_actions=[
                                           (os.POSIX_SPAWN_DUP2, out_f.fileno(), 1),
@@ -133,7 +136,8 @@ def main():
             sampler.done = True
             if os.waitstatus_to_exitcode(status) != 0:
                 raise SystemExit(f"ladder run failed: {err_path.read_text()[-2000:]}")
-            rung = json.loads(out_path.read_text())["rungs"][0]
+            rung = json.loads(next((Path(d) / "results").rglob("result_rate_*.json"))
+                              .read_text())
             live = [l for l in err_path.read_text().splitlines() if " / " in l and "req/s," in l]
     finally:
         stop(sim)
@@ -154,12 +158,16 @@ def main():
     print(f"peak RSS {mib(peak):.1f} MiB (wait4 max RSS {ru.ru_maxrss / 1024:.1f} MiB); "
           f"RSS at 60 s {mib(at_1min):.1f} MiB, at the end {mib(end):.1f} MiB; largest rise "
           f"after the first minute {mib(growth):+.1f} MiB\n")
-    print("| elapsed s | requests done (≈ rate × s) | RSS MiB |")
-    print("| ---: | ---: | ---: |")
+    print(f"max_concurrent_requests {rung['max_concurrent_requests']}, "
+          f"max dispatch lag {rung['max_dispatch_lag_ms']:.0f} ms\n")
+    print("| elapsed s | requests done (≈ rate × s) | RSS MiB | open fds |")
+    print("| ---: | ---: | ---: | ---: |")
     mark = 0.0
     while mark <= samples[-1][0]:
-        t, r = min(samples, key=lambda s: abs(s[0] - mark))
-        print(f"| {t:.0f} | {int(min(t, args.minutes * 60) * args.rate):,} | {mib(r):.1f} |")
+        i = min(range(len(samples)), key=lambda k: abs(samples[k][0] - mark))
+        t, r = samples[i]
+        print(f"| {t:.0f} | {int(min(t, args.minutes * 60) * args.rate):,} | {mib(r):.1f} | "
+              f"{sampler.fds[i] if i < len(sampler.fds) else ''} |")
         mark += 30.0
     print("\n```")
     print(ascii_plot(samples))
@@ -172,7 +180,8 @@ def main():
         Path(args.json).write_text(json.dumps({
             "rate": args.rate, "minutes": args.minutes, "output_tokens": args.output_tokens,
             "rung": rung, "wall_s": wall, "cpu_s": ru.ru_utime + ru.ru_stime,
-            "maxrss_kib": ru.ru_maxrss, "rss_samples": samples, "live": live,
+            "maxrss_kib": ru.ru_maxrss, "rss_samples": samples, "fds": sampler.fds,
+            "live": live,
         }, indent=1))
 
 
