@@ -184,3 +184,35 @@ fn validate_refuses_a_duration_with_requests_per_rung() {
         v.stderr
     );
 }
+
+#[test]
+fn ctrl_c_ends_a_soak_with_its_final_summary_marked_interrupted() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = write(
+        dir.path(),
+        "  rates: [40]\n  duration: 60s\n  interval: 1s\n",
+        "",
+    );
+    let out = dir.path().join("out");
+    let live = spawn(ladder_cmd(&[
+        "run",
+        p.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+    ]));
+    live.wait_line("0:01 / 1:00", Duration::from_secs(60));
+    live.signal("INT");
+    let r = live.finish(Duration::from_secs(60));
+    no_panic(&r);
+    assert!(!r.status.success(), "{}", r.all());
+    let folder = run_dir(&out).expect("a result folder");
+    let run = json(&folder.join("run.json"));
+    assert_eq!(run["status"], "interrupted");
+    assert_eq!(run["rungs"][0]["complete"], false);
+    let result = json(&folder.join("result_rate_40.json"));
+    assert!(result.get("partial").is_none(), "{result}");
+    assert_eq!(result["interrupted"], true);
+    let l = lines(&folder.join("requests_rate_40.jsonl"));
+    assert_eq!(l.len() as u64, result["num_prompts"].as_u64().unwrap());
+    assert!(!l.is_empty());
+}
