@@ -49,6 +49,7 @@ fn main() {
         server_overhead: 0,
         shared_prefix: None,
         sessions: None,
+        prompt_pool: None,
     };
     let template = Some("bache {{ prompt }}".to_string());
     for (name, tok, prompt_template) in [

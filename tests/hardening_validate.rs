@@ -253,6 +253,9 @@ const FIELDS: &[(&str, &str, Kind, bool)] = &[
     ("load", "repeats", Kind::Num, false),
     ("load", "concurrency", Kind::Num, true),
     ("load", "think_time", Kind::Dur, false),
+    ("load", "duration", Kind::Dur, false),
+    ("load", "interval", Kind::Dur, false),
+    ("workload", "prompt_pool", Kind::Num, false),
     ("trace", "speed", Kind::Num, false),
     ("trace", "block_tokens", Kind::Num, true),
     ("trace", "max_requests", Kind::Num, true),
@@ -363,14 +366,19 @@ fn render(dir: &Path, set: &[(usize, String)]) -> PathBuf {
     // takes requests_per_rung, and a trace sets every length itself.
     let trace = flow_of(set, "trace");
     let ramp = flow_of(set, "ramp");
+    // A rung run for a duration takes no requests_per_rung (its prompts are a pool).
+    let timed = get("load", "duration")
+        .or_else(|| get("load", "interval"))
+        .or_else(|| get("workload", "prompt_pool"))
+        .is_some();
     for (k, d) in [
         ("input_tokens", "16"),
         ("output_tokens", "4"),
         ("requests_per_rung", "3"),
         ("seed", "0"),
     ] {
-        let shaped =
-            !trace.is_empty() && k != "seed" || !ramp.is_empty() && k == "requests_per_rung";
+        let shaped = !trace.is_empty() && k != "seed"
+            || (!ramp.is_empty() || timed) && k == "requests_per_rung";
         match get("workload", k) {
             Some(v) => text += &format!("  {k}: {v}\n"),
             None if !shaped => text += &format!("  {k}: {d}\n"),
@@ -386,6 +394,9 @@ fn render(dir: &Path, set: &[(usize, String)]) -> PathBuf {
             kv.push("turns: 2".into());
         }
         text += &format!("  sessions: {{ {} }}\n", kv.join(", "));
+    }
+    if let Some(v) = get("workload", "prompt_pool") {
+        text += &format!("  prompt_pool: {v}\n");
     }
     text += "load:\n";
     if let Some(v) = get("load", "burstiness") {
@@ -424,6 +435,12 @@ fn render(dir: &Path, set: &[(usize, String)]) -> PathBuf {
         text += &format!("  rates: [{}]\n", or("load", "rates", "100"));
     }
     text += &format!("  cooldown: {}\n", or("load", "cooldown", "0s"));
+    if timed {
+        text += &format!("  duration: {}\n", or("load", "duration", "200ms"));
+        if let Some(v) = get("load", "interval") {
+            text += &format!("  interval: {v}\n");
+        }
+    }
     for k in ["max_concurrency", "warmup_requests"] {
         if let Some(v) = get("load", k) {
             text += &format!("  {k}: {v}\n");

@@ -74,6 +74,61 @@ impl LiveStats {
     }
 }
 
+/// The records of one interval of a rung run for a duration, for its live line: what
+/// finished in the interval, not since the start.
+#[derive(Debug)]
+pub struct Window {
+    /// Records received in the interval (warmup included).
+    pub done: u64,
+    /// Failed ones among them.
+    pub errors: u64,
+    /// Successful measured ones among them.
+    pub ok: u64,
+    /// Output tokens of the successful measured ones.
+    pub output_tokens: u64,
+    ttft_us: Histogram<u64>,
+}
+
+impl Default for Window {
+    fn default() -> Self {
+        Window {
+            done: 0,
+            errors: 0,
+            ok: 0,
+            output_tokens: 0,
+            ttft_us: Histogram::new_with_bounds(1, 3_600_000_000, 3).expect("valid bounds"),
+        }
+    }
+}
+
+impl Window {
+    /// Account one finished request.
+    pub fn record(&mut self, r: &RequestRecord) {
+        self.done += 1;
+        if !r.ok() {
+            self.errors += 1;
+        }
+        if r.warmup || !r.ok() {
+            return;
+        }
+        self.ok += 1;
+        self.output_tokens += u64::from(r.output_tokens);
+        if let Some(t) = r.ttft() {
+            let _ = self.ttft_us.record((t.as_micros() as u64).max(1));
+        }
+    }
+
+    /// TTFT quantile `q` (0..1) of the interval, in milliseconds (3 significant digits); 0
+    /// without a first token.
+    pub fn ttft_ms(&self, q: f64) -> f64 {
+        if self.ttft_us.is_empty() {
+            0.0
+        } else {
+            self.ttft_us.value_at_quantile(q) as f64 / 1000.0
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -92,5 +147,33 @@ mod tests {
         assert_eq!(l.done, 11);
         assert!((l.p50_ttft_ms() - 105.0).abs() < 0.2);
         assert!((l.qps() - 10.0).abs() < 1e-9);
+    }
+
+    #[test]
+    fn a_window_counts_its_interval_only() {
+        let mut w = Window::default();
+        assert_eq!(w.ttft_ms(0.5), 0.0);
+        for i in 0..100u64 {
+            w.record(&RequestRecord {
+                first_token: Some(Duration::from_millis(1 + i)),
+                end: Duration::from_millis(200),
+                output_tokens: 4,
+                ..Default::default()
+            });
+        }
+        w.record(&RequestRecord {
+            error: Some(crate::record::RequestError {
+                class: crate::record::ErrorClass::Timeout,
+                status: None,
+                detail: String::new(),
+            }),
+            ..Default::default()
+        });
+        assert_eq!(
+            (w.done, w.ok, w.errors, w.output_tokens),
+            (101, 100, 1, 400)
+        );
+        assert!((w.ttft_ms(0.5) - 50.0).abs() < 0.1, "{}", w.ttft_ms(0.5));
+        assert!((w.ttft_ms(0.99) - 99.0).abs() < 0.1, "{}", w.ttft_ms(0.99));
     }
 }

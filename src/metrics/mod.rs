@@ -1,6 +1,8 @@
 //! Per-request records → latency distributions and rung summaries.
 
 pub mod compute;
+pub mod counts;
+pub mod fold;
 pub mod live;
 pub mod prefix;
 pub mod ramp;
@@ -11,6 +13,7 @@ pub mod summary;
 pub mod tokens;
 
 pub use compute::{summarize, RungContext};
+pub use fold::RungFold;
 pub use live::LiveStats;
 pub use summary::{Latency, RungSummary, Stats};
 pub use tokens::TokenAccounting;

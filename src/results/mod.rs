@@ -6,6 +6,7 @@ pub mod load;
 pub mod merge;
 pub mod shard_info;
 pub mod shard_merge;
+pub mod stream;
 pub mod types;
 pub mod vllm;
 pub mod write;
@@ -15,5 +16,6 @@ pub use load::{
     LoadedRung, ResultDir,
 };
 pub use shard_info::{ClockSync, MergedShards, RungStart, ShardInfo};
+pub use stream::RequestStream;
 pub use types::*;
 pub use write::{atomic_write, RunWriter, WriteError};

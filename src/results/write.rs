@@ -41,7 +41,7 @@ pub fn atomic_write(path: &Path, bytes: &[u8]) -> Result<(), WriteError> {
 
 /// Like [`atomic_write`], with the content streamed by `fill` through a buffered writer, so
 /// a large file (a rung's request lines) is never held whole in memory.
-fn atomic_write_with(
+pub(super) fn atomic_write_with(
     path: &Path,
     fill: impl FnOnce(&mut dyn Write) -> std::io::Result<()>,
 ) -> Result<(), WriteError> {
@@ -188,7 +188,12 @@ impl RunWriter {
         self.info.shard.as_mut()
     }
 
-    fn write_run_json(&self) -> Result<(), WriteError> {
+    /// run.json to be rewritten by [`RunWriter::write_run_json`] (a streamed rung's entry).
+    pub(super) fn info_mut(&mut self) -> &mut RunInfo {
+        &mut self.info
+    }
+
+    pub(super) fn write_run_json(&self) -> Result<(), WriteError> {
         let text = serde_json::to_vec_pretty(&self.info).expect("RunInfo serialises");
         atomic_write(&self.dir.join("run.json"), &text)
     }
@@ -285,7 +290,7 @@ impl Drop for RunWriter {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use crate::results::{HostInfo, ResultDir, RESULTS_FORMAT_VERSION};
 

@@ -43,6 +43,9 @@ pub struct Users {
 /// Everything the users share, moved in from `rung::run_rung`.
 pub(super) struct Dispatch {
     pub client: Arc<Client>,
+    /// A rung run for a duration: no user takes a request at or after this instant, and
+    /// `requests` is a pool cycled in order.
+    pub until: Option<Instant>,
     pub requests: Vec<PreparedRequest>,
     /// The rung's request index of each entry (a shard's share); `None`: entry `i` is `i`.
     pub indices: Option<Arc<[u32]>>,
@@ -84,6 +87,7 @@ pub(super) fn spawn(d: Dispatch) -> JoinHandle<()> {
             phase: phase.clone(),
             warmed: phase.over.subscribe(),
             client: d.client.clone(),
+            until: d.until,
             requests: requests.clone(),
             indices: d.indices.clone(),
             next: next.clone(),
@@ -136,6 +140,7 @@ struct User {
     phase: Arc<Phase>,
     warmed: watch::Receiver<Option<Instant>>,
     client: Arc<Client>,
+    until: Option<Instant>,
     requests: Arc<[PreparedRequest]>,
     indices: Option<Arc<[u32]>>,
     next: Arc<AtomicUsize>,
@@ -150,9 +155,17 @@ struct User {
 }
 
 impl User {
+    /// True when a request ready at `ready` falls after a timed rung's end.
+    fn past(&self, ready: Instant) -> bool {
+        self.until.is_some_and(|u| ready >= u)
+    }
+
     async fn run(mut self) {
         let mut ready = self.start;
         loop {
+            if self.past(ready) {
+                return;
+            }
             if ready > Instant::now() {
                 tokio::select! {
                     biased;
@@ -161,11 +174,13 @@ impl User {
                     _ = tokio::time::sleep_until(ready) => {}
                 }
             }
-            if *self.stop.borrow() || *self.halt.borrow() {
+            if *self.stop.borrow() || *self.halt.borrow() || self.past(ready) {
                 return;
             }
             let i = self.next.fetch_add(1, Ordering::Relaxed);
-            let Some(req) = self.requests.get(i) else {
+            let pool = self.requests.len().max(1);
+            let at_i = if self.until.is_some() { i % pool } else { i };
+            let Some(req) = self.requests.get(at_i) else {
                 return;
             };
             let index = self.indices.as_ref().map_or(i as u32, |v| v[i]);
@@ -184,6 +199,9 @@ impl User {
                     }
                 };
                 ready = ready.max(over);
+                if self.past(ready) {
+                    return;
+                }
             }
             let at = ready.saturating_duration_since(self.start);
             self.sent.fetch_add(1, Ordering::Relaxed);

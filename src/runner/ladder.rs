@@ -17,8 +17,8 @@ use tokio::sync::watch;
 use tokio::time::Instant;
 
 use super::{
-    closed_loop, print_outcome, progress, rung, rung_seed, shard, sim_host, warnings, RunContext,
-    RunError, RunOutcome, STOP_GRACE,
+    closed_loop, print_outcome, progress, rung, rung_seed, shard, sim_host, soak, warnings,
+    RunContext, RunError, RunOutcome, STOP_GRACE,
 };
 use crate::client::Client;
 use crate::metrics::{repeats, summarize, RungContext, RungSummary};
@@ -146,7 +146,8 @@ impl Ladder<'_> {
                     interrupted = true;
                     break 'repeats;
                 }
-                if last {
+                // A rung run for a duration wrote its files as it ran.
+                if last && !writer.info().rungs.iter().any(|e| e.rate == rate) {
                     self.write(writer, rate, h)?;
                 }
                 if !(last && idx + 1 == rates.len()) && timeline.is_none() {
@@ -258,6 +259,8 @@ impl Ladder<'_> {
         let kind = scenario.load_kind();
         let mut warmup = scenario.load.warmup_requests as usize;
         let mut n = scenario.workload.requests_per_rung as usize;
+        // A rung run for a duration cycles a pool of prompts (see `soak`).
+        let timed = scenario.load.duration.map(|d| d.0);
         // A trace replay sends the trace's lines at its timestamps over the speed (the first
         // `warmup_requests` lines as warmup); a ramp sends what its rising rate draws. Both
         // know their send times before their prompts.
@@ -328,6 +331,13 @@ impl Ladder<'_> {
             )),
             None => None,
         };
+        let count = match timed {
+            Some(_) => scenario
+                .workload
+                .prompt_pool
+                .unwrap_or(crate::scenario::DEFAULT_PROMPT_POOL) as usize,
+            None => warmup + n,
+        };
         let set = match (replay, &sessions) {
             (Some(r), _) => PromptSet {
                 prompts: r.prompts.clone(),
@@ -342,7 +352,7 @@ impl Ladder<'_> {
                 workload,
                 self.tokens,
                 self.ctx.dataset_path.as_deref(),
-                warmup + n,
+                count,
                 idx as u64,
             )
             .map_err(|e| RunError::Scenario(e.to_string()))?,
@@ -359,12 +369,14 @@ impl Ladder<'_> {
         let groups = set.prefix_groups;
         let sharding = self.ctx.opts.shard.as_ref().map(|s| s.shard);
         let owned = |i: usize| sharding.is_none_or(|s| s.owns(i as u64));
+        // A timed rung's pool serves warmup and measured requests alike.
+        let measured_from = if timed.is_some() { 0 } else { warmup };
         let inexact = match &sessions {
             Some(plan) => super::sessions::inexact_measured(plan, warmup),
-            None => prompts[warmup..]
+            None => prompts[measured_from..]
                 .iter()
                 .enumerate()
-                .filter(|(i, p)| !p.exact && owned(warmup + i))
+                .filter(|(i, p)| !p.exact && owned(measured_from + i))
                 .count() as u64,
         };
         let requests: Vec<_> = prompts
@@ -381,9 +393,23 @@ impl Ladder<'_> {
             count: part(rate as u32),
             think_time: scenario.load.think_time.map_or(Duration::ZERO, |d| d.0),
         });
+        let arrivals = |until: Duration| {
+            workload::Arrivals::new(
+                scenario.load.arrival,
+                rate,
+                scenario.load.burstiness,
+                rung_seed(scenario.workload.seed, idx),
+                until,
+            )
+            .map_err(|e| RunError::Scenario(e.to_string()))
+        };
         let mut schedule = match (closed, shaped) {
             (Some(_), _) => Vec::new(),
             (None, Some(s)) => s,
+            // Drawn as the rung goes; only the first measured send is needed here.
+            (None, None) if timed.is_some() => {
+                arrivals(Duration::MAX)?.nth(warmup).into_iter().collect()
+            }
             (None, None) => workload::schedule(
                 scenario.load.arrival,
                 rate,
@@ -394,7 +420,10 @@ impl Ladder<'_> {
             .map_err(|e| RunError::Scenario(e.to_string()))?,
         };
         // Server metrics from the first measured send on (warmup left out).
-        let first_measured = schedule.get(warmup).copied().unwrap_or_default();
+        let first_measured = match timed {
+            Some(_) => schedule.first().copied().unwrap_or_default(),
+            None => schedule.get(warmup).copied().unwrap_or_default(),
+        };
         let max_concurrency = scenario.load.max_concurrency.map(part);
         let span = schedule.last().copied().unwrap_or_default();
         // A session rung's schedule is its sessions' starts (sessions per second).
@@ -447,10 +476,44 @@ impl Ladder<'_> {
                     },
                 },
             }),
+            timed: match timed {
+                Some(duration) => Some(rung::Timed {
+                    duration,
+                    interval: scenario
+                        .load
+                        .interval
+                        .map_or(crate::scenario::DEFAULT_SOAK_INTERVAL, |i| i.0),
+                    arrivals: match closed {
+                        Some(_) => None,
+                        None => Some(arrivals(duration)?),
+                    },
+                }),
+                None => None,
+            },
         };
         // A session rung's bar counts its turns (each is one request).
         let requests_total = sessions.as_ref().map_or(warmup + n, |p| p.total_turns());
-        let mut bar = progress::RungBar::new(kind, rate, requests_total as u64, quiet);
+        let mut bar = match timed {
+            Some(d) => progress::RungBar::timed(kind, rate, d, quiet),
+            None => progress::RungBar::new(kind, rate, requests_total as u64, quiet),
+        };
+        let rung_ctx = |interrupted: bool| RungContext {
+            rate,
+            load: kind,
+            // vLLM writes its default burstiness (1) for a concurrency run.
+            burstiness: if closed.is_some() { 1.0 } else { burstiness },
+            max_concurrency: closed.map_or(max_concurrency, |u| Some(u.count)),
+            slo: scenario.slo.clone(),
+            inexact_prompts: inexact,
+            interrupted,
+        };
+        let mut sink = match timed {
+            Some(d) => Some(
+                soak::SoakSink::open(writer, rung_ctx(false), kind, d, groups.clone())
+                    .map_err(|e| RunError::Output(e.to_string()))?,
+            ),
+            None => None,
+        };
         let scraper = scrape.map(|s| match warmed_rx {
             Some(rx) => s.start_when(rx),
             None => {
@@ -463,6 +526,7 @@ impl Ladder<'_> {
             stop.clone(),
             STOP_GRACE,
             &mut bar,
+            sink.as_mut().map(|s| s as &mut dyn rung::RecordSink),
         )
         .await;
         let scraped = match scraper {
@@ -471,19 +535,17 @@ impl Ladder<'_> {
         };
         let mut run = run;
         tag_prefix_groups(&mut run.records, &groups);
-        let mut summary = summarize(
-            &run.records,
-            &RungContext {
-                rate,
-                load: kind,
-                // vLLM writes its default burstiness (1) for a concurrency run.
-                burstiness: if closed.is_some() { 1.0 } else { burstiness },
-                max_concurrency: closed.map_or(max_concurrency, |u| Some(u.count)),
-                slo: scenario.slo.clone(),
-                inexact_prompts: inexact,
-                interrupted: run.interrupted || run.rejected.is_some(),
-            },
-        );
+        let ctx = rung_ctx(run.interrupted || run.rejected.is_some());
+        let (mut summary, streamed) = match sink {
+            Some(sink) => {
+                let (summary, stream, late, failed) = sink.finish(&ctx);
+                if let Some(e) = failed {
+                    return Err(RunError::Output(e.to_string()));
+                }
+                (summary, Some((stream, late)))
+            }
+            None => (summarize(&run.records, &ctx), None),
+        };
         summary.offered_rate = match (replay, &scenario.load.ramp) {
             (Some(r), _) => Some(r.trace.offered_rate(rate)),
             (None, Some(ramp)) => Some((warmup + n) as f64 / ramp.over.0.as_secs_f64()),
@@ -537,7 +599,7 @@ impl Ladder<'_> {
         log.push(format!(
             "rung {rate}{which}: sent {} finished {} completed {} failed {} qps {:.3}",
             run.sent,
-            run.records.len(),
+            summary.num_prompts + summary.warmup_requests,
             summary.completed,
             summary.failed,
             summary.request_throughput
@@ -572,6 +634,22 @@ impl Ladder<'_> {
             .chain(token_warnings)
         {
             warn(format!("{w}{which}"), &mut bar);
+        }
+        if let Some((stream, late)) = streamed {
+            if late > 0 {
+                warn(
+                    format!(
+                        "rung {}: {late} requests arrived later than their send order allows; \
+                         max_concurrent_requests and max_output_tokens_per_s may be off by them",
+                        kind.level(rate)
+                    ),
+                    &mut bar,
+                );
+            }
+            let complete = !run.interrupted && run.rejected.is_none();
+            writer
+                .finish_streamed_rung(&summary, stream, complete)
+                .map_err(|e| RunError::Output(e.to_string()))?;
         }
         let rejected = run.rejected.as_ref().map(|r| r.describe(kind, rate));
         Ok((

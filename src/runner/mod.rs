@@ -14,6 +14,7 @@ mod server_tokens;
 pub mod sessions;
 pub mod shard;
 mod sim_host;
+mod soak;
 pub mod warnings;
 
 use std::path::{Path, PathBuf};
@@ -236,6 +237,12 @@ fn check_fd_limit(
     let per_rung = match (&scenario.load.trace, &scenario.load.ramp) {
         (Some(_), _) => trace_lines.unwrap_or(0),
         (_, Some(r)) => r.total().ceil() as u64 + 1,
+        // A rung run for a duration: about its fastest rate times its length.
+        _ if scenario.load.duration.is_some() => {
+            let fastest = scenario.rungs().into_iter().fold(0.0, f64::max);
+            let secs = scenario.load.duration.map_or(0.0, |d| d.0.as_secs_f64());
+            scenario.load.warmup_requests as u64 + (fastest * secs).ceil() as u64
+        }
         _ => scenario.load.warmup_requests as u64 + scenario.workload.requests_per_rung as u64,
     };
     let cap = match scenario.load.concurrency.iter().max() {

@@ -6,6 +6,8 @@ use std::time::{Duration, Instant};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
 use super::rung::RungObserver;
+use super::soak::clock;
+use crate::metrics::live::Window;
 use crate::metrics::{Latency, LiveStats, RungSummary};
 use crate::results::rate_label;
 use crate::scenario::LoadKind;
@@ -15,6 +17,13 @@ pub struct RungBar {
     bar: ProgressBar,
     last: Instant,
     quiet: bool,
+    /// A rung run for a duration: its length, and when the bar started (the bar shows time,
+    /// not requests).
+    timed: Option<(Duration, Instant)>,
+    /// The rung's name in its live lines (`rate 1000`).
+    name: String,
+    /// Elapsed time at the previous live line.
+    prev: Duration,
 }
 
 impl RungBar {
@@ -36,7 +45,23 @@ impl RungBar {
             bar,
             last: Instant::now() - Duration::from_secs(1),
             quiet,
+            timed: None,
+            name: kind.rung(level),
+            prev: Duration::ZERO,
         }
+    }
+
+    /// A bar for a rung run for `duration`: it fills with time, shows elapsed and remaining
+    /// time, and prints a live line every interval.
+    pub fn timed(kind: LoadKind, level: f64, duration: Duration, quiet: bool) -> RungBar {
+        let mut b = RungBar::new(kind, level, duration.as_millis().max(1) as u64, quiet);
+        b.bar.set_style(
+            ProgressStyle::with_template("{prefix:>12} [{bar:30}] {msg}")
+                .expect("valid template")
+                .progress_chars("=> "),
+        );
+        b.timed = Some((duration, Instant::now()));
+        b
     }
 
     /// Close the bar with a one-line result.
@@ -83,7 +108,54 @@ impl RungBar {
 }
 
 impl RungObserver for RungBar {
+    fn on_interval(&mut self, w: &Window, elapsed: Duration, sent: u64) {
+        let Some((duration, _)) = self.timed else {
+            return;
+        };
+        // Kept moving when no request finished in the interval.
+        self.bar
+            .set_position(elapsed.min(duration).as_millis() as u64);
+        // The interval's own length: the last one may be shorter.
+        let every = elapsed.saturating_sub(self.prev);
+        self.prev = elapsed;
+        let secs = every.as_secs_f64().max(1e-9);
+        let measured = w.ok + w.errors;
+        self.println(&format!(
+            "{} {} / {}: {:.1} req/s, {:.0} tok/s, p50 TTFT {:.1} ms, p99 TTFT {:.1} ms, \
+             errors {} ({:.1}%), sent {sent}",
+            self.name,
+            clock(elapsed.min(duration)),
+            clock(duration),
+            w.ok as f64 / secs,
+            w.output_tokens as f64 / secs,
+            w.ttft_ms(0.5),
+            w.ttft_ms(0.99),
+            w.errors,
+            if measured == 0 {
+                0.0
+            } else {
+                w.errors as f64 * 100.0 / measured as f64
+            },
+        ));
+    }
+
     fn on_record(&mut self, live: &LiveStats, sent: u64) {
+        if let Some((duration, started)) = self.timed {
+            if self.last.elapsed() >= Duration::from_millis(100) {
+                self.last = Instant::now();
+                let elapsed = started.elapsed().min(duration);
+                self.bar.set_position(elapsed.as_millis() as u64);
+                self.bar.set_message(format!(
+                    "{} of {} ({} left) · sent {sent} done {} err {}",
+                    clock(elapsed),
+                    clock(duration),
+                    clock(duration - elapsed),
+                    live.done,
+                    live.errors
+                ));
+            }
+            return;
+        }
         self.bar.set_position(live.done);
         // Formatting the message ten times a second is plenty.
         if self.last.elapsed() >= Duration::from_millis(100) {

@@ -11,6 +11,7 @@ use tokio::time::Instant;
 
 use super::rejection::{self, Rejection};
 use crate::client::{Client, PreparedRequest};
+use crate::metrics::live::Window;
 use crate::metrics::LiveStats;
 use crate::record::RequestRecord;
 
@@ -39,6 +40,28 @@ pub struct RungPlan {
     /// built as answers arrive; `requests`, `schedule`, `closed` and `max_concurrency` are
     /// then unused.
     pub sessions: Option<super::sessions::SessionRung>,
+    /// A rung run for a duration (`load.duration`): `requests` is then a pool cycled in
+    /// order and `schedule` is unused.
+    pub timed: Option<Timed>,
+}
+
+/// How a rung run for a duration sends and reports.
+pub struct Timed {
+    /// No request is sent at or after this offset from the rung start.
+    pub duration: Duration,
+    /// How often the observer and the sink hear of the rung's progress.
+    pub interval: Duration,
+    /// An open-loop rung's send offsets, drawn as they are needed (ending before
+    /// `duration`); `None` for a concurrency rung.
+    pub arrivals: Option<crate::workload::Arrivals>,
+}
+
+/// Where a timed rung's records go instead of being kept: folded and written as they come.
+pub trait RecordSink {
+    /// A finished request (warmup included).
+    fn record(&mut self, rec: RequestRecord);
+    /// Called every interval of a timed rung; `elapsed` is the time since the rung start.
+    fn tick(&mut self, elapsed: Duration);
 }
 
 /// What a rung produced.
@@ -62,6 +85,9 @@ const REJECTION_GRACE: Duration = Duration::from_secs(2);
 pub trait RungObserver {
     /// A record arrived; `sent` is the number dispatched so far.
     fn on_record(&mut self, live: &LiveStats, sent: u64);
+    /// An interval of a timed rung ended: `window` holds the records of that interval,
+    /// `elapsed` is the time since the rung start.
+    fn on_interval(&mut self, _window: &Window, _elapsed: Duration, _sent: u64) {}
 }
 
 /// Period of the dispatch timer: longer than any rung, so it only fires where it is re-armed.
@@ -98,19 +124,23 @@ pub(super) async fn deliver(
     let _ = tx.send(rec).await;
 }
 
-/// Dispatch a rung and collect its records.
+/// Dispatch a rung and collect its records: kept in [`RungRun::records`], or handed to
+/// `sink` as they arrive (a timed rung).
 ///
 /// `stop` turning true stops dispatch; requests in flight then get `grace` to finish and
 /// the rest are abandoned (not counted: they have no outcome). The sender being dropped (a
 /// second signal) abandons them at once.
 pub async fn run_rung(
     client: Arc<Client>,
-    plan: RungPlan,
+    mut plan: RungPlan,
     mut stop: watch::Receiver<bool>,
     grace: Duration,
     observer: &mut dyn RungObserver,
+    mut sink: Option<&mut dyn RecordSink>,
 ) -> RungRun {
     let total = plan.requests.len();
+    let timed = plan.timed.take();
+    let interval = timed.as_ref().map(|t| t.interval);
     let (tx, mut rx) = mpsc::channel::<RequestRecord>(1024);
     let sent = Arc::new(AtomicU64::new(0));
     let start = plan.start.unwrap_or_else(|| Instant::now() + START_LEAD);
@@ -135,6 +165,7 @@ pub async fn run_rung(
     } else if let Some(users) = plan.closed {
         super::closed_loop::spawn(super::closed_loop::Dispatch {
             client,
+            until: timed.as_ref().map(|t| start + t.duration),
             requests: plan.requests,
             indices,
             warmup: plan.warmup,
@@ -156,6 +187,12 @@ pub async fn run_rung(
             .map(|c| Arc::new(Semaphore::new(c.max(1) as usize)));
         let warmup = plan.warmup;
         let counting = counting_pool();
+        // A timed rung cycles its pool of requests at arrivals drawn as they are due.
+        let sends: Box<dyn Iterator<Item = (PreparedRequest, Duration)> + Send> =
+            match timed.and_then(|t| t.arrivals) {
+                Some(arrivals) => Box::new(plan.requests.into_iter().cycle().zip(arrivals)),
+                None => Box::new(plan.requests.into_iter().zip(plan.schedule)),
+            };
         // The dispatch loop is a task on the runtime, woken by an OS high-resolution timer
         // (timerfd on Linux) registered in tokio's reactor: tokio's own timer fires on 1 ms
         // ticks, up to a tick late. The send task is spawned from the worker that polls the
@@ -169,7 +206,7 @@ pub async fn run_rung(
         tokio::spawn(async move {
             let mut timer =
                 tokio_hrtime::interval_at(start.into_std() + TIMER_PERIOD, TIMER_PERIOD);
-            for (i, (req, at)) in plan.requests.into_iter().zip(plan.schedule).enumerate() {
+            for (i, (req, at)) in sends.enumerate() {
                 if *stop.borrow() || *halt.borrow() {
                     break;
                 }
@@ -209,7 +246,13 @@ pub async fn run_rung(
     };
 
     let mut live = LiveStats::default();
-    let mut records = Vec::with_capacity(total);
+    let mut window = Window::default();
+    let mut ticker = interval.map(|every| {
+        let mut t = tokio::time::interval_at(start + every, every);
+        t.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        t
+    });
+    let mut records = Vec::with_capacity(if sink.is_some() { 0 } else { total });
     let mut interrupted = *stop.borrow();
     let mut deadline: Option<Instant> = None;
     let mut watch_rejections = rejection::Watch::default();
@@ -232,9 +275,23 @@ pub async fn run_rung(
                     }
                     live.record(&rec);
                     observer.on_record(&live, sent.load(Ordering::Relaxed));
-                    records.push(rec);
+                    match sink.as_deref_mut() {
+                        Some(sink) => {
+                            window.record(&rec);
+                            sink.record(rec);
+                        }
+                        None => records.push(rec),
+                    }
                 }
                 None => break,
+            },
+            _ = next_tick(&mut ticker) => {
+                let elapsed = Instant::now().saturating_duration_since(start);
+                observer.on_interval(&window, elapsed, sent.load(Ordering::Relaxed));
+                window = Window::default();
+                if let Some(sink) = sink.as_deref_mut() {
+                    sink.tick(elapsed);
+                }
             },
             changed = stop.changed() => match changed {
                 // The sender is gone (a second signal): stop at once, keep what finished.
@@ -254,10 +311,22 @@ pub async fn run_rung(
     // The dispatcher has ended (all sent) or is ending (stop seen): not waited for, aborted.
     dispatcher.abort();
     let sent = sent.load(Ordering::Relaxed);
+    // A timed rung sends until its duration, not a count: only a stop cuts it short.
+    let short = sink.is_none() && (records.len() as u64) < total as u64;
     RungRun {
-        interrupted: rejected.is_none() && (interrupted || (records.len() as u64) < total as u64),
+        interrupted: rejected.is_none() && (interrupted || short),
         records,
         sent,
         rejected,
+    }
+}
+
+/// The next tick of a timed rung's interval; never, for a rung without one.
+async fn next_tick(ticker: &mut Option<tokio::time::Interval>) {
+    match ticker {
+        Some(t) => {
+            t.tick().await;
+        }
+        None => std::future::pending().await,
     }
 }

@@ -206,6 +206,14 @@ pub fn check(run: &ShardRun, scenario: &crate::scenario::Scenario) -> Result<(),
                 .into(),
         );
     }
+    if scenario.load.duration.is_some() {
+        return Err(
+            "a rung run for a duration (`load.duration`) cannot be sharded yet: shards share a \
+             request count, and `ladder merge` reads every request line back; run the soak on \
+             one machine"
+                .into(),
+        );
+    }
     // `ladder merge` recomputes summaries with the rate and concurrency rules only: a trace's
     // offered rate and a ramp's window table would not survive it.
     match scenario.load_kind() {

@@ -193,6 +193,11 @@ pub(super) fn check(v: &Value, out: &mut Vec<Problem>) {
         .and_then(|w| w.get("requests_per_rung"))
         .and_then(Value::as_f64)
         .unwrap_or(f64::from(super::types::default_requests_per_rung()));
+    // A rung run for a duration (`load.duration`) has no count of requests to run out of.
+    let requests = match load_key(v, "duration") {
+        Some(_) => f64::INFINITY,
+        None => requests,
+    };
     let mut prev: Option<f64> = None;
     for (i, c) in levels.iter().enumerate() {
         let Some(c) = c.as_f64() else { continue };

@@ -20,6 +20,7 @@ pub mod schema;
 mod server_metrics;
 pub mod sessions;
 pub mod shapes;
+pub mod soak;
 pub mod template;
 pub mod types;
 pub mod validate;

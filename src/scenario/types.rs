@@ -202,6 +202,12 @@ pub struct Workload {
     /// counts sessions.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sessions: Option<super::sessions::Sessions>,
+    /// With `load.duration`: the number of distinct prompts a rung synthesises (warmup
+    /// included) and then cycles in order for its duration (default 1000). A pool smaller
+    /// than the requests sent repeats prompts, which a server's prefix cache may answer
+    /// faster (docs/soak.md).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub prompt_pool: Option<u32>,
     /// Tokens the server adds to every prompt, measured in preflight; set by the runner for
     /// `input_length: server`, never read from a scenario file.
     #[serde(skip)]
@@ -335,7 +341,23 @@ pub struct Load {
     #[serde(default = "one_repeat", skip_serializing_if = "is_one_repeat")]
     #[schemars(range(min = 1, max = 100))]
     pub repeats: u32,
+    /// Run each rung for this long instead of a count of requests (a soak), e.g. `60m`: no
+    /// request is sent after it, and the rung ends when those in flight finish. Prompts are
+    /// a pool of `workload.prompt_pool` cycled in order; the rung's files are updated every
+    /// `interval` (docs/soak.md).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub duration: Option<DurationStr>,
+    /// With `duration`: how often the rung prints a live line (throughput, TTFT, errors over
+    /// the interval) and updates its result files, e.g. `10s` (the default).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub interval: Option<DurationStr>,
 }
+
+/// Default `load.interval` of a duration rung.
+pub const DEFAULT_SOAK_INTERVAL: Duration = Duration::from_secs(10);
+
+/// Default `workload.prompt_pool` of a duration rung.
+pub const DEFAULT_PROMPT_POOL: u32 = 1000;
 
 fn one_repeat() -> u32 {
     1

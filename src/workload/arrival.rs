@@ -135,6 +135,77 @@ pub fn ramp_schedule(
     Ok(out)
 }
 
+/// Send offsets drawn one at a time, for a rung run for a duration (`load.duration`):
+/// exactly [`schedule`]'s offsets, in order, without holding them, ending before `until`.
+/// No offset at or after `until` is ever given.
+pub struct Arrivals {
+    gap: Box<dyn FnMut(&mut ChaCha8Rng) -> f64 + Send>,
+    rng: ChaCha8Rng,
+    rate: f64,
+    constant: bool,
+    i: u64,
+    t: f64,
+    until: Duration,
+}
+
+impl Arrivals {
+    /// The offsets of [`schedule`] (same arrival process, rate, burstiness and seed) before
+    /// `until`. An infinite or unusable rate sends nothing, as no count bounds it.
+    pub fn new(
+        arrival: Arrival,
+        rate: f64,
+        burstiness: Option<f64>,
+        seed: u64,
+        until: Duration,
+    ) -> Result<Arrivals, ScheduleError> {
+        let bad = |reason: String| ScheduleError::Distribution { rate, reason };
+        if !(rate > 0.0 && rate.is_finite()) {
+            return Err(bad("a rung run for a duration needs a finite rate".into()));
+        }
+        let gap: Box<dyn FnMut(&mut ChaCha8Rng) -> f64 + Send> = match arrival {
+            Arrival::Constant => Box::new(|_| 0.0),
+            Arrival::Poisson => {
+                let exp = Exp::new(rate).map_err(|e| bad(e.to_string()))?;
+                Box::new(move |r| exp.sample(r))
+            }
+            Arrival::Gamma => {
+                let shape = burstiness
+                    .filter(|b| *b > 0.0 && b.is_finite())
+                    .unwrap_or(1.0);
+                let g = Gamma::new(shape, 1.0 / (rate * shape))
+                    .map_err(|e| bad(format!("burstiness {shape}: {e}")))?;
+                Box::new(move |r| g.sample(r))
+            }
+        };
+        Ok(Arrivals {
+            gap,
+            rng: ChaCha8Rng::seed_from_u64(seed ^ ARRIVAL_STREAM),
+            rate,
+            constant: arrival == Arrival::Constant,
+            i: 0,
+            t: 0.0,
+            until,
+        })
+    }
+}
+
+impl Iterator for Arrivals {
+    type Item = Duration;
+
+    fn next(&mut self) -> Option<Duration> {
+        if self.constant {
+            // Multiplied, as `schedule` does, so the spacing does not drift.
+            self.t = self.i as f64 / self.rate;
+        } else if self.i > 0 {
+            self.t += (self.gap)(&mut self.rng);
+        }
+        self.i += 1;
+        Duration::try_from_secs_f64(self.t)
+            .ok()
+            .filter(|at| *at < self.until)
+    }
+}
+
 /// Why a rung's send times cannot be computed.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum ScheduleError {
@@ -177,6 +248,23 @@ mod tests {
 
     fn assert_sorted(s: &[Duration]) {
         assert!(s.windows(2).all(|w| w[0] <= w[1]), "schedule not sorted");
+    }
+
+    #[test]
+    fn lazy_arrivals_are_the_schedule_cut_at_the_duration() {
+        for arrival in [Arrival::Poisson, Arrival::Gamma, Arrival::Constant] {
+            let s = schedule(arrival, 40.0, Some(0.5), 400, 3).unwrap();
+            let until = s[300] + Duration::from_nanos(1);
+            let lazy: Vec<Duration> = Arrivals::new(arrival, 40.0, Some(0.5), 3, until)
+                .unwrap()
+                .collect();
+            assert_eq!(lazy, s[..=300].to_vec(), "{arrival:?}");
+            let lazy: Vec<Duration> = Arrivals::new(arrival, 40.0, Some(0.5), 3, s[300])
+                .unwrap()
+                .collect();
+            assert!(lazy.iter().all(|t| *t < s[300]));
+        }
+        assert!(Arrivals::new(Arrival::Poisson, f64::INFINITY, None, 0, Duration::MAX).is_err());
     }
 
     #[test]

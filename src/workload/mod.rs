@@ -20,7 +20,7 @@ use std::path::{Path, PathBuf};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
-pub use arrival::{ramp_schedule, schedule, ScheduleError};
+pub use arrival::{ramp_schedule, schedule, Arrivals, ScheduleError};
 pub use sessions::SessionPlan;
 pub use tokenizer::Tokenizer;
 

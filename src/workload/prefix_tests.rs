@@ -36,6 +36,7 @@ fn wl(input: u32, range_ratio: f64, sp: SharedPrefix) -> Workload {
         server_overhead: 0,
         shared_prefix: Some(sp),
         sessions: None,
+        prompt_pool: None,
     }
 }
 

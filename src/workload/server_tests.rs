@@ -62,6 +62,7 @@ fn wl(input: u32, range_ratio: f64) -> Workload {
         server_overhead: 0,
         shared_prefix: None,
         sessions: None,
+        prompt_pool: None,
     }
 }
 

@@ -38,6 +38,7 @@ fn wl(input: u32, output: u32, range_ratio: f64, seed: u64) -> Workload {
         server_overhead: 0,
         shared_prefix: None,
         sessions: None,
+        prompt_pool: None,
     }
 }
 
