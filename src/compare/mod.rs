@@ -14,7 +14,7 @@ pub mod large;
 pub mod markdown;
 pub mod render;
 pub mod replaced;
-mod settle;
+pub mod settle;
 pub mod stats;
 pub mod threshold;
 pub mod verdict;
@@ -327,6 +327,22 @@ pub fn compare_dirs(
     compare(&b, &c, opts)
 }
 
+/// What the candidate's rung is sized in, for the advice of an inconclusive check.
+fn unit_of(d: &ResultDir, rung: &crate::results::LoadedRung) -> settle::Unit {
+    let duration = d.info.scenario["load"]["duration"]
+        .as_str()
+        .and_then(|t| crate::scenario::DurationStr::parse(t).ok());
+    if let Some(t) = duration {
+        return settle::Unit::Duration(t.0);
+    }
+    match &rung.summary.sessions {
+        Some(s) if s.sessions > 0 => {
+            settle::Unit::Sessions(rung.summary.num_prompts as f64 / s.sessions as f64)
+        }
+        _ => settle::Unit::Requests,
+    }
+}
+
 fn status_warning(which: &str, d: &ResultDir) -> Option<String> {
     match d.info.status {
         RunStatus::Complete => None,
@@ -545,7 +561,7 @@ pub fn compare(
                     detail: format!("{} failed: {}", s.failed, classes.join(", ")),
                 }
             })?;
-            let mut decision = verdict::decide(check.bound, check.floor, &e);
+            let mut decision = verdict::decide_in(check.bound, check.floor, &e, unit_of(c, cr));
             if plain && decision.note.is_empty() {
                 decision.note = match summary_only {
                     true => evidence::SUMMARY_ONLY.into(),

@@ -2,13 +2,66 @@
 //! `workload.requests_per_rung` (or, with repeats, the `load.repeats`) at which the interval
 //! would clear its limits if the change stayed where it is.
 
+use std::time::Duration;
+
 use super::verdict::{Cond, Counts, Evidence, Scale};
+
+/// What the user sizes a rung in, so that the advice names the key to change.
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub enum Unit {
+    /// `workload.requests_per_rung` requests (the default).
+    #[default]
+    Requests,
+    /// A rung run for `load.duration`: more requests means a longer rung.
+    Duration(Duration),
+    /// `workload.sessions`: `requests_per_rung` counts sessions of this many measured turns
+    /// on average. Latency and throughput checks already count sessions (they resample
+    /// whole sessions); an error rate counts turns.
+    Sessions(f64),
+}
+
+/// "raise … to ≥ …" for `n` requests (or sessions) where the rung has `from`.
+fn raise(e: &Evidence, unit: Unit, n: u64, from: usize) -> String {
+    match unit {
+        Unit::Duration(d) if from > 0 => {
+            let need = d.as_secs_f64() * n as f64 / from as f64;
+            let need = Duration::from_secs(need.ceil() as u64);
+            format!(
+                "run the rung longer: raise load.duration to ≥ {} (from {}, {from} requests)",
+                humantime::format_duration(need),
+                humantime::format_duration(d)
+            )
+        }
+        Unit::Sessions(turns) if e.counts.is_some() && turns > 0.0 => format!(
+            "raise workload.requests_per_rung to ≥ {} sessions (from {}; this check counts \
+             their {n} turns)",
+            (n as f64 / turns).ceil() as u64,
+            (from as f64 / turns).round() as u64
+        ),
+        _ => format!("raise workload.requests_per_rung to ≥ {n} (from {from})"),
+    }
+}
 
 /// Largest requests_per_rung a note suggests; beyond it the change is too close to call.
 const MAX_SUGGESTED: f64 = 1e7;
 
-/// What would settle an inconclusive check, in terms the user controls.
-pub(super) fn needed(e: &Evidence, conds: &[Cond]) -> String {
+/// A too-few-samples note (`evidence`'s, which ends in "raise
+/// workload.requests_per_rung to ≥ N") in `unit`: a soak is sized by its duration.
+pub(super) fn resize(note: &str, e: &Evidence, unit: Unit) -> String {
+    const TAIL: &str = "raise workload.requests_per_rung to ≥ ";
+    let Some(at) = note.rfind(TAIL) else {
+        return note.to_string();
+    };
+    match note[at + TAIL.len()..].parse::<u64>() {
+        Ok(n) if matches!(unit, Unit::Duration(_)) => {
+            format!("{}{}", &note[..at], raise(e, unit, n, e.requests))
+        }
+        _ => note.to_string(),
+    }
+}
+
+/// What would settle an inconclusive check, in terms the user controls (`unit`).
+pub(super) fn needed(e: &Evidence, conds: &[Cond], unit: Unit) -> String {
     if e.hierarchical() {
         // Run-to-run noise is in the interval: it narrows as 1/sqrt(repeats) when it
         // dominates, and more requests per run narrow only the within-run part.
@@ -54,12 +107,13 @@ pub(super) fn needed(e: &Evidence, conds: &[Cond]) -> String {
             let n = (n as u64).max(e.requests as u64 + 1);
             match e.counts.map(|c| c.sides) {
                 Some([_, (k, m)]) if conds[0].scale == Scale::Value => format!(
-                    "{runs}{k} errors in {m} requests cannot show {}: raise workload.requests_per_rung to ≥ {n}",
-                    value_claim(conds[0])
+                    "{runs}{k} errors in {m} requests cannot show {}: {}",
+                    value_claim(conds[0]),
+                    raise(e, unit, n, e.requests)
                 ),
                 _ => format!(
-                    "{runs}raise workload.requests_per_rung to ≥ {n} (from {}) to settle it if the change stays where it is",
-                    e.requests
+                    "{runs}{} to settle it if the change stays where it is",
+                    raise(e, unit, n, e.requests)
                 ),
             }
         }

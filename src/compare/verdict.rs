@@ -201,6 +201,12 @@ impl Cond {
 /// difference interval (error_rate) becomes the absolute bound `fraction × baseline`, and an
 /// absolute bound's limit is `max(amount, floor)`. Value bounds (`Max` / `Min`) take no floor.
 pub fn decide(bound: Bound, floor: f64, e: &Evidence) -> Decision {
+    decide_in(bound, floor, e, super::settle::Unit::Requests)
+}
+
+/// [`decide`], with the advice of an inconclusive check in `unit` (a rung run for a
+/// duration, or one of sessions).
+pub fn decide_in(bound: Bound, floor: f64, e: &Evidence, unit: super::settle::Unit) -> Decision {
     let floor = floor.max(0.0);
     let diff_cond = |limit: f64, sign: f64| Cond {
         scale: Scale::Diff,
@@ -227,6 +233,7 @@ pub fn decide(bound: Bound, floor: f64, e: &Evidence) -> Decision {
                     good: None,
                     sign,
                 }],
+                unit,
             );
         }
     };
@@ -246,7 +253,7 @@ pub fn decide(bound: Bound, floor: f64, e: &Evidence) -> Decision {
         }
         t => vec![diff_cond(abs(t, e.base).max(floor), sign)],
     };
-    finish(e, &conds)
+    finish(e, &conds, unit)
 }
 
 const UNBOUNDED: Interval = Interval {
@@ -254,13 +261,13 @@ const UNBOUNDED: Interval = Interval {
     hi: f64::INFINITY,
 };
 
-fn finish(e: &Evidence, conds: &[Cond]) -> Decision {
+fn finish(e: &Evidence, conds: &[Cond], unit: super::settle::Unit) -> Decision {
     let main = conds[0];
     if let Some(why) = &e.too_few {
         return Decision {
             verdict: Verdict::Inconclusive,
             interval: None,
-            note: why.clone(),
+            note: super::settle::resize(why, e, unit),
         };
     }
     if conds.iter().any(|c| !c.iv.is_bounded()) {
@@ -288,7 +295,7 @@ fn finish(e: &Evidence, conds: &[Cond]) -> Decision {
             "at the per-check level {}, {}; {}",
             super::stats::level_text(e.level),
             limits.join(" and "),
-            super::settle::needed(e, conds)
+            super::settle::needed(e, conds, unit)
         )
     } else {
         String::new()
@@ -471,6 +478,77 @@ mod tests {
         assert_eq!(
             decide(Bound::Max(30.0), 100.0, &e).verdict,
             Verdict::Regression
+        );
+    }
+
+    /// A soak's advice is a longer duration; a sessions rung's error rate counts turns but
+    /// is sized in sessions; a latency check of sessions already counts sessions.
+    #[test]
+    fn advice_names_the_key_the_rung_is_sized_by() {
+        use super::super::settle::Unit;
+        use std::time::Duration;
+        let b = Bound::Increase(Threshold::Relative(0.10));
+        let plain = decide(b, 0.0, &ev(1.05, 1.2));
+        let n: u64 = plain
+            .note
+            .split("requests_per_rung to ≥ ")
+            .nth(1)
+            .and_then(|t| t.split(' ').next())
+            .and_then(|t| t.parse().ok())
+            .expect("a count in the note");
+        // 200 requests in 60 s: n requests take 60·n/200 s.
+        let soak = decide_in(
+            b,
+            0.0,
+            &ev(1.05, 1.2),
+            Unit::Duration(Duration::from_secs(60)),
+        );
+        let want = humantime::format_duration(Duration::from_secs((60 * n).div_ceil(200)));
+        assert!(
+            soak.note.contains(&format!(
+                "raise load.duration to ≥ {want} (from 1m, 200 requests)"
+            )),
+            "{}",
+            soak.note
+        );
+        assert!(!soak.note.contains("requests_per_rung to"), "{}", soak.note);
+        let mut few = ev(1.05, 1.2);
+        few.too_few = Some(
+            "p99_ttft_ms needs at least 408 samples per side (have 200 \
+                            baseline, 200 candidate): raise workload.requests_per_rung to ≥ 408"
+                .into(),
+        );
+        let d = decide_in(b, 0.0, &few, Unit::Duration(Duration::from_secs(5)));
+        assert!(
+            d.note.ends_with(
+                "(have 200 baseline, 200 candidate): run the rung longer: raise load.duration \
+                 to ≥ 11s (from 5s, 200 requests)"
+            ),
+            "{}",
+            d.note
+        );
+        assert_eq!(decide(b, 0.0, &few).note, few.too_few.clone().unwrap());
+        let latency = decide_in(b, 0.0, &ev(1.05, 1.2), Unit::Sessions(4.0));
+        assert_eq!(latency.note, plain.note);
+        let e = Evidence {
+            base: 0.0,
+            cand: 0.0,
+            ratio: None,
+            diff: Some(super::super::stats::newcombe(0, 60, 0, 60, 0.95)),
+            cand_ci: Some(super::super::stats::wilson(0, 60, 0.95)),
+            method: Method::Proportion,
+            level: 0.95,
+            requests: 60,
+            counts: Some(Counts::binomial((0, 60), (0, 60))),
+            too_few: None,
+            repeats: [1, 1],
+        };
+        let d = decide_in(Bound::Max(0.02), 0.0, &e, Unit::Sessions(4.0));
+        assert!(
+            d.note
+                .contains("raise workload.requests_per_rung to ≥ 48 sessions (from 15; this check counts their 189 turns)"),
+            "{}",
+            d.note
         );
     }
 
