@@ -20,8 +20,9 @@ pub enum Unit {
     Sessions(f64),
 }
 
-/// "raise … to ≥ …" for `n` requests (or sessions) where the rung has `from`.
-fn raise(e: &Evidence, unit: Unit, n: u64, from: usize) -> String {
+/// "raise … to ≥ …" for `n` requests (or sessions) where the rung has `from` (said when
+/// `say_from`).
+fn raise(e: &Evidence, unit: Unit, n: u64, from: usize, say_from: bool) -> String {
     match unit {
         Unit::Duration(d) if from > 0 => {
             let need = d.as_secs_f64() * n as f64 / from as f64;
@@ -38,6 +39,8 @@ fn raise(e: &Evidence, unit: Unit, n: u64, from: usize) -> String {
             (n as f64 / turns).ceil() as u64,
             (from as f64 / turns).round() as u64
         ),
+        // The error-rate note has said the count already ("0 errors in 60 requests").
+        _ if !say_from => format!("raise workload.requests_per_rung to ≥ {n}"),
         _ => format!("raise workload.requests_per_rung to ≥ {n} (from {from})"),
     }
 }
@@ -54,7 +57,7 @@ pub(super) fn resize(note: &str, e: &Evidence, unit: Unit) -> String {
     };
     match note[at + TAIL.len()..].parse::<u64>() {
         Ok(n) if matches!(unit, Unit::Duration(_)) => {
-            format!("{}{}", &note[..at], raise(e, unit, n, e.requests))
+            format!("{}{}", &note[..at], raise(e, unit, n, e.requests, true))
         }
         _ => note.to_string(),
     }
@@ -109,11 +112,11 @@ pub(super) fn needed(e: &Evidence, conds: &[Cond], unit: Unit) -> String {
                 Some([_, (k, m)]) if conds[0].scale == Scale::Value => format!(
                     "{runs}{k} errors in {m} requests cannot show {}: {}",
                     value_claim(conds[0]),
-                    raise(e, unit, n, e.requests)
+                    raise(e, unit, n, e.requests, false)
                 ),
                 _ => format!(
                     "{runs}{} to settle it if the change stays where it is",
-                    raise(e, unit, n, e.requests)
+                    raise(e, unit, n, e.requests, true)
                 ),
             }
         }
