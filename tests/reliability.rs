@@ -253,9 +253,12 @@ fn signal_mid_rung_keeps_a_valid_folder() {
             "--out",
             out.to_str().unwrap(),
         ]));
-        // Mid-rung: the probe and a few measured requests have been served.
+        // Mid-rung: preflight's two probes (the short one and the longest prompt) and at
+        // least five of the rung's requests have reached the server, so at least five lines
+        // are written (each finishes in the grace). Waiting for six posts left this racing
+        // the next arrival: four rung requests, then the signal.
         let end = Instant::now() + Duration::from_secs(60);
-        while server.posts.load(Ordering::SeqCst) < 6 {
+        while server.posts.load(Ordering::SeqCst) < 7 {
             assert!(Instant::now() < end, "{sig}: the rung never started");
             thread::sleep(Duration::from_millis(50));
         }
