@@ -34,7 +34,7 @@ fn ms(d: Duration) -> f64 {
 
 /// Where numpy's linear percentile `q` (0..=100) of `n` sorted samples falls: the two ranks
 /// it interpolates between and the weight of the upper one.
-fn linear_ranks(n: usize, q: f64) -> (usize, usize, f64) {
+pub(super) fn linear_ranks(n: usize, q: f64) -> (usize, usize, f64) {
     let pos = q / 100.0 * (n - 1) as f64;
     let lo = pos.floor() as usize;
     (lo, pos.ceil() as usize, pos - lo as f64)
@@ -77,7 +77,7 @@ pub fn stats(mut samples: Vec<f64>) -> Stats {
 }
 
 /// The percentiles a [`Stats`] reports, in field order.
-const PERCENTILES: [f64; 5] = [50.0, 90.0, 95.0, 99.0, 99.9];
+pub(super) const PERCENTILES: [f64; 5] = [50.0, 90.0, 95.0, 99.0, 99.9];
 
 /// Summary statistics of microsecond samples, reported in milliseconds, without copying
 /// the samples: `samples` is called once per pass over them (ITL gaps are read in place
@@ -95,7 +95,6 @@ where
     I: Iterator<Item = u32>,
 {
     const BUCKETS: usize = 1 << 16;
-    let ms = |us: u32| f64::from(us) / 1000.0;
     let (mut n, mut sum, mut sum_sq) = (0u64, 0u128, 0u128);
     let (mut min, mut max) = (u32::MAX, 0u32);
     let mut high = vec![0u64; BUCKETS];
@@ -167,12 +166,28 @@ where
         }
         unreachable!("pass 2 counts the same samples as pass 1")
     };
+    stats_from_sums(n, sum, sum_sq, u64::from(min), u64::from(max), |rank| {
+        u64::from(value_at(rank))
+    })
+}
+
+/// [`Stats`] of `n` whole-microsecond samples from their exact sum and sum of squares,
+/// extremes, and the sample at any 0-based sorted rank (`value_at`): shared by
+/// [`stats_micros`] and `counts::MicrosCounts`, so both give the same bits.
+pub(super) fn stats_from_sums(
+    n: u64,
+    sum: u128,
+    sum_sq: u128,
+    min: u64,
+    max: u64,
+    value_at: impl Fn(u64) -> u64,
+) -> Stats {
+    let ms = |us: u64| us as f64 / 1000.0;
     let percentile = |q: f64| {
         let (lo, hi, frac) = linear_ranks(n as usize, q);
         let (a, b) = (ms(value_at(lo as u64)), ms(value_at(hi as u64)));
         a + (b - a) * frac
     };
-
     let nf = n as f64;
     // n·Σx² − (Σx)² is exact in u128 for up to ~4·10⁹ samples; beyond, fall back to floats.
     let var_us = match (u128::from(n)).checked_mul(sum_sq) {

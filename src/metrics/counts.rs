@@ -11,6 +11,7 @@
 use std::collections::HashMap;
 use std::time::Duration;
 
+use super::compute::{linear_ranks, stats_from_sums, PERCENTILES};
 use super::summary::Stats;
 
 /// Count of each whole-microsecond value seen.
@@ -24,9 +25,6 @@ pub struct MicrosCounts {
 pub fn micros_of(d: Duration) -> u64 {
     u64::try_from((d.as_nanos() + 500) / 1000).unwrap_or(u64::MAX)
 }
-
-/// The percentiles a [`Stats`] reports, in field order.
-const PERCENTILES: [f64; 5] = [50.0, 90.0, 95.0, 99.0, 99.9];
 
 impl MicrosCounts {
     /// Count `d`, rounded to the nearest microsecond.
@@ -92,8 +90,8 @@ impl MicrosCounts {
             / n;
         let at = Ranked::new(&sorted);
         let pct = |q: f64| {
-            let (lo, hi, frac) = linear_ranks(self.n, q);
-            let (a, b) = (ms(at.value(lo)), ms(at.value(hi)));
+            let (lo, hi, frac) = linear_ranks(self.n as usize, q);
+            let (a, b) = (ms(at.value(lo as u64)), ms(at.value(hi as u64)));
             a + (b - a) * frac
         };
         Stats {
@@ -113,7 +111,6 @@ impl MicrosCounts {
     /// What [`super::compute::stats_micros`] gives on these values (milliseconds as
     /// `us / 1000`, mean and standard deviation from exact integer sums), bit for bit.
     pub fn stats_micros(&self) -> Stats {
-        let ms = |us: u64| us as f64 / 1000.0;
         let sorted = self.sorted();
         if self.n == 0 {
             return Stats::default();
@@ -124,38 +121,15 @@ impl MicrosCounts {
             sum_sq += u128::from(us) * u128::from(us) * u128::from(c);
         }
         let at = Ranked::new(&sorted);
-        let pct = |q: f64| {
-            let (lo, hi, frac) = linear_ranks(self.n, q);
-            let (a, b) = (ms(at.value(lo)), ms(at.value(hi)));
-            a + (b - a) * frac
-        };
-        let n = self.n;
-        let nf = n as f64;
-        let var_us = match u128::from(n).checked_mul(sum_sq) {
-            Some(nss) => (nss - sum * sum) as f64 / (nf * nf),
-            None => (sum_sq as f64 / nf - (sum as f64 / nf).powi(2)).max(0.0),
-        };
-        Stats {
-            count: n,
-            mean: sum as f64 / nf / 1000.0,
-            median: pct(PERCENTILES[0]),
-            std: var_us.sqrt() / 1000.0,
-            p90: pct(PERCENTILES[1]),
-            p95: pct(PERCENTILES[2]),
-            p99: pct(PERCENTILES[3]),
-            p999: pct(PERCENTILES[4]),
-            min: ms(sorted[0].0),
-            max: ms(sorted[sorted.len() - 1].0),
-        }
+        stats_from_sums(
+            self.n,
+            sum,
+            sum_sq,
+            sorted[0].0,
+            sorted[sorted.len() - 1].0,
+            |rank| at.value(rank),
+        )
     }
-}
-
-/// numpy's linear percentile `q` of `n` samples: the two ranks and the upper one's weight
-/// (as `compute` computes them).
-fn linear_ranks(n: u64, q: f64) -> (u64, u64, f64) {
-    let pos = q / 100.0 * (n - 1) as f64;
-    let lo = pos.floor() as u64;
-    (lo, pos.ceil() as u64, pos - lo as f64)
 }
 
 /// Sorted values with their cumulative counts, to find the value at a rank.
