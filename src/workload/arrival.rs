@@ -44,24 +44,9 @@ pub fn schedule(
         })
     };
     let mut rng = ChaCha8Rng::seed_from_u64(seed ^ ARRIVAL_STREAM);
-    let bad = |reason: String| ScheduleError::Distribution { rate, reason };
-    let mut gap: Box<dyn FnMut(&mut ChaCha8Rng) -> f64> = match arrival {
-        Arrival::Constant => {
-            // Multiply rather than accumulate so spacing is exact, not drifting with rounding.
-            return (0..n).map(|i| at(i, i as f64 / rate)).collect();
-        }
-        Arrival::Poisson => {
-            let exp = Exp::new(rate).map_err(|e| bad(e.to_string()))?;
-            Box::new(move |r| exp.sample(r))
-        }
-        Arrival::Gamma => {
-            let shape = burstiness
-                .filter(|b| *b > 0.0 && b.is_finite())
-                .unwrap_or(1.0);
-            let g = Gamma::new(shape, 1.0 / (rate * shape))
-                .map_err(|e| bad(format!("burstiness {shape}: {e}")))?;
-            Box::new(move |r| g.sample(r))
-        }
+    let Some(mut gap) = gap_sampler(arrival, rate, burstiness)? else {
+        // Multiply rather than accumulate so spacing is exact, not drifting with rounding.
+        return (0..n).map(|i| at(i, i as f64 / rate)).collect();
     };
     let mut t = 0.0_f64;
     let mut out = Vec::with_capacity(n);
@@ -148,6 +133,34 @@ pub struct Arrivals {
     until: Duration,
 }
 
+/// Draws the gap to the next arrival.
+type Gap = Box<dyn FnMut(&mut ChaCha8Rng) -> f64 + Send>;
+
+/// The gap sampler of `arrival` at `rate` (shared by [`schedule`] and [`Arrivals`], so both
+/// draw the same offsets from one seed); `None` for constant arrivals, which have no draw.
+fn gap_sampler(
+    arrival: Arrival,
+    rate: f64,
+    burstiness: Option<f64>,
+) -> Result<Option<Gap>, ScheduleError> {
+    let bad = |reason: String| ScheduleError::Distribution { rate, reason };
+    Ok(match arrival {
+        Arrival::Constant => None,
+        Arrival::Poisson => {
+            let exp = Exp::new(rate).map_err(|e| bad(e.to_string()))?;
+            Some(Box::new(move |r| exp.sample(r)))
+        }
+        Arrival::Gamma => {
+            let shape = burstiness
+                .filter(|b| *b > 0.0 && b.is_finite())
+                .unwrap_or(1.0);
+            let g = Gamma::new(shape, 1.0 / (rate * shape))
+                .map_err(|e| bad(format!("burstiness {shape}: {e}")))?;
+            Some(Box::new(move |r| g.sample(r)))
+        }
+    })
+}
+
 impl Arrivals {
     /// The offsets of [`schedule`] (same arrival process, rate, burstiness and seed) before
     /// `until`. An infinite or unusable rate sends nothing, as no count bounds it.
@@ -162,21 +175,8 @@ impl Arrivals {
         if !(rate > 0.0 && rate.is_finite()) {
             return Err(bad("a rung run for a duration needs a finite rate".into()));
         }
-        let gap: Box<dyn FnMut(&mut ChaCha8Rng) -> f64 + Send> = match arrival {
-            Arrival::Constant => Box::new(|_| 0.0),
-            Arrival::Poisson => {
-                let exp = Exp::new(rate).map_err(|e| bad(e.to_string()))?;
-                Box::new(move |r| exp.sample(r))
-            }
-            Arrival::Gamma => {
-                let shape = burstiness
-                    .filter(|b| *b > 0.0 && b.is_finite())
-                    .unwrap_or(1.0);
-                let g = Gamma::new(shape, 1.0 / (rate * shape))
-                    .map_err(|e| bad(format!("burstiness {shape}: {e}")))?;
-                Box::new(move |r| g.sample(r))
-            }
-        };
+        // A constant rung's offsets are multiplied out in `next`; its gap is never drawn.
+        let gap = gap_sampler(arrival, rate, burstiness)?.unwrap_or_else(|| Box::new(|_| 0.0));
         Ok(Arrivals {
             gap,
             rng: ChaCha8Rng::seed_from_u64(seed ^ ARRIVAL_STREAM),
