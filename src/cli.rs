@@ -176,6 +176,9 @@ struct GateArgs {
     /// `METRIC=+10%,floor=5ms`. Repeatable; replaces other checks on that metric.
     #[arg(long = "threshold", value_name = "RULE")]
     thresholds: Vec<String>,
+    /// Apply only the --threshold rules: not the scenario's `gate:` rules, not the defaults.
+    #[arg(long)]
+    only: bool,
     /// Treat inconclusive checks as failures.
     #[arg(long)]
     strict: bool,
@@ -219,6 +222,7 @@ impl GateArgs {
                 overrides,
                 allow_config_change,
                 candidate_rules_first: false,
+                only: self.only,
             },
             ..Default::default()
         })

@@ -661,6 +661,48 @@ fn scenario_gate_list_is_used() {
         .stdout(contains("median_tpot_ms"));
 }
 
+/// `--only` applies the `--threshold` rules alone: the regressed TTFT (a default check)
+/// is not judged when only TPOT is asked for, and `--only` without a rule is refused.
+#[test]
+fn only_applies_the_threshold_rules_alone() {
+    let (_t, b, c) = regression_pair();
+    let cmp = compare::compare_dirs(
+        &b,
+        &c,
+        &CompareOptions {
+            overrides: vec![compare::parse_override("median_tpot_ms=+10%").unwrap()],
+            only: true,
+            ..CompareOptions::default()
+        },
+    )
+    .unwrap();
+    assert_eq!(cmp.checks_source, "--threshold only");
+    assert!(cmp.rows.iter().all(|r| r.check.metric == "median_tpot_ms"));
+    assert_eq!(cmp.rows.len(), 3, "one check on each of 3 common rungs");
+    assert_eq!(cmp.exit_code(false), 0, "{:#?}", cmp.rows);
+    // The same pair without --only judges the defaults too, and TTFT regressed.
+    ladder()
+        .args(["compare", "--threshold", "median_tpot_ms=+10%"])
+        .arg(&b)
+        .arg(&c)
+        .assert()
+        .code(1);
+    ladder()
+        .args(["compare", "--only", "--threshold", "median_tpot_ms=+10%"])
+        .arg(&b)
+        .arg(&c)
+        .assert()
+        .code(0)
+        .stdout(contains("checks: --threshold only"));
+    ladder()
+        .args(["compare", "--only"])
+        .arg(&b)
+        .arg(&c)
+        .assert()
+        .code(2)
+        .stderr(contains("--only applies the --threshold rules alone"));
+}
+
 /// A candidate folder (from a pull request, say) cannot loosen its own thresholds: two
 /// folders are judged by the baseline's `gate:` rules, and the difference is said.
 #[test]

@@ -1,15 +1,28 @@
 #!/usr/bin/env python3
 """Calibration of the gate against the simulator with run-to-run drift.
 
-Runs `ladder gate` many times on an unchanged configuration (false alarms) and on a known
-regression (+25 % median TPOT via `sim.decode_scale: 1.25`), with 1 and with 3 repeats per
-side, each candidate run with fresh drift (its own `sim.drift_seed`), and reports the
-false-alarm and detection rates with 95 % Wilson intervals. The baseline of each mode is one
-blessed run (drift_seed 1000) of the same number of repeats, plus `--baseline-runs K` − 1 more
-runs added with `ladder bless --add` (drift seeds 1001, …): a baseline of K × repeats runs.
+Measures how often the gate's checks fail on an unchanged configuration (false alarms) and
+on known regressions (detections), with the gate's own statistics, against the simulator
+with run-to-run drift (`sim.drift`, a fresh `sim.drift_seed` for every run).
+
+For each number of repeats R (default 1 and 3):
+  * the baseline: one blessed run of R repeats, plus `--baseline-runs K` - 1 more runs added
+    with `ladder bless --add` (a baseline of K x R runs);
+  * for each case, `--trials` candidate runs of R repeats (`--unchanged-trials` for the
+    unchanged case), each compared with the baseline by `ladder compare` four times: with
+    each single check alone (median TPOT +10 %, output throughput -5 %, error rate +0.01)
+    and with the three together (a gate of three checks, family-wise level over them).
+
+Cases (the simulator's change): unchanged; +10 % and +25 % median TPOT (`decode_scale`);
+-10 % output throughput (`decode_scale` 1.12: the load is a closed-loop concurrency rung, so
+a slower server completes fewer requests a second); +2 % errors (`fault_http_500: 0.02`).
+A gate failure on a regression case is a detection, on the unchanged case a false alarm.
+Rates come with 95 % Wilson intervals. The run-to-run spread the runs actually had (the
+simulator's drift plus the machine's own noise) is printed beside the table: the coefficient
+of variation of the unchanged candidates' median TPOT and output throughput.
 
   cargo build --release --locked
-  python3 scripts/bench/calibrate.py --trials 10 --requests 100 --json calib.json
+  python3 scripts/bench/calibrate.py --unchanged-trials 100 --trials 30 --json calib.json
 
 Not a test: a measurement (docs/gate.md, BENCHMARKS.md). Standard library only; traffic only
 to the in-process simulator on 127.0.0.1.
@@ -18,35 +31,76 @@ to the in-process simulator on 127.0.0.1.
 import argparse
 import json
 import math
+import statistics
 import subprocess
 import sys
 import tempfile
 import time
+import xml.etree.ElementTree as ET
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 TOKENIZER = ROOT / "scenarios" / "tokenizers" / "ladder-tiny.json"
 
+# check name -> (metric, --threshold value)
+CHECKS = {
+    "tpot": ("median_tpot_ms", "median_tpot_ms=+10%"),
+    "throughput": ("output_throughput", "output_throughput=-5%"),
+    "errors": ("error_rate", "error_rate=+0.01"),
+}
+# case -> (simulator change, the check that should catch it)
+CASES = {
+    "unchanged": ({}, None),
+    "+10% TPOT": ({"decode_scale": 1.10}, "tpot"),
+    "+25% TPOT": ({"decode_scale": 1.25}, "tpot"),
+    "-10% throughput": ({"decode_scale": 1.12}, "throughput"),
+    "+2% errors": ({"fault_http_500": 0.02}, "errors"),
+}
 
-def scenario(path, requests, rate, drift, drift_seed, decode_scale, repeats):
-    """One rung of `requests` at `rate` req/s; the gate checks median TPOT only."""
+
+def scenario(path, a, drift_seed, change, repeats):
+    """One closed-loop rung of `a.requests` requests at `a.concurrency` users."""
+    sim = {"seed": 0, "speed": a.speed, "max_num_seqs": 16, "drift": a.drift,
+           "drift_seed": drift_seed, **change}
+    sim_text = ", ".join(f"{k}: {v}" for k, v in sim.items())
     path.write_text(
         f"""version: 1
 name: calib
 endpoint: {{ base_url: sim, api: completions, request_timeout: 30s }}
 model: sim-model
 tokenizer: {TOKENIZER}
-workload: {{ dataset: random, input_tokens: 64, output_tokens: 32, ignore_eos: true, requests_per_rung: {requests}, seed: 0 }}
-load: {{ arrival: poisson, rates: [{rate}], cooldown: 0s, repeats: {repeats} }}
-gate:
-  - {{ metric: median_tpot_ms, max_increase: 10% }}
-sim: {{ seed: 0, speed: 4, max_num_seqs: 16, drift: {drift}, drift_seed: {drift_seed}, decode_scale: {decode_scale} }}
+workload: {{ dataset: random, input_tokens: 64, output_tokens: 32, ignore_eos: true, requests_per_rung: {a.requests}, seed: 0 }}
+load: {{ concurrency: [{a.concurrency}], cooldown: 0s, repeats: {repeats} }}
+sim: {{ {sim_text} }}
 """
     )
 
 
 def ladder(binary, *args):
-    return subprocess.run([binary, *args], capture_output=True, text=True, timeout=900)
+    return subprocess.run([binary, *args], capture_output=True, text=True, timeout=1800)
+
+
+def run(a, sc, out):
+    r = ladder(a.ladder, "run", str(sc), "--out", str(out), "--quiet")
+    if r.returncode != 0:
+        sys.exit(f"run failed (exit {r.returncode}): {r.stderr}")
+    return sorted((out / "calib").iterdir())[-1]
+
+
+def compare(a, golden, cand, thresholds, junit):
+    args = ["compare", str(golden), str(cand), "--only", "--junit", str(junit)]
+    for t in thresholds:
+        args += ["--threshold", t]
+    r = ladder(a.ladder, *args)
+    if r.returncode not in (0, 1):
+        sys.exit(f"compare failed (exit {r.returncode}): {r.stderr}")
+    values = {}
+    for case in ET.parse(junit).getroot().iter("testcase"):
+        metric = case.get("name").split(" ")[0]
+        text = (case.findtext("failure") or case.findtext("skipped") or
+                case.findtext("system-out") or "")
+        values[metric] = {"failed": case.find("failure") is not None, "detail": text.strip()}
+    return r.returncode == 1, values
 
 
 def wilson(k, n, z=1.96):
@@ -59,63 +113,98 @@ def wilson(k, n, z=1.96):
     return (max(0.0, c - h), min(1.0, c + h))
 
 
+def cell(k, n):
+    lo, hi = wilson(k, n)
+    return f"{k}/{n} ({lo:.0%}–{hi:.0%})"
+
+
+def summary_value(run_dir, metric):
+    """The pooled value of `metric` in the run's only rung."""
+    f = next(run_dir.glob("result_*.json"))
+    return json.loads(f.read_text())[metric]
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--ladder", default=str(ROOT / "target" / "release" / "ladder"))
-    ap.add_argument("--trials", type=int, default=10, help="gates per cell")
-    ap.add_argument("--requests", type=int, default=100, help="requests per rung")
-    ap.add_argument("--rate", type=float, default=20.0)
+    ap.add_argument("--trials", type=int, default=10, help="candidate runs per regression case")
+    ap.add_argument("--unchanged-trials", type=int, help="candidate runs of the unchanged case "
+                    "(default: --trials)")
+    ap.add_argument("--requests", type=int, default=200, help="requests per rung (per repeat)")
+    ap.add_argument("--concurrency", type=int, default=8)
+    ap.add_argument("--speed", type=float, default=4.0, help="the simulator's speed")
     ap.add_argument("--drift", type=float, default=0.05)
     ap.add_argument("--repeats", type=int, nargs="+", default=[1, 3])
     ap.add_argument("--baseline-runs", type=int, default=1,
                     help="blessed runs in each baseline (the first blessed, the rest added)")
-    ap.add_argument("--json", help="write every gate's outcome here")
+    ap.add_argument("--cases", nargs="+", default=list(CASES), choices=list(CASES))
+    ap.add_argument("--json", help="write every comparison's outcome here")
     a = ap.parse_args()
-    rows, raw = [], []
+    unchanged_trials = a.unchanged_trials or a.trials
+    started = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
+    raw, table, spread = [], [], []
     with tempfile.TemporaryDirectory() as tmp:
         tmp = Path(tmp)
         for reps in a.repeats:
             golden, out = tmp / f"golden-{reps}", tmp / f"out-{reps}"
-            sc = tmp / f"base-{reps}.yaml"
-            scenario(sc, a.requests, a.rate, a.drift, 1000, 1.0, reps)
-            r = ladder(a.ladder, "run", str(sc), "--out", str(out), "--quiet")
-            if r.returncode != 0:
-                sys.exit(f"baseline run failed: {r.stderr}")
-            run_dir = sorted((out / "calib").iterdir())[-1]
-            r = ladder(a.ladder, "bless", str(run_dir), "--golden", str(golden))
-            if r.returncode != 0:
-                sys.exit(f"bless failed: {r.stderr}")
-            for extra in range(1, a.baseline_runs):
-                scenario(sc, a.requests, a.rate, a.drift, 1000 + extra, 1.0, reps)
-                r = ladder(a.ladder, "run", str(sc), "--out", str(out), "--quiet")
+            sc = tmp / f"scenario-{reps}.yaml"
+            for k in range(a.baseline_runs):
+                scenario(sc, a, 1000 + k, {}, reps)
+                run_dir = run(a, sc, out)
+                verb = ["bless"] if k == 0 else ["bless", "--add"]
+                r = ladder(a.ladder, *verb, str(run_dir), "--golden", str(golden))
                 if r.returncode != 0:
-                    sys.exit(f"baseline run failed: {r.stderr}")
-                run_dir = sorted((out / "calib").iterdir())[-1]
-                r = ladder(a.ladder, "bless", "--add", str(run_dir), "--golden", str(golden))
-                if r.returncode != 0:
-                    sys.exit(f"bless --add failed: {r.stderr}")
-            for label, scale in [("unchanged", 1.0), ("+25% TPOT", 1.25)]:
-                alarms, exits = 0, []
-                for t in range(a.trials):
-                    cand = tmp / f"cand-{reps}.yaml"
-                    scenario(cand, a.requests, a.rate, a.drift, t + 1, scale, reps)
-                    r = ladder(a.ladder, "gate", str(cand), "--golden", str(golden), "--out", str(out))
-                    if r.returncode not in (0, 1):
-                        sys.exit(f"gate failed (exit {r.returncode}): {r.stderr}")
-                    alarms += r.returncode == 1
-                    exits.append(r.returncode)
-                    raw.append({"repeats": reps, "case": label, "trial": t, "exit": r.returncode})
-                lo, hi = wilson(alarms, a.trials)
-                rows.append((reps, label, alarms, a.trials, lo, hi))
-                print(f"repeats {reps}, {label}: {alarms}/{a.trials} gates failed", file=sys.stderr)
-    print(f"# {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}: {a.requests} requests per rung at "
-          f"{a.rate} req/s, drift {a.drift:.0%}, {a.trials} gates per cell, baselines of "
+                    sys.exit(f"{' '.join(verb)} failed: {r.stderr}")
+            base_dir = golden / "calib"
+            for ci, label in enumerate(a.cases):
+                change, target = CASES[label]
+                n = unchanged_trials if label == "unchanged" else a.trials
+                fails = {name: 0 for name in [*CHECKS, "gate"]}
+                tpots, thrs = [], []
+                for t in range(n):
+                    scenario(sc, a, (ci + 1) * 100_000 + t + 1, change, reps)
+                    cand = run(a, sc, out)
+                    tpots.append(summary_value(cand, "median_tpot_ms"))
+                    thrs.append(summary_value(cand, "output_throughput"))
+                    outcome = {"repeats": reps, "case": label, "trial": t}
+                    for name, (_, thr) in CHECKS.items():
+                        failed, _ = compare(a, base_dir, cand, [thr], tmp / "j.xml")
+                        fails[name] += failed
+                        outcome[name] = failed
+                    failed, values = compare(a, base_dir, cand, [c[1] for c in CHECKS.values()],
+                                             tmp / "j.xml")
+                    fails["gate"] += failed
+                    outcome["gate"] = failed
+                    outcome["gate_checks"] = values
+                    raw.append(outcome)
+                    # Candidate folders are not kept: a trial's outcome is in `raw`.
+                    subprocess.run(["rm", "-rf", str(cand)], check=True)
+                base_tpot = summary_value(base_dir, "median_tpot_ms")
+                base_thr = summary_value(base_dir, "output_throughput")
+                table.append((reps, label, target, n, fails,
+                              statistics.median(tpots) / base_tpot,
+                              statistics.median(thrs) / base_thr))
+                if label == "unchanged" and n >= 2:
+                    spread.append((reps, statistics.stdev(tpots) / statistics.mean(tpots),
+                                   statistics.stdev(thrs) / statistics.mean(thrs)))
+                print(f"repeats {reps}, {label}: {fails}", file=sys.stderr, flush=True)
+    ended = time.strftime("%H:%M UTC", time.gmtime())
+    print(f"# {started} – {ended}: one rung of {a.requests} requests a repeat at concurrency "
+          f"{a.concurrency}, simulator speed {a.speed}, drift {a.drift:.0%}; baselines of "
           f"{a.baseline_runs} blessed run(s) of the same repeats")
-    print("| repeats per side | case | gates failed | rate | 95 % Wilson interval |")
-    print("| --- | --- | --- | --- | --- |")
-    for reps, label, k, n, lo, hi in rows:
-        what = "false alarms" if label == "unchanged" else "detected"
-        print(f"| {reps} | {label} ({what}) | {k} / {n} | {k / n:.0%} | {lo:.0%}–{hi:.0%} |")
+    print("| repeats per side | case | candidate/baseline median TPOT, throughput | "
+          "TPOT +10% check | throughput −5% check | error +0.01 check | gate of all three |")
+    print("| --- | --- | --- | --- | --- | --- | --- |")
+    for reps, label, target, n, fails, tr, hr in table:
+        cells = []
+        for name in [*CHECKS, "gate"]:
+            c = cell(fails[name], n)
+            cells.append(f"**{c}**" if name == target else c)
+        side = f"{reps} vs {reps * a.baseline_runs}" if a.baseline_runs > 1 else f"{reps}"
+        print(f"| {side} | {label} | ×{tr:.3f}, ×{hr:.3f} | " + " | ".join(cells) + " |")
+    for reps, cv_tpot, cv_thr in spread:
+        print(f"# measured run-to-run spread of unchanged runs of {reps} repeat(s): "
+              f"median TPOT CV {cv_tpot:.1%}, output throughput CV {cv_thr:.1%}")
     if a.json:
         Path(a.json).write_text(json.dumps(raw, indent=1))
 

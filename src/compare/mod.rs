@@ -43,6 +43,8 @@ pub struct CompareOptions {
     /// `ladder compare` take the baseline's (the blessed side): a candidate folder from a
     /// pull request must not be able to loosen its own thresholds.
     pub candidate_rules_first: bool,
+    /// `--only`: apply the overrides alone, not the scenario's `gate:` rules or the defaults.
+    pub only: bool,
 }
 
 /// Why two folders could not be compared (exit 2).
@@ -268,14 +270,26 @@ impl Comparison {
 }
 
 /// The checks to apply: the baseline's `gate:` list (the candidate's first when
-/// `candidate_rules_first`), else the other side's, else the defaults; then the overrides.
-/// Returns the checks, where they came from, and a warning when the two lists differ.
+/// `candidate_rules_first`), else the other side's, else the defaults; then the overrides
+/// (with `only`, the overrides alone). Returns the checks, where they came from, and a
+/// warning when the two lists differ.
 pub fn checks_for(
     base: &ResultDir,
     cand: &ResultDir,
     overrides: &[Check],
     candidate_rules_first: bool,
+    only: bool,
 ) -> Result<(Vec<Check>, String, Option<String>), CompareError> {
+    if only {
+        if overrides.is_empty() {
+            return Err(CompareError::Threshold(ThresholdError(
+                "--only applies the --threshold rules alone, and none was given: add \
+                 --threshold METRIC=+10% (or drop --only)"
+                    .into(),
+            )));
+        }
+        return Ok((overrides.to_vec(), "--threshold only".to_string(), None));
+    }
     let rules = |d: &ResultDir| -> Result<Vec<GateRule>, CompareError> {
         match d.info.scenario.get("gate") {
             None | Some(serde_json::Value::Null) => Ok(Vec::new()),
@@ -372,7 +386,7 @@ pub fn compare(
     }
     let kind = c.info.load;
     let (checks, checks_source, rules_differ) =
-        checks_for(b, c, &opts.overrides, opts.candidate_rules_first)?;
+        checks_for(b, c, &opts.overrides, opts.candidate_rules_first, opts.only)?;
     let config_changes = config_diff::imported_changes(b, c)
         .unwrap_or_else(|| config_diff::fundamental_changes(&b.info, &c.info));
     if !config_changes.is_empty() && !opts.allow_config_change {
