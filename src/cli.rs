@@ -306,12 +306,19 @@ fn compare_cmd(command: Command) -> i32 {
                 } else {
                     println!("blessed: {}", b.dest.display());
                 }
-                if let Some(r) = &b.replaced {
-                    println!(
+                match &b.replaced {
+                    Some(r) if add => println!(
+                        "the baseline before this addition: {}, kept in {} (move it back to \
+                         undo the addition)",
+                        r.describe(),
+                        r.archive.display()
+                    ),
+                    Some(r) => println!(
                         "replaced: {}, kept in {} (move it back to restore it)",
                         r.describe(),
                         r.archive.display()
-                    );
+                    ),
+                    None => {}
                 }
                 ladder::exit::OK
             }

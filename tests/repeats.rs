@@ -158,6 +158,14 @@ fn bless_add_then_gate_uses_the_baselines_runs_and_single_runs_say_noise_is_unkn
     let r = ladder(&["bless", "--add", b.to_str().unwrap(), "--golden", g]);
     assert_eq!(r.status.code(), Some(0), "{}", r.all());
     assert!(r.stdout.contains("added to the baseline"), "{}", r.all());
+    assert!(
+        r.stdout
+            .contains("the baseline before this addition: the baseline of")
+            && r.stdout.contains("(move it back to undo the addition)")
+            && !r.stdout.contains("replaced:"),
+        "{}",
+        r.all()
+    );
     let base = ResultDir::open_finished(&golden.join("rel")).unwrap();
     for rung in &base.rungs {
         assert_eq!(rung.summary.repeats.len(), 2);

@@ -6,10 +6,11 @@ on known regressions (detections), with the gate's own statistics, against the s
 with run-to-run drift (`sim.drift`, a fresh `sim.drift_seed` for every run).
 
 For each number of repeats R (default 1 and 3):
-  * the baseline: one blessed run of R repeats, plus `--baseline-runs K` - 1 more runs added
-    with `ladder bless --add` (a baseline of K x R runs);
+  * `--baselines M` independent baselines (each one blessed run of R repeats, plus
+    `--baseline-runs K` - 1 more runs added with `ladder bless --add`: K x R runs), so that
+    the rates cover the baseline's own draw of drift, not one lucky or unlucky baseline;
   * for each case, `--trials` candidate runs of R repeats (`--unchanged-trials` for the
-    unchanged case), each compared with the baseline by `ladder compare` four times: with
+    unchanged case), trial t compared with baseline t mod M by `ladder compare` four times: with
     each single check alone (median TPOT +10 %, output throughput -5 %, error rate +0.01)
     and with the three together (a gate of three checks, family-wise level over them).
 
@@ -137,6 +138,8 @@ def main():
     ap.add_argument("--repeats", type=int, nargs="+", default=[1, 3])
     ap.add_argument("--baseline-runs", type=int, default=1,
                     help="blessed runs in each baseline (the first blessed, the rest added)")
+    ap.add_argument("--baselines", type=int, default=1,
+                    help="independent baselines; the trials take them in turn")
     ap.add_argument("--cases", nargs="+", default=list(CASES), choices=list(CASES))
     ap.add_argument("--json", help="write every comparison's outcome here")
     a = ap.parse_args()
@@ -146,16 +149,19 @@ def main():
     with tempfile.TemporaryDirectory() as tmp:
         tmp = Path(tmp)
         for reps in a.repeats:
-            golden, out = tmp / f"golden-{reps}", tmp / f"out-{reps}"
+            out = tmp / f"out-{reps}"
             sc = tmp / f"scenario-{reps}.yaml"
-            for k in range(a.baseline_runs):
-                scenario(sc, a, 1000 + k, {}, reps)
-                run_dir = run(a, sc, out)
-                verb = ["bless"] if k == 0 else ["bless", "--add"]
-                r = ladder(a.ladder, *verb, str(run_dir), "--golden", str(golden))
-                if r.returncode != 0:
-                    sys.exit(f"{' '.join(verb)} failed: {r.stderr}")
-            base_dir = golden / "calib"
+            bases = []
+            for m in range(a.baselines):
+                golden = tmp / f"golden-{reps}-{m}"
+                for k in range(a.baseline_runs):
+                    scenario(sc, a, 1000 + 100 * m + k, {}, reps)
+                    run_dir = run(a, sc, out)
+                    verb = ["bless"] if k == 0 else ["bless", "--add"]
+                    r = ladder(a.ladder, *verb, str(run_dir), "--golden", str(golden))
+                    if r.returncode != 0:
+                        sys.exit(f"{' '.join(verb)} failed: {r.stderr}")
+                bases.append(golden / "calib")
             for ci, label in enumerate(a.cases):
                 change, target = CASES[label]
                 n = unchanged_trials if label == "unchanged" else a.trials
@@ -166,7 +172,9 @@ def main():
                     cand = run(a, sc, out)
                     tpots.append(summary_value(cand, "median_tpot_ms"))
                     thrs.append(summary_value(cand, "output_throughput"))
-                    outcome = {"repeats": reps, "case": label, "trial": t}
+                    base_dir = bases[t % len(bases)]
+                    outcome = {"repeats": reps, "case": label, "trial": t,
+                               "baseline": t % len(bases)}
                     for name, (_, thr) in CHECKS.items():
                         failed, _ = compare(a, base_dir, cand, [thr], tmp / "j.xml")
                         fails[name] += failed
@@ -179,8 +187,8 @@ def main():
                     raw.append(outcome)
                     # Candidate folders are not kept: a trial's outcome is in `raw`.
                     subprocess.run(["rm", "-rf", str(cand)], check=True)
-                base_tpot = summary_value(base_dir, "median_tpot_ms")
-                base_thr = summary_value(base_dir, "output_throughput")
+                base_tpot = statistics.mean(summary_value(b, "median_tpot_ms") for b in bases)
+                base_thr = statistics.mean(summary_value(b, "output_throughput") for b in bases)
                 table.append((reps, label, target, n, fails,
                               statistics.median(tpots) / base_tpot,
                               statistics.median(thrs) / base_thr))
@@ -190,8 +198,9 @@ def main():
                 print(f"repeats {reps}, {label}: {fails}", file=sys.stderr, flush=True)
     ended = time.strftime("%H:%M UTC", time.gmtime())
     print(f"# {started} – {ended}: one rung of {a.requests} requests a repeat at concurrency "
-          f"{a.concurrency}, simulator speed {a.speed}, drift {a.drift:.0%}; baselines of "
-          f"{a.baseline_runs} blessed run(s) of the same repeats")
+          f"{a.concurrency}, simulator speed {a.speed}, drift {a.drift:.0%}; {a.baselines} "
+          f"independent baseline(s) of {a.baseline_runs} blessed run(s) of the same repeats, "
+          f"taken in turn")
     print("| repeats per side | case | candidate/baseline median TPOT, throughput | "
           "TPOT +10% check | throughput −5% check | error +0.01 check | gate of all three |")
     print("| --- | --- | --- | --- | --- | --- | --- |")

@@ -199,6 +199,38 @@ pub struct NoSuccesses {
     pub side: &'static str,
 }
 
+/// `f` over `items` on every core (up to one thread per item), results in `items`' order.
+/// Items are dealt round-robin, so cheap and costly checks (an error rate, a bootstrapped
+/// percentile) spread over the threads.
+pub fn par_map<T: Sync, R: Send>(items: &[T], f: impl Fn(&T) -> R + Sync) -> Vec<R> {
+    let threads = std::thread::available_parallelism()
+        .map_or(1, |n| n.get())
+        .min(items.len());
+    if threads <= 1 {
+        return items.iter().map(f).collect();
+    }
+    let f = &f;
+    let mut dealt: Vec<Vec<(usize, R)>> = std::thread::scope(|s| {
+        let handles: Vec<_> = (0..threads)
+            .map(|t| {
+                s.spawn(move || {
+                    (t..items.len())
+                        .step_by(threads)
+                        .map(|i| (i, f(&items[i])))
+                        .collect::<Vec<_>>()
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| h.join().expect("a check's evidence panicked"))
+            .collect()
+    });
+    let mut out: Vec<(usize, R)> = dealt.drain(..).flatten().collect();
+    out.sort_by_key(|(i, _)| *i);
+    out.into_iter().map(|(_, r)| r).collect()
+}
+
 /// Evidence for `key` on one rung, with intervals at the two-sided `level`.
 pub fn evidence(key: &str, base: &Side, cand: &Side, level: f64) -> Result<Evidence, NoSuccesses> {
     let value = |s: &Side| s.summary.metric(key).unwrap_or(f64::NAN);

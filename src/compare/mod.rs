@@ -14,6 +14,7 @@ pub mod large;
 pub mod markdown;
 pub mod render;
 pub mod replaced;
+pub mod rules;
 pub mod settle;
 pub mod stats;
 pub mod threshold;
@@ -23,12 +24,12 @@ use crate::scenario::LoadKind;
 use std::path::Path;
 
 pub use gate::{bless, gate, gate_outcome, BlessOptions, Blessed, GateError, GateOptions};
+pub use rules::checks_for;
 pub use stats::Interval;
 pub use threshold::{parse_override, validate_metric, Bound, Check, ThresholdError};
 pub use verdict::{Decision, Method, Scale, Verdict};
 
 use crate::results::{LoadError, ResultDir, RunStatus};
-use crate::scenario::GateRule;
 use evidence::{Side, Slo};
 
 /// How to compare.
@@ -269,61 +270,6 @@ impl Comparison {
     }
 }
 
-/// The checks to apply: the baseline's `gate:` list (the candidate's first when
-/// `candidate_rules_first`), else the other side's, else the defaults; then the overrides
-/// (with `only`, the overrides alone). Returns the checks, where they came from, and a
-/// warning when the two lists differ.
-pub fn checks_for(
-    base: &ResultDir,
-    cand: &ResultDir,
-    overrides: &[Check],
-    candidate_rules_first: bool,
-    only: bool,
-) -> Result<(Vec<Check>, String, Option<String>), CompareError> {
-    if only {
-        if overrides.is_empty() {
-            return Err(CompareError::Threshold(ThresholdError(
-                "--only applies the --threshold rules alone, and none was given: add \
-                 --threshold METRIC=+10% (or drop --only)"
-                    .into(),
-            )));
-        }
-        return Ok((overrides.to_vec(), "--threshold only".to_string(), None));
-    }
-    let rules = |d: &ResultDir| -> Result<Vec<GateRule>, CompareError> {
-        match d.info.scenario.get("gate") {
-            None | Some(serde_json::Value::Null) => Ok(Vec::new()),
-            Some(v) => serde_json::from_value(v.clone()).map_err(|e| CompareError::BadGate {
-                path: d.path.join("run.json").display().to_string(),
-                message: e.to_string(),
-            }),
-        }
-    };
-    let (cr, br) = (rules(cand)?, rules(base)?);
-    let sides = [(&cr, "candidate"), (&br, "baseline")];
-    let order = if candidate_rules_first {
-        sides
-    } else {
-        [sides[1], sides[0]]
-    };
-    let chosen = order.iter().find(|(r, _)| !r.is_empty());
-    let (checks, mut source) = match chosen {
-        Some((r, side)) => (
-            threshold::from_gate_rules(r)?,
-            format!("{side} scenario `gate:`"),
-        ),
-        None => (threshold::defaults(), "defaults".to_string()),
-    };
-    let differ = (!cr.is_empty() && !br.is_empty() && cr != br).then(|| {
-        let side = chosen.map_or("baseline", |(_, side)| side);
-        format!("the two runs' `gate:` rules differ: the {side}'s are used (--threshold overrides)")
-    });
-    if !overrides.is_empty() {
-        source.push_str(" + --threshold");
-    }
-    Ok((threshold::with_overrides(checks, overrides), source, differ))
-}
-
 /// Load and compare two result folders.
 pub fn compare_dirs(
     base: &Path,
@@ -546,7 +492,8 @@ pub fn compare(
         // resampled but throughputs are their files' summary values.
         let summary_only = !b.has_requests(br) || !c.has_requests(cr);
         let untimed = !b.has_send_times(br) || !c.has_send_times(cr);
-        for check in &checks {
+        // Each check's evidence stands alone: computed on every core, then used in order.
+        let evidences = evidence::par_map(&checks, |check| {
             let model = evidence::Model::of(&check.metric);
             let plain = (summary_only
                 || (untimed && matches!(model, evidence::Model::Throughput(_))))
@@ -556,6 +503,9 @@ pub fn compare(
             } else {
                 evidence::evidence(&check.metric, &bs, &cs, family.per_check)
             };
+            (plain, e)
+        });
+        for (check, (plain, e)) in checks.iter().zip(evidences) {
             let e = e.map_err(|ns| {
                 let s = if ns.side == "baseline" {
                     bs.summary

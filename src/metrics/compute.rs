@@ -76,6 +76,57 @@ pub fn stats(mut samples: Vec<f64>) -> Stats {
     }
 }
 
+/// [`stats`] without the sort, for checking a summary against its samples: percentiles,
+/// min and max are exactly [`stats`]'s (each order statistic found by selection, O(n) in
+/// all against the sort's O(n log n)); mean and standard deviation are summed in the
+/// samples' order, so they may differ from [`stats`]'s sorted-order sums by rounding.
+/// Writers use [`stats`], whose every bit is independent of the samples' order.
+pub fn stats_unordered(mut samples: Vec<f64>) -> Stats {
+    let n = samples.len();
+    if n == 0 {
+        return Stats::default();
+    }
+    let mut ranks: Vec<usize> = PERCENTILES
+        .iter()
+        .flat_map(|&q| {
+            let (lo, hi, _) = linear_ranks(n, q);
+            [lo, hi]
+        })
+        .collect();
+    ranks.sort_unstable();
+    ranks.dedup();
+    // After selecting rank r in samples[start..], everything past r is no smaller: the
+    // next (higher) rank is selected in what is left.
+    let mut start = 0;
+    for r in ranks {
+        samples[start..].select_nth_unstable_by(r - start, f64::total_cmp);
+        start = r + 1;
+    }
+    let at = |q: f64| match n {
+        1 => samples[0],
+        _ => {
+            let (lo, hi, frac) = linear_ranks(n, q);
+            samples[lo] + (samples[hi] - samples[lo]) * frac
+        }
+    };
+    let mean = samples.iter().sum::<f64>() / n as f64;
+    let var = samples.iter().map(|x| (x - mean) * (x - mean)).sum::<f64>() / n as f64;
+    let min = samples.iter().copied().min_by(f64::total_cmp);
+    let max = samples.iter().copied().max_by(f64::total_cmp);
+    Stats {
+        count: n as u64,
+        mean,
+        median: at(50.0),
+        std: var.sqrt(),
+        p90: at(90.0),
+        p95: at(95.0),
+        p99: at(99.0),
+        p999: at(99.9),
+        min: min.unwrap_or_default(),
+        max: max.unwrap_or_default(),
+    }
+}
+
 /// The percentiles a [`Stats`] reports, in field order.
 pub(super) const PERCENTILES: [f64; 5] = [50.0, 90.0, 95.0, 99.0, 99.9];
 
@@ -427,6 +478,48 @@ mod tests {
         assert_eq!(s.mean, 5.0);
         assert_eq!(s.std, 2.0);
         assert_eq!(s.median, 4.5);
+    }
+
+    /// `stats_unordered` gives `stats`'s order statistics bit for bit, and its sums within
+    /// rounding, on ties, single samples and skewed data in any order.
+    #[test]
+    fn unordered_stats_select_what_the_sort_gives() {
+        let mut x = 0x2545_f491_4f6c_dd1du64;
+        let mut next = move || {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x
+        };
+        for n in [1usize, 2, 3, 7, 10, 999, 1000, 1001, 20_000] {
+            let v: Vec<f64> = (0..n)
+                .map(|_| match next() % 4 {
+                    0 => 5.0, // ties
+                    1 => (next() % 1000) as f64 / 7.0,
+                    _ => ((next() % 10_000) as f64 / 1000.0).exp(), // a long tail
+                })
+                .collect();
+            let (a, b) = (stats(v.clone()), stats_unordered(v));
+            let same = [
+                (a.median, b.median),
+                (a.p90, b.p90),
+                (a.p95, b.p95),
+                (a.p99, b.p99),
+                (a.p999, b.p999),
+                (a.min, b.min),
+                (a.max, b.max),
+            ];
+            for (i, (x, y)) in same.into_iter().enumerate() {
+                assert_eq!(x.to_bits(), y.to_bits(), "n {n}, order statistic {i}");
+            }
+            assert_eq!(a.count, b.count);
+            assert!((a.mean - b.mean).abs() <= 1e-9 * a.mean.abs(), "n {n}");
+            assert!(
+                (a.std - b.std).abs() <= 1e-9 * a.std.abs().max(1e-12),
+                "n {n}"
+            );
+        }
+        assert_eq!(stats_unordered(vec![]).count, 0);
     }
 
     /// `stats_micros` must give `stats`'s percentiles exactly, whatever the spread.

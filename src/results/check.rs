@@ -13,7 +13,7 @@ use std::path::{Path, PathBuf};
 
 use super::load::{requests_file_name, result_file_name, LoadError};
 use super::types::{RequestLine, RunInfo, RungEntry};
-use crate::metrics::compute::{stats, stats_micros};
+use crate::metrics::compute::{stats_micros, stats_unordered};
 use crate::metrics::{Latency, RungSummary, Stats};
 use crate::scenario::{is_scenario_name, rate_label};
 
@@ -229,7 +229,7 @@ fn line(path: &Path, n: usize, l: &RequestLine) -> Result<(), LoadError> {
 pub(crate) fn lines(
     path: &Path,
     s: &RungSummary,
-    all: &[(usize, RequestLine)],
+    all: &[(usize, &RequestLine)],
 ) -> Result<(), LoadError> {
     let k = s.repeats.len();
     if let Some((n, l)) = all.iter().find(|(_, l)| {
@@ -248,9 +248,8 @@ pub(crate) fn lines(
             ),
         ));
     }
-    let refs: Vec<&(usize, RequestLine)> = all.iter().collect();
     if k == 0 {
-        return one_run(path, s, &refs);
+        return one_run(path, s, all);
     }
     for (i, run) in s.repeats.iter().enumerate() {
         if !close(run.rate, s.rate) {
@@ -259,8 +258,9 @@ pub(crate) fn lines(
                 format!("repeat {} is of rate {}, not {}", i + 1, run.rate, s.rate),
             ));
         }
-        let group: Vec<&(usize, RequestLine)> = all
+        let group: Vec<(usize, &RequestLine)> = all
             .iter()
+            .copied()
             .filter(|(_, l)| l.repeat as usize == i + 1)
             .collect();
         one_run(path, run, &group).map_err(|e| match e {
@@ -271,11 +271,42 @@ pub(crate) fn lines(
             e => e,
         })?;
     }
-    super::check_pooled::pooled(path, s, &refs)
+    super::check_pooled::pooled(path, s, all)
 }
 
-fn one_run(path: &Path, s: &RungSummary, all: &[&(usize, RequestLine)]) -> Result<(), LoadError> {
-    let mut seen = HashSet::with_capacity(all.len());
+/// The request indexes seen so far: a bit per index when they are about as many as the
+/// lines (ladder numbers a rung's requests 0, 1, 2, …), a hash set when they are spread out
+/// (an edited file must not make a bitmap of four billion bits).
+enum Seen {
+    Bits(Vec<u64>),
+    Set(HashSet<u32>),
+}
+
+impl Seen {
+    fn new(indexes: impl Iterator<Item = u32> + Clone) -> Seen {
+        let n = indexes.clone().count();
+        match indexes.max() {
+            Some(max) if (max as usize) < 4 * n + 64 => Seen::Bits(vec![0; max as usize / 64 + 1]),
+            _ => Seen::Set(HashSet::with_capacity(n)),
+        }
+    }
+
+    /// Whether `i` is new.
+    fn insert(&mut self, i: u32) -> bool {
+        match self {
+            Seen::Bits(words) => {
+                let (w, bit) = (i as usize / 64, 1u64 << (i % 64));
+                let new = words[w] & bit == 0;
+                words[w] |= bit;
+                new
+            }
+            Seen::Set(set) => set.insert(i),
+        }
+    }
+}
+
+fn one_run(path: &Path, s: &RungSummary, all: &[(usize, &RequestLine)]) -> Result<(), LoadError> {
+    let mut seen = Seen::new(all.iter().map(|(_, l)| l.index));
     for (n, l) in all {
         line(path, *n, l)?;
         if !seen.insert(l.index) {
@@ -285,7 +316,7 @@ fn one_run(path: &Path, s: &RungSummary, all: &[&(usize, RequestLine)]) -> Resul
             ));
         }
     }
-    let measured: Vec<&RequestLine> = all.iter().map(|(_, l)| l).filter(|l| !l.warmup).collect();
+    let measured: Vec<&RequestLine> = all.iter().map(|&(_, l)| l).filter(|l| !l.warmup).collect();
     let ok: Vec<&RequestLine> = measured.iter().copied().filter(|l| l.ok).collect();
     let warmup = all.len() - measured.len();
     let counts = [
@@ -434,7 +465,7 @@ pub(super) fn latency_stats(
                     .flat_map(|l| l.itl_ms.iter().map(us))
             })
         } else {
-            stats(samples(which, measured))
+            stats_unordered(samples(which, measured))
         };
         let stored = s.stats(which);
         if let Some(stat) = differs(&stored, &recomputed) {
@@ -523,6 +554,24 @@ mod tests {
         let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("golden/quickstart");
         let d = ResultDir::open_finished(&dir).unwrap();
         assert_eq!(d.rungs.len(), 5);
+    }
+
+    /// A repeated request index is found whether the indexes are dense (a bitmap) or
+    /// spread over the whole u32 range (a hash set).
+    #[test]
+    fn repeated_indexes_are_found_dense_or_spread() {
+        for indexes in [vec![0u32, 1, 2, 3, 2], vec![7, u32::MAX, 9, u32::MAX]] {
+            let mut seen = Seen::new(indexes.iter().copied());
+            let firsts: Vec<bool> = indexes.iter().map(|&i| seen.insert(i)).collect();
+            let mut want = vec![true; indexes.len()];
+            *want.last_mut().unwrap() = false;
+            assert_eq!(firsts, want, "{indexes:?}");
+        }
+        assert!(matches!(Seen::new([0u32, 1, 2].into_iter()), Seen::Bits(_)));
+        assert!(matches!(
+            Seen::new([0u32, u32::MAX].into_iter()),
+            Seen::Set(_)
+        ));
     }
 
     #[test]

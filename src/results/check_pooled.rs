@@ -13,7 +13,7 @@ use crate::metrics::RungSummary;
 pub(super) fn pooled(
     path: &Path,
     s: &RungSummary,
-    all: &[&(usize, RequestLine)],
+    all: &[(usize, &RequestLine)],
 ) -> Result<(), LoadError> {
     let sum = |f: fn(&RungSummary) -> u64| s.repeats.iter().map(f).sum::<u64>();
     let counts = [
@@ -77,6 +77,6 @@ pub(super) fn pooled(
             ));
         }
     }
-    let measured: Vec<&RequestLine> = all.iter().map(|(_, l)| l).filter(|l| !l.warmup).collect();
+    let measured: Vec<&RequestLine> = all.iter().map(|&(_, l)| l).filter(|l| !l.warmup).collect();
     latency_stats(path, s, &measured)
 }

@@ -205,7 +205,17 @@ impl ResultDir {
             path: p.clone(),
             source,
         })?;
-        let mut out = Vec::new();
+        // Sized from the summary up front (a million-line rung grown by doubling would copy
+        // its lines again and again), but never beyond what the file can hold: an edited
+        // summary must not reserve memory for lines that are not there.
+        let expected = rung
+            .summary
+            .completed
+            .saturating_add(rung.summary.failed)
+            .saturating_add(rung.summary.warmup_requests);
+        let room = f.metadata().map_or(0, |m| m.len() / MIN_LINE_BYTES);
+        let cap = usize::try_from(expected.min(room)).unwrap_or(0);
+        let (mut out, mut numbers) = (Vec::with_capacity(cap), Vec::with_capacity(cap));
         // One buffer for every line: a million-request rung is a million lines.
         let (mut reader, mut line, mut n) = (BufReader::new(f), String::new(), 0);
         loop {
@@ -227,10 +237,14 @@ impl ResultDir {
                 path: p.clone(),
                 message: format!("line {n}: {e}"),
             })?;
-            out.push((n, r));
+            out.push(r);
+            numbers.push(n);
         }
-        check::lines(&p, &rung.summary, &out)?;
-        Ok(out.into_iter().map(|(_, r)| r).collect())
+        // Line numbers beside the lines, not in them: a line is some 300 bytes, moved once.
+        let numbered: Vec<(usize, &RequestLine)> = numbers.into_iter().zip(&out).collect();
+        check::lines(&p, &rung.summary, &numbered)?;
+        drop(numbered);
+        Ok(out)
     }
 
     /// The rung run at `rate`, if any.
@@ -250,6 +264,9 @@ pub fn result_file_name(rate: f64) -> String {
 pub fn server_metrics_file_name(rate: f64) -> String {
     format!("server_metrics_rate_{}.jsonl", rate_label(rate))
 }
+
+/// Fewer bytes than any request line ladder writes (its keys alone take more).
+const MIN_LINE_BYTES: u64 = 128;
 
 /// `requests_rate_<rate>.jsonl`.
 pub fn requests_file_name(rate: f64) -> String {

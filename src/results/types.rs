@@ -148,6 +148,7 @@ pub struct RequestLine {
     pub token_source: TokenSource,
     /// Gaps between token chunks (whole microseconds since ladder stores them so; older
     /// files hold nanosecond-precision values, read the same way).
+    #[serde(deserialize_with = "gaps_exact")]
     pub itl_ms: Vec<f64>,
     pub ok: bool,
     pub error_class: Option<ErrorClass>,
@@ -216,12 +217,46 @@ impl RequestLine {
     }
 }
 
+std::thread_local! {
+    /// The gaps of the line being read, before they are copied out at their exact length.
+    static GAPS: std::cell::RefCell<Vec<f64>> = const { std::cell::RefCell::new(Vec::new()) };
+}
+
+/// `itl_ms` read into one reused buffer and copied out at its exact length: a JSON list
+/// does not say how long it is, so a `Vec` grown element by element reallocates 3 to 7
+/// times a line (a million lines a rung in a big run), and keeps up to twice the room.
+fn gaps_exact<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Vec<f64>, D::Error> {
+    struct Gaps;
+    impl<'de> serde::de::Visitor<'de> for Gaps {
+        type Value = Vec<f64>;
+        fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+            f.write_str("a list of gaps in milliseconds")
+        }
+        fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<Vec<f64>, A::Error> {
+            GAPS.with_borrow_mut(|buf| {
+                buf.clear();
+                while let Some(x) = seq.next_element::<f64>()? {
+                    buf.push(x);
+                }
+                let gaps = buf.as_slice().to_vec();
+                // One freak line (a million gaps) must not pin its buffer for the rest.
+                buf.shrink_to(1 << 16);
+                Ok(gaps)
+            })
+        }
+    }
+    d.deserialize_seq(Gaps)
+}
+
 fn is_zero(n: &u32) -> bool {
     *n == 0
 }
 
+/// Milliseconds, correctly rounded from the whole nanoseconds a `Duration` holds: written as
+/// at most six decimals (`25.629995`, not the `25.629994999999997` of `as_secs_f64() * 1e3`),
+/// which is shorter to store and faster to read back, and no less exact.
 fn ms(d: std::time::Duration) -> f64 {
-    d.as_secs_f64() * 1000.0
+    d.as_nanos() as f64 / 1e6
 }
 
 /// A record as one [`RequestLine`] of JSON, for writing: borrowed from the record, so the ITL
