@@ -712,20 +712,30 @@ async fn keep_alive_server_closing(
                 let mut answered = 0usize;
                 let mut buf = Vec::new();
                 loop {
-                    if read_request(&mut sock, &mut buf).await.is_none() {
+                    let Some(req) = read_request(&mut sock, &mut buf).await else {
                         return;
-                    }
+                    };
                     if last.elapsed() > idle_close || answered >= answers {
                         // The server's idle timer fired as this request arrived.
                         let _ = sock.shutdown().await;
                         return;
                     }
-                    let body = format!(
+                    // llama-server's /tokenize answer, or a one-token stream.
+                    let (kind, body) = if req.starts_with("POST /tokenize ") {
+                        ("application/json", "{\"tokens\":[9,8,7]}".to_string())
+                    } else if req.starts_with("GET /v1/models ") {
+                        (
+                            "application/json",
+                            "{\"data\":[{\"id\":\"alpha\"}]}".to_string(),
+                        )
+                    } else {
+                        ("text/event-stream", format!(
                         "{}data: {{\"choices\":[],\"usage\":{{\"prompt_tokens\":2,\"completion_tokens\":1}}}}\n\ndata: [DONE]\n\n",
                         text_event("a")
-                    );
+                    ))
+                    };
                     let resp = format!(
-                        "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nContent-Length: {}\r\n\r\n{body}",
+                        "HTTP/1.1 200 OK\r\nContent-Type: {kind}\r\nContent-Length: {}\r\n\r\n{body}",
                         body.len()
                     );
                     if sock.write_all(resp.as_bytes()).await.is_err() {
@@ -785,6 +795,39 @@ async fn a_request_crossing_the_servers_close_is_resent_once_on_a_new_connection
     assert_eq!(*conns.lock().unwrap(), 2);
     // The time lost on the dead connection is before `sent`: the client's, not the server's.
     assert!(second.sent >= Duration::ZERO && second.ttft().is_some());
+}
+
+#[tokio::test]
+async fn tokenize_and_models_calls_crossing_the_servers_close_are_sent_once_more() {
+    // `tokenizer: server` against llama-server: preflight's streamed probe leaves a kept-alive
+    // connection the server closes, and the first /tokenize call went out on it (seen in CI:
+    // "cannot reach …/tokenize: … connection closed before message completed").
+    let (base, conns) = keep_alive_server_closing(Duration::from_secs(60), 1).await;
+    let client = Client::new(config(&base)).unwrap();
+    assert!(send_on(&client).await.ok());
+    let ids = client
+        .token_ids("hello", ladder::client::TokenizeShape::LlamaCpp)
+        .await
+        .expect("the lost /tokenize call is sent again on a new connection");
+    assert_eq!(ids, vec![9, 8, 7]);
+    assert_eq!(*conns.lock().unwrap(), 2);
+    // So is preflight's GET /v1/models.
+    let models = client.list_models().await;
+    assert!(
+        matches!(&models, ladder::client::ModelsReply::Served(m) if m == &["alpha"]),
+        "{models:?}"
+    );
+    assert_eq!(*conns.lock().unwrap(), 3);
+    // Once more, never in a loop: a server that closes every request unanswered is named
+    // after exactly two sends.
+    let (dead, seen) = server(|_| vec![]).await;
+    let client = Client::new(config(&dead)).unwrap();
+    let err = client
+        .tokenize("hello", ladder::client::TokenizeShape::LlamaCpp)
+        .await
+        .unwrap_err();
+    assert!(err.0.contains("sent twice"), "{err}");
+    assert_eq!(seen.lock().unwrap().len(), 2);
 }
 
 #[tokio::test]

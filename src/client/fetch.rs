@@ -3,6 +3,7 @@
 
 use std::time::Duration;
 
+use super::send::closed_unanswered;
 use super::ApiKey;
 
 /// Fetches one URL's body as text, bounded in size and time.
@@ -60,6 +61,8 @@ impl TextFetcher {
             .http1_only()
             .redirect(redirects)
             .pool_max_idle_per_host(1)
+            // Below the 5 s after which common servers close an idle connection, as the load's.
+            .pool_idle_timeout(super::IDLE_CONNECTION_TIMEOUT)
             .build()
             .map_err(|e| format!("cannot build an HTTP client: {e}"))?;
         Ok(TextFetcher {
@@ -72,11 +75,19 @@ impl TextFetcher {
 
     /// The body, or what went wrong in one line (no secret in it: the key is never shown).
     pub async fn get(&self) -> Result<String, String> {
-        let mut req = self.http.get(&self.url);
-        if let Some(k) = &self.key {
-            req = req.bearer_auth(k.expose());
-        }
-        let mut resp = req.send().await.map_err(|e| describe(&e))?;
+        let mut resent = false;
+        let mut resp = loop {
+            let mut req = self.http.get(&self.url);
+            if let Some(k) = &self.key {
+                req = req.bearer_auth(k.expose());
+            }
+            match req.send().await {
+                Ok(r) => break r,
+                // A kept-alive connection the server closed as this GET went out: once more.
+                Err(e) if closed_unanswered(&e) && !resent => resent = true,
+                Err(e) => return Err(describe(&e)),
+            }
+        };
         let status = resp.status();
         if !status.is_success() {
             let hint = match status.as_u16() {

@@ -51,7 +51,7 @@ impl Fail {
 /// True when the connection closed after the request went out and before any byte of an
 /// answer ("connection closed before message completed"): on a kept-alive connection, the
 /// server's close crossing this request, which it never read as one.
-fn closed_unanswered(e: &reqwest::Error) -> bool {
+pub(super) fn closed_unanswered(e: &reqwest::Error) -> bool {
     let mut src: Option<&(dyn StdError + 'static)> = e.source();
     while let Some(inner) = src {
         if let Some(h) = inner.downcast_ref::<hyper::Error>() {
@@ -555,8 +555,15 @@ impl Client {
     /// `GET {base}/v1/models`: the served model ids, or what came back instead.
     pub async fn list_models(&self) -> ModelsReply {
         let deadline = after(Instant::now(), self.inner.request_timeout);
-        let send = self.http.get(self.inner.models_url.clone()).send();
-        let mut resp = match timeout_at(deadline, send).await {
+        let mut resent = false;
+        let mut resp = match loop {
+            let send = self.http.get(self.inner.models_url.clone()).send();
+            match timeout_at(deadline, send).await {
+                // The server's close crossed this GET on a kept-alive connection: once more.
+                Ok(Err(e)) if closed_unanswered(&e) && !resent => resent = true,
+                sent => break sent,
+            }
+        } {
             Err(_) => {
                 return ModelsReply::Failed(RequestError {
                     class: ErrorClass::Timeout,

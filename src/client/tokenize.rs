@@ -17,7 +17,7 @@ use serde_json::json;
 use tokio::time::{timeout_at, Instant};
 
 use super::secret::truncate;
-use super::send::chain;
+use super::send::{chain, closed_unanswered};
 use super::{Client, DETAIL_MAX};
 
 /// Largest `/tokenize` answer read: a 128k-token prompt's id list is about 1 MB.
@@ -112,21 +112,29 @@ impl Client {
             TokenizeShape::LlamaCpp => json!({ "content": text, "add_special": false }),
         };
         let deadline = Instant::now() + self.inner.request_timeout;
-        let send = self.http.post(url).json(&body).send();
-        let mut resp = match timeout_at(deadline, send).await {
-            Err(_) => {
-                return Err(TokenizeError(format!(
-                    "{url} did not answer within request_timeout ({:?})",
-                    self.inner.request_timeout
-                )))
+        let mut resent = false;
+        let mut resp = loop {
+            let send = self.http.post(url).json(&body).send();
+            match timeout_at(deadline, send).await {
+                Err(_) => {
+                    return Err(TokenizeError(format!(
+                        "{url} did not answer within request_timeout ({:?})",
+                        self.inner.request_timeout
+                    )))
+                }
+                // A kept-alive connection the server closed as this request went out: it never
+                // read it, and counting tokens changes nothing, so it is sent once more (on a
+                // fresh connection), as the load's own requests are.
+                Ok(Err(e)) if closed_unanswered(&e) && !resent => resent = true,
+                Ok(Err(e)) => {
+                    let why = truncate(self.redact(&chain(&e)), DETAIL_MAX);
+                    let again = if resent { ", sent twice" } else { "" };
+                    return Err(TokenizeError(format!(
+                        "cannot reach {url}: {why}{again} (is the server up?)"
+                    )));
+                }
+                Ok(Ok(r)) => break r,
             }
-            Ok(Err(e)) => {
-                let why = truncate(self.redact(&chain(&e)), DETAIL_MAX);
-                return Err(TokenizeError(format!(
-                    "cannot reach {url}: {why} (is the server up?)"
-                )));
-            }
-            Ok(Ok(r)) => r,
         };
         let status = resp.status();
         let mut bytes = Vec::new();
