@@ -6,7 +6,9 @@
 mod config;
 mod engine;
 mod http;
+mod metrics_page;
 mod prefix_cache;
+mod stream;
 mod tokenize;
 mod words;
 
