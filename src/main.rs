@@ -9,3 +9,6 @@ mod ladder_cli;
 
 #[path = "cli_init.rs"]
 mod cli_init;
+
+#[path = "cli_sim.rs"]
+mod cli_sim;

@@ -1,6 +1,7 @@
 //! Running a scenario: preflight, the rate ladder, rung dispatch, cancellation.
 
 pub mod closed_loop;
+mod connect;
 mod environment;
 mod ladder;
 pub mod limits;
@@ -24,13 +25,10 @@ use std::time::Duration;
 use chrono::Utc;
 use tokio::sync::watch;
 
-use crate::client::{ApiKey, Client, ClientConfig};
 use crate::metrics::{analyze, RungSummary};
 use crate::results::{RunInfo, RunStatus, RunWriter, RESULTS_FORMAT_VERSION};
 use crate::scenario::{Scenario, SweepField};
-use crate::servermetrics::ScrapeSetup;
-use crate::workload::{self, tokenizer_source::SourceKind, Tokens};
-use server_tokens::ServerTokens;
+use crate::workload::Tokens;
 
 pub use prepare::{prepare, rung_seed, Prepared};
 pub use progress::rung_table;
@@ -385,246 +383,32 @@ async fn run_scenario(
     let Prepared {
         scenario,
         tokenizer,
-        mut tokenizer_source,
+        tokenizer_source,
         dataset_path: _,
         sim,
-        mut longest_prompt,
+        longest_prompt,
         trace: _,
     } = prepared;
 
-    // The key: read from the named variable, never printed or written. An unset (or empty)
-    // variable sends no key: local servers often take none. Preflight is the guard: a server
-    // that wants one answers 401 there, and the error names the unset variable.
-    let api_key = match &scenario.endpoint.api_key_env {
-        Some(var) => match std::env::var(var) {
-            Ok(v) if !v.is_empty() => Some(ApiKey::new(v)),
-            _ => {
-                say(&format!(
-                    "note: ${var} is not set: sending no API key (preflight fails if the server wants one)"
-                ));
-                None
-            }
-        },
-        None => None,
-    };
-
-    // A local tokenizer.json's hash; the server's tokenizer gets a fingerprint once reached;
-    // `tokenizer: none` has none.
-    let mut tokenizer_sha256 = if tokenizer_source.is_local() {
-        let path = &tokenizer_source.path;
-        environment::sha256_file(path)
-            .map_err(|e| RunError::Scenario(format!("{}: {e}", path.display())))?
-    } else {
-        String::new()
-    };
-
-    // The built-in simulator, when asked for, lives as long as this function.
-    let (sim_server, base_url) = match sim {
-        Some(cfg) => {
-            let host = sim_host::SimHost::start(cfg).map_err(|e| {
-                RunError::Preflight(format!("cannot start the built-in simulator: {e}"))
-            })?;
-            let url = host.base_url();
-            say(&format!("started the built-in simulator at {url}"));
-            (Some(host), url)
-        }
-        None => (None, scenario.endpoint.base_url.clone()),
-    };
-    check_fd_limit(
+    let connect::Connected {
+        client,
+        endpoint,
+        early_warnings,
+        scrape,
+        server_tokens,
+        overhead,
+        tokenizer_sha256,
+        tokenizer_source,
+        sim_server,
+    } = connect::connect(
+        ctx,
         &scenario,
-        ctx.trace.as_ref().map(|r| r.trace.lines.len() as u64),
-        &say,
-    )?;
-
-    let max_connections = match scenario.load.concurrency.iter().max() {
-        Some(&users) => users as usize,
-        None => scenario
-            .load
-            .max_concurrency
-            .map(|c| c as usize)
-            .unwrap_or(1024),
-    };
-    // Under a low open-file limit, connections left idle after a rung must not hold the
-    // descriptors the results files need.
-    let max_connections = limits::idle_connections(max_connections);
-    let client = Client::new(ClientConfig {
-        base_url: base_url.clone(),
-        api: scenario.endpoint.api,
-        api_key: api_key.clone(),
-        model: scenario.model.clone(),
-        request_timeout: scenario.endpoint.request_timeout.0,
-        ttft_timeout: scenario.endpoint.ttft_timeout.map(|d| d.0),
-        headers: scenario.endpoint.headers.clone(),
-        ignore_eos: scenario.workload.ignore_eos,
-        max_connections,
-        extra_body: scenario.endpoint.extra_body.clone(),
-    })
-    .map_err(|e| RunError::Preflight(e.to_string()))?;
-    // Outputs without usage are re-tokenized locally; with no local tokenizer their token
-    // chunks are counted.
-    let client = match &tokenizer {
-        Some(tok) => {
-            let tok = tok.clone();
-            client.with_token_counter(Arc::new(move |text: &str| {
-                workload::count_tokens(&tok, text)
-            }))
-        }
-        None => client,
-    };
-    let client = client
-        .with_secret_headers(&scenario.endpoint.headers, &ctx.env_headers)
-        .with_secrets(environment::body_secrets(
-            &scenario.endpoint.extra_body,
-            &ctx.env_body,
-        ));
-    // `own` scrubs the user's own text (endpoint, scenario) of the secrets it can do so
-    // without changing meaning; the client's redactor already scrubs all server replies.
-    let shown = environment::redacted_scenario(
-        &scenario,
-        &ctx.env_headers,
-        &ctx.env_body,
-        client.redactor(),
-    );
-    let unreliable = environment::unreliable_warning(&shown.unreliable);
-    // Warnings said before the result folder exists go into its run.json too (and from
-    // there into summary.md and report.html).
-    let mut early_warnings = Vec::new();
-    if let Some(w) = &unreliable {
-        say(&format!("warning: {w}"));
-        early_warnings.push(w.to_string());
-    }
-    for w in client.warnings() {
-        let w = shown.own.redact(w).into_owned();
-        say(&format!("warning: {w}"));
-        early_warnings.push(w);
-    }
-    let client = Arc::new(client);
-    let endpoint = if scenario.endpoint.base_url == "sim" {
-        "sim".to_string()
-    } else {
-        shown
-            .own
-            .redact(&environment::shown_base_url(&base_url))
-            .into_owned()
-    };
-
-    let (scrape, scrape_warning) = warnings::scrape_or_warning(
-        ScrapeSetup::new(
-            scenario.server_metrics.as_ref(),
-            &base_url,
-            api_key.as_ref(),
-            |u| {
-                shown
-                    .own
-                    .redact(&environment::shown_base_url(u))
-                    .into_owned()
-            },
-        ),
-        |e| shown.own.redact(e).into_owned(),
-    );
-    if let Some(w) = scrape_warning {
-        say(&format!("warning: {w}"));
-        early_warnings.push(w);
-    }
-
-    say(&format!("preflight: {endpoint}"));
-    let report = preflight::preflight(
-        &client,
-        &scenario.model,
-        scenario.endpoint.api_key_env.as_deref(),
-        api_key.is_some(),
+        tokenizer.as_ref(),
+        tokenizer_source,
+        sim,
+        longest_prompt,
     )
-    .await
-    .map_err(|e| RunError::Preflight(shown.own.redact(&e.to_string()).into_owned()))?;
-    say(&format!(
-        "preflight ok: model {} answered {} token(s), TTFT {}, E2E {:.0} ms",
-        scenario.model,
-        report.probe_output_tokens,
-        report
-            .probe_ttft
-            .map(|t| format!("{:.0} ms", t.as_secs_f64() * 1000.0))
-            .unwrap_or_else(|| "n/a".into()),
-        report.probe_e2e.as_secs_f64() * 1000.0
-    ));
-    for w in &report.warnings {
-        let w = shown.own.redact(w).into_owned();
-        say(&format!("warning: {w}"));
-        early_warnings.push(w);
-    }
-    let mut overhead = overhead::Overhead {
-        measured: None,
-        shorten_by: 0,
-        note: None,
-    };
-    // `tokenizer: server`: from here on the server counts the prompts.
-    let server_tokens = if tokenizer_source.kind == SourceKind::Server {
-        let (counter, fingerprint) = ServerTokens::connect(client.clone())
-            .await
-            .map_err(|e| RunError::Preflight(shown.own.redact(&e).into_owned()))?;
-        say(&format!(
-            "preflight ok: {} ({} shape) counts the prompts",
-            client.tokenize_url(),
-            counter.api_name()
-        ));
-        tokenizer_sha256 = fingerprint;
-        tokenizer_source.tokenize_api = Some(counter.api_name().to_string());
-        let mut found = Vec::new();
-        longest_prompt = prepare::check_prompts(
-            &scenario,
-            Tokens::Server(&counter),
-            ctx.dataset_path.as_deref(),
-            &mut found,
-        );
-        if !found.is_empty() {
-            let why: Vec<String> = found.iter().map(|f| f.message.clone()).collect();
-            return Err(RunError::Scenario(
-                shown.own.redact(&why.join("; ")).into_owned(),
-            ));
-        }
-        Some(counter)
-    } else {
-        None
-    };
-    if let Some(p) = &longest_prompt {
-        let long = preflight::probe_longest(
-            &client,
-            &scenario.model,
-            report.served_models.as_deref(),
-            &p.text,
-            p.input_tokens,
-            scenario.endpoint.api_key_env.as_deref(),
-            api_key.is_some(),
-        )
-        .await
-        .map_err(|e| RunError::Preflight(shown.own.redact(&e.to_string()).into_owned()))?;
-        // `tokenizer: none` counted nothing: the length is the text's, in characters.
-        let length = match p.input_tokens {
-            0 => format!("{} characters", p.text.chars().count()),
-            n => format!("{n} tokens"),
-        };
-        say(&format!(
-            "preflight ok: the longest prompt ({length}{}) was accepted, TTFT {}",
-            long.server_prompt_tokens
-                .map(|n| format!(", {n} by the server's count"))
-                .unwrap_or_default(),
-            long.ttft
-                .map(|t| format!("{:.0} ms", t.as_secs_f64() * 1000.0))
-                .unwrap_or_else(|| "n/a".into()),
-        ));
-        // With nothing counted by ladder there is no overhead to tell from the server's count.
-        if p.input_tokens > 0 {
-            overhead = overhead::resolve(
-                scenario.workload.input_length,
-                scenario.workload.dataset == crate::scenario::Dataset::Random,
-                p.input_tokens,
-                long.server_prompt_tokens,
-            )
-            .map_err(RunError::Preflight)?;
-        }
-        if let Some(n) = &overhead.note {
-            say(n);
-        }
-    }
+    .await?;
 
     let stop = stop_signal();
     let sim_ref = sim_server.as_ref();

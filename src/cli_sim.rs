@@ -1,0 +1,190 @@
+//! `ladder sim`: the simulator's flags (one per scenario `sim:` key) and serving it.
+
+/// Flags of `ladder sim`; each settings flag has the name of its scenario `sim:` key
+/// (`--max-num-seqs` ↔ `max_num_seqs`) and defaults to [`ladder::sim::SimConfig::default`].
+#[derive(clap::Args, Debug)]
+pub(crate) struct SimArgs {
+    /// Address to bind.
+    #[arg(long, default_value = "127.0.0.1")]
+    host: std::net::IpAddr,
+    /// Port to bind; 0 picks a free one (printed on the first line of stdout).
+    #[arg(long, default_value_t = 8000)]
+    port: u16,
+    /// Require `Authorization: Bearer KEY` on /v1/* (never printed).
+    #[arg(long, env = ladder::sim::API_KEY_ENV, hide_env_values = true)]
+    api_key: Option<String>,
+    /// Seed of output words, lengths and sampled faults.
+    #[arg(long)]
+    seed: Option<u64>,
+    /// Clock speed: modelled times are divided by it.
+    #[arg(long)]
+    speed: Option<f64>,
+    /// Extra served model names (repeatable; `sim-model` is always served).
+    #[arg(long = "served-model-names", num_args = 1..)]
+    served_model_names: Vec<String>,
+    /// Context length in tokens.
+    #[arg(long)]
+    max_model_len: Option<u32>,
+    /// Most sequences in one batch.
+    #[arg(long)]
+    max_num_seqs: Option<u32>,
+    /// KV-cache budget in tokens (prompt + max_tokens reserved per sequence).
+    #[arg(long)]
+    kv_cache_tokens: Option<u32>,
+    /// Token budget of one step (decode + chunked prefill).
+    #[arg(long)]
+    max_num_batched_tokens: Option<u32>,
+    /// Fixed step cost, ms.
+    #[arg(long)]
+    step_base_ms: Option<f64>,
+    /// Step cost per sequence in the batch, ms.
+    #[arg(long)]
+    step_per_seq_ms: Option<f64>,
+    /// Prefill cost per prompt token, µs.
+    #[arg(long)]
+    prefill_per_token_us: Option<f64>,
+    /// Multiplier of the decode part of a step.
+    #[arg(long)]
+    decode_scale: Option<f64>,
+    /// Output tokens per streamed chunk.
+    #[arg(long)]
+    chunk_tokens: Option<u32>,
+    /// No modelled time: tokens as fast as the client reads (client benchmarks).
+    #[arg(long)]
+    zero_cost: bool,
+    /// Waiting-queue limit.
+    #[arg(long)]
+    max_waiting: Option<u32>,
+    /// Longest modelled wait for a batch slot, ms.
+    #[arg(long)]
+    max_queue_wait_ms: Option<u64>,
+    /// Status of a queue rejection: 429 or 503.
+    #[arg(long)]
+    reject_status: Option<u16>,
+    /// Retry-After seconds on 429/503.
+    #[arg(long)]
+    retry_after_s: Option<u32>,
+    /// max_tokens when a request gives none.
+    #[arg(long)]
+    default_max_tokens: Option<u32>,
+    /// Extra prompt tokens counted for every chat request (a chat template's overhead).
+    #[arg(long)]
+    chat_template_tokens: Option<u32>,
+    /// Chat answers reason for this many tokens first (`reasoning_content`).
+    #[arg(long)]
+    reasoning_tokens: Option<u32>,
+    /// Model a prefix cache whose hits shorten prefill.
+    #[arg(long)]
+    prefix_caching: bool,
+    /// Tokens per prefix-cache block.
+    #[arg(long)]
+    prefix_cache_block_size: Option<u32>,
+    /// Prefix-cache capacity in tokens (LRU beyond it).
+    #[arg(long)]
+    prefix_cache_tokens: Option<u32>,
+    /// Fraction of requests answered 500.
+    #[arg(long)]
+    fault_http_500: Option<f64>,
+    /// Fraction of requests answered 429.
+    #[arg(long)]
+    fault_http_429: Option<f64>,
+    /// Fraction of connections dropped mid-stream.
+    #[arg(long)]
+    fault_drop_mid_stream: Option<f64>,
+    /// Fraction of streams with a malformed chunk.
+    #[arg(long)]
+    fault_malformed_chunk: Option<f64>,
+    /// Fraction of streams with an error object mid-stream.
+    #[arg(long)]
+    fault_stream_error: Option<f64>,
+    /// Fraction of streams that stall for --stall-ms.
+    #[arg(long)]
+    fault_stall: Option<f64>,
+    /// Fraction of requests answered 404 model_not_found.
+    #[arg(long)]
+    fault_unknown_model: Option<f64>,
+    /// Stall length, ms (wall clock).
+    #[arg(long)]
+    stall_ms: Option<u64>,
+    /// Run-to-run drift: CV of this process's speed factor (drawn once, from --drift-seed).
+    #[arg(long)]
+    drift: Option<f64>,
+    /// Seed of the drift draw.
+    #[arg(long)]
+    drift_seed: Option<u64>,
+    /// Background noise: CV of a factor on every engine step's time.
+    #[arg(long)]
+    step_jitter: Option<f64>,
+}
+
+impl SimArgs {
+    fn config(&self) -> ladder::sim::SimConfig {
+        let mut c = ladder::sim::SimConfig::default();
+        macro_rules! set {
+            ($($f:ident),*) => { $( if let Some(v) = self.$f { c.$f = v; } )* };
+        }
+        set!(
+            seed,
+            speed,
+            max_model_len,
+            max_num_seqs,
+            kv_cache_tokens,
+            max_num_batched_tokens,
+            step_base_ms,
+            step_per_seq_ms,
+            prefill_per_token_us,
+            decode_scale,
+            chunk_tokens,
+            max_waiting,
+            max_queue_wait_ms,
+            reject_status,
+            retry_after_s,
+            default_max_tokens,
+            chat_template_tokens,
+            reasoning_tokens,
+            prefix_cache_block_size,
+            prefix_cache_tokens,
+            fault_http_500,
+            fault_http_429,
+            fault_drop_mid_stream,
+            fault_malformed_chunk,
+            fault_stream_error,
+            fault_stall,
+            fault_unknown_model,
+            stall_ms,
+            drift,
+            drift_seed,
+            step_jitter
+        );
+        c.served_model_names = self.served_model_names.clone();
+        c.zero_cost = self.zero_cost;
+        c.prefix_caching = self.prefix_caching;
+        c
+    }
+}
+
+pub(crate) fn run_sim(args: SimArgs) -> i32 {
+    let cfg = args.config();
+    let problems = cfg.problems();
+    if !problems.is_empty() {
+        for p in problems {
+            eprintln!("error: ladder sim: {p}");
+        }
+        return ladder::exit::BAD_INPUT;
+    }
+    let addr = std::net::SocketAddr::new(args.host, args.port);
+    let rt = match tokio::runtime::Runtime::new() {
+        Ok(rt) => rt,
+        Err(e) => {
+            eprintln!("error: ladder sim: cannot start the async runtime: {e}");
+            return ladder::exit::BAD_INPUT;
+        }
+    };
+    match rt.block_on(ladder::sim::serve_until_signal(cfg, addr, args.api_key)) {
+        Ok(()) => ladder::exit::OK,
+        Err(e) => {
+            eprintln!("error: ladder sim: cannot serve on {addr}: {e}");
+            ladder::exit::BAD_INPUT
+        }
+    }
+}
