@@ -24,6 +24,7 @@ pub mod soak;
 pub mod template;
 pub mod types;
 pub mod validate;
+pub mod values;
 mod yaml;
 
 pub use diagnostic::{Diagnostic, Diagnostics};
