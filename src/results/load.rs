@@ -6,6 +6,7 @@ use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 
 use super::check;
+use super::line_scan;
 use super::types::{RequestLine, RunInfo, RunStatus, RungEntry, RESULTS_FORMAT_VERSION};
 use crate::metrics::RungSummary;
 
@@ -217,7 +218,10 @@ impl ResultDir {
         let cap = usize::try_from(expected.min(room)).unwrap_or(0);
         let (mut out, mut numbers) = (Vec::with_capacity(cap), Vec::with_capacity(cap));
         // One buffer for every line: a million-request rung is a million lines.
-        let (mut reader, mut line, mut n) = (BufReader::new(f), String::new(), 0);
+        // 1 MiB reads: a big rung's file is hundreds of MB.
+        let reader = BufReader::with_capacity(1 << 20, f);
+        let (mut reader, mut line, mut n) = (reader, String::new(), 0);
+        let mut gaps = Vec::new();
         loop {
             line.clear();
             let read = reader
@@ -233,10 +237,15 @@ impl ResultDir {
             if line.trim().is_empty() {
                 continue;
             }
-            let r: RequestLine = serde_json::from_str(&line).map_err(|e| LoadError::Parse {
-                path: p.clone(),
-                message: format!("line {n}: {e}"),
-            })?;
+            // The lines ladder writes are read by the scanner; anything else, and every
+            // error's wording, by serde_json (`line_scan`).
+            let r = match line_scan::scan(&line, &mut gaps) {
+                Some(r) => r,
+                None => serde_json::from_str(&line).map_err(|e| LoadError::Parse {
+                    path: p.clone(),
+                    message: format!("line {n}: {e}"),
+                })?,
+            };
             out.push(r);
             numbers.push(n);
         }

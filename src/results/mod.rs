@@ -2,6 +2,7 @@
 
 mod check;
 mod check_pooled;
+mod line_scan;
 pub mod load;
 pub mod merge;
 pub mod shard_info;
