@@ -13,6 +13,8 @@ For each number of repeats R (default 1 and 3):
     unchanged case), trial t compared with baseline t mod M by `ladder compare` four times: with
     each single check alone (median TPOT +10 %, output throughput -5 %, error rate +0.01)
     and with the three together (a gate of three checks, family-wise level over them).
+    Two tables: failures as `ladder gate` counts them (a regression verdict) and as
+    `ladder gate --strict` does (a regression or an inconclusive verdict).
 
 Cases (the simulator's change): unchanged; +10 % and +25 % median TPOT (`decode_scale`);
 -10 % output throughput (`decode_scale` 1.12: the load is a closed-loop concurrency rung, so
@@ -95,13 +97,24 @@ def compare(a, golden, cand, thresholds, junit):
     r = ladder(a.ladder, *args)
     if r.returncode not in (0, 1):
         sys.exit(f"compare failed (exit {r.returncode}): {r.stderr}")
-    values = {}
+    values, strict = {}, False
     for case in ET.parse(junit).getroot().iter("testcase"):
         metric = case.get("name").split(" ")[0]
-        text = (case.findtext("failure") or case.findtext("skipped") or
-                case.findtext("system-out") or "")
-        values[metric] = {"failed": case.find("failure") is not None, "detail": text.strip()}
-    return r.returncode == 1, values
+        failure, skipped = case.find("failure"), case.find("skipped")
+        # A regression is a <failure>, an inconclusive check a <skipped> (both carry their
+        # verdict in `message`), a pass only <system-out>.
+        text = " ".join(x for x in [
+            failure.get("message", "") if failure is not None else "",
+            failure.text or "" if failure is not None else "",
+            skipped.get("message", "") if skipped is not None else "",
+            case.findtext("system-out") or "",
+        ] if x)
+        verdict = ("regression" if failure is not None else
+                   "inconclusive" if skipped is not None else "pass")
+        values[metric] = {"verdict": verdict, "detail": text.strip()}
+        strict |= verdict != "pass"
+    # `ladder gate --strict` fails on an inconclusive check too.
+    return r.returncode == 1, strict, values
 
 
 def wilson(k, n, z=1.96):
@@ -166,6 +179,7 @@ def main():
                 change, target = CASES[label]
                 n = unchanged_trials if label == "unchanged" else a.trials
                 fails = {name: 0 for name in [*CHECKS, "gate"]}
+                strict = {name: 0 for name in [*CHECKS, "gate"]}
                 tpots, thrs = [], []
                 for t in range(n):
                     scenario(sc, a, (ci + 1) * 100_000 + t + 1, change, reps)
@@ -176,20 +190,24 @@ def main():
                     outcome = {"repeats": reps, "case": label, "trial": t,
                                "baseline": t % len(bases)}
                     for name, (_, thr) in CHECKS.items():
-                        failed, _ = compare(a, base_dir, cand, [thr], tmp / "j.xml")
+                        failed, failed_strict, values = compare(a, base_dir, cand, [thr],
+                                                                tmp / "j.xml")
                         fails[name] += failed
-                        outcome[name] = failed
-                    failed, values = compare(a, base_dir, cand, [c[1] for c in CHECKS.values()],
-                                             tmp / "j.xml")
+                        strict[name] += failed_strict
+                        outcome[name] = next(iter(values.values()))["verdict"]
+                    failed, failed_strict, values = compare(
+                        a, base_dir, cand, [c[1] for c in CHECKS.values()], tmp / "j.xml")
                     fails["gate"] += failed
+                    strict["gate"] += failed_strict
                     outcome["gate"] = failed
+                    outcome["gate_strict"] = failed_strict
                     outcome["gate_checks"] = values
                     raw.append(outcome)
                     # Candidate folders are not kept: a trial's outcome is in `raw`.
                     subprocess.run(["rm", "-rf", str(cand)], check=True)
                 base_tpot = statistics.mean(summary_value(b, "median_tpot_ms") for b in bases)
                 base_thr = statistics.mean(summary_value(b, "output_throughput") for b in bases)
-                table.append((reps, label, target, n, fails,
+                table.append((reps, label, target, n, fails, strict,
                               statistics.median(tpots) / base_tpot,
                               statistics.median(thrs) / base_thr))
                 if label == "unchanged" and n >= 2:
@@ -201,16 +219,21 @@ def main():
           f"{a.concurrency}, simulator speed {a.speed}, drift {a.drift:.0%}; {a.baselines} "
           f"independent baseline(s) of {a.baseline_runs} blessed run(s) of the same repeats, "
           f"taken in turn")
-    print("| repeats per side | case | candidate/baseline median TPOT, throughput | "
-          "TPOT +10% check | throughput −5% check | error +0.01 check | gate of all three |")
-    print("| --- | --- | --- | --- | --- | --- | --- |")
-    for reps, label, target, n, fails, tr, hr in table:
-        cells = []
-        for name in [*CHECKS, "gate"]:
-            c = cell(fails[name], n)
-            cells.append(f"**{c}**" if name == target else c)
-        side = f"{reps} vs {reps * a.baseline_runs}" if a.baseline_runs > 1 else f"{reps}"
-        print(f"| {side} | {label} | ×{tr:.3f}, ×{hr:.3f} | " + " | ".join(cells) + " |")
+    for title, which in [("failed (a regression verdict)", 5),
+                         ("failed under --strict (a regression or an inconclusive verdict)", 6)]:
+        print(f"\nGates and checks {title}:\n")
+        print("| repeats per side | case | candidate/baseline median TPOT, throughput | "
+              "TPOT +10% check | throughput −5% check | error +0.01 check | gate of all three |")
+        print("| --- | --- | --- | --- | --- | --- | --- |")
+        for row in table:
+            reps, label, target, n, tr, hr = *row[:4], row[6], row[7]
+            counts = row[which - 1]
+            cells = []
+            for name in [*CHECKS, "gate"]:
+                c = cell(counts[name], n)
+                cells.append(f"**{c}**" if name == target else c)
+            side = f"{reps} vs {reps * a.baseline_runs}" if a.baseline_runs > 1 else f"{reps}"
+            print(f"| {side} | {label} | ×{tr:.3f}, ×{hr:.3f} | " + " | ".join(cells) + " |")
     for reps, cv_tpot, cv_thr in spread:
         print(f"# measured run-to-run spread of unchanged runs of {reps} repeat(s): "
               f"median TPOT CV {cv_tpot:.1%}, output throughput CV {cv_thr:.1%}")
