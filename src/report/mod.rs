@@ -5,6 +5,7 @@
 //! render the same [`Report`]: one run, or two runs overlaid (base and candidate) with the
 //! comparer's verdicts as plain rows ([`VerdictRow`]).
 
+mod chart_specs;
 pub mod charts;
 pub mod csv;
 pub mod html;

@@ -1,0 +1,256 @@
+//! What the report's charts show: one [`ChartSpec`] per chart of a [`Report`] (latency
+//! percentiles, throughput against the offered rate, errors, goodput), drawn by
+//! [`super::charts::render_svg`].
+
+use super::charts::{
+    ChartSpec, Line, Marker, BLUE_, DARK, GREEN_, GREY_, KNEE, ORANGE_, PALETTE, RED_,
+};
+use super::{Report, RunReport};
+use crate::metrics::{Latency, RungSummary};
+
+fn series(run: &RunReport, f: impl Fn(&RungSummary) -> f64) -> Vec<(f64, f64)> {
+    run.rungs.iter().map(|r| (r.rate, f(r))).collect()
+}
+
+/// Points of one latency distribution, leaving out rungs where it has no samples (a rung
+/// where every request failed has no TTFT; plotting 0 ms there would read as "fast").
+fn latency_series(
+    run: &RunReport,
+    which: Latency,
+    get: fn(&crate::metrics::Stats) -> f64,
+) -> Vec<(f64, f64)> {
+    run.rungs
+        .iter()
+        .map(|r| (r.rate, r.stats(which)))
+        .filter(|(_, s)| s.count > 0)
+        .map(|(rate, s)| (rate, get(&s)))
+        .collect()
+}
+
+/// Label prefix and dash for each run: a single run is plain; in an overlay the base is dashed.
+pub(super) fn runs(report: &Report) -> Vec<(&RunReport, String, bool)> {
+    if report.is_overlay() {
+        report
+            .runs
+            .iter()
+            .enumerate()
+            .map(|(i, r)| (r, format!("{} ", r.label), i == 0))
+            .collect()
+    } else {
+        vec![(&report.runs[0], String::new(), false)]
+    }
+}
+
+pub(super) fn knee_markers(report: &Report) -> Vec<Marker> {
+    runs(report)
+        .into_iter()
+        .filter_map(|(run, prefix, dashed)| {
+            run.analysis.knee.as_ref().map(|k| Marker {
+                rate: k.rate,
+                label: format!("{prefix}knee {}", run.info.load.level(k.rate)),
+                color: if dashed { GREY_ } else { KNEE },
+            })
+        })
+        .collect()
+}
+
+fn percentiles(report: &Report, id: &'static str, what: &str, which: Latency) -> ChartSpec {
+    let mut lines = Vec::new();
+    for (run, prefix, dashed) in runs(report) {
+        for (name, color, get) in [
+            (
+                "median",
+                BLUE_,
+                (|s: &crate::metrics::Stats| s.median) as fn(&_) -> f64,
+            ),
+            ("p90", ORANGE_, |s| s.p90),
+            ("p99", RED_, |s| s.p99),
+        ] {
+            lines.push(Line {
+                label: format!("{prefix}{what} {name}"),
+                points: latency_series(run, which, get),
+                color,
+                dashed,
+                under: false,
+            });
+        }
+    }
+    ChartSpec {
+        id,
+        title: format!("{what} percentiles vs {}", x_name(report)),
+        y_desc: format!("{what} (ms)"),
+        lines,
+        markers: knee_markers(report),
+        hline: None,
+        x_max: max_rate(report),
+    }
+}
+
+/// What the x axis holds, for chart titles: "offered rate" on a rate ladder, else the
+/// ladder's own axis ("concurrency (users)", …).
+pub(super) fn x_name(report: &Report) -> &'static str {
+    match report.load() {
+        crate::scenario::LoadKind::Rate => "offered rate",
+        other => other.axis(),
+    }
+}
+
+pub(super) fn max_rate(report: &Report) -> f64 {
+    report
+        .runs
+        .iter()
+        .flat_map(|r| r.rungs.iter().map(|r| r.rate))
+        .fold(0.0, f64::max)
+}
+
+/// The y = x reference, from 0 and then sampled geometrically from the lowest rate, so it
+/// is a straight line on a linear axis and the right curve on a log axis.
+fn ideal_points(report: &Report, max_rate: f64) -> Vec<(f64, f64)> {
+    let min_rate = report
+        .runs
+        .iter()
+        .flat_map(|r| r.rungs.iter().map(|r| r.rate))
+        .filter(|r| *r > 0.0)
+        .fold(max_rate, f64::min);
+    let mut points = vec![(0.0, 0.0)];
+    if min_rate > 0.0 && max_rate > min_rate {
+        points.extend((0..=32).map(|i| {
+            let v = min_rate * (max_rate / min_rate).powf(i as f64 / 32.0);
+            (v, v)
+        }));
+    } else {
+        points.push((max_rate, max_rate));
+    }
+    points
+}
+
+/// Every chart of the report, in page order.
+pub fn specs(report: &Report) -> Vec<ChartSpec> {
+    let markers = knee_markers(report);
+    let max_rate = max_rate(report);
+
+    // Throughput with the ideal y = x line (a rate ladder only: a concurrency ladder's x
+    // is users, and what N users can complete depends on the latency).
+    let mut tput = Vec::new();
+    if report.load().is_rate() {
+        tput.push(Line {
+            label: "ideal: throughput = offered rate".into(),
+            points: ideal_points(report, max_rate),
+            color: GREY_,
+            dashed: true,
+            under: false,
+        });
+    }
+    for (run, prefix, dashed) in runs(report) {
+        tput.push(Line {
+            label: format!("{prefix}goodput (within SLO)/s"),
+            points: series(run, |r| r.request_goodput),
+            color: GREEN_,
+            dashed,
+            under: true,
+        });
+        tput.push(Line {
+            label: format!("{prefix}QPS (completed/s)"),
+            points: series(run, |r| r.request_throughput),
+            color: BLUE_,
+            dashed,
+            under: false,
+        });
+    }
+
+    // Error rate by class, in percent; classes that never occurred are left out.
+    let mut classes: Vec<String> = report
+        .runs
+        .iter()
+        .flat_map(|r| r.rungs.iter())
+        .flat_map(|r| r.errors_by_class.iter())
+        .filter(|(_, &n)| n > 0)
+        .map(|(k, _)| k.clone())
+        .collect();
+    classes.sort();
+    classes.dedup();
+    let mut errs = Vec::new();
+    for (run, prefix, dashed) in runs(report) {
+        errs.push(Line {
+            label: format!("{prefix}all errors"),
+            points: series(run, |r| r.error_rate() * 100.0),
+            color: DARK,
+            dashed,
+            under: true,
+        });
+        for (i, class) in classes.iter().enumerate() {
+            errs.push(Line {
+                label: format!("{prefix}{class}"),
+                points: series(run, |r| {
+                    let n = r.completed.saturating_add(r.failed);
+                    let k = r.errors_by_class.get(class).copied().unwrap_or(0);
+                    if n == 0 {
+                        0.0
+                    } else {
+                        100.0 * k as f64 / n as f64
+                    }
+                }),
+                color: PALETTE[i % PALETTE.len()],
+                dashed,
+                under: false,
+            });
+        }
+    }
+    let slo_err = report
+        .runs
+        .last()
+        .map(|r| r.analysis.max_error_rate * 100.0);
+
+    let mut lag = Vec::new();
+    for (run, prefix, dashed) in runs(report) {
+        lag.push(Line {
+            label: format!("{prefix}dispatch lag p50"),
+            points: latency_series(run, Latency::DispatchLag, |s| s.median),
+            color: BLUE_,
+            dashed,
+            under: false,
+        });
+        lag.push(Line {
+            label: format!("{prefix}dispatch lag p99"),
+            points: latency_series(run, Latency::DispatchLag, |s| s.p99),
+            color: RED_,
+            dashed,
+            under: false,
+        });
+    }
+
+    let mut all = vec![
+        ChartSpec {
+            id: "throughput",
+            title: format!("Throughput vs {}", x_name(report)),
+            y_desc: "requests/s".into(),
+            lines: tput,
+            markers: markers.clone(),
+            hline: None,
+            x_max: max_rate,
+        },
+        percentiles(report, "ttft", "TTFT", Latency::Ttft),
+        percentiles(report, "tpot", "TPOT", Latency::Tpot),
+        percentiles(report, "e2e", "E2E", Latency::E2el),
+        ChartSpec {
+            id: "errors",
+            title: format!("Error rate by class vs {}", x_name(report)),
+            y_desc: "% of measured requests".into(),
+            lines: errs,
+            markers: markers.clone(),
+            hline: slo_err.map(|v| (v, format!("SLO {v:.1} %"))),
+            x_max: max_rate,
+        },
+        ChartSpec {
+            id: "dispatch-lag",
+            title: format!("Client dispatch lag vs {}", x_name(report)),
+            y_desc: "send - scheduled (ms)".into(),
+            lines: lag,
+            markers,
+            hline: None,
+            x_max: max_rate,
+        },
+    ];
+    all.extend(super::server_charts::specs(report));
+    all
+}
