@@ -10,6 +10,7 @@
 
 pub mod chunk;
 mod fetch;
+mod progress;
 mod redact;
 mod resource;
 mod secret;

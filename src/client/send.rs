@@ -9,7 +9,7 @@ use std::time::Duration;
 use reqwest::header::CONTENT_TYPE;
 use tokio::time::{timeout_at, Instant};
 
-use super::chunk::{self, Chunk, Usage};
+use super::progress::{accept, framing_outcome, reasoning_tokens, Fail, Progress};
 use super::resource::client_resource;
 use super::secret::truncate;
 use super::sse::SseParser;
@@ -25,29 +25,6 @@ const AFTER_DONE_GRACE: Duration = Duration::from_secs(1);
 /// Largest `/v1/models` body read.
 const MODELS_BODY_CAP: usize = 4 << 20;
 
-/// A failure on its way into the record.
-struct Fail {
-    class: ErrorClass,
-    status: Option<u16>,
-    detail: String,
-    at: Instant,
-    /// The connection was closed before any answer to this request (see
-    /// [`closed_unanswered`]).
-    closed_unanswered: bool,
-}
-
-impl Fail {
-    fn new(class: ErrorClass, detail: impl Into<String>) -> Fail {
-        Fail {
-            class,
-            status: None,
-            detail: detail.into(),
-            at: Instant::now(),
-            closed_unanswered: false,
-        }
-    }
-}
-
 /// True when the connection closed after the request went out and before any byte of an
 /// answer ("connection closed before message completed"): on a kept-alive connection, the
 /// server's close crossing this request, which it never read as one.
@@ -60,134 +37,6 @@ pub(super) fn closed_unanswered(e: &reqwest::Error) -> bool {
         src = inner.source();
     }
     false
-}
-
-/// SSE event callback: hand one event to `prog`, keeping its failure and stopping the
-/// parser on the first one.
-fn accept(prog: &mut Progress, data: &[u8], now: Instant, fail: &mut Option<Fail>) -> bool {
-    match prog.event(data, now) {
-        Ok(()) => true,
-        Err(f) => {
-            *fail = Some(f);
-            false
-        }
-    }
-}
-
-/// The outcome of feeding the parser: an event's failure first, then a framing error.
-fn framing_outcome(
-    fail: Option<Fail>,
-    framed: Result<(), super::sse::SseError>,
-) -> Result<(), Fail> {
-    if let Some(f) = fail {
-        return Err(f);
-    }
-    framed.map_err(|e| Fail::new(ErrorClass::Malformed, e.to_string()))
-}
-
-/// What the stream has delivered so far.
-#[derive(Default)]
-struct Progress {
-    first: Option<Instant>,
-    /// The first chunk of the answer's content (after any reasoning).
-    first_content: Option<Instant>,
-    /// Chunks whose text was reasoning (`reasoning_content` / `reasoning`).
-    reasoning_chunks: u32,
-    last: Option<Instant>,
-    last_read: Option<Instant>,
-    token_chunks: u32,
-    itl: ItlGaps,
-    usage: Option<Usage>,
-    /// Generated text, kept only when a token counter may need it.
-    text: Option<String>,
-    /// The answer's content (reasoning left out), kept only for a session's turn, whose
-    /// answer the next turn carries as history.
-    answer: Option<String>,
-    done: bool,
-}
-
-impl Progress {
-    /// Applies one event's data; `Err` ends the stream with that failure.
-    fn event(&mut self, data: &[u8], now: Instant) -> Result<(), Fail> {
-        if self.done {
-            return Ok(()); // anything after [DONE] is ignored
-        }
-        match chunk::parse(data) {
-            Chunk::Done => self.done = true,
-            Chunk::Error(msg) => {
-                return Err(Fail {
-                    at: now,
-                    ..Fail::new(
-                        ErrorClass::StreamError,
-                        format!(
-                            "error object in the stream after {} token chunks: {msg}",
-                            self.token_chunks
-                        ),
-                    )
-                })
-            }
-            Chunk::Malformed(why) => {
-                let excerpt = String::from_utf8_lossy(&data[..data.len().min(120)]).into_owned();
-                return Err(Fail {
-                    at: now,
-                    ..Fail::new(ErrorClass::Malformed, format!("{why}: {excerpt}"))
-                });
-            }
-            Chunk::Data {
-                text,
-                reasoning,
-                usage,
-            } => {
-                if usage.is_some() {
-                    self.usage = usage;
-                }
-                if !text.is_empty() {
-                    match self.last {
-                        None => self.first = Some(now),
-                        Some(last) => self.itl.push(now.saturating_duration_since(last)),
-                    }
-                    if reasoning {
-                        self.reasoning_chunks += 1;
-                    } else if self.first_content.is_none() {
-                        self.first_content = Some(now);
-                    }
-                    self.last = Some(now);
-                    self.token_chunks += 1;
-                    if let Some(acc) = &mut self.text {
-                        acc.push_str(&text);
-                    }
-                    if let (Some(acc), false) = (&mut self.answer, reasoning) {
-                        acc.push_str(&text);
-                    }
-                }
-            }
-        }
-        Ok(())
-    }
-}
-
-/// Reasoning tokens: the server's trusted `completion_tokens_details.reasoning_tokens` when it
-/// is above 0; else, when the stream carried reasoning, the reasoning chunks' share of the
-/// server's `completion_tokens` (a chunk can carry several tokens, as with speculative
-/// decoding; vLLM reports no details), or the chunks themselves without usage. `None` for an
-/// answer without reasoning, including the `reasoning_tokens: 0` some APIs put on every answer.
-fn reasoning_tokens(prog: &Progress, trusted: Option<&Usage>) -> Option<u32> {
-    if let Some(n) = trusted.and_then(|u| u.reasoning_tokens).filter(|n| *n > 0) {
-        return Some(n);
-    }
-    if prog.reasoning_chunks == 0 {
-        return None;
-    }
-    Some(match trusted.and_then(|u| u.completion_tokens) {
-        Some(c) if prog.token_chunks > 0 => {
-            let (chunks, all) = (
-                u64::from(prog.reasoning_chunks),
-                u64::from(prog.token_chunks),
-            );
-            u32::try_from((u64::from(c) * chunks + all / 2) / all).unwrap_or(u32::MAX)
-        }
-        _ => prog.reasoning_chunks,
-    })
 }
 
 /// The error and all its sources, joined: reqwest's own message is often just
@@ -676,76 +525,4 @@ async fn read_capped(resp: &mut reqwest::Response, cap: usize, deadline: Instant
         }
     }
     body
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn usage(completion: Option<u32>, reasoning: Option<u32>) -> Usage {
-        Usage {
-            prompt_tokens: Some(10),
-            completion_tokens: completion,
-            reasoning_tokens: reasoning,
-        }
-    }
-
-    fn progress(reasoning_chunks: u32, token_chunks: u32) -> Progress {
-        Progress {
-            reasoning_chunks,
-            token_chunks,
-            ..Progress::default()
-        }
-    }
-
-    #[test]
-    fn reasoning_tokens_come_from_details_else_the_chunks_share_of_usage() {
-        // The server's own count wins.
-        let p = progress(3, 4);
-        assert_eq!(
-            reasoning_tokens(&p, Some(&usage(Some(16), Some(12)))),
-            Some(12)
-        );
-        // No details (vLLM): 3 of 4 chunks were reasoning, each of 4 tokens: 12 of 16.
-        assert_eq!(reasoning_tokens(&p, Some(&usage(Some(16), None))), Some(12));
-        // No usage at all: the chunks.
-        assert_eq!(reasoning_tokens(&p, None), Some(3));
-        // A `reasoning_tokens: 0` on a stream that reasoned is not believed over the stream.
-        assert_eq!(
-            reasoning_tokens(&p, Some(&usage(Some(16), Some(0)))),
-            Some(12)
-        );
-    }
-
-    #[test]
-    fn a_turns_answer_keeps_the_content_and_leaves_the_reasoning_out() {
-        let mut p = Progress {
-            answer: Some(String::new()),
-            ..Progress::default()
-        };
-        let now = Instant::now();
-        for data in [
-            r#"{"choices":[{"index":0,"delta":{"reasoning_content":"hmm "}}]}"#,
-            r#"{"choices":[{"index":0,"delta":{"content":"Hello"}}]}"#,
-            r#"{"choices":[{"index":0,"delta":{"content":" there"}}]}"#,
-        ] {
-            assert!(p.event(data.as_bytes(), now).is_ok());
-        }
-        assert_eq!(p.answer.as_deref(), Some("Hello there"));
-        assert_eq!(p.token_chunks, 3);
-        // Without a session nothing is kept.
-        let mut plain = Progress::default();
-        let data = r#"{"choices":[{"index":0,"delta":{"content":"Hello"}}]}"#;
-        assert!(plain.event(data.as_bytes(), now).is_ok());
-        assert!(plain.answer.is_none() && plain.text.is_none());
-    }
-
-    #[test]
-    fn a_zero_reasoning_count_on_a_plain_answer_is_no_reasoning() {
-        // OpenAI and many gateways send `completion_tokens_details.reasoning_tokens: 0` always.
-        let p = progress(0, 8);
-        assert_eq!(reasoning_tokens(&p, Some(&usage(Some(8), Some(0)))), None);
-        assert_eq!(reasoning_tokens(&p, Some(&usage(Some(8), None))), None);
-        assert_eq!(reasoning_tokens(&p, None), None);
-    }
 }
