@@ -89,7 +89,9 @@ fn a_reasoning_model_gets_ttfc_and_a_token_split_everywhere() {
     assert!(gate.all().contains("median_ttfc_ms"), "{}", gate.all());
 
     // A model that thinks longer (14 of its 16 tokens before the answer instead of 10): TTFC
-    // moves by four more inter-token gaps, TTFT does not, and the gate on TTFC says so.
+    // moves by four more inter-token gaps (about +30 %), TTFT does not, and the gate on TTFC
+    // says so. The threshold leaves room for a loaded machine's noise at 24 requests (a
+    // +20 % threshold made the check inconclusive under a load average of 4).
     let longer = scenario(&tmp.path().join("longer"), "chat", 14);
     let (cand, _) = run(&longer, &tmp.path().join("out-longer"));
     let gate = spawn(ladder_cmd(&[
@@ -97,7 +99,7 @@ fn a_reasoning_model_gets_ttfc_and_a_token_split_everywhere() {
         dir.to_str().unwrap(),
         cand.to_str().unwrap(),
         "--threshold",
-        "median_ttfc_ms=+20%",
+        "median_ttfc_ms=+10%",
     ]))
     .finish(LIMIT);
     no_panic(&gate);
