@@ -17,16 +17,16 @@ use tokio::sync::watch;
 use tokio::time::Instant;
 
 use super::{
-    closed_loop, print_outcome, progress, rung, rung_seed, shard, sim_host, soak, warnings,
-    RunContext, RunError, RunOutcome, STOP_GRACE,
+    print_outcome, progress, rung, shard, sim_host, soak, warnings, RunContext, RunError,
+    RunOutcome, STOP_GRACE,
 };
 use crate::client::Client;
 use crate::metrics::{repeats, summarize, RungContext, RungSummary};
 use crate::record::RequestRecord;
 use crate::results::{server_metrics_file_name, RunStatus, RunWriter};
-use crate::scenario::{Arrival, LoadKind, Scenario};
+use crate::scenario::Scenario;
 use crate::servermetrics::{self, ScrapeSetup, ServerSummary};
-use crate::workload::{self, PromptSet};
+use crate::workload;
 
 /// What one ladder needs to run.
 pub(super) struct Ladder<'a> {
@@ -254,245 +254,27 @@ impl Ladder<'_> {
         identity_asked: &mut bool,
         timeline: Option<&mut shard::Timeline>,
     ) -> Result<(Measured, Option<String>), RunError> {
-        let scenario = self.scenario;
         let quiet = self.ctx.opts.quiet;
-        let kind = scenario.load_kind();
-        let mut warmup = scenario.load.warmup_requests as usize;
-        let mut n = scenario.workload.requests_per_rung as usize;
-        // A rung run for a duration cycles a pool of prompts (see `soak`).
-        let timed = scenario.load.duration.map(|d| d.0);
-        // A trace replay sends the trace's lines at its timestamps over the speed (the first
-        // `warmup_requests` lines as warmup); a ramp sends what its rising rate draws. Both
-        // know their send times before their prompts.
-        let replay = match kind {
-            LoadKind::Trace => Some(self.ctx.trace.as_deref().ok_or_else(|| {
-                RunError::Scenario("a trace ladder without its trace read".into())
-            })?),
-            _ => None,
-        };
-        let shaped = match (replay, &scenario.load.ramp) {
-            (Some(r), _) => Some(r.trace.schedule(rate)),
-            (None, Some(ramp)) => Some(
-                workload::ramp_schedule(
-                    ramp,
-                    scenario.load.arrival,
-                    scenario.load.burstiness,
-                    rung_seed(scenario.workload.seed, idx),
-                )
-                .map_err(|e| RunError::Scenario(e.to_string()))?,
-            ),
-            _ => None,
-        };
-        if let Some(s) = &shaped {
-            warmup = if replay.is_some() {
-                warmup.min(s.len())
-            } else {
-                0
-            };
-            n = s.len() - warmup;
-        }
-        // vLLM's meaning: the gamma shape; 1 is Poisson, and evenly spaced (constant)
-        // arrivals are the limit of an infinite shape (written as "inf" in result files).
-        let burstiness = match scenario.load.arrival {
-            Arrival::Gamma => scenario.load.burstiness.unwrap_or(1.0),
-            Arrival::Poisson => 1.0,
-            Arrival::Constant => f64::INFINITY,
-        };
-        // Prompts and bodies are built before the rung: nothing of this on the send path.
-        // The same prompts and schedule on every repeat (the seeds are the rung's).
-        // Shared prefixes are new in every repeat (same shape), so each repeat's first
-        // request of a group is a cache miss again.
-        let fresh;
-        let workload = match &scenario.workload.shared_prefix {
-            Some(sp) if repeat > 0 => {
-                let mut w = scenario.workload.clone();
-                w.shared_prefix = Some(crate::scenario::SharedPrefix {
-                    repeat,
-                    ..sp.clone()
-                });
-                fresh = w;
-                &fresh
-            }
-            _ => &scenario.workload,
-        };
-        // A session rung: `warmup + n` sessions, whose turns' bodies are built as answers
-        // arrive; it sends no prepared requests.
-        let sessions = match &scenario.workload.sessions {
-            Some(s) => Some(Arc::new(
-                workload::SessionPlan::build(
-                    workload,
-                    s,
-                    self.tokens,
-                    self.ctx.dataset_path.as_deref(),
-                    warmup + n,
-                    idx as u64,
-                )
-                .map_err(|e| RunError::Scenario(e.to_string()))?,
-            )),
-            None => None,
-        };
-        let count = match timed {
-            Some(_) => scenario
-                .workload
-                .prompt_pool
-                .unwrap_or(crate::scenario::DEFAULT_PROMPT_POOL) as usize,
-            None => warmup + n,
-        };
-        let set = match (replay, &sessions) {
-            (Some(r), _) => PromptSet {
-                prompts: r.prompts.clone(),
-                notes: r.notes.clone(),
-                prefix_groups: Vec::new(),
-            },
-            (None, Some(plan)) => PromptSet {
-                notes: plan.notes.clone(),
-                ..PromptSet::default()
-            },
-            (None, None) => PromptSet::load_with(
-                workload,
-                self.tokens,
-                self.ctx.dataset_path.as_deref(),
-                count,
-                idx as u64,
-            )
-            .map_err(|e| RunError::Scenario(e.to_string()))?,
-        };
-        if repeat == 0 {
-            for note in set.notes {
-                if !quiet {
-                    eprintln!("note: rung {}: {note}", kind.level(rate));
-                }
-                log.push(format!("note: rung {rate}: {note}"));
-            }
-        }
-        let prompts = set.prompts;
-        let groups = set.prefix_groups;
-        let sharding = self.ctx.opts.shard.as_ref().map(|s| s.shard);
-        let owned = |i: usize| sharding.is_none_or(|s| s.owns(i as u64));
-        // A timed rung's pool serves warmup and measured requests alike.
-        let measured_from = if timed.is_some() { 0 } else { warmup };
-        let inexact = match &sessions {
-            Some(plan) => super::sessions::inexact_measured(plan, warmup),
-            None => prompts[measured_from..]
-                .iter()
-                .enumerate()
-                .filter(|(i, p)| !p.exact && owned(measured_from + i))
-                .count() as u64,
-        };
-        let requests: Vec<_> = prompts
-            .iter()
-            .map(|p| {
-                self.client
-                    .prepare(&p.text, p.input_tokens, p.output_tokens)
-            })
-            .collect();
-        // A concurrency rung: `rate` is its number of users (a shard runs its part of them);
-        // no arrival schedule.
-        let part = |n: u32| sharding.map_or(n, |s| s.part(n));
-        let closed = (kind == LoadKind::Concurrency).then(|| closed_loop::Users {
-            count: part(rate as u32),
-            think_time: scenario.load.think_time.map_or(Duration::ZERO, |d| d.0),
-        });
-        let arrivals = |until: Duration| {
-            workload::Arrivals::new(
-                scenario.load.arrival,
-                rate,
-                scenario.load.burstiness,
-                rung_seed(scenario.workload.seed, idx),
-                until,
-            )
-            .map_err(|e| RunError::Scenario(e.to_string()))
-        };
-        let mut schedule = match (closed, shaped) {
-            (Some(_), _) => Vec::new(),
-            (None, Some(s)) => s,
-            // Drawn as the rung goes; only the first measured send is needed here.
-            (None, None) if timed.is_some() => {
-                arrivals(Duration::MAX)?.nth(warmup).into_iter().collect()
-            }
-            (None, None) => workload::schedule(
-                scenario.load.arrival,
-                rate,
-                scenario.load.burstiness,
-                warmup + n,
-                rung_seed(scenario.workload.seed, idx),
-            )
-            .map_err(|e| RunError::Scenario(e.to_string()))?,
-        };
-        // Server metrics from the first measured send on (warmup left out).
-        let first_measured = match timed {
-            Some(_) => schedule.first().copied().unwrap_or_default(),
-            None => schedule.get(warmup).copied().unwrap_or_default(),
-        };
-        let max_concurrency = scenario.load.max_concurrency.map(part);
-        let span = schedule.last().copied().unwrap_or_default();
-        // A session rung's schedule is its sessions' starts (sessions per second).
-        let session_starts = match &sessions {
-            Some(_) => std::mem::take(&mut schedule),
-            None => Vec::new(),
-        };
-        let (requests, schedule, indices) = match sharding {
-            None => (requests, schedule, None),
-            Some(_) => shard_share(requests, schedule, owned),
-        };
-        let start = match timeline {
-            Some(t) => {
-                let repeat = if n_repeats(scenario) > 1 {
-                    repeat + 1
-                } else {
-                    0
-                };
-                let planned = t.take(span);
-                Some(shard::wait_for_start(planned, rate, repeat, stop, writer).await?)
-            }
-            None => None,
-        };
-        // A concurrency rung's measured part starts when its warmup has finished: the
-        // scraper waits to be told.
-        let (warmed, warmed_rx) = match closed {
-            Some(_) => {
-                let (tx, rx) = watch::channel(None);
-                (Some(tx), Some(rx))
-            }
-            None => (None, None),
-        };
-        let plan = rung::RungPlan {
-            requests,
-            schedule,
+        let scenario = self.scenario;
+        let super::rung_plan::Planned {
+            plan,
+            kind,
             warmup,
-            max_concurrency,
+            n,
+            timed,
+            replay,
+            inexact,
             closed,
-            indices,
+            max_concurrency,
+            burstiness,
+            groups,
+            first_measured,
             start,
-            warmed,
-            sessions: sessions.clone().map(|plan| super::sessions::SessionRung {
-                plan,
-                warmup,
-                starts: match closed {
-                    Some(users) => super::sessions::SessionStarts::Users(users),
-                    None => super::sessions::SessionStarts::Scheduled {
-                        at: session_starts,
-                        max_concurrency,
-                    },
-                },
-            }),
-            timed: match timed {
-                Some(duration) => Some(rung::Timed {
-                    duration,
-                    interval: scenario
-                        .load
-                        .interval
-                        .map_or(crate::scenario::DEFAULT_SOAK_INTERVAL, |i| i.0),
-                    arrivals: match closed {
-                        Some(_) => None,
-                        None => Some(arrivals(duration)?),
-                    },
-                }),
-                None => None,
-            },
-        };
-        // A session rung's bar counts its turns (each is one request).
-        let requests_total = sessions.as_ref().map_or(warmup + n, |p| p.total_turns());
+            warmed_rx,
+            requests_total,
+        } = self
+            .plan(idx, rate, repeat, stop, writer, log, timeline)
+            .await?;
         let mut bar = match timed {
             Some(d) => progress::RungBar::timed(kind, rate, d, quiet),
             None => progress::RungBar::new(kind, rate, requests_total as u64, quiet),
@@ -683,12 +465,12 @@ fn tag_prefix_groups(records: &mut [RequestRecord], groups: &[u32]) {
     }
 }
 
-fn n_repeats(s: &Scenario) -> u32 {
+pub(super) fn n_repeats(s: &Scenario) -> u32 {
     s.load.repeats.max(1)
 }
 
 /// A shard's share of a rung: the requests and send times it owns, with their rung indices.
-fn shard_share<R>(
+pub(super) fn shard_share<R>(
     requests: Vec<R>,
     schedule: Vec<Duration>,
     owned: impl Fn(usize) -> bool,

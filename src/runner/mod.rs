@@ -11,6 +11,7 @@ pub mod prepare;
 mod progress;
 pub mod rejection;
 pub mod rung;
+mod rung_plan;
 mod server_tokens;
 pub mod sessions;
 pub mod shard;
