@@ -12,7 +12,7 @@ use rand_chacha::ChaCha8Rng;
 use rand_distr::{Distribution, LogNormal};
 
 use ladder::compare::evidence::{evidence, Side, Slo};
-use ladder::compare::stats::{self, Statistic};
+use ladder::compare::stats::{self, Groups, Statistic};
 use ladder::compare::verdict::{decide, Counts, Evidence, Method};
 use ladder::compare::{self, Bound, CompareOptions, Verdict};
 use ladder::metrics::{Latency, RungSummary, Stats};
@@ -314,7 +314,8 @@ fn scaled(v: &[Vec<f64>], k: f64) -> Vec<Vec<f64>> {
 }
 
 fn verdict_of(base: &[Vec<f64>], cand: &[Vec<f64>], stat: Statistic, bound: Bound) -> Verdict {
-    let r = stats::bootstrap(base, cand, stat, stats::SEED, stats::CONFIDENCE);
+    let (base, cand) = (Groups::from(base), Groups::from(cand));
+    let r = stats::bootstrap(&base, &cand, stat, stats::SEED, stats::CONFIDENCE);
     let e = Evidence {
         base: r.base,
         cand: r.cand,
@@ -365,7 +366,13 @@ fn a_small_noisy_twelve_percent_shift_is_inconclusive() {
     let mean = |v: &[Vec<f64>]| v.iter().map(|g| g[0]).sum::<f64>() / v.len() as f64;
     let c = scaled(&c0, 1.12 * mean(&b) / mean(&c0));
     assert!((mean(&c) / mean(&b) - 1.12).abs() < 1e-9);
-    let r = stats::bootstrap(&b, &c, Statistic::Mean, stats::SEED, stats::CONFIDENCE);
+    let r = stats::bootstrap(
+        &Groups::from(b.as_slice()),
+        &Groups::from(c.as_slice()),
+        Statistic::Mean,
+        stats::SEED,
+        stats::CONFIDENCE,
+    );
     assert!(r.ratio.lo < 1.10 && r.ratio.hi > 1.10, "{r:?}");
     assert_eq!(
         verdict_of(&b, &c, Statistic::Mean, UP10),

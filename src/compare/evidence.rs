@@ -1,6 +1,7 @@
 //! Evidence for one metric on one rung: which samples each metric key draws from the
 //! per-request lines, and which test gives its interval.
 
+use super::groups::Groups;
 use super::large::{self, SideEstimate, LARGE_SAMPLE};
 use super::stats::{self, Statistic};
 use super::verdict::{Counts, Evidence, Method};
@@ -103,71 +104,110 @@ impl Model {
 
 /// Per-request sample groups of one latency distribution (measured requests only; the
 /// success-only distributions skip failures). ITL keeps each request's gaps together.
-pub fn latency_groups(lines: &[RequestLine], which: Latency) -> Vec<Vec<f64>> {
+pub fn latency_groups(lines: &[RequestLine], which: Latency) -> Groups {
     groups_of(lines.iter(), which)
 }
 
-fn groups_of<'a>(lines: impl Iterator<Item = &'a RequestLine>, which: Latency) -> Vec<Vec<f64>> {
+/// One request's samples for a group: one value, a throughput's triple, or its ITL gaps.
+enum Sample<'a> {
+    One(f64),
+    Triple([f64; 3]),
+    Gaps(&'a [f64]),
+}
+
+impl Sample<'_> {
+    fn as_slice(&self) -> &[f64] {
+        match self {
+            Sample::One(x) => std::slice::from_ref(x),
+            Sample::Triple(t) => t,
+            Sample::Gaps(g) => g,
+        }
+    }
+}
+
+fn groups_of<'a>(lines: impl Iterator<Item = &'a RequestLine> + Clone, which: Latency) -> Groups {
+    let sessions = lines.clone().any(|r| r.session.is_some());
     let measured = lines.filter(|r| !r.warmup);
-    let one = |v: Option<f64>| v.map(|x| vec![x]);
-    by_session(measured.filter_map(|r| {
-        let v = match which {
-            Latency::Ttft => one(r.ttft_ms.filter(|_| r.ok)),
-            Latency::Tpot => one(r.tpot_ms.filter(|_| r.ok)),
-            Latency::Itl => Some(r.itl_ms.clone()).filter(|v| r.ok && !v.is_empty()),
-            Latency::E2el => one(Some(r.e2e_ms).filter(|_| r.ok)),
-            Latency::TtftSched => one(r
-                .first_token_ms
-                .filter(|_| r.ok)
-                .map(|t| t - r.scheduled_ms)),
-            Latency::E2elSched => one(Some(r.end_ms - r.scheduled_ms).filter(|_| r.ok)),
-            Latency::E2elAll => one(Some(r.e2e_ms)),
-            Latency::DispatchLag => one(Some(r.sent_ms - r.scheduled_ms)),
-            Latency::Ttfc => one(r.ttfc_ms().filter(|_| r.ok)),
-        };
-        v.map(|v| (r.session, v))
-    }))
+    let one = |v: Option<f64>| v.map(Sample::One);
+    by_session(
+        sessions,
+        measured.filter_map(|r| {
+            let v = match which {
+                Latency::Ttft => one(r.ttft_ms.filter(|_| r.ok)),
+                Latency::Tpot => one(r.tpot_ms.filter(|_| r.ok)),
+                Latency::Itl => {
+                    Some(Sample::Gaps(&r.itl_ms)).filter(|_| r.ok && !r.itl_ms.is_empty())
+                }
+                Latency::E2el => one(Some(r.e2e_ms).filter(|_| r.ok)),
+                Latency::TtftSched => one(r
+                    .first_token_ms
+                    .filter(|_| r.ok)
+                    .map(|t| t - r.scheduled_ms)),
+                Latency::E2elSched => one(Some(r.end_ms - r.scheduled_ms).filter(|_| r.ok)),
+                Latency::E2elAll => one(Some(r.e2e_ms)),
+                Latency::DispatchLag => one(Some(r.sent_ms - r.scheduled_ms)),
+                Latency::Ttfc => one(r.ttfc_ms().filter(|_| r.ok)),
+            };
+            v.map(|v| (r.session, v))
+        }),
+    )
 }
 
 /// Groups of one session's turns merged into one (`workload.sessions`): a session's turns
 /// share its history and its speed, so the session, not the turn, is the independent unit
-/// that resampling (and the large-sample clusters) must draw. Other lines stay one group each.
-fn by_session(items: impl Iterator<Item = (Option<u32>, Vec<f64>)>) -> Vec<Vec<f64>> {
+/// that resampling (and the large-sample clusters) must draw. Other lines stay one group
+/// each. Without sessions (`sessions` false) the samples go straight into their groups.
+fn by_session<'a>(
+    sessions: bool,
+    items: impl Iterator<Item = (Option<u32>, Sample<'a>)>,
+) -> Groups {
+    let mut flat = Groups::default();
+    if !sessions {
+        for (_, v) in items {
+            flat.push(v.as_slice());
+        }
+        return flat;
+    }
+    // A session's turns are spread over the rung: gathered first, in order of first turn.
     let mut out: Vec<Vec<f64>> = Vec::new();
     let mut at: std::collections::HashMap<u32, usize> = std::collections::HashMap::new();
     for (session, v) in items {
-        match session.and_then(|id| at.get(&id).map(|&i| (id, i))) {
-            Some((_, i)) => out[i].extend(v),
+        match session.and_then(|id| at.get(&id).copied()) {
+            Some(i) => out[i].extend_from_slice(v.as_slice()),
             None => {
                 if let Some(id) = session {
                     at.insert(id, out.len());
                 }
-                out.push(v);
+                out.push(v.as_slice().to_vec());
             }
         }
     }
-    out
+    Groups::from(out)
 }
 
 /// Per-request `[sent_ms, end_ms, weight]` triples for a throughput bootstrap (a session's
 /// turns in one group).
 fn throughput_groups<'a>(
-    lines: impl Iterator<Item = &'a RequestLine>,
+    lines: impl Iterator<Item = &'a RequestLine> + Clone,
     w: Weight,
     slo: &Slo,
-) -> Vec<Vec<f64>> {
+) -> Groups {
     // A session's triples stay together (see `by_session`); the rates read them three by
     // three, so a group may hold several.
-    by_session(lines.filter(|r| !r.warmup).map(|r| {
-        let weight = match w {
-            _ if !r.ok => 0.0,
-            Weight::Requests => 1.0,
-            Weight::OutputTokens => f64::from(r.output_tokens),
-            Weight::AllTokens => f64::from(r.output_tokens + r.input_tokens),
-            Weight::GoodRequests => f64::from(u8::from(slo.met(r))),
-        };
-        (r.session, vec![r.sent_ms, r.end_ms, weight])
-    }))
+    let sessions = lines.clone().any(|r| r.session.is_some());
+    by_session(
+        sessions,
+        lines.filter(|r| !r.warmup).map(|r| {
+            let weight = match w {
+                _ if !r.ok => 0.0,
+                Weight::Requests => 1.0,
+                Weight::OutputTokens => f64::from(r.output_tokens),
+                Weight::AllTokens => f64::from(r.output_tokens + r.input_tokens),
+                Weight::GoodRequests => f64::from(u8::from(slo.met(r))),
+            };
+            (r.session, Sample::Triple([r.sent_ms, r.end_ms, weight]))
+        }),
+    )
 }
 
 /// Sum of weights per second over first send to last end of a flattened resample.
@@ -287,9 +327,8 @@ pub fn evidence(key: &str, base: &Side, cand: &Side, level: f64) -> Result<Evide
         Model::Latency(stat, which) => {
             let bg = latency_groups(base.lines, which);
             let cg = latency_groups(cand.lines, which);
-            let count = |g: &[Vec<f64>]| g.iter().map(Vec::len).sum::<usize>();
             let need = stat.min_samples(level);
-            let (nb, nc) = (count(&bg), count(&cg));
+            let (nb, nc) = (bg.samples(), cg.samples());
             let too_few = if bg.len() < stats::MIN_REQUESTS || cg.len() < stats::MIN_REQUESTS {
                 Some(format!(
                     "too few requests with samples ({} baseline, {} candidate); the bootstrap needs at least {} per side: raise workload.requests_per_rung to ≥ {}",
@@ -305,7 +344,7 @@ pub fn evidence(key: &str, base: &Side, cand: &Side, level: f64) -> Result<Evide
             } else {
                 None
             };
-            let runs = |s: &Side| -> Vec<Vec<Vec<f64>>> {
+            let runs = |s: &Side| -> Vec<Groups> {
                 by_repeat(s.lines)
                     .into_iter()
                     .map(|r| groups_of(r.into_iter(), which))
@@ -315,7 +354,7 @@ pub fn evidence(key: &str, base: &Side, cand: &Side, level: f64) -> Result<Evide
             let large = (bg.len() >= LARGE_SAMPLE && cg.len() >= LARGE_SAMPLE)
                 .then(|| {
                     // One run's groups are `bg` / `cg` as they are: no second copy.
-                    let side = |s: &Side, g: &Vec<Vec<f64>>| {
+                    let side = |s: &Side, g: &Groups| {
                         if hier {
                             large::latency(&runs(s), stat, z)
                         } else {
@@ -341,7 +380,7 @@ pub fn evidence(key: &str, base: &Side, cand: &Side, level: f64) -> Result<Evide
         Model::Throughput(w) => {
             let bg = throughput_groups(base.lines.iter(), w, &base.slo);
             let cg = throughput_groups(cand.lines.iter(), w, &cand.slo);
-            let runs = |s: &Side| -> Vec<Vec<Vec<f64>>> {
+            let runs = |s: &Side| -> Vec<Groups> {
                 by_repeat(s.lines)
                     .into_iter()
                     .map(|r| throughput_groups(r.into_iter(), w, &s.slo))
@@ -349,7 +388,7 @@ pub fn evidence(key: &str, base: &Side, cand: &Side, level: f64) -> Result<Evide
             };
             let large = (bg.len() >= LARGE_SAMPLE && cg.len() >= LARGE_SAMPLE)
                 .then(|| {
-                    let side = |s: &Side, g: &Vec<Vec<f64>>| {
+                    let side = |s: &Side, g: &Groups| {
                         if hier {
                             large::throughput(&runs(s))
                         } else {
@@ -485,8 +524,8 @@ pub fn summary_only(key: &str, base: &Side, cand: &Side) -> Evidence {
 }
 
 fn boot(
-    bg: &[Vec<f64>],
-    cg: &[Vec<f64>],
+    bg: &Groups,
+    cg: &Groups,
     bv: f64,
     cv: f64,
     level: f64,
@@ -578,13 +617,27 @@ mod tests {
         assert_eq!(ttft.len(), 3);
         assert!(ttft.iter().all(|g| g.len() == 4));
         let itl = latency_groups(&sessions, Latency::Itl);
-        assert_eq!(itl.iter().map(Vec::len).collect::<Vec<_>>(), [16, 16, 16]);
+        assert_eq!(
+            itl.iter().map(<[f64]>::len).collect::<Vec<_>>(),
+            [16, 16, 16]
+        );
         let t = throughput_groups(sessions.iter(), Weight::OutputTokens, &Slo::default());
         assert_eq!(t.len(), 3);
-        assert_eq!(t[1][..3], [40.0, 49.0, 5.0]);
-        assert_eq!(t[1].len(), 12);
+        assert_eq!(t.get(1)[..3], [40.0, 49.0, 5.0]);
+        assert_eq!(t.get(1).len(), 12);
+        // Sessions whose turns interleave: each session's turns still make one group, in
+        // the order of its first turn.
+        let spread: Vec<RequestLine> = (0..12).map(|i| line(i, Some(i % 3))).collect();
+        let t = throughput_groups(spread.iter(), Weight::OutputTokens, &Slo::default());
+        assert_eq!(t.len(), 3);
+        let sent: Vec<f64> = t.get(1).chunks_exact(3).map(|c| c[0]).collect();
+        assert_eq!(sent, [10.0, 40.0, 70.0, 100.0]);
         let single: Vec<RequestLine> = (0..12).map(|i| line(i, None)).collect();
-        assert_eq!(latency_groups(&single, Latency::Ttft).len(), 12);
+        let ttft = latency_groups(&single, Latency::Ttft);
+        assert_eq!(ttft.len(), 12);
+        assert_eq!(ttft.values(), [5.0; 12]);
+        let itl = latency_groups(&single, Latency::Itl);
+        assert_eq!((itl.len(), itl.samples()), (12, 48));
     }
 
     #[test]

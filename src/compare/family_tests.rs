@@ -2,6 +2,7 @@
 //! seeded samples through the real bootstrap and verdict rules, at the Bonferroni per-check
 //! level; and the detection of a real +25 % shift at the same level.
 
+use super::groups::Groups;
 use super::stats::{self, Statistic};
 use super::threshold::Bound;
 use super::verdict::{decide, Counts, Evidence, Method, Verdict};
@@ -43,7 +44,13 @@ impl Rng {
 
 /// One check of two samples at `level`: mean latency, the given bound, no floor.
 fn check(base: &[Vec<f64>], cand: &[Vec<f64>], bound: Bound, level: f64, seed: u64) -> Verdict {
-    let r = stats::bootstrap(base, cand, Statistic::Mean, seed, level);
+    let r = stats::bootstrap(
+        &Groups::from(base),
+        &Groups::from(cand),
+        Statistic::Mean,
+        seed,
+        level,
+    );
     let e = Evidence {
         base: r.base,
         cand: r.cand,

@@ -13,10 +13,11 @@
 //! R the fewest repeats of a side that has several): the small-sample correction that
 //! brings coverage to about nominal (`compare::hier` tests, docs/gate.md).
 
+use super::groups::Groups;
 use super::stats::{self, BootstrapResult, Interval, SplitMix64};
 
-/// A side's samples: per repeat, per request, that request's values.
-pub type Runs = [Vec<Vec<f64>>];
+/// A side's samples: per repeat, its requests' values grouped by request.
+pub type Runs = [Groups];
 
 /// Two-sided quantile of Student's t with `df` degrees of freedom at `level` (e.g. 2.776
 /// for 4 df at 95 %), by bisection on its distribution function.
@@ -75,38 +76,6 @@ fn t_central(t: f64, df: u32) -> f64 {
     }
 }
 
-/// Flattened requests of one repeat, for resampling requests within it.
-struct Repeat {
-    values: Vec<f64>,
-    starts: Vec<usize>,
-}
-
-impl Repeat {
-    fn new(groups: &[Vec<f64>]) -> Self {
-        let mut starts = Vec::with_capacity(groups.len() + 1);
-        let mut values = Vec::new();
-        starts.push(0);
-        for g in groups {
-            values.extend_from_slice(g);
-            starts.push(values.len());
-        }
-        Repeat { values, starts }
-    }
-
-    fn requests(&self) -> usize {
-        self.starts.len() - 1
-    }
-
-    fn resample(&self, rng: &mut SplitMix64, buf: &mut Vec<f64>) {
-        buf.clear();
-        let n = self.requests();
-        for _ in 0..n {
-            let i = rng.below(n);
-            buf.extend_from_slice(&self.values[self.starts[i]..self.starts[i + 1]]);
-        }
-    }
-}
-
 /// The widening factor of a hierarchical interval at `level`, for sides of `rb` and `rc`
 /// repeats (at least one of them 2 or more).
 pub fn widening(level: f64, rb: usize, rc: usize) -> f64 {
@@ -126,32 +95,32 @@ pub fn bootstrap(
     stat: impl Fn(&mut [Vec<f64>]) -> f64,
 ) -> BootstrapResult {
     let resamples = stats::resamples_for(level);
-    let (rb, rc): (Vec<Repeat>, Vec<Repeat>) = (
-        base.iter().map(|g| Repeat::new(g)).collect(),
-        cand.iter().map(|g| Repeat::new(g)).collect(),
-    );
+    let (rb, rc) = (base, cand);
     let whole =
-        |side: &[Repeat]| -> Vec<Vec<f64>> { side.iter().map(|r| r.values.clone()).collect() };
-    let b0 = stat(&mut whole(&rb));
-    let c0 = stat(&mut whole(&rc));
+        |side: &[Groups]| -> Vec<Vec<f64>> { side.iter().map(|r| r.values().to_vec()).collect() };
+    let b0 = stat(&mut whole(rb));
+    let c0 = stat(&mut whole(rc));
     // Relative run effects of each side: one repeat's statistic over their mean.
-    let effects = |side: &[Repeat]| -> Vec<f64> {
-        let per: Vec<f64> = side.iter().map(|r| stat(&mut [r.values.clone()])).collect();
+    let effects = |side: &[Groups]| -> Vec<f64> {
+        let per: Vec<f64> = side
+            .iter()
+            .map(|r| stat(&mut [r.values().to_vec()]))
+            .collect();
         let mean = per.iter().sum::<f64>() / per.len().max(1) as f64;
         per.iter()
             .map(|v| if mean != 0.0 { v / mean } else { 1.0 })
             .collect()
     };
-    let (eb, ec) = (effects(&rb), effects(&rc));
+    let (eb, ec) = (effects(rb), effects(rc));
     let mut rng = SplitMix64(seed);
     let mut bufs_b: Vec<Vec<f64>> = vec![Vec::new(); rb.len()];
     let mut bufs_c: Vec<Vec<f64>> = vec![Vec::new(); rc.len()];
     let mut draws = super::stats::Draws::with_capacity(resamples);
-    let usable = |s: &[Repeat]| !s.is_empty() && s.iter().all(|r| r.requests() > 0);
-    if usable(&rb) && usable(&rc) {
+    let usable = |s: &[Groups]| !s.is_empty() && s.iter().all(|r| !r.is_empty());
+    if usable(rb) && usable(rc) {
         for _ in 0..resamples {
-            let b = draw(&rb, &ec, &mut bufs_b, &mut rng, &stat);
-            let c = draw(&rc, &eb, &mut bufs_c, &mut rng, &stat);
+            let b = draw(rb, &ec, &mut bufs_b, &mut rng, &stat);
+            let c = draw(rc, &eb, &mut bufs_c, &mut rng, &stat);
             draws.push(b, c);
         }
     }
@@ -182,7 +151,7 @@ pub fn bootstrap(
 /// One side's resampled statistic: repeats then requests when it has several, else its
 /// requests times a run effect borrowed from the other side.
 fn draw(
-    side: &[Repeat],
+    side: &[Groups],
     other_effects: &[f64],
     bufs: &mut [Vec<f64>],
     rng: &mut SplitMix64,
@@ -229,13 +198,15 @@ mod tests {
 
     /// `repeats` runs of `n` requests: 100 · exp(run effect, sd `run_sd`) · exp(request
     /// noise, sd 0.2).
-    fn side(rng: &mut SplitMix64, repeats: usize, n: usize, run_sd: f64) -> Vec<Vec<Vec<f64>>> {
+    fn side(rng: &mut SplitMix64, repeats: usize, n: usize, run_sd: f64) -> Vec<Groups> {
         (0..repeats)
             .map(|_| {
                 let run = (run_sd * normal(rng)).exp();
-                (0..n)
-                    .map(|_| vec![100.0 * run * (0.2 * normal(rng)).exp()])
-                    .collect()
+                Groups::singles(
+                    (0..n)
+                        .map(|_| 100.0 * run * (0.2 * normal(rng)).exp())
+                        .collect(),
+                )
             })
             .collect()
     }
@@ -258,8 +229,7 @@ mod tests {
                 side(&mut rng, rc, 30, run_sd),
             );
             let r = if rb == 1 && rc == 1 {
-                let flat = |s: &Vec<Vec<Vec<f64>>>| s[0].clone();
-                stats::bootstrap_with(&flat(&b), &flat(&c), t, level, |v| {
+                stats::bootstrap_with(&b[0], &c[0], t, level, |v| {
                     v.iter().sum::<f64>() / v.len() as f64
                 })
             } else {

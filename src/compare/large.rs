@@ -27,6 +27,7 @@
 //! the repeats' degrees of freedom. A statistic that is not positive on either side (a log
 //! is needed) falls back to the bootstrap.
 
+use super::groups::Groups;
 use super::hier;
 use super::stats::{self, BootstrapResult, Interval, Statistic};
 use crate::metrics::compute::percentile;
@@ -63,17 +64,13 @@ impl SideEstimate {
 /// A latency statistic of one side: per repeat, per request, that request's samples.
 /// `z` is the two-sided normal quantile of the check's level (Woodruff's interval is
 /// computed at it). None when the statistic is not positive or a variance is not finite.
-pub fn latency(runs: &[Vec<Vec<f64>>], stat: Statistic, z: f64) -> Option<SideEstimate> {
-    let all: Vec<&Vec<f64>> = runs.iter().flatten().collect();
-    let (value, within) = latency_of(&all, stat, z)?;
+pub fn latency(runs: &[Groups], stat: Statistic, z: f64) -> Option<SideEstimate> {
+    let (value, within) = latency_of(runs, stat, z)?;
     let per: Option<Vec<f64>> = if runs.len() < 2 {
         Some(vec![value])
     } else {
         runs.iter()
-            .map(|r| {
-                let g: Vec<&Vec<f64>> = r.iter().collect();
-                latency_of(&g, stat, z).map(|(v, _)| v)
-            })
+            .map(|r| latency_of(std::slice::from_ref(r), stat, z).map(|(v, _)| v))
             .collect()
     };
     Some(SideEstimate {
@@ -83,10 +80,11 @@ pub fn latency(runs: &[Vec<Vec<f64>>], stat: Statistic, z: f64) -> Option<SideEs
     })
 }
 
-/// The statistic over `groups` and the variance of its log.
-fn latency_of(groups: &[&Vec<f64>], stat: Statistic, z: f64) -> Option<(f64, f64)> {
-    let n = groups.len();
-    let total: usize = groups.iter().map(|g| g.len()).sum();
+/// The statistic over the groups of `runs` (pooled) and the variance of its log.
+fn latency_of(runs: &[Groups], stat: Statistic, z: f64) -> Option<(f64, f64)> {
+    let groups = || runs.iter().flat_map(Groups::iter);
+    let n: usize = runs.iter().map(Groups::len).sum();
+    let total: usize = runs.iter().map(Groups::samples).sum();
     if n < 2 || total == 0 {
         return None;
     }
@@ -94,9 +92,8 @@ fn latency_of(groups: &[&Vec<f64>], stat: Statistic, z: f64) -> Option<(f64, f64
     let correction = n as f64 / (n - 1) as f64;
     let (value, var_ln) = match stat {
         Statistic::Mean => {
-            let mu = groups.iter().flat_map(|g| g.iter()).sum::<f64>() / big_m;
-            let v = groups
-                .iter()
+            let mu = all(runs).sum::<f64>() / big_m;
+            let v = groups()
                 .map(|g| g.iter().map(|x| x - mu).sum::<f64>().powi(2))
                 .sum::<f64>()
                 / (big_m * big_m)
@@ -104,15 +101,9 @@ fn latency_of(groups: &[&Vec<f64>], stat: Statistic, z: f64) -> Option<(f64, f64
             (mu, v / (mu * mu))
         }
         Statistic::Std => {
-            let mu = groups.iter().flat_map(|g| g.iter()).sum::<f64>() / big_m;
-            let var = groups
-                .iter()
-                .flat_map(|g| g.iter())
-                .map(|x| (x - mu) * (x - mu))
-                .sum::<f64>()
-                / big_m;
-            let v = groups
-                .iter()
+            let mu = all(runs).sum::<f64>() / big_m;
+            let var = all(runs).map(|x| (x - mu) * (x - mu)).sum::<f64>() / big_m;
+            let v = groups()
                 .map(|g| {
                     g.iter()
                         .map(|x| (x - mu) * (x - mu) - var)
@@ -125,11 +116,10 @@ fn latency_of(groups: &[&Vec<f64>], stat: Statistic, z: f64) -> Option<(f64, f64
             (var.sqrt(), v / (4.0 * var * var))
         }
         Statistic::Quantile(q) => {
-            let mut sorted: Vec<f64> = groups.iter().flat_map(|g| g.iter().copied()).collect();
+            let mut sorted: Vec<f64> = all(runs).collect();
             sorted.sort_unstable_by(f64::total_cmp);
             let xi = percentile(&sorted, q * 100.0);
-            let v_f = groups
-                .iter()
+            let v_f = groups()
                 .map(|g| {
                     let c = g.iter().filter(|x| **x <= xi).count() as f64;
                     (c - q * g.len() as f64).powi(2)
@@ -149,16 +139,21 @@ fn latency_of(groups: &[&Vec<f64>], stat: Statistic, z: f64) -> Option<(f64, f64
     (value > 0.0 && var_ln.is_finite()).then_some((value, var_ln))
 }
 
+/// Every sample of `runs`, run after run.
+fn all(runs: &[Groups]) -> impl Iterator<Item = f64> + '_ {
+    runs.iter().flat_map(|r| r.values().iter().copied())
+}
+
 /// A throughput of one side from per repeat, per request (or per session) `[sent_ms,
 /// end_ms, weight]` triples: weight per second over each repeat's window, the windows summed over repeats.
-pub fn throughput(runs: &[Vec<Vec<f64>>]) -> Option<SideEstimate> {
+pub fn throughput(runs: &[Groups]) -> Option<SideEstimate> {
     let (mut total, mut span, mut sq, mut n) = (0.0, 0.0, 0.0, 0usize);
     let mut per = Vec::with_capacity(runs.len());
     for r in runs {
         let (mut first, mut last, mut t) = (f64::INFINITY, f64::NEG_INFINITY, 0.0);
         // A group is one request's triple, or a session's triples one after another.
-        let weight = |g: &Vec<f64>| g.chunks_exact(3).map(|c| c[2]).sum::<f64>();
-        for c in r.iter().flat_map(|g| g.chunks_exact(3)) {
+        let weight = |g: &[f64]| g.chunks_exact(3).map(|c| c[2]).sum::<f64>();
+        for c in r.values().chunks_exact(3) {
             first = first.min(c[0]);
             last = last.max(c[1]);
             t += c[2];

@@ -38,8 +38,8 @@ fn coverage(trials: u64, mut pair: impl FnMut(u64) -> BootstrapResult) -> f64 {
     hit as f64 / trials as f64
 }
 
-fn one(groups: Vec<Vec<f64>>) -> Vec<Vec<Vec<f64>>> {
-    vec![groups]
+fn one(groups: Vec<Vec<f64>>) -> Vec<Groups> {
+    vec![Groups::from(groups)]
 }
 
 #[test]
@@ -110,12 +110,12 @@ fn clustered_gaps_cover_at_the_nominal_level_where_counting_gaps_alone_would_not
 #[test]
 fn run_to_run_effects_are_covered_with_repeats_and_borrowed_by_a_single_run() {
     // Every run has its own speed (5 % sd), which requests within it cannot show.
-    let runs = |rng: &mut ChaCha8Rng, r: usize| -> Vec<Vec<Vec<f64>>> {
+    let runs = |rng: &mut ChaCha8Rng, r: usize| -> Vec<Groups> {
         let effect = LogNormal::new(0.0, 0.05).unwrap();
         (0..r)
             .map(|_| {
                 let e = effect.sample(rng);
-                singles(rng, 2_000, 30.0 * e)
+                Groups::from(singles(rng, 2_000, 30.0 * e))
             })
             .collect()
     };
@@ -144,7 +144,12 @@ fn run_to_run_effects_are_covered_with_repeats_and_borrowed_by_a_single_run() {
     // The same runs pooled as if each side were one run: within-run noise only.
     let pooled = coverage(200, |seed| {
         let mut rng = ChaCha8Rng::seed_from_u64(seed);
-        let flat = |r: Vec<Vec<Vec<f64>>>| one(r.into_iter().flatten().collect());
+        let flat = |r: Vec<Groups>| {
+            one(r
+                .iter()
+                .flat_map(|g| g.iter().map(<[f64]>::to_vec))
+                .collect())
+        };
         let b = latency(&flat(runs(&mut rng, 3)), med, z).unwrap();
         let c = latency(&flat(runs(&mut rng, 3)), med, z).unwrap();
         compare(&b, &c, 0.90)
@@ -169,7 +174,13 @@ fn intervals_agree_with_the_bootstrap_they_replace() {
         Statistic::Quantile(0.9),
         Statistic::Mean,
     ] {
-        let boot = stats::bootstrap(&b, &c, stat, stats::SEED, level);
+        let boot = stats::bootstrap(
+            &Groups::from(b.as_slice()),
+            &Groups::from(c.as_slice()),
+            stat,
+            stats::SEED,
+            level,
+        );
         let lin = compare(
             &latency(&one(b.clone()), stat, z).unwrap(),
             &latency(&one(c.clone()), stat, z).unwrap(),
@@ -215,7 +226,13 @@ fn intervals_agree_with_the_bootstrap_they_replace() {
         }
         total / ((last - first) / 1000.0)
     };
-    let boot = stats::bootstrap_with(&tb, &tc, stats::SEED, level, rate);
+    let boot = stats::bootstrap_with(
+        &Groups::from(tb.as_slice()),
+        &Groups::from(tc.as_slice()),
+        stats::SEED,
+        level,
+        rate,
+    );
     let lin = compare(
         &throughput(&one(tb.clone())).unwrap(),
         &throughput(&one(tc.clone())).unwrap(),

@@ -8,6 +8,7 @@ pub mod evidence;
 #[cfg(test)]
 mod family_tests;
 pub mod gate;
+pub mod groups;
 pub mod hier;
 pub mod junit;
 pub mod large;

@@ -212,7 +212,7 @@ pub(crate) fn percentile_interval(mut v: Vec<f64>, level: f64) -> Interval {
 
 /// One side of a comparison: a value (or several, e.g. ITL gaps) per request. The bootstrap
 /// resamples requests, so values of one request stay together.
-pub type Groups = [Vec<f64>];
+pub use super::groups::Groups;
 
 /// SplitMix64: a tiny seeded generator, written out here so that verdicts (and history's
 /// change points) reproduce bit for bit whatever the version of the `rand` crates (and stay
@@ -231,48 +231,6 @@ impl SplitMix64 {
     /// Uniform index in `0..n` (n < 2^32), by multiply-shift.
     pub(crate) fn below(&mut self, n: usize) -> usize {
         (((self.next() >> 32) * n as u64) >> 32) as usize
-    }
-}
-
-/// Request groups flattened into one buffer, with each group's start.
-struct Flat {
-    values: Vec<f64>,
-    /// `starts[i]..starts[i + 1]` is group i; `None` when every group has one value.
-    starts: Option<Vec<usize>>,
-    groups: usize,
-}
-
-impl Flat {
-    fn new(g: &Groups) -> Self {
-        let values: Vec<f64> = g.iter().flatten().copied().collect();
-        let starts = (!g.iter().all(|x| x.len() == 1)).then(|| {
-            let mut s = Vec::with_capacity(g.len() + 1);
-            let mut at = 0;
-            s.push(0);
-            for x in g {
-                at += x.len();
-                s.push(at);
-            }
-            s
-        });
-        Flat {
-            values,
-            starts,
-            groups: g.len(),
-        }
-    }
-
-    fn resample(&self, rng: &mut SplitMix64, buf: &mut Vec<f64>) {
-        buf.clear();
-        match &self.starts {
-            None => buf.extend((0..self.groups).map(|_| self.values[rng.below(self.groups)])),
-            Some(s) => {
-                for _ in 0..self.groups {
-                    let i = rng.below(self.groups);
-                    buf.extend_from_slice(&self.values[s[i]..s[i + 1]]);
-                }
-            }
-        }
     }
 }
 
@@ -297,16 +255,15 @@ pub fn bootstrap_with(
     stat: impl Fn(&mut [f64]) -> f64,
 ) -> BootstrapResult {
     let resamples = resamples_for(level);
-    let (fb, fc) = (Flat::new(base), Flat::new(cand));
-    let b0 = stat(&mut fb.values.clone());
-    let c0 = stat(&mut fc.values.clone());
+    let b0 = stat(&mut base.values().to_vec());
+    let c0 = stat(&mut cand.values().to_vec());
     let mut rng = SplitMix64(seed);
     let mut draws = Draws::with_capacity(resamples);
     let (mut bb, mut cb) = (Vec::new(), Vec::new());
     if !base.is_empty() && !cand.is_empty() {
         for _ in 0..resamples {
-            fb.resample(&mut rng, &mut bb);
-            fc.resample(&mut rng, &mut cb);
+            base.resample(&mut rng, &mut bb);
+            cand.resample(&mut rng, &mut cb);
             let b = stat(&mut bb);
             let c = stat(&mut cb);
             draws.push(b, c);
@@ -491,7 +448,7 @@ mod tests {
 
     #[test]
     fn bootstrap_is_reproducible_and_identical_samples_give_unit_ratio() {
-        let g: Vec<Vec<f64>> = (0..100).map(|i| vec![f64::from(i)]).collect();
+        let g = Groups::from((0..100).map(|i| vec![f64::from(i)]).collect::<Vec<_>>());
         let a = bootstrap(&g, &g, Statistic::Quantile(0.5), SEED, CONFIDENCE);
         let b = bootstrap(&g, &g, Statistic::Quantile(0.5), SEED, CONFIDENCE);
         assert_eq!(a, b);

@@ -33,7 +33,7 @@ const EXACT_DIGITS: u64 = 1 << 53;
 
 /// One line (a trailing newline allowed) as a [`RequestLine`], or `None` to let serde_json
 /// decide. `gaps` is scratch room for `itl_ms`, reused line after line.
-pub(super) fn scan(line: &str, gaps: &mut Vec<f64>) -> Option<RequestLine> {
+pub(super) fn scan(line: &[u8], gaps: &mut Vec<f64>) -> Option<RequestLine> {
     let mut c = Cursor::new(line);
     let mut l = RequestLine {
         index: 0,
@@ -75,7 +75,7 @@ pub(super) fn scan(line: &str, gaps: &mut Vec<f64>) -> Option<RequestLine> {
     // Keys come in the writer's order: each is looked for first after the last one.
     let mut at = 0;
     loop {
-        let key = c.key()?.as_bytes();
+        let key = c.key()?;
         at = (at..KEYS.len()).chain(0..at).find(|&k| KEYS[k] == key)?;
         let bit = 1u32 << at;
         if seen & bit != 0 {
@@ -218,18 +218,13 @@ fn named<'a, T: Deserialize<'a>>(s: &'a str) -> Option<T> {
 }
 
 struct Cursor<'a> {
-    s: &'a str,
     b: &'a [u8],
     i: usize,
 }
 
 impl<'a> Cursor<'a> {
-    fn new(s: &'a str) -> Cursor<'a> {
-        Cursor {
-            s,
-            b: s.as_bytes(),
-            i: 0,
-        }
+    fn new(b: &'a [u8]) -> Cursor<'a> {
+        Cursor { b, i: 0 }
     }
 
     fn peek(&self) -> Option<u8> {
@@ -255,15 +250,21 @@ impl<'a> Cursor<'a> {
         }
     }
 
-    /// `"key":`
-    fn key(&mut self) -> Option<&'a str> {
-        let s = self.string()?;
+    /// `"key":`, as bytes (a key is only ever compared with [`KEYS`]).
+    fn key(&mut self) -> Option<&'a [u8]> {
+        let s = self.raw_string()?;
         self.eat(b':')?;
         Some(s)
     }
 
-    /// A string with no escape and no control byte (serde_json decides the others).
+    /// A string with no escape and no control byte (serde_json decides the others), in
+    /// UTF-8 (a line is read as bytes; serde_json words the error of one that is not).
     fn string(&mut self) -> Option<&'a str> {
+        std::str::from_utf8(self.raw_string()?).ok()
+    }
+
+    /// The bytes of a string with no escape and no control byte.
+    fn raw_string(&mut self) -> Option<&'a [u8]> {
         self.eat(b'"')?;
         let from = self.i;
         let end = self.b[from..]
@@ -273,8 +274,7 @@ impl<'a> Cursor<'a> {
             return None;
         }
         self.i = from + end + 1;
-        // Cut at ASCII bytes of the line: both ends are character boundaries.
-        self.s.get(from..from + end)
+        Some(&self.b[from..from + end])
     }
 
     fn boolean(&mut self) -> Option<bool> {

@@ -72,7 +72,7 @@ fn lines_as_written_are_read_fast_and_exactly_as_serde_reads_them() {
     for _ in 0..5_000 {
         let l = written(&mut rng);
         let text = serde_json::to_string(&l).unwrap() + "\n";
-        let fast = scan(&text, &mut gaps).unwrap_or_else(|| panic!("gave up on {text}"));
+        let fast = scan(text.as_bytes(), &mut gaps).unwrap_or_else(|| panic!("gave up on {text}"));
         assert_eq!(
             Some(serde_json::to_string(&fast).unwrap()),
             reference(&text),
@@ -110,7 +110,7 @@ fn mutated_lines_are_read_as_serde_reads_them_or_left_to_it() {
             continue;
         };
         let serde = reference(&text);
-        match scan(&text, &mut gaps) {
+        match scan(text.as_bytes(), &mut gaps) {
             Some(fast) => {
                 read += 1;
                 assert_eq!(Some(serde_json::to_string(&fast).unwrap()), serde, "{text}");
@@ -166,7 +166,7 @@ fn what_it_is_unsure_of_is_left_to_serde() {
     for (text, serde_reads, scanner_reads) in cases {
         let serde = reference(&text);
         assert_eq!(serde.is_some(), serde_reads, "{text}");
-        let fast = scan(&text, &mut gaps);
+        let fast = scan(text.as_bytes(), &mut gaps);
         assert_eq!(fast.is_some(), scanner_reads, "{text}");
         if let Some(fast) = fast {
             assert_eq!(Some(serde_json::to_string(&fast).unwrap()), serde);
@@ -194,7 +194,7 @@ fn numbers_on_the_fast_path_are_correctly_rounded() {
             _ => format!("{}{sig}E+{e}", if neg { "-" } else { "" }).replace("+-", "-"),
         };
         let want: f64 = text.parse().unwrap();
-        let mut c = Cursor::new(&text);
+        let mut c = Cursor::new(text.as_bytes());
         let got = c.f64().unwrap_or_else(|| panic!("{text}"));
         assert_eq!(got.to_bits(), want.to_bits(), "{text}");
         assert_eq!(c.i, text.len(), "{text}");
@@ -217,12 +217,12 @@ fn numbers_on_the_fast_path_are_correctly_rounded() {
         ("1e+", None),
         ("1.5.2", None),
     ] {
-        let mut c = Cursor::new(text);
+        let mut c = Cursor::new(text.as_bytes());
         let got = c.f64().filter(|_| c.i == text.len());
         assert_eq!(got.map(f64::to_bits), want.map(f64::to_bits), "{text}");
     }
     for beyond in ["9007199254740993", "1e23", "1e-23", "0.12345678901234567"] {
-        let mut c = Cursor::new(beyond);
+        let mut c = Cursor::new(beyond.as_bytes());
         assert_eq!(c.f64(), None, "{beyond}");
     }
 }

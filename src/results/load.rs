@@ -2,7 +2,7 @@
 //! per-request lines. Errors name the file and what is wrong with it.
 
 use std::fs;
-use std::io::{BufRead, BufReader};
+use std::io::{BufRead, BufReader, Read};
 use std::path::{Path, PathBuf};
 
 use super::check;
@@ -217,38 +217,33 @@ impl ResultDir {
         let room = f.metadata().map_or(0, |m| m.len() / MIN_LINE_BYTES);
         let cap = usize::try_from(expected.min(room)).unwrap_or(0);
         let (mut out, mut numbers) = (Vec::with_capacity(cap), Vec::with_capacity(cap));
-        // One buffer for every line: a million-request rung is a million lines.
-        // 1 MiB reads: a big rung's file is hundreds of MB.
-        let reader = BufReader::with_capacity(1 << 20, f);
-        let (mut reader, mut line, mut n) = (reader, String::new(), 0);
-        let mut gaps = Vec::new();
-        loop {
-            line.clear();
-            let read = reader
-                .read_line(&mut line)
-                .map_err(|source| LoadError::Io {
-                    path: p.clone(),
-                    source,
-                })?;
-            if read == 0 {
-                break;
-            }
+        // Lines are read where they lie in the reader's buffer (1 MiB reads: a big rung's
+        // file is hundreds of MB), copied only when one straddles two reads.
+        let mut reader = BufReader::with_capacity(1 << 20, f);
+        let (mut n, mut gaps) = (0, Vec::new());
+        let io = |source| LoadError::Io {
+            path: p.clone(),
+            source,
+        };
+        let mut one = |line: &[u8]| -> Result<(), LoadError> {
             n += 1;
-            if line.trim().is_empty() {
-                continue;
+            if line.iter().all(u8::is_ascii_whitespace) {
+                return Ok(());
             }
             // The lines ladder writes are read by the scanner; anything else, and every
             // error's wording, by serde_json (`line_scan`).
-            let r = match line_scan::scan(&line, &mut gaps) {
+            let r = match line_scan::scan(line, &mut gaps) {
                 Some(r) => r,
-                None => serde_json::from_str(&line).map_err(|e| LoadError::Parse {
+                None => serde_json::from_slice(line).map_err(|e| LoadError::Parse {
                     path: p.clone(),
                     message: format!("line {n}: {e}"),
                 })?,
             };
             out.push(r);
             numbers.push(n);
-        }
+            Ok(())
+        };
+        each_line(&mut reader, io, &mut one)?;
         // Line numbers beside the lines, not in them: a line is some 300 bytes, moved once.
         let numbered: Vec<(usize, &RequestLine)> = numbers.into_iter().zip(&out).collect();
         check::lines(&p, &rung.summary, &numbered)?;
@@ -259,6 +254,41 @@ impl ResultDir {
     /// The rung run at `rate`, if any.
     pub fn rung(&self, rate: f64) -> Option<&LoadedRung> {
         self.rungs.iter().find(|r| r.entry.rate == rate)
+    }
+}
+
+/// `f` on each line of `reader`, its newline included (the last line may lack one), where
+/// it lies in the reader's buffer: a line is copied only when it straddles two reads.
+fn each_line<R: Read, E>(
+    reader: &mut BufReader<R>,
+    io: impl Fn(std::io::Error) -> E,
+    mut f: impl FnMut(&[u8]) -> Result<(), E>,
+) -> Result<(), E> {
+    let mut carry = Vec::new();
+    loop {
+        let buf = reader.fill_buf().map_err(&io)?;
+        if buf.is_empty() {
+            break;
+        }
+        let mut start = 0;
+        for end in memchr::memchr_iter(b'\n', buf) {
+            if carry.is_empty() {
+                f(&buf[start..=end])?;
+            } else {
+                carry.extend_from_slice(&buf[start..=end]);
+                f(&carry)?;
+                carry.clear();
+            }
+            start = end + 1;
+        }
+        carry.extend_from_slice(&buf[start..]);
+        let used = buf.len();
+        reader.consume(used);
+    }
+    if carry.is_empty() {
+        Ok(())
+    } else {
+        f(&carry)
     }
 }
 
@@ -285,6 +315,58 @@ pub fn requests_file_name(rate: f64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn lines_are_cut_the_same_whatever_the_reads() {
+        // Lines of 0 to 40 bytes, blank ones, a last line with and without its newline,
+        // read through buffers smaller and larger than a line.
+        let mut text = Vec::new();
+        for i in 0..300u32 {
+            let len = (i * 7919 % 41) as usize;
+            text.extend((0..len).map(|k| b'a' + (k % 26) as u8));
+            text.push(b'\n');
+        }
+        for tail in [&b""[..], b"no newline at the end"] {
+            let mut all = text.clone();
+            all.extend_from_slice(tail);
+            let want: Vec<&[u8]> = all.split_inclusive(|b| *b == b'\n').collect();
+            if tail.is_empty() {
+                assert_eq!(want.len(), 300);
+            } else {
+                assert_eq!(want.last(), Some(&tail));
+            }
+            for cap in [1, 2, 3, 16, 40, 41, 64, 4096, 1 << 20] {
+                let mut r = BufReader::with_capacity(cap, all.as_slice());
+                let mut got: Vec<Vec<u8>> = Vec::new();
+                each_line(
+                    &mut r,
+                    |e| e,
+                    |l| -> std::io::Result<()> {
+                        got.push(l.to_vec());
+                        Ok(())
+                    },
+                )
+                .unwrap();
+                assert_eq!(got, want, "buffer of {cap}");
+            }
+        }
+        // An error from `f` stops the reading and is returned.
+        let mut r = BufReader::with_capacity(8, &b"a\nb\nc\n"[..]);
+        let mut seen = 0;
+        let e = each_line(
+            &mut r,
+            |e| e.to_string(),
+            |_| {
+                seen += 1;
+                if seen == 2 {
+                    Err("stop".to_string())
+                } else {
+                    Ok(())
+                }
+            },
+        );
+        assert_eq!((e, seen), (Err("stop".to_string()), 2));
+    }
 
     #[test]
     fn rate_labels_have_no_trailing_zeros() {
