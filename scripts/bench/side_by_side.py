@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""ladder vs GuideLLM side by side: same simulator, same workload, same rate, same core.
+"""ladder vs GuideLLM (Python) or oha (Rust) side by side: same simulator, same workload, same
+rate, same core.
 
 Both clients run pinned to core 0 (taskset -c 0), one after the other, against one
 `ladder sim` pinned to core 1. CPU (user + system) and peak RSS come from wait4().
@@ -11,6 +12,15 @@ that names PreTrainedTokenizerFast), so nothing is fetched from a hub.
 
   python3 scripts/bench/side_by_side.py load --rate 100 --requests 1000
   python3 scripts/bench/side_by_side.py fidelity          # low rate, modelled (not zero-cost) sim
+  python3 scripts/bench/side_by_side.py oha --rate 5000 --requests 20000 --output-tokens 16
+
+The Rust peer is oha (crates.io: `cargo install --locked --root target/bench-peers oha`), the
+HTTP load generator of the Rust ecosystem: it holds a rate (`-q`, with `--latency-correction`
+its latencies count from each request's scheduled time, as ladder's dispatch lag and
+from-scheduled latencies do) and reads each streamed answer to its end, but parses no SSE
+event and times no token, so its CPU per request is what the HTTP exchange alone costs a
+well-built Rust client: a floor for ladder's, not a like-for-like LLM client. It runs with one
+worker thread on the same core as ladder.
 
 Traffic only to 127.0.0.1.
 """
@@ -163,10 +173,80 @@ def run_pair(args, zero_cost, rate, n, out_tokens, sim_extra=()):
     return lad, g
 
 
+def oha_run(oha, url, rate, n, input_tokens, output_tokens, connections, core="0"):
+    """oha against the simulator's completions endpoint: the body ladder's scenario sends
+    (a prompt of about `input_tokens` words, `max_tokens`, streamed, EOS ignored)."""
+    body = json.dumps({"model": "sim-model", "prompt": " ".join(["hello"] * input_tokens),
+                       "max_tokens": output_tokens, "stream": True, "ignore_eos": True})
+    with tempfile.TemporaryDirectory() as d:
+        out = Path(d) / "oha.json"
+        cmd = ["taskset", "-c", core, oha, "-n", str(n), "-q", str(rate), "-c", str(connections),
+               "--latency-correction", "--no-tui", "--worker-threads", "1", "-m", "POST",
+               "-T", "application/json", "-d", body, "--output-format", "json", "-o", str(out),
+               f"{url}/v1/completions"]
+        log = Path(d) / "oha.log"
+        t0 = time.monotonic()
+        with open(log, "w") as lf:
+            pid = os.posix_spawnp("taskset", cmd, os.environ, file_actions=[
+                (os.POSIX_SPAWN_DUP2, lf.fileno(), 1), (os.POSIX_SPAWN_DUP2, lf.fileno(), 2)])
+            _, status, ru = os.wait4(pid, 0)
+        wall = time.monotonic() - t0
+        if os.waitstatus_to_exitcode(status) != 0 or not out.exists():
+            raise SystemExit(f"oha failed; log:\n{log.read_text()[-3000:]}\ncmd: {cmd}")
+        report = json.loads(out.read_text())
+    summary = report.get("summary", {})
+    codes = report.get("statusCodeDistribution", {}) or {}
+    ok = sum(v for k, v in codes.items() if str(k).startswith("2"))
+    errors = sum((report.get("errorDistribution") or {}).values())
+    pct = report.get("latencyPercentiles", {}) or {}
+    ms = lambda v: v * 1000 if isinstance(v, (int, float)) else None  # noqa: E731
+    return {
+        "completed": ok, "failed": n - ok if errors or ok < n else 0,
+        "achieved_rate": summary.get("requestsPerSec"),
+        "duration_s": summary.get("total"),
+        "median_e2el_from_scheduled_ms": ms(pct.get("p50")),
+        "p99_e2el_from_scheduled_ms": ms(pct.get("p99")),
+        "cpu_s": ru.ru_utime + ru.ru_stime, "peak_rss_mb": ru.ru_maxrss / 1024,
+        "cpu_us_per_request": (ru.ru_utime + ru.ru_stime) / n * 1e6,
+        "cmd": " ".join("'<body>'" if c == body else c for c in cmd),
+    }
+
+
+def run_oha_pair(args):
+    """ladder then oha, each against its own fresh zero-cost simulator on core 1."""
+    sim, url = start_sim(args.ladder, 1, seed=0, zero_cost=True)
+    try:
+        text = scenario(url, "side-by-side", input_tokens=args.input_tokens,
+                        output_tokens=args.output_tokens, n=args.requests, rates=[args.rate],
+                        arrival="constant")
+        rungs, lres = run_measured(args.ladder, text)
+    finally:
+        stop(sim)
+    r = rungs[0]
+    lad = {"completed": r["completed"], "failed": r["failed"],
+           "achieved_rate": r["achieved_rate"], "duration_s": r["duration"],
+           "median_e2el_from_scheduled_ms": r.get("median_e2el_sched_ms"),
+           "p99_e2el_from_scheduled_ms": r.get("p99_e2el_sched_ms"),
+           "p99_lag_ms": r["p99_dispatch_lag_ms"],
+           "cpu_s": lres["cpu_s"], "peak_rss_mb": lres["peak_rss_bytes"] / 2**20,
+           "cpu_us_per_request": lres["cpu_s"] / args.requests * 1e6}
+    sim, url = start_sim(args.ladder, 1, seed=0, zero_cost=True)
+    try:
+        o = oha_run(args.oha, url, args.rate, args.requests, args.input_tokens,
+                    args.output_tokens, args.connections)
+    finally:
+        stop(sim)
+    return lad, o
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("mode", choices=["load", "fidelity"])
+    ap.add_argument("mode", choices=["load", "fidelity", "oha"])
+    ap.add_argument("--oha", default=shutil.which("oha") or str(ROOT / "target" / "bench-peers"
+                                                                / "bin" / "oha"))
+    ap.add_argument("--connections", type=int, default=200,
+                    help="oha's -c: connections it may hold at once (ladder opens what it needs)")
     ap.add_argument("--ladder", default=str(ROOT / "target" / "release" / "ladder"))
     ap.add_argument("--venv", default=str(ROOT / "target" / "bench-venv"))
     ap.add_argument("--rate", type=float, default=100)
@@ -181,14 +261,18 @@ def main():
     pairs = []
     for i in range(args.runs):
         print(f"pair {i + 1}/{args.runs}", file=sys.stderr)
-        if args.mode == "load":
+        if args.mode == "oha":
+            pairs.append(run_oha_pair(args))
+        elif args.mode == "load":
             pairs.append(run_pair(args, True, args.rate, args.requests, args.output_tokens))
         else:
             # Modelled engine at speed 1: ~10-40 ms steps, far below capacity at 2 req/s.
             pairs.append(run_pair(args, False, 2, 40, 64))
+    peer = "oha" if args.mode == "oha" else "GuideLLM"
     doc = {"mode": args.mode, "rate": args.rate, "requests": args.requests,
+           "output_tokens": args.output_tokens,
            "date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-           "pairs": [{"ladder": lad, "guidellm": g} for lad, g in pairs]}
+           "pairs": [{"ladder": lad, peer.lower(): g} for lad, g in pairs]}
     print(json.dumps(doc, indent=1, default=str))
     if args.out:
         Path(args.out).write_text(json.dumps(doc, indent=1, default=str))
@@ -196,12 +280,16 @@ def main():
             "median_lag_ms", "p99_lag_ms", "cpu_s", "peak_rss_mb", "median_ttft_ms",
             "mean_ttft_ms", "server_mean_ttft_ms", "ttft_over_server_ms", "median_tpot_ms",
             "median_itl_ms"]
+    if args.mode == "oha":
+        rows = ["achieved_rate", "completed", "failed", "duration_s", "cpu_s",
+                "cpu_us_per_request", "peak_rss_mb", "median_e2el_from_scheduled_ms",
+                "p99_e2el_from_scheduled_ms", "p99_lag_ms"]
 
     def fig(x):
         return f"{x:,.3f}" if isinstance(x, float) else str(x)
 
-    print(f"\n| metric | ladder (median of {len(pairs)}) | GuideLLM (median of {len(pairs)}) "
-          "| ladder / GuideLLM | ladder runs | GuideLLM runs |")
+    print(f"\n| metric | ladder (median of {len(pairs)}) | {peer} (median of {len(pairs)}) "
+          f"| ladder / {peer} | ladder runs | {peer} runs |")
     print("| --- | ---: | ---: | ---: | --- | --- |")
     for k in rows:
         la = [lad.get(k) for lad, _ in pairs]

@@ -13,6 +13,12 @@ requests done. Standard library only; traffic only to 127.0.0.1.
 
 Prints a Markdown table (RSS every 30 s), peak RSS, growth after the first minute, the rung's
 own figures (completed, achieved rate, dispatch lag p99, client CPU), and an ASCII plot.
+
+It then reads the rung's requests file back and attributes the growth: the summary folds each
+latency distribution into a count per distinct whole-microsecond value (a hash map), so the
+table beside RSS gives, at the same instants, the distinct values seen so far over every
+distribution and the bytes of hash tables that many values take (hashbrown's layout:
+buckets a power of two at most 7/8 full, 16 bytes and one control byte a bucket).
 """
 
 import argparse
@@ -65,20 +71,86 @@ class RssSampler(threading.Thread):
     def __init__(self, pid, every=1.0):
         super().__init__(daemon=True)
         self.pid, self.every, self.samples, self.fds, self.done = pid, every, [], [], False
+        # RSS split: anonymous (heap, stacks) and file-backed (the binary's pages as they
+        # are first run), in bytes, at the same instants.
+        self.anon, self.file = [], []
 
     def run(self):
         t0 = time.monotonic()
         while not self.done:
             try:
                 with open(f"/proc/{self.pid}/status") as f:
+                    fields = {}
                     for line in f:
-                        if line.startswith("VmRSS:"):
-                            self.samples.append((time.monotonic() - t0,
-                                                 int(line.split()[1]) * 1024))
-                            self.fds.append(len(os.listdir(f"/proc/{self.pid}/fd")))
+                        k, _, v = line.partition(":")
+                        if k in ("VmRSS", "RssAnon", "RssFile"):
+                            fields[k] = int(v.split()[0]) * 1024
+                    if "VmRSS" in fields:
+                        self.samples.append((time.monotonic() - t0, fields["VmRSS"]))
+                        self.anon.append(fields.get("RssAnon", 0))
+                        self.file.append(fields.get("RssFile", 0))
+                        self.fds.append(len(os.listdir(f"/proc/{self.pid}/fd")))
             except (FileNotFoundError, ProcessLookupError):
                 pass
             time.sleep(self.every)
+
+
+# The distributions the fold counts (metrics::Latency::ALL), from a request line.
+def _us(ms):
+    return int(ms * 1000.0 + 0.5)
+
+
+def line_values(r):
+    """(distribution, whole-µs values) of one request line, as the fold counts them."""
+    ok = r.get("ok")
+    out = [("e2el_all", [_us(r["e2e_ms"])]),
+           ("dispatch_lag", [_us(max(0.0, r["sent_ms"] - r["scheduled_ms"]))])]
+    if ok:
+        out.append(("e2el", [_us(r["e2e_ms"])]))
+        out.append(("e2el_sched", [_us(max(0.0, r["end_ms"] - r["scheduled_ms"]))]))
+        if r.get("ttft_ms") is not None:
+            out.append(("ttft", [_us(r["ttft_ms"])]))
+        if r.get("first_token_ms") is not None:
+            out.append(("ttft_sched", [_us(max(0.0, r["first_token_ms"] - r["scheduled_ms"]))]))
+        if r.get("tpot_ms") is not None:
+            out.append(("tpot", [_us(r["tpot_ms"])]))
+        out.append(("itl", [_us(g) for g in r.get("itl_ms") or []]))
+    return out
+
+
+def table_bytes(n):
+    """Bytes of a hashbrown HashMap<u64, u64> holding n entries."""
+    if n == 0:
+        return 0
+    buckets = 4 if n < 4 else 8 if n < 8 else 1 << (-(-n * 8 // 7) - 1).bit_length()
+    return buckets * 17 + 16
+
+
+def distinct_over_time(requests_file, marks):
+    """At each mark (seconds since the first send), the distinct values seen so far per
+    distribution, and the bytes of their tables. Requests are taken in the order the file
+    holds them (completion order), each at its end time."""
+    seen = {}
+    rows, t0, mi = [], None, 0
+    with open(requests_file) as f:
+        for line in f:
+            r = json.loads(line)
+            if r.get("warmup"):
+                continue
+            t0 = r["sent_ms"] if t0 is None else min(t0, r["sent_ms"])
+            while mi < len(marks) and (r["end_ms"] - t0) / 1000.0 > marks[mi]:
+                rows.append(snapshot(seen))
+                mi += 1
+            for k, vs in line_values(r):
+                seen.setdefault(k, set()).update(vs)
+    while mi < len(marks):
+        rows.append(snapshot(seen))
+        mi += 1
+    return rows
+
+
+def snapshot(seen):
+    return {k: (len(v), table_bytes(len(v))) for k, v in seen.items()}
 
 
 def ascii_plot(samples, width=60, height=12):
@@ -111,11 +183,16 @@ def main():
     ap.add_argument("--output-tokens", type=int, default=64)
     ap.add_argument("--interval", default="10s")
     ap.add_argument("--json", help="write the raw figures and samples here")
+    ap.add_argument("--keep", help="keep the result folder here (default: a temporary folder)")
     args = ap.parse_args()
 
     sim, url = start_sim(args.ladder, chunk_tokens=1)
+    attribution = None
     try:
         with tempfile.TemporaryDirectory() as d:
+            if args.keep:
+                d = args.keep
+                Path(d).mkdir(parents=True, exist_ok=True)
             path = Path(d) / "soak.yaml"
             path.write_text(scenario(url, args.rate, args.minutes, args.output_tokens,
                                      args.interval))
@@ -139,8 +216,14 @@ def main():
             rung = json.loads(next((Path(d) / "results").rglob("result_rate_*.json"))
                               .read_text())
             live = [l for l in err_path.read_text().splitlines() if " / " in l and "req/s," in l]
+            stop(sim)
+            sim = None
+            marks = [30.0 * k for k in range(int(wall // 30) + 1)]
+            attribution = distinct_over_time(
+                next((Path(d) / "results").rglob("requests_rate_*.jsonl")), marks)
     finally:
-        stop(sim)
+        if sim is not None:
+            stop(sim)
 
     samples = sampler.samples
     mib = lambda b: b / 2**20  # noqa: E731
@@ -160,15 +243,23 @@ def main():
           f"after the first minute {mib(growth):+.1f} MiB\n")
     print(f"max_concurrent_requests {rung['max_concurrent_requests']}, "
           f"max dispatch lag {rung['max_dispatch_lag_ms']:.0f} ms\n")
-    print("| elapsed s | requests done (≈ rate × s) | RSS MiB | open fds |")
-    print("| ---: | ---: | ---: | ---: |")
-    mark = 0.0
+    print("| elapsed s | requests done (≈ rate × s) | RSS MiB | of it anonymous | of it file | "
+          "open fds | distinct latency values | their tables MiB |")
+    print("| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
+    mark, k = 0.0, 0
     while mark <= samples[-1][0]:
-        i = min(range(len(samples)), key=lambda k: abs(samples[k][0] - mark))
+        i = min(range(len(samples)), key=lambda j: abs(samples[j][0] - mark))
         t, r = samples[i]
+        a = attribution[k] if attribution and k < len(attribution) else {}
         print(f"| {t:.0f} | {int(min(t, args.minutes * 60) * args.rate):,} | {mib(r):.1f} | "
-              f"{sampler.fds[i] if i < len(sampler.fds) else ''} |")
+              f"{mib(sampler.anon[i]):.1f} | {mib(sampler.file[i]):.1f} | "
+              f"{sampler.fds[i] if i < len(sampler.fds) else ''} | "
+              f"{sum(n for n, _ in a.values()):,} | {mib(sum(b for _, b in a.values())):.1f} |")
         mark += 30.0
+        k += 1
+    if attribution:
+        print("\ndistinct values at the end, per distribution: " + ", ".join(
+            f"{key} {n:,}" for key, (n, _) in sorted(attribution[-1].items())))
     print("\n```")
     print(ascii_plot(samples))
     print("```\n")
@@ -181,7 +272,9 @@ def main():
             "rate": args.rate, "minutes": args.minutes, "output_tokens": args.output_tokens,
             "rung": rung, "wall_s": wall, "cpu_s": ru.ru_utime + ru.ru_stime,
             "maxrss_kib": ru.ru_maxrss, "rss_samples": samples, "fds": sampler.fds,
-            "live": live,
+            "rss_anon": sampler.anon, "rss_file": sampler.file,
+            "env_malloc": {k: v for k, v in os.environ.items() if k.startswith("MALLOC_")},
+            "live": live, "attribution": attribution,
         }, indent=1))
 
 

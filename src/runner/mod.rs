@@ -115,6 +115,7 @@ pub fn run(opts: &RunOptions) -> Result<RunOutcome, RunError> {
 /// Run a scenario to completion (or interruption) and write one result folder per ladder
 /// (one for a plain scenario, one per value for a sweep).
 pub fn run_all(opts: &RunOptions) -> Result<Vec<RunOutcome>, RunError> {
+    limits::one_malloc_arena();
     limits::ensure_startup_fds().map_err(RunError::Preflight)?;
     let loaded = crate::scenario::load(&opts.scenario_path)
         .map_err(|d| RunError::Scenario(d.to_string()))?;
