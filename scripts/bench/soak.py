@@ -184,6 +184,8 @@ def main():
     ap.add_argument("--interval", default="10s")
     ap.add_argument("--json", help="write the raw figures and samples here")
     ap.add_argument("--keep", help="keep the result folder here (default: a temporary folder)")
+    ap.add_argument("--no-attribution", action="store_true",
+                    help="skip reading the requests file back (minutes for millions of lines)")
     args = ap.parse_args()
 
     sim, url = start_sim(args.ladder, chunk_tokens=1)
@@ -219,8 +221,9 @@ def main():
             stop(sim)
             sim = None
             marks = [30.0 * k for k in range(int(wall // 30) + 1)]
-            attribution = distinct_over_time(
-                next((Path(d) / "results").rglob("requests_rate_*.jsonl")), marks)
+            if not args.no_attribution:
+                attribution = distinct_over_time(
+                    next((Path(d) / "results").rglob("requests_rate_*.jsonl")), marks)
     finally:
         if sim is not None:
             stop(sim)

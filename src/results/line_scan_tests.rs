@@ -172,6 +172,20 @@ fn what_it_is_unsure_of_is_left_to_serde() {
             assert_eq!(Some(serde_json::to_string(&fast).unwrap()), serde);
         }
     }
+    // Lines are read as bytes: a string's non-ASCII text is read when it is UTF-8, and a
+    // byte that is not leaves the line to serde_json, which refuses it.
+    let utf8 = sub(
+        "\"error_detail\":null",
+        "\"error_detail\":\"délai dépassé\"",
+    );
+    let fast = scan(utf8.as_bytes(), &mut gaps).expect("UTF-8 text is read");
+    assert_eq!(fast.error_detail.as_deref(), Some("délai dépassé"));
+    let mut bad = sub("\"error_detail\":null", "\"error_detail\":\"x\"").into_bytes();
+    let at = b"\"error_detail\":\"x";
+    let x = bad.windows(at.len()).position(|w| w == at).unwrap() + at.len() - 1;
+    bad[x] = 0xff;
+    assert!(scan(&bad, &mut gaps).is_none());
+    assert!(serde_json::from_slice::<RequestLine>(&bad).is_err());
 }
 
 #[test]
