@@ -245,6 +245,7 @@ fn compare_cmd(command: Command) -> i32 {
             gate,
             allow_config_change,
         } => {
+            crate::cli_signal::exit_on_signal();
             let opts = match gate.options(allow_config_change) {
                 Ok(o) => o,
                 Err(e) => return fail(&e),
@@ -274,7 +275,12 @@ fn compare_cmd(command: Command) -> i32 {
                     out,
                     // Quiet: the path is printed after the verdict, so an error (no
                     // baseline) stays the first line of stderr after progress.
-                    on_run_dir: Some(|dir| write_reports(dir, true)),
+                    // After the run (whose own Ctrl-C handling stops it gracefully) and
+                    // its reports, a signal ends the comparison.
+                    on_run_dir: Some(|dir| {
+                        write_reports(dir, true);
+                        crate::cli_signal::exit_on_signal();
+                    }),
                     repeats,
                     ..o
                 },
@@ -462,6 +468,11 @@ fn merge(shards: &[PathBuf], out: &std::path::Path, wait: Option<&str>) -> i32 {
 
 // --- report (issue 6) ---
 fn report(dirs: &[PathBuf], out: Option<PathBuf>) -> i32 {
+    // A folder compare would refuse (edited, damaged) is refused here too, before any drawing.
+    if let Err(e) = dirs.iter().try_for_each(|d| ladder::report::check(d)) {
+        eprintln!("error: {e}");
+        return ladder::exit::BAD_INPUT;
+    }
     let written = match dirs {
         [dir] => ladder::report::write_run(dir, out.as_deref().unwrap_or(dir)),
         [base, candidate] => {

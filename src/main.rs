@@ -12,3 +12,6 @@ mod cli_init;
 
 #[path = "cli_sim.rs"]
 mod cli_sim;
+
+#[path = "cli_signal.rs"]
+mod cli_signal;

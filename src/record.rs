@@ -48,6 +48,11 @@ pub enum ErrorClass {
     /// buffers or memory: EMFILE, ENFILE, EADDRNOTAVAIL, ENOBUFS, ENOMEM): the request never
     /// tested the server, so it is never counted as a server error or as overload.
     ClientResource,
+    /// Still in flight when the run was stopped (Ctrl-C, SIGTERM, or a rung stopped for
+    /// rejections) and abandoned after the grace period: it has no outcome, so it is neither
+    /// a completion nor a failure. Counted as `interrupted_requests` in the summary, never in
+    /// `errors_by_class` or the error rate; not in [`ErrorClass::ALL`].
+    Interrupted,
     /// A failure imported from another tool's results (vLLM keeps only an error text). The
     /// client never records it, so it is not in [`ErrorClass::ALL`].
     Unclassified,
@@ -81,6 +86,7 @@ impl ErrorClass {
             ErrorClass::StreamError => "stream_error",
             ErrorClass::Malformed => "malformed",
             ErrorClass::ClientResource => CLIENT_RESOURCE_KEY,
+            ErrorClass::Interrupted => "interrupted",
             ErrorClass::Unclassified => "unclassified",
         }
     }
@@ -282,6 +288,14 @@ impl RequestRecord {
     /// True when the request completed without error.
     pub fn ok(&self) -> bool {
         self.error.is_none()
+    }
+
+    /// True when the request was abandoned in flight by a stop ([`ErrorClass::Interrupted`]):
+    /// it has no outcome and is left out of every count but `interrupted_requests`.
+    pub fn interrupted(&self) -> bool {
+        self.error
+            .as_ref()
+            .is_some_and(|e| e.class == ErrorClass::Interrupted)
     }
 
     /// Time to first token from the actual send.

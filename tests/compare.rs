@@ -2,10 +2,13 @@
 //! samples with known answers. Golden outputs live in tests/golden/compare/; regenerate them
 //! with `LADDER_BLESS=1 cargo test --test compare`.
 
+mod support;
+
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use assert_cmd::Command;
+use predicates::prelude::PredicateBooleanExt;
 use predicates::str::contains;
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
@@ -17,6 +20,7 @@ use ladder::compare::verdict::{decide, Counts, Evidence, Method};
 use ladder::compare::{self, Bound, CompareOptions, Verdict};
 use ladder::metrics::{Latency, RungSummary, Stats};
 use ladder::record::TokenSource;
+use ladder::results::shard_merge::record_of;
 use ladder::results::{
     requests_file_name, result_file_name, HostInfo, RequestLine, RunInfo, RunStatus, RungEntry,
     RESULTS_FORMAT_VERSION,
@@ -193,6 +197,20 @@ fn summary_for(rate: f64, lines: &[RequestLine]) -> RungSummary {
         Latency::DispatchLag,
         stats_of(lines.iter().map(|r| r.sent_ms - r.scheduled_ms).collect()),
     );
+    // The keys the loader recomputes with the writer's code (peaks, goodput under the
+    // scenario's SLO, token accounting), from the lines read back as records.
+    let records: Vec<_> = lines.iter().map(record_of).collect();
+    let slo = ladder::scenario::Slo {
+        ttft_ms: Some(3000.0),
+        tpot_ms: Some(100.0),
+        ..Default::default()
+    };
+    let ctx = ladder::metrics::RungContext {
+        rate,
+        slo,
+        ..Default::default()
+    };
+    let w = ladder::metrics::summarize(&records, &ctx);
     RungSummary {
         rate,
         burstiness: 1.0,
@@ -204,10 +222,14 @@ fn summary_for(rate: f64, lines: &[RequestLine]) -> RungSummary {
         total_input_tokens: inp,
         total_output_tokens: out,
         request_throughput: ok.len() as f64 / dur,
-        request_goodput: ok.len() as f64 / dur,
+        request_goodput: w.request_goodput,
         output_throughput: out as f64 / dur,
         total_token_throughput: (out + inp) as f64 / dur,
-        achieved_rate: rate,
+        achieved_rate: w.achieved_rate,
+        max_concurrent_requests: w.max_concurrent_requests,
+        max_output_tokens_per_s: w.max_output_tokens_per_s,
+        retokenized_outputs: w.retokenized_outputs,
+        tokens: w.tokens,
         latency,
         server: Default::default(),
         ..Default::default()
@@ -803,6 +825,98 @@ fn unusable_inputs_exit_2_with_a_message() {
     run(&b, &other, "no rung rate in common");
 }
 
+/// A run stopped before its first rung finished (a soak's one rung, cut short): compare
+/// names the interruption, not empty rate lists, and bless refuses it even with --force.
+#[test]
+fn a_run_interrupted_before_any_rung_finished_is_named_and_never_blessed() {
+    let t = tempfile::tempdir().unwrap();
+    let (b, c) = (t.path().join("base"), t.path().join("cand"));
+    write_run(&b, &Spec::default());
+    write_run(
+        &c,
+        &Spec {
+            status: RunStatus::Interrupted,
+            ..Spec::default()
+        },
+    );
+    let p = c.join("run.json");
+    let mut v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&p).unwrap()).unwrap();
+    for r in v["rungs"].as_array_mut().unwrap() {
+        r["complete"] = false.into();
+    }
+    std::fs::write(&p, v.to_string()).unwrap();
+    let want = format!(
+        "the candidate run ({}) was interrupted before any rung completed (status `interrupted` in its run.json: Ctrl-C); nothing to compare",
+        c.display()
+    );
+    ladder()
+        .arg("compare")
+        .arg(&b)
+        .arg(&c)
+        .assert()
+        .code(2)
+        .stderr(contains(want))
+        .stderr(contains("no rung rate in common").not());
+    let golden = t.path().join("golden");
+    ladder()
+        .arg("bless")
+        .arg(&c)
+        .arg("--golden")
+        .arg(&golden)
+        .arg("--force")
+        .assert()
+        .code(2)
+        .stderr(contains(
+            "no rung completed (run status `interrupted`: Ctrl-C)",
+        ))
+        .stderr(contains("not even with --force"));
+    assert!(!golden.join("quick").exists());
+}
+
+/// Ctrl-C and SIGTERM stop a long comparison with a message and exit 2, as they stop a
+/// run. Rungs of 4,000 requests (below the large-sample switch) are bootstrapped: minutes
+/// in a debug build, so the signal lands mid-comparison.
+#[test]
+fn ctrl_c_and_sigterm_stop_a_long_comparison() {
+    let spec = Spec {
+        requests: 4_000,
+        ..Spec::default()
+    };
+    let (_t, b, c) = pair(
+        &spec,
+        &Spec {
+            seed: 9,
+            ..spec.clone()
+        },
+    );
+    for (sig, name) in [("INT", "SIGINT"), ("TERM", "SIGTERM")] {
+        let live = support::spawn(support::ladder_cmd(&[
+            "compare",
+            b.to_str().unwrap(),
+            c.to_str().unwrap(),
+        ]));
+        // Past start-up and loading (a fraction of a second), into the bootstrap.
+        std::thread::sleep(std::time::Duration::from_secs(3));
+        live.signal(sig);
+        // A bound for liveness, not a speed: without the fix the comparison runs on.
+        let r = live.finish(std::time::Duration::from_secs(30));
+        support::no_panic(&r);
+        assert_eq!(r.status.code(), Some(2), "{sig}: {}", r.all());
+        assert!(
+            r.stderr
+                .contains(&format!("stopped by {name} while comparing; no verdict")),
+            "{}",
+            r.all()
+        );
+        assert!(
+            !r.stdout.contains("PASS:") && !r.stdout.contains("FAIL:"),
+            "{}",
+            r.all()
+        );
+    }
+}
+
 #[test]
 fn different_model_is_refused_unless_allowed() {
     let (_t, b, c) = pair(
@@ -850,7 +964,7 @@ fn bless_refuses_an_interrupted_run_and_replaces_the_baseline() {
         .arg(&golden)
         .assert()
         .code(2)
-        .stderr(contains("Interrupted"))
+        .stderr(contains("run status is `interrupted` (Ctrl-C)"))
         .stderr(contains("--force"));
     assert!(!golden.join("quick").exists());
     ladder()
@@ -1059,6 +1173,8 @@ fn folders_from_the_real_writer_compare() {
         .unwrap();
         info.rungs.clear();
         info.status = RunStatus::Running;
+        // The loader checks run.json's rungs against the ones its scenario plans.
+        info.scenario["load"]["rates"] = serde_json::json!([2.0, 4.0]);
         let mut w = RunWriter::create(&root.join(format!("r{seed}")), info).unwrap();
         for rate in [2.0, 4.0] {
             let records: Vec<RequestRecord> = (0..100u32)
@@ -1187,7 +1303,7 @@ fn gate_after_the_run() {
     );
     assert!(matches!(
         gate_outcome(&opts, &outcome(stopped)),
-        Err(GateError::Run(m)) if m.contains("Interrupted")
+        Err(GateError::Run(m)) if m.contains("run status is `interrupted` (Ctrl-C)")
     ));
 }
 

@@ -385,12 +385,20 @@ fn a_second_signal_stops_at_once_with_a_valid_folder() {
         assert_eq!(rd.rungs[0].summary.completed, 5);
         assert!(!rd.rungs[1].entry.complete, "the cut rung says so");
         let lines = rd.requests(&rd.rungs[1]).unwrap();
+        let (done, cut): (Vec<_>, Vec<_>) = lines.iter().partition(|l| l.ok);
         assert_eq!(
-            lines.len(),
+            done.len(),
             3,
             "the requests that finished are kept: {lines:?}"
         );
-        assert!(lines.iter().all(|l| l.ok));
+        // The 2 held ones were abandoned in flight: a line each, class `interrupted`, so the
+        // rung's 5 requests all have one.
+        assert_eq!(cut.len(), 2, "{lines:?}");
+        assert!(cut
+            .iter()
+            .all(|l| l.error_class == Some(ladder::record::ErrorClass::Interrupted)));
+        assert_eq!(rd.rungs[1].summary.interrupted_requests, 2);
+        assert_eq!(rd.rungs[1].summary.failed, 0);
     }
 }
 

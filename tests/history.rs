@@ -5,15 +5,14 @@
 mod support;
 use support::*;
 
-use std::collections::BTreeMap;
 use std::fs;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use ladder::metrics::{Latency, RungSummary, Stats};
+use ladder::metrics::{summarize, RungContext};
+use ladder::record::RequestRecord;
 use ladder::results::{
-    requests_file_name, result_file_name, HostInfo, RunInfo, RunStatus, RungEntry,
-    RESULTS_FORMAT_VERSION,
+    requests_file_name, HostInfo, RunInfo, RunStatus, RunWriter, RungEntry, RESULTS_FORMAT_VERSION,
 };
 
 const RATES: [f64; 2] = [5.0, 10.0];
@@ -28,42 +27,36 @@ fn noise(i: usize, r: usize, k: usize) -> f64 {
     (z % 2001) as f64 / 1000.0 - 1.0
 }
 
-fn summary(rate: f64, qps: f64, ttft: f64, tpot: f64) -> RungSummary {
-    let stats = |median: f64| Stats {
-        count: 200,
-        mean: median * 1.05,
-        median,
-        std: median * 0.2,
-        p90: median * 1.4,
-        p95: median * 1.6,
-        p99: median * 2.0,
-        p999: median * 2.2,
-        min: median * 0.5,
-        max: median * 2.3,
-    };
-    let mut latency = BTreeMap::new();
-    latency.insert(Latency::Ttft, stats(ttft));
-    latency.insert(Latency::Tpot, stats(tpot));
-    latency.insert(Latency::E2el, stats(ttft + 255.0 * tpot));
-    RungSummary {
-        rate,
-        burstiness: 1.0,
-        num_prompts: 200,
-        duration_s: 200.0 / qps,
-        completed: 200,
-        failed: 0,
-        total_input_tokens: 200 * 512,
-        total_output_tokens: 200 * 256,
-        request_throughput: qps,
-        request_goodput: qps,
-        output_throughput: qps * 256.0,
-        total_token_throughput: qps * 768.0,
-        achieved_rate: rate,
-        max_concurrent_requests: (rate * 4.0) as u64,
-        max_output_tokens_per_s: qps * 256.0,
-        latency,
-        ..Default::default()
-    }
+/// The requests of one rung, summarised and written by the real pipeline (records →
+/// `metrics::summarize` → `RunWriter`): 20 requests, each with TTFT `ttft` ms and 11 output
+/// tokens `tpot` ms apart, except request 0, which ends last, at 20 / `qps` s: so the median
+/// TTFT and TPOT are `ttft` and `tpot` and request_throughput is `qps`, whatever the TTFT.
+fn records(qps: f64, ttft: f64, tpot: f64) -> Vec<RequestRecord> {
+    let ms = |v: f64| Duration::from_secs_f64(v / 1000.0);
+    let n = 20;
+    (0..n)
+        .map(|i| {
+            let sent = ms(i as f64 * 900.0 / qps);
+            let first = sent + ms(ttft);
+            let end = if i == 0 {
+                ms(n as f64 * 1000.0 / qps)
+            } else {
+                first + ms(10.0 * tpot)
+            };
+            RequestRecord {
+                index: i,
+                scheduled: sent,
+                sent,
+                first_token: Some(first),
+                end,
+                input_tokens: 512,
+                output_tokens: 11,
+                requested_output_tokens: 11,
+                itl: vec![ms(tpot); 10].into(),
+                ..Default::default()
+            }
+        })
+        .collect()
 }
 
 fn run_info(started: &str, max_num_seqs: u32, rungs: Vec<RungEntry>) -> RunInfo {
@@ -110,35 +103,24 @@ fn write_folder(root: &Path, i: usize, step_at: usize, ttft_factor: f64) -> Path
     let day = chrono::NaiveDate::from_ymd_opt(2026, 1, 1).unwrap() + chrono::Days::new(i as u64);
     let name = format!("{}T00-00-00Z", day.format("%Y-%m-%d"));
     let dir = root.join(&name);
-    fs::create_dir_all(&dir).unwrap();
     let stepped = i >= step_at;
-    let mut rungs = Vec::new();
+    let started = format!("{}T00:00:00Z", day.format("%Y-%m-%d"));
+    let info = run_info(&started, if stepped { 16 } else { 8 }, Vec::new());
+    let mut w = RunWriter::create_exact(&dir, info).unwrap();
     for (r, &rate) in RATES.iter().enumerate() {
         let ttft = (50.0 + noise(i, r, 0)) * if stepped { ttft_factor } else { 1.0 };
         let qps = rate * (0.98 + 0.01 * noise(i, r, 1));
         let tpot = 10.0 + 0.2 * noise(i, r, 2);
-        let file = result_file_name(rate);
-        let s = summary(rate, qps, ttft, tpot);
-        fs::write(dir.join(&file), serde_json::to_string_pretty(&s).unwrap()).unwrap();
-        // Never read by history: a requests file that is not JSON at all.
-        fs::write(dir.join(requests_file_name(rate)), "not json\n").unwrap();
-        rungs.push(RungEntry {
+        let recs = records(qps, ttft, tpot);
+        let ctx = RungContext {
             rate,
-            result_file: file,
-            requests_file: requests_file_name(rate),
-            complete: true,
-        });
+            burstiness: 1.0,
+            ..Default::default()
+        };
+        w.write_rung(&summarize(&recs, &ctx), &recs, true).unwrap();
     }
-    let info = run_info(
-        &format!("{}T00:00:00Z", day.format("%Y-%m-%d")),
-        if stepped { 16 } else { 8 },
-        rungs,
-    );
-    fs::write(
-        dir.join("run.json"),
-        serde_json::to_string_pretty(&info).unwrap(),
-    )
-    .unwrap();
+    w.finish(RunStatus::Complete, None, started.parse().unwrap())
+        .unwrap();
     dir
 }
 
@@ -338,6 +320,91 @@ fn unusable_folders_are_skipped_with_a_reason() {
     }
 }
 
+/// A folder whose summary was edited, or whose requests file is missing or empty, is
+/// skipped with a note naming it and why (docs/history.md), never believed: the edited
+/// newest folder here would otherwise be a TTFT regression (exit 1).
+#[test]
+fn edited_folders_and_missing_or_empty_requests_files_are_skipped() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path().join("results/hist");
+    let dirs: Vec<PathBuf> = (1..=12).map(|i| write_folder(&root, i, 99, 1.0)).collect();
+    let r = history(&[s(&root)]);
+    assert_eq!(r.status.code(), Some(0), "{}", r.all());
+    assert!(!r.stderr.contains("skipped"), "{}", r.stderr);
+
+    let edited = &dirs[11];
+    let file = edited.join(ladder::results::result_file_name(5.0));
+    let mut v: serde_json::Value = serde_json::from_slice(&fs::read(&file).unwrap()).unwrap();
+    v["median_ttft_ms"] = (v["median_ttft_ms"].as_f64().unwrap() * 1.5).into();
+    fs::write(&file, serde_json::to_vec_pretty(&v).unwrap()).unwrap();
+    fs::remove_file(dirs[10].join(requests_file_name(10.0))).unwrap();
+    fs::write(dirs[9].join(requests_file_name(5.0)), "").unwrap();
+    let r = history(&[s(&root)]);
+    assert_eq!(r.status.code(), Some(0), "{}", r.all());
+    assert!(!r.stdout.contains("regression"), "{}", r.stdout);
+    assert!(r.stdout.contains("history: 9 folders"), "{}", r.stdout);
+    for (dir, why) in [
+        (edited, "median of ttft"),
+        (&dirs[10], "requests_rate_10.jsonl"),
+        (&dirs[9], "the file is empty"),
+    ] {
+        let name = dir.file_name().unwrap().to_str().unwrap();
+        let line = r
+            .stderr
+            .lines()
+            .find(|l| l.starts_with("note: skipped") && l.contains(name))
+            .unwrap_or_else(|| panic!("no skip note for {name}: {}", r.stderr));
+        assert!(line.contains(why), "{line}");
+    }
+}
+
+/// An interrupted run keeps the rungs it finished in the default view, and the rung it cut
+/// short is named, with why, rather than silently dropped from every folder's view.
+#[test]
+fn an_interrupted_run_keeps_its_finished_rungs_and_names_the_one_left_out() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path().join("results/hist");
+    for i in 1..=6 {
+        write_folder(&root, i, 99, 1.0);
+    }
+    // Folder 7: rung 5 finished, rung 10 cut short by Ctrl-C.
+    let day = "2026-01-08";
+    let started = format!("{day}T00:00:00Z");
+    let dir = root.join(format!("{day}T00-00-00Z"));
+    let mut w = RunWriter::create_exact(&dir, run_info(&started, 8, Vec::new())).unwrap();
+    for (rate, n, interrupted) in [(5.0, 20, false), (10.0, 7, true)] {
+        let recs: Vec<RequestRecord> = records(rate, 50.0, 10.0).into_iter().take(n).collect();
+        let ctx = RungContext {
+            rate,
+            burstiness: 1.0,
+            interrupted,
+            ..Default::default()
+        };
+        w.write_rung(&summarize(&recs, &ctx), &recs, !interrupted)
+            .unwrap();
+    }
+    w.finish(
+        RunStatus::Interrupted,
+        Some("Ctrl-C".into()),
+        started.parse().unwrap(),
+    )
+    .unwrap();
+    let r = history(&[s(&root)]);
+    assert_eq!(r.status.code(), Some(0), "{}", r.all());
+    assert!(r.stdout.contains("history: 7 folders"), "{}", r.stdout);
+    assert!(r.stdout.contains("rates 5, 10"), "{}", r.stdout);
+    let note = r
+        .stderr
+        .lines()
+        .find(|l| l.starts_with("note: rate 10:"))
+        .unwrap_or_else(|| panic!("no note for rate 10: {}", r.stderr));
+    assert!(
+        note.contains("2026-01-08T00-00-00Z") && note.contains("cut short (run interrupted)"),
+        "{note}"
+    );
+    assert!(!r.stderr.contains("note: rate 5:"), "{}", r.stderr);
+}
+
 /// A summary-only vLLM result file (the keys `vllm bench serve` writes) for one rate.
 fn vllm_result(date: &str, rate: f64, ttft: f64) -> serde_json::Value {
     let n = 200;
@@ -402,11 +469,10 @@ fn a_set_of_vllm_result_folders_has_a_history() {
     assert!(r.stdout.contains("history: 12 folders"), "{}", r.stdout);
 }
 
-/// A hundred folders load from their summaries alone (every requests file here is not
-/// JSON, so reading one would fail the run). How long it takes is a benchmark figure
-/// (docs/history.md), not a test bound.
+/// A hundred folders load, each checked with its request lines. How long it takes is a
+/// benchmark figure (docs/history.md), not a test bound.
 #[test]
-fn a_hundred_folders_load_from_their_summaries_alone() {
+fn a_hundred_folders_load_and_pass_the_check() {
     let tmp = tempfile::tempdir().unwrap();
     let root = tmp.path().join("results/hist");
     for i in 1..=100 {
@@ -426,8 +492,7 @@ fn a_golden_folder_counts_once_and_sits_at_its_start_time() {
     let root = tmp.path().join("results/hist");
     let golden = tmp.path().join("golden");
     let dirs: Vec<PathBuf> = (1..=8).map(|i| write_folder(&root, i, 99, 1.0)).collect();
-    // `ladder bless` copies the folder as it is (it would refuse these folders' stand-in
-    // requests files, which history never reads).
+    // `ladder bless` copies the folder as it is.
     let g = golden.join("hist");
     fs::create_dir_all(&g).unwrap();
     for e in fs::read_dir(&dirs[2]).unwrap() {

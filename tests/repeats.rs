@@ -109,6 +109,7 @@ fn a_run_of_three_repeats_keeps_every_repeat_and_their_spread() {
         );
         assert!(log.contains(&line), "{line} not in\n{log}");
     }
+    missing_repeat_and_missing_file(&dir, t.path());
     // `--repeats` replaces the scenario's count, and the resolved scenario says so.
     let one = run(&sc, &t.path().join("out1"), &["--repeats", "1"]);
     let info: serde_json::Value =
@@ -119,6 +120,63 @@ fn a_run_of_three_repeats_keeps_every_repeat_and_their_spread() {
         !text.contains("\"repeat\""),
         "one repeat writes no repeat field"
     );
+}
+
+/// The error of loading `dir` and its rung 20's request lines (the loader may check them
+/// as it opens the folder).
+fn load_error(dir: &Path) -> String {
+    match ResultDir::open_finished(dir) {
+        Err(e) => e.to_string(),
+        Ok(d) => {
+            let rung = d.rungs.iter().find(|r| r.entry.rate == 20.0).unwrap();
+            d.requests(rung).unwrap_err().to_string()
+        }
+    }
+}
+
+/// Copies of a run of three repeats, one without repeat 2's lines, one without a rung's
+/// file: each error names what is missing and where.
+fn missing_repeat_and_missing_file(dir: &Path, tmp: &Path) {
+    let copy = |name: &str| {
+        let to = tmp.join(name);
+        std::fs::create_dir_all(&to).unwrap();
+        for e in std::fs::read_dir(dir).unwrap() {
+            let e = e.unwrap();
+            if e.path().is_file() {
+                std::fs::copy(e.path(), to.join(e.file_name())).unwrap();
+            }
+        }
+        to
+    };
+    let gap = copy("no-repeat-2");
+    let file = gap.join("requests_rate_20.jsonl");
+    let kept: String = std::fs::read_to_string(&file)
+        .unwrap()
+        .lines()
+        .filter(|l| serde_json::from_str::<serde_json::Value>(l).unwrap()["repeat"] != 2)
+        .map(|l| format!("{l}\n"))
+        .collect();
+    std::fs::write(&file, kept).unwrap();
+    let e = load_error(&gap);
+    assert!(
+        e.contains("repeat 2: holds 0 measured requests (no line of repeat 2 in ")
+            && e.contains("requests_rate_20.jsonl: its lines are missing)")
+            && !e.contains("the file is empty"),
+        "{e}"
+    );
+    let lost = copy("no-requests-file");
+    std::fs::remove_file(lost.join("requests_rate_20.jsonl")).unwrap();
+    let e = load_error(&lost);
+    let want = format!(
+        "{}: missing: {}/run.json lists this rung's file",
+        lost.join("requests_rate_20.jsonl").display(),
+        lost.display()
+    );
+    assert!(
+        e.contains(&want) && e.contains("copy the whole result folder, or re-run"),
+        "{e}"
+    );
+    assert!(!e.contains("os error"), "{e}");
 }
 
 #[test]

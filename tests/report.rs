@@ -157,6 +157,7 @@ fn summary(s: &Shape, speedup: f64) -> RungSummary {
         retokenized_outputs: 0,
         inexact_prompts: 0,
         interrupted: false,
+        interrupted_requests: 0,
         tokens: Default::default(),
         reasoning: None,
         prefix: None,
@@ -606,8 +607,9 @@ fn ladder_report_writes_and_prints_the_paths() {
         tmp.path().join("cand"),
         tmp.path().join("cmp"),
     );
-    write_run(&base, "sat", 1.0);
-    write_run(&cand, "sat", 0.8);
+    // `ladder report` checks its folders as compare does: real ones, with request lines.
+    let base = write_real_run(&base, &[1.0, 5.0], 0);
+    let cand = write_real_run(&cand, &[1.0, 5.0], 2);
     let a = Command::cargo_bin("ladder")
         .unwrap()
         .arg("report")
@@ -639,6 +641,40 @@ fn ladder_report_writes_and_prints_the_paths() {
         .assert()
         .code(2)
         .stderr(predicates::str::contains("not a result folder"));
+}
+
+/// `ladder report` refuses a folder compare refuses: a candidate whose summary was edited
+/// (median TTFT halved) is an error naming the file, exit 2, and no overlay is written;
+/// the same for the folder alone.
+#[test]
+fn ladder_report_refuses_an_edited_folder_as_compare_does() {
+    let tmp = tempfile::tempdir().unwrap();
+    let base = write_real_run(&tmp.path().join("b"), &[1.0, 5.0], 0);
+    let cand = write_real_run(&tmp.path().join("c"), &[1.0, 5.0], 0);
+    let file = cand.join(result_file_name(5.0));
+    let mut v: serde_json::Value = serde_json::from_slice(&fs::read(&file).unwrap()).unwrap();
+    v["median_ttft_ms"] = (v["median_ttft_ms"].as_f64().unwrap() / 2.0).into();
+    fs::write(&file, serde_json::to_vec_pretty(&v).unwrap()).unwrap();
+    let out = tmp.path().join("cmp");
+    for args in [vec![&base, &cand], vec![&cand]] {
+        let a = Command::cargo_bin("ladder")
+            .unwrap()
+            .arg("report")
+            .args(&args)
+            .arg("--out")
+            .arg(&out)
+            .assert()
+            .code(2);
+        let err = String::from_utf8_lossy(&a.get_output().stderr).into_owned();
+        assert!(
+            err.starts_with("error: ")
+                && err.contains("result_rate_5.json")
+                && err.contains("median of ttft")
+                && err.contains("edited or damaged"),
+            "{err}"
+        );
+        assert!(!out.join("summary.md").exists(), "an overlay was written");
+    }
 }
 
 /// `ladder report BASE CANDIDATE` overlays the comparer's verdicts: the same table

@@ -598,8 +598,14 @@ fn fault_buckets(api: &str) {
         completed,
         "{r}"
     );
+    // Faults drawn at a fixed rate on a single rung are not shown to grow with the load:
+    // the warning names them without calling the server overloaded.
     let warnings = read_json(&dir.join("run.json"))["warnings"].to_string();
-    assert!(warnings.contains("overloaded"), "{warnings}");
+    assert!(
+        warnings.contains("not shown to be overload (already at the lowest rung"),
+        "{warnings}"
+    );
+    assert!(!warnings.contains("overloaded"), "{warnings}");
 }
 
 // ---------------------------------------------------------------------------------------
@@ -1329,4 +1335,31 @@ fn a_sweep_writes_one_folder_per_value() {
         assert_eq!(lines.len(), 8);
         assert!(lines.iter().all(|l| l.input_tokens as u64 == input));
     }
+}
+
+#[test]
+fn errors_that_grow_with_the_load_are_called_overload_and_only_then() {
+    // Two sequences and two waiting slots: 10 req/s fits, 500 req/s is turned away with
+    // 503s. The first rung is clean, so the second's errors grew with the load.
+    let s = Scenario::new(
+        "version: 1\nname: overload\n\
+         endpoint: { base_url: sim, api: completions }\nmodel: m\n\
+         tokenizer: {TOK}\n\
+         workload: { input_tokens: 16, output_tokens: 8, requests_per_rung: 30, seed: 3 }\n\
+         load: { arrival: constant, rates: [10, 500], cooldown: 0s }\n\
+         sim: { speed: 2, max_num_seqs: 2, max_waiting: 2, reject_status: 503 }\n",
+    );
+    let o = s.run(&["--quiet"], &[], &[]);
+    assert_ok(&o);
+    let dir = s.result_dir();
+    let low = read_json(&dir.join("result_rate_10.json"));
+    assert_eq!(low["failed"].as_u64(), Some(0), "{low}");
+    let high = read_json(&dir.join("result_rate_500.json"));
+    assert!(high["failed"].as_u64().unwrap() >= 5, "{high}");
+    let warnings = read_json(&dir.join("run.json"))["warnings"].to_string();
+    assert!(
+        warnings.contains("rung 500 req/s: error rate")
+            && warnings.contains("overloaded: the error rate rose from 0.0% at 10 req/s"),
+        "{warnings}"
+    );
 }

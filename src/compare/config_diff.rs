@@ -9,8 +9,16 @@ use crate::results::{ResultDir, RunInfo};
 /// The text diffed for a run: its resolved scenario and its environment, pretty JSON with
 /// sorted keys (timestamps and status are left out: they always differ).
 pub fn config_text(info: &RunInfo) -> String {
+    // A soak's count of requests is unused (an older run.json recorded the default): no
+    // change to show between an older soak and a newer one.
+    let mut scenario = info.scenario.clone();
+    if !scenario["load"]["duration"].is_null() {
+        if let Some(w) = scenario["workload"].as_object_mut() {
+            w.remove("requests_per_rung");
+        }
+    }
     let v = json!({
-        "scenario": info.scenario,
+        "scenario": scenario,
         "environment": {
             "tool_version": info.tool_version,
             "tokenizer_sha256": info.tokenizer_sha256,
@@ -44,8 +52,21 @@ pub fn unified(base: &RunInfo, cand: &RunInfo) -> Option<String> {
 pub fn fundamental_changes(base: &RunInfo, cand: &RunInfo) -> Vec<String> {
     let mut out = Vec::new();
     let field = |i: &RunInfo, k: &str| i.scenario.get(k).cloned().unwrap_or(Value::Null);
+    // A soak's run.json has no requests_per_rung (an older one recorded the unused default).
+    let timed = |i: &RunInfo| !i.scenario["load"]["duration"].is_null();
+    let unused = |mut w: Value| {
+        if timed(base) || timed(cand) {
+            w.as_object_mut().map(|o| o.remove("requests_per_rung"));
+        }
+        w
+    };
     for k in ["model", "workload"] {
         let (a, b) = (field(base, k), field(cand, k));
+        let (a, b) = if k == "workload" {
+            (unused(a), unused(b))
+        } else {
+            (a, b)
+        };
         if a != b {
             out.push(format!("different {k}: baseline {a}, candidate {b}"));
         }

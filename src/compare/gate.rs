@@ -64,8 +64,14 @@ pub enum GateError {
         crate::record::CLIENT_RESOURCE_FIX
     )]
     ClientLimited { path: PathBuf, rates: Vec<f64> },
-    #[error("refusing to bless {path}: run status is {status:?}{detail}; bless a complete run, or pass --force")]
+    #[error("refusing to bless {path}: run status is `{status}`{detail}; bless a complete run, or pass --force")]
     NotComplete {
+        path: PathBuf,
+        status: RunStatus,
+        detail: String,
+    },
+    #[error("refusing to bless {path}: no rung completed (run status `{status}`{detail}), so a gate against it would have nothing to compare, not even with --force; re-run the scenario to the end (a soak: until load.duration has passed) and bless that folder")]
+    NothingComplete {
         path: PathBuf,
         status: RunStatus,
         detail: String,
@@ -125,7 +131,7 @@ pub fn gate_outcome(opts: &GateOptions, outcome: &RunOutcome) -> Result<Comparis
         .unwrap_or_else(|| PathBuf::from("golden"));
     if outcome.info.status != RunStatus::Complete {
         return Err(GateError::Run(format!(
-            "{}: run status is {:?}{}",
+            "{}: run status is `{}`{}",
             outcome.dir.display(),
             outcome.info.status,
             outcome
@@ -192,6 +198,19 @@ pub fn bless(opts: &BlessOptions) -> Result<Blessed, GateError> {
         },
     })?;
     let incomplete = d.rungs.iter().any(|r| !r.entry.complete);
+    // An interrupted run (or soak) with no finished rung is no baseline at all.
+    if d.rungs.iter().all(|r| !r.entry.complete) {
+        return Err(GateError::NothingComplete {
+            path: src.clone(),
+            status: d.info.status,
+            detail: d
+                .info
+                .status_detail
+                .as_deref()
+                .map(|x| format!(": {x}"))
+                .unwrap_or_default(),
+        });
+    }
     if (d.info.status != RunStatus::Complete || incomplete) && !opts.force {
         return Err(GateError::NotComplete {
             path: src.clone(),

@@ -6,6 +6,13 @@
 
 use super::stats::SplitMix64;
 
+#[cfg(test)]
+thread_local! {
+    /// Groups this thread's resamples have drawn: tests show which paths stay O(draws ·
+    /// small side) rather than O(draws · big side).
+    pub(crate) static RESAMPLED: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
+}
+
 /// Samples in groups, flat. Group `i` is [`Groups::get`]`(i)`.
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct Groups {
@@ -111,6 +118,8 @@ impl Groups {
                 }
             }
         }
+        #[cfg(test)]
+        RESAMPLED.with(|c| c.set(c.get() + n));
     }
 }
 

@@ -124,7 +124,18 @@ pub fn bootstrap(
             draws.push(b, c);
         }
     }
-    let k = widening(level, rb.len(), rc.len());
+    widened(draws, b0, c0, level, widening(level, rb.len(), rc.len()))
+}
+
+/// Percentile intervals of `draws` at `level`, widened by `k` ([`widening`]) around the
+/// point estimates from `b0` and `c0`.
+pub(crate) fn widened(
+    draws: stats::Draws,
+    b0: f64,
+    c0: f64,
+    level: f64,
+    k: f64,
+) -> BootstrapResult {
     let ratio = stats::percentile_interval(draws.ratios, level);
     let p = if b0 != 0.0 { c0 / b0 } else { f64::NAN };
     let ratio = if p > 0.0 && ratio.lo > 0.0 && ratio.hi.is_finite() {
@@ -150,7 +161,7 @@ pub fn bootstrap(
 
 /// One side's resampled statistic: repeats then requests when it has several, else its
 /// requests times a run effect borrowed from the other side.
-fn draw(
+pub(crate) fn draw(
     side: &[Groups],
     other_effects: &[f64],
     bufs: &mut [Vec<f64>],

@@ -50,7 +50,7 @@ pub struct SideEstimate {
 
 impl SideEstimate {
     /// Sample variance of the repeats' log statistics (None with fewer than two).
-    fn run_variance(&self) -> Option<f64> {
+    pub(crate) fn run_variance(&self) -> Option<f64> {
         let r = self.runs.len();
         if r < 2 {
             return None;

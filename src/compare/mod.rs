@@ -13,9 +13,11 @@ pub mod hier;
 pub mod junit;
 pub mod large;
 pub mod markdown;
+mod mixed;
 pub mod render;
 pub mod replaced;
 pub mod rules;
+mod samples;
 pub mod settle;
 pub mod stats;
 pub mod threshold;
@@ -66,6 +68,14 @@ pub enum CompareError {
         base.name(), cand.name(), base.axis(), cand.axis()
     )]
     LoadKinds { base: LoadKind, cand: LoadKind },
+    #[error("the {which} run ({dir}) {how} before any rung completed (status `{status}` in its run.json{detail}); nothing to compare: re-run it to the end (a soak: until load.duration has passed) and compare that folder")]
+    NoCompleteRung {
+        which: &'static str,
+        dir: std::path::PathBuf,
+        how: &'static str,
+        status: RunStatus,
+        detail: String,
+    },
     #[error("the two runs have no rung rate in common (baseline {base:?}, candidate {cand:?}); compare runs of the same ladder")]
     NoCommonRungs { base: Vec<f64>, cand: Vec<f64> },
     #[error("refusing to compare runs of different configurations:\n  {}\npass --allow-config-change to compare anyway", .0.join("\n  "))]
@@ -308,7 +318,7 @@ fn status_warning(which: &str, d: &ResultDir) -> Option<String> {
     match d.info.status {
         RunStatus::Complete => None,
         s => Some(format!(
-            "{which} run status is {s:?}{}; only its complete rungs are compared",
+            "{which} run status is `{s}`{}; only its complete rungs are compared",
             d.info
                 .status_detail
                 .as_deref()
@@ -411,6 +421,28 @@ pub fn compare(
         return Err(CompareError::ClientLimited {
             rates: client_limited,
         });
+    }
+    // A side that finished no rung was stopped (or failed) too early: say so, rather than
+    // list its empty rates.
+    for (which, d, rates) in [("baseline", b, &brates), ("candidate", c, &crates)] {
+        let finished_none = d.rungs.iter().all(|r| !r.entry.complete);
+        if rates.is_empty() && finished_none && d.info.status != RunStatus::Complete {
+            return Err(CompareError::NoCompleteRung {
+                which,
+                dir: d.path.clone(),
+                how: match d.info.status {
+                    RunStatus::Failed => "failed",
+                    _ => "was interrupted",
+                },
+                status: d.info.status,
+                detail: d
+                    .info
+                    .status_detail
+                    .as_deref()
+                    .map(|x| format!(": {x}"))
+                    .unwrap_or_default(),
+            });
+        }
     }
     if common.is_empty() {
         return Err(CompareError::NoCommonRungs {

@@ -47,9 +47,36 @@ pub fn pct(row: &Row) -> String {
 pub fn interval(i: Option<(Scale, Interval)>) -> String {
     match i {
         None => "-".into(),
-        Some((Scale::Ratio, i)) => format!("x[{}, {}]", num(i.lo), num(i.hi)),
+        Some((Scale::Ratio, i)) => {
+            let (lo, hi) = ratio_ends(i.lo, i.hi);
+            format!("x[{lo}, {hi}]")
+        }
         Some((Scale::Diff, i)) => format!("d[{}, {}]", signed(i.lo), signed(i.hi)),
         Some((Scale::Value, i)) => format!("[{}, {}]", num(i.lo), num(i.hi)),
+    }
+}
+
+/// The ends of a ratio interval: three decimals below 10 (`1.062`, `1.118`: a verdict
+/// against a 10 % threshold can be read off them), fewer beyond, and more when two
+/// different ends would still print alike.
+fn ratio_ends(lo: f64, hi: f64) -> (String, String) {
+    if !lo.is_finite() || !hi.is_finite() {
+        return (num(lo), num(hi));
+    }
+    let a = lo.abs().max(hi.abs());
+    let mut decimals = if a < 10.0 {
+        3
+    } else if a < 100.0 {
+        2
+    } else {
+        1
+    };
+    loop {
+        let (l, h) = (format!("{lo:.decimals$}"), format!("{hi:.decimals$}"));
+        if l != h || lo == hi || decimals >= 6 {
+            return (l, h);
+        }
+        decimals += 1;
     }
 }
 
@@ -262,5 +289,17 @@ mod tests {
         assert_eq!(num(0.012345), "0.0123");
         assert_eq!(signed(0.25), "+0.25");
         assert_eq!(num(f64::NAN), "n/a");
+    }
+
+    /// Ratio ends that differ print differently: x[1.1, 1.1] told nothing.
+    #[test]
+    fn ratio_intervals_show_ends_that_differ() {
+        let r = |lo, hi| interval(Some((Scale::Ratio, Interval { lo, hi })));
+        assert_eq!(r(1.0623, 1.1184), "x[1.062, 1.118]");
+        assert_eq!(r(1.098, 1.104), "x[1.098, 1.104]");
+        assert_eq!(r(1.1, 1.1), "x[1.100, 1.100]");
+        assert_eq!(r(1.00011, 1.00014), "x[1.00011, 1.00014]");
+        assert_eq!(r(12.34, 56.78), "x[12.34, 56.78]");
+        assert_eq!(r(0.5, f64::INFINITY), "x[0.5, inf]");
     }
 }

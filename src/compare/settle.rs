@@ -75,7 +75,16 @@ pub(super) fn needed(e: &Evidence, conds: &[Cond], unit: Unit) -> String {
             .filter(|r| *r >= 2)
             .min()
             .unwrap_or(2);
+        let soak = matches!(unit, Unit::Duration(_));
         return match scaled_needed(e, conds, runs) {
+            // load.repeats does not combine with load.duration: runs are added one by one.
+            Some(n) if n <= MAX_SUGGESTED && soak => format!(
+                "run the soak ≥ {} times a side (from {runs}; `ladder bless --add` adds a \
+                 run to the baseline) to settle it if the change stays where it is (the \
+                 interval includes run-to-run noise, which more runs narrow; a longer \
+                 load.duration narrows only the noise within a run)",
+                (n as u64).max(runs as u64 + 1)
+            ),
             Some(n) if n <= MAX_SUGGESTED => format!(
                 "raise load.repeats to ≥ {} (from {runs}) to settle it if the change stays where it is \
                  (the interval includes run-to-run noise, which more repeats narrow; \
@@ -90,16 +99,23 @@ pub(super) fn needed(e: &Evidence, conds: &[Cond], unit: Unit) -> String {
         None => scaled_needed(e, conds, e.requests),
     };
     // What repeats would do, said first so that the request count ends the note.
+    let every = match unit {
+        Unit::Duration(_) => "the requests of every run count here (each run's load.duration)",
+        _ => "the requests of every repeat count here (load.repeats × workload.requests_per_rung)",
+    };
     let runs = match e.counts {
         Some(c) if c.overdispersed() => format!(
             "the error rate varies between repeats more than chance (overdispersion φ {:.2} \
              baseline, {:.2} candidate), so the interval counts measured / φ requests; \
-             the requests of every repeat count here (load.repeats × workload.requests_per_rung); ",
+             {every}; ",
             c.dispersion[0], c.dispersion[1]
         ),
-        Some(_) => "the requests of every repeat count here (load.repeats × \
-                    workload.requests_per_rung); "
-            .to_string(),
+        Some(_) => format!("{every}; "),
+        None if matches!(unit, Unit::Duration(_)) => {
+            "run-to-run noise is unknown with one run per side (a second soak run, added to \
+             the baseline with `ladder bless --add`, measures it); "
+                .to_string()
+        }
         None => {
             "run-to-run noise is unknown with one run per side (load.repeats ≥ 2 measures it); "
                 .to_string()

@@ -232,6 +232,13 @@ impl SplitMix64 {
     pub(crate) fn below(&mut self, n: usize) -> usize {
         (((self.next() >> 32) * n as u64) >> 32) as usize
     }
+
+    /// A standard normal draw, by Box-Muller.
+    pub(crate) fn normal(&mut self) -> f64 {
+        let mut u = || ((self.next() >> 11) as f64 + 0.5) / (1u64 << 53) as f64;
+        let (a, b) = (u(), u());
+        (-2.0 * a.ln()).sqrt() * (2.0 * std::f64::consts::PI * b).cos()
+    }
 }
 
 /// Seeded percentile bootstrap of `stat` for baseline and candidate, resampling requests

@@ -166,7 +166,13 @@ pub fn parse_override(s: &str) -> Result<Check, ThresholdError> {
             m,
             Bound::Min(number(v).ok_or_else(|| bad("bound is not a number"))?),
         )
-    } else if let Some((m, v)) = s_rule.split_once('=') {
+    } else if let Some((m, v)) = s_rule.split_once('=').or_else(|| {
+        // The form compare prints (`median_ttft_ms +10%`, `median_ttft_ms+10%`): the sign
+        // starts the change, as no metric name holds one.
+        s_rule
+            .find(['+', '-'])
+            .map(|i| (&s_rule[..i], &s_rule[i..]))
+    }) {
         let v = v.trim();
         let t = |rest: &str| Threshold::parse(rest).map_err(|e| bad(&e));
         if let Some(rest) = v.strip_prefix('+') {
@@ -286,6 +292,36 @@ mod tests {
         assert_eq!(
             parse_override(" median_tpot_ms = +10% ").unwrap().metric,
             "median_tpot_ms"
+        );
+    }
+
+    /// What compare prints (`checks:` lists `metric +10%,floor=2ms`, notes `metric+10%`)
+    /// can be pasted back into `--threshold`.
+    #[test]
+    fn overrides_accept_the_form_compare_prints() {
+        for text in [
+            "median_ttft_ms=+10%,floor=2ms",
+            "request_throughput=-5%",
+            "error_rate=+0.01",
+            "error_rate<=0.15",
+        ] {
+            let c = parse_override(text).unwrap();
+            for printed in [
+                format!("{} {}", c.metric, c.threshold_text()),
+                format!("{}{}", c.metric, c.threshold_text()),
+            ] {
+                assert_eq!(parse_override(&printed).unwrap(), c, "{printed}");
+            }
+        }
+        assert_eq!(
+            parse_override("median_ttft_ms +10%").unwrap().bound,
+            Bound::Increase(Threshold::Relative(0.10))
+        );
+        // The `checks:` line's form, floor 0 included.
+        let c = parse_override("request_throughput -15%,floor=0").unwrap();
+        assert_eq!(
+            (c.bound, c.floor),
+            (Bound::Decrease(Threshold::Relative(0.15)), 0.0)
         );
     }
 

@@ -291,10 +291,20 @@ fn finish(e: &Evidence, conds: &[Cond], unit: super::settle::Unit) -> Decision {
             .iter()
             .map(|c| format!("{} {}", interval_text(c), limit_text(c.scale, c.bad)))
             .collect();
+        // Inconclusive with an interval wholly past its limit: another condition (the
+        // floor, or the threshold) is not surely passed, and a change counts only past both.
+        let (why, join) = if conds.iter().any(Cond::beyond_bad) {
+            (
+                " (a change counts only when it is past every limit)",
+                " but ",
+            )
+        } else {
+            ("", " and ")
+        };
         format!(
-            "at the per-check level {}, {}; {}",
+            "at the per-check level {}, {}{why}; {}",
             super::stats::level_text(e.level),
-            limits.join(" and "),
+            limits.join(join),
             super::settle::needed(e, conds, unit)
         )
     } else {
@@ -307,10 +317,17 @@ fn finish(e: &Evidence, conds: &[Cond], unit: super::settle::Unit) -> Decision {
     }
 }
 
+/// The interval and what it does at its limit: an inconclusive check's conditions each
+/// either straddle their limit or lie wholly past it (one within its limit is a pass).
 fn interval_text(c: &Cond) -> String {
     format!(
-        "{} straddles",
-        super::render::interval(Some((c.scale, c.iv)))
+        "{} {}",
+        super::render::interval(Some((c.scale, c.iv))),
+        if c.beyond_bad() {
+            "lies wholly past"
+        } else {
+            "straddles"
+        }
     )
 }
 
@@ -441,6 +458,15 @@ mod tests {
             "{}",
             d.note
         );
+        // Said as it is: the ratio is wholly past its threshold, the difference straddles.
+        assert!(
+            d.note
+                .contains("x[1.450, 1.640] lies wholly past the threshold x1.1")
+                && d.note.contains("d[+10, +14] straddles the limit +12")
+                && !d.note.contains("x[1.450, 1.640] straddles"),
+            "{}",
+            d.note
+        );
         // An absolute threshold takes the larger of amount and floor.
         let a = Bound::Increase(Threshold::Absolute(3.0));
         assert_eq!(decide(a, 5.0, &e).verdict, Verdict::Regression);
@@ -512,6 +538,24 @@ mod tests {
             soak.note
         );
         assert!(!soak.note.contains("requests_per_rung to"), "{}", soak.note);
+        // load.repeats does not combine with load.duration: more runs come from bless --add.
+        assert!(!soak.note.contains("load.repeats"), "{}", soak.note);
+        assert!(soak.note.contains("a second soak run"), "{}", soak.note);
+        let mut runs = ev(1.05, 1.2);
+        runs.repeats = [2, 2];
+        let soak = decide_in(b, 0.0, &runs, Unit::Duration(Duration::from_secs(60)));
+        assert!(
+            soak.note.contains("run the soak ≥ ") && soak.note.contains("bless --add"),
+            "{}",
+            soak.note
+        );
+        assert!(!soak.note.contains("load.repeats"), "{}", soak.note);
+        let plain_runs = decide(b, 0.0, &runs);
+        assert!(
+            plain_runs.note.contains("raise load.repeats to ≥ "),
+            "{}",
+            plain_runs.note
+        );
         let mut few = ev(1.05, 1.2);
         few.too_few = Some(
             "p99_ttft_ms needs at least 408 samples per side (have 200 \

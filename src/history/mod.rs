@@ -1,8 +1,8 @@
 //! `ladder history`: chosen metrics across many result folders of one scenario, in time
 //! order, with the change points where a metric stepped and the configuration diff there.
 //!
-//! [`series`] loads the folders (summaries only), [`changepoint`] finds the steps of one
-//! series, [`render`] writes the terminal table, the Markdown summary and the HTML page.
+//! [`series`] loads the folders (checked as `compare` checks them), [`changepoint`] finds
+//! the steps of one series, [`render`] writes the terminal table, the Markdown summary and the HTML page.
 //! History is a sibling of `compare` and `report` at the end of the data flow: it reuses
 //! the config diff of one and the chart drawing of the other.
 
@@ -179,26 +179,29 @@ pub fn analyze(opts: &HistoryOptions) -> Result<History, String> {
         common
     } else {
         for r in &opts.rates {
-            let missing = folders
-                .iter()
-                .filter(|f| !f.rates().iter().any(|x| rate_label(*x) == rate_label(*r)))
-                .count();
-            if missing == folders.len() {
+            if series::left_out(&folders, *r).len() == folders.len() {
                 return Err(format!(
                     "--rate {}: no folder has a finished rung at that rate",
                     rate_label(*r)
                 ));
             }
-            if missing > 0 {
-                notes.push(format!(
-                    "rate {}: {missing} of {} folders have no finished rung there; left out of its series",
-                    rate_label(*r),
-                    folders.len()
-                ));
-            }
         }
         opts.rates.clone()
     };
+    // Say which folder each series lacks, and why (an interrupted run's unfinished rung).
+    for &r in &rates {
+        let out = series::left_out(&folders, r);
+        if !out.is_empty() {
+            let which: Vec<String> = out.iter().map(|(n, why)| format!("{n} ({why})")).collect();
+            notes.push(format!(
+                "rate {}: {} of {} folders have no finished rung there; left out of its series: {}",
+                rate_label(r),
+                out.len(),
+                folders.len(),
+                which.join(", ")
+            ));
+        }
+    }
     let mut names: Vec<&str> = folders
         .iter()
         .filter(|f| f.dir.imported.is_none())

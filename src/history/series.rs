@@ -1,7 +1,7 @@
 //! The folders of a history, in time order, and the series of one metric at one rung.
 //!
-//! Only `run.json` and the rung summaries are read (never the requests files), so a
-//! hundred folders load in well under a second.
+//! Each folder is checked as `compare` checks it, its request lines included (a folder
+//! that fails is skipped with the reason), and only its summaries are kept.
 
 use std::collections::BTreeSet;
 use std::fs;
@@ -177,14 +177,12 @@ fn push(out: &mut Loaded, seen: &mut BTreeSet<PathBuf>, path: &Path, dir: Result
     out.folders.push(Folder { dir, name });
 }
 
-/// A finished result folder, summaries only (as `ResultDir::open_finished` refuses a run
-/// still `running`, without reading every request line).
+/// A finished result folder that passes the checks `compare` runs: a run still `running`
+/// is refused, and every rung's request lines are read and checked against its summary
+/// (an edited summary, a missing or emptied requests file), as `ResultDir::open_finished`
+/// does.
 fn open(dir: &Path) -> Result<ResultDir, LoadError> {
-    let d = ResultDir::open(dir)?;
-    if d.info.status == RunStatus::Running {
-        return Err(LoadError::NeverFinished(dir.join("run.json")));
-    }
-    Ok(d)
+    ResultDir::open_finished(dir)
 }
 
 /// The sub-folders of `dir`, sorted by name, at most [`MAX_FOLDERS`] (the newest by name).
@@ -202,16 +200,28 @@ fn sub_folders(dir: &Path) -> Result<Vec<PathBuf>, String> {
     Ok(subs)
 }
 
-/// Rates of finished rungs present in every folder, ascending.
+/// Rates of finished rungs present in every folder whose run finished (a run interrupted
+/// or failed may lack its last rungs: it then contributes the rungs it finished, and is left
+/// out of the others' series, which [`left_out`] says), ascending. When no run finished,
+/// every folder counts.
 pub fn common_rates(folders: &[Folder]) -> Vec<f64> {
-    let Some(first) = folders.first() else {
+    let finished: Vec<&Folder> = folders
+        .iter()
+        .filter(|f| f.dir.info.status == RunStatus::Complete)
+        .collect();
+    let judges: Vec<&Folder> = if finished.is_empty() {
+        folders.iter().collect()
+    } else {
+        finished
+    };
+    let Some(first) = judges.first() else {
         return vec![];
     };
     let mut rates: Vec<f64> = first
         .rates()
         .into_iter()
         .filter(|r| {
-            folders[1..]
+            judges[1..]
                 .iter()
                 .all(|f| f.rates().iter().any(|x| rate_label(*x) == rate_label(*r)))
         })
@@ -219,6 +229,30 @@ pub fn common_rates(folders: &[Folder]) -> Vec<f64> {
     rates.sort_by(f64::total_cmp);
     rates.dedup_by(|a, b| rate_label(*a) == rate_label(*b));
     rates
+}
+
+/// The folders with no finished rung at `rate`, each with why: (name, reason).
+pub fn left_out(folders: &[Folder], rate: f64) -> Vec<(String, String)> {
+    folders
+        .iter()
+        .filter_map(|f| {
+            let rung = f
+                .dir
+                .rungs
+                .iter()
+                .find(|r| rate_label(r.entry.rate) == rate_label(rate));
+            let status = format!("{:?}", f.dir.info.status).to_lowercase();
+            let why = match rung {
+                Some(r) if r.entry.complete && !r.summary.interrupted => return None,
+                Some(_) => format!("its rung was cut short (run {status})"),
+                None if f.dir.info.status != RunStatus::Complete => {
+                    format!("the run ended ({status}) before this rung")
+                }
+                None => "no rung at this rate".to_string(),
+            };
+            Some((f.name.clone(), why))
+        })
+        .collect()
 }
 
 /// The values of `metric` at `rate`: (folder position, value) for folders that have it.

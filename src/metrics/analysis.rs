@@ -403,6 +403,7 @@ impl Analysis {
     pub fn knee_text(&self) -> String {
         match &self.knee {
             Some(k) => format!("{} ({})", self.load.level(k.rate), k.detail.join("; ")),
+            None if self.rungs.is_empty() => "none: no rungs".to_string(),
             None if !self.client_limited.is_empty() => format!(
                 "none among the rungs that measured the server (left out: {} {}, where the client ran out of resources)",
                 self.client_limited_text(),

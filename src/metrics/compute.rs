@@ -4,6 +4,9 @@
 use std::collections::BTreeMap;
 use std::time::Duration;
 
+pub use super::flow::{
+    achieved_rate, max_in_flight, max_in_flight_of, max_output_tokens_per_s, peak_output_rate,
+};
 use super::summary::{Latency, RungSummary, Stats};
 use super::tokens::TokenAccounting;
 use crate::record::{ErrorClass, RequestRecord, TokenSource};
@@ -275,44 +278,27 @@ pub fn meets_slo(r: &RequestRecord, slo: &Slo) -> bool {
         && within(slo.e2e_ms, Some(r.e2e()))
 }
 
-/// Highest number of requests in flight at once (send to end), over all records.
-pub fn max_in_flight(records: &[RequestRecord]) -> u64 {
-    let mut edges: Vec<(Duration, i64)> = Vec::with_capacity(records.len() * 2);
-    for r in records {
-        edges.push((r.sent, 1));
-        edges.push((r.end.max(r.sent), -1));
-    }
-    // Ends sort before starts at the same instant.
-    edges.sort_by(|a, b| a.0.cmp(&b.0).then(a.1.cmp(&b.1)));
-    let (mut cur, mut best) = (0i64, 0i64);
-    for (_, d) in edges {
-        cur += d;
-        best = best.max(cur);
-    }
-    best as u64
-}
-
-/// vLLM's `max_output_tokens_per_s`: token chunk arrival times (first token, then each
-/// inter-token gap) of the successful requests, counted in whole-second buckets from the
-/// first successful send; the fullest bucket. 0 without a success.
-pub fn max_output_tokens_per_s(ok: &[&RequestRecord]) -> f64 {
-    let Some(t0) = ok.iter().map(|r| r.sent).min() else {
-        return 0.0;
-    };
-    let mut buckets: BTreeMap<u64, u64> = BTreeMap::new();
-    for r in ok {
-        let Some(mut t) = r.first_token else { continue };
-        *buckets.entry(t.saturating_sub(t0).as_secs()).or_default() += 1;
-        for gap in r.itl.iter() {
-            t += gap;
-            *buckets.entry((t.saturating_sub(t0)).as_secs()).or_default() += 1;
-        }
-    }
-    buckets.values().copied().max().unwrap_or(0) as f64
-}
-
-/// Summarise one rung. Warmup records count for concurrency only.
+/// Summarise one rung. Warmup records count for concurrency only. Records of requests
+/// abandoned in flight by a stop ([`RequestRecord::interrupted`]) are counted in
+/// `interrupted_requests` and nowhere else.
 pub fn summarize(records: &[RequestRecord], ctx: &RungContext) -> RungSummary {
+    let abandoned = records.iter().filter(|r| r.interrupted()).count() as u64;
+    if abandoned == 0 {
+        return summarize_finished(records, ctx);
+    }
+    // Only an interrupted rung pays for this copy, once, at its end.
+    let finished: Vec<RequestRecord> = records
+        .iter()
+        .filter(|r| !r.interrupted())
+        .cloned()
+        .collect();
+    RungSummary {
+        interrupted_requests: abandoned,
+        ..summarize_finished(&finished, ctx)
+    }
+}
+
+fn summarize_finished(records: &[RequestRecord], ctx: &RungContext) -> RungSummary {
     let measured: Vec<&RequestRecord> = records.iter().filter(|r| !r.warmup).collect();
     let ok: Vec<&RequestRecord> = measured.iter().copied().filter(|r| r.ok()).collect();
 
@@ -343,14 +329,11 @@ pub fn summarize(records: &[RequestRecord], ctx: &RungContext) -> RungSummary {
     let total_output_tokens: u64 = ok.iter().map(|r| r.output_tokens as u64).sum();
     let good = ok.iter().filter(|r| meets_slo(r, &ctx.slo)).count();
 
-    let first_sent = measured.iter().map(|r| r.sent).min();
-    let last_sent = measured.iter().map(|r| r.sent).max();
-    let achieved_rate = match (first_sent, last_sent) {
-        (Some(a), Some(b)) if b > a && measured.len() > 1 => {
-            (measured.len() - 1) as f64 / (b - a).as_secs_f64()
-        }
-        _ => 0.0,
-    };
+    let achieved_rate = achieved_rate(
+        measured.len() as u64,
+        measured.iter().map(|r| r.sent).min(),
+        measured.iter().map(|r| r.sent).max(),
+    );
 
     let mut latency = BTreeMap::new();
     latency.insert(
@@ -418,6 +401,7 @@ pub fn summarize(records: &[RequestRecord], ctx: &RungContext) -> RungSummary {
             .count() as u64,
         inexact_prompts: ctx.inexact_prompts,
         interrupted: ctx.interrupted,
+        interrupted_requests: 0,
         tokens: TokenAccounting::of(&measured, &ok),
         reasoning: super::reasoning::Reasoning::of(&ok),
         prefix: super::prefix::PrefixSplit::of(&measured),

@@ -19,7 +19,7 @@ use std::cmp::Reverse;
 use std::collections::{BTreeMap, BTreeSet, BinaryHeap};
 use std::time::Duration;
 
-use super::compute::{meets_slo, RungContext};
+use super::compute::{achieved_rate, meets_slo, RungContext};
 use super::counts::MicrosCounts;
 use super::prefix::PrefixSplit;
 use super::reasoning::Reasoning;
@@ -35,6 +35,8 @@ pub struct RungFold {
     measured: u64,
     ok: u64,
     warmup: u64,
+    /// Requests abandoned in flight by a stop (class `interrupted`), warmup included.
+    interrupted: u64,
     good: u64,
     retokenized: u64,
     errors: BTreeMap<String, u64>,
@@ -181,6 +183,7 @@ impl RungFold {
             measured: 0,
             ok: 0,
             warmup: 0,
+            interrupted: 0,
             good: 0,
             retokenized: 0,
             errors: ErrorClass::ALL
@@ -234,6 +237,11 @@ impl RungFold {
 
     /// Fold one record.
     pub fn add(&mut self, r: &RequestRecord) {
+        // Abandoned in flight by a stop: no outcome, counted apart (`summarize` does the same).
+        if r.interrupted() {
+            self.interrupted += 1;
+            return;
+        }
         let mut late = r.sent < self.settled;
         self.in_flight.held.push(Reverse((r.sent, 1)));
         self.in_flight.held.push(Reverse((r.end.max(r.sent), -1)));
@@ -322,12 +330,7 @@ impl RungFold {
                 0.0
             }
         };
-        let achieved_rate = match (self.first_sent, self.last_sent) {
-            (Some(a), Some(b)) if b > a && self.measured > 1 => {
-                (self.measured - 1) as f64 / (b - a).as_secs_f64()
-            }
-            _ => 0.0,
-        };
+        let achieved_rate = achieved_rate(self.measured, self.first_sent, self.last_sent);
         let latency = self
             .latency
             .iter()
@@ -386,6 +389,7 @@ impl RungFold {
             retokenized_outputs: self.retokenized,
             inexact_prompts: ctx.inexact_prompts,
             interrupted: ctx.interrupted,
+            interrupted_requests: self.interrupted,
             tokens,
             reasoning,
             prefix,

@@ -80,7 +80,7 @@ impl LiveStats {
 pub struct Window {
     /// Records received in the interval (warmup included).
     pub done: u64,
-    /// Failed ones among them.
+    /// Failed measured ones among them (warmup excluded, as in the summary's `failed`).
     pub errors: u64,
     /// Successful measured ones among them.
     pub ok: u64,
@@ -105,10 +105,11 @@ impl Window {
     /// Account one finished request.
     pub fn record(&mut self, r: &RequestRecord) {
         self.done += 1;
+        if r.warmup {
+            return;
+        }
         if !r.ok() {
             self.errors += 1;
-        }
-        if r.warmup || !r.ok() {
             return;
         }
         self.ok += 1;
@@ -118,14 +119,10 @@ impl Window {
         }
     }
 
-    /// TTFT quantile `q` (0..1) of the interval, in milliseconds (3 significant digits); 0
-    /// without a first token.
-    pub fn ttft_ms(&self, q: f64) -> f64 {
-        if self.ttft_us.is_empty() {
-            0.0
-        } else {
-            self.ttft_us.value_at_quantile(q) as f64 / 1000.0
-        }
+    /// TTFT quantile `q` (0..1) of the interval, in milliseconds (3 significant digits);
+    /// `None` when no successful request of the interval had a first token.
+    pub fn ttft_ms(&self, q: f64) -> Option<f64> {
+        (!self.ttft_us.is_empty()).then(|| self.ttft_us.value_at_quantile(q) as f64 / 1000.0)
     }
 }
 
@@ -152,7 +149,7 @@ mod tests {
     #[test]
     fn a_window_counts_its_interval_only() {
         let mut w = Window::default();
-        assert_eq!(w.ttft_ms(0.5), 0.0);
+        assert_eq!(w.ttft_ms(0.5), None);
         for i in 0..100u64 {
             w.record(&RequestRecord {
                 first_token: Some(Duration::from_millis(1 + i)),
@@ -173,7 +170,19 @@ mod tests {
             (w.done, w.ok, w.errors, w.output_tokens),
             (101, 100, 1, 400)
         );
-        assert!((w.ttft_ms(0.5) - 50.0).abs() < 0.1, "{}", w.ttft_ms(0.5));
-        assert!((w.ttft_ms(0.99) - 99.0).abs() < 0.1, "{}", w.ttft_ms(0.99));
+        let q = |x| w.ttft_ms(x).unwrap();
+        assert!((q(0.5) - 50.0).abs() < 0.1, "{}", q(0.5));
+        assert!((q(0.99) - 99.0).abs() < 0.1, "{}", q(0.99));
+        // A failed warmup request is no failure of the rung's (the summary's `failed`).
+        w.record(&RequestRecord {
+            warmup: true,
+            error: Some(crate::record::RequestError {
+                class: crate::record::ErrorClass::Timeout,
+                status: None,
+                detail: String::new(),
+            }),
+            ..Default::default()
+        });
+        assert_eq!((w.done, w.errors), (102, 1));
     }
 }

@@ -2,6 +2,7 @@
 
 pub mod compute;
 pub mod counts;
+pub mod flow;
 pub mod fold;
 pub mod live;
 pub mod prefix;

@@ -93,6 +93,7 @@ pub fn pool(
         retokenized_outputs: sum(|r| r.retokenized_outputs),
         inexact_prompts: sum(|r| r.inexact_prompts),
         interrupted: runs.iter().any(|r| r.interrupted),
+        interrupted_requests: sum(|r| r.interrupted_requests),
         tokens: pool_tokens(&runs),
         reasoning,
         // Like the latency statistics, from every request: the caller sets it.

@@ -156,6 +156,11 @@ pub struct RungSummary {
     pub inexact_prompts: u64,
     /// True when the rung was cut short (interrupt); its numbers cover what finished.
     pub interrupted: bool,
+    /// Requests (warmup included) still in flight when the run was stopped, abandoned after
+    /// the grace period: request lines of class `interrupted`, in no other count here (the
+    /// client's stop, not the server's fault). Sent = `warmup_requests` + `completed` +
+    /// `failed` + this. Written only when above 0.
+    pub interrupted_requests: u64,
     /// Requested vs server-counted tokens (the token accounting contract, issue 15).
     pub tokens: TokenAccounting,
     /// TTFC and reasoning tokens, when any successful request reasoned.
@@ -318,6 +323,9 @@ impl RungSummary {
         put("retokenized_outputs", self.retokenized_outputs.into());
         put("inexact_prompts", self.inexact_prompts.into());
         put("interrupted", self.interrupted.into());
+        if self.interrupted_requests > 0 {
+            put("interrupted_requests", self.interrupted_requests.into());
+        }
         for which in Latency::ALL {
             let s = self.stats(which);
             put(&format!("count_{}", which.key()), s.count.into());
@@ -419,6 +427,11 @@ impl RungSummary {
                 .get("interrupted")
                 .and_then(Value::as_bool)
                 .ok_or("missing key `interrupted`")?,
+            interrupted_requests: m
+                .get("interrupted_requests")
+                .map(|v| v.as_u64().ok_or("interrupted_requests is not a count"))
+                .transpose()?
+                .unwrap_or(0),
             tokens: TokenAccounting::get(m),
             reasoning: super::reasoning::Reasoning::get(m)?,
             prefix: super::prefix::PrefixSplit::get(m)?,

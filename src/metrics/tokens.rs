@@ -2,6 +2,8 @@
 //! server says it processed (its `usage`), so a template, a tokenizer mismatch or a
 //! truncating server shows up instead of silently skewing token throughputs.
 
+use std::borrow::Borrow;
+
 use serde_json::{Map, Value};
 
 use crate::record::RequestRecord;
@@ -37,25 +39,35 @@ fn mean(it: impl Iterator<Item = u32>) -> Option<f64> {
 impl TokenAccounting {
     /// From a rung's measured records (warmup excluded) and the successful ones among them.
     pub fn of(measured: &[&RequestRecord], ok: &[&RequestRecord]) -> TokenAccounting {
-        let rejected: Vec<&str> = measured.iter().filter_map(|r| r.usage_rejected).collect();
+        Self::from_records(measured.iter().copied(), ok.iter().copied())
+    }
+
+    /// [`TokenAccounting::of`] over records passed by value or by reference (records, or
+    /// request lines read back as records one at a time); each iterator is walked once.
+    pub fn from_records<R: Borrow<RequestRecord>>(
+        measured: impl Iterator<Item = R>,
+        ok: impl Iterator<Item = R> + Clone,
+    ) -> TokenAccounting {
+        let mut rejected = measured.filter_map(|r| r.borrow().usage_rejected);
+        let first_rejected = rejected.next();
+        let untrusted_usage = u64::from(first_rejected.is_some()) + rejected.count() as u64;
+        let ok = || ok.clone();
         TokenAccounting {
-            requested_input_tokens: mean(ok.iter().map(|r| r.input_tokens)).unwrap_or(0.0),
+            requested_input_tokens: mean(ok().map(|r| r.borrow().input_tokens)).unwrap_or(0.0),
             mean_server_input_tokens: mean(
-                ok.iter().filter_map(|r| r.trusted_server_prompt_tokens()),
+                ok().filter_map(|r| r.borrow().trusted_server_prompt_tokens()),
             ),
-            requested_output_tokens: mean(ok.iter().map(|r| r.requested_output_tokens))
+            requested_output_tokens: mean(ok().map(|r| r.borrow().requested_output_tokens))
                 .unwrap_or(0.0),
-            mean_output_tokens: mean(ok.iter().map(|r| r.output_tokens)).unwrap_or(0.0),
+            mean_output_tokens: mean(ok().map(|r| r.borrow().output_tokens)).unwrap_or(0.0),
             mean_server_output_tokens: mean(
-                ok.iter()
-                    .filter_map(|r| r.trusted_server_completion_tokens()),
+                ok().filter_map(|r| r.borrow().trusted_server_completion_tokens()),
             ),
-            server_usage_requests: ok
-                .iter()
-                .filter(|r| r.trusted_server_completion_tokens().is_some())
+            server_usage_requests: ok()
+                .filter(|r| r.borrow().trusted_server_completion_tokens().is_some())
                 .count() as u64,
-            untrusted_usage: rejected.len() as u64,
-            untrusted_usage_reason: rejected.first().map(|s| s.to_string()),
+            untrusted_usage,
+            untrusted_usage_reason: first_rejected.map(str::to_string),
         }
     }
 

@@ -12,6 +12,7 @@ pub mod html;
 pub mod markdown;
 mod server_charts;
 pub mod sessions;
+mod unfinished;
 
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -32,6 +33,13 @@ pub enum ReportError {
     /// The folder has a run.json but no finished rung.
     #[error("{0}: the run has no finished rung, nothing to report")]
     NoRungs(PathBuf),
+    /// The run never finished (`running`) and left no rung, finished or partial.
+    #[error(
+        "{0}: the run did not finish (run.json says `running`: its process was killed or \
+         crashed, or is still running) and left no rung to report, finished or partial; \
+         run it again"
+    )]
+    Unfinished(PathBuf),
     /// An output file could not be written.
     #[error("{path}: cannot write: {source}")]
     Write {
@@ -70,11 +78,20 @@ impl RunReport {
     /// Load a result folder and analyse it.
     pub fn load(dir: &Path, label: &str) -> Result<RunReport, ReportError> {
         let rd = ResultDir::open(dir)?;
-        if rd.rungs.is_empty() {
+        let mut info = rd.info;
+        let mut rungs: Vec<RungSummary> = rd.rungs.into_iter().map(|r| r.summary).collect();
+        if info.status == crate::results::RunStatus::Running {
+            let partial = unfinished::partial_rungs(dir, &info);
+            if rungs.is_empty() && partial.is_empty() {
+                return Err(ReportError::Unfinished(dir.to_path_buf()));
+            }
+            info.warnings.insert(0, unfinished::note(&info, &partial));
+            rungs.extend(partial);
+        }
+        if rungs.is_empty() {
             return Err(ReportError::NoRungs(dir.to_path_buf()));
         }
-        let rungs = rd.rungs.into_iter().map(|r| r.summary).collect();
-        Ok(RunReport::from_parts(label, dir, rd.info, rungs))
+        Ok(RunReport::from_parts(label, dir, info, rungs))
     }
 
     /// Build from already loaded parts (the runner, right after a run).
@@ -87,7 +104,15 @@ impl RunReport {
         rungs.sort_by(|a, b| a.rate.total_cmp(&b.rate));
         let slo = slo_of(&info);
         let baseline = baseline_rate_of(&info);
-        let analysis = analyze(&rungs, &slo, baseline);
+        // A run that never finished (killed): its rung in progress is drawn from a partial
+        // summary, a few seconds of it, and is no ground for a knee or an SLO verdict.
+        let analysis = if info.status == crate::results::RunStatus::Running {
+            let whole: Vec<RungSummary> =
+                rungs.iter().filter(|r| !r.interrupted).cloned().collect();
+            analyze(&whole, &slo, baseline)
+        } else {
+            analyze(&rungs, &slo, baseline)
+        };
         RunReport {
             label: label.to_string(),
             dir: dir.to_path_buf(),
@@ -97,6 +122,17 @@ impl RunReport {
             analysis,
         }
     }
+}
+
+/// A folder `ladder report` is asked to draw, checked as `compare` checks it: its summaries
+/// and every rung's request lines (`results::check`), so an edited or damaged folder is
+/// refused with the file and what is wrong, never drawn as if ladder had measured it.
+pub fn check(dir: &Path) -> Result<(), ReportError> {
+    let rd = ResultDir::open(dir)?;
+    for r in &rd.rungs {
+        rd.requests(r)?;
+    }
+    Ok(())
 }
 
 /// The SLO of the resolved scenario stored in run.json.

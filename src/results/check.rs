@@ -11,10 +11,12 @@ use std::collections::HashSet;
 use std::fs;
 use std::path::{Path, PathBuf};
 
+pub(super) use super::check_derived::Derived;
+pub(super) use super::check_latency::latency_stats;
+pub(crate) use super::check_latency::samples;
 use super::load::{requests_file_name, result_file_name, LoadError};
 use super::types::{RequestLine, RunInfo, RungEntry};
-use crate::metrics::compute::{stats_micros, stats_unordered};
-use crate::metrics::{Latency, RungSummary, Stats};
+use crate::metrics::RungSummary;
 use crate::scenario::{is_scenario_name, rate_label};
 
 pub(super) fn bad(path: &Path, problem: impl Into<String>) -> LoadError {
@@ -62,7 +64,7 @@ pub(crate) fn run_info(run_json: &Path, info: &RunInfo) -> Result<(), LoadError>
         }
         labels.push((label, e.rate));
     }
-    Ok(())
+    super::check_derived::planned_rungs(run_json, info)
 }
 
 fn entry(run_json: &Path, e: &RungEntry) -> Result<(), LoadError> {
@@ -102,7 +104,16 @@ pub(crate) fn rung_file(dir: &Path, name: &str) -> Result<PathBuf, LoadError> {
         path: p.clone(),
         source,
     };
-    let meta = fs::symlink_metadata(&p).map_err(io)?;
+    let meta = fs::symlink_metadata(&p).map_err(|source| {
+        if source.kind() == std::io::ErrorKind::NotFound {
+            LoadError::MissingFile {
+                path: p.clone(),
+                dir: dir.to_path_buf(),
+            }
+        } else {
+            io(source)
+        }
+    })?;
     if meta.file_type().is_symlink() {
         let target = fs::canonicalize(&p).map_err(io)?;
         let root = fs::canonicalize(dir).map_err(io)?;
@@ -124,8 +135,14 @@ pub(crate) fn rung_file(dir: &Path, name: &str) -> Result<PathBuf, LoadError> {
     Ok(p)
 }
 
-/// A rung summary against its run.json entry, and against itself.
-pub(crate) fn summary(path: &Path, e: &RungEntry, s: &RungSummary) -> Result<(), LoadError> {
+/// A rung summary against its run.json entry, and against itself (`raw`: the file's keys as
+/// written, the repeated ones among them included).
+pub(crate) fn summary(
+    path: &Path,
+    e: &RungEntry,
+    raw: &serde_json::Map<String, serde_json::Value>,
+    s: &RungSummary,
+) -> Result<(), LoadError> {
     if !close(s.rate, e.rate) || rate_label(s.rate) != rate_label(e.rate) {
         return Err(bad(
             path,
@@ -166,7 +183,7 @@ pub(crate) fn summary(path: &Path, e: &RungEntry, s: &RungSummary) -> Result<(),
             ),
         ));
     }
-    Ok(())
+    super::check_derived::repeated_keys(path, raw, s)
 }
 
 fn ms(d: Option<f64>) -> String {
@@ -214,6 +231,16 @@ fn line(path: &Path, n: usize, l: &RequestLine) -> Result<(), LoadError> {
             l.e2e_ms
         )));
     }
+    let tpot = super::check_derived::tpot_of(l);
+    if !matches!((l.tpot_ms, tpot), (None, None))
+        && !l.tpot_ms.zip(tpot).is_some_and(|(a, b)| close(a, b))
+    {
+        return Err(at(format!(
+            "tpot_ms {} is not (e2e_ms - ttft_ms) / (output_tokens - 1) ({})",
+            ms(l.tpot_ms),
+            ms(tpot)
+        )));
+    }
     if l.ok == l.error_class.is_some() {
         return Err(at(format!(
             "ok is {} but error_class is {:?}",
@@ -224,12 +251,14 @@ fn line(path: &Path, n: usize, l: &RequestLine) -> Result<(), LoadError> {
 }
 
 /// A rung's request lines against its summary: every line sane, the counts equal, and the
-/// summary's wall time, throughputs and latency statistics what the lines give. A rung of
-/// several repeats: each repeat's lines against its own summary, then the pool.
+/// summary's wall time, throughputs, latency statistics and every other key the lines give
+/// (`check_derived`) what the lines give. A rung of several repeats: each repeat's lines
+/// against its own summary, then the pool.
 pub(crate) fn lines(
     path: &Path,
     s: &RungSummary,
     all: &[(usize, &RequestLine)],
+    derived: &Derived,
 ) -> Result<(), LoadError> {
     let k = s.repeats.len();
     if let Some((n, l)) = all.iter().find(|(_, l)| {
@@ -249,7 +278,7 @@ pub(crate) fn lines(
         ));
     }
     if k == 0 {
-        return one_run(path, s, all);
+        return one_run(path, s, all, "", derived);
     }
     for (i, run) in s.repeats.iter().enumerate() {
         if !close(run.rate, s.rate) {
@@ -263,7 +292,17 @@ pub(crate) fn lines(
             .copied()
             .filter(|(_, l)| l.repeat as usize == i + 1)
             .collect();
-        one_run(path, run, &group).map_err(|e| match e {
+        // A repeat without a line in a file that has others: its lines are missing.
+        let missing = if group.is_empty() && !all.is_empty() {
+            format!(
+                " (no line of repeat {} in {}: its lines are missing)",
+                i + 1,
+                path.display()
+            )
+        } else {
+            String::new()
+        };
+        one_run(path, run, &group, &missing, derived).map_err(|e| match e {
             LoadError::Tampered { path, problem } => LoadError::Tampered {
                 path,
                 problem: format!("repeat {}: {problem}", i + 1),
@@ -305,7 +344,15 @@ impl Seen {
     }
 }
 
-fn one_run(path: &Path, s: &RungSummary, all: &[(usize, &RequestLine)]) -> Result<(), LoadError> {
+/// `missing`: what to say when `all` is empty though the file is not (a repeat's lines
+/// missing), or "" to say the file is empty.
+fn one_run(
+    path: &Path,
+    s: &RungSummary,
+    all: &[(usize, &RequestLine)],
+    missing: &str,
+    derived: &Derived,
+) -> Result<(), LoadError> {
     let mut seen = Seen::new(all.iter().map(|(_, l)| l.index));
     for (n, l) in all {
         line(path, *n, l)?;
@@ -316,10 +363,22 @@ fn one_run(path: &Path, s: &RungSummary, all: &[(usize, &RequestLine)]) -> Resul
             ));
         }
     }
-    let measured: Vec<&RequestLine> = all.iter().map(|&(_, l)| l).filter(|l| !l.warmup).collect();
+    // Requests abandoned in flight by a stop are in no count but their own.
+    let finished: Vec<&RequestLine> = all
+        .iter()
+        .map(|&(_, l)| l)
+        .filter(|l| !abandoned(l))
+        .collect();
+    let measured: Vec<&RequestLine> = finished.iter().copied().filter(|l| !l.warmup).collect();
     let ok: Vec<&RequestLine> = measured.iter().copied().filter(|l| l.ok).collect();
-    let warmup = all.len() - measured.len();
+    let warmup = finished.len() - measured.len();
     let counts = [
+        (
+            "requests interrupted in flight",
+            "interrupted_requests",
+            (all.len() - finished.len()) as u64,
+            s.interrupted_requests,
+        ),
         (
             "measured requests",
             "completed + failed",
@@ -353,10 +412,10 @@ fn one_run(path: &Path, s: &RungSummary, all: &[(usize, &RequestLine)]) -> Resul
     ];
     for (what, key, from_lines, in_summary) in counts {
         if from_lines != in_summary {
-            let hint = if all.is_empty() {
-                " (the file is empty)"
-            } else {
-                ""
+            let hint = match (all.is_empty(), missing) {
+                (false, _) => "",
+                (true, "") => " (the file is empty)",
+                (true, m) => m,
             };
             return Err(bad(
                 path,
@@ -443,103 +502,15 @@ fn one_run(path: &Path, s: &RungSummary, all: &[(usize, &RequestLine)]) -> Resul
             ));
         }
     }
-    latency_stats(path, s, &measured)
+    latency_stats(path, s, &measured)?;
+    let finished: Vec<(usize, &RequestLine)> =
+        all.iter().copied().filter(|(_, l)| !abandoned(l)).collect();
+    derived.check(path, s, &finished)
 }
 
-pub(super) fn latency_stats(
-    path: &Path,
-    s: &RungSummary,
-    measured: &[&RequestLine],
-) -> Result<(), LoadError> {
-    let ttfc = s.reasoning.is_some().then_some(Latency::Ttfc);
-    for which in Latency::ALL.into_iter().chain(ttfc) {
-        let recomputed = if which == Latency::Itl {
-            // Tens of gaps a request: the radix path the writer used (whole microseconds,
-            // as ladder stores gaps; an older file's finer values round by under half a
-            // microsecond, inside `close`'s 1 µs), not a sort of them all.
-            let us = |x: &f64| (x * 1000.0).round().clamp(0.0, f64::from(u32::MAX)) as u32;
-            stats_micros(|| {
-                measured
-                    .iter()
-                    .filter(|l| l.ok)
-                    .flat_map(|l| l.itl_ms.iter().map(us))
-            })
-        } else {
-            stats_unordered(samples(which, measured))
-        };
-        let stored = s.stats(which);
-        if let Some(stat) = differs(&stored, &recomputed) {
-            return Err(bad(
-                path,
-                format!(
-                    "{} says {stat} of {} is {}, but these request lines give {}",
-                    result_file_name(s.rate),
-                    which.key(),
-                    stat_value(&stored, stat),
-                    stat_value(&recomputed, stat)
-                ),
-            ));
-        }
-    }
-    Ok(())
-}
-
-/// The samples of one distribution, as the summary was computed from the records.
-pub(crate) fn samples(which: Latency, measured: &[&RequestLine]) -> Vec<f64> {
-    let ok = || measured.iter().filter(|l| l.ok);
-    let since = |a: f64, b: f64| (a - b).max(0.0);
-    match which {
-        Latency::Ttft => ok().filter_map(|l| l.ttft_ms).collect(),
-        Latency::Tpot => ok().filter_map(|l| l.tpot_ms).collect(),
-        Latency::Itl => ok().flat_map(|l| l.itl_ms.iter().copied()).collect(),
-        Latency::E2el => ok().map(|l| l.e2e_ms).collect(),
-        Latency::TtftSched => ok()
-            .filter_map(|l| l.first_token_ms.map(|f| since(f, l.scheduled_ms)))
-            .collect(),
-        Latency::E2elSched => ok().map(|l| since(l.end_ms, l.scheduled_ms)).collect(),
-        Latency::E2elAll => measured.iter().map(|l| l.e2e_ms).collect(),
-        Latency::DispatchLag => measured
-            .iter()
-            .map(|l| since(l.sent_ms, l.scheduled_ms))
-            .collect(),
-        Latency::Ttfc => ok().filter_map(|l| l.ttfc_ms()).collect(),
-    }
-}
-
-/// The first statistic on which two summaries of one distribution disagree.
-fn differs(a: &Stats, b: &Stats) -> Option<&'static str> {
-    if a.count != b.count {
-        return Some("count");
-    }
-    [
-        ("mean", a.mean, b.mean),
-        ("median", a.median, b.median),
-        ("std", a.std, b.std),
-        ("p90", a.p90, b.p90),
-        ("p95", a.p95, b.p95),
-        ("p99", a.p99, b.p99),
-        ("p99.9", a.p999, b.p999),
-        ("min", a.min, b.min),
-        ("max", a.max, b.max),
-    ]
-    .into_iter()
-    .find(|(_, x, y)| !close(*x, *y))
-    .map(|(k, _, _)| k)
-}
-
-fn stat_value(s: &Stats, name: &str) -> String {
-    match name {
-        "count" => s.count.to_string(),
-        "mean" => s.mean.to_string(),
-        "median" => s.median.to_string(),
-        "std" => s.std.to_string(),
-        "p90" => s.p90.to_string(),
-        "p95" => s.p95.to_string(),
-        "p99" => s.p99.to_string(),
-        "p99.9" => s.p999.to_string(),
-        "min" => s.min.to_string(),
-        _ => s.max.to_string(),
-    }
+/// A request line of class `interrupted`: abandoned in flight by a stop.
+pub(super) fn abandoned(l: &RequestLine) -> bool {
+    l.error_class == Some(crate::record::ErrorClass::Interrupted)
 }
 
 #[cfg(test)]

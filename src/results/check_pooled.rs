@@ -77,6 +77,16 @@ pub(super) fn pooled(
             ));
         }
     }
-    let measured: Vec<&RequestLine> = all.iter().map(|&(_, l)| l).filter(|l| !l.warmup).collect();
-    latency_stats(path, s, &measured)
+    let measured: Vec<&RequestLine> = all
+        .iter()
+        .map(|&(_, l)| l)
+        .filter(|l| !l.warmup && !super::check::abandoned(l))
+        .collect();
+    latency_stats(path, s, &measured)?;
+    let finished: Vec<(usize, &RequestLine)> = all
+        .iter()
+        .copied()
+        .filter(|(_, l)| !super::check::abandoned(l))
+        .collect();
+    super::check_derived::pooled(path, s, &finished)
 }

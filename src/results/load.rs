@@ -32,6 +32,9 @@ pub enum LoadError {
     /// not add up. The folder was edited or damaged.
     #[error("{path}: {problem}; ladder never writes this, so the folder was edited or damaged: use the folder as ladder wrote it, or re-run the scenario")]
     Tampered { path: PathBuf, problem: String },
+    /// A rung file that run.json lists is not in the folder.
+    #[error("{path}: missing: {dir}/run.json lists this rung's file, but the folder does not hold it (a folder copied in part, or a file deleted); copy the whole result folder, or re-run the scenario")]
+    MissingFile { path: PathBuf, dir: PathBuf },
     /// run.json still says `running`.
     #[error("{0}: run status is `running`: the run never finished (its process was killed, or is still running), so its numbers are not final; re-run the scenario and use that folder")]
     NeverFinished(PathBuf),
@@ -124,8 +127,12 @@ impl ResultDir {
         let mut rungs = Vec::with_capacity(info.rungs.len());
         for entry in &info.rungs {
             let p = check::rung_file(dir, &entry.result_file)?;
-            let summary: RungSummary = parse(&p, &read(&p)?)?;
-            check::summary(&p, entry, &summary)?;
+            let raw: serde_json::Map<String, serde_json::Value> = parse(&p, &read(&p)?)?;
+            let summary = RungSummary::from_json_map(&raw).map_err(|message| LoadError::Parse {
+                path: p.clone(),
+                message,
+            })?;
+            check::summary(&p, entry, &raw, &summary)?;
             rungs.push(LoadedRung {
                 entry: entry.clone(),
                 summary,
@@ -246,9 +253,23 @@ impl ResultDir {
         each_line(&mut reader, io, &mut one)?;
         // Line numbers beside the lines, not in them: a line is some 300 bytes, moved once.
         let numbered: Vec<(usize, &RequestLine)> = numbers.into_iter().zip(&out).collect();
-        check::lines(&p, &rung.summary, &numbered)?;
+        let slo = self.slo();
+        let derived = check::Derived {
+            slo: &slo,
+            late_arrivals: self.info.warnings.iter().any(|w| w.contains(LATE_ARRIVALS)),
+        };
+        check::lines(&p, &rung.summary, &numbered, &derived)?;
         drop(numbered);
         Ok(out)
+    }
+
+    /// The scenario's SLO as run.json records it (none when it records none).
+    fn slo(&self) -> crate::scenario::Slo {
+        self.info
+            .scenario
+            .get("slo")
+            .and_then(|v| serde_json::from_value(v.clone()).ok())
+            .unwrap_or_default()
     }
 
     /// The rung run at `rate`, if any.
@@ -303,6 +324,10 @@ pub fn result_file_name(rate: f64) -> String {
 pub fn server_metrics_file_name(rate: f64) -> String {
     format!("server_metrics_rate_{}.jsonl", rate_label(rate))
 }
+
+/// What the runner's warning about a streamed rung's out-of-order arrivals says (then its
+/// peak in flight and peak output rate may be off, and are not checked).
+pub(crate) const LATE_ARRIVALS: &str = "requests arrived later than their send order allows";
 
 /// Fewer bytes than any request line ladder writes (its keys alone take more).
 const MIN_LINE_BYTES: u64 = 128;

@@ -88,7 +88,10 @@ pub fn add_run(base: &ResultDir, add: &ResultDir, to: &Path) -> Result<(), Merge
             l.repeat = l.repeat.max(1) + rb.len() as u32;
         }
         lb.append(&mut la);
-        let measured: Vec<&RequestLine> = lb.iter().filter(|l| !l.warmup).collect();
+        let measured: Vec<&RequestLine> = lb
+            .iter()
+            .filter(|l| !l.warmup && !l.interrupted())
+            .collect();
         let latency: BTreeMap<Latency, _> = Latency::ALL
             .into_iter()
             .map(|w| (w, stats(samples(w, &measured))))

@@ -473,8 +473,13 @@ pub fn rung_summary(lines: &[RequestLine], parts: &[&RungSummary], slo: &Slo) ->
     pooled
 }
 
+/// An ITL gap in milliseconds as written back to the whole microsecond it is stored at.
+pub(crate) fn gap_of(ms: f64) -> Duration {
+    Duration::from_micros((ms * 1000.0).round().max(0.0) as u64)
+}
+
 /// Milliseconds as written back to the whole nanosecond they were taken at.
-fn ns(ms: f64) -> Duration {
+pub(crate) fn ns(ms: f64) -> Duration {
     Duration::from_nanos((ms * 1e6).round().max(0.0) as u64)
 }
 
@@ -483,6 +488,18 @@ fn ns(ms: f64) -> Duration {
 /// rung shorter than days), ITL gaps to the microsecond they are stored at. The
 /// `usage_rejected` reason is kept only as "rejected" (the metrics ask no more).
 pub fn record_of(l: &RequestLine) -> RequestRecord {
+    let mut r = bare_record_of(l);
+    r.itl = l.itl_ms.iter().map(|&ms| gap_of(ms)).collect::<ItlGaps>();
+    if let Some(e) = &mut r.error {
+        e.detail = l.error_detail.clone().unwrap_or_default();
+    }
+    r
+}
+
+/// [`record_of`] without the ITL gaps and the error detail, so without allocating: what the
+/// metrics that need neither read (goodput, token accounting, sessions), for the tamper
+/// check to recompute them line by line with the writer's own code.
+pub(crate) fn bare_record_of(l: &RequestLine) -> RequestRecord {
     let sent = ns(l.sent_ms);
     let first_token = l.first_token_ms.map(ns);
     RequestRecord {
@@ -501,15 +518,11 @@ pub fn record_of(l: &RequestLine) -> RequestRecord {
         server_prompt_tokens: l.server_prompt_tokens,
         output_tokens: l.output_tokens,
         token_source: l.token_source,
-        itl: l
-            .itl_ms
-            .iter()
-            .map(|&ms| Duration::from_micros((ms * 1000.0).round().max(0.0) as u64))
-            .collect::<ItlGaps>(),
+        itl: ItlGaps::new(),
         error: (!l.ok).then(|| RequestError {
             class: l.error_class.unwrap_or(ErrorClass::Unclassified),
             status: l.status,
-            detail: l.error_detail.clone().unwrap_or_default(),
+            detail: String::new(),
         }),
         server_completion_tokens: l.server_completion_tokens,
         requested_output_tokens: l.requested_output_tokens.unwrap_or(0),

@@ -23,6 +23,18 @@ pub enum RunStatus {
     Failed,
 }
 
+impl std::fmt::Display for RunStatus {
+    /// As `run.json` spells it: `interrupted`, not `Interrupted`.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            RunStatus::Running => "running",
+            RunStatus::Complete => "complete",
+            RunStatus::Interrupted => "interrupted",
+            RunStatus::Failed => "failed",
+        })
+    }
+}
+
 /// One rung's entry in `run.json`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct RungEntry {
@@ -197,6 +209,12 @@ pub struct RequestLine {
 }
 
 impl RequestLine {
+    /// Abandoned in flight by a stop (class `interrupted`): no outcome, in no count but
+    /// `interrupted_requests`.
+    pub fn interrupted(&self) -> bool {
+        self.error_class == Some(crate::record::ErrorClass::Interrupted)
+    }
+
     /// The session and turn of a session's request, when the line has all three keys.
     pub fn session_turn(&self) -> Option<crate::record::SessionTurn> {
         Some(crate::record::SessionTurn {
@@ -255,7 +273,7 @@ fn is_zero(n: &u32) -> bool {
 /// Milliseconds, correctly rounded from the whole nanoseconds a `Duration` holds: written as
 /// at most six decimals (`25.629995`, not the `25.629994999999997` of `as_secs_f64() * 1e3`),
 /// which is shorter to store and faster to read back, and no less exact.
-fn ms(d: std::time::Duration) -> f64 {
+pub(crate) fn ms(d: std::time::Duration) -> f64 {
     d.as_nanos() as f64 / 1e6
 }
 

@@ -427,6 +427,7 @@ fn rung_of(dir: &Path, file: &str, o: Map<String, Value>) -> Result<ImportedRung
         retokenized_outputs: 0,
         inexact_prompts: 0,
         interrupted: false,
+        interrupted_requests: 0,
         latency,
         // vLLM result files carry no server-side metrics, nor reasoning splits.
         server: Default::default(),

@@ -59,6 +59,7 @@ pub(super) struct Dispatch {
     pub halt: watch::Receiver<bool>,
     pub tx: mpsc::Sender<RequestRecord>,
     pub sent: Arc<AtomicU64>,
+    pub in_flight: super::in_flight::InFlight,
     pub counting: Arc<Semaphore>,
 }
 
@@ -98,6 +99,7 @@ pub(super) fn spawn(d: Dispatch) -> JoinHandle<()> {
             halt: d.halt.clone(),
             tx: d.tx.clone(),
             sent: d.sent.clone(),
+            in_flight: d.in_flight.clone(),
             counting: d.counting.clone(),
         };
         handles.push(tokio::spawn(user.run()));
@@ -151,6 +153,7 @@ struct User {
     halt: watch::Receiver<bool>,
     tx: mpsc::Sender<RequestRecord>,
     sent: Arc<AtomicU64>,
+    in_flight: super::in_flight::InFlight,
     counting: Arc<Semaphore>,
 }
 
@@ -205,6 +208,7 @@ impl User {
             }
             let at = ready.saturating_duration_since(self.start);
             self.sent.fetch_add(1, Ordering::Relaxed);
+            self.in_flight.sent(index, self.start, at, warmup);
             let measured = self
                 .client
                 .measure(req, self.start, at, index, warmup)

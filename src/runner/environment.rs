@@ -104,6 +104,12 @@ pub fn redacted_scenario(
         }
     }
     let mut value = serde_json::to_value(&s).expect("scenario serialises");
+    // A rung run for a duration has no count of requests: its default would read as one.
+    if s.load.duration.is_some() {
+        if let Some(w) = value.get_mut("workload").and_then(|w| w.as_object_mut()) {
+            w.remove("requests_per_rung");
+        }
+    }
     let mut own_text = Vec::new();
     strings_of(&value, &mut own_text);
     let (own, mut unreliable) = redactor.for_own_text(&own_text);
@@ -187,6 +193,23 @@ mod tests {
             extra_header.0: extra_header.1,
         });
         serde_json::from_value(v).unwrap()
+    }
+
+    #[test]
+    fn a_duration_run_records_no_requests_per_rung() {
+        let none = Redactor::new(Vec::<(String, String)>::new());
+        let counted = redacted_scenario(&scenario(("X", "y")), &[], &[], &none).value;
+        assert_eq!(counted["workload"]["requests_per_rung"], 200);
+        let mut s = scenario(("X", "y"));
+        s.load.duration = Some(crate::scenario::DurationStr(
+            std::time::Duration::from_secs(60),
+        ));
+        let timed = redacted_scenario(&s, &[], &[], &none).value;
+        assert!(
+            timed["workload"].get("requests_per_rung").is_none(),
+            "{timed}"
+        );
+        assert_eq!(timed["workload"]["input_tokens"], 10);
     }
 
     #[test]

@@ -17,7 +17,7 @@ use tokio::sync::watch;
 use tokio::time::Instant;
 
 use super::{
-    print_outcome, progress, rung, shard, sim_host, soak, warnings, RunContext, RunError,
+    failures, print_outcome, progress, rung, shard, sim_host, soak, warnings, RunContext, RunError,
     RunOutcome, STOP_GRACE,
 };
 use crate::client::Client;
@@ -113,11 +113,20 @@ impl Ladder<'_> {
                     .as_ref()
                     .is_none_or(|s| s.shard.index == 0);
                 let scrape = self.scrape.filter(|_| repeat == 0 && first_shard);
+                // The last rung measured below this one in this repeat, for the failure
+                // warning's "did it grow with the load".
+                let lower = held[..idx]
+                    .iter()
+                    .rev()
+                    .filter_map(|h| h.summaries.get(repeat as usize))
+                    .filter(|s| s.rate < rate)
+                    .find_map(failures::LowerRung::of);
                 let (m, server_text) = self
                     .measure(
                         idx,
                         rate,
                         repeat,
+                        lower,
                         scrape,
                         &stop,
                         writer,
@@ -246,6 +255,7 @@ impl Ladder<'_> {
         idx: usize,
         rate: f64,
         repeat: u32,
+        lower: Option<failures::LowerRung>,
         scrape: Option<&ScrapeSetup>,
         stop: &watch::Receiver<bool>,
         writer: &mut RunWriter,
@@ -379,11 +389,12 @@ impl Ladder<'_> {
             String::new()
         };
         log.push(format!(
-            "rung {rate}{which}: sent {} finished {} completed {} failed {} qps {:.3}",
+            "rung {rate}{which}: sent {} finished {} completed {} failed {} interrupted {} qps {:.3}",
             run.sent,
             summary.num_prompts + summary.warmup_requests,
             summary.completed,
             summary.failed,
+            summary.interrupted_requests,
             summary.request_throughput
         ));
         let mut warn = |w: String, bar: &mut progress::RungBar| {
@@ -393,6 +404,22 @@ impl Ladder<'_> {
                 writer.warn(w);
             }
         };
+        if run.abandoned > 0 {
+            // A rung stopped for deterministic rejections abandons its stragglers the same way.
+            let when = match run.rejected {
+                Some(_) => "when the rung was stopped",
+                None => "at the interrupt",
+            };
+            warn(
+                format!(
+                    "rung {}: {} requests in flight {when} were recorded as interrupted \
+                     (request lines of class `interrupted`; not failures, not in the error rate)",
+                    kind.level(rate),
+                    run.abandoned
+                ),
+                &mut bar,
+            );
+        }
         if inexact > 0 {
             let length = match replay {
                 Some(_) => "their recorded length".to_string(),
@@ -411,8 +438,10 @@ impl Ladder<'_> {
             scenario.endpoint.api,
             scenario.workload.ignore_eos,
         );
-        for w in warnings::rung_warnings(&summary)
+        let failure = failures::failure_warning(&summary, lower.as_ref());
+        for w in warnings::rung_warnings_for(&summary, timed)
             .into_iter()
+            .chain(failure)
             .chain(token_warnings)
         {
             warn(format!("{w}{which}"), &mut bar);
@@ -421,14 +450,29 @@ impl Ladder<'_> {
             if late > 0 {
                 warn(
                     format!(
-                        "rung {}: {late} requests arrived later than their send order allows; \
-                         max_concurrent_requests and max_output_tokens_per_s may be off by them",
-                        kind.level(rate)
+                        "rung {}: {late} {}; max_concurrent_requests and \
+                         max_output_tokens_per_s may be off by them",
+                        kind.level(rate),
+                        crate::results::load::LATE_ARRIVALS
                     ),
                     &mut bar,
                 );
             }
-            let complete = !run.interrupted && run.rejected.is_none();
+            // A rung whose warmup took all of its duration measured nothing: not a result.
+            let empty = summary.num_prompts == 0;
+            if empty && !run.interrupted && run.rejected.is_none() {
+                warn(
+                    format!(
+                        "rung {}: no request was measured: its {} warmup requests took all of \
+                         load.duration, so the rung is marked incomplete; lower \
+                         load.warmup_requests or raise load.duration",
+                        kind.level(rate),
+                        summary.warmup_requests
+                    ),
+                    &mut bar,
+                );
+            }
+            let complete = !run.interrupted && run.rejected.is_none() && !empty;
             writer
                 .finish_streamed_rung(&summary, stream, complete)
                 .map_err(|e| RunError::Output(e.to_string()))?;

@@ -3,6 +3,8 @@
 pub mod closed_loop;
 mod connect;
 mod environment;
+pub mod failures;
+mod in_flight;
 mod ladder;
 pub mod limits;
 mod overhead;
@@ -150,6 +152,14 @@ pub fn run_all(opts: &RunOptions) -> Result<Vec<RunOutcome>, RunError> {
             return Err(RunError::Scenario(format!(
                 "--repeats must be from 1 to {}, e.g. --repeats 3",
                 crate::scenario::MAX_REPEATS
+            )));
+        }
+        if n > 1 && scenario.load.duration.is_some() {
+            return Err(RunError::Scenario(format!(
+                "--repeats {n} does not combine with `load.duration` in {}: a soak is measured \
+                 once (each repeat would write the same rung files); run it again as its own \
+                 run to see run-to-run noise, or drop --repeats",
+                opts.scenario_path.display()
             )));
         }
         scenario.load.repeats = n;

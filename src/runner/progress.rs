@@ -5,9 +5,8 @@ use std::time::{Duration, Instant};
 
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
-use super::rung::RungObserver;
+use super::rung::{Interval, RungObserver};
 use super::soak::clock;
-use crate::metrics::live::Window;
 use crate::metrics::{Latency, LiveStats, RungSummary};
 use crate::results::rate_label;
 use crate::scenario::LoadKind;
@@ -108,35 +107,17 @@ impl RungBar {
 }
 
 impl RungObserver for RungBar {
-    fn on_interval(&mut self, w: &Window, elapsed: Duration, sent: u64) {
+    fn on_interval(&mut self, i: &Interval<'_>) {
         let Some((duration, _)) = self.timed else {
             return;
         };
         // Kept moving when no request finished in the interval.
         self.bar
-            .set_position(elapsed.min(duration).as_millis() as u64);
+            .set_position(i.elapsed.min(duration).as_millis() as u64);
         // The interval's own length: the last one may be shorter.
-        let every = elapsed.saturating_sub(self.prev);
-        self.prev = elapsed;
-        let secs = every.as_secs_f64().max(1e-9);
-        let measured = w.ok + w.errors;
-        self.println(&format!(
-            "{} {} / {}: {:.1} req/s, {:.0} tok/s, p50 TTFT {:.1} ms, p99 TTFT {:.1} ms, \
-             errors {} ({:.1}%), sent {sent}",
-            self.name,
-            clock(elapsed.min(duration)),
-            clock(duration),
-            w.ok as f64 / secs,
-            w.output_tokens as f64 / secs,
-            w.ttft_ms(0.5),
-            w.ttft_ms(0.99),
-            w.errors,
-            if measured == 0 {
-                0.0
-            } else {
-                w.errors as f64 * 100.0 / measured as f64
-            },
-        ));
+        let every = i.elapsed.saturating_sub(self.prev);
+        self.prev = i.elapsed;
+        self.println(&live_line(&self.name, duration, every, i));
     }
 
     fn on_record(&mut self, live: &LiveStats, sent: u64) {
@@ -168,6 +149,50 @@ impl RungObserver for RungBar {
             ));
         }
     }
+}
+
+/// A timed rung's line for one interval: its own throughput, TTFT (`-` when no request of
+/// the interval succeeded), completions and failures (these add up to the summary's
+/// `completed` and `failed` over the rung's lines), and the requests sent so far. Past the
+/// duration it says how many requests are still draining; the rung's last line says so.
+fn live_line(name: &str, duration: Duration, every: Duration, i: &Interval<'_>) -> String {
+    let w = i.window;
+    let secs = every.as_secs_f64().max(1e-9);
+    let measured = w.ok + w.errors;
+    let ttft = |q: f64| match w.ttft_ms(q) {
+        Some(ms) => format!("{ms:.1} ms"),
+        None => "-".to_string(),
+    };
+    let at = format!("{} / {}", clock(i.elapsed.min(duration)), clock(duration));
+    let when = if i.last {
+        format!("{at}, end (last {:.1}s)", every.as_secs_f64())
+    } else if i.stopping {
+        format!("{at}, stopping, {} in flight", i.in_flight)
+    } else if i.elapsed > duration {
+        format!(
+            "{at}, draining +{}, {} in flight",
+            clock(i.elapsed - duration),
+            i.in_flight
+        )
+    } else {
+        at
+    };
+    format!(
+        "{name} {when}: {:.1} req/s ({} done), {:.0} tok/s, p50 TTFT {}, p99 TTFT {}, \
+         errors {} ({:.1}%), sent {}",
+        w.ok as f64 / secs,
+        w.ok,
+        w.output_tokens as f64 / secs,
+        ttft(0.5),
+        ttft(0.99),
+        w.errors,
+        if measured == 0 {
+            0.0
+        } else {
+            w.errors as f64 * 100.0 / measured as f64
+        },
+        i.sent,
+    )
 }
 
 /// `12 ms`, or `-` for an empty distribution.
@@ -249,4 +274,72 @@ pub fn rung_table(rungs: &[RungSummary]) -> String {
         }
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::metrics::live::Window;
+    use crate::record::{ErrorClass, RequestError, RequestRecord};
+
+    fn interval(w: &Window, secs: u64) -> Interval<'_> {
+        Interval {
+            window: w,
+            elapsed: Duration::from_secs(secs),
+            sent: 40,
+            in_flight: 3,
+            stopping: false,
+            last: false,
+        }
+    }
+
+    #[test]
+    fn an_interval_without_a_success_shows_no_ttft() {
+        let mut w = Window::default();
+        w.record(&RequestRecord {
+            error: Some(RequestError {
+                class: ErrorClass::Timeout,
+                status: None,
+                detail: String::new(),
+            }),
+            ..Default::default()
+        });
+        let d = Duration::from_secs(60);
+        let line = live_line("rate 10", d, Duration::from_secs(10), &interval(&w, 10));
+        assert!(
+            line.starts_with("rate 10 0:10 / 1:00: 0.0 req/s (0 done)")
+                && line.contains("p50 TTFT -, p99 TTFT -, errors 1 (100.0%), sent 40"),
+            "{line}"
+        );
+        w.record(&RequestRecord {
+            first_token: Some(Duration::from_millis(12)),
+            end: Duration::from_millis(20),
+            ..Default::default()
+        });
+        let line = live_line("rate 10", d, Duration::from_secs(10), &interval(&w, 20));
+        assert!(
+            line.contains("(1 done)") && line.contains("p50 TTFT 12.0 ms"),
+            "{line}"
+        );
+    }
+
+    #[test]
+    fn lines_past_the_duration_say_draining_and_the_last_says_end() {
+        let w = Window::default();
+        let d = Duration::from_secs(60);
+        let line = live_line("rate 10", d, Duration::from_secs(10), &interval(&w, 70));
+        assert!(
+            line.starts_with("rate 10 1:00 / 1:00, draining +0:10, 3 in flight: "),
+            "{line}"
+        );
+        let last = Interval {
+            last: true,
+            ..interval(&w, 72)
+        };
+        let line = live_line("rate 10", d, Duration::from_secs(2), &last);
+        assert!(
+            line.starts_with("rate 10 1:00 / 1:00, end (last 2.0s): "),
+            "{line}"
+        );
+    }
 }

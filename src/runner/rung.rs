@@ -70,6 +70,9 @@ pub struct RungRun {
     pub records: Vec<RequestRecord>,
     /// Requests handed to the client.
     pub sent: u64,
+    /// Requests still in flight when a stop abandoned them: each has a record of class
+    /// `interrupted` (in `records`, or handed to the sink).
+    pub abandoned: u64,
     /// True when a stop signal cut the rung short.
     pub interrupted: bool,
     /// Set when the server rejected the rung's requests the same way every time and the rung
@@ -85,9 +88,25 @@ const REJECTION_GRACE: Duration = Duration::from_secs(2);
 pub trait RungObserver {
     /// A record arrived; `sent` is the number dispatched so far.
     fn on_record(&mut self, live: &LiveStats, sent: u64);
-    /// An interval of a timed rung ended: `window` holds the records of that interval,
-    /// `elapsed` is the time since the rung start.
-    fn on_interval(&mut self, _window: &Window, _elapsed: Duration, _sent: u64) {}
+    /// An interval of a timed rung ended (or the rung did: then `last` is set and the
+    /// interval is what was left of it).
+    fn on_interval(&mut self, _interval: &Interval<'_>) {}
+}
+
+/// One interval of a timed rung, as its observer hears of it.
+pub struct Interval<'a> {
+    /// The records that arrived in the interval (never an abandoned request's).
+    pub window: &'a Window,
+    /// Time since the rung start.
+    pub elapsed: Duration,
+    /// Requests dispatched so far.
+    pub sent: u64,
+    /// Requests sent whose record has not arrived yet.
+    pub in_flight: u64,
+    /// A stop was asked for: no new requests, those in flight get the grace period.
+    pub stopping: bool,
+    /// The rung's final interval (partial), after its last record.
+    pub last: bool,
 }
 
 /// Period of the dispatch timer: longer than any rung, so it only fires where it is re-armed.
@@ -128,8 +147,9 @@ pub(super) async fn deliver(
 /// `sink` as they arrive (a timed rung).
 ///
 /// `stop` turning true stops dispatch; requests in flight then get `grace` to finish and
-/// the rest are abandoned (not counted: they have no outcome). The sender being dropped (a
-/// second signal) abandons them at once.
+/// the rest are abandoned: each gets a record of class `interrupted` (it has no outcome), so
+/// every request sent has a record. The sender being dropped (a second signal) abandons
+/// them at once.
 pub async fn run_rung(
     client: Arc<Client>,
     mut plan: RungPlan,
@@ -143,6 +163,7 @@ pub async fn run_rung(
     let interval = timed.as_ref().map(|t| t.interval);
     let (tx, mut rx) = mpsc::channel::<RequestRecord>(1024);
     let sent = Arc::new(AtomicU64::new(0));
+    let in_flight = super::in_flight::InFlight::default();
     let start = plan.start.unwrap_or_else(|| Instant::now() + START_LEAD);
     let indices: Option<Arc<[u32]>> = plan.indices.map(Into::into);
     // Dispatch stops when this turns true: the server rejects every request the same way.
@@ -158,6 +179,7 @@ pub async fn run_rung(
                 halt: halt_rx,
                 tx,
                 sent: sent.clone(),
+                in_flight: in_flight.clone(),
                 counting: counting_pool(),
             },
             plan.warmed,
@@ -176,10 +198,12 @@ pub async fn run_rung(
             halt: halt_rx,
             tx,
             sent: sent.clone(),
+            in_flight: in_flight.clone(),
             counting: counting_pool(),
         })
     } else {
         let sent = sent.clone();
+        let in_flight = in_flight.clone();
         let mut stop = stop.clone();
         let mut halt = halt_rx;
         let sem = plan
@@ -188,9 +212,11 @@ pub async fn run_rung(
         let warmup = plan.warmup;
         let counting = counting_pool();
         // A timed rung cycles its pool of requests at arrivals drawn as they are due.
-        let sends: Box<dyn Iterator<Item = (PreparedRequest, Duration)> + Send> =
+        // The pool is shared, never copied: `Iterator::cycle` would clone the whole pool
+        // (a million bodies' reference counts) each time it wraps, on the dispatch thread.
+        let mut sends: Box<dyn Iterator<Item = (PreparedRequest, Duration)> + Send> =
             match timed.and_then(|t| t.arrivals) {
-                Some(arrivals) => Box::new(plan.requests.into_iter().cycle().zip(arrivals)),
+                Some(arrivals) => Box::new(pool_cycle(plan.requests).zip(arrivals)),
                 None => Box::new(plan.requests.into_iter().zip(plan.schedule)),
             };
         // The dispatch loop is a task on the runtime, woken by an OS high-resolution timer
@@ -206,7 +232,7 @@ pub async fn run_rung(
         tokio::spawn(async move {
             let mut timer =
                 tokio_hrtime::interval_at(start.into_std() + TIMER_PERIOD, TIMER_PERIOD);
-            for (i, (req, at)) in sends.enumerate() {
+            for (i, (req, at)) in sends.by_ref().enumerate() {
                 if *stop.borrow() || *halt.borrow() {
                     break;
                 }
@@ -232,16 +258,19 @@ pub async fn run_rung(
                 let tx = tx.clone();
                 let counting = counting.clone();
                 let index = indices.as_ref().map_or(i as u32, |v| v[i]);
+                let warm = (index as usize) < warmup;
                 sent.fetch_add(1, Ordering::Relaxed);
+                in_flight.sent(index, start, at, warm);
                 tokio::spawn(async move {
-                    let measured = client
-                        .measure(&req, start, at, index, (index as usize) < warmup)
-                        .await;
+                    let measured = client.measure(&req, start, at, index, warm).await;
                     // Timing is final: free the slot before any re-tokenizing.
                     drop(permit);
                     deliver(measured, &counting, &tx).await;
                 });
             }
+            // Freeing a large pool takes a while (~100 ms for 200,000 bodies): not on this
+            // worker, where the last send task and the streams in flight wait their turn.
+            drop(tokio::task::spawn_blocking(move || drop(sends)));
         })
     };
 
@@ -254,6 +283,8 @@ pub async fn run_rung(
     });
     let mut records = Vec::with_capacity(if sink.is_some() { 0 } else { total });
     let mut interrupted = *stop.borrow();
+    // Records received (warmup included): the rest of `sent` is in flight.
+    let mut received: u64 = 0;
     let mut deadline: Option<Instant> = None;
     let mut watch_rejections = rejection::Watch::default();
     let mut rejected = None;
@@ -267,6 +298,8 @@ pub async fn run_rung(
         tokio::select! {
             rec = rx.recv() => match rec {
                 Some(rec) => {
+                    in_flight.done(rec.index);
+                    received += 1;
                     if let Some(r) = watch_rejections.record(&rec) {
                         let _ = halt_tx.send(true);
                         let d = Instant::now() + REJECTION_GRACE.min(grace);
@@ -287,7 +320,15 @@ pub async fn run_rung(
             },
             _ = next_tick(&mut ticker) => {
                 let elapsed = Instant::now().saturating_duration_since(start);
-                observer.on_interval(&window, elapsed, sent.load(Ordering::Relaxed));
+                let sent = sent.load(Ordering::Relaxed);
+                observer.on_interval(&Interval {
+                    window: &window,
+                    elapsed,
+                    sent,
+                    in_flight: sent.saturating_sub(received),
+                    stopping: interrupted,
+                    last: false,
+                });
                 window = Window::default();
                 if let Some(sink) = sink.as_deref_mut() {
                     sink.tick(elapsed);
@@ -313,12 +354,53 @@ pub async fn run_rung(
     let sent = sent.load(Ordering::Relaxed);
     // A timed rung sends until its duration, not a count: only a stop cuts it short.
     let short = sink.is_none() && (records.len() as u64) < total as u64;
+    // Records already delivered are kept; the requests still out are abandoned, each with a
+    // record of its own (never counted as finished, see `record::ErrorClass::Interrupted`).
+    while let Ok(rec) = rx.try_recv() {
+        in_flight.done(rec.index);
+        match sink.as_deref_mut() {
+            Some(sink) => {
+                window.record(&rec);
+                sink.record(rec);
+            }
+            None => records.push(rec),
+        }
+    }
+    let now = Instant::now().saturating_duration_since(start);
+    let left = in_flight.abandon(now);
+    let abandoned = left.len() as u64;
+    for rec in left {
+        match sink.as_deref_mut() {
+            Some(sink) => sink.record(rec),
+            None => records.push(rec),
+        }
+    }
+    // The interval the rung ended in gets its line too, so the lines add up to the summary.
+    if ticker.is_some() {
+        observer.on_interval(&Interval {
+            window: &window,
+            elapsed: now,
+            sent,
+            in_flight: 0,
+            stopping: interrupted,
+            last: true,
+        });
+    }
     RungRun {
         interrupted: rejected.is_none() && (interrupted || short),
         records,
         sent,
+        abandoned,
         rejected,
     }
+}
+
+/// `pool`'s requests in order, again and again (none for an empty pool); each one a cheap
+/// clone of the shared body.
+fn pool_cycle(pool: Vec<PreparedRequest>) -> impl Iterator<Item = PreparedRequest> + Send {
+    let pool: Arc<[PreparedRequest]> = pool.into();
+    let n = if pool.is_empty() { 0 } else { usize::MAX };
+    (0..n).map(move |i| pool[i % pool.len()].clone())
 }
 
 /// The next tick of a timed rung's interval; never, for a rung without one.
@@ -328,5 +410,37 @@ async fn next_tick(ticker: &mut Option<tokio::time::Interval>) {
             t.tick().await;
         }
         None => std::future::pending().await,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::client::{Client, ClientConfig};
+    use crate::scenario::types::Api;
+
+    #[test]
+    fn a_pool_cycles_in_order_sharing_its_bodies() {
+        let c = Client::new(ClientConfig {
+            base_url: "http://127.0.0.1:9/".into(),
+            api: Api::Completions,
+            api_key: None,
+            model: "m".into(),
+            request_timeout: Duration::from_secs(1),
+            ttft_timeout: None,
+            headers: Default::default(),
+            ignore_eos: true,
+            max_connections: 1,
+            extra_body: Default::default(),
+        })
+        .unwrap();
+        let pool: Vec<_> = (0..3).map(|i| c.prepare(&format!("p{i}"), 1, 1)).collect();
+        let ptrs: Vec<_> = pool.iter().map(|r| r.body().as_ptr()).collect();
+        let got: Vec<_> = pool_cycle(pool).take(7).collect();
+        // 0 1 2 0 1 2 0, each the pool's own body (no copy of the bytes).
+        for (i, r) in got.iter().enumerate() {
+            assert_eq!(r.body().as_ptr(), ptrs[i % 3], "request {i}");
+        }
+        assert_eq!(pool_cycle(Vec::new()).next().map(|_| ()), None);
     }
 }

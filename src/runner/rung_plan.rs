@@ -183,8 +183,10 @@ impl<'c> Ladder<'c> {
                 .filter(|(i, p)| !p.exact && owned(measured_from + i))
                 .count() as u64,
         };
+        // Consumed as the bodies are built: a soak's pool of a million prompts would
+        // otherwise hold every prompt's text twice until the rung starts.
         let requests: Vec<_> = prompts
-            .iter()
+            .into_iter()
             .map(|p| {
                 self.client
                     .prepare(&p.text, p.input_tokens, p.output_tokens)

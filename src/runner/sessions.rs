@@ -65,6 +65,7 @@ pub(super) struct Dispatch {
     pub halt: watch::Receiver<bool>,
     pub tx: mpsc::Sender<RequestRecord>,
     pub sent: Arc<AtomicU64>,
+    pub in_flight: super::in_flight::InFlight,
     pub counting: Arc<Semaphore>,
 }
 
@@ -78,6 +79,7 @@ struct Shared {
     halt: watch::Receiver<bool>,
     tx: mpsc::Sender<RequestRecord>,
     sent: Arc<AtomicU64>,
+    in_flight: super::in_flight::InFlight,
     counting: Arc<Semaphore>,
 }
 
@@ -98,6 +100,7 @@ pub(super) fn spawn(
         halt: d.halt,
         tx: d.tx,
         sent: d.sent,
+        in_flight: d.in_flight,
         counting: d.counting,
     });
     match rung.starts {
@@ -293,6 +296,7 @@ async fn run_session(shared: &Shared, s: usize, mut ready: Instant) {
         let at = ready.saturating_duration_since(shared.start);
         let index = first + k as u32;
         shared.sent.fetch_add(1, Ordering::Relaxed);
+        shared.in_flight.sent(index, shared.start, at, warmup);
         let mut measured = shared
             .client
             .measure_turn(&req, shared.start, at, index, warmup)

@@ -24,7 +24,8 @@ pub struct Loaded {
     pub scenario: Scenario,
     /// The file it was read from, as given.
     pub path: PathBuf,
-    /// Migration notes for the user (empty for a current-version file).
+    /// Notes for the user: migration (empty for a current-version file), and warnings
+    /// about a valid soak (`scenario::soak::notes`).
     pub notes: Vec<String>,
     /// Names of the `endpoint.headers` whose values came from `{{ env.NAME }}`: secrets,
     /// never written to results.
@@ -422,9 +423,12 @@ pub(crate) fn analyse(
     match serde_path_to_error::deserialize::<_, Scenario>(json) {
         Ok(scenario) => (
             Some(Loaded {
+                notes: notes
+                    .into_iter()
+                    .chain(super::soak::notes(&scenario))
+                    .collect(),
                 scenario,
                 path: path.to_path_buf(),
-                notes,
                 env_headers,
                 env_body,
             }),

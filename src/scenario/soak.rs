@@ -170,6 +170,38 @@ pub(super) fn check(v: &Value, out: &mut Vec<Problem>) {
                 .hint("a smaller pool is cycled more often"),
         );
     }
+    // Warmup requests count toward the duration: at the slowest rate they must leave some.
+    let slowest = get(v, &["load", "rates"])
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .chain(get(v, &["load", "baseline_rate"]))
+        .filter_map(Value::as_f64)
+        .filter(|r| *r > 0.0)
+        .reduce(f64::min);
+    if let (Some(rate), Some(t)) = (slowest, length) {
+        let takes = warmup / rate;
+        if warmup > 0.0 && takes >= t.as_secs_f64() {
+            out.push(
+                Problem::value(
+                    p(&["load", "warmup_requests"]),
+                    format!(
+                        "at rate {} req/s, {} warmup requests take about {}, all of \
+                         `load.duration` {}: no request of the rung would be measured",
+                        limits::show(rate),
+                        limits::show(warmup),
+                        DurationStr(Duration::from_secs_f64(takes.ceil())),
+                        DurationStr(t)
+                    ),
+                )
+                .hint(format!(
+                    "warmup requests count toward the duration: lower `warmup_requests` (e.g. \
+                     {}) or raise `load.duration`",
+                    (rate * t.as_secs_f64() / 10.0).floor().max(1.0)
+                )),
+            );
+        }
+    }
     // Request indices are 32-bit: rate × duration must fit.
     let fastest = get(v, &["load", "rates"])
         .and_then(Value::as_array)
@@ -192,6 +224,47 @@ pub(super) fn check(v: &Value, out: &mut Vec<Problem>) {
             );
         }
     }
+}
+
+/// Warnings about a valid soak, for `ladder validate` and `ladder run` to print: warmup
+/// taking half of a rate rung's duration or more, and an interval that leaves the rung no
+/// live line or partial save before it ends.
+pub fn notes(s: &super::types::Scenario) -> Vec<String> {
+    let Some(t) = s.load.duration.map(|d| d.0) else {
+        return Vec::new();
+    };
+    let mut out = Vec::new();
+    let warmup = f64::from(s.load.warmup_requests);
+    let slowest = s.rungs().into_iter().filter(|r| *r > 0.0).reduce(f64::min);
+    if let (true, Some(rate)) = (s.load.concurrency.is_empty() && warmup > 0.0, slowest) {
+        let share = warmup / rate / t.as_secs_f64();
+        if share >= 0.5 {
+            out.push(format!(
+                "load.warmup_requests: at rate {} req/s, {} warmup requests take about {:.0}% of \
+                 load.duration {} (they count toward it), so the rung measures only the rest; \
+                 lower warmup_requests or raise load.duration",
+                limits::show(rate),
+                s.load.warmup_requests,
+                (share * 100.0).min(100.0),
+                DurationStr(t)
+            ));
+        }
+    }
+    let every = s
+        .load
+        .interval
+        .map_or(super::types::DEFAULT_SOAK_INTERVAL, |i| i.0);
+    if every >= t {
+        out.push(format!(
+            "load.interval {} is not shorter than load.duration {}: the rung prints no live \
+             line while it sends and saves no partial results before it ends (a crash loses \
+             all of it); set load.interval below the duration, e.g. `interval: {}`",
+            DurationStr(every),
+            DurationStr(t),
+            DurationStr((t / 5).max(Duration::from_millis(1)))
+        ));
+    }
+    out
 }
 
 #[cfg(test)]
@@ -244,5 +317,24 @@ mod tests {
         assert_eq!(problems(v).len(), 3);
         let v = json!({"load": {"rates": [100000], "duration": "7days"}});
         assert!(problems(v)[0].contains("more than a rung may send"));
+    }
+
+    #[test]
+    fn warmup_that_takes_the_whole_duration_is_refused() {
+        // 50 warmup requests at the slowest rung (the baseline, 5 req/s) take 10 s.
+        let v = json!({"load": {"baseline_rate": 5, "rates": [20], "duration": "10s",
+                                "warmup_requests": 50}});
+        let found = problems(v);
+        assert_eq!(found.len(), 1, "{found:?}");
+        assert!(
+            found[0].contains("at rate 5 req/s, 50 warmup requests take about 10s")
+                && found[0].contains("lower `warmup_requests` (e.g. 5)"),
+            "{found:?}"
+        );
+        let v = json!({"load": {"rates": [20], "duration": "10s", "warmup_requests": 50}});
+        assert_eq!(problems(v), Vec::<String>::new());
+        // A concurrency rung's warmup time depends on the server: not judged here.
+        let v = json!({"load": {"concurrency": [2], "duration": "1s", "warmup_requests": 500}});
+        assert_eq!(problems(v), Vec::<String>::new());
     }
 }

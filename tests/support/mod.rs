@@ -14,7 +14,7 @@ use std::sync::{mpsc, Arc, Mutex};
 use std::thread;
 use std::time::{Duration, Instant};
 
-use ladder::results::ResultDir;
+use ladder::results::{RequestLine, ResultDir};
 
 pub const BIN: &str = env!("CARGO_BIN_EXE_ladder");
 pub const TOKENIZER: &str = concat!(
@@ -254,7 +254,19 @@ pub fn check_folder(dir: &Path) -> ResultDir {
     let rd = ResultDir::open(dir).expect("the folder loads");
     for rung in &rd.rungs {
         let lines = rd.requests(rung).unwrap();
-        let measured: Vec<_> = lines.iter().filter(|l| !l.warmup).collect();
+        // Requests abandoned in flight by a stop have a line each and no outcome.
+        let abandoned =
+            |l: &&RequestLine| l.error_class == Some(ladder::record::ErrorClass::Interrupted);
+        let cut = lines.iter().filter(abandoned).count() as u64;
+        assert_eq!(
+            cut, rung.summary.interrupted_requests,
+            "rung {}",
+            rung.summary.rate
+        );
+        let measured: Vec<_> = lines
+            .iter()
+            .filter(|l| !l.warmup && !abandoned(l))
+            .collect();
         for l in &measured {
             // Exactly one outcome per request: ok, or one error class.
             assert_eq!(l.ok, l.error_class.is_none(), "{l:?}");

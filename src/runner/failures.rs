@@ -1,0 +1,287 @@
+//! The warning for a rung whose server error rate passed the seed's 5 % line, naming what
+//! the failures say about the server instead of calling every one of them overload.
+//!
+//! Only errors that grew with the load are overload. A dead or restarting server refuses
+//! connections at any load; a server that answers 500 at the lowest rung has a fault; a
+//! rate limiter's 429s are its policy; broken streams and malformed answers are a server or
+//! gateway bug. The warning names the dominant kind, and calls a rung overloaded only when
+//! its error rate rose from the rung below it.
+
+use crate::metrics::RungSummary;
+use crate::record::CLIENT_RESOURCE_KEY;
+
+/// A server error rate above this gets a warning (the seed's 5 % overload line).
+pub const OVERLOAD_ERROR_RATE: f64 = 0.05;
+
+/// The rung below this one in the same repeat, as far as the failure warning needs it.
+#[derive(Debug, Clone)]
+pub struct LowerRung {
+    /// Its level for humans (`2 req/s`, `4 users`).
+    pub level: String,
+    /// Its server error rate (client-side failures left out).
+    pub error_rate: f64,
+}
+
+impl LowerRung {
+    /// What the failure warning needs of `s`; none when it measured no request on the
+    /// server (all warmup, or all failed on the client): its 0 % says nothing.
+    pub fn of(s: &RungSummary) -> Option<Self> {
+        let measured = (s.completed + s.failed).saturating_sub(s.client_failures());
+        (measured > 0).then(|| Self {
+            level: s.load.level(s.rate),
+            error_rate: s.server_error_rate(),
+        })
+    }
+}
+
+/// The failure warning for `s`, if its server error rate is above the line. `lower` is the
+/// rung below it (a lower level, the same repeat), when there is one.
+pub fn failure_warning(s: &RungSummary, lower: Option<&LowerRung>) -> Option<String> {
+    let rate = s.load.level(s.rate);
+    let err = s.server_error_rate();
+    if err <= OVERLOAD_ERROR_RATE {
+        return None;
+    }
+    let head = format!(
+        "rung {rate}: error rate {:.1}% is above {:.0}%",
+        err * 100.0,
+        OVERLOAD_ERROR_RATE * 100.0
+    );
+    if s.mostly_rejected() {
+        return Some(format!(
+            "{head}, but {} of the {} failures were rejected by the server (client_4xx / auth): the requests are wrong for this server (a prompt longer than its context, an unknown model, a bad parameter, a missing key), it is not overloaded; the requests files hold the server's messages",
+            s.rejected(),
+            s.failed
+        ));
+    }
+    let count = |k: &str| s.errors_by_class.get(k).copied().unwrap_or(0);
+    let mut classes: Vec<(String, u64)> = s
+        .errors_by_class
+        .iter()
+        .filter(|(k, n)| **n > 0 && k.as_str() != CLIENT_RESOURCE_KEY)
+        .map(|(k, n)| (k.clone(), *n))
+        .collect();
+    classes.sort();
+    let listed = classes
+        .iter()
+        .map(|(k, n)| format!("{k}={n}"))
+        .collect::<Vec<_>>()
+        .join(", ");
+    let failed: u64 = classes.iter().map(|(_, n)| n).sum();
+    let most = |n: u64| n.saturating_mul(2) >= failed && n > 0;
+    // Grew with the load: this rung's error rate is at least double the one below, which
+    // was itself under the line.
+    let rose = lower.filter(|l| l.error_rate <= OVERLOAD_ERROR_RATE && err >= 2.0 * l.error_rate);
+    let not_load = match lower {
+        None => "already at the lowest rung, so the load does not explain it".to_string(),
+        Some(l) => format!(
+            "the rung below ({}) failed {:.1}% already, so the errors did not double from \
+             a clean rung with the load",
+            l.level,
+            l.error_rate * 100.0
+        ),
+    };
+    let broken = count("stream_error") + count("malformed") + count("unclassified");
+    let why = if most(count("rate_limit")) {
+        match rose {
+            Some(l) => format!(
+                "overloaded: the server turned requests away with 429s as the load rose \
+                 (failing {:.1}% at {}); if a rate limiter in front of it answered, raise its \
+                 limit or send within it",
+                l.error_rate * 100.0,
+                l.level
+            ),
+            None => "rate-limited (429s: a rate limiter answered, not a slow server; raise its \
+                     limit or send within it)"
+                .to_string(),
+        }
+    } else if most(count("connect")) {
+        match rose {
+            _ if s.completed == 0 => "no request completed and the connections failed: the \
+                 server is down or not listening at the endpoint; check it is up and read its \
+                 log"
+            .to_string(),
+            // A server at its connection limit and one that just died look alike from here.
+            Some(l) => format!(
+                "connections failed from this rung on (failing {:.1}% at {}): the server \
+                 went down, or reached its connection limit or accept queue; read its log",
+                l.error_rate * 100.0,
+                l.level
+            ),
+            None => format!(
+                "connections to the server failed ({not_load}): it went down, restarted or \
+                 refuses connections; read its log"
+            ),
+        }
+    } else if most(broken) {
+        "the server's answers broke off or did not parse (a server or gateway fault, not \
+         load); the requests files hold what came back"
+            .to_string()
+    } else if most(count("reset")) {
+        match rose {
+            Some(l) => format!(
+                "streams broke off as the load rose (failing {:.1}% at {}): the server or a \
+                 proxy dropped connections under load, or it went down; read its log",
+                l.error_rate * 100.0,
+                l.level
+            ),
+            None => format!(
+                "the server's streams broke off ({not_load}): a server or gateway fault; the \
+                 requests files say where each one broke"
+            ),
+        }
+    } else {
+        match rose {
+            Some(l) => format!(
+                "overloaded: the error rate rose from {:.1}% at {}",
+                l.error_rate * 100.0,
+                l.level
+            ),
+            None => format!(
+                "not shown to be overload ({not_load}): a server fault, or a load already \
+                 past what the server holds; the requests files hold the server's messages"
+            ),
+        }
+    };
+    Some(format!("{head}: {why} [{listed}]"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::metrics::RungSummary;
+
+    fn rung(rate: f64, completed: u64, failures: &[(&str, u64)]) -> RungSummary {
+        let mut s = RungSummary {
+            rate,
+            completed,
+            ..Default::default()
+        };
+        for (k, n) in failures {
+            s.errors_by_class.insert((*k).into(), *n);
+            s.failed += n;
+        }
+        s.num_prompts = s.completed + s.failed;
+        s
+    }
+
+    fn lower(rate: f64, err: f64) -> LowerRung {
+        LowerRung {
+            level: format!("{rate} req/s"),
+            error_rate: err,
+        }
+    }
+
+    #[test]
+    fn below_the_line_says_nothing() {
+        let s = rung(4.0, 96, &[("server_5xx", 4)]);
+        assert_eq!(failure_warning(&s, None), None);
+    }
+
+    #[test]
+    fn errors_that_rose_with_the_load_are_overload() {
+        let s = rung(8.0, 80, &[("timeout", 15), ("server_5xx", 5)]);
+        let w = failure_warning(&s, Some(&lower(4.0, 0.01))).unwrap();
+        assert!(
+            w.contains("overloaded: the error rate rose from 1.0% at 4 req/s"),
+            "{w}"
+        );
+        assert!(w.contains("[server_5xx=5, timeout=15]"), "{w}");
+    }
+
+    #[test]
+    fn errors_at_the_lowest_rung_or_as_high_below_are_not_overload() {
+        let s = rung(1.0, 90, &[("server_5xx", 10)]);
+        let w = failure_warning(&s, None).unwrap();
+        assert!(!w.contains("overloaded"), "{w}");
+        assert!(
+            w.contains("not shown to be overload (already at the lowest rung"),
+            "{w}"
+        );
+        // The same 10 % at the rung below: it did not grow with the load.
+        let w = failure_warning(&s, Some(&lower(0.5, 0.10))).unwrap();
+        assert!(!w.contains("overloaded"), "{w}");
+        assert!(w.contains("failed 10.0% already"), "{w}");
+        // Below the line below but not doubled (4 % -> 6 %): not shown either.
+        let s = rung(2.0, 94, &[("server_5xx", 6)]);
+        let w = failure_warning(&s, Some(&lower(1.0, 0.04))).unwrap();
+        assert!(!w.contains("overloaded"), "{w}");
+    }
+
+    #[test]
+    fn a_dead_server_is_named_down_not_overloaded() {
+        let s = rung(2.0, 0, &[("connect", 50)]);
+        let w = failure_warning(&s, None).unwrap();
+        assert!(w.contains("the server is down or not listening"), "{w}");
+        assert!(!w.contains("overload"), "{w}");
+        // It died mid-ladder: the rung below was fine, but connect errors at a server
+        // that still answered some requests and then stopped are not proof of overload
+        // unless they grew from a clean rung below.
+        let s = rung(2.0, 10, &[("connect", 40)]);
+        let w = failure_warning(&s, Some(&lower(1.0, 0.5))).unwrap();
+        assert!(
+            w.contains("went down, restarted or refuses connections"),
+            "{w}"
+        );
+        // From a clean rung below: a limit or a crash, never called overload.
+        let w = failure_warning(&s, Some(&lower(1.0, 0.0))).unwrap();
+        assert!(
+            w.contains("went down, or reached its connection limit"),
+            "{w}"
+        );
+        assert!(!w.contains("overload"), "{w}");
+    }
+
+    #[test]
+    fn rate_limits_rejections_and_broken_streams_keep_their_own_names() {
+        // 429s from the first rung on are a limiter's policy; 429s that grew from a clean
+        // rung below are a server shedding load.
+        let s = rung(8.0, 50, &[("rate_limit", 50)]);
+        let w = failure_warning(&s, None).unwrap();
+        assert!(w.contains("rate-limited (429s"), "{w}");
+        let w = failure_warning(&s, Some(&lower(4.0, 0.1))).unwrap();
+        assert!(w.contains("rate-limited (429s"), "{w}");
+        let w = failure_warning(&s, Some(&lower(4.0, 0.0))).unwrap();
+        assert!(
+            w.contains("overloaded: the server turned requests away with 429s"),
+            "{w}"
+        );
+        // A stream cut mid-answer (reset) at the lowest rung is a fault, not load.
+        let s = rung(1.0, 50, &[("reset", 5)]);
+        let w = failure_warning(&s, None).unwrap();
+        assert!(
+            w.contains("the server's streams broke off (already at the lowest rung"),
+            "{w}"
+        );
+        assert!(!w.contains("overload"), "{w}");
+        let s = rung(8.0, 50, &[("auth", 50)]);
+        let w = failure_warning(&s, None).unwrap();
+        assert!(w.contains("it is not overloaded"), "{w}");
+        let s = rung(8.0, 50, &[("stream_error", 30), ("malformed", 20)]);
+        let w = failure_warning(&s, Some(&lower(4.0, 0.0))).unwrap();
+        assert!(
+            w.contains("did not parse (a server or gateway fault"),
+            "{w}"
+        );
+    }
+
+    #[test]
+    fn client_side_failures_are_left_out() {
+        let s = rung(8.0, 90, &[(CLIENT_RESOURCE_KEY, 100), ("server_5xx", 10)]);
+        let w = failure_warning(&s, Some(&lower(4.0, 0.0))).unwrap();
+        assert!(w.contains("error rate 10.0%"), "{w}");
+        assert!(!w.contains(CLIENT_RESOURCE_KEY), "{w}");
+        assert!(w.contains("overloaded"), "{w}");
+    }
+
+    #[test]
+    fn a_rung_below_that_measured_nothing_is_no_clean_rung() {
+        let mut empty = RungSummary {
+            rate: 1.0,
+            ..Default::default()
+        };
+        assert!(LowerRung::of(&empty).is_none());
+        empty.completed = 3;
+        assert_eq!(LowerRung::of(&empty).map(|l| l.error_rate), Some(0.0));
+    }
+}
