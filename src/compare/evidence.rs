@@ -232,39 +232,15 @@ pub fn evidence(key: &str, base: &Side, cand: &Side, level: f64) -> Result<Evide
                     .collect()
             };
             let z = stats::z_for(level);
-            let large = (bg.len() >= LARGE_SAMPLE && cg.len() >= LARGE_SAMPLE)
-                .then(|| {
-                    // One run's groups are `bg` / `cg` as they are: no second copy.
-                    let side = |s: &Side, g: &Groups| {
-                        if hier {
-                            large::latency(&runs(s), stat, z)
-                        } else {
-                            large::latency(std::slice::from_ref(g), stat, z)
-                        }
-                    };
-                    side(base, &bg).zip(side(cand, &cg))
-                })
-                .flatten();
-            let of_runs = |v: &mut [Vec<f64>]| stat.compute(&mut v.concat());
-            let one_big = || {
-                let (hb, hc);
-                let (rb, rc): (&[Groups], &[Groups]) = if hier {
-                    (hb, hc) = (runs(base), runs(cand));
-                    (&hb, &hc)
-                } else {
-                    (std::slice::from_ref(&bg), std::slice::from_ref(&cg))
-                };
-                mixed::one_big(rb, rc, |r| large::latency(r, stat, z), level, of_runs)
-            };
-            let mut e = if let Some((b, c)) = large {
-                large_sample(&b, &c, bv, cv, level)
-            } else if let Some(r) = one_big() {
-                bootstrapped(r, bv, cv, level)
-            } else if hier {
-                hier_boot(&runs(base), &runs(cand), bv, cv, level, of_runs)
-            } else {
-                boot(&bg, &cg, bv, cv, level, |v| stat.compute(v))
-            };
+            let mut e = resampled(
+                [(base, &bg), (cand, &cg)],
+                hier.then_some(runs),
+                |r| large::latency(r, stat, z),
+                |v| stat.compute(&mut v.concat()),
+                |v| stat.compute(v),
+                [bv, cv],
+                level,
+            );
             e.too_few = too_few;
             e.requests = bg.len().min(cg.len());
             e
@@ -278,37 +254,15 @@ pub fn evidence(key: &str, base: &Side, cand: &Side, level: f64) -> Result<Evide
                     .map(|r| throughput_groups(r.into_iter(), w, &s.slo))
                     .collect()
             };
-            let large = (bg.len() >= LARGE_SAMPLE && cg.len() >= LARGE_SAMPLE)
-                .then(|| {
-                    let side = |s: &Side, g: &Groups| {
-                        if hier {
-                            large::throughput(&runs(s))
-                        } else {
-                            large::throughput(std::slice::from_ref(g))
-                        }
-                    };
-                    side(base, &bg).zip(side(cand, &cg))
-                })
-                .flatten();
-            let one_big = || {
-                let (hb, hc);
-                let (rb, rc): (&[Groups], &[Groups]) = if hier {
-                    (hb, hc) = (runs(base), runs(cand));
-                    (&hb, &hc)
-                } else {
-                    (std::slice::from_ref(&bg), std::slice::from_ref(&cg))
-                };
-                mixed::one_big(rb, rc, large::throughput, level, rate_of_runs)
-            };
-            let mut e = if let Some((b, c)) = large {
-                large_sample(&b, &c, bv, cv, level)
-            } else if let Some(r) = one_big() {
-                bootstrapped(r, bv, cv, level)
-            } else if hier {
-                hier_boot(&runs(base), &runs(cand), bv, cv, level, rate_of_runs)
-            } else {
-                boot(&bg, &cg, bv, cv, level, rate_of)
-            };
+            let mut e = resampled(
+                [(base, &bg), (cand, &cg)],
+                hier.then_some(runs),
+                large::throughput,
+                rate_of_runs,
+                rate_of,
+                [bv, cv],
+                level,
+            );
             e.requests = bg.len().min(cg.len());
             if bg.len() < stats::MIN_REQUESTS || cg.len() < stats::MIN_REQUESTS {
                 e.too_few = Some(format!(
@@ -326,6 +280,42 @@ pub fn evidence(key: &str, base: &Side, cand: &Side, level: f64) -> Result<Evide
         e.repeats = repeats;
     }
     Ok(e)
+}
+
+/// Evidence from per-request samples (`groups` of each side), by the cheapest method that
+/// holds: large-sample intervals when both sides are big, the big side's estimate against
+/// the small side's bootstrap when one is ([`mixed`]), else the bootstrap, hierarchical when
+/// `runs` (each side's groups per repeat) is given. `estimate` is a side's large-sample
+/// estimate, `of_runs` the statistic of per-repeat resamples, `of_one` of one resample.
+fn resampled<'a>(
+    sides: [(&Side<'a>, &Groups); 2],
+    runs: Option<impl Fn(&Side<'a>) -> Vec<Groups>>,
+    estimate: impl Fn(&[Groups]) -> Option<SideEstimate>,
+    of_runs: impl Fn(&mut [Vec<f64>]) -> f64,
+    of_one: impl Fn(&mut [f64]) -> f64,
+    [bv, cv]: [f64; 2],
+    level: f64,
+) -> Evidence {
+    let [(base, bg), (cand, cg)] = sides;
+    let per_run = runs.map(|runs| (runs(base), runs(cand)));
+    // One run's groups are `bg` / `cg` as they are: no second copy.
+    let (rb, rc): (&[Groups], &[Groups]) = match &per_run {
+        Some((b, c)) => (b, c),
+        None => (std::slice::from_ref(bg), std::slice::from_ref(cg)),
+    };
+    if bg.len() >= LARGE_SAMPLE && cg.len() >= LARGE_SAMPLE {
+        if let Some((b, c)) = estimate(rb).zip(estimate(rc)) {
+            return large_sample(&b, &c, bv, cv, level);
+        }
+    }
+    if let Some(r) = mixed::one_big(rb, rc, &estimate, level, &of_runs) {
+        return bootstrapped(r, bv, cv, level);
+    }
+    if per_run.is_some() {
+        hier_boot(rb, rc, bv, cv, level, of_runs)
+    } else {
+        boot(bg, cg, bv, cv, level, of_one)
+    }
 }
 
 fn hier_boot(

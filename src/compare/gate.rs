@@ -203,12 +203,7 @@ pub fn bless(opts: &BlessOptions) -> Result<Blessed, GateError> {
         return Err(GateError::NothingComplete {
             path: src.clone(),
             status: d.info.status,
-            detail: d
-                .info
-                .status_detail
-                .as_deref()
-                .map(|x| format!(": {x}"))
-                .unwrap_or_default(),
+            detail: d.info.status_suffix(),
         });
     }
     if (d.info.status != RunStatus::Complete || incomplete) && !opts.force {

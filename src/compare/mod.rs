@@ -435,12 +435,7 @@ pub fn compare(
                     _ => "was interrupted",
                 },
                 status: d.info.status,
-                detail: d
-                    .info
-                    .status_detail
-                    .as_deref()
-                    .map(|x| format!(": {x}"))
-                    .unwrap_or_default(),
+                detail: d.info.status_suffix(),
             });
         }
     }

@@ -122,6 +122,17 @@ pub struct RunInfo {
     pub trace: Option<TraceInfo>,
 }
 
+impl RunInfo {
+    /// `": <status_detail>"`, or nothing when the run gave no reason: the tail of a message
+    /// that names the run's status.
+    pub fn status_suffix(&self) -> String {
+        self.status_detail
+            .as_deref()
+            .map(|x| format!(": {x}"))
+            .unwrap_or_default()
+    }
+}
+
 /// The trace file of a replay, as `run.json` records it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct TraceInfo {
