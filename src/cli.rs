@@ -184,6 +184,14 @@ struct GateArgs {
     /// Treat inconclusive checks as failures.
     #[arg(long)]
     strict: bool,
+    /// The run-to-run drift to assume when neither side has two runs to measure it, as a
+    /// relative spread per run (`5%`): each interval then includes it (docs/gate.md).
+    #[arg(long, value_name = "PCT", value_parser = parse_drift)]
+    drift: Option<f64>,
+    /// Judge latency checks on rungs past saturation too (by default they are reported as
+    /// "past saturation" and the rung is judged by its throughput and error rate).
+    #[arg(long)]
+    judge_saturated: bool,
     /// Write a Markdown summary (e.g. "$GITHUB_STEP_SUMMARY"). An empty value (an unset
     /// variable outside GitHub Actions) writes none, with a note.
     #[arg(long, value_name = "FILE.md")]
@@ -191,6 +199,22 @@ struct GateArgs {
     /// Write JUnit XML (one test case per rung and check); an empty value writes none.
     #[arg(long, value_name = "FILE.xml")]
     junit: Option<String>,
+}
+
+/// `--drift 5%` (or `0.05`): a relative run-to-run spread, from 0 up to (not including) 100 %.
+fn parse_drift(s: &str) -> Result<f64, String> {
+    let t = s.trim();
+    let v = match t.strip_suffix('%') {
+        Some(p) => p.trim().parse::<f64>().map(|p| p / 100.0),
+        None => t.parse::<f64>(),
+    }
+    .map_err(|_| format!("`{s}` is not a drift: give a percentage such as 5% (or 0.05)"))?;
+    if !(0.0..1.0).contains(&v) {
+        return Err(format!(
+            "`{s}` is not a drift: it must be at least 0 % and below 100 % (e.g. 5%)"
+        ));
+    }
+    Ok(v)
 }
 
 /// An output-file flag: empty (e.g. `--summary "$GITHUB_STEP_SUMMARY"` with the variable
@@ -225,6 +249,8 @@ impl GateArgs {
                 allow_config_change,
                 candidate_rules_first: false,
                 only: self.only,
+                drift: self.drift.filter(|d| *d > 0.0),
+                judge_saturated: self.judge_saturated,
             },
             ..Default::default()
         })

@@ -221,6 +221,7 @@ fn read_all(i: usize, good: &Path, bad: &Path, out: &Path, t: &mut Tally) -> Res
             allow_config_change: true,
             candidate_rules_first: false,
             only: false,
+            ..Default::default()
         };
         let mut results: Vec<Result<(), String>> = vec![];
         // Each case runs one compare (the mutated side as baseline or as candidate) and one

@@ -3,12 +3,12 @@
 
 use super::groups::Groups;
 use super::large::{self, SideEstimate, LARGE_SAMPLE};
-use super::mixed;
 pub use super::samples::latency_groups;
 pub(crate) use super::samples::runs_in;
 use super::samples::{by_repeat, error_runs, groups_of, rate_of, rate_of_runs, throughput_groups};
 use super::stats::{self, Statistic};
 use super::verdict::{Counts, Evidence, Method};
+use super::{components, mixed};
 use crate::metrics::{Latency, RungSummary};
 use crate::results::RequestLine;
 
@@ -153,7 +153,13 @@ pub fn par_map<T: Sync, R: Send>(items: &[T], f: impl Fn(&T) -> R + Sync) -> Vec
 }
 
 /// Evidence for `key` on one rung, with intervals at the two-sided `level`.
-pub fn evidence(key: &str, base: &Side, cand: &Side, level: f64) -> Result<Evidence, NoSuccesses> {
+pub fn evidence(
+    key: &str,
+    base: &Side,
+    cand: &Side,
+    levels: Levels,
+) -> Result<Evidence, NoSuccesses> {
+    let level = levels.per_check;
     let value = |s: &Side| s.summary.metric(key).unwrap_or(f64::NAN);
     let (bv, cv) = (value(base), value(cand));
     let model = Model::of(key);
@@ -203,6 +209,7 @@ pub fn evidence(key: &str, base: &Side, cand: &Side, level: f64) -> Result<Evide
                 too_few: (n(b) == 0 || n(c) == 0)
                     .then(|| "no measured requests on one side".to_string()),
                 repeats,
+                drift: None,
             }
         }
         Model::Latency(stat, which) => {
@@ -239,7 +246,7 @@ pub fn evidence(key: &str, base: &Side, cand: &Side, level: f64) -> Result<Evide
                 |v| stat.compute(&mut v.concat()),
                 |v| stat.compute(v),
                 [bv, cv],
-                level,
+                levels,
             );
             e.too_few = too_few;
             e.requests = bg.len().min(cg.len());
@@ -261,7 +268,7 @@ pub fn evidence(key: &str, base: &Side, cand: &Side, level: f64) -> Result<Evide
                 rate_of_runs,
                 rate_of,
                 [bv, cv],
-                level,
+                levels,
             );
             e.requests = bg.len().min(cg.len());
             if bg.len() < stats::MIN_REQUESTS || cg.len() < stats::MIN_REQUESTS {
@@ -282,11 +289,35 @@ pub fn evidence(key: &str, base: &Side, cand: &Side, level: f64) -> Result<Evide
     Ok(e)
 }
 
-/// Evidence from per-request samples (`groups` of each side), by the cheapest method that
-/// holds: large-sample intervals when both sides are big, the big side's estimate against
-/// the small side's bootstrap when one is ([`mixed`]), else the bootstrap, hierarchical when
-/// `runs` (each side's groups per repeat) is given. `estimate` is a side's large-sample
-/// estimate, `of_runs` the statistic of per-repeat resamples, `of_one` of one resample.
+/// The levels a check's intervals are computed at, and the drift assumed without repeats.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Levels {
+    /// Two-sided level of each check's interval (the family's, Bonferroni over its checks).
+    pub per_check: f64,
+    /// The family-wise level (0.95).
+    pub family: f64,
+    /// Run-to-run spread assumed when neither side has two runs (`--drift`), e.g. 0.05.
+    pub assumed_drift: Option<f64>,
+}
+
+impl Levels {
+    /// Levels without an assumed drift.
+    pub fn new(per_check: f64, family: f64) -> Levels {
+        Levels {
+            per_check,
+            family,
+            assumed_drift: None,
+        }
+    }
+}
+
+/// Evidence from per-request samples (`groups` of each side): the within-run interval by the
+/// cheapest method that holds (large-sample intervals when both sides are big, the big
+/// side's estimate against the small side's bootstrap when one is ([`mixed`]), else the
+/// bootstrap, stratified by repeat when `runs` (each side's groups per repeat) is given),
+/// then widened by the runs' drift ([`components`]) when a side has repeats or a drift is
+/// assumed. `estimate` is a side's large-sample estimate, `of_runs` the statistic of
+/// per-repeat resamples, `of_one` of one resample.
 fn resampled<'a>(
     sides: [(&Side<'a>, &Groups); 2],
     runs: Option<impl Fn(&Side<'a>) -> Vec<Groups>>,
@@ -294,44 +325,68 @@ fn resampled<'a>(
     of_runs: impl Fn(&mut [Vec<f64>]) -> f64,
     of_one: impl Fn(&mut [f64]) -> f64,
     [bv, cv]: [f64; 2],
-    level: f64,
+    levels: Levels,
 ) -> Evidence {
     let [(base, bg), (cand, cg)] = sides;
     let per_run = runs.map(|runs| (runs(base), runs(cand)));
+    let drift_on = per_run.is_some() || levels.assumed_drift.is_some();
+    let (level, drift_level) = if drift_on {
+        components::split_levels(levels.per_check, levels.family)
+    } else {
+        (levels.per_check, levels.family)
+    };
     // One run's groups are `bg` / `cg` as they are: no second copy.
     let (rb, rc): (&[Groups], &[Groups]) = match &per_run {
         Some((b, c)) => (b, c),
         None => (std::slice::from_ref(bg), std::slice::from_ref(cg)),
     };
-    if bg.len() >= LARGE_SAMPLE && cg.len() >= LARGE_SAMPLE {
-        if let Some((b, c)) = estimate(rb).zip(estimate(rc)) {
-            return large_sample(&b, &c, bv, cv, level);
+    let mut per_run_stats: Option<[Vec<f64>; 2]> = None;
+    let (within, method) = 'within: {
+        if bg.len() >= LARGE_SAMPLE && cg.len() >= LARGE_SAMPLE {
+            if let Some((b, c)) = estimate(rb).zip(estimate(rc)) {
+                per_run_stats = Some([b.runs.clone(), c.runs.clone()]);
+                break 'within (large::compare(&b, &c, level), Method::LargeSample);
+            }
         }
+        if let Some(r) = mixed::one_big(rb, rc, &estimate, level, &of_runs) {
+            break 'within (r, Method::Bootstrap);
+        }
+        let r = if per_run.is_some() {
+            super::hier::bootstrap(rb, rc, stats::SEED, level, &of_runs)
+        } else {
+            stats::bootstrap_with(bg, cg, stats::SEED, level, &of_one)
+        };
+        (r, Method::Bootstrap)
+    };
+    let mut drift = None;
+    let mut result = within;
+    if drift_on {
+        let [pb, pc] = per_run_stats.unwrap_or_else(|| {
+            let of = |side: &[Groups]| -> Vec<f64> {
+                if side.len() < 2 {
+                    return Vec::new();
+                }
+                side.iter()
+                    .map(|r| of_runs(&mut [r.values().to_vec()]))
+                    .collect()
+            };
+            [of(rb), of(rc)]
+        });
+        let (r, d) = components::with_drift(
+            within,
+            level,
+            drift_level,
+            [&pb, &pc],
+            [rb.len(), rc.len()],
+            levels.assumed_drift,
+        );
+        result = r;
+        drift = d;
     }
-    if let Some(r) = mixed::one_big(rb, rc, &estimate, level, &of_runs) {
-        return bootstrapped(r, bv, cv, level);
-    }
-    if per_run.is_some() {
-        hier_boot(rb, rc, bv, cv, level, of_runs)
-    } else {
-        boot(bg, cg, bv, cv, level, of_one)
-    }
-}
-
-fn hier_boot(
-    b: &super::hier::Runs,
-    c: &super::hier::Runs,
-    bv: f64,
-    cv: f64,
-    level: f64,
-    stat: impl Fn(&mut [Vec<f64>]) -> f64,
-) -> Evidence {
-    bootstrapped(
-        super::hier::bootstrap(b, c, stats::SEED, level, stat),
-        bv,
-        cv,
-        level,
-    )
+    let mut e = bootstrapped(result, bv, cv, level);
+    e.method = method;
+    e.drift = drift;
+    e
 }
 
 /// The note on a verdict that rests on summary values alone.
@@ -364,30 +419,6 @@ pub fn summary_only(key: &str, base: &Side, cand: &Side) -> Evidence {
     e
 }
 
-fn boot(
-    bg: &Groups,
-    cg: &Groups,
-    bv: f64,
-    cv: f64,
-    level: f64,
-    stat: impl Fn(&mut [f64]) -> f64,
-) -> Evidence {
-    bootstrapped(
-        stats::bootstrap_with(bg, cg, stats::SEED, level, stat),
-        bv,
-        cv,
-        level,
-    )
-}
-
-/// Evidence from large-sample intervals ([`large`]) of the values `bv` and `cv`.
-fn large_sample(b: &SideEstimate, c: &SideEstimate, bv: f64, cv: f64, level: f64) -> Evidence {
-    Evidence {
-        method: Method::LargeSample,
-        ..bootstrapped(large::compare(b, c, level), bv, cv, level)
-    }
-}
-
 /// Evidence from a bootstrap (flat or hierarchical) of the values `bv` and `cv`.
 fn bootstrapped(r: stats::BootstrapResult, bv: f64, cv: f64, level: f64) -> Evidence {
     Evidence {
@@ -402,6 +433,7 @@ fn bootstrapped(r: stats::BootstrapResult, bv: f64, cv: f64, level: f64) -> Evid
         counts: None,
         too_few: None,
         repeats: [1, 1],
+        drift: None,
     }
 }
 

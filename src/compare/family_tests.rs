@@ -63,6 +63,7 @@ fn check(base: &[Vec<f64>], cand: &[Vec<f64>], bound: Bound, level: f64, seed: u
         counts: None,
         too_few: None,
         repeats: [1, 1],
+        drift: None,
     };
     decide(bound, 0.0, &e).verdict
 }
@@ -96,6 +97,7 @@ fn error_rate_false_alarms(level: f64) -> f64 {
                 counts: Some(Counts::binomial((kb, 200), (kc, 200))),
                 too_few: None,
                 repeats: [1, 1],
+                drift: None,
             };
             alarm |= decide(bound, 0.0, &e).verdict == Verdict::Regression;
         }
@@ -249,6 +251,7 @@ fn an_overdispersed_error_rate_check_says_so_and_asks_for_more() {
         counts: Some(counts),
         too_few: None,
         repeats: [3, 3],
+        drift: None,
     };
     // With all 600 requests independent the +4 points would be told apart from +0; with
     // φ = 4 they are worth 150 each, and the check stays open.

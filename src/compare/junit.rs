@@ -32,11 +32,12 @@ pub fn junit(c: &Comparison, strict: bool) -> String {
         } else {
             0
         };
-    let skipped = if strict {
-        0
-    } else {
-        c.count(Verdict::Inconclusive)
-    };
+    let skipped = c.count(Verdict::PastSaturation)
+        + if strict {
+            0
+        } else {
+            c.count(Verdict::Inconclusive)
+        };
     let suite = escape(&format!("ladder gate {}", c.scenario));
     let level = escape(&c.family.describe());
     let mut o = String::new();
@@ -95,13 +96,9 @@ pub fn junit(c: &Comparison, strict: bool) -> String {
                 escape(&detail)
             );
             let _ = writeln!(o, "    </testcase>");
-        } else if v == Verdict::Inconclusive {
+        } else if matches!(v, Verdict::Inconclusive | Verdict::PastSaturation) {
             let _ = writeln!(o, ">");
-            let _ = writeln!(
-                o,
-                r#"      <skipped message="inconclusive: {}"/>"#,
-                escape(&detail)
-            );
+            let _ = writeln!(o, r#"      <skipped message="{v}: {}"/>"#, escape(&detail));
             let _ = writeln!(o, "    </testcase>");
         } else {
             let _ = writeln!(o, ">");

@@ -20,15 +20,12 @@
 //!
 //! Every variance has the n/(n − 1) cluster correction. The two sides are independent, so
 //! the standard error of ln(candidate / baseline) is the root of the sum of their squares,
-//! and the ratio's interval is exp(ln r ± z·se). With repeats, a side's variance is at least
-//! the run-to-run variance of its repeats' statistics (sample variance of their logs over
-//! R, with R − 1 degrees of freedom); a side of one run borrows the other side's run
-//! variance, as the hierarchical bootstrap borrows run effects; z becomes Student's t with
-//! the repeats' degrees of freedom. A statistic that is not positive on either side (a log
+//! and the ratio's interval is exp(ln r ± z·se). That is the within-run part; with repeats,
+//! the runs' drift is estimated from their statistics (`SideEstimate::runs`) and bounded
+//! apart ([`super::components`]). A statistic that is not positive on either side (a log
 //! is needed) falls back to the bootstrap.
 
 use super::groups::Groups;
-use super::hier;
 use super::stats::{self, BootstrapResult, Interval, Statistic};
 use crate::metrics::compute::percentile;
 
@@ -46,19 +43,6 @@ pub struct SideEstimate {
     pub within: f64,
     /// The statistic of each repeat (one entry for a one-run side).
     pub runs: Vec<f64>,
-}
-
-impl SideEstimate {
-    /// Sample variance of the repeats' log statistics (None with fewer than two).
-    pub(crate) fn run_variance(&self) -> Option<f64> {
-        let r = self.runs.len();
-        if r < 2 {
-            return None;
-        }
-        let logs: Vec<f64> = self.runs.iter().map(|v| v.ln()).collect();
-        let m = logs.iter().sum::<f64>() / r as f64;
-        Some(logs.iter().map(|l| (l - m) * (l - m)).sum::<f64>() / (r - 1) as f64)
-    }
 }
 
 /// A latency statistic of one side: per repeat, per request, that request's samples.
@@ -180,27 +164,9 @@ pub fn throughput(runs: &[Groups]) -> Option<SideEstimate> {
 /// Intervals at `level` of candidate / baseline, candidate − baseline and the candidate,
 /// from two independent sides.
 pub fn compare(base: &SideEstimate, cand: &SideEstimate, level: f64) -> BootstrapResult {
-    let (rb, rc) = (base.run_variance(), cand.run_variance());
-    // A one-run side borrows the other side's run-to-run variance (its single run has a run
-    // effect too); a side of R runs has the run variance over R in its pooled statistic.
-    let side_var = |s: &SideEstimate, own: Option<f64>, other: Option<f64>| -> f64 {
-        let run = match own {
-            Some(v) => v / s.runs.len() as f64,
-            None => other.unwrap_or(0.0),
-        };
-        s.within.max(run)
-    };
-    let (vb, vc) = (side_var(base, rb, rc), side_var(cand, rc, rb));
-    let df: usize = [base, cand]
-        .iter()
-        .filter(|s| s.runs.len() >= 2)
-        .map(|s| s.runs.len() - 1)
-        .sum();
-    let q = if df == 0 {
-        stats::z_for(level)
-    } else {
-        hier::t_for(level, df as u32)
-    };
+    // Within-run variances only: drift between runs is bounded apart (super::components).
+    let (vb, vc) = (base.within, cand.within);
+    let q = stats::z_for(level);
     let (b, c) = (base.value, cand.value);
     let lr = (c / b).ln();
     let se = (vb + vc).sqrt();

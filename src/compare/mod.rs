@@ -3,6 +3,7 @@
 //!
 //! The statistics and every parameter are documented in docs/gate.md.
 
+pub mod components;
 pub mod config_diff;
 pub mod evidence;
 #[cfg(test)]
@@ -49,6 +50,11 @@ pub struct CompareOptions {
     pub candidate_rules_first: bool,
     /// `--only`: apply the overrides alone, not the scenario's `gate:` rules or the defaults.
     pub only: bool,
+    /// `--drift`: the run-to-run spread (e.g. 0.05 for 5 %) assumed when neither side has
+    /// two runs to measure it.
+    pub drift: Option<f64>,
+    /// `--judge-saturated`: judge latency checks on rungs past saturation too.
+    pub judge_saturated: bool,
 }
 
 /// Why two folders could not be compared (exit 2).
@@ -194,6 +200,9 @@ pub struct Family {
     pub size: usize,
     /// Two-sided level of each check's interval: 1 − (1 − level) / size.
     pub per_check: f64,
+    /// True when the intervals include the runs' drift (a side has repeats, or `--drift`):
+    /// the budget is then split between the requests' noise and one drift bound.
+    pub drift: bool,
 }
 
 impl Family {
@@ -203,30 +212,47 @@ impl Family {
             level: stats::CONFIDENCE,
             size,
             per_check: stats::family_level(stats::CONFIDENCE, size),
+            drift: false,
         }
     }
 
-    /// `95 % family-wise over 18 checks: each interval at 99.72 % (Bonferroni)`.
+    /// `95 % family-wise over 18 checks: each interval at 99.72 % (Bonferroni)`, or with
+    /// drift in the intervals the two halves of the budget.
     pub fn describe(&self) -> String {
-        format!(
-            "{} family-wise over {} check{}: each interval at {} (Bonferroni)",
+        let checks = format!(
+            "{} family-wise over {} check{}",
             stats::level_text(self.level),
             self.size,
             if self.size == 1 { "" } else { "s" },
+        );
+        if self.drift {
+            let (within, drift) = components::split_levels(self.per_check, self.level);
+            return format!(
+                "{checks}: each interval at {} for the noise between requests (half the budget, \
+                 Bonferroni) plus one bound at {} for the runs' drift (the other half: a run's \
+                 drift is shared by every check)",
+                stats::level_text(within),
+                stats::level_text(drift)
+            );
+        }
+        format!(
+            "{checks}: each interval at {} (Bonferroni)",
             stats::level_text(self.per_check)
         )
     }
 }
 
 /// Runs (repeats) behind each side of a comparison: the most of any compared rung.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq)]
 pub struct RunNoise {
     pub base: usize,
     pub cand: usize,
+    /// The run-to-run spread assumed with `--drift` when no side has two runs.
+    pub assumed: Option<f64>,
 }
 
 impl RunNoise {
-    /// True when a side has two or more runs (the intervals are hierarchical).
+    /// True when a side has two or more runs (the intervals include measured drift).
     pub fn measured(&self) -> bool {
         self.base >= 2 || self.cand >= 2
     }
@@ -235,24 +261,32 @@ impl RunNoise {
     pub fn describe(&self) -> String {
         let runs = |n: usize| format!("{n} run{}", if n == 1 { "" } else { "s" });
         if !self.measured() {
-            return "run-to-run noise: unknown (one run per side): the intervals cover the noise \
-            between requests of one run, not between runs (machine load, another server \
-            build or restart); measure it with `load.repeats: 3` (or `--repeats 3`), or \
-            add blessed runs to the baseline with `ladder bless --add`"
-                .into();
+            let measure = "measure it with `load.repeats: 3` (or `--repeats 3`), or add blessed \
+                runs to the baseline with `ladder bless --add`";
+            return match self.assumed {
+                Some(a) => format!(
+                    "run-to-run noise: assumed {:.1} % per run (--drift; one run per side cannot \
+                     measure it): each interval adds that drift to the noise between requests; \
+                     {measure}",
+                    a * 100.0
+                ),
+                None => format!(
+                    "run-to-run noise: unknown (one run per side): the intervals cover the noise \
+                     between requests of one run, not between runs (machine load, another server \
+                     build or restart, a warm cache); {measure}, or assume one with --drift 5%"
+                ),
+            };
         }
         let borrowed = match (self.base >= 2, self.cand >= 2) {
-            (true, false) => {
-                "; the candidate's single run borrows the baseline's run-to-run spread"
-            }
-            (false, true) => {
-                "; the baseline's single run borrows the candidate's run-to-run spread"
-            }
+            (true, false) => "; the candidate's single run borrows the baseline's drift",
+            (false, true) => "; the baseline's single run borrows the candidate's drift",
             _ => "",
         };
         format!(
-            "run-to-run noise: measured (baseline {}, candidate {}): bootstrapped intervals \
-            resample runs, then requests within them{borrowed}",
+            "run-to-run noise: measured (baseline {}, candidate {}): each interval is the \
+             noise between requests (resampled within each run) widened by the runs' drift \
+             (the spread of the runs' values beyond what their requests explain, bounded once \
+             for the whole family by Student's t){borrowed}",
             runs(self.base),
             runs(self.cand)
         )
@@ -482,8 +516,18 @@ pub fn compare(
             })
             .count();
     }
-    let family = Family::of(size);
-    let mut run_noise = RunNoise { base: 1, cand: 1 };
+    let mut family = Family::of(size);
+    let saturated = [saturated_from(b), saturated_from(c)];
+    let levels = evidence::Levels {
+        per_check: family.per_check,
+        family: family.level,
+        assumed_drift: opts.drift,
+    };
+    let mut run_noise = RunNoise {
+        base: 1,
+        cand: 1,
+        assumed: opts.drift,
+    };
     let mut rows = Vec::new();
     let mut server_notes = Vec::new();
     for &rate in &common {
@@ -529,7 +573,7 @@ pub fn compare(
             let e = if plain && br.summary.completed > 0 && cr.summary.completed > 0 {
                 Ok(evidence::summary_only(&check.metric, &bs, &cs))
             } else {
-                evidence::evidence(&check.metric, &bs, &cs, family.per_check)
+                evidence::evidence(&check.metric, &bs, &cs, levels)
             };
             (plain, e)
         });
@@ -554,6 +598,14 @@ pub fn compare(
                 }
             })?;
             let mut decision = verdict::decide_in(check.bound, check.floor, &e, unit_of(c, cr));
+            let latency = matches!(
+                evidence::Model::of(&check.metric),
+                evidence::Model::Latency(..)
+            );
+            let past = |s: Option<f64>| s.is_some_and(|k| rate >= k);
+            if latency && !opts.judge_saturated && (past(saturated[0]) || past(saturated[1])) {
+                decision = past_saturation(rate, saturated[0], saturated[1]);
+            }
             if plain && decision.note.is_empty() {
                 decision.note = match summary_only {
                     true => evidence::SUMMARY_ONLY.into(),
@@ -584,6 +636,7 @@ pub fn compare(
         base: knee_of(b),
         cand: knee_of(c),
     };
+    family.drift = run_noise.measured() || opts.drift.is_some();
     Ok(Comparison {
         base_label: b.path.display().to_string(),
         cand_label: c.path.display().to_string(),
@@ -604,6 +657,45 @@ pub fn compare(
 /// The knee of a run as `ladder run` and `ladder report` name it (metrics::analysis), with
 /// the run's own SLO and baseline rung from its resolved scenario.
 fn knee_of(d: &ResultDir) -> Option<(f64, String)> {
+    analysis_of(d).knee.map(|k| (k.rate, k.detail.join("; ")))
+}
+
+/// The offered rate from which an open-loop run is past saturation: its knee, when the knee
+/// is overload (a throughput plateau, a TTFT jump, errors), not requests the server rejects.
+/// None for a closed-loop ladder, whose queue cannot outgrow its users.
+fn saturated_from(d: &ResultDir) -> Option<f64> {
+    if d.info.load != LoadKind::Rate {
+        return None;
+    }
+    let knee = analysis_of(d).knee?;
+    let overload = knee
+        .reasons
+        .iter()
+        .any(|r| !matches!(r, crate::metrics::KneeReason::Rejected));
+    overload.then_some(knee.rate)
+}
+
+/// The decision of a latency check on a rung past saturation in either run.
+fn past_saturation(rate: f64, base: Option<f64>, cand: Option<f64>) -> Decision {
+    let at = |s: Option<f64>| s.is_some_and(|k| rate >= k);
+    let which = match (at(base), at(cand)) {
+        (true, true) => "in both runs",
+        (true, false) => "in the baseline",
+        _ => "in the candidate (the baseline is not: see its throughput check and the knee shift)",
+    };
+    Decision {
+        verdict: Verdict::PastSaturation,
+        interval: None,
+        note: format!(
+            "past saturation {which}: latency here grows with how long the queue built up during \
+             the rung, not with the server's speed, and swings with small changes of capacity; \
+             the rung is judged by its throughput and error rate (--judge-saturated judges its \
+             latency too)"
+        ),
+    }
+}
+
+fn analysis_of(d: &ResultDir) -> crate::metrics::Analysis {
     let slo: crate::scenario::Slo = d
         .info
         .scenario
@@ -617,6 +709,4 @@ fn knee_of(d: &ResultDir) -> Option<(f64, String)> {
         .and_then(serde_json::Value::as_f64);
     let rungs: Vec<_> = d.rungs.iter().map(|r| r.summary.clone()).collect();
     crate::metrics::analyze(&rungs, &slo, baseline)
-        .knee
-        .map(|k| (k.rate, k.detail.join("; ")))
 }

@@ -85,6 +85,7 @@ pub fn verdict_word(v: Verdict) -> &'static str {
     match v {
         Verdict::Pass => "pass",
         Verdict::Improvement => "improvement",
+        Verdict::PastSaturation => "past saturation",
         Verdict::Inconclusive => "inconclusive",
         Verdict::Regression => "REGRESSION",
     }
@@ -152,8 +153,12 @@ pub fn checks_listing(c: &Comparison) -> String {
 /// One-line overall summary.
 pub fn summary_line(c: &Comparison, strict: bool) -> String {
     let verdict = if c.failed(strict) { "FAIL" } else { "PASS" };
+    let saturated = match c.count(Verdict::PastSaturation) {
+        0 => String::new(),
+        n => format!(", {n} past saturation (not judged)"),
+    };
     format!(
-        "{verdict}: {} regression(s), {} inconclusive{}, {} improvement(s), {} pass over {} check(s)",
+        "{verdict}: {} regression(s), {} inconclusive{}, {} improvement(s), {} pass{saturated} over {} check(s)",
         c.count(Verdict::Regression),
         c.count(Verdict::Inconclusive),
         if strict { " (strict: counted as failures)" } else { "" },

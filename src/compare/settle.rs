@@ -4,6 +4,7 @@
 
 use std::time::Duration;
 
+use super::components::Drift;
 use super::verdict::{Cond, Counts, Evidence, Scale};
 
 /// What the user sizes a rung in, so that the advice names the key to change.
@@ -65,34 +66,10 @@ pub(super) fn resize(note: &str, e: &Evidence, unit: Unit) -> String {
 
 /// What would settle an inconclusive check, in terms the user controls (`unit`).
 pub(super) fn needed(e: &Evidence, conds: &[Cond], unit: Unit) -> String {
-    if e.hierarchical() {
-        // Run-to-run noise is in the interval: it narrows as 1/sqrt(repeats) when it
-        // dominates, and more requests per run narrow only the within-run part.
-        let runs = e
-            .repeats
-            .iter()
-            .copied()
-            .filter(|r| *r >= 2)
-            .min()
-            .unwrap_or(2);
-        let soak = matches!(unit, Unit::Duration(_));
-        return match scaled_needed(e, conds, runs) {
-            // load.repeats does not combine with load.duration: runs are added one by one.
-            Some(n) if n <= MAX_SUGGESTED && soak => format!(
-                "run the soak ≥ {} times a side (from {runs}; `ladder bless --add` adds a \
-                 run to the baseline) to settle it if the change stays where it is (the \
-                 interval includes run-to-run noise, which more runs narrow; a longer \
-                 load.duration narrows only the noise within a run)",
-                (n as u64).max(runs as u64 + 1)
-            ),
-            Some(n) if n <= MAX_SUGGESTED => format!(
-                "raise load.repeats to ≥ {} (from {runs}) to settle it if the change stays where it is \
-                 (the interval includes run-to-run noise, which more repeats narrow; \
-                 workload.requests_per_rung narrows only the noise within a run)",
-                (n as u64).max(runs as u64 + 1)
-            ),
-            _ => "the change sits (almost) on the threshold: no feasible load.repeats settles it; widen or tighten the threshold".into(),
-        };
+    if let Some(d) = e.drift.filter(|d| d.half > 0.0) {
+        if let Some(advice) = drift_advice(e, &d, conds, unit) {
+            return advice;
+        }
     }
     let n = match e.counts {
         Some(counts) => proportion_needed(e, conds, counts),
@@ -226,4 +203,80 @@ fn proportion_needed(e: &Evidence, conds: &[Cond], counts: Counts) -> Option<f64
         }
     }
     Some(hi as f64)
+}
+
+/// Most runs a side is advised to reach; beyond them the drift is too large to call.
+const MAX_RUNS: [usize; 2] = [20, 10];
+
+/// Advice for a check whose interval includes the runs' drift ([`Drift`]): the fewest runs
+/// per side that would settle it if the change and the drift stayed where they are, or that
+/// the drift alone is too wide. None when the within-run part dominates (more requests per
+/// run is then the advice, as without repeats) or the check has no ratio condition.
+fn drift_advice(e: &Evidence, d: &Drift, conds: &[Cond], unit: Unit) -> Option<String> {
+    let c = conds.iter().find(|c| c.scale == Scale::Ratio)?;
+    if !(e.base > 0.0 && e.cand > 0.0 && c.bad > 0.0) {
+        return None;
+    }
+    if d.half < d.within_half {
+        return None;
+    }
+    let dist = ((e.cand / e.base).ln() - c.bad.ln()).abs();
+    let [rb, rc] = d.runs;
+    let now = 1.0 / rb as f64 + 1.0 / rc as f64;
+    let settles = |b: usize, c: usize| {
+        let scale = ((1.0 / b as f64 + 1.0 / c as f64) / now).sqrt();
+        let df = if d.df == 0 { 0 } else { b - 1 + c - 1 };
+        d.within_half * scale + d.half_for(b, c, df) < dist
+    };
+    let mut best: Option<(usize, usize)> = None;
+    let c_max = if matches!(unit, Unit::Duration(_)) {
+        rc
+    } else {
+        MAX_RUNS[1].max(rc)
+    };
+    for b in rb..=MAX_RUNS[0].max(rb) {
+        for c in rc..=c_max {
+            let cost = (b - rb) + (c - rc);
+            if settles(b, c) && best.is_none_or(|(bb, cc)| cost < (bb - rb) + (cc - rc)) {
+                best = Some((b, c));
+            }
+        }
+    }
+    let spread = format!(
+        "run-to-run drift of about {} per run ({})",
+        format!("{:.1} %", d.cv() * 100.0),
+        if d.df == 0 {
+            "assumed with --drift: one run per side cannot measure it".to_string()
+        } else {
+            format!("measured from the runs, {} degrees of freedom", d.df)
+        }
+    );
+    let add = |side: &str, from: usize, to: usize, how: &str| {
+        (to > from).then(|| format!("{side} to {to} runs (from {from}; {how})"))
+    };
+    // A soak (load.duration) cannot repeat: only the baseline gains runs, by bless --add.
+    let soak = matches!(unit, Unit::Duration(_));
+    Some(match best {
+        Some((b, c)) => {
+            let parts: Vec<String> = [
+                add("the baseline", rb, b, "`ladder bless --add`"),
+                add("the candidate", rc, c, "load.repeats"),
+            ]
+            .into_iter()
+            .flatten()
+            .collect();
+            format!(
+                "the {spread} dominates the interval, so more requests per run will not settle \
+                 it; bring {} to settle it if the change stays where it is",
+                parts.join(" and ")
+            )
+        }
+        None => format!(
+            "the {spread} alone is about as wide as the distance to the threshold: no feasible \
+             number of runs (up to {} baseline, {} candidate) settles it; find what makes the \
+             runs differ (a cold or warm cache, a restart, machine load) or widen the threshold",
+            MAX_RUNS[0],
+            if soak { rc } else { MAX_RUNS[1] }
+        ),
+    })
 }

@@ -13,6 +13,10 @@ pub enum Verdict {
     Pass,
     /// Wholly beyond the threshold on the good side.
     Improvement,
+    /// A latency check on a rung past saturation in either run: latency there measures how
+    /// long the queue grew during the rung, not the server's speed, so it is not judged
+    /// (the rung's throughput and error rate are; `--judge-saturated` judges it anyway).
+    PastSaturation,
     /// The interval straddles the threshold, or too few samples to tell.
     Inconclusive,
     /// Wholly beyond the threshold on the bad side.
@@ -24,6 +28,7 @@ impl fmt::Display for Verdict {
         f.write_str(match self {
             Verdict::Pass => "pass",
             Verdict::Improvement => "improvement",
+            Verdict::PastSaturation => "past saturation",
             Verdict::Inconclusive => "inconclusive",
             Verdict::Regression => "regression",
         })
@@ -88,6 +93,8 @@ pub struct Evidence {
     /// Runs (repeats) behind the baseline's and the candidate's samples; `[1, 1]` for one
     /// run each, when the intervals cannot include run-to-run noise.
     pub repeats: [usize; 2],
+    /// The run-to-run part of the intervals, when a side has repeats or a drift is assumed.
+    pub drift: Option<super::components::Drift>,
 }
 
 /// The error counts behind a proportion's interval.
@@ -147,6 +154,7 @@ impl Evidence {
             counts: None,
             too_few: None,
             repeats: [1, 1],
+            drift: None,
         }
     }
 }
@@ -373,6 +381,7 @@ mod tests {
             counts: None,
             too_few: None,
             repeats: [1, 1],
+            drift: None,
         }
     }
 
@@ -439,6 +448,7 @@ mod tests {
             counts: None,
             too_few: None,
             repeats: [1, 1],
+            drift: None,
         }
     }
 
@@ -541,18 +551,31 @@ mod tests {
         // load.repeats does not combine with load.duration: more runs come from bless --add.
         assert!(!soak.note.contains("load.repeats"), "{}", soak.note);
         assert!(soak.note.contains("a second soak run"), "{}", soak.note);
+        // Drift that dominates the interval: the advice is runs, per side, never requests.
         let mut runs = ev(1.05, 1.2);
         runs.repeats = [2, 2];
+        runs.drift = Some(super::super::components::Drift {
+            tau2: 0.00004,
+            df: 2,
+            runs: [2, 2],
+            half: 0.05,
+            within_half: 0.01,
+            level: 0.975,
+        });
         let soak = decide_in(b, 0.0, &runs, Unit::Duration(Duration::from_secs(60)));
         assert!(
-            soak.note.contains("run the soak ≥ ") && soak.note.contains("bless --add"),
+            soak.note.contains("bring the baseline to ") && soak.note.contains("bless --add"),
             "{}",
             soak.note
         );
         assert!(!soak.note.contains("load.repeats"), "{}", soak.note);
+        assert!(!soak.note.contains("requests_per_rung"), "{}", soak.note);
         let plain_runs = decide(b, 0.0, &runs);
         assert!(
-            plain_runs.note.contains("raise load.repeats to ≥ "),
+            plain_runs.note.contains("runs (from 2;")
+                && plain_runs
+                    .note
+                    .contains("more requests per run will not settle it"),
             "{}",
             plain_runs.note
         );
@@ -586,6 +609,7 @@ mod tests {
             counts: Some(Counts::binomial((0, 60), (0, 60))),
             too_few: None,
             repeats: [1, 1],
+            drift: None,
         };
         let d = decide_in(Bound::Max(0.02), 0.0, &e, Unit::Sessions(4.0));
         assert!(
@@ -611,6 +635,7 @@ mod tests {
             counts: Some(Counts::binomial((0, 60), (0, 60))),
             too_few: None,
             repeats: [1, 1],
+            drift: None,
         };
         let d = decide(Bound::Max(0.02), 0.0, &e);
         assert_eq!(d.verdict, Verdict::Inconclusive);

@@ -21,4 +21,4 @@ pub use tokens::TokenAccounting;
 
 // --- analysis (issue 6) ---
 pub mod analysis;
-pub use analysis::{analyze, Analysis};
+pub use analysis::{analyze, Analysis, KneeReason};

@@ -1,0 +1,225 @@
+//! Run-to-run drift as a variance component of its own.
+//!
+//! A check's statistic moves for two reasons: the requests a run happened to draw (within-run
+//! sampling noise, measured well by the requests of every run) and the run itself (drift: a
+//! server restarted, a neighbour on the machine, a warmer cache; measured only by the runs, of
+//! which a baseline has a handful). The two are estimated and bounded apart:
+//!
+//! - **within**: the interval of the pooled requests (bootstrap, large-sample or one big
+//!   side, [`super::evidence`]), at the per-check level of half the family's error budget
+//!   (Bonferroni over the checks: their within-run noises are separate draws);
+//! - **between**: τ², the variance of a run's log statistic that the requests do not explain,
+//!   by moments on each side with repeats: the sample variance of the runs' log statistics
+//!   less the part within-run noise gives it (R × the pooled statistic's within variance),
+//!   floored at 0, pooled over the sides by their degrees of freedom (R − 1 each). A side of
+//!   one run has a run effect too and borrows the pooled τ². The log ratio's between part has
+//!   variance τ²·(1/R_b + 1/R_c), bounded by Student's t with the pooled degrees of freedom at
+//!   the other half of the family's budget, once for the whole family: a run's drift is one
+//!   draw shared by every rung and metric of that run, so it is one event, not one per check.
+//!
+//! The interval is the within interval widened on the log scale by the between half-width
+//! (a union bound: the family errs only when the requests of some check or the runs' drift
+//! fall outside their bounds, each at most half the budget). Runs that agree give τ² ≈ 0 and
+//! the within interval itself: three runs that agree to 0.1 % decide what one run against one
+//! decides. Runs that disagree widen it by t, and the advice says how many runs would settle it.
+//!
+//! With one run on each side nothing measures drift: an assumed τ (`--drift`, docs/gate.md)
+//! is then taken as known (normal quantile), or none (the intervals cover within-run noise
+//! only, as the verdict's note says).
+
+use super::hier;
+use super::stats::{self, BootstrapResult, Interval};
+
+/// The run-to-run part of a check's interval.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Drift {
+    /// Variance of one run's log statistic between runs (τ²).
+    pub tau2: f64,
+    /// Degrees of freedom of `tau2`; 0 when it was assumed (`--drift`), not measured.
+    pub df: usize,
+    /// Runs behind the baseline and the candidate.
+    pub runs: [usize; 2],
+    /// Half-width on the log scale that drift adds to the ratio's interval.
+    pub half: f64,
+    /// Half-width on the log scale of the ratio's within-run interval (for the advice).
+    pub within_half: f64,
+    /// Two-sided level of the between bound (half the family's error budget).
+    pub level: f64,
+}
+
+impl Drift {
+    /// The drift half-width of a log ratio with `rb` and `rc` runs and `df` degrees of freedom.
+    pub fn half_for(&self, rb: usize, rc: usize, df: usize) -> f64 {
+        let q = quantile(self.level, df);
+        q * (self.tau2 * (1.0 / rb.max(1) as f64 + 1.0 / rc.max(1) as f64)).sqrt()
+    }
+
+    /// τ as a relative run-to-run spread (coefficient of variation), e.g. 0.05 for 5 %.
+    pub fn cv(&self) -> f64 {
+        self.tau2.sqrt()
+    }
+}
+
+/// The between bound's quantile: Student's t with `df` degrees of freedom, or the normal's
+/// z for an assumed (known) τ.
+fn quantile(level: f64, df: usize) -> f64 {
+    if df == 0 {
+        stats::z_for(level)
+    } else {
+        hier::t_for(level, df as u32)
+    }
+}
+
+/// The two halves of a family's error budget when drift is in the intervals: the within-run
+/// level of each check and the level of the one between-run bound.
+pub fn split_levels(per_check: f64, family: f64) -> (f64, f64) {
+    (1.0 - (1.0 - per_check) / 2.0, 1.0 - (1.0 - family) / 2.0)
+}
+
+/// The runs of one side as a check sees them.
+#[derive(Debug, Clone, Copy)]
+pub struct SideRuns<'a> {
+    /// Each run's statistic (one entry for a side of one run).
+    pub per_run: &'a [f64],
+    /// Variance of the log of the side's pooled statistic from its requests.
+    pub within: f64,
+}
+
+impl SideRuns<'_> {
+    /// The side's excess between-run variance and its degrees of freedom (None with fewer
+    /// than two runs, or a statistic that is not positive in some run).
+    fn excess(&self) -> Option<(f64, usize)> {
+        let r = self.per_run.len();
+        if r < 2 || self.per_run.iter().any(|v| !(*v > 0.0) || !v.is_finite()) {
+            return None;
+        }
+        let logs: Vec<f64> = self.per_run.iter().map(|v| v.ln()).collect();
+        let m = logs.iter().sum::<f64>() / r as f64;
+        let s2 = logs.iter().map(|l| (l - m) * (l - m)).sum::<f64>() / (r - 1) as f64;
+        // One run's within-run variance is about R times that of the R runs pooled.
+        let within_one = if self.within.is_finite() {
+            self.within * r as f64
+        } else {
+            0.0
+        };
+        Some(((s2 - within_one).max(0.0), r - 1))
+    }
+}
+
+/// τ² pooled over the sides that have repeats, with its degrees of freedom; `assumed` (a
+/// relative spread, e.g. 0.05) when neither side has two runs. None when nothing measures
+/// or assumes drift.
+pub fn estimate(base: SideRuns, cand: SideRuns, assumed: Option<f64>) -> Option<(f64, usize)> {
+    let parts: Vec<(f64, usize)> = [base, cand].iter().filter_map(SideRuns::excess).collect();
+    let df: usize = parts.iter().map(|p| p.1).sum();
+    if df > 0 {
+        let tau2 = parts.iter().map(|(t, d)| t * *d as f64).sum::<f64>() / df as f64;
+        return Some((tau2, df));
+    }
+    assumed.filter(|a| *a > 0.0).map(|a| (a * a, 0))
+}
+
+/// The within-run variance of a side's log statistic read off its interval at `level`.
+pub fn within_of(ci: Interval, level: f64) -> f64 {
+    if !(ci.lo > 0.0) || !ci.hi.is_finite() || ci.hi < ci.lo {
+        return f64::NAN;
+    }
+    ((ci.hi.ln() - ci.lo.ln()) / (2.0 * stats::z_for(level))).powi(2)
+}
+
+/// `within` (intervals of the pooled requests at the within level) widened by the drift
+/// bound of `tau2` (df `df`) at `drift_level`, for sides of `runs` runs.
+pub fn widen(
+    within: BootstrapResult,
+    tau2: f64,
+    df: usize,
+    runs: [usize; 2],
+    drift_level: f64,
+) -> (BootstrapResult, Drift) {
+    let [rb, rc] = runs.map(|r| r.max(1));
+    let q = quantile(drift_level, df);
+    let h = q * (tau2 * (1.0 / rb as f64 + 1.0 / rc as f64)).sqrt();
+    let hc = q * (tau2 / rc as f64).sqrt();
+    let p = if within.base != 0.0 {
+        within.cand / within.base
+    } else {
+        f64::NAN
+    };
+    let within_half = if within.ratio.lo > 0.0 && within.ratio.hi.is_finite() {
+        (within.ratio.hi.ln() - within.ratio.lo.ln()) / 2.0
+    } else {
+        f64::INFINITY
+    };
+    let scale = |iv: Interval, h: f64| Interval {
+        lo: iv.lo * (-h).exp(),
+        hi: iv.hi * h.exp(),
+    };
+    let c = within.cand.abs();
+    let widened = BootstrapResult {
+        base: within.base,
+        cand: within.cand,
+        ratio: if p.is_finite() {
+            scale(within.ratio, h)
+        } else {
+            within.ratio
+        },
+        diff: Interval {
+            lo: within.diff.lo - c * (1.0 - (-h).exp()),
+            hi: within.diff.hi + c * (h.exp() - 1.0),
+        },
+        cand_ci: if within.cand_ci.lo >= 0.0 {
+            scale(within.cand_ci, hc)
+        } else {
+            within.cand_ci
+        },
+    };
+    (
+        widened,
+        Drift {
+            tau2,
+            df,
+            runs: [rb, rc],
+            half: h,
+            within_half,
+            level: drift_level,
+        },
+    )
+}
+
+/// `within` (intervals of the pooled requests at `level`) with the runs' drift added: τ²
+/// estimated from each side's per-run statistics (`per_run`, empty for a side of one run)
+/// beyond what the within-run variances read off `within` explain, or `assumed` with no
+/// repeats; bounded at `drift_level` for sides of `runs` runs. The drift part is None when
+/// nothing measures or assumes drift.
+pub fn with_drift(
+    within: BootstrapResult,
+    level: f64,
+    drift_level: f64,
+    per_run: [&[f64]; 2],
+    runs: [usize; 2],
+    assumed: Option<f64>,
+) -> (BootstrapResult, Option<Drift>) {
+    let vc = within_of(within.cand_ci, level);
+    let vb = (within_of(within.ratio, level) - vc).max(0.0);
+    let sides = [
+        SideRuns {
+            per_run: per_run[0],
+            within: vb,
+        },
+        SideRuns {
+            per_run: per_run[1],
+            within: vc,
+        },
+    ];
+    match estimate(sides[0], sides[1], assumed) {
+        Some((tau2, df)) => {
+            let (r, d) = widen(within, tau2, df, runs, drift_level);
+            (r, Some(d))
+        }
+        None => (within, None),
+    }
+}
+
+#[cfg(test)]
+#[path = "components_tests.rs"]
+mod tests;
