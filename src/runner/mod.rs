@@ -182,6 +182,7 @@ pub fn run_all(opts: &RunOptions) -> Result<Vec<RunOutcome>, RunError> {
         opts,
         env_headers: loaded.env_headers.clone(),
         env_body: loaded.env_body.clone(),
+        env_secrets: loaded.env_secrets.clone(),
         dataset_path: prepared.dataset_path.clone(),
         trace: prepared.trace.clone(),
     };
@@ -295,6 +296,8 @@ struct RunContext<'a> {
     env_headers: Vec<String>,
     /// `extra_body` keys whose values came from `{{ env.NAME }}`: secrets too.
     env_body: Vec<String>,
+    /// Values from the environment in the URLs, headers and body: secrets.
+    env_secrets: Vec<crate::scenario::EnvSecret>,
     /// The dataset file, resolved against the scenario's folder.
     dataset_path: Option<PathBuf>,
     /// A trace replay's trace and prompts (`load.trace`).
@@ -437,6 +440,7 @@ async fn run_scenario(
                 &ladder,
                 &ctx.env_headers,
                 &ctx.env_body,
+                &ctx.env_secrets,
                 client.redactor(),
             )
             .value,
