@@ -41,9 +41,10 @@ const SECRETS: [&str; 7] = [
     METRICS_QUERY,
 ];
 
-/// A served model id meant to break out of Markdown and HTML.
-const HOSTILE_ID: &str =
-    "![x](http://evil.example/i.png) <img src=x onerror=alert(1)> ``` `x` [l](http://evil.example) | *b*";
+/// A served model id meant to break out of Markdown, HTML and the terminal (clear the screen,
+/// retitle the window).
+const HOSTILE_ID: &str = "![x](http://evil.example/i.png) <img src=x onerror=alert(1)> ``` `x` \
+     [l](http://evil.example) | *b* \u{1b}[2J\u{1b}]0;owned\u{7}";
 
 struct Hostile {
     addr: std::net::SocketAddr,
@@ -216,7 +217,7 @@ fn assert_markdown_inert(what: &str, md: &str) {
             .match_indices(pat)
             .any(|(i, _)| i == 0 || plain.as_bytes()[i - 1] != b'\\')
     };
-    for pat in ["<img", "<script", "](http", "![", "```"] {
+    for pat in ["<img", "<script", "](http", "](", "```"] {
         assert!(
             !unescaped(pat),
             "{what}: {pat:?} outside a code span:\n{md}"
@@ -244,6 +245,10 @@ fn every_secret_echoed_anywhere_is_in_no_output_and_every_output_parses() {
     no_panic(&ran);
     assert!(ran.status.success(), "{}", ran.all());
 
+    // The terminal was shown the id's control sequences, never sent them.
+    assert!(ran.stderr.contains("is not in"), "{}", ran.stderr);
+    assert!(ran.stderr.contains("\\u{1b}[2J"), "{}", ran.stderr);
+    assert!(!ran.all().contains('\u{1b}'), "{}", ran.all());
     // The server got every secret, so each echo below is real.
     let seen = server.seen.lock().unwrap().clone();
     for s in SECRETS {

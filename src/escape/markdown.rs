@@ -2,36 +2,47 @@
 //! markup. Every Markdown writer (summary.md, gate `--markdown`, history `--summary`) puts
 //! outside text through [`text`], [`code`] or [`cell`].
 
-/// `s` as plain Markdown text on one line: every character that could open markup (emphasis,
-/// a link or image, a code span, raw HTML or an autolink, an entity, a table cell border,
-/// strikethrough, and a heading, quote or list at the start of a line) is backslash-escaped,
-/// and line breaks become spaces. An underscore inside a word (`median_ttft_ms`) cannot open
-/// emphasis and stays.
+/// `s` as plain Markdown text on one line, fit to start a line: every character that could
+/// open markup is backslash-escaped (emphasis `*`, `_` at a word's edge, a code span, raw
+/// HTML or an autolink `<`, an entity `&name;`, a link or image `](` / `][`, a table border
+/// `|`, strikethrough `~~`; at the start: a heading, quote, list item or rule), and line
+/// breaks become spaces. What cannot open markup (`[0.96, 1.04]`, `-5%`, `16.06`,
+/// `median_ttft_ms`) is left as it is, so ladder's own words read the same.
 pub fn text(s: &str) -> String {
+    escape(s, true)
+}
+
+/// The characters of `s` that could open markup, escaped; with `line_start`, also the block
+/// markers a line may start with.
+fn escape(s: &str, line_start: bool) -> String {
     let chars: Vec<char> = one_line(s).chars().collect();
+    let at = |j: usize| chars.get(j).copied();
+    let word = |c: Option<char>| c.is_some_and(char::is_alphanumeric);
+    let gap = |c: Option<char>| c.is_none_or(|c| c == ' ');
     let mut out = String::with_capacity(s.len() + 8);
     for (i, &c) in chars.iter().enumerate() {
-        let line_start = chars[..i].iter().all(|c| *c == ' ');
+        let first = line_start && chars[..i].iter().all(|c| *c == ' ');
+        let prev = i.checked_sub(1).and_then(at);
+        let next = at(i + 1);
         let escape = match c {
-            '\\' | '`' | '*' | '[' | ']' | '<' | '|' | '~' | '&' => true,
-            '_' => {
-                let word = |j: Option<&char>| j.is_some_and(|c| c.is_alphanumeric());
-                !(i > 0 && word(chars.get(i - 1)) && word(chars.get(i + 1)))
-            }
-            '#' | '>' | '-' | '+' | '=' => line_start,
-            // `1.` / `1)` start an ordered list only after digits that start the line.
+            '\\' | '`' | '*' | '<' | '|' => true,
+            '_' => !(word(prev) && word(next)),
+            ']' => matches!(next, Some('(' | '[' | ':')),
+            '~' => prev == Some('~') || next == Some('~'),
+            '&' => next.is_some_and(|n| n == '#' || n.is_ascii_alphabetic()),
+            '>' => first,
+            '#' | '-' | '+' => first && (gap(next) || c == '#' && next == Some('#')),
+            '=' => first,
+            // `1.` / `1)` start an ordered list: digits first on the line, then a gap.
             '.' | ')' => {
-                i > 0
-                    && chars[..i]
-                        .iter()
-                        .rev()
-                        .take_while(|c| c.is_ascii_digit())
-                        .count()
-                        > 0
+                line_start
+                    && gap(next)
+                    && i > 0
                     && chars[..i]
                         .iter()
                         .skip_while(|c| **c == ' ')
-                        .all(|c| c.is_ascii_digit())
+                        .all(char::is_ascii_digit)
+                    && prev.is_some_and(|p| p.is_ascii_digit())
             }
             _ => false,
         };
@@ -44,7 +55,8 @@ pub fn text(s: &str) -> String {
 }
 
 /// Ladder's own message with outside text in it (a warning naming a server's model ids, a
-/// status detail), as Markdown on one line: the code spans it holds are kept (their text is
+/// status detail), as Markdown on one line after ladder's own words (a list marker, a
+/// label, a table border: never a line's start): the code spans it holds are kept (their text is
 /// literal in Markdown, and writers put outside values in them with [`code`]), everything
 /// else is [`text`]. A backtick run with no closing run of the same length is escaped, so no
 /// input can leave a span open.
@@ -68,12 +80,12 @@ pub fn inline(s: &str) -> String {
             // Unpaired: escaped with the text around it.
             continue;
         };
-        out.push_str(&text(&s[plain_from..open]));
+        out.push_str(&escape(&s[plain_from..open], false));
         out.push_str(&s[open..close + n]);
         i = close + n;
         plain_from = i;
     }
-    out.push_str(&text(&s[plain_from..]));
+    out.push_str(&escape(&s[plain_from..], false));
     out
 }
 
@@ -201,26 +213,26 @@ mod tests {
 
     #[test]
     fn text_cannot_open_markup() {
-        let hostile =
-            "![x](http://e/i.png) <img src=x onerror=alert(1)> [l](u) *b* `c` a|b ~~s~~ &amp;";
+        let hostile = "![x](http://e/i.png) <img src=x onerror=alert(1)> [l](u) *b* `c` a|b ~~s~~ &amp;";
         let t = text(hostile);
         assert_eq!(
             t,
-            "!\\[x\\](http://e/i.png) \\<img src=x onerror=alert(1)> \\[l\\](u) \\*b\\* \\`c\\` a\\|b \\~\\~s\\~\\~ \\&amp;"
+            "![x\\](http://e/i.png) \\<img src=x onerror=alert(1)> [l\\](u) \\*b\\* \\`c\\` a\\|b \\~\\~s\\~\\~ \\&amp;"
         );
-        assert!(!t.contains("\n"));
-        assert_eq!(
-            text("line1\n# heading\r\n- item"),
-            "line1 # heading  - item"
-        );
+        assert!(!t.contains('\n'));
+        assert_eq!(text("line1\n# heading\r\n- item"), "line1 # heading  - item");
         assert_eq!(text("# heading"), "\\# heading");
         assert_eq!(text("- item"), "\\- item");
         assert_eq!(text("> quote"), "\\> quote");
         assert_eq!(text("12. x 3. y"), "12\\. x 3. y");
         assert_eq!(text("a -> b <= c"), "a -> b \\<= c");
-        // Intraword underscores stay; a leading one is escaped.
+        // Intraword underscores stay; one at a word's edge is escaped.
         assert_eq!(text("median_ttft_ms _x_"), "median_ttft_ms \\_x\\_");
         assert_eq!(text("a\\b"), "a\\\\b");
+        // What cannot open markup reads as written.
+        assert_eq!(text("-5% 16.06 x[0.9, 1.1] a & b ~2"), "-5% 16.06 x[0.9, 1.1] a & b ~2");
+        // Inline (after ladder's own words) leaves block markers alone.
+        assert_eq!(inline("- 1. # >"), "- 1. # >");
     }
 
     #[test]
@@ -250,7 +262,7 @@ mod tests {
         );
         // A hostile id written without `code`: its backtick cannot stay open.
         let m = inline("model `a`b` is ![x](y) <b>");
-        assert_eq!(m, "model `a`b\\` is !\\[x\\](y) \\<b>");
+        assert_eq!(m, "model `a`b\\` is ![x\\](y) \\<b>");
         for s in ["`", "a ``` b", "`a`` b`", "x\n`y`"] {
             assert!(code_spans_balanced(&inline(s)), "{s:?} -> {}", inline(s));
         }

@@ -41,9 +41,10 @@ pub(super) async fn connect(
     mut longest_prompt: Option<Prompt>,
 ) -> Result<Connected, RunError> {
     let quiet = ctx.opts.quiet;
+    // Lines may hold server text (warnings naming its answers): shown, never obeyed.
     let say = |line: &str| {
         if !quiet {
-            eprintln!("{line}");
+            eprintln!("{}", crate::escape::terminal::line(line));
         }
     };
 

@@ -390,9 +390,10 @@ async fn run_scenario(
     prepared: Prepared,
 ) -> Result<Vec<RunOutcome>, RunError> {
     let quiet = ctx.opts.quiet;
+    // Lines may hold server text (warnings naming its answers): shown, never obeyed.
     let say = |line: &str| {
         if !quiet {
-            eprintln!("{line}");
+            eprintln!("{}", crate::escape::terminal::line(line));
         }
     };
     let Prepared {
