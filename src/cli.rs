@@ -547,6 +547,7 @@ fn write_reports(dir: &std::path::Path, quiet: bool) {
 }
 
 fn run(opts: ladder::runner::RunOptions) -> i32 {
+    use ladder::escape::terminal::line as terminal_line;
     use ladder::runner::RunError;
     // Reports are written for every folder the run produced, partial ones included.
     let reports = |dir: &std::path::Path| write_reports(dir, opts.quiet);
@@ -571,9 +572,10 @@ fn run(opts: ladder::runner::RunOptions) -> i32 {
                 // A stopped or failed run still gets reports of the rungs it finished.
                 RunError::Interrupted { dir, .. } | RunError::Failed { dir, .. } => {
                     reports(dir);
-                    eprintln!("error: {e}");
+                    eprintln!("error: {}", terminal_line(&e.to_string()));
                 }
-                _ => eprintln!("error: {e}"),
+                // Preflight errors quote the server's answer: shown, never obeyed.
+                _ => eprintln!("error: {}", terminal_line(&e.to_string())),
             }
             ladder::exit::BAD_INPUT
         }

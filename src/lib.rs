@@ -6,6 +6,7 @@
 pub mod client;
 pub mod compare;
 pub mod deploy;
+pub mod escape;
 pub mod history;
 pub mod metrics;
 pub mod record;

@@ -1,17 +1,20 @@
 //! A plain GET of a text page (a server's `/metrics`), on a connection pool of its own so
 //! it never queues behind, or takes a connection from, the requests under test.
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use super::send::closed_unanswered;
-use super::ApiKey;
+use super::{ApiKey, Redactor};
 
-/// Fetches one URL's body as text, bounded in size and time.
+/// Fetches one URL's body as text, bounded in size and time, with every secret of the run
+/// scrubbed from it before anyone reads it ([`TextFetcher::scrubbed_by`]).
 pub struct TextFetcher {
     http: reqwest::Client,
     url: String,
     key: Option<ApiKey>,
     max_bytes: usize,
+    redactor: Arc<Redactor>,
 }
 
 impl TextFetcher {
@@ -65,16 +68,50 @@ impl TextFetcher {
             .pool_idle_timeout(super::IDLE_CONNECTION_TIMEOUT)
             .build()
             .map_err(|e| format!("cannot build an HTTP client: {e}"))?;
+        // The page's own key at least; the run's other secrets come with `scrubbed_by`.
+        let redactor = Redactor::new(
+            key.iter()
+                .map(|k| ("the page's key".to_string(), k.expose().to_string())),
+        );
         Ok(TextFetcher {
             http,
             url: url.to_string(),
             key,
             max_bytes,
+            redactor: Arc::new(redactor),
         })
     }
 
-    /// The body, or what went wrong in one line (no secret in it: the key is never shown).
+    /// Scrubs every secret `redactor` holds (and this page's own key) from the bodies and
+    /// errors [`TextFetcher::get`] returns: a page that echoes a key (as a metric name, a
+    /// label value, a version string) never hands it to the caller.
+    pub fn scrubbed_by(mut self, redactor: &Redactor) -> TextFetcher {
+        let own: Vec<(String, String)> = self
+            .key
+            .iter()
+            .map(|k| ("the page's key".to_string(), k.expose().to_string()))
+            .collect();
+        self.redactor = Arc::new(redactor.clone().with(own));
+        self
+    }
+
+    /// The body with every secret scrubbed, or what went wrong in one line (no secret in
+    /// it). Scrubbing a large page runs off the async workers.
     pub async fn get(&self) -> Result<String, String> {
+        let body = self
+            .get_raw()
+            .await
+            .map_err(|e| self.redactor.redact(&e).into_owned())?;
+        if self.redactor.is_empty() {
+            return Ok(body);
+        }
+        let redactor = self.redactor.clone();
+        tokio::task::spawn_blocking(move || redactor.redact(&body).into_owned())
+            .await
+            .map_err(|e| format!("the page could not be read: {e}"))
+    }
+
+    async fn get_raw(&self) -> Result<String, String> {
         let mut resent = false;
         let mut resp = loop {
             let mut req = self.http.get(&self.url);

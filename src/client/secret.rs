@@ -49,7 +49,8 @@ pub fn redact(text: &str, key: Option<&ApiKey>) -> String {
 /// `Proxy-Authorization`, `Cookie`, `X-Api-Key`, `Api-Key`, and anything naming an auth,
 /// token, secret, key, password, credential or session.
 pub fn is_secret_name(name: &str) -> bool {
-    let n = name.to_ascii_lowercase();
+    // A tokenizer (`LADDER_TOKENIZER`, `X-Tokenizer`) is no token.
+    let n = name.to_ascii_lowercase().replace("tokenizer", "");
     [
         "auth",
         "cookie",
@@ -109,6 +110,7 @@ mod tests {
             "X-Client-Secret",
             "db_password",
             "X-Session-Id",
+            "tokenizer_token",
         ] {
             assert!(is_secret_name(n), "{n}");
         }
@@ -117,6 +119,7 @@ mod tests {
             "Content-Type",
             "User-Agent",
             "api-version",
+            "LADDER_TOKENIZER",
         ] {
             assert!(!is_secret_name(n), "{n}");
         }

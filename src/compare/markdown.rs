@@ -4,29 +4,31 @@ use std::fmt::Write;
 
 use super::render::{self, cells};
 use super::{Comparison, Verdict};
+use crate::escape::markdown::{cell, code, fenced, inline};
 
+/// Ladder's words with outside text in them, on one line, never markup.
 fn md_escape(s: &str) -> String {
-    s.replace('|', "\\|")
+    cell(&inline(s))
 }
 
 /// The Markdown summary.
 pub fn markdown(c: &Comparison, strict: bool) -> String {
     let mut o = String::new();
     let icon = if c.failed(strict) { "❌" } else { "✅" };
-    let _ = writeln!(o, "## ladder comparison: `{}` {icon}", c.scenario);
+    let _ = writeln!(o, "## ladder comparison: {} {icon}", code(&c.scenario));
     let _ = writeln!(o);
-    let _ = writeln!(o, "**{}**", render::summary_line(c, strict));
+    let _ = writeln!(o, "**{}**", md_escape(&render::summary_line(c, strict)));
     let _ = writeln!(o);
-    let _ = writeln!(o, "- baseline: `{}`", c.base_label);
-    let _ = writeln!(o, "- candidate: `{}`", c.cand_label);
-    let _ = writeln!(o, "- {}", c.knee.describe());
-    let _ = writeln!(o, "- checks: {}", c.checks_source);
+    let _ = writeln!(o, "- baseline: {}", code(&c.base_label));
+    let _ = writeln!(o, "- candidate: {}", code(&c.cand_label));
+    let _ = writeln!(o, "- {}", md_escape(&c.knee.describe()));
+    let _ = writeln!(o, "- checks: {}", md_escape(&c.checks_source));
     let _ = writeln!(
         o,
         "  - {}",
         md_escape(render::checks_listing(c).trim_start())
     );
-    let _ = writeln!(o, "- level: {}", c.family.describe());
+    let _ = writeln!(o, "- level: {}", md_escape(&c.family.describe()));
     let _ = writeln!(o, "- {}", md_escape(&c.run_noise.describe()));
     for ch in &c.config_changes {
         let _ = writeln!(
@@ -46,12 +48,7 @@ pub fn markdown(c: &Comparison, strict: bool) -> String {
         Some(d) => {
             let _ = writeln!(o, "<details><summary>Configuration diff</summary>");
             let _ = writeln!(o);
-            let _ = writeln!(o, "```diff");
-            o.push_str(d);
-            if !d.ends_with('\n') {
-                o.push('\n');
-            }
-            let _ = writeln!(o, "```");
+            o.push_str(&fenced("diff", d));
             let _ = writeln!(o);
             let _ = writeln!(o, "</details>");
         }
@@ -79,10 +76,10 @@ pub fn markdown(c: &Comparison, strict: bool) -> String {
         for r in notes {
             let _ = writeln!(
                 o,
-                "- {} {} `{}`: {}",
+                "- {} {} {}: {}",
                 c.load.name(),
                 render::num(r.rate),
-                r.check,
+                code(&r.check.to_string()),
                 md_escape(&r.decision.note)
             );
         }

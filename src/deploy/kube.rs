@@ -12,8 +12,10 @@ use std::path::PathBuf;
 use chrono::{DateTime, SecondsFormat, Utc};
 use serde_json::{json, Value};
 
-use super::{duration, emit, sharded_scenario};
+use super::{duration, emit, env_vars_read, sharded_scenario};
+use crate::client::is_secret_name;
 use crate::results::write::timestamp_dir_name;
+use crate::scenario::Loaded;
 
 /// Flags of `ladder kube`.
 #[derive(clap::Args, Debug, Clone)]
@@ -81,16 +83,88 @@ fn object_name(scenario: &str, suffix: &str) -> String {
     format!("ladder-{base}-{suffix}")
 }
 
-/// The manifests for `a`, as one JSON `List`.
-pub fn manifests(a: &KubeArgs) -> Result<Value, String> {
+/// The manifests for `a`, as one JSON `List`, and notes for the user.
+pub fn manifests(a: &KubeArgs) -> Result<(Value, Vec<String>), String> {
     manifests_at(a, Utc::now())
 }
 
+/// The pods' environment for every variable the scenario reads ([`super::env_vars_read`]),
+/// so they run what `ladder validate` checked here: a secret (a secret-looking name, or a
+/// value that the scenario sends in its URL, headers or body) as a reference to the Secret
+/// `secret` under the variable's own name (the API key under [`SECRET_KEY`]); any other
+/// value set in this shell as itself; an unset one not at all (the pods take the file's
+/// `default(...)`, as validate did here). Also returns the Secret's keys.
+fn pod_env(loaded: &Loaded, secret: &str) -> (Vec<Value>, Vec<String>) {
+    let key_var = loaded.scenario.endpoint.api_key_env.as_deref();
+    let mut env = vec![];
+    let mut keys = vec![];
+    for var in env_vars_read(loaded) {
+        let from_secret = |key: &str| json!({"name": var, "valueFrom": {"secretKeyRef": {"name": secret, "key": key}}});
+        if Some(var.as_str()) == key_var {
+            // The key's value stays in the Secret: the manifest names it, never holds it.
+            env.push(from_secret(SECRET_KEY));
+            keys.push(SECRET_KEY.to_string());
+        } else if is_secret_name(&var) || loaded.env_secrets.iter().any(|e| e.var == var) {
+            env.push(from_secret(&var));
+            keys.push(var);
+        } else if let Ok(v) = std::env::var(&var) {
+            env.push(json!({"name": var, "value": v}));
+        }
+    }
+    (env, keys)
+}
+
+/// The ConfigMap's files: the scenario and the `extends:` bases in its folder (the pods read
+/// them beside it); notes for bases elsewhere, which the pods cannot read from it.
+fn config_files(a: &KubeArgs, loaded: &Loaded, file: &str) -> Result<(Value, Vec<String>), String> {
+    let read = |p: &std::path::Path| {
+        std::fs::read_to_string(p).map_err(|e| format!("{}: {e}", p.display()))
+    };
+    let mut data = serde_json::Map::new();
+    data.insert(file.to_string(), json!(read(&a.scenario)?));
+    let mut notes = vec![];
+    let folder = a
+        .scenario
+        .parent()
+        .map(|p| p.to_path_buf())
+        .unwrap_or_default();
+    let same_folder = |p: &std::path::Path| {
+        let canon = |q: &std::path::Path| std::fs::canonicalize(q).ok();
+        let here = canon(if folder.as_os_str().is_empty() {
+            std::path::Path::new(".")
+        } else {
+            &folder
+        });
+        p.parent().and_then(canon).is_some() && p.parent().and_then(canon) == here
+    };
+    for base in &loaded.bases {
+        let name = base
+            .file_name()
+            .map(|f| f.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        let key_ok = !name.is_empty()
+            && name
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || "-._".contains(c));
+        if same_folder(base) && key_ok && !data.contains_key(&name) {
+            data.insert(name, json!(read(base)?));
+        } else {
+            notes.push(format!(
+                "{} extends {}, which is not in the scenario's folder: the ConfigMap does not \
+                 hold it, so the pods must find it at that path (in the image or on the volume); \
+                 or move it beside the scenario",
+                a.scenario.display(),
+                base.display()
+            ));
+        }
+    }
+    Ok((Value::Object(data), notes))
+}
+
 /// [`manifests`] as written at `now`.
-pub fn manifests_at(a: &KubeArgs, now: DateTime<Utc>) -> Result<Value, String> {
-    let s = sharded_scenario(&a.scenario, a.shards)?;
-    let text = std::fs::read_to_string(&a.scenario)
-        .map_err(|e| format!("{}: {e}", a.scenario.display()))?;
+pub fn manifests_at(a: &KubeArgs, now: DateTime<Utc>) -> Result<(Value, Vec<String>), String> {
+    let loaded = sharded_scenario(&a.scenario, a.shards)?;
+    let s = &loaded.scenario;
     let start_at = match &a.start_at {
         Some(t) => crate::runner::shard::parse_start_at(t)?,
         None => {
@@ -132,9 +206,21 @@ pub fn manifests_at(a: &KubeArgs, now: DateTime<Utc>) -> Result<Value, String> {
         {"name": "scenario", "mountPath": SCENARIO_DIR, "readOnly": true}
     ]);
     let mut env = vec![json!({"name": "LADDER_SHARDS", "value": n.to_string()})];
-    if let Some(var) = &s.endpoint.api_key_env {
-        // The key's value stays in the Secret: the manifest names it, never holds it.
-        env.push(json!({"name": var, "valueFrom": {"secretKeyRef": {"name": a.secret, "key": SECRET_KEY}}}));
+    let (more, secret_keys) = pod_env(&loaded, &a.secret);
+    env.extend(more);
+    let (data, mut notes) = config_files(a, &loaded, &file)?;
+    if !secret_keys.is_empty() {
+        let from: Vec<String> = secret_keys
+            .iter()
+            .map(|k| format!("--from-literal={k}=…"))
+            .collect();
+        notes.push(format!(
+            "the pods read {} from the Secret {}: create it first (kubectl create secret generic {} {})",
+            secret_keys.join(", "),
+            a.secret,
+            a.secret,
+            from.join(" ")
+        ));
     }
     let mut run = vec![
         "ladder".to_string(),
@@ -220,19 +306,25 @@ pub fn manifests_at(a: &KubeArgs, now: DateTime<Utc>) -> Result<Value, String> {
         "apiVersion": "v1",
         "kind": "ConfigMap",
         "metadata": meta(config_map.clone()),
-        "data": {file: text},
+        "data": data,
     });
-    Ok(json!({
-        "apiVersion": "v1",
-        "kind": "List",
-        "items": [cm, shards_job, merge_job],
-    }))
+    Ok((
+        json!({
+            "apiVersion": "v1",
+            "kind": "List",
+            "items": [cm, shards_job, merge_job],
+        }),
+        notes,
+    ))
 }
 
 /// `ladder kube`.
 pub fn main(a: &KubeArgs) -> i32 {
     match manifests(a) {
-        Ok(v) => {
+        Ok((v, notes)) => {
+            for n in notes {
+                eprintln!("note: {n}");
+            }
             let start = v
                 .pointer("/items/1/spec/template/spec/containers/0/command/6")
                 .and_then(Value::as_str)

@@ -9,20 +9,44 @@ use std::path::Path;
 use std::time::Duration;
 
 use crate::runner::shard::{self, Shard, ShardRun};
-use crate::scenario::Scenario;
+use crate::scenario::Loaded;
 
 /// The scenario at `path`, checked for a run of `shards` shards.
-fn sharded_scenario(path: &Path, shards: u32) -> Result<Scenario, String> {
+fn sharded_scenario(path: &Path, shards: u32) -> Result<Loaded, String> {
     let loaded = crate::scenario::load(path).map_err(|d| d.to_string())?;
-    let s = loaded.scenario;
+    let s = &loaded.scenario;
     let run = ShardRun {
         shard: Shard::parse_with(&format!("0/{shards}"), |_| None)?,
         start_at: chrono::Utc::now(),
         drain: None,
     };
-    shard::check(&run, &s)
+    shard::check(&run, s)
         .map_err(|m| format!("{} cannot run as {shards} shards: {m}", path.display()))?;
-    Ok(s)
+    Ok(loaded)
+}
+
+/// Every environment variable a run of `loaded` reads: its `{{ env.NAME }}` templates (the
+/// file's and its bases'), `endpoint.api_key_env` and `server_metrics.api_key_env`.
+fn env_vars_read(loaded: &Loaded) -> Vec<String> {
+    let s = &loaded.scenario;
+    let mut out: Vec<String> = vec![];
+    let keys = [
+        s.endpoint.api_key_env.as_deref(),
+        s.server_metrics
+            .as_ref()
+            .and_then(|m| m.api_key_env.as_deref()),
+    ];
+    for v in loaded
+        .env_vars
+        .iter()
+        .map(String::as_str)
+        .chain(keys.into_iter().flatten())
+    {
+        if !out.iter().any(|o| o == v) {
+            out.push(v.to_string());
+        }
+    }
+    out
 }
 
 /// Parse a duration flag (`60s`, `5m`).
@@ -48,15 +72,4 @@ fn emit(text: &str, out: Option<&Path>) -> i32 {
             crate::exit::OK
         }
     }
-}
-
-/// Single-quote `s` for a POSIX shell.
-fn sh_quote(s: &str) -> String {
-    if !s.is_empty()
-        && s.chars()
-            .all(|c| c.is_ascii_alphanumeric() || "/._-+=:@,".contains(c))
-    {
-        return s.to_string();
-    }
-    format!("'{}'", s.replace('\'', r"'\''"))
 }

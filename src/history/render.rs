@@ -5,6 +5,7 @@ use std::fmt::Write;
 
 use super::{History, Step};
 use crate::compare::render::num;
+use crate::escape::markdown;
 use crate::report::charts::{self, ChartSpec, Line, Marker, XKind};
 use crate::report::html::{esc, STYLE};
 use crate::report::ReportError;
@@ -181,8 +182,9 @@ pub fn terminal(h: &History) -> String {
     out
 }
 
+/// Ladder's words with outside text in them (a folder's reason, a path), on one line.
 fn md_cell(s: &str) -> String {
-    s.replace('|', "\\|").replace('\n', " ")
+    markdown::cell(&markdown::inline(s))
 }
 
 /// The Markdown summary (`--summary`).
@@ -191,8 +193,8 @@ pub fn markdown(h: &History) -> String {
     let _ = writeln!(
         out,
         "## ladder history\n\n{}\n\n**{}**\n",
-        header(h),
-        verdict_line(h)
+        md_cell(&header(h)),
+        md_cell(&verdict_line(h))
     );
     for rate in &h.rates {
         let _ = writeln!(out, "### {}\n", h.load.rung(*rate));
@@ -216,23 +218,26 @@ pub fn markdown(h: &History) -> String {
                 let _ = writeln!(out, "  - configuration unchanged from #{}", s.previous + 1);
             }
             Some(d) => {
-                let _ = writeln!(out, "\n  ```diff\n{}  ```", indent(d, "  "));
+                let _ = write!(out, "\n{}", indent(&markdown::fenced("diff", d), "  "));
             }
         }
     }
     if !h.skipped.is_empty() {
         let _ = writeln!(out, "\n### Skipped folders\n");
         for s in &h.skipped {
-            let _ = writeln!(out, "- `{}`: {}", s.path.display(), md_cell(&s.reason));
+            let _ = writeln!(
+                out,
+                "- {}: {}",
+                markdown::code(&s.path.display().to_string()),
+                md_cell(&s.reason)
+            );
         }
     }
     out
 }
 
 fn indent(text: &str, by: &str) -> String {
-    text.lines()
-        .map(|l| format!("{by}{}\n", l.replace("```", "'''")))
-        .collect()
+    text.lines().map(|l| format!("{by}{l}\n")).collect()
 }
 
 /// One chart per metric: a curve per rate over folder positions, a marker per change point.

@@ -6,14 +6,15 @@ use super::{
     prefix_table, reasoning_table, run_meta, rung_table, slo_text, Exporter, Report, ReportError,
     RunReport, PREFIX_NOTE,
 };
+use crate::escape::markdown::{inline, text};
 use crate::results::rate_label;
 
 /// The Markdown exporter.
 pub struct Markdown;
 
-/// Escape the characters that would break a table cell.
+/// A table cell: ladder's words with outside text escaped ([`inline`]), `|` escaped.
 fn cell(s: &str) -> String {
-    s.replace('|', "\\|").replace('\n', " ")
+    crate::escape::markdown::cell(&inline(s))
 }
 
 fn table(out: &mut String, header: &[&str], rows: &[Vec<String>], right: &[bool]) {
@@ -31,18 +32,22 @@ fn table(out: &mut String, header: &[&str], rows: &[Vec<String>], right: &[bool]
 
 fn run_section(out: &mut String, run: &RunReport, heading: &str) {
     let a = &run.analysis;
-    let _ = writeln!(out, "{heading} {}\n", run.label);
-    let _ = writeln!(out, "{}\n", run_meta(run));
-    let _ = writeln!(out, "SLO: {}\n", slo_text(run));
+    let _ = writeln!(out, "{heading} {}\n", text(&run.label));
+    let _ = writeln!(out, "{}\n", inline(&run_meta(run)));
+    let _ = writeln!(out, "SLO: {}\n", inline(&slo_text(run)));
     // A ramp is one rung: its windows below are its analysis, not a knee over rungs.
     let ramp = run.rungs.iter().find_map(|r| r.ramp.as_ref());
     if let Some(r) = ramp {
         let _ = writeln!(out, "- **Ramp:** {}", cell(&r.verdict()));
     } else {
-        let _ = writeln!(out, "- **Knee:** {}", a.knee_text());
+        let _ = writeln!(out, "- **Knee:** {}", inline(&a.knee_text()));
         let within = run.info.load.within_slo();
-        let _ = writeln!(out, "- **{within}:** {}", a.slo_text());
-        let _ = writeln!(out, "- **Best-value range:** {}", a.best_value_text());
+        let _ = writeln!(out, "- **{within}:** {}", inline(&a.slo_text()));
+        let _ = writeln!(
+            out,
+            "- **Best-value range:** {}",
+            inline(&a.best_value_text())
+        );
     }
     if let (Some(b), None) = (a.baseline_rate, ramp) {
         let _ = writeln!(
@@ -68,7 +73,7 @@ fn run_section(out: &mut String, run: &RunReport, heading: &str) {
             ramp.from, ramp.to, ramp.over_s
         );
         out.push_str(&ramp.markdown_table());
-        let _ = writeln!(out, "\n{}\n", ramp.verdict());
+        let _ = writeln!(out, "\n{}\n", inline(&ramp.verdict()));
     }
     if let Some((header, rows)) = reasoning_table(run) {
         let _ = writeln!(
@@ -111,10 +116,10 @@ impl Exporter for Markdown {
     fn render(&self, report: &Report) -> Result<String, ReportError> {
         let mut out = String::new();
         if report.is_overlay() {
-            let names: Vec<&str> = report
+            let names: Vec<String> = report
                 .runs
                 .iter()
-                .map(|r| r.info.scenario_name.as_str())
+                .map(|r| text(&r.info.scenario_name))
                 .collect();
             let _ = writeln!(out, "# ladder comparison: {}\n", names.join(" vs "));
             if let Some(v) = &report.verdicts {
@@ -154,7 +159,7 @@ impl Exporter for Markdown {
             }
         } else {
             let run = &report.runs[0];
-            let _ = writeln!(out, "# ladder report: {}\n", run.info.scenario_name);
+            let _ = writeln!(out, "# ladder report: {}\n", text(&run.info.scenario_name));
             run_section(&mut out, run, "## Run");
         }
         Ok(out)

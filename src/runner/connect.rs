@@ -41,9 +41,10 @@ pub(super) async fn connect(
     mut longest_prompt: Option<Prompt>,
 ) -> Result<Connected, RunError> {
     let quiet = ctx.opts.quiet;
+    // Lines may hold server text (warnings naming its answers): shown, never obeyed.
     let say = |line: &str| {
         if !quiet {
-            eprintln!("{line}");
+            eprintln!("{}", crate::escape::terminal::line(line));
         }
     };
 
@@ -126,18 +127,24 @@ pub(super) async fn connect(
         }
         None => client,
     };
+    // Every secret the run knows goes into the one redactor: the keys, secret headers and
+    // body fields, values from the environment, and the metrics page's own key and URL.
     let client = client
         .with_secret_headers(&scenario.endpoint.headers, &ctx.env_headers)
-        .with_secrets(environment::body_secrets(
+        .with_secrets(environment::scenario_secrets(
             &scenario.endpoint.extra_body,
             &ctx.env_body,
-        ));
+            &ctx.env_secrets,
+        ))
+        .with_secrets(ScrapeSetup::secrets(scenario.server_metrics.as_ref()));
+    let env_values = environment::env_values(&ctx.env_secrets);
     // `own` scrubs the user's own text (endpoint, scenario) of the secrets it can do so
     // without changing meaning; the client's redactor already scrubs all server replies.
     let shown = environment::redacted_scenario(
         scenario,
         &ctx.env_headers,
         &ctx.env_body,
+        &ctx.env_secrets,
         client.redactor(),
     );
     let unreliable = environment::unreliable_warning(&shown.unreliable);
@@ -159,7 +166,7 @@ pub(super) async fn connect(
     } else {
         shown
             .own
-            .redact(&environment::shown_base_url(&base_url))
+            .redact(&environment::shown_url(&base_url, &env_values))
             .into_owned()
     };
 
@@ -168,10 +175,11 @@ pub(super) async fn connect(
             scenario.server_metrics.as_ref(),
             &base_url,
             api_key.as_ref(),
+            client.redactor(),
             |u| {
                 shown
                     .own
-                    .redact(&environment::shown_base_url(u))
+                    .redact(&environment::shown_url(u, &env_values))
                     .into_owned()
             },
         ),

@@ -8,6 +8,7 @@ use crate::client::{
     is_secret_name, strings_of, without_userinfo, Redactor, MASK, MIN_SECRET_CHARS,
 };
 use crate::results::HostInfo;
+use crate::scenario::EnvSecret;
 
 /// The client machine.
 pub fn host_info() -> HostInfo {
@@ -44,20 +45,37 @@ pub fn sha256_file(path: &Path) -> std::io::Result<String> {
     Ok(hex::encode(Sha256::digest(&bytes)))
 }
 
-/// The base URL as shown and stored: without `user:password@`, and with the values of
-/// secret-looking query parameters (`?key=…`, `?api_key=…`) masked.
-pub fn shown_base_url(base_url: &str) -> String {
-    let shown = without_userinfo(base_url);
-    let Ok(mut url) = url::Url::parse(&shown) else {
-        return shown;
+/// A URL (`base_url`, `server_metrics.url`) as shown and stored: without `user:password@`;
+/// the values of secret-looking query parameters (`?key=…`, `?token=…`) and of any query
+/// parameter holding one of `secrets` (values from the environment, `?sig={{ env.SIG }}`)
+/// masked; and any other occurrence of one of `secrets` (a host or path segment from the
+/// environment) masked too.
+pub fn shown_url(url: &str, secrets: &[String]) -> String {
+    let shown = without_userinfo(url);
+    let holds_secret = |v: &str| {
+        secrets
+            .iter()
+            .any(|s| !s.is_empty() && v.contains(s.as_str()))
     };
-    if !url.query_pairs().any(|(k, _)| is_secret_name(&k)) {
-        return shown;
+    let masked_rest = |text: String| {
+        secrets
+            .iter()
+            .filter(|s| !s.is_empty())
+            .fold(text, |t, s| t.replace(s.as_str(), MASK))
+    };
+    let Ok(mut parsed) = url::Url::parse(&shown) else {
+        return masked_rest(shown);
+    };
+    if !parsed
+        .query_pairs()
+        .any(|(k, v)| is_secret_name(&k) || holds_secret(&v))
+    {
+        return masked_rest(shown);
     }
-    let pairs: Vec<(String, String)> = url
+    let pairs: Vec<(String, String)> = parsed
         .query_pairs()
         .map(|(k, v)| {
-            let v = if is_secret_name(&k) {
+            let v = if is_secret_name(&k) || holds_secret(&v) {
                 MASK.to_string()
             } else {
                 v.into_owned()
@@ -65,8 +83,36 @@ pub fn shown_base_url(base_url: &str) -> String {
             (k.into_owned(), v)
         })
         .collect();
-    url.query_pairs_mut().clear().extend_pairs(pairs);
-    url.to_string()
+    parsed.query_pairs_mut().clear().extend_pairs(pairs);
+    masked_rest(parsed.to_string())
+}
+
+/// The one rule for a named value the user sends (a header, an `extra_body` field at any
+/// depth): a secret when its name looks like one ([`is_secret_name`]) or its value came from
+/// `{{ env.NAME }}`.
+pub fn is_secret_entry(name: &str, from_env: bool) -> bool {
+    from_env || is_secret_name(name)
+}
+
+/// `value` (an `extra_body` field's value) with every field under a secret-looking name, at
+/// any depth, replaced by `<redacted>`; the texts replaced are pushed to `found`.
+fn redact_secret_fields(value: &mut serde_json::Value, found: &mut Vec<String>) {
+    match value {
+        serde_json::Value::Object(map) => {
+            for (k, v) in map.iter_mut() {
+                if is_secret_entry(k, false) {
+                    strings_of(v, found);
+                    *v = "<redacted>".into();
+                } else {
+                    redact_secret_fields(v, found);
+                }
+            }
+        }
+        serde_json::Value::Array(items) => items
+            .iter_mut()
+            .for_each(|v| redact_secret_fields(v, found)),
+        _ => {}
+    }
 }
 
 /// The scenario as written to run.json, and the redactor fit for the user's own text.
@@ -87,20 +133,27 @@ pub fn redacted_scenario(
     scenario: &crate::scenario::Scenario,
     env_headers: &[String],
     env_body: &[String],
+    env_secrets: &[EnvSecret],
     redactor: &Redactor,
 ) -> ShownScenario {
     let mut s = scenario.clone();
+    let env_values = env_values(env_secrets);
     if s.endpoint.base_url != "sim" {
-        s.endpoint.base_url = shown_base_url(&s.endpoint.base_url);
+        s.endpoint.base_url = shown_url(&s.endpoint.base_url, &env_values);
+    }
+    if let Some(u) = s.server_metrics.as_mut().and_then(|m| m.url.as_mut()) {
+        *u = shown_url(u, &env_values);
     }
     for (name, value) in s.endpoint.headers.iter_mut() {
-        if is_secret_name(name) || env_headers.contains(name) {
+        if is_secret_entry(name, env_headers.contains(name)) {
             *value = "<redacted>".into();
         }
     }
     for (name, value) in s.endpoint.extra_body.iter_mut() {
-        if env_body.contains(name) {
+        if is_secret_entry(name, env_body.contains(name)) {
             *value = "<redacted>".into();
+        } else {
+            redact_secret_fields(value, &mut Vec::new());
         }
     }
     let mut value = serde_json::to_value(&s).expect("scenario serialises");
@@ -126,17 +179,27 @@ pub fn redacted_scenario(
     }
 }
 
-/// The text values of the `extra_body` entries named in `env_body` (from `{{ env.NAME }}`),
-/// labelled for the redactor.
-pub fn body_secrets(
+/// The values the environment put into the scenario's URLs, headers and body.
+pub fn env_values(env_secrets: &[EnvSecret]) -> Vec<String> {
+    env_secrets.iter().map(|e| e.value.clone()).collect()
+}
+
+/// The secrets of the scenario itself, labelled for the redactor: the text values of the
+/// `extra_body` entries that are secrets by [`is_secret_entry`] (from `{{ env.NAME }}`, or
+/// under a secret-looking name at any depth), and every value from the environment in its
+/// URLs, headers and body.
+pub fn scenario_secrets(
     extra_body: &std::collections::BTreeMap<String, serde_json::Value>,
     env_body: &[String],
+    env_secrets: &[EnvSecret],
 ) -> Vec<(String, String)> {
     let mut out = Vec::new();
-    for name in env_body {
+    for (name, v) in extra_body {
         let mut texts = Vec::new();
-        if let Some(v) = extra_body.get(name) {
+        if is_secret_entry(name, env_body.contains(name)) {
             strings_of(v, &mut texts);
+        } else {
+            redact_secret_fields(&mut v.clone(), &mut texts);
         }
         out.extend(
             texts
@@ -144,6 +207,11 @@ pub fn body_secrets(
                 .map(|t| (format!("the value of extra_body.{name}"), t)),
         );
     }
+    out.extend(
+        env_secrets
+            .iter()
+            .map(|e| (format!("the value of ${}", e.var), e.value.clone())),
+    );
     out
 }
 
@@ -169,14 +237,37 @@ mod tests {
     #[test]
     fn shown_base_url_drops_credentials_and_masks_secret_query_values() {
         assert_eq!(
-            shown_base_url("https://user:pw@gw.example/api"),
+            shown_url("https://user:pw@gw.example/api", &[]),
             "https://gw.example/api"
         );
         assert_eq!(
-            shown_base_url("https://gw.example/api?api-version=1&api_key=sk-q-1"),
+            shown_url("https://gw.example/api?api-version=1&api_key=sk-q-1", &[]),
             "https://gw.example/api?api-version=1&api_key=***"
         );
-        assert_eq!(shown_base_url("sim"), "sim");
+        assert_eq!(shown_url("sim", &[]), "sim");
+    }
+
+    /// A value from the environment is a secret wherever it lands in a URL: a query value
+    /// under a plain name (`sig=`), a host or path segment; a metrics URL's `?token=` is
+    /// masked like base_url's.
+    #[test]
+    fn values_from_the_environment_are_masked_in_urls_whatever_their_name() {
+        let env = vec!["S1gFromEnv-991".to_string(), "tenant-from-env".to_string()];
+        assert_eq!(
+            shown_url(
+                "https://gw.example/api?api-version=1&sig=S1gFromEnv-991",
+                &env
+            ),
+            "https://gw.example/api?api-version=1&sig=***"
+        );
+        assert_eq!(
+            shown_url("https://gw.example/tenant-from-env/v1", &env),
+            "https://gw.example/***/v1"
+        );
+        assert_eq!(
+            shown_url("http://10.0.0.5:9400/metrics?token=tok-9&x=1", &[]),
+            "http://10.0.0.5:9400/metrics?token=***&x=1"
+        );
     }
 
     fn scenario(extra_header: (&str, &str)) -> Scenario {
@@ -195,16 +286,77 @@ mod tests {
         serde_json::from_value(v).unwrap()
     }
 
+    /// The scenario in run.json: a base_url query value and a metrics URL query value from
+    /// the environment, a metrics `?token=`, and `extra_body` fields under secret-looking
+    /// names (at any depth) are masked, as a header of the same name is; the redactor gets
+    /// every one of those values.
+    #[test]
+    fn env_values_metrics_urls_and_secret_body_fields_are_masked_by_one_rule() {
+        let mut v = serde_json::json!({
+            "version": 1, "name": "t", "model": "m", "tokenizer": "t.json",
+            "endpoint": {
+                "base_url": "https://gw.example/api?sig=S1gFromEnv-991",
+                "headers": {"api_key": "hdr-secret-123456"},
+                "extra_body": {
+                    "api_key": "body-secret-123456",
+                    "options": {"nested_token": "nested-secret-1234", "temperature": 0.5},
+                    "top_k": 5
+                }
+            },
+            "server_metrics": {"url": "http://10.0.0.5:9400/metrics?token=metrics-tok-77&job=a"},
+            "workload": {"input_tokens": 10, "output_tokens": 10},
+            "load": {"baseline_rate": 1, "rates": [10], "cooldown": "10s"},
+        });
+        let s: Scenario = serde_json::from_value(v.take()).unwrap();
+        let env = vec![EnvSecret {
+            var: "SIG".into(),
+            value: "S1gFromEnv-991".into(),
+        }];
+        let secrets = scenario_secrets(&s.endpoint.extra_body, &[], &env);
+        let values: Vec<&str> = secrets.iter().map(|(_, v)| v.as_str()).collect();
+        for want in ["body-secret-123456", "nested-secret-1234", "S1gFromEnv-991"] {
+            assert!(values.contains(&want), "{want} not a secret: {values:?}");
+        }
+        assert!(!values.contains(&"0.5"), "{values:?}");
+        let red = Redactor::new(secrets);
+        let shown = redacted_scenario(&s, &[], &[], &env, &red);
+        let v = &shown.value;
+        assert_eq!(v["endpoint"]["base_url"], "https://gw.example/api?sig=***");
+        assert_eq!(v["endpoint"]["headers"]["api_key"], "<redacted>");
+        assert_eq!(v["endpoint"]["extra_body"]["api_key"], "<redacted>");
+        assert_eq!(
+            v["endpoint"]["extra_body"]["options"]["nested_token"],
+            "<redacted>"
+        );
+        assert_eq!(v["endpoint"]["extra_body"]["options"]["temperature"], 0.5);
+        assert_eq!(v["endpoint"]["extra_body"]["top_k"], 5);
+        assert_eq!(
+            v["server_metrics"]["url"],
+            "http://10.0.0.5:9400/metrics?token=***&job=a"
+        );
+        let text = v.to_string();
+        for secret in [
+            "S1gFromEnv-991",
+            "hdr-secret-123456",
+            "body-secret-123456",
+            "nested-secret-1234",
+            "metrics-tok-77",
+        ] {
+            assert!(!text.contains(secret), "{secret} in {text}");
+        }
+        assert!(shown.unreliable.is_empty(), "{:?}", shown.unreliable);
+    }
+
     #[test]
     fn a_duration_run_records_no_requests_per_rung() {
         let none = Redactor::new(Vec::<(String, String)>::new());
-        let counted = redacted_scenario(&scenario(("X", "y")), &[], &[], &none).value;
+        let counted = redacted_scenario(&scenario(("X", "y")), &[], &[], &[], &none).value;
         assert_eq!(counted["workload"]["requests_per_rung"], 200);
         let mut s = scenario(("X", "y"));
         s.load.duration = Some(crate::scenario::DurationStr(
             std::time::Duration::from_secs(60),
         ));
-        let timed = redacted_scenario(&s, &[], &[], &none).value;
+        let timed = redacted_scenario(&s, &[], &[], &[], &none).value;
         assert!(
             timed["workload"].get("requests_per_rung").is_none(),
             "{timed}"
@@ -222,7 +374,7 @@ mod tests {
                 ("header".to_string(), "env-secret-value-1".to_string()),
                 ("query".to_string(), "sk-in-query-9".to_string()),
             ]);
-            let shown = redacted_scenario(&s, &["X-From-Env".to_string()], &[], &red);
+            let shown = redacted_scenario(&s, &["X-From-Env".to_string()], &[], &[], &red);
             let v = &shown.value;
             // Still a scenario, with its own gate rules and settings.
             let back: Scenario =

@@ -182,6 +182,7 @@ pub fn run_all(opts: &RunOptions) -> Result<Vec<RunOutcome>, RunError> {
         opts,
         env_headers: loaded.env_headers.clone(),
         env_body: loaded.env_body.clone(),
+        env_secrets: loaded.env_secrets.clone(),
         dataset_path: prepared.dataset_path.clone(),
         trace: prepared.trace.clone(),
     };
@@ -295,6 +296,8 @@ struct RunContext<'a> {
     env_headers: Vec<String>,
     /// `extra_body` keys whose values came from `{{ env.NAME }}`: secrets too.
     env_body: Vec<String>,
+    /// Values from the environment in the URLs, headers and body: secrets.
+    env_secrets: Vec<crate::scenario::EnvSecret>,
     /// The dataset file, resolved against the scenario's folder.
     dataset_path: Option<PathBuf>,
     /// A trace replay's trace and prompts (`load.trace`).
@@ -387,9 +390,10 @@ async fn run_scenario(
     prepared: Prepared,
 ) -> Result<Vec<RunOutcome>, RunError> {
     let quiet = ctx.opts.quiet;
+    // Lines may hold server text (warnings naming its answers): shown, never obeyed.
     let say = |line: &str| {
         if !quiet {
-            eprintln!("{line}");
+            eprintln!("{}", crate::escape::terminal::line(line));
         }
     };
     let Prepared {
@@ -437,6 +441,7 @@ async fn run_scenario(
                 &ladder,
                 &ctx.env_headers,
                 &ctx.env_body,
+                &ctx.env_secrets,
                 client.redactor(),
             )
             .value,

@@ -7,6 +7,7 @@ use std::time::Duration;
 use tokio::time::Instant;
 
 use crate::client::{Client, ModelsReply};
+use crate::escape::markdown;
 use crate::record::{ErrorClass, RequestError};
 use crate::scenario::types::Api;
 
@@ -291,9 +292,13 @@ pub async fn preflight(
         if let Some(list) = &served {
             if !list.iter().any(|m| m == model) {
                 // Served ids come from the server: they may echo a secret.
+                // Each in a code span of its own, so no id (or model name) can end it and be
+                // read as Markdown in summary.md.
+                let ids: Vec<String> = list.iter().map(|m| markdown::code(m)).collect();
                 warnings.push(client.redact(&format!(
-                    "model `{model}` is not in {models_url} ({}), but the probe succeeded",
-                    list.join(", ")
+                    "model {} is not in {models_url} ({}), but the probe succeeded",
+                    markdown::code(model),
+                    ids.join(", ")
                 )));
             }
         }

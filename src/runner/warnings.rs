@@ -250,6 +250,7 @@ mod tests {
             Some(&cfg),
             "http://127.0.0.1:9/v1",
             None,
+            &crate::client::Redactor::default(),
             str::to_string,
         );
         assert!(setup.is_err());
@@ -269,6 +270,7 @@ mod tests {
                 Some(&off),
                 "http://127.0.0.1:9",
                 None,
+                &crate::client::Redactor::default(),
                 str::to_string,
             ),
             str::to_string,

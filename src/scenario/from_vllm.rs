@@ -457,6 +457,33 @@ mod tests {
         assert!(origin.contains("Authorization=<redacted>"), "{origin}");
     }
 
+    /// A line break inside a pasted argument must not end the `# Converted … from:` comment:
+    /// the written file has the same keys as without it, and every line of the command
+    /// line is a comment line.
+    #[test]
+    fn a_line_break_in_the_command_line_stays_inside_the_comment() {
+        let c = convert(
+            "--model m --request-rate 5 --label 'x\nname: injected\rmodel: pwned\u{2028}gate: []'",
+        )
+        .unwrap();
+        let text = crate::scenario::init::render(&c.draft);
+        // (The label also lands in `description:`, a quoted scalar.)
+        for line in text.lines() {
+            for key in ["name: injected", "model: pwned", "gate: []"] {
+                assert!(
+                    !line.starts_with(key),
+                    "{line:?} escaped the comment:\n{text}"
+                );
+            }
+        }
+        assert!(text.contains("\n# name: injected\n"), "{text}");
+        let (loaded, diags) =
+            crate::scenario::check_text(std::path::Path::new("converted.yaml"), &text, None);
+        let loaded = loaded.unwrap_or_else(|| panic!("{diags:?}\n{text}"));
+        assert_eq!(loaded.scenario.name, c.draft.name);
+        assert_eq!(loaded.scenario.model, "m");
+    }
+
     #[test]
     fn a_shell_variable_or_missing_value_is_an_error_not_a_guess() {
         let c = convert("--model m --request-rate $rate --num-prompts 10").unwrap();

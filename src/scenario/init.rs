@@ -105,8 +105,9 @@ fn num(v: f64) -> String {
 /// The scenario file text.
 pub fn render(d: &Draft) -> String {
     let mut o = String::new();
+    // The origin holds a pasted command line: every line of it stays a comment line.
     for line in &d.origin {
-        let _ = writeln!(o, "# {line}");
+        o.push_str(&crate::escape::yaml::comment(line));
     }
     let _ = writeln!(
         o,
@@ -140,7 +141,8 @@ pub fn render(d: &Draft) -> String {
         Some(var) => {
             let _ = writeln!(
                 o,
-                "  api_key_env: {var}     # the key is read from this variable, never written; unset = no key"
+                "  api_key_env: {}     # the key is read from this variable, never written; unset = no key",
+                scalar(var)
             );
         }
         None => {

@@ -33,6 +33,14 @@ pub struct Loaded {
     /// Keys of `endpoint.extra_body` whose values hold a `{{ env.NAME }}`: treated like
     /// secret headers (sent, never written to results, scrubbed from server replies).
     pub env_body: Vec<String>,
+    /// Values from the environment in the scenario's URLs, headers and `extra_body`: secrets
+    /// (masked in results, scrubbed from everything a server sends back).
+    pub env_secrets: Vec<super::template::EnvSecret>,
+    /// Every environment variable the file (and its `extends:` bases) reads with
+    /// `{{ env.NAME }}`, in order of first use: `ladder kube` passes them to its pods.
+    pub env_vars: Vec<String>,
+    /// The `extends:` chain's files after this one, as resolved (empty without `extends:`).
+    pub bases: Vec<PathBuf>,
 }
 
 impl Loaded {
@@ -389,6 +397,14 @@ pub(crate) fn analyse(
     };
     let env_headers = env_under("headers");
     let env_body = env_under("extra_body");
+    let env_uses = template::env_uses(&tree);
+    let env_secrets = template::env_secrets(&env_uses, vars);
+    let mut env_vars: Vec<String> = vec![];
+    for name in env_uses.iter().flat_map(|(_, names)| names) {
+        if !env_vars.contains(name) {
+            env_vars.push(name.clone());
+        }
+    }
     let template_problems = template::render_env(&mut tree, vars);
     let json = tree.to_json();
     let schema_problems = schema::check(&json);
@@ -431,6 +447,9 @@ pub(crate) fn analyse(
                 path: path.to_path_buf(),
                 env_headers,
                 env_body,
+                env_secrets,
+                env_vars,
+                bases: files[1..].to_vec(),
             }),
             vec![],
         ),

@@ -36,5 +36,6 @@ pub use load_kind::LoadKind;
 pub use schema::schema_json;
 pub use sessions::{Sessions, Turns};
 pub use shapes::{RampLoad, RampShape, TraceLoad};
+pub use template::EnvSecret;
 pub use types::*;
 pub use yaml::Seg as KeySeg;

@@ -79,6 +79,98 @@ pub(crate) fn env_paths(root: &Node) -> Vec<Vec<Seg>> {
     out
 }
 
+/// Every string value whose template reads environment variables, with the names it reads
+/// (in the file as written, before rendering).
+pub(crate) fn env_uses(root: &Node) -> Vec<(Vec<Seg>, Vec<String>)> {
+    let mut out = vec![];
+    walk(&mut root.clone(), &mut vec![], &mut |path, s| {
+        // Rendered per prompt with `{{ prompt }}` only, never with the environment.
+        let prompt_template = path.len() == 2
+            && path[0] == Seg::Key(PROMPT_TEMPLATE[0].into())
+            && path[1] == Seg::Key(PROMPT_TEMPLATE[1].into());
+        if has_template(s) && !prompt_template {
+            let names = env_names(s);
+            if !names.is_empty() {
+                out.push((path.to_vec(), names));
+            }
+        }
+        None
+    });
+    out
+}
+
+/// A value read from the environment that the scenario sends as (part of) a credential or a
+/// URL: a secret, never written or printed. Its `Debug` shows the variable's name only.
+#[derive(Clone, PartialEq)]
+pub struct EnvSecret {
+    /// The variable (`SIG` for `{{ env.SIG }}`).
+    pub var: String,
+    /// What it contributes: its value, or for a whole URL from the environment its query
+    /// values (the host and path stay visible).
+    pub value: String,
+}
+
+impl std::fmt::Debug for EnvSecret {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "EnvSecret(${}: ***)", self.var)
+    }
+}
+
+/// Whether the value at `path` is sent to a server as a credential or a URL: the URLs
+/// (`endpoint.base_url`, `server_metrics.url`), header values and `extra_body` fields at any
+/// depth. A value from the environment in these places is a secret: the rule of
+/// RELIABILITY.md's "Secrets" section ("a value from the environment is a secret unless it is
+/// written in the file").
+fn carries_secrets(path: &[Seg]) -> Option<bool> {
+    let key = |i: usize| match path.get(i) {
+        Some(Seg::Key(k)) => Some(k.as_str()),
+        _ => None,
+    };
+    match (key(0)?, key(1)?) {
+        ("endpoint", "base_url") | ("server_metrics", "url") => Some(true),
+        ("endpoint", "headers") | ("endpoint", "extra_body") => Some(false),
+        _ => None,
+    }
+}
+
+/// The secrets that `{{ env.NAME }}` templates put into the scenario's credentials and URLs
+/// (see [`carries_secrets`]); `vars` are the variables as rendered. Unset variables (a
+/// `default(...)` was used) contribute nothing.
+pub(crate) fn env_secrets(
+    uses: &[(Vec<Seg>, Vec<String>)],
+    vars: &BTreeMap<String, String>,
+) -> Vec<EnvSecret> {
+    let mut out: Vec<EnvSecret> = vec![];
+    for (path, names) in uses {
+        let Some(is_url) = carries_secrets(path) else {
+            continue;
+        };
+        for name in names {
+            let Some(value) = vars.get(name).filter(|v| !v.is_empty()) else {
+                continue;
+            };
+            let parts: Vec<String> = match url::Url::parse(value) {
+                // A whole URL from the environment: its query values are the secrets.
+                Ok(u) if is_url && u.has_host() => u
+                    .query_pairs()
+                    .map(|(_, v)| v.into_owned())
+                    .filter(|v| !v.is_empty())
+                    .collect(),
+                _ => vec![value.clone()],
+            };
+            for v in parts {
+                if !out.iter().any(|e| e.value == v) {
+                    out.push(EnvSecret {
+                        var: name.clone(),
+                        value: v,
+                    });
+                }
+            }
+        }
+    }
+    out
+}
+
 /// Names used as `env.NAME` in a template (names only; values are never shown).
 fn env_names(s: &str) -> Vec<String> {
     let mut out: Vec<String> = vec![];

@@ -10,7 +10,7 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::client::{ApiKey, TextFetcher};
+use crate::client::{ApiKey, Redactor, TextFetcher};
 
 /// Longest wait for the identity page.
 pub const TIMEOUT: Duration = Duration::from_secs(2);
@@ -90,10 +90,18 @@ pub fn parse(engine: &str, body: &str) -> Option<ServerIdentity> {
     })
 }
 
-/// Ask the server at `base_url` who it is (see the module notes); `None` on any failure.
-pub async fn fetch(engine: &str, base_url: &str, key: Option<ApiKey>) -> Option<ServerIdentity> {
+/// Ask the server at `base_url` who it is (see the module notes); `None` on any failure. The
+/// page is scrubbed of `redactor`'s secrets before it is read.
+pub async fn fetch(
+    engine: &str,
+    base_url: &str,
+    key: Option<ApiKey>,
+    redactor: &Redactor,
+) -> Option<ServerIdentity> {
     let url = url_of(base_url, page_of(engine)?)?;
-    let fetcher = TextFetcher::no_redirects(&url, key, TIMEOUT, MAX_BYTES).ok()?;
+    let fetcher = TextFetcher::no_redirects(&url, key, TIMEOUT, MAX_BYTES)
+        .ok()?
+        .scrubbed_by(redactor);
     parse(engine, &fetcher.get().await.ok()?)
 }
 
@@ -163,7 +171,13 @@ mod tests {
             req
         });
         let key = ApiKey::new("fake-test-key");
-        let got = fetch("vllm", &format!("http://{addr}/v1"), Some(key)).await;
+        let got = fetch(
+            "vllm",
+            &format!("http://{addr}/v1"),
+            Some(key),
+            &Redactor::default(),
+        )
+        .await;
         assert_eq!(got, None);
         let req = server.await.unwrap();
         assert!(req.starts_with("GET /version "), "{req}");

@@ -11,7 +11,7 @@ use tokio::time::Instant;
 use super::engines::snapshot;
 use super::parse::parse;
 use super::summary::Scraped;
-use crate::client::{ApiKey, TextFetcher};
+use crate::client::{is_secret_name, ApiKey, Redactor, TextFetcher};
 use crate::scenario::types::ServerMetrics;
 
 /// What a rung's scraping produced.
@@ -126,16 +126,52 @@ pub struct ScrapeSetup {
     /// page's own key: that one may belong to another host).
     base_url: String,
     endpoint_key: Option<ApiKey>,
+    /// Every secret of the run: scrubbed from each page before it is parsed.
+    redactor: Redactor,
 }
 
 impl ScrapeSetup {
+    /// The secrets of the scenario's `server_metrics` section, labelled for the redactor:
+    /// the page's own key (`api_key_env`) and the values of the URL's secret-looking query
+    /// parameters.
+    pub fn secrets(cfg: Option<&ServerMetrics>) -> Vec<(String, String)> {
+        let Some(cfg) = cfg else {
+            return vec![];
+        };
+        let mut out: Vec<(String, String)> = cfg
+            .api_key_env
+            .as_deref()
+            .and_then(|v| std::env::var(v).ok().map(|k| (v, k)))
+            .filter(|(_, k)| !k.is_empty())
+            .map(|(v, k)| (format!("the metrics page's key (${v})"), k))
+            .into_iter()
+            .collect();
+        if let Some(u) = cfg.url.as_deref().and_then(|u| url::Url::parse(u).ok()) {
+            out.extend(
+                u.query_pairs()
+                    .filter(|(k, _)| is_secret_name(k))
+                    .map(|(k, v)| {
+                        (
+                            format!("server_metrics.url query parameter `{k}`"),
+                            v.into_owned(),
+                        )
+                    }),
+            );
+        }
+        out
+    }
+
     /// From the scenario's `server_metrics` (absent: on, at `<base_url>/metrics`).
     /// `base_url` is the resolved one (the simulator's own for `sim`); `endpoint_key` is
-    /// sent when the page is on the endpoint's server. `None` when turned off.
+    /// sent when the page is on the endpoint's server; `redactor` holds every secret of the
+    /// run (with [`ScrapeSetup::secrets`]): each page is scrubbed of them before it is
+    /// parsed, so nothing scraped (metric names, label values, identity pages) can carry
+    /// one into a result file. `None` when turned off.
     pub fn new(
         cfg: Option<&ServerMetrics>,
         base_url: &str,
         endpoint_key: Option<&ApiKey>,
+        redactor: &Redactor,
         shown: impl Fn(&str) -> String,
     ) -> Result<Option<ScrapeSetup>, String> {
         let cfg = cfg.cloned().unwrap_or_default();
@@ -173,20 +209,28 @@ impl ScrapeSetup {
         // A scrape may take at most the interval (and never more than 5 s): a slow page
         // costs a sample, not the rung.
         let timeout = interval.min(Duration::from_secs(5));
-        let fetcher = TextFetcher::new(&url, key, timeout, super::MAX_PAGE_BYTES)?;
+        let fetcher =
+            TextFetcher::new(&url, key, timeout, super::MAX_PAGE_BYTES)?.scrubbed_by(redactor);
         Ok(Some(ScrapeSetup {
             fetcher: Arc::new(fetcher),
             interval,
             shown_url: shown(&url),
             base_url: base_url.to_string(),
             endpoint_key: endpoint_key.cloned(),
+            redactor: redactor.clone(),
         }))
     }
 
     /// Ask the endpoint's server who it is, once its metric names told its `engine`
     /// ([`super::identity`]); `None` for other engines and on any failure.
     pub async fn identify(&self, engine: &str) -> Option<super::ServerIdentity> {
-        super::identity::fetch(engine, &self.base_url, self.endpoint_key.clone()).await
+        super::identity::fetch(
+            engine,
+            &self.base_url,
+            self.endpoint_key.clone(),
+            &self.redactor,
+        )
+        .await
     }
 
     /// Start scraping one rung whose first measured request is sent at `first_at`.
