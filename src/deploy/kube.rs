@@ -89,12 +89,16 @@ pub fn manifests(a: &KubeArgs) -> Result<Value, String> {
 /// [`manifests`] as written at `now`.
 pub fn manifests_at(a: &KubeArgs, now: DateTime<Utc>) -> Result<Value, String> {
     let s = sharded_scenario(&a.scenario, a.shards)?;
-    let text = std::fs::read_to_string(&a.scenario)
-        .map_err(|e| format!("{}: {e}", a.scenario.display()))?;
+    let text = crate::fileread::read_text_bounded(&a.scenario, crate::scenario::MAX_SCENARIO_BYTES)
+        .map_err(|e| e.to_string())?;
     let start_at = match &a.start_at {
-        Some(t) => crate::runner::shard::parse_start_at(t)?,
+        Some(t) => {
+            let at = crate::runner::shard::parse_start_at(t)?;
+            crate::runner::shard::start_wait(at, now)?;
+            at
+        }
         None => {
-            let lead = duration("--lead", &a.lead)?;
+            let lead = super::lead(&a.lead)?;
             let t = now + chrono::Duration::from_std(lead).map_err(|e| e.to_string())?;
             // Whole seconds: the shards' folder is named after it.
             DateTime::from_timestamp(t.timestamp(), 0).unwrap_or(t)

@@ -42,7 +42,7 @@ pub struct SlurmArgs {
 /// The batch script for `a`.
 pub fn script(a: &SlurmArgs) -> Result<String, String> {
     let s = sharded_scenario(&a.scenario, a.shards)?;
-    let lead = duration("--lead", &a.lead)?.as_secs().max(1);
+    let lead = super::lead(&a.lead)?.as_secs().max(1);
     if let Some(d) = &a.drain {
         duration("--drain", d)?;
     }

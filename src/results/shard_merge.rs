@@ -142,7 +142,7 @@ fn list_shards(parent: &Path) -> Result<Vec<PathBuf>, MergeError> {
 fn shards_finished(dirs: &[PathBuf]) -> bool {
     let infos: Vec<RunInfo> = dirs
         .iter()
-        .filter_map(|d| fs::read_to_string(d.join("run.json")).ok())
+        .filter_map(|d| super::load::read(&d.join("run.json")).ok())
         .filter_map(|t| serde_json::from_str(&t).ok())
         .collect();
     let count = infos
@@ -254,7 +254,9 @@ pub fn merge(dirs: &[PathBuf], out: &Path) -> Result<Merged, MergeError> {
         let json = serde_json::to_vec_pretty(&map).expect("summary serialises");
         atomic_write(&out.join(&rung.entry.result_file), &json)?;
         let metrics = super::load::server_metrics_file_name(rate);
-        if let Ok(bytes) = fs::read(first.path.join(&metrics)) {
+        if let Ok(bytes) =
+            crate::fileread::read_bounded(&first.path.join(&metrics), super::load::MAX_SERIES_BYTES)
+        {
             atomic_write(&out.join(&metrics), &bytes)?;
         }
         info.rungs.push(RungEntry {

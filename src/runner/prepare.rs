@@ -206,6 +206,30 @@ fn read_trace(
             other => other.to_string(),
         })
     })?;
+    // The replay's length at its slowest speed is bounded like `load.duration`: timestamps 0
+    // and 1e15 ms would otherwise validate and wait "forever".
+    let slowest = t.speed.iter().copied().fold(f64::INFINITY, f64::min);
+    if slowest.is_finite() && slowest > 0.0 {
+        let max = crate::scenario::shapes::MAX_REPLAY;
+        let long = trace.replay_length(slowest);
+        if long > max {
+            return Err(at(format!(
+                "the trace's {} lines span {} ms of recorded time ({} to {}); replayed at speed \
+                 {} that takes {}, more than the limit of {} (`load.duration`'s)",
+                trace.lines.len(),
+                limits::show(trace.span_ms()),
+                limits::show(trace.lines[0].timestamp_ms),
+                limits::show(trace.lines[trace.lines.len() - 1].timestamp_ms),
+                limits::show(slowest),
+                show_length(long),
+                show_length(max),
+            ))
+            .hint(
+                "timestamps are milliseconds from the trace's start; replay fewer lines with \
+                 `load.trace.max_requests`, or a faster `speed`",
+            ));
+        }
+    }
     if s.load.warmup_requests as usize >= trace.lines.len() {
         return Err(Finding::at(
             &["load", "warmup_requests"],
@@ -225,6 +249,41 @@ fn read_trace(
         prompts: set.prompts,
         notes: set.notes,
     })
+}
+
+/// A replay's length as a user reads it (`2h 5m 3s`; `longer than 100 years` past that).
+pub fn show_length(d: std::time::Duration) -> String {
+    if d > std::time::Duration::from_secs(100 * 365 * 24 * 3600) {
+        return "longer than 100 years".into();
+    }
+    let d = if d >= std::time::Duration::from_secs(1) {
+        std::time::Duration::from_secs(d.as_secs_f64().round() as u64)
+    } else {
+        std::time::Duration::from_millis(d.as_millis() as u64)
+    };
+    humantime::format_duration(d).to_string()
+}
+
+impl Replay {
+    /// "the replay of N lines takes 10m at speed 1, 5m at speed 2", said by `validate` and
+    /// before the first rung of `run`.
+    pub fn length_note(&self, speeds: &[f64]) -> String {
+        let each: Vec<String> = speeds
+            .iter()
+            .map(|&s| {
+                format!(
+                    "{} at speed {}",
+                    show_length(self.trace.replay_length(s)),
+                    limits::show(s)
+                )
+            })
+            .collect();
+        format!(
+            "the replay of {} trace lines takes {}",
+            self.trace.lines.len(),
+            each.join(", ")
+        )
+    }
 }
 
 /// The first rung's schedule, the same draw the run makes. It is the lowest rate (rates are

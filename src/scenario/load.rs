@@ -191,28 +191,30 @@ enum Source {
 }
 
 fn read_source(path: &Path) -> Result<String, Source> {
-    let meta = std::fs::metadata(path).map_err(|e| match e.kind() {
-        std::io::ErrorKind::NotFound => Source::Whole("file does not exist".into(), None),
-        _ => Source::Whole(format!("cannot read the file: {e}"), None),
-    })?;
-    if meta.is_dir() {
-        return Err(Source::Whole(
+    use crate::fileread::{read_bounded, ReadError};
+    let bytes = read_bounded(path, MAX_SCENARIO_BYTES).map_err(|e| match e {
+        ReadError::NotFound(_) => Source::Whole("file does not exist".into(), None),
+        ReadError::Directory(_) => Source::Whole(
             "is a directory, not a scenario file".into(),
             Some("pass the .yaml file(s) inside it"),
-        ));
-    }
-    if meta.len() > MAX_SCENARIO_BYTES {
-        return Err(Source::Whole(
+        ),
+        ReadError::TooLarge { size, .. } => Source::Whole(
             format!(
-                "file is {:.1} MiB; scenario files are small YAML text (at most {} KiB)",
-                meta.len() as f64 / (1024.0 * 1024.0),
+                "file is {}; scenario files are small YAML text (at most {} KiB)",
+                size.map_or_else(
+                    || "larger than the limit".into(),
+                    |n| format!("{:.1} MiB", n as f64 / (1024.0 * 1024.0))
+                ),
                 MAX_SCENARIO_BYTES / 1024
             ),
             Some("is this the right file? datasets go in `workload.path`, not in the scenario"),
-        ));
-    }
-    let bytes = std::fs::read(path)
-        .map_err(|e| Source::Whole(format!("cannot read the file: {e}"), None))?;
+        ),
+        e @ ReadError::NotRegular { .. } => Source::Whole(
+            e.reason(),
+            Some("a scenario is a YAML text file; copy it to a file first"),
+        ),
+        e @ ReadError::Io { .. } => Source::Whole(e.reason(), None),
+    })?;
     if let Some(i) = bytes.iter().position(|b| *b == 0) {
         return Err(Source::At(
             byte_pos(&bytes, i),

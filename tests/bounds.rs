@@ -1,0 +1,342 @@
+//! Issue 32, "Bounded, always" and "Server values and robustness": every file goes through one
+//! bounded reader, replays and waits are bounded, server values are sanitised, a closed pipe
+//! is not a crash (RELIABILITY.md, "Bounds and server values").
+mod support;
+use support::*;
+
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+/// A small valid scenario against the simulator, with `extra` appended (YAML lines).
+fn scenario(dir: &Path, name: &str, extra: &str) -> PathBuf {
+    let text = format!(
+        "version: 1\nname: rel\nendpoint:\n  base_url: sim\n  request_timeout: 5s\nmodel: m\n\
+         tokenizer: {TOKENIZER}\nworkload:\n  input_tokens: 16\n  output_tokens: 4\n  \
+         requests_per_rung: 3\n  seed: 0\nload:\n  baseline_rate: 50\n  rates: [100]\n  \
+         cooldown: 0s\n{extra}"
+    );
+    let p = dir.join(name);
+    std::fs::write(&p, text).unwrap();
+    p
+}
+
+fn validate(p: &Path) -> Ran {
+    spawn(ladder_cmd(&["validate", p.to_str().unwrap()])).finish(Duration::from_secs(60))
+}
+
+fn mkfifo(p: &Path) {
+    let ok = std::process::Command::new("mkfifo")
+        .arg(p)
+        .status()
+        .unwrap()
+        .success();
+    assert!(ok, "mkfifo");
+}
+
+/// `/dev/zero` reports a size of 0 and never ends; a FIFO blocks whoever opens it. As the
+/// scenario, an `extends:` base, a trace, a dataset or a tokenizer, each is refused at once,
+/// naming the file and what it is (was: gigabytes read, or `validate` hung forever).
+#[test]
+fn devices_and_fifos_are_refused_on_every_file_channel() {
+    let dir = tempfile::tempdir().unwrap();
+    let fifo = dir.path().join("base.fifo");
+    mkfifo(&fifo);
+    let fifo_s = fifo.to_str().unwrap();
+    let cases: Vec<(&str, PathBuf, &str)> = vec![
+        ("scenario", PathBuf::from("/dev/zero"), "character device"),
+        (
+            "extends base",
+            scenario(dir.path(), "a.yaml", "extends: /dev/zero\n"),
+            "character device",
+        ),
+        (
+            "extends FIFO",
+            scenario(dir.path(), "b.yaml", &format!("extends: {fifo_s}\n")),
+            "FIFO",
+        ),
+        (
+            "trace",
+            trace_at(dir.path(), "c.yaml", Path::new("/dev/zero"), "[1]"),
+            "character device",
+        ),
+        (
+            "dataset",
+            {
+                let p = dir.path().join("d.yaml");
+                let t = std::fs::read_to_string(scenario(dir.path(), "d.yaml", ""))
+                    .unwrap()
+                    .replace(
+                        "workload:\n",
+                        &format!("workload:\n  dataset: jsonl\n  path: {fifo_s}\n"),
+                    );
+                std::fs::write(&p, t).unwrap();
+                p
+            },
+            "FIFO",
+        ),
+        (
+            "tokenizer",
+            {
+                let p = dir.path().join("e.yaml");
+                let t = std::fs::read_to_string(scenario(dir.path(), "e.yaml", ""))
+                    .unwrap()
+                    .replace(TOKENIZER, "/dev/zero");
+                std::fs::write(&p, t).unwrap();
+                p
+            },
+            "character device",
+        ),
+    ];
+    for (what, p, says) in cases {
+        let t0 = Instant::now();
+        let v = validate(&p);
+        no_panic(&v);
+        assert_eq!(v.status.code(), Some(2), "{what}: {}", v.all());
+        assert!(
+            v.stderr.contains(says) && v.stderr.contains("not a regular file"),
+            "{what}: want `{says}` in:\n{}",
+            v.stderr
+        );
+        assert!(
+            t0.elapsed() < Duration::from_secs(30),
+            "{what}: took {:?}",
+            t0.elapsed()
+        );
+    }
+}
+
+/// A trace scenario replaying `lines` at `speed`.
+fn trace_scenario(dir: &Path, name: &str, lines: &str, speed: &str) -> PathBuf {
+    let tr = dir.join(format!("{name}.jsonl"));
+    std::fs::write(&tr, lines).unwrap();
+    trace_at(dir, name, &tr, speed)
+}
+
+/// A scenario replaying the trace at `trace`.
+fn trace_at(dir: &Path, name: &str, trace: &Path, speed: &str) -> PathBuf {
+    let p = dir.join(name);
+    let t = format!(
+        "version: 1\nname: rel\nendpoint:\n  base_url: sim\n  request_timeout: 5s\nmodel: m\n\
+         tokenizer: {TOKENIZER}\nworkload:\n  seed: 0\nload:\n  warmup_requests: 0\n  \
+         cooldown: 0s\n  trace:\n    path: {}\n    speed: {speed}\n",
+        trace.display()
+    );
+    std::fs::write(&p, t).unwrap();
+    p
+}
+
+/// Timestamps 0 and 1e15 ms (or 1e308) are a replay of 31 700 years: refused like a
+/// `load.duration` past its limit, at `load.trace.path`, with the replay's length (was:
+/// validated, and the run waited "forever"). A replay within the limit says how long it takes.
+#[test]
+fn a_trace_span_past_the_limit_is_refused_and_a_valid_one_states_its_length() {
+    let dir = tempfile::tempdir().unwrap();
+    for (name, last) in [("far.yaml", "1e15"), ("farther.yaml", "1e308")] {
+        let lines = format!(
+            "{{\"timestamp\": 0, \"input_length\": 8, \"output_length\": 2}}\n\
+             {{\"timestamp\": 1, \"input_length\": 8, \"output_length\": 2}}\n\
+             {{\"timestamp\": {last}, \"input_length\": 8, \"output_length\": 2}}\n"
+        );
+        let p = trace_scenario(dir.path(), name, &lines, "[1, 2]");
+        let v = validate(&p);
+        no_panic(&v);
+        assert_eq!(v.status.code(), Some(2), "{name}: {}", v.all());
+        assert!(
+            v.stderr.contains("load.trace.path")
+                && v.stderr.contains("replayed at speed 1 that takes")
+                && v.stderr.contains("more than the limit of 7days"),
+            "{name}: {}",
+            v.stderr
+        );
+    }
+    let lines = "{\"timestamp\": 0, \"input_length\": 8, \"output_length\": 2}\n\
+                 {\"timestamp\": 500, \"input_length\": 8, \"output_length\": 2}\n\
+                 {\"timestamp\": 90000, \"input_length\": 8, \"output_length\": 2}\n";
+    let p = trace_scenario(dir.path(), "ok.yaml", lines, "[1, 2]");
+    let v = validate(&p);
+    assert_eq!(v.status.code(), Some(0), "{}", v.all());
+    assert!(
+        v.stderr
+            .contains("note: the replay of 3 trace lines takes 1m 30s at speed 1, 45s at speed 2"),
+        "{}",
+        v.stderr
+    );
+}
+
+/// A loopback server answering every request with `page` as a Prometheus metrics page.
+fn metrics_server(page: &'static str) -> String {
+    let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("http://{}/metrics", l.local_addr().unwrap());
+    std::thread::spawn(move || {
+        for s in l.incoming() {
+            let Ok(mut s) = s else { continue };
+            std::thread::spawn(move || {
+                use std::io::Write;
+                let _ = read_head(&mut s);
+                let _ = write!(
+                    s,
+                    "HTTP/1.1 200 OK\r\ncontent-type: text/plain\r\ncontent-length: {}\r\n\
+                     connection: close\r\n\r\n{page}",
+                    page.len()
+                );
+            });
+        }
+    });
+    url
+}
+
+/// A `/metrics` page with a negative gauge, a 1e308 gauge, a NaN and an +Inf: the run
+/// completes, warns once naming what was dropped, and writes a folder ladder itself reads
+/// (was: exit 0, then every reader refused the folder as "edited or damaged"). NaN and +Inf
+/// are both "no value": the key is absent, never 0.0.
+#[test]
+fn absurd_server_metric_values_are_dropped_with_a_warning_and_the_folder_stays_usable() {
+    let url = metrics_server(
+        "# TYPE vllm:num_requests_waiting gauge\nvllm:num_requests_waiting -3\n\
+         # TYPE vllm:num_requests_running gauge\nvllm:num_requests_running 1e308\n\
+         # TYPE vllm:kv_cache_usage_perc gauge\nvllm:kv_cache_usage_perc NaN\n\
+         # TYPE vllm:num_preemptions counter\nvllm:num_preemptions_total +Inf\n\
+         # TYPE vllm:generation_tokens counter\nvllm:generation_tokens_total 12\n",
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let p = scenario(
+        dir.path(),
+        "m.yaml",
+        &format!("server_metrics:\n  url: {url}\n  interval: 100ms\n"),
+    );
+    let out = dir.path().join("out");
+    let r = run_ladder(&p, &out, Duration::from_secs(120));
+    no_panic(&r);
+    assert_eq!(r.status.code(), Some(0), "{}", r.all());
+    let warnings: Vec<&str> = r
+        .stderr
+        .lines()
+        .filter(|l| l.contains("gave values that are not values"))
+        .collect();
+    assert_eq!(warnings.len(), 1, "{}", r.stderr);
+    assert!(
+        warnings[0].contains("first: vllm:num_requests_waiting = -3"),
+        "{}",
+        warnings[0]
+    );
+    let run = run_dir(&out).expect("a folder");
+    let rd = check_folder(&run);
+    for rung in &rd.rungs {
+        let s = &rung.summary.server;
+        for k in [
+            "server_max_waiting",
+            "server_max_running",
+            "server_max_kv_usage",
+        ] {
+            assert_eq!(s.get(k), None, "{k} in rung {}", rung.summary.rate);
+        }
+        assert_eq!(s.get("server_preemptions"), None);
+        assert!(s.get("server_scrapes").is_some_and(|n| n >= 1.0));
+    }
+    // Every reader takes the folder: the report is written.
+    let rep = spawn(ladder_cmd(&["report", run.to_str().unwrap()])).finish(Duration::from_secs(60));
+    assert_eq!(rep.status.code(), Some(0), "{}", rep.all());
+}
+
+/// A pipe whose read end is already closed: every write to the other end fails with EPIPE.
+fn closed_pipe() -> std::process::Stdio {
+    use std::os::fd::FromRawFd;
+    let mut fds = [0; 2];
+    // SAFETY: pipe() fills two new descriptors; each is owned exactly once below.
+    assert_eq!(unsafe { libc::pipe(fds.as_mut_ptr()) }, 0);
+    // SAFETY: fds[0] is a fresh descriptor owned here; dropping it closes the read end.
+    drop(unsafe { std::os::fd::OwnedFd::from_raw_fd(fds[0]) });
+    // SAFETY: fds[1] is a fresh descriptor, handed to the child's Stdio.
+    std::process::Stdio::from(unsafe { std::os::fd::OwnedFd::from_raw_fd(fds[1]) })
+}
+
+fn run_closed(args: &[&str]) -> std::process::ExitStatus {
+    let mut c = std::process::Command::new(BIN);
+    c.args(args)
+        .env("NO_COLOR", "1")
+        .stdin(std::process::Stdio::null())
+        .stdout(closed_pipe())
+        .stderr(closed_pipe());
+    let mut child = c.spawn().unwrap();
+    let end = Instant::now() + Duration::from_secs(120);
+    loop {
+        if let Some(s) = child.try_wait().unwrap() {
+            return s;
+        }
+        if Instant::now() > end {
+            let _ = child.kill();
+            panic!("ladder {args:?} did not finish");
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+/// `ladder … 2>&1 | head` / `| grep -q`: stdout and stderr closed by the reader. Each command
+/// keeps its own exit code (0 for a valid scenario and a completed run, whose folder is
+/// written; 2 for an invalid one); was: a panic, exit 101.
+#[test]
+fn a_closed_stdout_and_stderr_keep_each_commands_exit_code() {
+    let dir = tempfile::tempdir().unwrap();
+    let good = scenario(dir.path(), "good.yaml", "");
+    let bad = scenario(dir.path(), "bad.yaml", "nonsense_key: 1\n");
+    let g = good.to_str().unwrap();
+    assert_eq!(run_closed(&["validate", g]).code(), Some(0));
+    assert_eq!(
+        run_closed(&["validate", bad.to_str().unwrap()]).code(),
+        Some(2)
+    );
+    assert_eq!(run_closed(&["completions", "bash"]).code(), Some(0));
+    let out = dir.path().join("out");
+    let s = run_closed(&["run", g, "--out", out.to_str().unwrap()]);
+    assert_eq!(s.code(), Some(0));
+    let run = run_dir(&out).expect("a folder");
+    check_folder(&run);
+    assert!(run.join("report.html").is_file());
+}
+
+/// Ctrl-C in the second ladder of a sweep: the first ladder's folder, finished, gets its
+/// report.html, summary.md, summary.csv and analysis.json like any finished run (was: none of
+/// them; only the interrupted folder got reports).
+#[test]
+fn ctrl_c_in_a_sweeps_second_ladder_still_reports_the_finished_first() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = scenario(
+        dir.path(),
+        "sweep.yaml",
+        "sweep:\n  field: output_tokens\n  values: [2, 2000]\n",
+    );
+    let t = std::fs::read_to_string(&p)
+        .unwrap()
+        .replace("request_timeout: 5s", "request_timeout: 60s");
+    std::fs::write(&p, t).unwrap();
+    let out = dir.path().join("out");
+    let live = spawn(ladder_cmd(&[
+        "run",
+        p.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+    ]));
+    let first = live.wait_line("writing ", Duration::from_secs(60));
+    let second = live.wait_line("writing ", Duration::from_secs(60));
+    assert_ne!(first, second);
+    // Each of the second ladder's requests takes about 20 s (2000 tokens at 10 ms a step).
+    std::thread::sleep(Duration::from_millis(800));
+    live.signal("INT");
+    let r = live.finish(Duration::from_secs(60));
+    no_panic(&r);
+    assert_eq!(r.status.code(), Some(2), "{}", r.all());
+    let first_dir = PathBuf::from(first.trim_start_matches("writing ").trim());
+    let rd = check_folder(&first_dir);
+    assert_eq!(
+        rd.info.status,
+        ladder::results::RunStatus::Complete,
+        "{first_dir:?}"
+    );
+    for f in ["report.html", "summary.md", "summary.csv", "analysis.json"] {
+        assert!(
+            first_dir.join(f).is_file(),
+            "{f} missing in {first_dir:?}\n{}",
+            r.stderr
+        );
+    }
+}
