@@ -340,3 +340,62 @@ fn ctrl_c_in_a_sweeps_second_ladder_still_reports_the_finished_first() {
         );
     }
 }
+
+/// A chat sessions scenario against the simulator (`extra` appended).
+fn sessions_scenario(dir: &Path, name: &str, workload: &str, extra: &str) -> PathBuf {
+    let p = dir.join(name);
+    let t = format!(
+        "version: 1\nname: rel\nendpoint:\n  base_url: sim\n  api: chat\n  request_timeout: 10s\n\
+         model: m\ntokenizer: {TOKENIZER}\nworkload:\n  requests_per_rung: 2\n  seed: 0\n\
+         {workload}load:\n  warmup_requests: 0\n  rates: [50]\n  cooldown: 0s\n{extra}"
+    );
+    std::fs::write(&p, t).unwrap();
+    p
+}
+
+/// A session's last turn carries the whole conversation. 1000 turns of 4096-token messages
+/// and answers is a history of 8 million tokens: refused at `workload.sessions.turns` (was:
+/// validated). A history past the server's context (4 turns of 40 + 40 tokens against a
+/// 200-token context) fails the preflight's long probe, before any folder (was: preflight
+/// passed, and every session failed from its third turn).
+#[test]
+fn a_sessions_longest_history_is_bounded_and_probed_at_preflight() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = sessions_scenario(
+        dir.path(),
+        "huge.yaml",
+        "  input_tokens: 4096\n  output_tokens: 4096\n  sessions:\n    turns: 1000\n",
+        "",
+    );
+    let v = validate(&p);
+    no_panic(&v);
+    assert_eq!(v.status.code(), Some(2), "{}", v.all());
+    assert!(
+        v.stderr.contains("workload.sessions.turns")
+            && v.stderr
+                .contains("8187904 tokens, more than the limit of 4194304"),
+        "{}",
+        v.stderr
+    );
+    let p = sessions_scenario(
+        dir.path(),
+        "ctx.yaml",
+        "  input_tokens: 40\n  output_tokens: 40\n  sessions:\n    turns: 4\n",
+        "sim:\n  max_model_len: 200\n",
+    );
+    let v = validate(&p);
+    assert_eq!(v.status.code(), Some(0), "{}", v.all());
+    let out = dir.path().join("out");
+    let r = run_ladder(&p, &out, Duration::from_secs(120));
+    no_panic(&r);
+    assert_eq!(r.status.code(), Some(2), "{}", r.all());
+    assert!(
+        r.stderr.contains("preflight failed") && r.stderr.contains("longest prompt"),
+        "{}",
+        r.stderr
+    );
+    assert!(
+        run_dir(&out).is_none(),
+        "no folder after a failed preflight"
+    );
+}

@@ -172,6 +172,12 @@ pub fn prepare(loaded: &Loaded, scenario: Scenario) -> Result<Prepared, Vec<Find
             None,
         ),
     };
+    // A session's turns carry the conversation so far: its longest prompt is its last turn's,
+    // and the limits and the preflight's long probe are about that one.
+    let longest = match &scenario.workload.sessions {
+        Some(sess) => session_history(&scenario, sess, longest, tokenizer.as_ref(), &mut found),
+        None => longest,
+    };
     match source {
         Some(source) if found.is_empty() => Ok(Prepared {
             scenario,
@@ -248,6 +254,98 @@ fn read_trace(
         trace,
         prompts: set.prompts,
         notes: set.notes,
+    })
+}
+
+/// The last turn of a session's longest possible conversation: every earlier user message and
+/// answer, then its own message. Sized from the longest single message (`longest`, counted;
+/// else the random dataset's largest draw) and the largest `output_tokens` (sweep values
+/// included), at the most turns. Over [`limits::MAX_INPUT_TOKENS`] it is a finding at
+/// `workload.sessions.turns`; else, with a counted message, the probe prompt: that many
+/// tokens of the message's own words (the answers' words cannot be known before the run).
+fn session_history(
+    s: &Scenario,
+    sess: &crate::scenario::Sessions,
+    longest: Option<Prompt>,
+    tok: Option<&Tokenizer>,
+    found: &mut Vec<Finding>,
+) -> Option<Prompt> {
+    let (_, turns) = sess.turns.bounds();
+    let sweep = |field: SweepField| {
+        s.sweep
+            .as_ref()
+            .filter(|w| w.field == field)
+            .and_then(|w| w.values.iter().copied().max())
+    };
+    let max_out = u64::from(
+        sweep(SweepField::OutputTokens).map_or(s.workload.output_tokens, |v| {
+            v.max(s.workload.output_tokens)
+        }),
+    );
+    let max_in = match &longest {
+        Some(p) if p.input_tokens > 0 => u64::from(p.input_tokens),
+        _ if s.workload.dataset == Dataset::Random => {
+            let base = u64::from(sweep(SweepField::InputTokens).unwrap_or(s.workload.input_tokens));
+            (base as f64 * (1.0 + s.workload.range_ratio.max(0.0))).ceil() as u64
+        }
+        _ => return longest,
+    };
+    let turns = u64::from(turns);
+    let history = turns
+        .saturating_mul(max_in)
+        .saturating_add(turns.saturating_sub(1).saturating_mul(max_out));
+    if history > limits::MAX_INPUT_TOKENS {
+        found.push(
+            Finding::at(
+                &["workload", "sessions", "turns"],
+                format!(
+                    "a session's last turn carries its whole conversation: up to {turns} messages \
+                     of up to {max_in} tokens and {} answers of up to {max_out}, {history} tokens, \
+                     more than the limit of {} tokens of one prompt",
+                    turns.saturating_sub(1),
+                    limits::MAX_INPUT_TOKENS
+                ),
+            )
+            .hint("lower `sessions.turns`, `input_tokens` or `output_tokens`"),
+        );
+        return None;
+    }
+    let (Some(p), Some(tok)) = (longest.as_ref(), tok) else {
+        return longest;
+    };
+    let words: Vec<&str> = p.text.split_whitespace().collect();
+    if words.is_empty() || turns <= 1 {
+        return longest;
+    }
+    // The message's words, cycled to the history's length; counted, then cut to fit.
+    let mut text = String::with_capacity(p.text.len() * turns as usize * 2);
+    let mut n = 0u64;
+    for w in words.iter().cycle() {
+        if n >= history {
+            break;
+        }
+        if n > 0 {
+            text.push(' ');
+        }
+        text.push_str(w);
+        n += 1;
+    }
+    let counted = u64::from(workload::count_tokens(tok, &text));
+    if counted > history {
+        // Words of several tokens: keep the share of words that fits.
+        let keep = (n as f64 * history as f64 / counted as f64).floor() as usize;
+        text = text
+            .split(' ')
+            .take(keep.max(1))
+            .collect::<Vec<_>>()
+            .join(" ");
+    }
+    let tokens = workload::count_tokens(tok, &text);
+    Some(Prompt {
+        text,
+        input_tokens: tokens,
+        output_tokens: p.output_tokens,
+        exact: false,
     })
 }
 
