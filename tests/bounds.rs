@@ -399,3 +399,74 @@ fn a_sessions_longest_history_is_bounded_and_probed_at_preflight() {
         "no folder after a failed preflight"
     );
 }
+
+/// A base scenario (`base.yaml`) and a scenario extending it, in `dir`.
+fn chain(dir: &Path, base_version: &str, child: &str) -> PathBuf {
+    let base = std::fs::read_to_string(scenario(dir, "base.yaml", ""))
+        .unwrap()
+        .replace("version: 1\n", &format!("version: {base_version}\n"));
+    std::fs::write(dir.join("base.yaml"), base).unwrap();
+    let p = dir.join("child.yaml");
+    std::fs::write(&p, format!("version: 1\nextends: base.yaml\n{child}")).unwrap();
+    p
+}
+
+/// The messages of issue 32: a quoted `"5"` threshold says which forms are expected; a field
+/// whose minimum is 1 says 1 (was: "must be at least 0, found -5"); `workload: null` in an
+/// extending file is reported at that line of that file (was: 1:8).
+#[test]
+fn messages_say_the_expected_form_the_real_minimum_and_the_right_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = chain(
+        dir.path(),
+        "1",
+        "load:\n  max_concurrency: -5\nworkload:\n  shared_prefix: {prefix_tokens: -5, groups: 2, \
+         prompts_per_group: 2}\ngate:\n  - { metric: median_ttft_ms, max_increase: \"5\" }\n",
+    );
+    let v = validate(&p);
+    assert_eq!(v.status.code(), Some(2), "{}", v.all());
+    for want in [
+        "child.yaml:4:20: error: load.max_concurrency: must be at least 1, found number `-5`",
+        "child.yaml:6:34: error: workload.shared_prefix.prefix_tokens: must be at least 1, found number `-5`",
+        "gate[0].max_increase: `\"5\"` is a quoted number; a threshold is a percentage such as `5%` \
+         (relative) or an unquoted number such as `5`",
+    ] {
+        assert!(v.stderr.contains(want), "want {want:?} in:\n{}", v.stderr);
+    }
+    let p = chain(dir.path(), "1", "workload: null\n");
+    let v = validate(&p);
+    assert_eq!(v.status.code(), Some(2), "{}", v.all());
+    assert!(
+        v.stderr
+            .contains("child.yaml:3:1: error: workload: missing required field `workload`"),
+        "{}",
+        v.stderr
+    );
+}
+
+/// A base of another version than the file extending it (2, 0), or of no known version, is
+/// refused at the base's `version` line (was: accepted silently under the child's version,
+/// or read without its migration).
+#[test]
+fn a_base_of_another_or_an_unknown_version_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    for (v, says) in [
+        ("2", "has an unknown version 2"),
+        ("\"one\"", "has an unknown version `one`"),
+        ("0", "is version 0, but"),
+    ] {
+        let p = chain(dir.path(), v, "");
+        let r = validate(&p);
+        no_panic(&r);
+        assert_eq!(r.status.code(), Some(2), "{v}: {}", r.all());
+        assert!(
+            r.stderr
+                .contains("base.yaml:1:10: error: version: the base scenario")
+                && r.stderr.contains(says),
+            "{v}: {}",
+            r.stderr
+        );
+    }
+    let p = chain(dir.path(), "1", "");
+    assert_eq!(validate(&p).status.code(), Some(0));
+}

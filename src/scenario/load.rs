@@ -234,6 +234,24 @@ fn read_source(path: &Path) -> Result<String, Source> {
         .unwrap_or(text))
 }
 
+/// The `null` that removed the key a "missing required field" problem is about, if any.
+fn removed_here<'a>(removed: &'a [extends::Removed], p: &Problem) -> Option<&'a extends::Removed> {
+    let name = p
+        .message
+        .strip_prefix("missing required field `")?
+        .strip_suffix('`')?;
+    let mut want: Vec<String> = p
+        .path
+        .iter()
+        .map(|s| match s {
+            Seg::Key(k) => k.clone(),
+            Seg::Index(i) => i.to_string(),
+        })
+        .collect();
+    want.push(name.to_string());
+    removed.iter().find(|r| r.path == want)
+}
+
 /// Line and column (in characters, 1-based) of byte offset `i`.
 fn byte_pos(bytes: &[u8], i: usize) -> Pos {
     let before = &bytes[..i];
@@ -312,10 +330,10 @@ pub(crate) fn analyse(
         let pr = Problem::value(vec![], msg).hint("start from scenarios/quickstart.yaml");
         return (None, vec![diag(&files, Some(&tree), pr)]);
     }
-    let mut tree = match extends::resolve(tree, path, &read_text) {
-        Ok((merged, chain)) => {
+    let (mut tree, removed) = match extends::resolve_removing(tree, path, &read_text) {
+        Ok((merged, chain, removed)) => {
             files = chain;
-            merged
+            (merged, removed)
         }
         Err(ds) => return (None, ds),
     };
@@ -415,7 +433,21 @@ pub(crate) fn analyse(
 
     let mut diags: Vec<Diagnostic> = problems
         .into_iter()
-        .map(|p| diag(&files, Some(&tree), p))
+        .map(|p| match removed_here(&removed, &p) {
+            // A required key removed by `key: null` in an extending file: point at that line.
+            Some(r) => Diagnostic {
+                file: files[usize::from(r.pos.file)].clone(),
+                line: r.pos.line,
+                col: r.pos.col,
+                key_path: r.path.join("."),
+                message: p.message,
+                hint: Some(format!(
+                    "`{}: null` removes the base's value; set it here instead, or drop the line",
+                    r.path.last().map_or("", String::as_str)
+                )),
+            },
+            None => diag(&files, Some(&tree), p),
+        })
         .collect();
     diags.sort_by_key(|d| (d.line, d.col));
     diags.dedup();
