@@ -470,3 +470,107 @@ fn a_base_of_another_or_an_unknown_version_is_refused() {
     let p = chain(dir.path(), "1", "");
     assert_eq!(validate(&p).status.code(), Some(0));
 }
+
+/// A chat server whose every answer is `words` words of text while its usage says 3 tokens.
+fn lying_chat_server(words: usize) -> String {
+    let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("http://{}", l.local_addr().unwrap());
+    let text = "baba ".repeat(words);
+    let stream = format!(
+        "data: {{\"choices\":[{{\"index\":0,\"delta\":{{\"content\":\"{text}\"}}}}]}}\n\n\
+         data: {{\"choices\":[],\"usage\":{{\"completion_tokens\":3}}}}\n\ndata: [DONE]\n\n"
+    );
+    let stream: &'static str = Box::leak(stream.into_boxed_str());
+    std::thread::spawn(move || {
+        for s in l.incoming() {
+            let Ok(mut s) = s else { continue };
+            std::thread::spawn(move || {
+                use std::io::{Read, Write};
+                let Ok((head, mut body)) = read_head(&mut s) else {
+                    return;
+                };
+                let len = head
+                    .lines()
+                    .find_map(|l| {
+                        let (k, v) = l.split_once(':')?;
+                        k.eq_ignore_ascii_case("content-length")
+                            .then(|| v.trim().parse::<usize>().ok())?
+                    })
+                    .unwrap_or(0);
+                while body.len() < len {
+                    let mut b = vec![0u8; len - body.len()];
+                    match s.read(&mut b) {
+                        Ok(0) | Err(_) => break,
+                        Ok(n) => body.extend_from_slice(&b[..n]),
+                    }
+                }
+                let _ = if head.starts_with("GET /v1/models") {
+                    let b = "{\"object\":\"list\",\"data\":[{\"id\":\"m\",\"object\":\"model\"}]}";
+                    write!(
+                        s,
+                        "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\
+                         Connection: close\r\n\r\n{b}",
+                        b.len()
+                    )
+                } else if head.starts_with("POST") {
+                    write!(s, "{SSE_HEAD}{stream}")
+                } else {
+                    write!(
+                        s,
+                        "HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
+                    )
+                };
+            });
+        }
+    });
+    url
+}
+
+/// A session's next turn sends the earlier answers back as text, so the history is counted as
+/// that text with the tokenizer: 2000 words of answer said to be 3 tokens by the server's
+/// usage count 2000 in the next turn's prompt, and the rung warns that the usage was not
+/// trusted (was: the history counted 3, without a word).
+#[test]
+fn a_sessions_history_is_counted_as_the_text_sent_back() {
+    let url = lying_chat_server(2000);
+    let dir = tempfile::tempdir().unwrap();
+    let p = sessions_scenario(
+        dir.path(),
+        "lie.yaml",
+        "  input_tokens: 16\n  output_tokens: 4\n  sessions:\n    turns: 2\n",
+        "server_metrics:\n  enabled: false\n",
+    );
+    let t = std::fs::read_to_string(&p)
+        .unwrap()
+        .replace("base_url: sim", &format!("base_url: {url}"));
+    std::fs::write(&p, t).unwrap();
+    let out = dir.path().join("out");
+    let r = run_ladder(&p, &out, Duration::from_secs(120));
+    no_panic(&r);
+    assert_eq!(r.status.code(), Some(0), "{}", r.all());
+    let run = run_dir(&out).expect("a folder");
+    let rd = check_folder(&run);
+    let lines = rd.requests(&rd.rungs[0]).unwrap();
+    let second: Vec<_> = lines.iter().filter(|l| l.turn == Some(1)).collect();
+    assert!(!second.is_empty(), "{lines:?}");
+    for l in &second {
+        assert!(
+            l.input_tokens >= 2000 + 2 * 16 - 4,
+            "turn 1 counted {} input tokens",
+            l.input_tokens
+        );
+    }
+    let first: Vec<_> = lines.iter().filter(|l| l.turn == Some(0)).collect();
+    assert!(first.iter().all(|l| l
+        .usage_rejected
+        .as_deref()
+        .is_some_and(|u| u.contains("answer's text"))));
+    let file = ladder::results::requests_file_name(rd.rungs[0].summary.rate);
+    assert!(
+        r.stderr
+            .contains("reported implausible usage (completion_tokens disagrees")
+            && r.stderr.contains(&format!("usage_rejected in {file})")),
+        "{}",
+        r.stderr
+    );
+}
