@@ -78,6 +78,19 @@ fn refused(m: impl Into<String>) -> MergeError {
 /// `wait`, first wait up to that long until the folder holds every shard (the count its
 /// shards' run.json give) and none of them is still `running`.
 pub fn shard_dirs(dirs: &[PathBuf], wait: Option<Duration>) -> Result<Vec<PathBuf>, MergeError> {
+    for (i, d) in dirs.iter().enumerate() {
+        let same = |o: &PathBuf| match (fs::canonicalize(o), fs::canonicalize(d)) {
+            (Ok(a), Ok(b)) => a == b,
+            _ => o == d,
+        };
+        if dirs[..i].iter().any(same) {
+            return Err(refused(format!(
+                "{} is given twice; give each shard's folder once, or the run's \
+                 <scenario>.shards/<start>/ folder alone",
+                d.display()
+            )));
+        }
+    }
     let parent = match dirs {
         [one] if !one.join("run.json").exists() => one,
         _ if wait.is_some() => {
@@ -335,6 +348,15 @@ fn check_set(mut shards: Vec<ResultDir>) -> Result<Vec<ResultDir>, MergeError> {
             sh.start_at.to_rfc3339(),
             i.start_at.to_rfc3339(),
         )?;
+        if s.info.status == RunStatus::Running {
+            return Err(refused(format!(
+                "{}: shard {} is still running (its run.json says `running`): merge once every \
+                 shard has finished, e.g. `ladder merge --wait 2h <scenario>.shards/<start>/` waits \
+                 for them; if its process was killed, it never finishes: run all shards again",
+                name(s),
+                i.index,
+            )));
+        }
         if s.info.status != RunStatus::Complete {
             return Err(refused(format!(
                 "{}: shard {} ended `{}`{}: a run with a shard that did not complete is not merged \
