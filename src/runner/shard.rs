@@ -117,7 +117,7 @@ impl Shard {
         Shard::new(i, n).map_err(|m| format!("--shard auto ({from}): {m}"))
     }
 
-    /// True when request (or session) number `key` of a rung belongs to this shard.
+    /// True when request number `key` of a rung belongs to this shard.
     pub fn owns(&self, key: u64) -> bool {
         key % u64::from(self.count) == u64::from(self.index)
     }
@@ -254,8 +254,9 @@ pub fn check(run: &ShardRun, scenario: &crate::scenario::Scenario) -> Result<(),
     // A session must stay whole on one shard, and its turns' ids and history with it.
     if scenario.workload.sessions.is_some() {
         return Err(
-            "a session ladder (`workload.sessions`) cannot be sharded yet: a session must stay \
-             whole on one machine; run it without --shard"
+            "a session ladder (`workload.sessions`) cannot be sharded yet: a session's turns \
+             carry its history and must stay whole on one machine; run it on one machine, \
+             without --shard, `ladder slurm` or `ladder kube`"
                 .into(),
         );
     }
