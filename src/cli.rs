@@ -460,9 +460,17 @@ impl ShardArgs {
             ),
             None => None,
         };
+        let start_at = shard::parse_start_at(at)?;
+        let wait = shard::start_wait(start_at, chrono::Utc::now())?;
+        eprintln!(
+            "note: shard {} starts its first rung at {} (in {}, after preflight)",
+            shard.label(),
+            start_at.to_rfc3339_opts(chrono::SecondsFormat::Millis, true),
+            ladder::runner::prepare::show_length(wait)
+        );
         Ok(Some(shard::ShardRun {
             shard,
-            start_at: shard::parse_start_at(at)?,
+            start_at,
             drain,
         }))
     }
@@ -551,13 +559,13 @@ fn run(opts: ladder::runner::RunOptions) -> i32 {
     use ladder::runner::RunError;
     // Reports are written for every folder the run produced, partial ones included.
     let reports = |dir: &std::path::Path| write_reports(dir, opts.quiet);
-    match ladder::runner::run_all(&opts) {
-        Ok(outcomes) => {
-            for o in &outcomes {
-                reports(&o.dir);
-            }
-            ladder::exit::OK
-        }
+    let (finished, result) = ladder::runner::run_all_keeping(&opts);
+    // Every ladder that finished gets its reports, also when a later one of a sweep did not.
+    for o in &finished {
+        reports(&o.dir);
+    }
+    match result {
+        Ok(()) => ladder::exit::OK,
         Err(e) => {
             match &e {
                 // Scenario problems come as `file:line:col: error: ...` lines (as from
@@ -596,7 +604,13 @@ fn validate(files: &[PathBuf]) -> i32 {
         // What `run` would refuse before preflight, `validate` refuses too (the same code).
         let prepared = loaded.filter(|_| diags.is_empty()).map(|l| {
             match ladder::runner::prepare(&l, l.scenario.clone()) {
-                Ok(_) => Ok(l),
+                Ok(p) => {
+                    let mut l = l;
+                    if let (Some(r), Some(t)) = (&p.trace, &l.scenario.load.trace) {
+                        l.notes.push(r.length_note(&t.speed));
+                    }
+                    Ok(l)
+                }
                 Err(found) => Err(l.diagnose(&found)),
             }
         });

@@ -194,6 +194,9 @@ pub fn init(a: &InitArgs) -> i32 {
 
 /// `ladder completions SHELL`: the completion script on stdout.
 pub fn completions(shell: clap_complete::Shell, cmd: &mut clap::Command) -> i32 {
-    clap_complete::generate(shell, cmd, "ladder", &mut std::io::stdout());
+    // Into a buffer first: clap_complete panics on a write error (`| head`).
+    let mut buf = Vec::new();
+    clap_complete::generate(shell, cmd, "ladder", &mut buf);
+    print!("{}", String::from_utf8_lossy(&buf));
     ladder::exit::OK
 }

@@ -3,10 +3,25 @@
 //! Data flows one way: [`scenario`] → [`workload`] → [`runner`]/[`client`] → [`record`] →
 //! [`metrics`] → [`results`] → [`compare`]/[`history`]/[`report`]. [`sim`] is the built-in server.
 
+// Shadow std's printing macros in every module below (textual scope): a closed pipe is not a
+// panic (see [`stdio`]).
+macro_rules! println {
+    () => { $crate::stdio::out(format_args!(""), true) };
+    ($($t:tt)*) => { $crate::stdio::out(format_args!($($t)*), true) };
+}
+macro_rules! print {
+    ($($t:tt)*) => { $crate::stdio::out(format_args!($($t)*), false) };
+}
+macro_rules! eprintln {
+    () => { $crate::stdio::err(format_args!(""), true) };
+    ($($t:tt)*) => { $crate::stdio::err(format_args!($($t)*), true) };
+}
+
 pub mod client;
 pub mod compare;
 pub mod deploy;
 pub mod escape;
+pub mod fileread;
 pub mod history;
 pub mod metrics;
 pub mod record;
@@ -16,6 +31,7 @@ pub mod runner;
 pub mod scenario;
 pub mod servermetrics;
 pub mod sim;
+pub mod stdio;
 pub mod workload;
 
 /// Process exit codes shared by every subcommand.

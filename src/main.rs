@@ -4,6 +4,20 @@ fn main() {
     std::process::exit(ladder_cli::main());
 }
 
+// Shadow std's printing macros in every module below (textual scope): a closed pipe is not a
+// panic, and the command keeps its exit code (see `ladder::stdio`).
+macro_rules! println {
+    () => { ::ladder::stdio::out(format_args!(""), true) };
+    ($($t:tt)*) => { ::ladder::stdio::out(format_args!($($t)*), true) };
+}
+macro_rules! print {
+    ($($t:tt)*) => { ::ladder::stdio::out(format_args!($($t)*), false) };
+}
+macro_rules! eprintln {
+    () => { ::ladder::stdio::err(format_args!(""), true) };
+    ($($t:tt)*) => { ::ladder::stdio::err(format_args!($($t)*), true) };
+}
+
 #[path = "cli.rs"]
 mod ladder_cli;
 

@@ -426,6 +426,13 @@ fn validate_accepts_sessions_and_refuses_what_they_cannot_do() {
 fn a_session_ladder_refuses_to_be_sharded() {
     let dir = tempfile::tempdir().unwrap();
     let sc = write_scenario(dir.path(), &sim_scenario("sh", "  rates: [2]", 2, "2", ""));
+    // A start within the limit (7 days ahead): only the scenario is refused.
+    let soon = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_secs()
+        + 600;
+    let soon = format!("@{soon}");
     let o = std::process::Command::new(support::BIN)
         .args([
             "run",
@@ -435,11 +442,16 @@ fn a_session_ladder_refuses_to_be_sharded() {
             "--shard",
             "0/2",
             "--start-at",
-            "@4102444800",
+            &soon,
         ])
         .output()
         .unwrap();
     let text = String::from_utf8_lossy(&o.stderr);
     assert_eq!(o.status.code(), Some(2), "{text}");
     assert!(text.contains("cannot be sharded"), "{text}");
+    // One story with docs/scale-out.md: the refusal says what to do instead.
+    assert!(
+        text.contains("run it on one machine, without --shard, `ladder slurm` or `ladder kube`"),
+        "{text}"
+    );
 }

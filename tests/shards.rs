@@ -415,6 +415,19 @@ fn merge_refuses_missing_duplicate_failed_and_foreign_shards() {
         vec![shards[0].clone(), failed, shards[2].clone()],
         "ended `failed` (not ready)",
     );
+    // Issue 32: a shard still running is said to be running, with what to do.
+    let running = edit(1, &|v| v["status"] = "running".into());
+    refuse(
+        vec![shards[0].clone(), running, shards[2].clone()],
+        "shard 1 is still running (its run.json says `running`): merge once every shard has \
+         finished, e.g. `ladder merge --wait 2h",
+    );
+    // The run's shards folder given twice is "given twice", not "not a result folder".
+    let root = tmp.path().join("split");
+    let e = ladder::results::shard_merge::shard_dirs(&[root.clone(), root.join(".")], None)
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("is given twice"), "{e}");
     // The three as written merge.
     ladder::results::shard_merge::merge(&shards, &tmp.path().join("ok")).unwrap();
 }

@@ -409,6 +409,11 @@ impl Client {
         &self.redactor
     }
 
+    /// The scenario's token counter, when there is one (`None` for `tokenizer: none`).
+    pub fn token_counter(&self) -> Option<&TokenCounter> {
+        self.counter.as_ref()
+    }
+
     /// Re-tokenizes generated text when the server sends no usage.
     pub fn with_token_counter(mut self, counter: TokenCounter) -> Client {
         self.counter = Some(counter);

@@ -89,7 +89,7 @@ pub(super) fn plan(
         })
         .find(|p| fs::symlink_metadata(p).is_err())
         .ok_or_else(|| GateError::Unsafe(format!("{}: no free folder name", dir.display())))?;
-    let info: Option<RunInfo> = fs::read_to_string(dest.join("run.json"))
+    let info: Option<RunInfo> = crate::results::read_result_json(&dest.join("run.json"))
         .ok()
         .and_then(|t| serde_json::from_str(&t).ok());
     Ok(Replaced {

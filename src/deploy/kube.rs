@@ -118,7 +118,8 @@ fn pod_env(loaded: &Loaded, secret: &str) -> (Vec<Value>, Vec<String>) {
 /// them beside it); notes for bases elsewhere, which the pods cannot read from it.
 fn config_files(a: &KubeArgs, loaded: &Loaded, file: &str) -> Result<(Value, Vec<String>), String> {
     let read = |p: &std::path::Path| {
-        std::fs::read_to_string(p).map_err(|e| format!("{}: {e}", p.display()))
+        crate::fileread::read_text_bounded(p, crate::scenario::MAX_SCENARIO_BYTES)
+            .map_err(|e| e.to_string())
     };
     let mut data = serde_json::Map::new();
     data.insert(file.to_string(), json!(read(&a.scenario)?));
@@ -166,9 +167,13 @@ pub fn manifests_at(a: &KubeArgs, now: DateTime<Utc>) -> Result<(Value, Vec<Stri
     let loaded = sharded_scenario(&a.scenario, a.shards)?;
     let s = &loaded.scenario;
     let start_at = match &a.start_at {
-        Some(t) => crate::runner::shard::parse_start_at(t)?,
+        Some(t) => {
+            let at = crate::runner::shard::parse_start_at(t)?;
+            crate::runner::shard::start_wait(at, now)?;
+            at
+        }
         None => {
-            let lead = duration("--lead", &a.lead)?;
+            let lead = super::lead(&a.lead)?;
             let t = now + chrono::Duration::from_std(lead).map_err(|e| e.to_string())?;
             // Whole seconds: the shards' folder is named after it.
             DateTime::from_timestamp(t.timestamp(), 0).unwrap_or(t)

@@ -54,6 +54,20 @@ fn duration(flag: &str, text: &str) -> Result<Duration, String> {
     humantime::parse_duration(text).map_err(|e| format!("{flag} {text:?}: {e}; e.g. {flag} 60s"))
 }
 
+/// `--lead`: the time from now to the shared start, within the start's limit.
+fn lead(text: &str) -> Result<Duration, String> {
+    let d = duration("--lead", text)?;
+    let max = crate::runner::shard::MAX_START_WAIT;
+    if d > max {
+        return Err(format!(
+            "--lead {text:?} is more than the limit of {}: the shards would wait that long for \
+             their first rung; give the time they need to start, e.g. --lead 60s",
+            humantime::format_duration(max)
+        ));
+    }
+    Ok(d)
+}
+
 /// Write `text` to `out`, or stdout without one.
 fn emit(text: &str, out: Option<&Path>) -> i32 {
     match out {

@@ -44,7 +44,7 @@ pub struct SlurmArgs {
 pub fn script(a: &SlurmArgs) -> Result<String, String> {
     let loaded = sharded_scenario(&a.scenario, a.shards)?;
     let s = &loaded.scenario;
-    let lead = duration("--lead", &a.lead)?.as_secs().max(1);
+    let lead = super::lead(&a.lead)?.as_secs().max(1);
     if let Some(d) = &a.drain {
         duration("--drain", d)?;
     }

@@ -23,11 +23,8 @@ pub fn partial_rungs(dir: &Path, info: &RunInfo) -> Vec<RungSummary> {
             continue;
         }
         let p = dir.join(result_file_name(rate));
-        let small =
-            std::fs::metadata(&p).is_ok_and(|m| m.is_file() && m.len() <= MAX_SUMMARY_BYTES);
-        let Some(map) = small
-            .then(|| std::fs::read(&p).ok())
-            .flatten()
+        let Some(map) = crate::fileread::read_bounded(&p, MAX_SUMMARY_BYTES)
+            .ok()
             .and_then(|b| serde_json::from_slice::<serde_json::Map<_, _>>(&b).ok())
         else {
             continue;

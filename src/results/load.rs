@@ -66,10 +66,22 @@ pub struct ResultDir {
     pub imported_send_times: Vec<bool>,
 }
 
-fn read(path: &Path) -> Result<String, LoadError> {
-    fs::read_to_string(path).map_err(|source| LoadError::Io {
+/// Largest `run.json` or rung summary read (ladder writes a few hundred KB at most).
+pub const MAX_RESULT_JSON_BYTES: u64 = 64 << 20;
+
+/// Largest `server_metrics_rate_*.jsonl` series copied by `merge` (a week's soak scraped
+/// every second stays below it).
+pub const MAX_SERIES_BYTES: u64 = 1 << 30;
+
+/// A result folder's JSON file, through the bounded reader.
+pub fn read_result_json(path: &Path) -> Result<String, LoadError> {
+    read(path)
+}
+
+pub(crate) fn read(path: &Path) -> Result<String, LoadError> {
+    crate::fileread::read_text_bounded(path, MAX_RESULT_JSON_BYTES).map_err(|e| LoadError::Io {
         path: path.to_path_buf(),
-        source,
+        source: e.into_io(),
     })
 }
 

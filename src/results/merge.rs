@@ -119,7 +119,9 @@ pub fn add_run(base: &ResultDir, add: &ResultDir, to: &Path) -> Result<(), Merge
         let json = serde_json::to_vec_pretty(&map).expect("summary serialises");
         atomic_write(&to.join(&rung.entry.result_file), &json)?;
         let metrics = super::load::server_metrics_file_name(rung.entry.rate);
-        if let Ok(bytes) = fs::read(base.path.join(&metrics)) {
+        if let Ok(bytes) =
+            crate::fileread::read_bounded(&base.path.join(&metrics), super::load::MAX_SERIES_BYTES)
+        {
             atomic_write(&to.join(&metrics), &bytes)?;
         }
         info.rungs.push(RungEntry {

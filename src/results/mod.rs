@@ -18,6 +18,7 @@ pub use load::{
     rate_label, requests_file_name, result_file_name, server_metrics_file_name, LoadError,
     LoadedRung, ResultDir,
 };
+pub use load::{read_result_json, MAX_RESULT_JSON_BYTES};
 pub use shard_info::{ClockSync, MergedShards, RungStart, ShardInfo};
 pub use stream::RequestStream;
 pub use types::*;

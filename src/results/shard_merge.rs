@@ -78,6 +78,19 @@ fn refused(m: impl Into<String>) -> MergeError {
 /// `wait`, first wait up to that long until the folder holds every shard (the count its
 /// shards' run.json give) and none of them is still `running`.
 pub fn shard_dirs(dirs: &[PathBuf], wait: Option<Duration>) -> Result<Vec<PathBuf>, MergeError> {
+    for (i, d) in dirs.iter().enumerate() {
+        let same = |o: &PathBuf| match (fs::canonicalize(o), fs::canonicalize(d)) {
+            (Ok(a), Ok(b)) => a == b,
+            _ => o == d,
+        };
+        if dirs[..i].iter().any(same) {
+            return Err(refused(format!(
+                "{} is given twice; give each shard's folder once, or the run's \
+                 <scenario>.shards/<start>/ folder alone",
+                d.display()
+            )));
+        }
+    }
     let parent = match dirs {
         [one] if !one.join("run.json").exists() => one,
         _ if wait.is_some() => {
@@ -142,7 +155,7 @@ fn list_shards(parent: &Path) -> Result<Vec<PathBuf>, MergeError> {
 fn shards_finished(dirs: &[PathBuf]) -> bool {
     let infos: Vec<RunInfo> = dirs
         .iter()
-        .filter_map(|d| fs::read_to_string(d.join("run.json")).ok())
+        .filter_map(|d| super::load::read(&d.join("run.json")).ok())
         .filter_map(|t| serde_json::from_str(&t).ok())
         .collect();
     let count = infos
@@ -254,7 +267,9 @@ pub fn merge(dirs: &[PathBuf], out: &Path) -> Result<Merged, MergeError> {
         let json = serde_json::to_vec_pretty(&map).expect("summary serialises");
         atomic_write(&out.join(&rung.entry.result_file), &json)?;
         let metrics = super::load::server_metrics_file_name(rate);
-        if let Ok(bytes) = fs::read(first.path.join(&metrics)) {
+        if let Ok(bytes) =
+            crate::fileread::read_bounded(&first.path.join(&metrics), super::load::MAX_SERIES_BYTES)
+        {
             atomic_write(&out.join(&metrics), &bytes)?;
         }
         info.rungs.push(RungEntry {
@@ -333,6 +348,15 @@ fn check_set(mut shards: Vec<ResultDir>) -> Result<Vec<ResultDir>, MergeError> {
             sh.start_at.to_rfc3339(),
             i.start_at.to_rfc3339(),
         )?;
+        if s.info.status == RunStatus::Running {
+            return Err(refused(format!(
+                "{}: shard {} is still running (its run.json says `running`): merge once every \
+                 shard has finished, e.g. `ladder merge --wait 2h <scenario>.shards/<start>/` waits \
+                 for them; if its process was killed, it never finishes: run all shards again",
+                name(s),
+                i.index,
+            )));
+        }
         if s.info.status != RunStatus::Complete {
             return Err(refused(format!(
                 "{}: shard {} ended `{}`{}: a run with a shard that did not complete is not merged \

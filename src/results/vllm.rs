@@ -139,25 +139,19 @@ fn vllm_files(dir: &Path) -> Result<Option<Vec<NamedFile>>, LoadError> {
     let mut files = Vec::new();
     for name in names {
         let path = dir.join(&name);
-        let len = fs::metadata(&path)
-            .map_err(|source| LoadError::Io {
-                path: path.clone(),
-                source,
-            })?
-            .len();
-        if len > MAX_VLLM_FILE_BYTES {
-            return Err(LoadError::Parse {
-                path,
-                message: format!(
-                    "{len} bytes; a vLLM result file is read up to {} MiB",
-                    MAX_VLLM_FILE_BYTES >> 20
-                ),
-            });
-        }
-        let text = fs::read_to_string(&path).map_err(|source| LoadError::Io {
-            path: path.clone(),
-            source,
-        })?;
+        let text =
+            crate::fileread::read_text_bounded(&path, MAX_VLLM_FILE_BYTES).map_err(
+                |e| match e {
+                    crate::fileread::ReadError::TooLarge { .. } => LoadError::Parse {
+                        path: path.clone(),
+                        message: e.reason(),
+                    },
+                    e => LoadError::Io {
+                        path: path.clone(),
+                        source: e.into_io(),
+                    },
+                },
+            )?;
         let Ok(v) = serde_json::from_str::<Value>(&standard_json(&text)) else {
             continue;
         };

@@ -39,9 +39,12 @@ pub fn git_commit() -> Option<String> {
         .filter(|s| !s.is_empty())
 }
 
-/// SHA-256 of a file, hex.
+/// SHA-256 of a tokenizer file, hex (read through the bounded reader, at most the tokenizer
+/// limit).
 pub fn sha256_file(path: &Path) -> std::io::Result<String> {
-    let bytes = std::fs::read(path)?;
+    let bytes =
+        crate::fileread::read_bounded(path, crate::workload::tokenizer::MAX_TOKENIZER_BYTES)
+            .map_err(crate::fileread::ReadError::into_io)?;
     Ok(hex::encode(Sha256::digest(&bytes)))
 }
 

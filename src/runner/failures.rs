@@ -68,6 +68,17 @@ pub fn failure_warning(s: &RungSummary, lower: Option<&LowerRung>) -> Option<Str
         .collect::<Vec<_>>()
         .join(", ");
     let failed: u64 = classes.iter().map(|(_, n)| n).sum();
+    // A client out of open files, ports or memory also times out and drops its own
+    // connections: such a rung is never called overloaded (README, docs/client-limits.md).
+    let starved = s.client_failures();
+    if starved > 0 {
+        return Some(format!(
+            "{head}: not shown to be overload: the client itself ran out of resources in this \
+             rung ({starved} client_resource failures, left out of this rate), so its other \
+             failures may be the client's own too; fix the client's limit (the client-side \
+             warning names it) and run the rung again [{listed}]"
+        ));
+    }
     let most = |n: u64| n.saturating_mul(2) >= failed && n > 0;
     // Grew with the load: this rung's error rate is at least double the one below, which
     // was itself under the line.
@@ -184,6 +195,27 @@ mod tests {
         let w = failure_warning(&s, Some(&lower(4.0, 0.01))).unwrap();
         assert!(
             w.contains("overloaded: the error rate rose from 1.0% at 4 req/s"),
+            "{w}"
+        );
+        assert!(w.contains("[server_5xx=5, timeout=15]"), "{w}");
+    }
+
+    #[test]
+    fn a_rung_that_also_failed_on_the_client_is_never_called_overloaded() {
+        // The same timeouts that rose with the load above, but the client ran out too.
+        let s = rung(
+            8.0,
+            80,
+            &[
+                ("timeout", 15),
+                ("server_5xx", 5),
+                (CLIENT_RESOURCE_KEY, 30),
+            ],
+        );
+        let w = failure_warning(&s, Some(&lower(4.0, 0.01))).unwrap();
+        assert!(!w.contains("overloaded"), "{w}");
+        assert!(
+            w.contains("not shown to be overload: the client itself ran out of resources"),
             "{w}"
         );
         assert!(w.contains("[server_5xx=5, timeout=15]"), "{w}");

@@ -77,6 +77,7 @@ impl Ladder<'_> {
         let mut log: Vec<String> = Vec::new();
         let mut interrupted = false;
         let mut scrape_warned = false;
+        let mut dropped_warned = false;
         // The server's identity is asked once, after the first rung whose metrics named the
         // engine.
         let mut identity_asked = false;
@@ -132,6 +133,7 @@ impl Ladder<'_> {
                         writer,
                         &mut log,
                         &mut scrape_warned,
+                        &mut dropped_warned,
                         &mut identity_asked,
                         timeline.as_mut(),
                     )
@@ -261,6 +263,7 @@ impl Ladder<'_> {
         writer: &mut RunWriter,
         log: &mut Vec<String>,
         scrape_warned: &mut bool,
+        dropped_warned: &mut bool,
         identity_asked: &mut bool,
         timeline: Option<&mut shard::Timeline>,
     ) -> Result<(Measured, Option<String>), RunError> {
@@ -359,6 +362,22 @@ impl Ladder<'_> {
                     "cannot scrape server metrics at {}: {e}; the run goes on without them \
                      (set server_metrics.url, or server_metrics.enabled: false)",
                     setup.shown_url
+                );
+                bar.println(&format!("warning: {w}"));
+                writer.warn(w);
+            }
+            if let (Some(first), false) = (&sc.dropped.first, *dropped_warned) {
+                *dropped_warned = true;
+                // A metric name comes from the server: it may echo the key.
+                let first = self.client.redactor().redact(first).into_owned();
+                let w = format!(
+                    "the server metrics page at {} gave values that are not values, dropped from \
+                     the results: {} in rung {} (first: {first}); values are kept when finite, \
+                     at most {:e} and, for counters, histograms and mapped metrics, not negative",
+                    setup.shown_url,
+                    sc.dropped.count,
+                    kind.level(rate),
+                    servermetrics::sanitize::MAX_SERVER_VALUE,
                 );
                 bar.println(&format!("warning: {w}"));
                 writer.warn(w);

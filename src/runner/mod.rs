@@ -117,6 +117,19 @@ pub fn run(opts: &RunOptions) -> Result<RunOutcome, RunError> {
 /// Run a scenario to completion (or interruption) and write one result folder per ladder
 /// (one for a plain scenario, one per value for a sweep).
 pub fn run_all(opts: &RunOptions) -> Result<Vec<RunOutcome>, RunError> {
+    let (done, r) = run_all_keeping(opts);
+    r.map(|()| done)
+}
+
+/// [`run_all`], also giving the ladders that finished when a later one did not: Ctrl-C in a
+/// sweep's second ladder leaves the first one's folder complete, and it gets its reports.
+pub fn run_all_keeping(opts: &RunOptions) -> (Vec<RunOutcome>, Result<(), RunError>) {
+    let mut done = Vec::new();
+    let r = run_all_into(opts, &mut done);
+    (done, r)
+}
+
+fn run_all_into(opts: &RunOptions, done: &mut Vec<RunOutcome>) -> Result<(), RunError> {
     limits::one_malloc_arena();
     limits::ensure_startup_fds().map_err(RunError::Preflight)?;
     let loaded = crate::scenario::load(&opts.scenario_path)
@@ -178,6 +191,9 @@ pub fn run_all(opts: &RunOptions) -> Result<Vec<RunOutcome>, RunError> {
     let prepared = prepare(&loaded, scenario).map_err(|found| {
         RunError::Scenario(crate::scenario::Diagnostics(loaded.diagnose(&found)).to_string())
     })?;
+    if let (Some(r), Some(t)) = (&prepared.trace, &prepared.scenario.load.trace) {
+        eprintln!("note: {}", r.length_note(&t.speed));
+    }
     let ctx = RunContext {
         opts,
         env_headers: loaded.env_headers.clone(),
@@ -190,7 +206,7 @@ pub fn run_all(opts: &RunOptions) -> Result<Vec<RunOutcome>, RunError> {
         .enable_all()
         .build()
         .map_err(|e| RunError::Output(format!("cannot start the async runtime: {e}")))?;
-    let outcome = rt.block_on(run_scenario(&ctx, prepared));
+    let outcome = rt.block_on(run_scenario(&ctx, prepared, done));
     // Requests abandoned by a stop may still be re-tokenizing on the blocking pool: their
     // records are no longer wanted, so the process does not wait for them.
     rt.shutdown_background();
@@ -388,7 +404,8 @@ fn expand_sweep(s: &Scenario) -> Vec<Scenario> {
 async fn run_scenario(
     ctx: &RunContext<'_>,
     prepared: Prepared,
-) -> Result<Vec<RunOutcome>, RunError> {
+    outcomes: &mut Vec<RunOutcome>,
+) -> Result<(), RunError> {
     let quiet = ctx.opts.quiet;
     // Lines may hold server text (warnings naming its answers): shown, never obeyed.
     let say = |line: &str| {
@@ -428,7 +445,6 @@ async fn run_scenario(
 
     let stop = stop_signal();
     let sim_ref = sim_server.as_ref();
-    let mut outcomes = Vec::new();
     for mut ladder in expand_sweep(&scenario) {
         ladder.workload.server_overhead = overhead.shorten_by;
         let info = RunInfo {
@@ -514,7 +530,7 @@ async fn run_scenario(
             break;
         }
     }
-    Ok(outcomes)
+    Ok(())
 }
 
 /// Run every rung into `writer`'s folder. Whatever stops the ladder, the folder ends in a

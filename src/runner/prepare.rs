@@ -172,6 +172,12 @@ pub fn prepare(loaded: &Loaded, scenario: Scenario) -> Result<Prepared, Vec<Find
             None,
         ),
     };
+    // A session's turns carry the conversation so far: its longest prompt is its last turn's,
+    // and the limits and the preflight's long probe are about that one.
+    let longest = match &scenario.workload.sessions {
+        Some(sess) => session_history(&scenario, sess, longest, tokenizer.as_ref(), &mut found),
+        None => longest,
+    };
     match source {
         Some(source) if found.is_empty() => Ok(Prepared {
             scenario,
@@ -206,6 +212,30 @@ fn read_trace(
             other => other.to_string(),
         })
     })?;
+    // The replay's length at its slowest speed is bounded like `load.duration`: timestamps 0
+    // and 1e15 ms would otherwise validate and wait "forever".
+    let slowest = t.speed.iter().copied().fold(f64::INFINITY, f64::min);
+    if slowest.is_finite() && slowest > 0.0 {
+        let max = crate::scenario::shapes::MAX_REPLAY;
+        let long = trace.replay_length(slowest);
+        if long > max {
+            return Err(at(format!(
+                "the trace's {} lines span {} ms of recorded time ({} to {}); replayed at speed \
+                 {} that takes {}, more than the limit of {} (`load.duration`'s)",
+                trace.lines.len(),
+                limits::show(trace.span_ms()),
+                limits::show(trace.lines[0].timestamp_ms),
+                limits::show(trace.lines[trace.lines.len() - 1].timestamp_ms),
+                limits::show(slowest),
+                show_length(long),
+                show_length(max),
+            ))
+            .hint(
+                "timestamps are milliseconds from the trace's start; replay fewer lines with \
+                 `load.trace.max_requests`, or a faster `speed`",
+            ));
+        }
+    }
     if s.load.warmup_requests as usize >= trace.lines.len() {
         return Err(Finding::at(
             &["load", "warmup_requests"],
@@ -225,6 +255,133 @@ fn read_trace(
         prompts: set.prompts,
         notes: set.notes,
     })
+}
+
+/// The last turn of a session's longest possible conversation: every earlier user message and
+/// answer, then its own message. Sized from the longest single message (`longest`, counted;
+/// else the random dataset's largest draw) and the largest `output_tokens` (sweep values
+/// included), at the most turns. Over [`limits::MAX_INPUT_TOKENS`] it is a finding at
+/// `workload.sessions.turns`; else, with a counted message, the probe prompt: that many
+/// tokens of the message's own words (the answers' words cannot be known before the run).
+fn session_history(
+    s: &Scenario,
+    sess: &crate::scenario::Sessions,
+    longest: Option<Prompt>,
+    tok: Option<&Tokenizer>,
+    found: &mut Vec<Finding>,
+) -> Option<Prompt> {
+    let (_, turns) = sess.turns.bounds();
+    let sweep = |field: SweepField| {
+        s.sweep
+            .as_ref()
+            .filter(|w| w.field == field)
+            .and_then(|w| w.values.iter().copied().max())
+    };
+    let max_out = u64::from(
+        sweep(SweepField::OutputTokens).map_or(s.workload.output_tokens, |v| {
+            v.max(s.workload.output_tokens)
+        }),
+    );
+    let max_in = match &longest {
+        Some(p) if p.input_tokens > 0 => u64::from(p.input_tokens),
+        _ if s.workload.dataset == Dataset::Random => {
+            let base = u64::from(sweep(SweepField::InputTokens).unwrap_or(s.workload.input_tokens));
+            (base as f64 * (1.0 + s.workload.range_ratio.max(0.0))).ceil() as u64
+        }
+        _ => return longest,
+    };
+    let turns = u64::from(turns);
+    let history = turns
+        .saturating_mul(max_in)
+        .saturating_add(turns.saturating_sub(1).saturating_mul(max_out));
+    if history > limits::MAX_INPUT_TOKENS {
+        found.push(
+            Finding::at(
+                &["workload", "sessions", "turns"],
+                format!(
+                    "a session's last turn carries its whole conversation: up to {turns} messages \
+                     of up to {max_in} tokens and {} answers of up to {max_out}, {history} tokens, \
+                     more than the limit of {} tokens of one prompt",
+                    turns.saturating_sub(1),
+                    limits::MAX_INPUT_TOKENS
+                ),
+            )
+            .hint("lower `sessions.turns`, `input_tokens` or `output_tokens`"),
+        );
+        return None;
+    }
+    let (Some(p), Some(tok)) = (longest.as_ref(), tok) else {
+        return longest;
+    };
+    let words: Vec<&str> = p.text.split_whitespace().collect();
+    if words.is_empty() || turns <= 1 {
+        return longest;
+    }
+    // The message's words, cycled to the history's length; counted, then cut to fit.
+    let mut text = String::with_capacity(p.text.len() * turns as usize * 2);
+    let mut n = 0u64;
+    for w in words.iter().cycle() {
+        if n >= history {
+            break;
+        }
+        if n > 0 {
+            text.push(' ');
+        }
+        text.push_str(w);
+        n += 1;
+    }
+    let counted = u64::from(workload::count_tokens(tok, &text));
+    if counted > history {
+        // Words of several tokens: keep the share of words that fits.
+        let keep = (n as f64 * history as f64 / counted as f64).floor() as usize;
+        text = text
+            .split(' ')
+            .take(keep.max(1))
+            .collect::<Vec<_>>()
+            .join(" ");
+    }
+    let tokens = workload::count_tokens(tok, &text);
+    Some(Prompt {
+        text,
+        input_tokens: tokens,
+        output_tokens: p.output_tokens,
+        exact: false,
+    })
+}
+
+/// A replay's length as a user reads it (`2h 5m 3s`; `longer than 100 years` past that).
+pub fn show_length(d: std::time::Duration) -> String {
+    if d > std::time::Duration::from_secs(100 * 365 * 24 * 3600) {
+        return "longer than 100 years".into();
+    }
+    let d = if d >= std::time::Duration::from_secs(1) {
+        std::time::Duration::from_secs(d.as_secs_f64().round() as u64)
+    } else {
+        std::time::Duration::from_millis(d.as_millis() as u64)
+    };
+    humantime::format_duration(d).to_string()
+}
+
+impl Replay {
+    /// "the replay of N lines takes 10m at speed 1, 5m at speed 2", said by `validate` and
+    /// before the first rung of `run`.
+    pub fn length_note(&self, speeds: &[f64]) -> String {
+        let each: Vec<String> = speeds
+            .iter()
+            .map(|&s| {
+                format!(
+                    "{} at speed {}",
+                    show_length(self.trace.replay_length(s)),
+                    limits::show(s)
+                )
+            })
+            .collect();
+        format!(
+            "the replay of {} trace lines takes {}",
+            self.trace.lines.len(),
+            each.join(", ")
+        )
+    }
 }
 
 /// The first rung's schedule, the same draw the run makes. It is the lowest rate (rates are

@@ -28,7 +28,7 @@ use tokio::time::Instant;
 
 use super::closed_loop::Users;
 use crate::client::{ChatMessage, ChatRole, Client};
-use crate::record::{RequestRecord, SessionTurn};
+use crate::record::{RequestRecord, SessionTurn, TokenSource};
 use crate::workload::SessionPlan;
 
 /// How a session rung's sessions start.
@@ -316,10 +316,31 @@ async fn run_session(shared: &Shared, s: usize, mut ready: Instant) {
             measured.counted().await
         };
         let ok = record.ok();
-        let answer_tokens = record
-            .output_tokens
-            .saturating_sub(record.reasoning_tokens.unwrap_or(0));
         let mut record = record;
+        // The history sends the answer's text back, so it is counted as text (the server's
+        // usage may say anything: 2.4 MB of answer reported as 56 tokens).
+        let answer_tokens = match (shared.client.token_counter(), ok && user.input_tokens > 0) {
+            (Some(count), true) => {
+                let _turn = shared.counting.acquire().await.ok();
+                let (count, text) = (count.clone(), answer.clone());
+                let n = tokio::task::spawn_blocking(move || count(&text))
+                    .await
+                    .unwrap_or(0);
+                let said = record
+                    .output_tokens
+                    .saturating_sub(record.reasoning_tokens.unwrap_or(0));
+                if record.token_source == TokenSource::Usage && disagrees(said, n) {
+                    record.usage_rejected =
+                        Some("completion_tokens disagrees with the answer's text, counted");
+                    record.output_tokens = n.saturating_add(record.reasoning_tokens.unwrap_or(0));
+                    record.token_source = TokenSource::Retokenized;
+                }
+                n
+            }
+            _ => record
+                .output_tokens
+                .saturating_sub(record.reasoning_tokens.unwrap_or(0)),
+        };
         record.session = Some(SessionTurn {
             session: s as u32,
             turn: k as u32,
@@ -336,6 +357,13 @@ async fn run_session(shared: &Shared, s: usize, mut ready: Instant) {
         }
         answers.push(answer);
     }
+}
+
+/// The server's count of an answer and ladder's count of its text disagree beyond what a
+/// tokenizer difference explains: more than twice the other, and 16 tokens apart.
+fn disagrees(server: u32, text: u32) -> bool {
+    let (a, b) = (u64::from(server.min(text)), u64::from(server.max(text)));
+    b > 2 * a && b - a > 16
 }
 
 /// Turns of the measured sessions whose user message missed its requested length.

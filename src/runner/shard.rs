@@ -117,7 +117,7 @@ impl Shard {
         Shard::new(i, n).map_err(|m| format!("--shard auto ({from}): {m}"))
     }
 
-    /// True when request (or session) number `key` of a rung belongs to this shard.
+    /// True when request number `key` of a rung belongs to this shard.
     pub fn owns(&self, key: u64) -> bool {
         key % u64::from(self.count) == u64::from(self.index)
     }
@@ -139,9 +139,13 @@ impl Shard {
 pub fn parse_start_at(text: &str) -> Result<DateTime<Utc>, String> {
     let t = text.trim();
     if let Some(secs) = t.strip_prefix('@') {
-        let s: f64 = secs.parse().map_err(|_| {
-            format!("--start-at {t:?}: after `@` give Unix seconds, e.g. --start-at @$(( $(date +%s) + 60 ))")
-        })?;
+        let s: f64 = secs
+            .parse()
+            .ok()
+            .filter(|s: &f64| s.is_finite() && *s >= 0.0)
+            .ok_or_else(|| {
+                format!("--start-at {t:?}: after `@` give Unix seconds (a finite number, not below 0), e.g. --start-at @$(( $(date +%s) + 60 ))")
+            })?;
         let whole = s.floor();
         let nanos = ((s - whole) * 1e9).round() as u32;
         return Utc
@@ -152,6 +156,27 @@ pub fn parse_start_at(text: &str) -> Result<DateTime<Utc>, String> {
     DateTime::parse_from_rfc3339(t)
         .map(|d| d.with_timezone(&Utc))
         .map_err(|e| format!("--start-at {t:?}: {e}; give an RFC 3339 time (2026-12-04T15:00:00Z) or @UNIX_SECONDS"))
+}
+
+/// Longest wait for `--start-at` (and `--lead`): a start further ahead is a typo (seconds
+/// taken for milliseconds, a year off), not a plan.
+pub const MAX_START_WAIT: Duration = Duration::from_secs(7 * 24 * 3600);
+
+/// How long a shard started `now` waits for `at` (zero when `at` has passed: the first rung
+/// then reports the shard late); an error past [`MAX_START_WAIT`].
+pub fn start_wait(at: DateTime<Utc>, now: DateTime<Utc>) -> Result<Duration, String> {
+    let wait = (at - now).to_std().unwrap_or_default();
+    if wait > MAX_START_WAIT {
+        return Err(format!(
+            "--start-at {} is {} from now, more than the limit of {}: is it a typo (milliseconds \
+             for seconds, a wrong year)? Give the instant every shard starts, a minute or so \
+             ahead, e.g. --start-at @$(( $(date +%s) + 60 ))",
+            at.to_rfc3339_opts(chrono::SecondsFormat::Secs, true),
+            super::prepare::show_length(wait),
+            super::prepare::show_length(MAX_START_WAIT),
+        ));
+    }
+    Ok(wait)
 }
 
 /// The shared rung boundaries: rung `k + 1` starts `span_k + drain + cooldown` after rung
@@ -229,8 +254,9 @@ pub fn check(run: &ShardRun, scenario: &crate::scenario::Scenario) -> Result<(),
     // A session must stay whole on one shard, and its turns' ids and history with it.
     if scenario.workload.sessions.is_some() {
         return Err(
-            "a session ladder (`workload.sessions`) cannot be sharded yet: a session must stay \
-             whole on one machine; run it without --shard"
+            "a session ladder (`workload.sessions`) cannot be sharded yet: a session's turns \
+             carry its history and must stay whole on one machine; run it on one machine, \
+             without --shard, `ladder slurm` or `ladder kube`"
                 .into(),
         );
     }
@@ -402,6 +428,24 @@ mod tests {
             a + chrono::Duration::milliseconds(250)
         );
         assert!(parse_start_at("tomorrow").unwrap_err().contains("RFC 3339"));
+        for bad in ["@nan", "@NaN", "@inf", "@-inf", "@-5", "@1e300"] {
+            let e = parse_start_at(bad).unwrap_err();
+            assert!(e.contains("--start-at"), "{bad}: {e}");
+        }
+        assert_eq!(
+            start_wait(a, a + chrono::Duration::seconds(5)).unwrap(),
+            Duration::ZERO
+        );
+        assert_eq!(
+            start_wait(a + chrono::Duration::seconds(90), a).unwrap(),
+            Duration::from_secs(90)
+        );
+        let far = parse_start_at("@32503680000").unwrap(); // the year 3000
+        let e = start_wait(far, a).unwrap_err();
+        assert!(
+            e.contains("more than the limit of 7days") && e.contains("typo"),
+            "{e}"
+        );
         let mut t = Timeline::new(a, Duration::from_secs(5), Duration::from_secs(2));
         assert_eq!(t.take(Duration::from_secs(10)), a);
         assert_eq!(

@@ -176,12 +176,13 @@ pub fn token_warnings(s: &RungSummary, api: Api, ignore_eos: bool) -> Vec<String
         w.push(format!(
             "rung {rate}: {} of {} requests reported implausible usage ({}); ladder ignored \
              it and counted their output tokens itself (token_source and usage_rejected in \
-             requests_rate_{rate}.jsonl); check the server's or gateway's token accounting",
+             {}); check the server's or gateway's token accounting",
             t.untrusted_usage,
             s.num_prompts,
             t.untrusted_usage_reason
                 .as_deref()
                 .unwrap_or("absurd counts"),
+            crate::results::requests_file_name(s.rate),
         ));
     }
     if let Some(server) = t.mean_server_input_tokens {
@@ -487,5 +488,13 @@ mod tests {
             "{}",
             w[0]
         );
+        // The real file name, not the rung's level ("requests_rate_5 req/s.jsonl").
+        let file = crate::results::requests_file_name(s.rate);
+        assert!(
+            w[0].contains(&format!("usage_rejected in {file})")),
+            "{}",
+            w[0]
+        );
+        assert!(!w[0].contains("req/s.jsonl"), "{}", w[0]);
     }
 }

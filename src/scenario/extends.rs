@@ -13,6 +13,8 @@ use std::path::{Path, PathBuf};
 use serde_json::Value;
 
 use super::diagnostic::Diagnostic;
+use super::migrate::OLDEST_VERSION;
+use super::types::CURRENT_VERSION;
 use super::validate::resolve_against;
 use super::yaml::{self, Kind, Node, Style};
 
@@ -22,6 +24,34 @@ pub const MAX_EXTENDS_CHAIN: usize = 8;
 /// A scenario's text, or why it cannot be had (a [`Diagnostic`] about that file).
 pub(crate) type ReadFn<'a> = &'a dyn Fn(&Path) -> Result<String, Diagnostic>;
 
+/// A key an extending file set to `null` (which removes the base's value), and where: a
+/// problem about that key being missing points here, not at the merged tree's root.
+#[derive(Debug, Clone)]
+pub(crate) struct Removed {
+    /// The key's path from the root.
+    pub path: Vec<String>,
+    /// The key's position (its file included).
+    pub pos: super::yaml::Pos,
+}
+
+/// Every `key: null` of `n` (a mapping of one file of the chain), at any depth.
+fn nulls(n: &Node, at: &mut Vec<String>, out: &mut Vec<Removed>) {
+    if let Kind::Map(m) = &n.kind {
+        for (k, kpos, v) in m {
+            at.push(k.clone());
+            if matches!(v.kind, Kind::Scalar(Value::Null, _)) {
+                out.push(Removed {
+                    path: at.clone(),
+                    pos: *kpos,
+                });
+            } else {
+                nulls(v, at, out);
+            }
+            at.pop();
+        }
+    }
+}
+
 /// Follows `extends` from `top` (the tree of `path`) and merges the chain. Returns the merged
 /// tree and the chain's files (`path` first; a node's `pos.file` indexes this list).
 pub(crate) fn resolve(
@@ -29,6 +59,15 @@ pub(crate) fn resolve(
     path: &Path,
     read: ReadFn<'_>,
 ) -> Result<(Node, Vec<PathBuf>), Vec<Diagnostic>> {
+    resolve_removing(top, path, read).map(|(n, f, _)| (n, f))
+}
+
+/// [`resolve`], also giving the keys the extending files removed with `null`.
+pub(crate) fn resolve_removing(
+    top: Node,
+    path: &Path,
+    read: ReadFn<'_>,
+) -> Result<(Node, Vec<PathBuf>, Vec<Removed>), Vec<Diagnostic>> {
     let mut files = vec![path.to_path_buf()];
     let mut written: Vec<String> = Vec::new();
     // The chain is shown at the scenario's own `extends` key.
@@ -108,11 +147,64 @@ pub(crate) fn resolve(
                 None,
             ));
         }
+        // A chain is one version: the merged tree takes the top file's `version`, so a base
+        // written for another (or an unknown) one would be read silently under the wrong
+        // rules.
+        if let Some(bv) = tree.get("version") {
+            let base_v = bv.to_json();
+            let child_v = layers[k].get("version").map(Node::to_json);
+            let known = base_v.as_i64().is_some_and(|n| {
+                (i64::from(OLDEST_VERSION)..=i64::from(CURRENT_VERSION)).contains(&n)
+            });
+            let show = |v: &Value| match v {
+                Value::String(s) => format!("`{s}`"),
+                other => other.to_string(),
+            };
+            let message = if !known {
+                Some(format!(
+                    "the base scenario `{}` has an unknown version {}; this build reads versions \
+                     {OLDEST_VERSION} to {CURRENT_VERSION}",
+                    base.display(),
+                    show(&base_v)
+                ))
+            } else {
+                match &child_v {
+                    Some(c) if *c != base_v => Some(format!(
+                        "the base scenario `{}` is version {}, but `{}`, which extends it, is \
+                         version {}: every file of an extends chain has the same version",
+                        base.display(),
+                        show(&base_v),
+                        files[k].display(),
+                        show(c)
+                    )),
+                    _ => None,
+                }
+            };
+            if let Some(message) = message {
+                return Err(vec![Diagnostic {
+                    file: base.clone(),
+                    line: bv.pos.line,
+                    col: bv.pos.col,
+                    key_path: "version".into(),
+                    message,
+                    hint: Some(format!(
+                        "write every file of the chain for version {CURRENT_VERSION} \
+                         (`version: {CURRENT_VERSION}`)"
+                    )),
+                }]);
+            }
+        }
         // `files.len()` is at most MAX_EXTENDS_CHAIN, far below u16::MAX.
         mark(&mut tree, files.len() as u16);
         files.push(base);
         written.push(rel);
         layers.push(tree);
+    }
+    let mut removed = Vec::new();
+    if layers.len() > 1 {
+        for l in &layers[..layers.len() - 1] {
+            nulls(l, &mut Vec::new(), &mut removed);
+        }
     }
     let mut merged = layers.pop().expect("the scenario itself is a layer");
     while let Some(child) = layers.pop() {
@@ -138,7 +230,7 @@ pub(crate) fn resolve(
             }
         }
     }
-    Ok((merged, files))
+    Ok((merged, files, removed))
 }
 
 /// The same file, even when named two ways (`./a.yaml`, `a.yaml`, a symlink).

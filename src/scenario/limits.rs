@@ -22,6 +22,10 @@ pub const MAX_INPUT_TOKENS: u64 = 4 * 1024 * 1024;
 /// of text a token).
 pub const MAX_RUNG_PROMPT_TOKENS: u64 = 256 * 1024 * 1024;
 
+/// Largest dataset file (`workload.path`, jsonl or ShareGPT JSON), bytes: read whole, through
+/// [`crate::fileread`]. ShareGPT's largest public file is about 650 MB.
+pub const MAX_DATASET_BYTES: u64 = 1 << 30;
+
 /// Longest text a `prompt_template` or `{{ env.NAME }}` value may render to, bytes.
 pub const MAX_TEMPLATE_OUTPUT_BYTES: usize = 64 * 1024 * 1024;
 

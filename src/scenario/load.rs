@@ -199,28 +199,30 @@ enum Source {
 }
 
 fn read_source(path: &Path) -> Result<String, Source> {
-    let meta = std::fs::metadata(path).map_err(|e| match e.kind() {
-        std::io::ErrorKind::NotFound => Source::Whole("file does not exist".into(), None),
-        _ => Source::Whole(format!("cannot read the file: {e}"), None),
-    })?;
-    if meta.is_dir() {
-        return Err(Source::Whole(
+    use crate::fileread::{read_bounded, ReadError};
+    let bytes = read_bounded(path, MAX_SCENARIO_BYTES).map_err(|e| match e {
+        ReadError::NotFound(_) => Source::Whole("file does not exist".into(), None),
+        ReadError::Directory(_) => Source::Whole(
             "is a directory, not a scenario file".into(),
             Some("pass the .yaml file(s) inside it"),
-        ));
-    }
-    if meta.len() > MAX_SCENARIO_BYTES {
-        return Err(Source::Whole(
+        ),
+        ReadError::TooLarge { size, .. } => Source::Whole(
             format!(
-                "file is {:.1} MiB; scenario files are small YAML text (at most {} KiB)",
-                meta.len() as f64 / (1024.0 * 1024.0),
+                "file is {}; scenario files are small YAML text (at most {} KiB)",
+                size.map_or_else(
+                    || "larger than the limit".into(),
+                    |n| format!("{:.1} MiB", n as f64 / (1024.0 * 1024.0))
+                ),
                 MAX_SCENARIO_BYTES / 1024
             ),
             Some("is this the right file? datasets go in `workload.path`, not in the scenario"),
-        ));
-    }
-    let bytes = std::fs::read(path)
-        .map_err(|e| Source::Whole(format!("cannot read the file: {e}"), None))?;
+        ),
+        e @ ReadError::NotRegular { .. } => Source::Whole(
+            e.reason(),
+            Some("a scenario is a YAML text file; copy it to a file first"),
+        ),
+        e @ ReadError::Io { .. } => Source::Whole(e.reason(), None),
+    })?;
     if let Some(i) = bytes.iter().position(|b| *b == 0) {
         return Err(Source::At(
             byte_pos(&bytes, i),
@@ -238,6 +240,24 @@ fn read_source(path: &Path) -> Result<String, Source> {
         .strip_prefix('\u{feff}')
         .map(String::from)
         .unwrap_or(text))
+}
+
+/// The `null` that removed the key a "missing required field" problem is about, if any.
+fn removed_here<'a>(removed: &'a [extends::Removed], p: &Problem) -> Option<&'a extends::Removed> {
+    let name = p
+        .message
+        .strip_prefix("missing required field `")?
+        .strip_suffix('`')?;
+    let mut want: Vec<String> = p
+        .path
+        .iter()
+        .map(|s| match s {
+            Seg::Key(k) => k.clone(),
+            Seg::Index(i) => i.to_string(),
+        })
+        .collect();
+    want.push(name.to_string());
+    removed.iter().find(|r| r.path == want)
 }
 
 /// Line and column (in characters, 1-based) of byte offset `i`.
@@ -318,10 +338,10 @@ pub(crate) fn analyse(
         let pr = Problem::value(vec![], msg).hint("start from scenarios/quickstart.yaml");
         return (None, vec![diag(&files, Some(&tree), pr)]);
     }
-    let mut tree = match extends::resolve(tree, path, &read_text) {
-        Ok((merged, chain)) => {
+    let (mut tree, removed) = match extends::resolve_removing(tree, path, &read_text) {
+        Ok((merged, chain, removed)) => {
             files = chain;
-            merged
+            (merged, removed)
         }
         Err(ds) => return (None, ds),
     };
@@ -429,7 +449,21 @@ pub(crate) fn analyse(
 
     let mut diags: Vec<Diagnostic> = problems
         .into_iter()
-        .map(|p| diag(&files, Some(&tree), p))
+        .map(|p| match removed_here(&removed, &p) {
+            // A required key removed by `key: null` in an extending file: point at that line.
+            Some(r) => Diagnostic {
+                file: files[usize::from(r.pos.file)].clone(),
+                line: r.pos.line,
+                col: r.pos.col,
+                key_path: r.path.join("."),
+                message: p.message,
+                hint: Some(format!(
+                    "`{}: null` removes the base's value; set it here instead, or drop the line",
+                    r.path.last().map_or("", String::as_str)
+                )),
+            },
+            None => diag(&files, Some(&tree), p),
+        })
         .collect();
     diags.sort_by_key(|d| (d.line, d.col));
     diags.dedup();

@@ -305,9 +305,15 @@ fn enum_problem(root: &Value, path: Vec<Seg>, value: &Value) -> Problem {
 fn alternatives_problem(root: &Value, path: Vec<Seg>, value: &Value) -> Vec<Problem> {
     if is_ref(root, &path, "Threshold") {
         let msg = match value {
-            Value::String(s) => Threshold::parse(s)
-                .err()
-                .unwrap_or_else(|| format!("`{s}` is not a threshold")),
+            // A quoted number parses, but the schema takes a string only with a `%`.
+            Value::String(s) => Threshold::parse(s).err().unwrap_or_else(|| {
+                format!(
+                    "`\"{s}\"` is a quoted number; a threshold is a percentage such as `{}%` \
+                     (relative) or an unquoted number such as `{}` (absolute, in the metric's unit)",
+                    s.trim(),
+                    s.trim()
+                )
+            }),
             other => format!(
                 "expected a percentage such as `10%` or a non-negative number, found {}",
                 describe(other)
@@ -317,9 +323,13 @@ fn alternatives_problem(root: &Value, path: Vec<Seg>, value: &Value) -> Vec<Prob
     }
     if is_ref(root, &path, "MinChange") {
         let msg = match value {
-            Value::String(s) => MinChange::parse(s)
-                .err()
-                .unwrap_or_else(|| format!("`{s}` is not a floor")),
+            Value::String(s) => MinChange::parse(s).err().unwrap_or_else(|| {
+                format!(
+                    "`\"{s}\"` is a quoted number; a floor is an unquoted number such as `{}` \
+                     (in the metric's unit) or a duration such as `5ms`",
+                    s.trim()
+                )
+            }),
             other => format!(
                 "expected a non-negative number or a duration such as `5ms`, found {}",
                 describe(other)

@@ -23,6 +23,8 @@ pub const MAX_SPEED: f64 = 1000.0;
 pub const MAX_TRACE_BYTES: u64 = 256 * 1024 * 1024;
 /// Largest `load.trace.block_tokens`.
 pub const MAX_BLOCK_TOKENS: u32 = 65_536;
+/// Longest trace replay at its slowest speed (the soak's limit, `load.duration`).
+pub const MAX_REPLAY: Duration = super::soak::MAX_DURATION;
 /// Longest ramp.
 pub const MAX_RAMP: Duration = Duration::from_secs(24 * 3600);
 /// Most windows of a ramp's report.

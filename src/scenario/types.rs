@@ -169,9 +169,11 @@ pub struct Workload {
     pub path: Option<PathBuf>,
     /// Prompt length in tokens (random dataset).
     #[serde(default = "default_input_tokens")]
+    #[schemars(range(min = 1))]
     pub input_tokens: u32,
     /// Requested output length in tokens (`max_tokens`).
     #[serde(default = "default_output_tokens")]
+    #[schemars(range(min = 1))]
     pub output_tokens: u32,
     /// Lengths are drawn uniformly from `[len*(1-r), len*(1+r)]`; 0 gives fixed lengths.
     #[serde(default)]
@@ -181,6 +183,7 @@ pub struct Workload {
     pub ignore_eos: bool,
     /// Measured requests per rung (the seed's `--num-prompts`).
     #[serde(default = "default_requests_per_rung")]
+    #[schemars(range(min = 1))]
     pub requests_per_rung: u32,
     /// Seed for prompt synthesis and arrival times.
     #[serde(default)]
@@ -222,11 +225,14 @@ pub struct Workload {
 #[serde(deny_unknown_fields)]
 pub struct SharedPrefix {
     /// Length of each group's shared prefix, in tokens (at least 1).
+    #[schemars(range(min = 1))]
     pub prefix_tokens: u32,
     /// Number of distinct prefixes (at least 1).
+    #[schemars(range(min = 1))]
     pub groups: u32,
     /// Distinct prompts per group (at least 1); a rung of more requests than
     /// `groups × prompts_per_group` sends them again, in the same order.
+    #[schemars(range(min = 1))]
     pub prompts_per_group: u32,
     /// Whether `workload.input_tokens` counts the prefix: `true` (the default), the whole
     /// prompt is `input_tokens` long and its unique suffix `input_tokens − prefix_tokens`;
@@ -331,6 +337,7 @@ pub struct Load {
     pub cooldown: DurationStr,
     /// Cap on requests in flight; arrivals beyond it wait (their lag is recorded).
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(range(min = 1))]
     pub max_concurrency: Option<u32>,
     /// Requests sent at the start of each rung and excluded from its metrics.
     #[serde(default)]

@@ -196,11 +196,15 @@ fn check_workload(v: &Value, file: &Path, out: &mut Vec<Problem>) {
             ),
             Some(f) => {
                 let resolved = resolve_against(file, Path::new(f));
-                if !resolved.is_file() {
+                if let Err(e) = crate::fileread::check_regular(&resolved) {
+                    let m = match e {
+                        crate::fileread::ReadError::NotFound(_) => "does not exist".to_string(),
+                        e => e.reason(),
+                    };
                     out.push(
                         Problem::value(
                             p(&["workload", "path"]),
-                            format!("dataset file {} does not exist", resolved.display()),
+                            format!("dataset file {} {m}", resolved.display()),
                         )
                         .hint("relative paths are resolved against the scenario file's directory"),
                     );

@@ -314,6 +314,15 @@ enum Part {
     Total,
 }
 
+/// Whether a sample can never be negative: a counter, a histogram's or summary's part, a
+/// `…_total`, or any metric ladder maps to a concept (all counts, ratios and times).
+pub(super) fn never_negative(name: &str, kind: Kind) -> bool {
+    let (family, part) = split(name, kind);
+    matches!(kind, Kind::Counter | Kind::Histogram | Kind::Summary)
+        || part.is_some()
+        || concept(family).is_some()
+}
+
 /// Split a sample name into its family and the suffix that names the part.
 fn split(name: &str, kind: Kind) -> (&str, Option<Part>) {
     if kind == Kind::Histogram || kind == Kind::Summary {

@@ -7,6 +7,7 @@
 pub mod engines;
 pub mod identity;
 pub mod parse;
+pub mod sanitize;
 pub mod scrape;
 pub mod summary;
 

@@ -10,6 +10,7 @@ use tokio::time::Instant;
 
 use super::engines::snapshot;
 use super::parse::parse;
+use super::sanitize::sanitize;
 use super::summary::Scraped;
 use crate::client::{is_secret_name, ApiKey, Redactor, TextFetcher};
 use crate::scenario::types::ServerMetrics;
@@ -23,6 +24,8 @@ pub struct RungScrapes {
     pub failures: u64,
     /// The first failure, for the run's one warning.
     pub first_error: Option<String>,
+    /// Values the sanitizer dropped ([`super::sanitize`]), for the run's one warning.
+    pub dropped: super::sanitize::Dropped,
 }
 
 /// A scraper running for one rung; [`Scraper::finish`] takes the last scrape and stops it.
@@ -100,10 +103,19 @@ async fn one(fetcher: &TextFetcher, origin: Instant, out: &mut RungScrapes) {
     let t = Instant::now();
     match fetcher.get().await {
         Ok(text) => {
-            // Parsed off the async workers: a large page must not delay a send.
-            let snap = tokio::task::spawn_blocking(move || snapshot(&parse(&text)))
-                .await
-                .unwrap_or_default();
+            // Parsed off the async workers: a large page must not delay a send. Every value
+            // goes through the sanitizer before anything is computed from it.
+            let (snap, dropped) = tokio::task::spawn_blocking(move || {
+                let mut page = parse(&text);
+                let dropped = sanitize(&mut page);
+                (snapshot(&page), dropped)
+            })
+            .await
+            .unwrap_or_default();
+            out.dropped.count += dropped.count;
+            if out.dropped.first.is_none() {
+                out.dropped.first = dropped.first;
+            }
             out.scrapes.push(Scraped {
                 at: t.saturating_duration_since(origin),
                 snap,

@@ -35,9 +35,10 @@ pub struct FileStats {
 }
 
 fn read(path: &Path) -> Result<String, WorkloadError> {
-    std::fs::read_to_string(path).map_err(|e| WorkloadError::Io {
+    use crate::scenario::limits::MAX_DATASET_BYTES;
+    crate::fileread::read_text_bounded(path, MAX_DATASET_BYTES).map_err(|e| WorkloadError::Io {
         path: path.to_path_buf(),
-        message: e.to_string(),
+        message: e.reason(),
     })
 }
 

@@ -6,7 +6,7 @@ use std::path::Path;
 pub use tokenizers::Tokenizer;
 
 /// Largest tokenizer file we try to load; real ones are a few MB.
-const MAX_TOKENIZER_BYTES: u64 = 256 * 1024 * 1024;
+pub const MAX_TOKENIZER_BYTES: u64 = 256 * 1024 * 1024;
 
 /// Load a tokenizer file, with an error that says what is wrong in user terms.
 pub fn load(path: &Path) -> Result<Tokenizer, String> {
@@ -25,14 +25,15 @@ pub fn load(path: &Path) -> Result<Tokenizer, String> {
             path.display()
         ));
     }
-    if meta.len() > MAX_TOKENIZER_BYTES {
-        return Err(format!(
-            "{} is {} MB, too large to be a tokenizer.json",
+    let bytes = crate::fileread::read_bounded(path, MAX_TOKENIZER_BYTES).map_err(|e| match e {
+        crate::fileread::ReadError::TooLarge { .. } => format!(
+            "{} {}: too large to be a tokenizer.json",
             path.display(),
-            meta.len() / (1024 * 1024)
-        ));
-    }
-    Tokenizer::from_file(path)
+            e.reason()
+        ),
+        e => format!("tokenizer file {}: {}", path.display(), e.reason()),
+    })?;
+    Tokenizer::from_bytes(&bytes)
         .map(without_truncation)
         .map_err(|e| {
             format!(

@@ -277,7 +277,8 @@ fn cached(id: &HubId, cache_dir: &Path) -> Cached {
     let commit = if is_commit(&id.revision) {
         id.revision.clone()
     } else {
-        match std::fs::read_to_string(repo.join("refs").join(&id.revision)) {
+        // A commit hash: 40 hex digits and a newline.
+        match crate::fileread::read_text_bounded(&repo.join("refs").join(&id.revision), 4096) {
             Ok(c) if is_commit(c.trim()) => c.trim().to_owned(),
             _ => return Cached::Missing,
         }

@@ -60,16 +60,18 @@ pub fn load(path: &Path, max_requests: Option<u32>) -> Result<Trace, WorkloadErr
         path: path.to_path_buf(),
         message,
     };
-    let size = std::fs::metadata(path)
-        .map_err(|e| io(format!("{e} (the path is relative to the scenario file)")))?
-        .len();
-    if size > MAX_TRACE_BYTES {
-        return Err(io(format!(
-            "the file is {size} bytes, more than the limit of {MAX_TRACE_BYTES}; cut it (e.g. \
-             `head -n 100000`) or replay its first lines with `load.trace.max_requests`"
-        )));
-    }
-    let bytes = std::fs::read(path).map_err(|e| io(e.to_string()))?;
+    let bytes = crate::fileread::read_bounded(path, MAX_TRACE_BYTES).map_err(|e| match e {
+        crate::fileread::ReadError::TooLarge { .. } => io(format!(
+            "{}; cut it (e.g. `head -n 100000`) or replay its first lines with \
+             `load.trace.max_requests`",
+            e.reason()
+        )),
+        crate::fileread::ReadError::NotFound(_) => io(format!(
+            "{} (the path is relative to the scenario file)",
+            e.reason()
+        )),
+        e => io(e.reason()),
+    })?;
     let sha256 = hex::encode(Sha256::digest(&bytes));
     let text = String::from_utf8(bytes).map_err(|e| io(format!("not UTF-8 text: {e}")))?;
     let mut lines = parse(&text, path)?;
@@ -204,6 +206,25 @@ impl Trace {
                 Duration::from_nanos(ns.min(u64::MAX as f64) as u64)
             })
             .collect()
+    }
+
+    /// How long the replay takes at `speed`: the last line's send offset (saturating: a span
+    /// of 1e308 ms is "longer than any limit", never a wrap).
+    pub fn replay_length(&self, speed: f64) -> Duration {
+        let ms = self.span_ms() / speed;
+        if ms.is_finite() && ms < Duration::MAX.as_millis() as f64 / 2.0 {
+            Duration::from_secs_f64(ms / 1000.0)
+        } else {
+            Duration::MAX
+        }
+    }
+
+    /// The recorded span, milliseconds: last timestamp minus the first.
+    pub fn span_ms(&self) -> f64 {
+        match (self.lines.first(), self.lines.last()) {
+            (Some(a), Some(b)) => b.timestamp_ms - a.timestamp_ms,
+            _ => 0.0,
+        }
     }
 
     /// Mean offered rate at `speed`: requests over the span of their send times (req/s); the
