@@ -3,6 +3,7 @@
 //!
 //! The statistics and every parameter are documented in docs/gate.md.
 
+pub mod bless_check;
 pub mod config_diff;
 pub mod evidence;
 #[cfg(test)]
@@ -19,6 +20,7 @@ pub mod replaced;
 pub mod rules;
 mod samples;
 pub mod settle;
+pub mod small;
 pub mod stats;
 pub mod threshold;
 pub mod verdict;
@@ -98,6 +100,12 @@ pub enum CompareError {
     ClientLimited { rates: Vec<f64> },
     #[error("{path}: scenario `gate:` list is malformed: {message}")]
     BadGate { path: String, message: String },
+    /// One shard's folder of a sharded run, given as a whole run.
+    #[error("{which}: {message}")]
+    Shard {
+        which: &'static str,
+        message: String,
+    },
 }
 
 /// One check on one rung.
@@ -271,10 +279,20 @@ impl Comparison {
         self.count(Verdict::Regression) > 0 || (strict && self.count(Verdict::Inconclusive) > 0)
     }
 
-    /// Exit code: 1 on a failed comparison, else 0.
+    /// True when no check was decided (every one inconclusive, or none at all): the
+    /// comparison has no verdict, pass or fail.
+    pub fn no_verdict(&self) -> bool {
+        self.count(Verdict::Inconclusive) == self.rows.len()
+    }
+
+    /// Exit code: 1 on a failed comparison; 2 when nothing could be judged (no verdict: an
+    /// empty PASS would let any candidate through), unless `strict` made it a failure;
+    /// else 0.
     pub fn exit_code(&self, strict: bool) -> i32 {
         if self.failed(strict) {
             crate::exit::REGRESSION
+        } else if self.no_verdict() {
+            crate::exit::BAD_INPUT
         } else {
             crate::exit::OK
         }
@@ -334,6 +352,15 @@ pub fn compare(
     c: &ResultDir,
     opts: &CompareOptions,
 ) -> Result<Comparison, CompareError> {
+    // One shard's folder holds 1/N of every rung: its throughputs are 1/N of the run's.
+    for (which, d) in [("baseline", b), ("candidate", c)] {
+        if let Some(s) = &d.info.shard {
+            return Err(CompareError::Shard {
+                which,
+                message: s.not_a_whole_run(&d.path),
+            });
+        }
+    }
     // A rate rung and a concurrency rung with the same number are different experiments.
     if b.info.load != c.info.load {
         return Err(CompareError::LoadKinds {
@@ -533,7 +560,21 @@ pub fn compare(
             };
             (plain, e)
         });
+        // An outage (every candidate request failed) is a regression the error rate judges,
+        // not unusable input: its latency checks say "no successes" instead of refusing.
+        let measured = |s: &crate::metrics::RungSummary| s.completed.saturating_add(s.failed) > 0;
+        let errors_judge = checks
+            .iter()
+            .any(|c| evidence::Model::of(&c.metric) == evidence::Model::ErrorRate)
+            && measured(&br.summary)
+            && measured(&cr.summary);
         for (check, (plain, e)) in checks.iter().zip(evidences) {
+            let e = match e {
+                Err(ns) if ns.side == "candidate" && errors_judge => {
+                    Ok(no_successes(&check.metric, &bs, &cr.summary))
+                }
+                e => e,
+            };
             let e = e.map_err(|ns| {
                 let s = if ns.side == "baseline" {
                     bs.summary
@@ -554,6 +595,27 @@ pub fn compare(
                 }
             })?;
             let mut decision = verdict::decide_in(check.bound, check.floor, &e, unit_of(c, cr));
+            let mut method = e.method;
+            // Too few requests (or sessions) for the bootstrap: a cruder test rather than none.
+            if let (Verdict::Inconclusive, Some(_), false, evidence::Model::Latency(stat, which)) = (
+                decision.verdict,
+                &e.too_few,
+                plain,
+                evidence::Model::of(&check.metric),
+            ) {
+                let (bg, cg) = (
+                    evidence::latency_groups(&bl, which),
+                    evidence::latency_groups(&cl, which),
+                );
+                if bg.len().min(cg.len()) < stats::MIN_REQUESTS {
+                    if let Some(d) =
+                        small::decide(check.bound, check.floor, stat, &bg, &cg, family.per_check)
+                    {
+                        decision = d;
+                        method = Method::Rank;
+                    }
+                }
+            }
             if plain && decision.note.is_empty() {
                 decision.note = match summary_only {
                     true => evidence::SUMMARY_ONLY.into(),
@@ -565,7 +627,7 @@ pub fn compare(
                 check: check.clone(),
                 base: e.base,
                 cand: e.cand,
-                method: e.method,
+                method,
                 decision,
             });
         }
@@ -599,6 +661,29 @@ pub fn compare(
         rows,
         server_notes,
     })
+}
+
+/// The evidence of a latency check on a rung where no candidate request succeeded: no
+/// value, no verdict of its own (the error rate check judges the outage).
+fn no_successes(
+    metric: &str,
+    base: &Side,
+    cand: &crate::metrics::RungSummary,
+) -> verdict::Evidence {
+    let mut e = verdict::Evidence::plain(base.summary.metric(metric).unwrap_or(f64::NAN), f64::NAN);
+    let classes: Vec<String> = cand
+        .errors_by_class
+        .iter()
+        .filter(|(_, n)| **n > 0)
+        .map(|(k, n)| format!("{k} {n}"))
+        .collect();
+    e.too_few = Some(format!(
+        "no successes: all {} candidate requests failed ({}), so {metric} was not measured; \
+         the error_rate check judges this rung",
+        cand.failed,
+        classes.join(", ")
+    ));
+    e
 }
 
 /// The knee of a run as `ladder run` and `ladder report` name it (metrics::analysis), with
