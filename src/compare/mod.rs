@@ -117,6 +117,9 @@ pub struct Row {
     pub cand: f64,
     pub method: Method,
     pub decision: Decision,
+    /// For an error_rate check of one run per side: (failed, measured) of the baseline and
+    /// the candidate (the pooled test of small rungs reads them).
+    pub errors: Option<small::Stratum>,
 }
 
 impl Row {
@@ -126,7 +129,9 @@ impl Row {
     }
     /// Relative change in percent, `None` for a zero baseline.
     pub fn pct(&self) -> Option<f64> {
-        (self.base != 0.0).then(|| 100.0 * (self.cand - self.base) / self.base.abs())
+        (self.base != 0.0)
+            .then(|| 100.0 * (self.cand - self.base) / self.base.abs())
+            .filter(|p| p.is_finite())
     }
 }
 
@@ -509,6 +514,23 @@ pub fn compare(
             })
             .count();
     }
+    // Small rungs: each error_rate change check adds one test pooled over the rungs.
+    let small_rungs = common.iter().any(|&rate| {
+        let n = |d: &ResultDir| {
+            d.rung(rate)
+                .map_or(0, |r| r.summary.completed.saturating_add(r.summary.failed))
+        };
+        n(b).min(n(c)) < stats::MIN_REQUESTS as u64
+    });
+    let pooled_errors: Vec<&Check> = checks
+        .iter()
+        .filter(|ch| {
+            small_rungs
+                && evidence::Model::of(&ch.metric) == evidence::Model::ErrorRate
+                && matches!(ch.bound, Bound::Increase(_))
+        })
+        .collect();
+    size += pooled_errors.len();
     let family = Family::of(size);
     let mut run_noise = RunNoise { base: 1, cand: 1 };
     let mut rows = Vec::new();
@@ -629,8 +651,12 @@ pub fn compare(
                 cand: e.cand,
                 method,
                 decision,
+                errors: e.counts.filter(|c| !c.overdispersed()).map(|c| c.sides),
             });
         }
+    }
+    for check in pooled_errors {
+        pooled_error_rate(check, &mut rows, family.per_check);
     }
     // Every rung's lines were checked as they were compared; the rungs not compared
     // (one side only, incomplete, client-limited) are checked now, so a folder is refused
@@ -661,6 +687,59 @@ pub fn compare(
         rows,
         server_notes,
     })
+}
+
+/// An error_rate change check on rungs too small to judge one by one: the exact stratified
+/// test over every compared rung ([`small::stratified_tail`]); when it shows the candidate
+/// failing more often at the per-check level, each inconclusive rung whose candidate rate
+/// is past the check's limit becomes a regression, with the pooled test in its note.
+fn pooled_error_rate(check: &Check, rows: &mut [Row], level: f64) {
+    let mine = |r: &Row| r.check == *check && r.method == Method::Proportion;
+    let strata: Vec<small::Stratum> = rows
+        .iter()
+        .filter(|r| mine(r))
+        .filter_map(|r| r.errors)
+        .collect();
+    if strata.is_empty() {
+        return;
+    }
+    let p = small::stratified_tail(&strata);
+    let alpha = (1.0 - level) / 2.0;
+    if p > alpha {
+        return;
+    }
+    let (failed, measured) = strata
+        .iter()
+        .fold((0, 0), |(f, n), [_, (fc, nc)]| (f + fc, n + nc));
+    let (bf, bn) = strata
+        .iter()
+        .fold((0, 0), |(f, n), [(fb, nb), _]| (f + fb, n + nb));
+    for r in rows.iter_mut().filter(|r| mine(r)) {
+        let limit = match check.bound {
+            Bound::Increase(t) => match t {
+                crate::scenario::Threshold::Relative(x) => x * r.base.abs(),
+                crate::scenario::Threshold::Absolute(a) => a,
+            }
+            .max(check.floor),
+            _ => continue,
+        };
+        if r.decision.verdict == Verdict::Inconclusive && r.cand - r.base > limit {
+            r.decision = Decision {
+                verdict: Verdict::Regression,
+                interval: r.decision.interval,
+                note: format!(
+                    "too few requests to judge this rung alone; over all {} rungs the candidate \
+                     failed {failed} of {measured} against {bf} of {bn} (exact stratified test, \
+                     one-sided p = {} ≤ {} at the per-check level), and this rung's rate is \
+                     past the limit +{}",
+                    strata.len(),
+                    small::sci(p),
+                    small::sci(alpha),
+                    render::num(limit)
+                ),
+            };
+        }
+    }
 }
 
 /// The evidence of a latency check on a rung where no candidate request succeeded: no

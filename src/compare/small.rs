@@ -229,7 +229,58 @@ pub fn decide(
     })
 }
 
-fn sci(p: f64) -> String {
+/// One rung's error counts: (failed, measured) of the baseline and of the candidate.
+pub type Stratum = [(u64, u64); 2];
+
+/// ln k! for k up to `n`.
+fn ln_factorials(n: u64) -> Vec<f64> {
+    let mut v = Vec::with_capacity(n as usize + 1);
+    v.push(0.0);
+    for k in 1..=n {
+        v.push(v[k as usize - 1] + (k as f64).ln());
+    }
+    v
+}
+
+/// The exact stratified test of "the candidate fails more often than the baseline" over
+/// the rungs (`strata`): within each rung, given its total failures, the candidate's share
+/// is hypergeometric when the two fail alike; the p-value is P(Σ candidate failures ≥ the
+/// observed sum), from the convolution of the rungs' hypergeometric distributions (the
+/// exact form of the Cochran–Mantel–Haenszel test). It pools rungs too small to judge one
+/// by one: half of ten requests failing on each of three rungs is far past chance.
+pub fn stratified_tail(strata: &[Stratum]) -> f64 {
+    let top = strata
+        .iter()
+        .map(|[(_, nb), (_, nc)]| nb + nc)
+        .max()
+        .unwrap_or(0);
+    let lf = ln_factorials(top);
+    let ln_choose = |n: u64, k: u64| lf[n as usize] - lf[k as usize] - lf[(n - k) as usize];
+    // Distribution of the sum so far, indexed by the candidate's failures.
+    let mut dist = vec![1.0f64];
+    let mut observed = 0u64;
+    for &[(fb, nb), (fc, nc)] in strata {
+        let (fb, fc) = (fb.min(nb), fc.min(nc));
+        observed += fc;
+        let (total, fails) = (nb + nc, fb + fc);
+        let lo = fails.saturating_sub(nb);
+        let hi = fails.min(nc);
+        let pmf: Vec<f64> = (lo..=hi)
+            .map(|k| (ln_choose(nc, k) + ln_choose(nb, fails - k) - ln_choose(total, fails)).exp())
+            .collect();
+        let mut next = vec![0.0; dist.len() + hi as usize];
+        for (a, pa) in dist.iter().enumerate() {
+            for (j, pk) in pmf.iter().enumerate() {
+                next[a + lo as usize + j] += pa * pk;
+            }
+        }
+        dist = next;
+    }
+    dist.iter().skip(observed as usize).sum::<f64>().min(1.0)
+}
+
+/// A p-value for a note: four decimals, or scientific below 0.001.
+pub fn sci(p: f64) -> String {
     if p >= 0.001 {
         format!("{p:.4}")
     } else {
@@ -258,6 +309,19 @@ mod tests {
         // The normal approximation beyond the exact table agrees with it in the middle.
         let approx = tail(100, 100, 5_000);
         assert!((approx - 0.5).abs() < 0.01, "{approx}");
+    }
+
+    /// One rung: Fisher's exact one-sided test (0 of 10 against 5 of 10: 252 / 15,504);
+    /// three such rungs together are far past any per-check level; equal counts are not.
+    #[test]
+    fn stratified_error_test_pools_small_rungs() {
+        let one = stratified_tail(&[[(0, 10), (5, 10)]]);
+        assert!((one - 252.0 / 15_504.0).abs() < 1e-12, "{one}");
+        let three = stratified_tail(&[[(0, 10), (5, 10)]; 3]);
+        assert!(three < 1e-4, "{three}");
+        let same = stratified_tail(&[[(1, 10), (1, 10)]; 3]);
+        assert!(same > 0.5, "{same}");
+        assert_eq!(stratified_tail(&[[(0, 10), (0, 10)]]), 1.0);
     }
 
     fn groups(v: &[f64]) -> Groups {
