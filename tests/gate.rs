@@ -289,3 +289,50 @@ fn gate_refuses_before_the_run_what_it_can() {
         text(&o)
     );
 }
+
+/// `validate` says which gate checks a scenario's size can never decide, and when none can
+/// (every gate would end with no verdict); the shipped sessions scenario's 12 sessions a
+/// rung cannot judge a throughput.
+#[test]
+fn validate_warns_of_gate_checks_the_size_can_never_decide() {
+    let t = tempfile::tempdir().unwrap();
+    let dir = t.path();
+    let tiny = early_scenario(
+        dir,
+        "sim",
+        "sim-model",
+        "[4, 8]",
+        "gate:\n  - { metric: median_ttft_ms, max_increase: 10% }\n  - { metric: request_throughput, max_decrease: 5% }\n",
+    );
+    let yaml = std::fs::read_to_string(&tiny)
+        .unwrap()
+        .replace("requests_per_rung: 20", "requests_per_rung: 4");
+    std::fs::write(&tiny, yaml).unwrap();
+    let o = ladder(&["validate", tiny.to_str().unwrap()], dir);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    let err = String::from_utf8_lossy(&o.stderr);
+    for want in [
+        "warning: gate check `median_ttft_ms +10%` can never be decided at 4 requests per rung",
+        "warning: gate check `request_throughput` can never be decided at 4 requests per rung",
+        "no gate check can ever be decided at 4 requests per rung: every `ladder gate` of this scenario would end with no verdict (exit 2)",
+    ] {
+        assert!(err.contains(want), "want {want:?} in {}", text(&o));
+    }
+    // At 20 requests a rung both can be decided: no warning.
+    let ok = early_scenario(dir, "sim", "sim-model", "[4, 8]", "");
+    let o = ladder(&["validate", ok.to_str().unwrap()], dir);
+    assert!(
+        !String::from_utf8_lossy(&o.stderr).contains("warning"),
+        "{}",
+        text(&o)
+    );
+    let sessions = Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios/sessions.yaml");
+    let o = ladder(&["validate", sessions.to_str().unwrap()], dir);
+    assert!(
+        String::from_utf8_lossy(&o.stderr).contains(
+            "gate check `request_throughput` can never be decided at 12 sessions per rung"
+        ),
+        "{}",
+        text(&o)
+    );
+}

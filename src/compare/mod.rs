@@ -20,6 +20,7 @@ pub mod replaced;
 pub mod rules;
 mod samples;
 pub mod settle;
+pub mod size;
 pub mod small;
 pub mod stats;
 pub mod threshold;
