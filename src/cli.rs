@@ -628,6 +628,9 @@ fn validate(files: &[PathBuf]) -> i32 {
             for n in &l.notes {
                 eprintln!("{}: note: {n}", f.display());
             }
+            for w in ladder::compare::size::warnings(&l.scenario) {
+                eprintln!("{}: warning: {w}", f.display());
+            }
             println!("ok: {}", f.display());
         } else {
             all_ok = false;

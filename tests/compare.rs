@@ -42,6 +42,8 @@ struct Spec {
     status: RunStatus,
     /// Rates at which every request fails with a 401.
     all_fail: Vec<f64>,
+    /// Every second request (odd indices) fails with a 401, at every rate.
+    half_fail: bool,
     gate: serde_json::Value,
     cooldown: &'static str,
 }
@@ -57,6 +59,7 @@ impl Default for Spec {
             model: "sim-model".into(),
             status: RunStatus::Complete,
             all_fail: vec![],
+            half_fail: false,
             gate: serde_json::Value::Null,
             cooldown: "10s",
         }
@@ -99,9 +102,10 @@ fn lines_for(spec: &Spec, rate: f64) -> Vec<RequestLine> {
     let mut rng = ChaCha8Rng::seed_from_u64(spec.seed * 1000 + rate as u64);
     let noise = LogNormal::new(0.0, 0.3).unwrap();
     let scale = spec.ttft_scale.get(&(rate as u64)).copied().unwrap_or(1.0);
-    let fail = spec.all_fail.contains(&rate);
+    let all_fail = spec.all_fail.contains(&rate);
     (0..spec.requests)
         .map(|i| {
+            let fail = all_fail || (spec.half_fail && i % 2 == 1);
             let sent = i as f64 * 1000.0 / rate;
             let ttft = 50.0 * scale * noise.sample(&mut rng);
             let tpot = 10.0 * spec.tpot_scale * noise.sample(&mut rng);
@@ -612,7 +616,8 @@ fn strict_turns_inconclusive_into_failure() {
             ..Spec::default()
         },
     );
-    // p99 at 200 requests is always inconclusive.
+    // p99 at 200 requests is always inconclusive: alone, it decides nothing, so the
+    // comparison has no verdict (exit 2); with the other checks it passes.
     let args = ["--threshold", "p99_ttft_ms=+20%"];
     ladder()
         .arg("compare")
@@ -621,6 +626,15 @@ fn strict_turns_inconclusive_into_failure() {
         .args(args)
         .assert()
         .code(0);
+    ladder()
+        .arg("compare")
+        .arg(&b)
+        .arg(&c)
+        .args(args)
+        .arg("--only")
+        .assert()
+        .code(2)
+        .stdout(contains("NO VERDICT: nothing could be judged"));
     ladder()
         .arg("compare")
         .arg(&b)
@@ -812,7 +826,9 @@ fn unusable_inputs_exit_2_with_a_message() {
             ..Spec::default()
         },
     );
-    run(&b, &dead, "0 successful requests");
+    // A baseline without successes is no baseline (a candidate's outage is a regression:
+    // `an_outage_is_a_regression_not_unusable_input`).
+    run(&dead, &b, "the baseline has 0 successful requests");
     // No common rungs.
     let other = t.path().join("other");
     write_run(
@@ -1348,4 +1364,106 @@ fn big_rungs_are_judged_by_large_sample_intervals() {
     };
     let (_t2, b2, c2) = pair(&big, &same);
     ladder().arg("compare").arg(&b2).arg(&c2).assert().code(0);
+}
+
+/// Every candidate request of a ladder failed after preflight passed (an outage): a
+/// regression the error rate judges (exit 1), whose latency checks say "no successes";
+/// a baseline with no successes stays unusable (exit 2), as does an outage with no
+/// error_rate check to judge it.
+#[test]
+fn an_outage_is_a_regression_not_unusable_input() {
+    let t = tempfile::tempdir().unwrap();
+    let (b, dead) = (t.path().join("b"), t.path().join("dead"));
+    write_run(&b, &Spec::default());
+    write_run(
+        &dead,
+        &Spec {
+            all_fail: vec![1.0, 5.0, 10.0],
+            ..Spec::default()
+        },
+    );
+    let out = ladder().arg("compare").arg(&b).arg(&dead).assert().code(1);
+    let text = String::from_utf8_lossy(&out.get_output().stdout).into_owned();
+    assert!(
+        text.contains("no successes: all 200 candidate requests failed (auth 200), so median_ttft_ms was not measured"),
+        "{text}"
+    );
+    // Each rung: both throughputs and the error rate regress; the latencies say why not.
+    assert!(
+        text.contains("FAIL: 9 regression(s), 9 inconclusive"),
+        "{text}"
+    );
+    assert!(!text.contains("NaN"), "{text}");
+    ladder()
+        .arg("compare")
+        .arg(&dead)
+        .arg(&b)
+        .assert()
+        .code(2)
+        .stderr(contains("the baseline has 0 successful requests"));
+    ladder()
+        .arg("compare")
+        .arg(&b)
+        .arg(&dead)
+        .args(["--only", "--threshold", "median_ttft_ms=+10%"])
+        .assert()
+        .code(2)
+        .stderr(contains("cannot compare median_ttft_ms"));
+}
+
+/// Ten requests a rung, below the bootstrap's 20: an unchanged candidate decides nothing,
+/// so the comparison has no verdict (exit 2, never an empty PASS; --strict: exit 1); a
+/// candidate 38 times slower in TTFT is a regression by the rank test; one with half its
+/// requests failing is a regression by the error-rate test pooled over the rungs.
+#[test]
+fn small_rungs_judge_what_they_can_and_otherwise_have_no_verdict() {
+    let t = tempfile::tempdir().unwrap();
+    let small = |seed: u64| Spec {
+        requests: 10,
+        seed,
+        ..Spec::default()
+    };
+    let dir = |n: &str| t.path().join(n);
+    write_run(&dir("base"), &small(1));
+    write_run(&dir("same"), &small(2));
+    let mut slow = small(3);
+    for r in [1, 5, 10] {
+        slow.ttft_scale.insert(r, 38.0);
+    }
+    write_run(&dir("slow"), &slow);
+    write_run(
+        &dir("half"),
+        &Spec {
+            half_fail: true,
+            ..small(4)
+        },
+    );
+    let compare = |cand: &str, extra: &[&str], code: i32| -> String {
+        let out = ladder()
+            .arg("compare")
+            .arg(dir("base"))
+            .arg(dir(cand))
+            .args(extra)
+            .assert()
+            .code(code);
+        String::from_utf8_lossy(&out.get_output().stdout).into_owned()
+    };
+    let same = compare("same", &[], 2);
+    assert!(
+        same.contains("NO VERDICT: nothing could be judged: all 18 check(s) inconclusive"),
+        "{same}"
+    );
+    assert!(!same.contains("PASS"), "{same}");
+    compare("same", &["--strict"], 1);
+    let slow = compare("slow", &[], 1);
+    assert!(
+        slow.contains("exact rank test (Mann–Whitney)") && slow.contains("100 of 100 pairs above"),
+        "{slow}"
+    );
+    assert!(slow.contains("rank test"), "{slow}");
+    let half = compare("half", &[], 1);
+    assert!(
+        half.contains("exact stratified test") && half.contains("failed 15 of 30 against 0 of 30"),
+        "{half}"
+    );
 }

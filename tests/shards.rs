@@ -199,6 +199,16 @@ fn three_shards_against_one_simulator_merge_to_the_one_machine_schedule() {
 /// Write shard folders holding `run`'s requests split by index (as `ladder run --shard`
 /// would have measured them), each with its share's summaries.
 fn split(run: &ResultDir, n: u32, root: &Path) -> Vec<PathBuf> {
+    split_by(run, n, root, &|l, i| (l.index % n == i).then(|| l.clone()))
+}
+
+/// [`split`] with the lines each shard gets (possibly changed) chosen by `take(line, shard)`.
+fn split_by(
+    run: &ResultDir,
+    n: u32,
+    root: &Path,
+    take: &dyn Fn(&RequestLine, u32) -> Option<RequestLine>,
+) -> Vec<PathBuf> {
     let slo = run
         .info
         .scenario
@@ -224,8 +234,8 @@ fn split(run: &ResultDir, n: u32, root: &Path) -> Vec<PathBuf> {
                 let lines: Vec<RequestLine> = run
                     .requests(rung)
                     .unwrap()
-                    .into_iter()
-                    .filter(|l| l.index % n == i)
+                    .iter()
+                    .filter_map(|l| take(l, i))
                     .collect();
                 let mut part = rung.summary.clone();
                 if i > 0 {
@@ -430,6 +440,91 @@ fn merge_refuses_missing_duplicate_failed_and_foreign_shards() {
     assert!(e.contains("is given twice"), "{e}");
     // The three as written merge.
     ladder::results::shard_merge::merge(&shards, &tmp.path().join("ok")).unwrap();
+}
+
+/// A shard's lines are the ones it owns: `index % N == i`, below the rung's count. Lines
+/// dealt to the wrong shard, or renumbered past the rung's requests, make folders that pass
+/// every summary check (the summaries are recomputed from them) but are refused by merge,
+/// naming the file and line.
+#[test]
+fn merge_refuses_lines_a_shard_does_not_own() {
+    let (tmp, run) = one_run("");
+    // Shard i gets the lines of shard (i + 1) % 3: every index once overall.
+    let swapped = split_by(&run, 3, &tmp.path().join("swapped"), &|l, i| {
+        (l.index % 3 == (i + 1) % 3).then(|| l.clone())
+    });
+    let e = ladder::results::shard_merge::merge(&swapped, &tmp.path().join("m1"))
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("shard-0-of-3/requests_rate_30.jsonl:1: request 1 belongs to shard 1 of 3")
+            && e.contains("not to this shard 0")
+            && e.contains("run the shards again"),
+        "{e}"
+    );
+    // Shard 2's last line renumbered past the rung's 3 + 48 requests (its own residue).
+    let past = split_by(&run, 3, &tmp.path().join("past"), &|l, i| {
+        let mut l = l.clone();
+        if l.index == 50 {
+            l.index = 53;
+        }
+        (l.index % 3 == i).then_some(l)
+    });
+    let e = ladder::results::shard_merge::merge(&past, &tmp.path().join("m2"))
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("shard-2-of-3/requests_rate_30.jsonl:")
+            && e.contains("request 53 is past the rung's 51 requests"),
+        "{e}"
+    );
+}
+
+/// One shard's folder holds 1/N of every rung: bless, compare and gate refuse it as a whole
+/// run and say to merge first.
+#[test]
+fn a_shard_folder_is_not_a_whole_run() {
+    let (tmp, run) = one_run("");
+    let shards = split(&run, 2, &tmp.path().join("split"));
+    let golden = tmp.path().join("golden");
+    let want = "is shard 1 of 2: it holds 1/2 of every rung's requests, not the whole run: merge \
+                the shards first (ladder merge ";
+    let r = spawn(ladder_cmd(&[
+        "bless",
+        shards[1].to_str().unwrap(),
+        "--golden",
+        golden.to_str().unwrap(),
+    ]))
+    .finish(Duration::from_secs(60));
+    assert_eq!(r.status.code(), Some(2), "{}", r.all());
+    assert!(r.all().contains(want), "{}", r.all());
+    assert!(!golden.join("sharded").exists());
+    for (base, cand) in [(&run.path, &shards[1]), (&shards[1], &run.path)] {
+        let r = spawn(ladder_cmd(&[
+            "compare",
+            base.to_str().unwrap(),
+            cand.to_str().unwrap(),
+        ]))
+        .finish(Duration::from_secs(60));
+        assert_eq!(r.status.code(), Some(2), "{}", r.all());
+        assert!(r.all().contains(want), "{}", r.all());
+    }
+    // The gate's baseline: a shard's folder copied into golden/.
+    copy_dir(&shards[1], &golden.join("sharded"));
+    let e = ladder::compare::gate_outcome(
+        &ladder::compare::GateOptions {
+            golden: Some(golden.clone()),
+            ..Default::default()
+        },
+        &ladder::runner::RunOutcome {
+            dir: run.path.clone(),
+            info: run.info.clone(),
+            rungs: run.rungs.iter().map(|r| r.summary.clone()).collect(),
+        },
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(e.contains(want), "{e}");
 }
 
 fn rand_suffix() -> u128 {

@@ -590,3 +590,68 @@ fn a_vllm_file_over_the_size_limit_is_refused_unread() {
     assert!(all.contains("result_rate_20.json"), "{all}");
     assert!(all.contains("512 MiB"), "{all}");
 }
+
+/// Summary values no benchmark writes (NaN, negative, a string) and per-request lists of
+/// strings are damage: refused naming the file and the key, never read as a value (NaN
+/// throughput: an inconclusive PASS; `ttfts` as strings: dropped, an "improvement").
+#[test]
+fn damaged_vllm_values_are_refused_naming_file_and_key() {
+    let t = tempfile::tempdir().unwrap();
+    let good = vllm_folder(t.path(), "good", 1.0, true);
+    let p = |d: &Path| d.join("result_rate_10.json");
+    let original = std::fs::read_to_string(p(&good)).unwrap();
+    let cases: Vec<(&str, Box<dyn Fn(&mut Value)>, &str)> = vec![
+        (
+            "nan",
+            Box::new(|v| v["request_throughput"] = json!("NaN")),
+            "`request_throughput` is NaN",
+        ),
+        (
+            "negttft",
+            Box::new(|v| v["median_ttft_ms"] = json!(-5.0)),
+            "`median_ttft_ms` is -5, not a value a benchmark measures",
+        ),
+        (
+            "negdur",
+            Box::new(|v| v["duration"] = json!(-30.0)),
+            "`duration` is -30",
+        ),
+        (
+            "strttft",
+            Box::new(|v| {
+                let s: Vec<Value> = v["ttfts"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .map(|x| json!(x.to_string()))
+                    .collect();
+                v["ttfts"] = json!(s);
+            }),
+            "request 0: `ttfts` is \"0.",
+        ),
+        (
+            "strlen",
+            Box::new(|v| v["output_lens"][3] = json!("64")),
+            "request 3: `output_lens` is \"64\", not a token count",
+        ),
+    ];
+    for (name, edit, want) in cases {
+        let dir = vllm_folder(t.path(), name, 1.0, true);
+        let mut v: Value = serde_json::from_str(&original).unwrap();
+        edit(&mut v);
+        // Python's json writes NaN as a bare token.
+        let body = v.to_string().replace("\"NaN\"", "NaN");
+        std::fs::write(p(&dir), body).unwrap();
+        let o = ladder(&["compare", "good", name], t.path());
+        assert_eq!(o.status.code(), Some(2), "{name}: {}", text(&o));
+        assert!(
+            text(&o).contains("result_rate_10.json") && text(&o).contains(want),
+            "{name}: want {want:?} in {}",
+            text(&o)
+        );
+        assert!(text(&o).contains("damaged"), "{name}: {}", text(&o));
+    }
+    // null is vLLM's "not computed" (goodput without --goodput): still accepted.
+    let o = ladder(&["compare", "good", "good"], t.path());
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+}

@@ -40,6 +40,27 @@ pub enum GateError {
         "no golden baseline at {0}; make one with `ladder bless <result folder>` and commit it"
     )]
     NoBaseline(PathBuf),
+    /// `ladder gate` found no baseline before running anything.
+    #[error(
+        "no golden baseline at {}; nothing was run. To make one: `ladder run {}`, then \
+         `ladder bless <the folder it wrote>` (e.g. {}/{}/<start time>), and commit {}",
+        dir.display(), scenario.display(), out.display(), name, dir.display()
+    )]
+    NoBaselineYet {
+        dir: PathBuf,
+        scenario: PathBuf,
+        out: PathBuf,
+        name: String,
+    },
+    /// A refusal about the baseline after the fresh run was written: say where the run is.
+    #[error(
+        "{source}\nthe fresh run is in {}: if it should become the baseline, `ladder bless {}`",
+        dir.display(), dir.display()
+    )]
+    AfterRun {
+        source: Box<GateError>,
+        dir: PathBuf,
+    },
     #[error("{0}")]
     Compare(#[from] CompareError),
     #[error("{path}: {source}")]
@@ -70,6 +91,15 @@ pub enum GateError {
         status: RunStatus,
         detail: String,
     },
+    #[error(
+        "refusing to bless {path}: a run is far from the others (the rule: docs/gate.md, \
+         \"Outlier runs\"):\n  {}\nsuch a run widens the baseline's run-to-run spread on its \
+         rung for as long as the baseline lives, so the gate there decides nothing; find out \
+         why (a cold or restarted server, a busy machine, a rung at capacity), run it again \
+         and bless that run, or pass --force to keep it",
+        lines.join("\n  ")
+    )]
+    Outliers { path: PathBuf, lines: Vec<String> },
     #[error("refusing to bless {path}: no rung completed (run status `{status}`{detail}), so a gate against it would have nothing to compare, not even with --force; re-run the scenario to the end (a soak: until load.duration has passed) and bless that folder")]
     NothingComplete {
         path: PathBuf,
@@ -99,6 +129,7 @@ pub fn write_outputs(c: &Comparison, opts: &GateOptions) -> Result<(), GateError
 /// Run the scenario, compare with `<golden>/<scenario name>/`, print the verdict table and
 /// write the requested files. Returns the comparison; its `exit_code` is the gate's.
 pub fn gate(opts: &GateOptions) -> Result<Comparison, GateError> {
+    precheck(opts)?;
     let outcome = runner::run(&RunOptions {
         scenario_path: opts.scenario.clone(),
         out_dir: opts.out.clone(),
@@ -116,10 +147,149 @@ pub fn gate(opts: &GateOptions) -> Result<Comparison, GateError> {
     if let Some(f) = opts.on_run_dir {
         f(&outcome.dir);
     }
-    let c = gate_outcome(opts, &outcome)?;
+    let c = gate_outcome(opts, &outcome).map_err(|e| {
+        if e.about_baseline() {
+            GateError::AfterRun {
+                source: Box::new(e),
+                dir: outcome.dir.clone(),
+            }
+        } else {
+            e
+        }
+    })?;
     print!("{}", render::terminal(&c, opts.strict));
     write_outputs(&c, opts)?;
     Ok(c)
+}
+
+impl GateError {
+    /// True for a refusal that comes from the baseline or from how it differs from the
+    /// fresh run (not from the fresh run itself): blessing the fresh run is then a way out.
+    fn about_baseline(&self) -> bool {
+        match self {
+            GateError::NoBaseline(_) | GateError::NoBaselineYet { .. } => true,
+            GateError::Compare(c) => match c {
+                CompareError::Load { which, .. }
+                | CompareError::Shard { which, .. }
+                | CompareError::NoCompleteRung { which, .. } => *which == "baseline",
+                CompareError::NoSuccesses { side, .. } => *side == "baseline",
+                CompareError::ConfigChange(_)
+                | CompareError::NoCommonRungs { .. }
+                | CompareError::LoadKinds { .. } => true,
+                _ => false,
+            },
+            _ => false,
+        }
+    }
+}
+
+/// Everything `ladder gate` can refuse before sending any load: the scenario (as `run`
+/// reads it), a sweep, the `gate:` rules and `--only`, and the golden baseline (there,
+/// readable, a whole run with a complete rung, the same kind of ladder, model and
+/// workload unless `--allow-config-change`). A soak or a long ladder against a paid GPU
+/// must not run to the end to learn that it could never be compared.
+pub fn precheck(opts: &GateOptions) -> Result<(), GateError> {
+    let loaded =
+        crate::scenario::load(&opts.scenario).map_err(|d| GateError::Run(d.to_string()))?;
+    let sc = &loaded.scenario;
+    if let Some(sweep) = &sc.sweep {
+        return Err(GateError::Run(format!(
+            "{} has a sweep ({} ladders); gate each value with its own scenario (nothing was run)",
+            opts.scenario.display(),
+            sweep.values.len()
+        )));
+    }
+    super::threshold::from_gate_rules(&sc.gate).map_err(CompareError::Threshold)?;
+    if opts.compare.only && opts.compare.overrides.is_empty() {
+        return Err(CompareError::Threshold(super::ThresholdError(
+            "--only applies the --threshold rules alone, and none was given: add \
+             --threshold METRIC=+10% (or drop --only)"
+                .into(),
+        ))
+        .into());
+    }
+    let golden = opts
+        .golden
+        .clone()
+        .unwrap_or_else(|| PathBuf::from("golden"));
+    let base_dir = golden.join(&sc.name);
+    if !base_dir.is_dir() {
+        return Err(GateError::NoBaselineYet {
+            dir: base_dir,
+            scenario: opts.scenario.clone(),
+            out: opts.out.clone().unwrap_or_else(|| PathBuf::from("results")),
+            name: sc.name.clone(),
+        });
+    }
+    let base = ResultDir::open_ended(&base_dir).map_err(|e| CompareError::Load {
+        which: "baseline",
+        source: e,
+    })?;
+    if let Some(s) = &base.info.shard {
+        return Err(CompareError::Shard {
+            which: "baseline",
+            message: s.not_a_whole_run(&base.path),
+        }
+        .into());
+    }
+    if base.rungs.iter().all(|r| !r.entry.complete) {
+        return Err(CompareError::NoCompleteRung {
+            which: "baseline",
+            dir: base.path.clone(),
+            how: match base.info.status {
+                RunStatus::Failed => "failed",
+                _ => "was interrupted",
+            },
+            status: base.info.status,
+            detail: base.info.status_suffix(),
+        }
+        .into());
+    }
+    if base.info.load != sc.load_kind() {
+        return Err(CompareError::LoadKinds {
+            base: base.info.load,
+            cand: sc.load_kind(),
+        }
+        .into());
+    }
+    if !opts.compare.allow_config_change && base.imported.is_none() {
+        let changes = knowable_changes(&base.info.scenario, sc);
+        if !changes.is_empty() {
+            return Err(CompareError::ConfigChange(changes).into());
+        }
+    }
+    Ok(())
+}
+
+/// The model and workload differences between a baseline's resolved scenario and the
+/// scenario about to run, as far as they are known before the run (the prompt shortening
+/// measured in preflight, `workload.server_overhead`, is left out).
+fn knowable_changes(base: &serde_json::Value, sc: &crate::scenario::Scenario) -> Vec<String> {
+    let Ok(mut cand) = serde_json::to_value(sc) else {
+        return Vec::new();
+    };
+    let mut base = base.clone();
+    let timed = |v: &serde_json::Value| !v["load"]["duration"].is_null();
+    let soak = timed(&base) || timed(&cand);
+    for v in [&mut base, &mut cand] {
+        if let Some(w) = v.get_mut("workload").and_then(|w| w.as_object_mut()) {
+            w.remove("server_overhead");
+            if soak {
+                w.remove("requests_per_rung");
+            }
+        }
+    }
+    ["model", "workload"]
+        .into_iter()
+        .filter(|k| base.get(*k) != cand.get(*k))
+        .map(|k| {
+            format!(
+                "different {k}: baseline {}, the scenario to run {} (nothing was run)",
+                base.get(k).cloned().unwrap_or_default(),
+                cand.get(k).cloned().unwrap_or_default()
+            )
+        })
+        .collect()
 }
 
 /// The part of [`gate`] after the run: check the run is usable, find and load the golden
@@ -197,6 +367,9 @@ pub fn bless(opts: &BlessOptions) -> Result<Blessed, GateError> {
             source,
         },
     })?;
+    if let Some(s) = &d.info.shard {
+        return Err(GateError::Unsafe(s.not_a_whole_run(src)));
+    }
     let incomplete = d.rungs.iter().any(|r| !r.entry.complete);
     // An interrupted run (or soak) with no finished rung is no baseline at all.
     if d.rungs.iter().all(|r| !r.entry.complete) {
@@ -231,6 +404,16 @@ pub fn bless(opts: &BlessOptions) -> Result<Blessed, GateError> {
             rates: limited,
         });
     }
+    if !opts.add && !opts.force {
+        let lines =
+            super::bless_check::outlier_lines(d.info.load, &super::bless_check::runs_per_rung(&d));
+        if !lines.is_empty() {
+            return Err(GateError::Outliers {
+                path: src.clone(),
+                lines,
+            });
+        }
+    }
     let golden = opts
         .golden
         .clone()
@@ -259,7 +442,7 @@ pub fn bless(opts: &BlessOptions) -> Result<Blessed, GateError> {
     let tmp = golden.join(format!(".{name}.bless-{pid}"));
     let _ = fs::remove_dir_all(&tmp);
     let made = if opts.add {
-        add_to_baseline(&dest, &d, &tmp)
+        add_to_baseline(&dest, &d, &tmp, opts.force)
     } else {
         copy_dir(src, &tmp)
     };
@@ -302,7 +485,7 @@ pub fn bless(opts: &BlessOptions) -> Result<Blessed, GateError> {
 
 /// `bless --add`: write into `tmp` the baseline at `dest` with the run `d` added as more
 /// repeats (results::merge), after checking they measure the same thing.
-fn add_to_baseline(dest: &Path, d: &ResultDir, tmp: &Path) -> Result<(), GateError> {
+fn add_to_baseline(dest: &Path, d: &ResultDir, tmp: &Path, force: bool) -> Result<(), GateError> {
     if !dest.is_dir() {
         return Err(GateError::NoBaseline(dest.to_path_buf()));
     }
@@ -318,6 +501,23 @@ fn add_to_baseline(dest: &Path, d: &ResultDir, tmp: &Path) -> Result<(), GateErr
             dest.display(),
             changes.join("\n  ")
         )));
+    }
+    super::bless_check::refuse_duplicate(&base, dest, d).map_err(GateError::Unsafe)?;
+    if !force {
+        // The runs the baseline would hold: its own, then the added run's, per rung.
+        let mut rungs = super::bless_check::runs_per_rung(&base);
+        for (rate, runs) in &mut rungs {
+            if let Some(r) = d.rung(*rate) {
+                runs.extend(crate::metrics::outliers::runs_of(&r.summary));
+            }
+        }
+        let lines = super::bless_check::outlier_lines(base.info.load, &rungs);
+        if !lines.is_empty() {
+            return Err(GateError::Outliers {
+                path: d.path.clone(),
+                lines,
+            });
+        }
     }
     crate::results::merge::add_run(&base, d, tmp).map_err(|e| GateError::Unsafe(e.to_string()))
 }

@@ -3,6 +3,7 @@
 //!
 //! The statistics and every parameter are documented in docs/gate.md.
 
+pub mod bless_check;
 pub mod components;
 pub mod config_diff;
 pub mod evidence;
@@ -20,6 +21,8 @@ pub mod replaced;
 pub mod rules;
 mod samples;
 pub mod settle;
+pub mod size;
+pub mod small;
 pub mod stats;
 pub mod threshold;
 pub mod verdict;
@@ -104,6 +107,12 @@ pub enum CompareError {
     ClientLimited { rates: Vec<f64> },
     #[error("{path}: scenario `gate:` list is malformed: {message}")]
     BadGate { path: String, message: String },
+    /// One shard's folder of a sharded run, given as a whole run.
+    #[error("{which}: {message}")]
+    Shard {
+        which: &'static str,
+        message: String,
+    },
 }
 
 /// One check on one rung.
@@ -115,6 +124,9 @@ pub struct Row {
     pub cand: f64,
     pub method: Method,
     pub decision: Decision,
+    /// For an error_rate check of one run per side: (failed, measured) of the baseline and
+    /// the candidate (the pooled test of small rungs reads them).
+    pub errors: Option<small::Stratum>,
 }
 
 impl Row {
@@ -124,7 +136,9 @@ impl Row {
     }
     /// Relative change in percent, `None` for a zero baseline.
     pub fn pct(&self) -> Option<f64> {
-        (self.base != 0.0).then(|| 100.0 * (self.cand - self.base) / self.base.abs())
+        (self.base != 0.0)
+            .then(|| 100.0 * (self.cand - self.base) / self.base.abs())
+            .filter(|p| p.is_finite())
     }
 }
 
@@ -305,10 +319,20 @@ impl Comparison {
         self.count(Verdict::Regression) > 0 || (strict && self.count(Verdict::Inconclusive) > 0)
     }
 
-    /// Exit code: 1 on a failed comparison, else 0.
+    /// True when no check was decided (every one inconclusive, or none at all): the
+    /// comparison has no verdict, pass or fail.
+    pub fn no_verdict(&self) -> bool {
+        self.count(Verdict::Inconclusive) == self.rows.len()
+    }
+
+    /// Exit code: 1 on a failed comparison; 2 when nothing could be judged (no verdict: an
+    /// empty PASS would let any candidate through), unless `strict` made it a failure;
+    /// else 0.
     pub fn exit_code(&self, strict: bool) -> i32 {
         if self.failed(strict) {
             crate::exit::REGRESSION
+        } else if self.no_verdict() {
+            crate::exit::BAD_INPUT
         } else {
             crate::exit::OK
         }
@@ -368,6 +392,15 @@ pub fn compare(
     c: &ResultDir,
     opts: &CompareOptions,
 ) -> Result<Comparison, CompareError> {
+    // One shard's folder holds 1/N of every rung: its throughputs are 1/N of the run's.
+    for (which, d) in [("baseline", b), ("candidate", c)] {
+        if let Some(s) = &d.info.shard {
+            return Err(CompareError::Shard {
+                which,
+                message: s.not_a_whole_run(&d.path),
+            });
+        }
+    }
     // A rate rung and a concurrency rung with the same number are different experiments.
     if b.info.load != c.info.load {
         return Err(CompareError::LoadKinds {
@@ -516,6 +549,23 @@ pub fn compare(
             })
             .count();
     }
+    // Small rungs: each error_rate change check adds one test pooled over the rungs.
+    let small_rungs = common.iter().any(|&rate| {
+        let n = |d: &ResultDir| {
+            d.rung(rate)
+                .map_or(0, |r| r.summary.completed.saturating_add(r.summary.failed))
+        };
+        n(b).min(n(c)) < stats::MIN_REQUESTS as u64
+    });
+    let pooled_errors: Vec<&Check> = checks
+        .iter()
+        .filter(|ch| {
+            small_rungs
+                && evidence::Model::of(&ch.metric) == evidence::Model::ErrorRate
+                && matches!(ch.bound, Bound::Increase(_))
+        })
+        .collect();
+    size += pooled_errors.len();
     let mut family = Family::of(size);
     let saturated = [saturated_from(b), saturated_from(c)];
     let levels = evidence::Levels {
@@ -577,7 +627,21 @@ pub fn compare(
             };
             (plain, e)
         });
+        // An outage (every candidate request failed) is a regression the error rate judges,
+        // not unusable input: its latency checks say "no successes" instead of refusing.
+        let measured = |s: &crate::metrics::RungSummary| s.completed.saturating_add(s.failed) > 0;
+        let errors_judge = checks
+            .iter()
+            .any(|c| evidence::Model::of(&c.metric) == evidence::Model::ErrorRate)
+            && measured(&br.summary)
+            && measured(&cr.summary);
         for (check, (plain, e)) in checks.iter().zip(evidences) {
+            let e = match e {
+                Err(ns) if ns.side == "candidate" && errors_judge => {
+                    Ok(no_successes(&check.metric, &bs, &cr.summary))
+                }
+                e => e,
+            };
             let e = e.map_err(|ns| {
                 let s = if ns.side == "baseline" {
                     bs.summary
@@ -598,6 +662,27 @@ pub fn compare(
                 }
             })?;
             let mut decision = verdict::decide_in(check.bound, check.floor, &e, unit_of(c, cr));
+            let mut method = e.method;
+            // Too few requests (or sessions) for the bootstrap: a cruder test rather than none.
+            if let (Verdict::Inconclusive, Some(_), false, evidence::Model::Latency(stat, which)) = (
+                decision.verdict,
+                &e.too_few,
+                plain,
+                evidence::Model::of(&check.metric),
+            ) {
+                let (bg, cg) = (
+                    evidence::latency_groups(&bl, which),
+                    evidence::latency_groups(&cl, which),
+                );
+                if bg.len().min(cg.len()) < stats::MIN_REQUESTS {
+                    if let Some(d) =
+                        small::decide(check.bound, check.floor, stat, &bg, &cg, family.per_check)
+                    {
+                        decision = d;
+                        method = Method::Rank;
+                    }
+                }
+            }
             let latency = matches!(
                 evidence::Model::of(&check.metric),
                 evidence::Model::Latency(..)
@@ -617,10 +702,14 @@ pub fn compare(
                 check: check.clone(),
                 base: e.base,
                 cand: e.cand,
-                method: e.method,
+                method,
                 decision,
+                errors: e.counts.filter(|c| !c.overdispersed()).map(|c| c.sides),
             });
         }
+    }
+    for check in pooled_errors {
+        pooled_error_rate(check, &mut rows, family.per_check);
     }
     // Every rung's lines were checked as they were compared; the rungs not compared
     // (one side only, incomplete, client-limited) are checked now, so a folder is refused
@@ -652,6 +741,82 @@ pub fn compare(
         rows,
         server_notes,
     })
+}
+
+/// An error_rate change check on rungs too small to judge one by one: the exact stratified
+/// test over every compared rung ([`small::stratified_tail`]); when it shows the candidate
+/// failing more often at the per-check level, each inconclusive rung whose candidate rate
+/// is past the check's limit becomes a regression, with the pooled test in its note.
+fn pooled_error_rate(check: &Check, rows: &mut [Row], level: f64) {
+    let mine = |r: &Row| r.check == *check && r.method == Method::Proportion;
+    let strata: Vec<small::Stratum> = rows
+        .iter()
+        .filter(|r| mine(r))
+        .filter_map(|r| r.errors)
+        .collect();
+    if strata.is_empty() {
+        return;
+    }
+    let p = small::stratified_tail(&strata);
+    let alpha = (1.0 - level) / 2.0;
+    if p > alpha {
+        return;
+    }
+    let (failed, measured) = strata
+        .iter()
+        .fold((0, 0), |(f, n), [_, (fc, nc)]| (f + fc, n + nc));
+    let (bf, bn) = strata
+        .iter()
+        .fold((0, 0), |(f, n), [(fb, nb), _]| (f + fb, n + nb));
+    for r in rows.iter_mut().filter(|r| mine(r)) {
+        let limit = match check.bound {
+            Bound::Increase(t) => match t {
+                crate::scenario::Threshold::Relative(x) => x * r.base.abs(),
+                crate::scenario::Threshold::Absolute(a) => a,
+            }
+            .max(check.floor),
+            _ => continue,
+        };
+        if r.decision.verdict == Verdict::Inconclusive && r.cand - r.base > limit {
+            r.decision = Decision {
+                verdict: Verdict::Regression,
+                interval: r.decision.interval,
+                note: format!(
+                    "too few requests to judge this rung alone; over all {} rungs the candidate \
+                     failed {failed} of {measured} against {bf} of {bn} (exact stratified test, \
+                     one-sided p = {} ≤ {} at the per-check level), and this rung's rate is \
+                     past the limit +{}",
+                    strata.len(),
+                    small::sci(p),
+                    small::sci(alpha),
+                    render::num(limit)
+                ),
+            };
+        }
+    }
+}
+
+/// The evidence of a latency check on a rung where no candidate request succeeded: no
+/// value, no verdict of its own (the error rate check judges the outage).
+fn no_successes(
+    metric: &str,
+    base: &Side,
+    cand: &crate::metrics::RungSummary,
+) -> verdict::Evidence {
+    let mut e = verdict::Evidence::plain(base.summary.metric(metric).unwrap_or(f64::NAN), f64::NAN);
+    let classes: Vec<String> = cand
+        .errors_by_class
+        .iter()
+        .filter(|(_, n)| **n > 0)
+        .map(|(k, n)| format!("{k} {n}"))
+        .collect();
+    e.too_few = Some(format!(
+        "no successes: all {} candidate requests failed ({}), so {metric} was not measured; \
+         the error_rate check judges this rung",
+        cand.failed,
+        classes.join(", ")
+    ));
+    e
 }
 
 /// The knee of a run as `ladder run` and `ladder report` name it (metrics::analysis), with

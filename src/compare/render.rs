@@ -152,6 +152,13 @@ pub fn checks_listing(c: &Comparison) -> String {
 
 /// One-line overall summary.
 pub fn summary_line(c: &Comparison, strict: bool) -> String {
+    if !c.failed(strict) && c.no_verdict() {
+        return format!(
+            "NO VERDICT: nothing could be judged: all {} check(s) inconclusive (the notes say \
+             what would settle them); exit 2, neither pass nor fail",
+            c.rows.len()
+        );
+    }
     let verdict = if c.failed(strict) { "FAIL" } else { "PASS" };
     let saturated = match c.count(Verdict::PastSaturation) {
         0 => String::new(),

@@ -58,6 +58,8 @@ pub enum Method {
     Proportion,
     /// No noise model: the summary values are compared as they are.
     Plain,
+    /// Exact rank test of too few requests for the bootstrap ([`super::small`]).
+    Rank,
 }
 
 impl fmt::Display for Method {
@@ -67,6 +69,7 @@ impl fmt::Display for Method {
             Method::LargeSample => "large-sample",
             Method::Proportion => "wilson/newcombe",
             Method::Plain => "plain",
+            Method::Rank => "rank test",
         })
     }
 }

@@ -99,3 +99,24 @@ pub struct MergedShards {
     /// Largest |start error| of any shard at any rung, milliseconds.
     pub max_start_error_ms: f64,
 }
+
+impl ShardInfo {
+    /// Why the folder `dir` of this shard is not a whole run, for every command that would
+    /// take it as one (bless, compare, gate): it holds `1/count` of every rung's requests,
+    /// so its rates and throughputs are a fraction of the run's.
+    pub fn not_a_whole_run(&self, dir: &std::path::Path) -> String {
+        let holder = dir.parent().map_or_else(
+            || "<scenario>.shards/<start>".into(),
+            |p| p.display().to_string(),
+        );
+        format!(
+            "{} is shard {} of {}: it holds 1/{} of every rung's requests, not the whole run: \
+             merge the shards first (ladder merge {holder} --out <merged folder>) and use the \
+             merged folder",
+            dir.display(),
+            self.index,
+            self.count,
+            self.count
+        )
+    }
+}

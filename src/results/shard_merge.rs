@@ -17,7 +17,7 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use super::load::{LoadError, ResultDir};
+use super::load::{LoadError, LoadedRung, ResultDir};
 use super::shard_info::{MergedShard, MergedShards, ShardRungLag};
 use super::types::{RequestLine, RunInfo, RunStatus, RungEntry};
 use super::write::{atomic_write, vllm_run_keys, WriteError};
@@ -233,7 +233,9 @@ pub fn merge(dirs: &[PathBuf], out: &Path) -> Result<Merged, MergeError> {
         let mut parts = Vec::with_capacity(shards.len());
         for (k, s) in shards.iter().enumerate() {
             let r = s.rung(rate).expect("checked: same rungs");
-            lines.extend(s.requests(r)?);
+            let own = s.requests(r)?;
+            owned_only(s, r, &own)?;
+            lines.extend(own);
             let lag = r.summary.stats(Latency::DispatchLag);
             merged_shards[k].rungs.push(ShardRungLag {
                 rate,
@@ -297,6 +299,52 @@ pub fn merge(dirs: &[PathBuf], out: &Path) -> Result<Merged, MergeError> {
         dir: out.to_path_buf(),
         info: back.info,
     })
+}
+
+/// Refuse a shard's line that is not one of its own: a shard owns the rung's request indices
+/// `index % N == i` below the rung's count (`load.warmup_requests` +
+/// `workload.requests_per_rung`), as `ladder run --shard i/N` sends them. A line outside it
+/// was edited in, or comes from another shard or run; merging it would count a request twice
+/// or one that was never scheduled.
+fn owned_only(s: &ResultDir, r: &LoadedRung, lines: &[RequestLine]) -> Result<(), MergeError> {
+    let sh = s.info.shard.as_ref().expect("checked: a shard's folder");
+    let n = |p: &str| {
+        s.info
+            .scenario
+            .pointer(p)
+            .and_then(serde_json::Value::as_u64)
+    };
+    let count =
+        n("/workload/requests_per_rung").map(|m| m + n("/load/warmup_requests").unwrap_or(0));
+    for (k, l) in lines.iter().enumerate() {
+        let index = u64::from(l.index);
+        let why = if index % u64::from(sh.count) != u64::from(sh.index) {
+            format!(
+                "request {index} belongs to shard {} of {} (index % {} = {}), not to this shard {}",
+                index % u64::from(sh.count),
+                sh.count,
+                sh.count,
+                index % u64::from(sh.count),
+                sh.index
+            )
+        } else if count.is_some_and(|c| index >= c) {
+            format!(
+                "request {index} is past the rung's {} requests (load.warmup_requests + \
+                 workload.requests_per_rung): no shard sends it",
+                count.unwrap_or_default()
+            )
+        } else {
+            continue;
+        };
+        return Err(refused(format!(
+            "{}:{}: {why}; a shard's folder holds only the requests `ladder run --shard {}` \
+             sends, so this folder was edited or mixes shards: run the shards again",
+            s.path.join(&r.entry.requests_file).display(),
+            k + 1,
+            sh.label()
+        )));
+    }
+    Ok(())
 }
 
 /// The shards in index order, after checking they are all of one run, each once, complete.

@@ -241,7 +241,21 @@ fn detailed_lines(
         .filter(|t| t.is_finite())
         .fold(f64::INFINITY, f64::min);
     let secs = |v: Option<&Value>, what: &str, i: usize| -> Result<f64, LoadError> {
-        let x = v.and_then(number).unwrap_or(0.0);
+        // A value that is there but no number (`"0.05"`, null) is damage, not a zero: read
+        // as 0 it would turn a request into a failure, or a slow one into a fast one.
+        let x = match v {
+            None => 0.0,
+            Some(v) => number(v).ok_or_else(|| {
+                bad(
+                    dir,
+                    file,
+                    format!(
+                        "request {i}: `{what}` is {v}, not a number of seconds: the file is \
+                         damaged (vLLM writes numbers there); restore it or re-run the benchmark"
+                    ),
+                )
+            })?,
+        };
         if x.is_finite() && x >= 0.0 {
             Ok(x * 1000.0)
         } else {
@@ -259,7 +273,26 @@ fn detailed_lines(
             .and_then(Value::as_str)
             .filter(|e| !e.trim().is_empty());
         let ttft = secs(ttfts.get(i), "ttfts", i)?;
-        let output_tokens = outs.get(i).and_then(Value::as_u64).unwrap_or(0) as u32;
+        let count = |l: &[Value], what: &str| -> Result<u32, LoadError> {
+            match l.get(i) {
+                None => Ok(0),
+                Some(v) => v
+                    .as_u64()
+                    .and_then(|n| u32::try_from(n).ok())
+                    .ok_or_else(|| {
+                        bad(
+                            dir,
+                            file,
+                            format!(
+                                "request {i}: `{what}` is {v}, not a token count: the file is \
+                                 damaged; restore it or re-run the benchmark"
+                            ),
+                        )
+                    }),
+            }
+        };
+        let output_tokens = count(outs, "output_lens")?;
+        let input_tokens = count(ins, "input_lens")?;
         let itl_ms = match itls.get(i).and_then(Value::as_array) {
             Some(gaps) => gaps
                 .iter()
@@ -290,7 +323,7 @@ fn detailed_lines(
             ttft_ms: ok.then_some(ttft),
             tpot_ms: (ok && output_tokens > 1).then(|| (e2e - ttft) / f64::from(output_tokens - 1)),
             e2e_ms: e2e,
-            input_tokens: ins.get(i).and_then(Value::as_u64).unwrap_or(0) as u32,
+            input_tokens,
             output_tokens,
             token_source: TokenSource::Usage,
             itl_ms,
@@ -347,6 +380,7 @@ fn rung_of(dir: &Path, file: &str, o: Map<String, Value>) -> Result<ImportedRung
     };
     let completed =
         u("completed").ok_or_else(|| bad(dir, file, "`completed` is not a count".into()))?;
+    measured_values(&o, dir, file)?;
     let lines = detailed_lines(&o, dir, file)?;
     let failed = match (u("failed"), &lines) {
         (Some(x), _) => x,
@@ -457,6 +491,49 @@ fn rung_of(dir: &Path, file: &str, o: Map<String, Value>) -> Result<ImportedRung
         lines,
         settings,
     })
+}
+
+/// True for a key of a vLLM file that holds a measured duration, rate or latency statistic:
+/// `duration`, the throughputs and goodput, `max_output_tokens_per_s`, and every
+/// `<statistic>_<ttft|tpot|itl|e2el>_ms`.
+fn measured_key(k: &str) -> bool {
+    const PLAIN: &[&str] = &[
+        "duration",
+        "request_throughput",
+        "request_goodput",
+        "output_throughput",
+        "total_token_throughput",
+        "max_output_tokens_per_s",
+    ];
+    PLAIN.contains(&k)
+        || k.strip_suffix("_ms").is_some_and(|rest| {
+            ["ttft", "tpot", "itl", "e2el"]
+                .iter()
+                .any(|m| rest.ends_with(&format!("_{m}")))
+        })
+}
+
+/// Refuse a measured summary value that no benchmark writes: NaN, infinite, negative, or
+/// not a number (a string, a list). vLLM writes `null` for a metric it did not compute (the
+/// goodput without `--goodput`): that is no value, and is left out.
+fn measured_values(o: &Map<String, Value>, dir: &Path, file: &str) -> Result<(), LoadError> {
+    for (k, v) in o.iter().filter(|(k, v)| measured_key(k) && !v.is_null()) {
+        let why = match number(v) {
+            Some(x) if x.is_finite() && x >= 0.0 => continue,
+            Some(x) if x.is_nan() => "NaN, not a measured value".to_string(),
+            Some(x) => format!("{x}, not a value a benchmark measures (negative or infinite)"),
+            None => format!("{v}, not a number"),
+        };
+        return Err(bad(
+            dir,
+            file,
+            format!(
+                "`{k}` is {why}: the file is damaged; restore it or re-run the benchmark \
+                 (a value vLLM did not compute is written as null)"
+            ),
+        ));
+    }
+    Ok(())
 }
 
 /// The keys of a vLLM file that describe the run rather than measure it.

@@ -182,6 +182,23 @@ impl Ladder<'_> {
                 Some(pooled(&held[i], scenario))
             })
             .collect();
+        // A repeat far from the others (a cold cache, a restart): said now, and refused by
+        // `ladder bless` without --force.
+        for s in summaries.iter().filter(|s| s.repeats.len() >= 2) {
+            for o in crate::metrics::outliers::of_rung(s.rate, &s.repeats) {
+                let w = format!(
+                    "rung {}: a repeat far from the others: {}; `ladder bless` refuses this run \
+                     without --force (docs/gate.md, \"Outlier runs\")",
+                    scenario.load_kind().level(s.rate),
+                    o.describe()
+                );
+                if !self.ctx.opts.quiet {
+                    eprintln!("warning: {w}");
+                }
+                log.push(format!("warning: {w}"));
+                writer.warn(w);
+            }
+        }
         let _ = writer.write_file("run.log", (log.join("\n") + "\n").as_bytes());
         let complete = writer.info().rungs.iter().filter(|e| e.complete).count();
         let (status, detail) = if interrupted {
