@@ -358,6 +358,7 @@ pub fn main() -> i32 {
                 quiet: quiet || json,
                 json,
                 shard,
+                prompt_nonce: None,
             }),
             Err(m) => {
                 eprintln!("error: {m}");

@@ -3,6 +3,7 @@
 //!
 //! The statistics and every parameter are documented in docs/gate.md.
 
+mod cache;
 pub mod config_diff;
 pub mod evidence;
 #[cfg(test)]
@@ -399,6 +400,7 @@ pub fn compare(
         .collect();
     common.sort_by(f64::total_cmp);
     common.dedup();
+    warnings.extend(cache::cache_warnings(b, c, &common, kind));
     for r in &brates {
         if !crates.contains(r) {
             warnings.push(format!(

@@ -439,10 +439,12 @@ impl Ladder<'_> {
             scenario.workload.ignore_eos,
         );
         let failure = failures::failure_warning(&summary, lower.as_ref());
+        let cache = warnings::cache_warning(&summary, &scenario.workload, timed.is_some());
         for w in warnings::rung_warnings_for(&summary, timed)
             .into_iter()
             .chain(failure)
             .chain(token_warnings)
+            .chain(cache)
         {
             warn(format!("{w}{which}"), &mut bar);
         }

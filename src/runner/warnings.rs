@@ -165,6 +165,26 @@ fn beyond_tolerance(server: f64, requested: f64) -> bool {
     (server - requested).abs() > TOKEN_TOLERANCE.max(TOKEN_TOLERANCE_FRACTION * requested)
 }
 
+/// The rung's prefix-cache share is high though its workload sends prompts no server has
+/// seen (`servermetrics::cache`); `cycles`: the rung cycled a prompt pool.
+pub fn cache_warning(
+    s: &RungSummary,
+    workload: &crate::scenario::Workload,
+    cycles: bool,
+) -> Option<String> {
+    use crate::servermetrics::cache;
+    let share = s.server.cache_share()?;
+    let cold = workload.cache_nonce.is_some();
+    if cache::expected_reuse(workload, cold, cycles).is_some() {
+        return None;
+    }
+    let template = cache::template_share(
+        s.tokens.mean_server_input_tokens,
+        s.tokens.requested_input_tokens,
+    );
+    cache::high_share_warning(&s.load.level(s.rate), share, template)
+}
+
 /// Warnings from the rung's token accounting: the server counted other numbers of prompt or
 /// output tokens than ladder asked for, or sent usage too absurd to trust. Each names the
 /// likely cause for `api` (a chat template adds prompt tokens; completions should match).
