@@ -142,12 +142,21 @@ fn rung(dir: &Path) -> (f64, f64) {
     (share, r["median_ttft_ms"].as_f64().unwrap())
 }
 
+/// The rung's request lines in (repeat, index) order (the file has them as they ended).
 fn lines(dir: &Path) -> Vec<serde_json::Value> {
-    std::fs::read_to_string(dir.join("requests_rate_4.jsonl"))
-        .unwrap()
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect()
+    let mut all: Vec<serde_json::Value> =
+        std::fs::read_to_string(dir.join("requests_rate_4.jsonl"))
+            .unwrap()
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect();
+    all.sort_by_key(|l| {
+        (
+            l["repeat"].as_u64().unwrap_or(0),
+            l["index"].as_u64().unwrap(),
+        )
+    });
+    all
 }
 
 #[test]
@@ -238,7 +247,7 @@ fn cold_runs_are_never_served_from_the_cache_and_warm_ones_are() {
     no_panic(&cmp);
     assert!(
         cmp.all()
-            .contains("rung 4: the server's prefix-cache share differs: baseline 0%"),
+            .contains("rung 4 req/s: the server's prefix-cache share differs: baseline 0%"),
         "{}",
         cmp.all()
     );

@@ -429,12 +429,15 @@ fn build_random(
     }
     let texts: Vec<u32> = inputs.iter().map(|n| n - added).collect();
     // `cache: cold`: the words come from a stream of their own, seeded with the run's nonce;
-    // everything drawn above (order, lengths) is the seed's alone.
+    // everything drawn above (order, lengths) is the seed's alone. The stream also takes a
+    // draw of the seed's stream, which depends on how many lengths were drawn (as the
+    // unsalted words do), so preflight's one-prompt probe does not start like the rung's
+    // first prompt and warm the cache for it.
     let mut salted;
     let rng = match workload.cache_nonce {
         None => rng,
         Some(_) => {
-            salted = prompt_rng(text_seed(workload), rung_seed);
+            salted = prompt_rng(text_seed(workload) ^ rng.gen::<u64>(), rung_seed);
             &mut salted
         }
     };
