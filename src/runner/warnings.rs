@@ -471,6 +471,36 @@ mod tests {
         s
     }
 
+    /// A cold rung answered from the cache is warned about; a warm one, a shared-prefix one
+    /// and one whose high share the server's chat template explains are not.
+    #[test]
+    fn a_high_cache_share_is_warned_only_when_no_reuse_is_expected() {
+        let mut s = tokens(64.0, 64.0, 8.0, 8.0);
+        s.server
+            .values
+            .insert(crate::servermetrics::CACHE_SHARE.into(), 0.75);
+        let mut cold: crate::scenario::Workload =
+            serde_json::from_value(serde_json::json!({})).unwrap();
+        cold.cache_nonce = Some(1);
+        let w = cache_warning(&s, &cold, false).expect("a warning");
+        assert!(w.starts_with("rung 2 req/s: the server answered 75%"), "{w}");
+        assert_eq!(cache_warning(&s, &cold, true), None, "a cycled pool");
+        let mut warm = cold.clone();
+        warm.cache = crate::scenario::CacheMode::Warm;
+        assert_eq!(cache_warning(&s, &warm, false), None);
+        let mut old = cold.clone();
+        old.cache_nonce = None;
+        assert_eq!(cache_warning(&s, &old, false), None, "no nonce: the seed's text");
+        // 30 of 94 prompt tokens are the server's own template: up to 52 % is expected.
+        let mut chat = tokens(64.0, 94.0, 8.0, 8.0);
+        chat.server
+            .values
+            .insert(crate::servermetrics::CACHE_SHARE.into(), 0.45);
+        assert_eq!(cache_warning(&chat, &cold, false), None);
+        // No share exported: nothing to say.
+        assert_eq!(cache_warning(&tokens(64.0, 64.0, 8.0, 8.0), &cold, false), None);
+    }
+
     #[test]
     fn matching_token_counts_say_nothing() {
         assert!(token_warnings(&tokens(128.0, 128.0, 8.0, 8.0), Api::Completions, true).is_empty());
