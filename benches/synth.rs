@@ -47,6 +47,8 @@ fn main() {
         prompt_template: None,
         input_length: Default::default(),
         server_overhead: 0,
+        cache: Default::default(),
+        cache_nonce: None,
         shared_prefix: None,
         sessions: None,
         prompt_pool: None,

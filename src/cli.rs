@@ -384,6 +384,7 @@ pub fn main() -> i32 {
                 quiet: quiet || json,
                 json,
                 shard,
+                prompt_nonce: None,
             }),
             Err(m) => {
                 eprintln!("error: {m}");

@@ -302,6 +302,7 @@ fn write_run(dir: &Path, spec: &Spec) {
         warnings: vec![],
         server: None,
         prompt_overhead: None,
+        prompt_nonce: None,
         trace: None,
         shard: None,
         shards: None,

@@ -91,6 +91,7 @@ fn run_info(started: &str, max_num_seqs: u32, rungs: Vec<RungEntry>) -> RunInfo 
         warnings: vec![],
         server: None,
         prompt_overhead: None,
+        prompt_nonce: None,
         trace: None,
         shard: None,
         shards: None,

@@ -492,3 +492,47 @@ fn real_llamacpp_metrics_land_in_the_result_files() {
         );
     }
 }
+
+/// Issue 31's cache mirage on the real server: `workload.cache: cold` (the default) sends
+/// prompts the server has never seen, so a second run on the same, now warm, llama-server
+/// gets about no cached prompt tokens (`llamacpp:prompt_tokens_cached_total` against
+/// `prompt_tokens_total`); `cache: warm` sends the seed's text again, and its second run is
+/// served from the prompt cache (a slot's KV or `--cache-ram`'s host copies).
+#[test]
+fn real_cold_runs_get_no_cache_share_and_warm_runs_do() {
+    let Some(s) = real(
+        "real_cold_runs_get_no_cache_share",
+        "LADDER_REAL_SERVER_URL",
+    ) else {
+        return;
+    };
+    let tmp = tempfile::tempdir().unwrap();
+    let mut sc = Scenario::new(&s.url, &s.model, &s.tokenizer);
+    sc.input_tokens = 48;
+    sc.output_tokens = 4;
+    sc.n = 6;
+    sc.baseline = 2.0;
+    sc.extra = "server_metrics:\n  interval: 250ms\n";
+    let share = |cache: &str, run: usize| {
+        let dir = tmp.path().join(format!("{cache}-{run}"));
+        std::fs::create_dir_all(&dir).unwrap();
+        let p = sc.write(&dir);
+        // `cache:` goes into the workload section the scenario writes.
+        let text = std::fs::read_to_string(&p)
+            .unwrap()
+            .replace("  seed: 0\n", &format!("  seed: 0\n  cache: {cache}\n"));
+        std::fs::write(&p, text).unwrap();
+        let (_, folder) = run_ok(&p, &dir, Duration::from_secs(240));
+        let rung = json(&folder.join("result_rate_2.json"));
+        assert_eq!(rung["server_engine"], "llama.cpp", "{rung}");
+        rung["server_cache_share"]
+            .as_f64()
+            .unwrap_or_else(|| panic!("no server_cache_share: {rung}"))
+    };
+    let (c1, c2) = (share("cold", 1), share("cold", 2));
+    eprintln!("real llama-server cache share: cold {c1:.3} then {c2:.3}");
+    assert!(c1 < 0.1 && c2 < 0.1, "cold runs: {c1} then {c2}");
+    let (w1, w2) = (share("warm", 1), share("warm", 2));
+    eprintln!("real llama-server cache share: warm {w1:.3} then {w2:.3}");
+    assert!(w2 > 0.5, "the second warm run: {w2} (first {w1})");
+}

@@ -225,6 +225,7 @@ fn run_info(name: &str, rungs: Vec<RungEntry>) -> RunInfo {
         warnings: vec!["rung 40: client dispatch lag p99 7.0 ms".into()],
         server: None,
         prompt_overhead: None,
+        prompt_nonce: None,
         trace: None,
         shard: None,
         shards: None,

@@ -4,6 +4,7 @@
 //! The statistics and every parameter are documented in docs/gate.md.
 
 pub mod bless_check;
+mod cache;
 pub mod components;
 pub mod config_diff;
 pub mod evidence;
@@ -466,6 +467,7 @@ pub fn compare(
         .collect();
     common.sort_by(f64::total_cmp);
     common.dedup();
+    warnings.extend(cache::cache_warnings(b, c, &common, kind));
     for r in &brates {
         if !crates.contains(r) {
             warnings.push(format!(

@@ -56,6 +56,9 @@ fn run_section(out: &mut String, run: &RunReport, heading: &str) {
             run.info.load.level(b)
         );
     }
+    if let Some(line) = cache_line(run) {
+        let _ = writeln!(out, "- **Prompt cache:** {}", cell(&line));
+    }
     for w in &run.info.warnings {
         let _ = writeln!(out, "- **Warning:** {}", cell(w));
     }
@@ -106,6 +109,34 @@ fn run_section(out: &mut String, run: &RunReport, heading: &str) {
         table(out, &header, &rows, &right);
         out.push('\n');
     }
+}
+
+/// What the run sent (`workload.cache`) and each rung's server cache share, where the server
+/// exported one; `None` when no rung has a share.
+fn cache_line(run: &RunReport) -> Option<String> {
+    let shares: Vec<String> = run
+        .rungs
+        .iter()
+        .filter_map(|r| {
+            let c = r.server.cache_share()?;
+            Some(format!("{} {:.1}%", rate_label(r.rate), c * 100.0))
+        })
+        .collect();
+    if shares.is_empty() {
+        return None;
+    }
+    let sent = match (
+        &run.info.prompt_nonce,
+        run.info.scenario["workload"]["cache"].as_str(),
+    ) {
+        (_, Some("warm")) => "the seed's prompts (workload.cache: warm)".to_string(),
+        (Some(n), _) => format!("new prompts (workload.cache: cold, prompt_nonce {n})"),
+        (None, _) => "the seed's prompts (no prompt nonce)".to_string(),
+    };
+    Some(format!(
+        "sent {sent}; server cache share by rung: {}",
+        shares.join(", ")
+    ))
 }
 
 impl Exporter for Markdown {

@@ -109,6 +109,12 @@ pub struct RunInfo {
     /// Absent when the server reported no usage, and in older folders.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub prompt_overhead: Option<i64>,
+    /// The nonce that made this run's `workload.cache: cold` prompts new (16 hex digits; a
+    /// repeat k > 1 of the run uses `workload::repeat_nonce(nonce, k − 1)`). Outside the
+    /// `scenario` on purpose: two cold runs send other words but measure the same workload.
+    /// Absent for `cache: warm`, and in older folders.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub prompt_nonce: Option<String>,
     /// Set in the folder of one shard of a sharded run (`ladder run --shard i/N`): it holds
     /// that shard's share of the requests only; `ladder merge` makes the whole run of them.
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -646,6 +646,7 @@ pub fn open(dir: &Path) -> Result<Option<(RunInfo, Vec<ImportedRung>)>, LoadErro
         },
         server: None,
         prompt_overhead: None,
+        prompt_nonce: None,
         trace: None,
         shard: None,
         shards: None,

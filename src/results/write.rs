@@ -322,6 +322,7 @@ pub(crate) mod tests {
             warnings: vec![],
             server: None,
             prompt_overhead: None,
+            prompt_nonce: None,
             trace: None,
             shard: None,
             shards: None,

@@ -3,9 +3,11 @@
 //! Repeats are interleaved: the whole ladder runs once, then again, so that slow drift of
 //! the server or the machine spreads over every rung instead of lining up with one (a rung
 //! measured N times in a row would take all of a drift that happened while it ran). Each
-//! repeat of a rung replays the same workload: the same prompts and the same arrival
-//! schedule (both from `workload.seed`, as a baseline and a candidate share them), so the
-//! spread between repeats is the server's and the machine's, not the schedule's. Every
+//! repeat of a rung replays the same workload: the same prompt lengths and the same arrival
+//! schedule (both from `workload.seed`, as a baseline and a candidate share them; with
+//! `workload.cache: cold` each repeat writes new words, so no repeat meets a cache the one
+//! before filled), so the spread between repeats is the server's and the machine's, not the
+//! schedule's. Every
 //! repeat sends its own warmup requests and is followed by the cooldown like any rung. A rung's files are written once its last repeat
 //! has run; the server's `/metrics` are scraped during the first repeat only.
 
@@ -475,10 +477,12 @@ impl Ladder<'_> {
             scenario.workload.ignore_eos,
         );
         let failure = failures::failure_warning(&summary, lower.as_ref());
+        let cache = warnings::cache_warning(&summary, &scenario.workload, timed.is_some());
         for w in warnings::rung_warnings_for(&summary, timed)
             .into_iter()
             .chain(failure)
             .chain(token_warnings)
+            .chain(cache)
         {
             warn(format!("{w}{which}"), &mut bar);
         }

@@ -53,6 +53,10 @@ pub struct RunOptions {
     pub json: bool,
     /// Run one shard of the ladder (`--shard i/N --start-at T`); see [`shard`].
     pub shard: Option<shard::ShardRun>,
+    /// The nonce that makes `workload.cache: cold` prompts new (recorded in run.json as
+    /// `prompt_nonce`). `None`: a fresh one from the OS, or for a shard one derived from
+    /// `--start-at`, so every shard of a run writes the same prompts.
+    pub prompt_nonce: Option<u64>,
 }
 
 /// A finished (complete or interrupted) run.
@@ -186,6 +190,9 @@ fn run_all_into(opts: &RunOptions, done: &mut Vec<RunOutcome>) -> Result<(), Run
             ))
         })?;
     }
+    if scenario.workload.cache == crate::scenario::CacheMode::Cold {
+        scenario.workload.cache_nonce = Some(run_nonce(opts));
+    }
     // Everything decidable without the network, as `ladder validate` checks it: nothing is
     // sent and no folder is made for a scenario that would fail later.
     let prepared = prepare(&loaded, scenario).map_err(|found| {
@@ -211,6 +218,31 @@ fn run_all_into(opts: &RunOptions, done: &mut Vec<RunOutcome>) -> Result<(), Run
     // records are no longer wanted, so the process does not wait for them.
     rt.shutdown_background();
     outcome
+}
+
+/// `cache: cold` makes synthesised prompts new, but a dataset's prompts are its text: they
+/// are sent as written, and a server that has seen them may answer from its cache.
+fn cold_dataset_caveat(s: &Scenario) -> Option<String> {
+    let file = s.workload.dataset != crate::scenario::Dataset::Random && s.load.trace.is_none();
+    (file && s.workload.cache_nonce.is_some()).then(|| {
+        format!(
+            "workload.cache: cold cannot make a dataset's prompts new: the prompts of {} are              sent as written, so a server that has seen them may answer from its prompt cache              (server_cache_share in each rung's results shows it); restart the server before              the run, or set workload.cache: warm to say a warm cache is what you measure",
+            s.workload
+                .path
+                .as_ref()
+                .map_or("the dataset".into(), |p| p.display().to_string())
+        )
+    })
+}
+
+/// This run's `cache: cold` nonce: the one asked for, else one every shard of a sharded run
+/// derives alike from their shared start, else fresh randomness.
+fn run_nonce(opts: &RunOptions) -> u64 {
+    match (opts.prompt_nonce, &opts.shard) {
+        (Some(n), _) => n,
+        (None, Some(s)) => s.start_at.timestamp_nanos_opt().unwrap_or_default() as u64,
+        (None, None) => rand::random(),
+    }
 }
 
 fn check_rates(rates: &[f64], baseline: Option<f64>) -> Result<(), RunError> {
@@ -443,10 +475,20 @@ async fn run_scenario(
     )
     .await?;
 
+    let mut early_warnings = early_warnings;
+    if let Some(w) = cold_dataset_caveat(&scenario) {
+        say(&format!("warning: {w}"));
+        early_warnings.push(w);
+    }
     let stop = stop_signal();
     let sim_ref = sim_server.as_ref();
-    for mut ladder in expand_sweep(&scenario) {
+    for (i, mut ladder) in expand_sweep(&scenario).into_iter().enumerate() {
         ladder.workload.server_overhead = overhead.shorten_by;
+        // Each ladder of a sweep writes prompts of its own.
+        ladder.workload.cache_nonce = ladder
+            .workload
+            .cache_nonce
+            .map(|n| n ^ (i as u64).wrapping_mul(0xA076_1D64_78BD_642F));
         let info = RunInfo {
             format_version: RESULTS_FORMAT_VERSION,
             tool_version: env!("CARGO_PKG_VERSION").to_string(),
@@ -474,6 +516,7 @@ async fn run_scenario(
             warnings: early_warnings.clone(),
             server: None,
             prompt_overhead: overhead.measured,
+            prompt_nonce: ladder.workload.cache_nonce.map(|n| format!("{n:016x}")),
             trace: ctx.trace.as_ref().map(|r| crate::results::TraceInfo {
                 path: ladder
                     .load

@@ -248,7 +248,7 @@ fn read_trace(
         .hint("the first warmup_requests lines of the trace are sent as warmup; lower it"));
     }
     let set = trace
-        .prompts(tok, t.block_tokens, s.workload.seed)
+        .prompts(tok, t.block_tokens, workload::text_seed(&s.workload))
         .map_err(|e| at(e.to_string()))?;
     Ok(Replay {
         trace,

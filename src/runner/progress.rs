@@ -82,7 +82,12 @@ impl RungBar {
                     .map(|h| format!(", server prefix hits {:.0}%", h * 100.0))
                     .unwrap_or_default()
             ),
-            None => String::new(),
+            // Any other rung: the share of its prompt tokens the server's cache answered.
+            None => s
+                .server
+                .cache_share()
+                .map(|c| format!(" (server cache share {:.0}%)", c * 100.0))
+                .unwrap_or_default(),
         };
         self.bar.finish_with_message(format!(
             "done: {:.2} req/s, p50 TTFT {:.0} ms{prefix}{ttfc}, errors {:.1}%",

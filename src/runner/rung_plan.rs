@@ -103,17 +103,23 @@ impl<'c> Ladder<'c> {
             Arrival::Constant => f64::INFINITY,
         };
         // Prompts and bodies are built before the rung: nothing of this on the send path.
-        // The same prompts and schedule on every repeat (the seeds are the rung's).
-        // Shared prefixes are new in every repeat (same shape), so each repeat's first
-        // request of a group is a cache miss again.
+        // The same lengths, order and schedule on every repeat (the seeds are the rung's).
+        // `cache: cold`: every repeat writes new words (its own nonce), so no repeat is
+        // answered from a cache the one before filled. Shared prefixes are new in every
+        // repeat (same shape) either way, so each repeat's first request of a group is a
+        // cache miss again.
         let fresh;
-        let workload = match &scenario.workload.shared_prefix {
-            Some(sp) if repeat > 0 => {
+        let workload = match (
+            &scenario.workload.shared_prefix,
+            scenario.workload.cache_nonce,
+        ) {
+            (sp, nonce) if repeat > 0 && (sp.is_some() || nonce.is_some()) => {
                 let mut w = scenario.workload.clone();
-                w.shared_prefix = Some(crate::scenario::SharedPrefix {
+                w.shared_prefix = sp.as_ref().map(|sp| crate::scenario::SharedPrefix {
                     repeat,
                     ..sp.clone()
                 });
+                w.cache_nonce = nonce.map(|n| workload::repeat_nonce(n, repeat));
                 fresh = w;
                 &fresh
             }

@@ -165,6 +165,26 @@ fn beyond_tolerance(server: f64, requested: f64) -> bool {
     (server - requested).abs() > TOKEN_TOLERANCE.max(TOKEN_TOLERANCE_FRACTION * requested)
 }
 
+/// The rung's prefix-cache share is high though its workload sends prompts no server has
+/// seen (`servermetrics::cache`); `cycles`: the rung cycled a prompt pool.
+pub fn cache_warning(
+    s: &RungSummary,
+    workload: &crate::scenario::Workload,
+    cycles: bool,
+) -> Option<String> {
+    use crate::servermetrics::cache;
+    let share = s.server.cache_share()?;
+    let cold = workload.cache_nonce.is_some();
+    if cache::expected_reuse(workload, cold, cycles).is_some() {
+        return None;
+    }
+    let template = cache::template_share(
+        s.tokens.mean_server_input_tokens,
+        s.tokens.requested_input_tokens,
+    );
+    cache::high_share_warning(&s.load.level(s.rate), share, template)
+}
+
 /// Warnings from the rung's token accounting: the server counted other numbers of prompt or
 /// output tokens than ladder asked for, or sent usage too absurd to trust. Each names the
 /// likely cause for `api` (a chat template adds prompt tokens; completions should match).
@@ -452,6 +472,36 @@ mod tests {
             ..Default::default()
         };
         s
+    }
+
+    /// A cold rung answered from the cache is warned about; a warm one, a shared-prefix one
+    /// and one whose high share the server's chat template explains are not.
+    #[test]
+    fn a_high_cache_share_is_warned_only_when_no_reuse_is_expected() {
+        let mut s = tokens(64.0, 64.0, 8.0, 8.0);
+        s.server
+            .values
+            .insert(crate::servermetrics::CACHE_SHARE.into(), 0.75);
+        let mut cold: crate::scenario::Workload =
+            serde_json::from_value(serde_json::json!({})).unwrap();
+        cold.cache_nonce = Some(1);
+        let w = cache_warning(&s, &cold, false).expect("a warning");
+        assert!(w.starts_with("rung 2 req/s: the server answered 75%"), "{w}");
+        assert_eq!(cache_warning(&s, &cold, true), None, "a cycled pool");
+        let mut warm = cold.clone();
+        warm.cache = crate::scenario::CacheMode::Warm;
+        assert_eq!(cache_warning(&s, &warm, false), None);
+        let mut old = cold.clone();
+        old.cache_nonce = None;
+        assert_eq!(cache_warning(&s, &old, false), None, "no nonce: the seed's text");
+        // 30 of 94 prompt tokens are the server's own template: up to 52 % is expected.
+        let mut chat = tokens(64.0, 94.0, 8.0, 8.0);
+        chat.server
+            .values
+            .insert(crate::servermetrics::CACHE_SHARE.into(), 0.45);
+        assert_eq!(cache_warning(&chat, &cold, false), None);
+        // No share exported: nothing to say.
+        assert_eq!(cache_warning(&tokens(64.0, 64.0, 8.0, 8.0), &cold, false), None);
     }
 
     #[test]

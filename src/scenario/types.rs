@@ -212,11 +212,43 @@ pub struct Workload {
     /// faster (docs/soak.md).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub prompt_pool: Option<u32>,
+    /// Whether prompts may be ones a server has seen before: `cold` (the default), every
+    /// run and every repeat sends prompt text no server has seen (a fresh nonce per run
+    /// changes the words; lengths, per-request token counts, order and send times stay as
+    /// the seed makes them), so a server's prefix cache cannot answer them; `warm`, every
+    /// run sends the same text (the seed's), to measure a warm cache on purpose
+    /// (docs/workloads.md).
+    #[serde(default, skip_serializing_if = "CacheMode::is_cold")]
+    pub cache: CacheMode,
     /// Tokens the server adds to every prompt, measured in preflight; set by the runner for
     /// `input_length: server`, never read from a scenario file.
     #[serde(skip)]
     #[schemars(skip)]
     pub server_overhead: u32,
+    /// The nonce that makes `cache: cold` prompts new: set by the runner for each run and
+    /// repeat (`None`: the seed's own text, as `warm` sends), never read from a scenario file.
+    #[serde(skip)]
+    #[schemars(skip)]
+    pub cache_nonce: Option<u64>,
+}
+
+/// `workload.cache`: may a server's prompt cache already hold the prompts?
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum CacheMode {
+    /// New prompt text on every run and repeat: the server computes every prompt.
+    #[default]
+    Cold,
+    /// The same prompt text on every run (the seed's): a server that has seen the
+    /// scenario answers from its prompt cache.
+    Warm,
+}
+
+impl CacheMode {
+    /// The default, left out of run.json so folders written before the key compare equal.
+    pub fn is_cold(&self) -> bool {
+        *self == CacheMode::Cold
+    }
 }
 
 /// `workload.shared_prefix`: `groups` groups of `prompts_per_group` prompts; the prompts of

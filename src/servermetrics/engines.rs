@@ -73,6 +73,9 @@ pub enum Concept {
     PrefixQueries,
     /// Prefix-cache hit rate as the engine reports it, 0..1 (gauge; SGLang).
     PrefixHitRate,
+    /// Prompt tokens computed, cached ones left out (counter; llama.cpp's
+    /// `prompt_tokens_total`): with [`Concept::PrefixHits`] it makes the queries.
+    PromptTokensComputed,
     /// Server-side time to first token (histogram, seconds).
     ServerTtft,
     /// Server-side inter-token latency (histogram, seconds).
@@ -96,6 +99,7 @@ impl Concept {
             Concept::PrefixHits => "prefix_hits",
             Concept::PrefixQueries => "prefix_queries",
             Concept::PrefixHitRate => "prefix_hit_rate",
+            Concept::PromptTokensComputed => "prompt_tokens_computed",
             Concept::ServerTtft => "ttft",
             Concept::ServerItl => "itl",
             Concept::ServerE2e => "e2e",
@@ -120,6 +124,8 @@ const NAMES: &[(&str, Concept)] = &[
     ("vllm:num_preemptions", Concept::Preemptions),
     ("vllm:prefix_cache_hits", Concept::PrefixHits),
     ("vllm:prefix_cache_queries", Concept::PrefixQueries),
+    // vLLM v0's gauge (its hit rate over recent queries), before the v1 counters.
+    ("vllm:gpu_prefix_cache_hit_rate", Concept::PrefixHitRate),
     ("vllm:time_to_first_token_seconds", Concept::ServerTtft),
     ("vllm:inter_token_latency_seconds", Concept::ServerItl),
     ("vllm:time_per_output_token_seconds", Concept::ServerItl),
@@ -150,6 +156,11 @@ const NAMES: &[(&str, Concept)] = &[
     ("llamacpp:requests_deferred", Concept::Waiting),
     ("llamacpp:kv_cache_usage_ratio", Concept::KvUsage),
     ("llamacpp:tokens_predicted", Concept::GeneratedTokens),
+    // Its prompt cache (a slot's KV, and `--cache-ram`'s host copies): `prompt_tokens_total`
+    // counts the tokens computed, `prompt_tokens_cached_total` those reused (tools/server
+    // server-task.cpp, `to_metrics`).
+    ("llamacpp:prompt_tokens_cached", Concept::PrefixHits),
+    ("llamacpp:prompt_tokens", Concept::PromptTokensComputed),
     // TensorRT-LLM (`trtllm-serve`, and passed through by Dynamo): the `MetricsCollector`
     // names of tensorrt_llm/metrics/collector.py (NVIDIA/TensorRT-LLM), also listed in
     // Dynamo's docs/backends/trtllm/prometheus.md. `time_per_output_token_seconds` is a
@@ -466,7 +477,7 @@ mod fixtures {
         assert_eq!(s.gauges[&Concept::Waiting], 1.0);
         assert_eq!(s.gauges[&Concept::KvUsage], 0.41);
         assert_eq!(s.counters[&Concept::GeneratedTokens], 640.0);
-        assert_eq!(s.raw["llamacpp:prompt_tokens_total"], 2048.0);
+        assert_eq!(s.counters[&Concept::PromptTokensComputed], 2048.0);
     }
 
     /// Hand-written after the example output in Dynamo's docs/backends/trtllm/prometheus.md,
@@ -552,7 +563,8 @@ mod fixtures {
         assert_eq!(s.counters[&Concept::GeneratedTokens], 0.0);
         assert!(!s.gauges.contains_key(&Concept::KvUsage));
         assert!(s.hists.is_empty());
-        assert_eq!(s.raw["llamacpp:prompt_tokens_total"], 16.0);
+        assert_eq!(s.counters[&Concept::PromptTokensComputed], 16.0);
+        assert_eq!(s.counters[&Concept::PrefixHits], 0.0);
         assert_eq!(s.raw["llamacpp:n_busy_slots_per_decode"], 3.5);
     }
 }

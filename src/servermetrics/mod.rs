@@ -4,6 +4,7 @@
 //!
 //! A scrape failure never fails a run: the runner notes it once and goes on.
 
+pub mod cache;
 pub mod engines;
 pub mod identity;
 pub mod parse;
@@ -14,7 +15,7 @@ pub mod summary;
 pub use engines::{Concept, Engine, Snapshot};
 pub use identity::ServerIdentity;
 pub use scrape::{RungScrapes, ScrapeSetup, Scraper};
-pub use summary::{describe_change, saturation, series_line, ServerSummary};
+pub use summary::{describe_change, saturation, series_line, ServerSummary, CACHE_SHARE};
 
 /// Largest metrics page read; a bigger one is a scrape failure (vLLM's is ~100 KiB).
 pub const MAX_PAGE_BYTES: usize = 8 * 1024 * 1024;

@@ -28,6 +28,10 @@ pub struct ServerSummary {
     pub identity: BTreeMap<String, BTreeMap<String, String>>,
 }
 
+/// The rung's prefix-cache share: prompt tokens the server reused from its cache over the
+/// prompt tokens it was sent (0..1).
+pub const CACHE_SHARE: &str = "server_cache_share";
+
 /// `server_*` keys of result files that other parts of ladder write.
 const NOT_OURS: [&str; 1] = ["server_usage_requests"];
 
@@ -87,11 +91,30 @@ impl ServerSummary {
             }
         }
         let hits = counter_delta(scrapes, Concept::PrefixHits);
-        let queries = counter_delta(scrapes, Concept::PrefixQueries);
+        // vLLM counts the queries; llama.cpp the tokens it computed beside those it reused.
+        let queries = counter_delta(scrapes, Concept::PrefixQueries).or_else(|| {
+            let computed = counter_delta(scrapes, Concept::PromptTokensComputed)?;
+            Some(computed + hits?)
+        });
+        let mut share = None;
         if let (Some(h), Some(q)) = (hits, queries) {
             if q > 0.0 {
                 put("server_prefix_hit_rate".into(), h / q);
+                share = Some(h / q);
             }
+        }
+        // The rung's cache share: the counters' ratio, else the mean of the engine's own
+        // hit-rate gauge (SGLang, vLLM v0, TensorRT-LLM, Dynamo).
+        let gauge = || {
+            let xs: Vec<f64> = scrapes
+                .iter()
+                .filter_map(|s| s.snap.gauges.get(&Concept::PrefixHitRate).copied())
+                .filter(|v| v.is_finite())
+                .collect();
+            (!xs.is_empty()).then(|| xs.iter().sum::<f64>() / xs.len() as f64)
+        };
+        if let Some(v) = share.or_else(gauge) {
+            put(CACHE_SHARE.into(), v.clamp(0.0, 1.0));
         }
         for c in HISTS {
             let Some(h) = hist_delta(scrapes, c) else {
@@ -185,6 +208,14 @@ impl ServerSummary {
     /// One numeric key (`server_max_waiting`, …).
     pub fn get(&self, key: &str) -> Option<f64> {
         self.values.get(key).copied()
+    }
+
+    /// The rung's prefix-cache share ([`CACHE_SHARE`]; in folders written before it, the
+    /// hit rate or mean hit-rate gauge it is made of), where the server exported one.
+    pub fn cache_share(&self) -> Option<f64> {
+        self.get(CACHE_SHARE)
+            .or_else(|| self.get("server_prefix_hit_rate"))
+            .or_else(|| self.get("server_mean_prefix_hit_rate"))
     }
 }
 
@@ -355,6 +386,78 @@ mod tests {
         assert!((mean - 150.0).abs() < 1e-6, "{mean}");
         assert_eq!(s.get("server_scrapes"), Some(4.0));
         assert_eq!(s.get("server_scrape_failures"), Some(1.0));
+    }
+
+    /// llama.cpp counts the prompt tokens it computed and those it reused; vLLM v1 the
+    /// queries and hits; SGLang only a hit-rate gauge. Each gives the rung's share.
+    #[test]
+    fn cache_share_from_llamacpp_vllm_and_a_gauge() {
+        let counters = |pairs: &[(Concept, f64)]| {
+            let mut s = Snapshot::default();
+            s.counters.extend(pairs.iter().copied());
+            s
+        };
+        // llama.cpp: 6805 − 1700 reused of 6805 sent over the rung (the numbers).
+        let llama = ServerSummary::from_scrapes(
+            &[
+                at(
+                    0,
+                    counters(&[
+                        (Concept::PromptTokensComputed, 100.0),
+                        (Concept::PrefixHits, 50.0),
+                    ]),
+                ),
+                at(
+                    1000,
+                    counters(&[
+                        (Concept::PromptTokensComputed, 1800.0),
+                        (Concept::PrefixHits, 5155.0),
+                    ]),
+                ),
+            ],
+            0,
+        );
+        let share = llama.cache_share().unwrap();
+        assert!((share - 5105.0 / 6805.0).abs() < 1e-12, "{share}");
+        assert_eq!(llama.get(CACHE_SHARE), Some(share));
+        assert_eq!(llama.get("server_prefix_hit_rate"), Some(share));
+        // vLLM v1: hits / queries.
+        let vllm = ServerSummary::from_scrapes(
+            &[
+                at(
+                    0,
+                    counters(&[(Concept::PrefixQueries, 0.0), (Concept::PrefixHits, 0.0)]),
+                ),
+                at(
+                    1000,
+                    counters(&[
+                        (Concept::PrefixQueries, 1000.0),
+                        (Concept::PrefixHits, 250.0),
+                    ]),
+                ),
+            ],
+            0,
+        );
+        assert_eq!(vllm.cache_share(), Some(0.25));
+        // A gauge only (SGLang, vLLM v0): its mean over the rung.
+        let gauge = |v: f64| {
+            let mut s = Snapshot::default();
+            s.gauges.insert(Concept::PrefixHitRate, v);
+            s
+        };
+        let sglang = ServerSummary::from_scrapes(&[at(0, gauge(0.2)), at(1000, gauge(0.4))], 0);
+        let g = sglang.get(CACHE_SHARE).unwrap();
+        assert!((g - 0.3).abs() < 1e-12, "{g}");
+        // Nothing about a cache: no share.
+        let none = ServerSummary::from_scrapes(
+            &[at(0, snap(1.0, 0.0, (vec![1.0, 1.0, 1.0], 0.05, 1.0)))],
+            0,
+        );
+        assert_eq!(none.cache_share(), None);
+        // A folder written before the key: its hit rate stands in.
+        let mut old = ServerSummary::default();
+        old.values.insert("server_prefix_hit_rate".into(), 0.5);
+        assert_eq!(old.cache_share(), Some(0.5));
     }
 
     #[test]

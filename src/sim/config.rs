@@ -336,6 +336,23 @@ pub(crate) fn lognormal_factor(cv: f64, seed: u64) -> f64 {
 mod tests {
     use super::*;
 
+    /// docs/sim.md's example: a llama.cpp-like 4-slot server saturates between issue 31's
+    /// rates 1.2 and 2 req/s for 64 in / 32 out; the defaults are far above them.
+    #[test]
+    fn the_llamacpp_like_example_saturates_at_the_top_rung() {
+        let d = SimConfig::default().capacity_rps(64, 32);
+        assert!((d - 44.9).abs() < 0.05, "{d}");
+        let c = SimConfig {
+            max_num_seqs: 4,
+            step_base_ms: 30.0,
+            prefill_per_token_us: 5000.0,
+            ..SimConfig::default()
+        };
+        let cap = c.capacity_rps(64, 32);
+        assert!((cap - 1000.0 / 576.0).abs() < 1e-9, "{cap}");
+        assert!(cap > 1.2 && cap < 2.0);
+    }
+
     #[test]
     fn defaults_are_valid_and_capacity_is_in_the_tens_for_short_requests() {
         let c = SimConfig::default();

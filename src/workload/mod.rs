@@ -253,6 +253,34 @@ fn dataset_name(d: Dataset) -> &'static str {
     }
 }
 
+/// The seed of the prompts' *text*: `workload.seed` itself without a nonce (`cache: warm`,
+/// and whenever the runner set none), else a mix of the seed and `workload.cache_nonce`, so a
+/// `cache: cold` run writes other words. Lengths, shared-prefix groups and the send order are
+/// drawn from `workload.seed` alone, so a nonce never changes them.
+pub fn text_seed(workload: &Workload) -> u64 {
+    match workload.cache_nonce {
+        None => workload.seed,
+        Some(nonce) => mix(workload.seed ^ mix(nonce ^ 0x636f_6c64_5f6e_6f6e)),
+    }
+}
+
+/// The nonce of repeat `repeat` (0-based) of a run whose nonce is `nonce`: the run's own for
+/// the first repeat, a distinct mix for the others.
+pub fn repeat_nonce(nonce: u64, repeat: u32) -> u64 {
+    match repeat {
+        0 => nonce,
+        r => mix(nonce ^ mix(u64::from(r))),
+    }
+}
+
+/// SplitMix64's finaliser: a bijection that scatters nearby inputs.
+fn mix(mut z: u64) -> u64 {
+    z = z.wrapping_add(0x9E37_79B9_7F4A_7C15);
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    z ^ (z >> 31)
+}
+
 /// Separate RNG stream per (scenario seed, rung) for prompts.
 fn prompt_rng(seed: u64, rung_seed: u64) -> ChaCha8Rng {
     let mut key = [0u8; 32];
@@ -400,6 +428,19 @@ fn build_random(
         outputs.push(rng.gen_range(out_lo..=out_hi));
     }
     let texts: Vec<u32> = inputs.iter().map(|n| n - added).collect();
+    // `cache: cold`: the words come from a stream of their own, seeded with the run's nonce;
+    // everything drawn above (order, lengths) is the seed's alone. The stream also takes a
+    // draw of the seed's stream, which depends on how many lengths were drawn (as the
+    // unsalted words do), so preflight's one-prompt probe does not start like the rung's
+    // first prompt and warm the cache for it.
+    let mut salted;
+    let rng = match workload.cache_nonce {
+        None => rng,
+        Some(_) => {
+            salted = prompt_rng(text_seed(workload) ^ rng.gen::<u64>(), rung_seed);
+            &mut salted
+        }
+    };
     let mut notes = Vec::new();
     let made = match &plan {
         None => synth::synthesise(&pool, &shaper, &texts, overhead, rng)?,
@@ -411,7 +452,7 @@ fn build_random(
                 shaper.proven,
                 &texts,
                 overhead,
-                (workload.seed, rung_seed),
+                (text_seed(workload), rung_seed),
             )?;
             notes.extend(n);
             made

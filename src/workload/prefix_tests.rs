@@ -34,6 +34,8 @@ fn wl(input: u32, range_ratio: f64, sp: SharedPrefix) -> Workload {
         prompt_template: None,
         input_length: Default::default(),
         server_overhead: 0,
+        cache: Default::default(),
+        cache_nonce: None,
         shared_prefix: Some(sp),
         sessions: None,
         prompt_pool: None,
@@ -214,4 +216,31 @@ fn settings_without_room_or_groups_are_refused_with_their_key() {
     w.dataset = Dataset::Jsonl;
     let err = PromptSet::load(&w, tok, Some(Path::new("x.jsonl")), 4, 0).unwrap_err();
     assert!(err.to_string().contains("random"), "{err}");
+}
+
+/// `cache: cold`: a run's nonce makes new prefixes and suffixes (groups still share their
+/// prefix within the run), with the same groups, order and lengths as without it.
+#[test]
+fn a_nonce_makes_new_prefixes_that_groups_still_share() {
+    for (name, tok) in [("fixture", fixture()), ("bpe", bpe())] {
+        let build = |nonce: Option<u64>| {
+            let mut w = wl(48, 0.0, sp(32, 3, 4));
+            w.cache_nonce = nonce;
+            PromptSet::load(&w, tok, None, 12, 1).unwrap()
+        };
+        let (plain, a, b) = (build(None), build(Some(11)), build(Some(12)));
+        for set in [&plain, &a, &b] {
+            check_groups(name, tok, set, 32, 3);
+            assert_eq!(set.prefix_groups, plain.prefix_groups, "{name}: same order");
+            let lens: Vec<u32> = set.prompts.iter().map(|p| p.input_tokens).collect();
+            assert!(lens.iter().all(|&l| l == 48), "{name}: {lens:?}");
+        }
+        for (x, y) in a.prompts.iter().zip(&b.prompts) {
+            let shared = common(&ids(tok, &x.text), &ids(tok, &y.text));
+            assert!(shared < 2, "{name}: two runs share {shared} leading tokens");
+        }
+        for (x, y) in a.prompts.iter().zip(&plain.prompts) {
+            assert!(common(&ids(tok, &x.text), &ids(tok, &y.text)) < 2, "{name}");
+        }
+    }
 }

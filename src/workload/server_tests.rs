@@ -60,6 +60,8 @@ fn wl(input: u32, range_ratio: f64) -> Workload {
         prompt_template: None,
         input_length: Default::default(),
         server_overhead: 0,
+        cache: Default::default(),
+        cache_nonce: None,
         shared_prefix: None,
         sessions: None,
         prompt_pool: None,

@@ -36,6 +36,8 @@ fn wl(input: u32, output: u32, range_ratio: f64, seed: u64) -> Workload {
         prompt_template: None,
         input_length: Default::default(),
         server_overhead: 0,
+        cache: Default::default(),
+        cache_nonce: None,
         shared_prefix: None,
         sessions: None,
         prompt_pool: None,
@@ -489,4 +491,58 @@ fn input_length_server_shortens_the_text_by_the_servers_overhead() {
         .unwrap_err()
         .to_string();
     assert!(e.contains("random dataset only"), "{e}");
+}
+
+/// `cache: cold`: a nonce changes every prompt's words, from the first token on (so no
+/// prefix cache can match them), and nothing else: lengths, output lengths, the count.
+/// Without a nonce the text is the seed's, the same on every build.
+#[test]
+fn a_nonce_changes_the_words_and_keeps_every_length() {
+    for (name, tok) in tokenizers() {
+        let base = wl(64, 32, 0.5, 9);
+        let build = |nonce: Option<u64>| {
+            let mut w = base.clone();
+            w.cache_nonce = nonce;
+            PromptSet::build(&w, tok, None, 120, 3).unwrap()
+        };
+        let (seedy, again) = (build(None), build(None));
+        assert_eq!(seedy, again, "{name}: no nonce, the seed's text every time");
+        let (a, b) = (build(Some(1)), build(Some(2)));
+        assert_eq!(a, build(Some(1)), "{name}: a nonce is reproducible");
+        for other in [&a, &b] {
+            assert_eq!(other.len(), seedy.len());
+            for (x, y) in other.iter().zip(&seedy) {
+                assert_eq!(
+                    (x.input_tokens, x.output_tokens, x.exact),
+                    (y.input_tokens, y.output_tokens, y.exact),
+                    "{name}"
+                );
+                assert_eq!(count_tokens(tok, &x.text), x.input_tokens, "{name}");
+            }
+        }
+        // New words from the first token on: no prompt of one run shares its first two
+        // tokens with the same prompt of another (a prefix cache matches from the start).
+        let first2 = |t: &str| ids_of(tok, t).into_iter().take(2).collect::<Vec<u32>>();
+        for (x, (y, z)) in a.iter().zip(b.iter().zip(&seedy)) {
+            assert_ne!(first2(&x.text), first2(&y.text), "{name}");
+            assert_ne!(first2(&x.text), first2(&z.text), "{name}");
+        }
+    }
+}
+
+fn ids_of(tok: &Tokenizer, text: &str) -> Vec<u32> {
+    tok.encode(text, false).unwrap().get_ids().to_vec()
+}
+
+#[test]
+fn repeat_nonces_differ_and_the_first_is_the_runs() {
+    assert_eq!(repeat_nonce(7, 0), 7);
+    let all: HashSet<u64> = (0..50).map(|r| repeat_nonce(7, r)).collect();
+    assert_eq!(all.len(), 50);
+    let w = |n: Option<u64>| Workload {
+        cache_nonce: n,
+        ..wl(8, 8, 0.0, 1)
+    };
+    assert_eq!(text_seed(&w(None)), 1, "no nonce: the scenario's seed");
+    assert_ne!(text_seed(&w(Some(0))), text_seed(&w(Some(1))));
 }
