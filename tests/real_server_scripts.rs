@@ -100,6 +100,17 @@ fn free_port() -> u16 {
         .port()
 }
 
+/// A port P with P + 1 free too (the harness's base server and its fresh servers).
+fn free_port_pair() -> u16 {
+    loop {
+        let first = TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = first.local_addr().unwrap().port();
+        if port < u16::MAX && TcpListener::bind(("127.0.0.1", port + 1)).is_ok() {
+            return port;
+        }
+    }
+}
+
 fn port_of(url: &str) -> u16 {
     url.rsplit(':').next().unwrap().parse().unwrap()
 }
@@ -197,5 +208,109 @@ fn start_sh_keeps_ci_calls_and_takes_server_args_and_a_fixed_port() {
         let err = String::from_utf8_lossy(&out.stderr);
         assert_eq!(out.status.code(), Some(30), "{args:?}: {err}");
         assert!(err.contains(says), "{args:?}: {err}");
+    }
+}
+
+/// `scripts/bench/calibrate_real.py` end to end against `ladder sim` run as a separate
+/// server (its `--server sim`): the plan's runs, every baseline kind, every check of the
+/// scenario's full rule set in every gate, and the table.
+#[test]
+fn calibrate_real_collects_and_judges_full_gates_against_a_sim_server() {
+    let dir = tempfile::tempdir().unwrap();
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts/bench/calibrate_real.py");
+    let json = dir.path().join("calib.json");
+    let base = free_port_pair();
+    let out = Command::new("python3")
+        .arg(&script)
+        .args([
+            "all",
+            "--server",
+            "sim",
+            "--ladder",
+            env!("CARGO_BIN_EXE_ladder"),
+        ])
+        .arg("--out")
+        .arg(dir.path().join("runs"))
+        .args([
+            "--port",
+            &base.to_string(),
+            "--requests",
+            "20",
+            "--rates",
+            "20",
+            "40",
+        ])
+        .args(["--baseline-runs", "3", "--cycles", "1", "--sim-speed", "50"])
+        .args([
+            "--cases",
+            "warm",
+            "restart",
+            "np1",
+            "--server-lifetime",
+            "300",
+        ])
+        .arg("--json")
+        .arg(&json)
+        .output()
+        .unwrap();
+    let (stdout, stderr) = (
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr),
+    );
+    assert!(out.status.success(), "{stderr}");
+    let result: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let runs = result["manifest"]["runs"].as_array().unwrap();
+    let kinds: Vec<&str> = runs.iter().map(|r| r["kind"].as_str().unwrap()).collect();
+    assert_eq!(
+        kinds,
+        [
+            "prime",
+            "baseline",
+            "baseline",
+            "baseline",
+            "warm",
+            "restart",
+            "np1 fresh",
+            "np1 warm"
+        ]
+    );
+    assert!(runs.iter().all(|r| r["exit"] == 0), "{stderr}");
+    // The base server's runs share one instance; every fresh server is its own.
+    let instances: Vec<u64> = runs
+        .iter()
+        .map(|r| r["instance"].as_u64().unwrap())
+        .collect();
+    assert_eq!(instances, [0, 0, 0, 0, 0, 1, 2, 2]);
+
+    let gates = result["gates"].as_array().unwrap();
+    // 4 candidates, judged against each of the three baseline kinds.
+    assert_eq!(gates.len(), 12, "{stdout}");
+    for g in gates {
+        // 2 rungs x the quickstart's 4 rules: the full rule set, not one check.
+        assert_eq!(g["checks"], 8, "{g}");
+        let counted: u64 = g["counts"]
+            .as_object()
+            .unwrap()
+            .values()
+            .map(|v| v.as_u64().unwrap())
+            .sum();
+        assert_eq!(counted, 8, "{g}");
+        let exit = g["exit"].as_i64().unwrap();
+        assert!(exit == 0 || exit == 1, "{g}");
+        assert_eq!(
+            exit == 1,
+            !g["failed_checks"].as_array().unwrap().is_empty(),
+            "{g}"
+        );
+    }
+    let three = gates.iter().find(|g| g["baseline"] == "3run").unwrap();
+    assert_eq!(three["baseline_runs"], serde_json::json!([1, 2, 3]));
+    for row in [
+        "| 1v1 | warm |",
+        "| 1v1-cold | restart |",
+        "| 3run | np1 fresh |",
+    ] {
+        assert!(stdout.contains(row), "no row {row} in:\n{stdout}");
     }
 }
