@@ -364,13 +364,21 @@ def rung_values(run_dir, metric):
 
 
 def bless(a, golden, run_dirs):
+    """Bless the runs into `golden` (the first, then `--add`): (error or None, refusals).
+
+    A refused `bless --add` (e.g. a run bless calls an outlier) is retried with `--force`
+    when --force-bless is given; the refusal is kept either way, for the table."""
     golden.mkdir(parents=True, exist_ok=True)
+    refusals = []
     for k, d in enumerate(run_dirs):
         verb = ["bless"] if k == 0 else ["bless", "--add"]
         r = ladder(a, *verb, d, "--golden", str(golden))
+        if r.returncode != 0 and a.force_bless:
+            refusals.append(f"{' '.join(verb)}: exit {r.returncode}: {r.stderr.strip()[-600:]}")
+            r = ladder(a, *verb, "--force", d, "--golden", str(golden))
         if r.returncode != 0:
-            return f"{' '.join(verb)} {d}: exit {r.returncode}: {r.stderr.strip()[-600:]}"
-    return None
+            return f"{' '.join(verb)} {d}: exit {r.returncode}: {r.stderr.strip()[-600:]}", refusals
+    return None, refusals
 
 
 def judge(a):
@@ -395,10 +403,13 @@ def judge(a):
     gates, refused = [], []
     for kind in a.baselines:
         for g, members in goldens.get(kind, []):
-            err = bless(a, g, [m["dir"] for m in members])
+            err, forced = bless(a, g, [m["dir"] for m in members])
             if err:
                 refused.append({"baseline": kind, "error": err})
                 say(f"baseline {kind} refused: {err}")
+            for f in forced:
+                refused.append({"baseline": kind, "error": f, "forced": True})
+                say(f"baseline {kind}: refused, then blessed with --force: {f}")
         usable = [(g, m) for g, m in goldens.get(kind, []) if (g / SCENARIO).exists()]
         if not usable:
             continue
@@ -483,7 +494,8 @@ def table(result):
             f"{mean('inconclusive'):.1f} / {mean('pass'):.1f} / {other:.1f} | {ratio} | "
             + (", ".join(f"{k} ×{v}" for k, v in fails.most_common(4)) or "—") + " |")
     for r in result["refused"]:
-        lines.append(f"\nbaseline {r['baseline']} could not be blessed: {r['error']}")
+        how = "was refused, then blessed with --force" if r.get("forced") else "could not be blessed"
+        lines.append(f"\nbaseline {r['baseline']} {how}: {r['error']}")
     return "\n".join(lines)
 
 
@@ -516,6 +528,8 @@ def main():
     ap.add_argument("--server-lifetime", type=int, default=7200)
     ap.add_argument("--sim-speed", type=float, default=20.0)
     ap.add_argument("--baselines", nargs="+", default=BASELINE_KINDS, choices=BASELINE_KINDS)
+    ap.add_argument("--force-bless", action="store_true",
+                    help="when bless refuses a baseline run, record it and bless with --force")
     ap.add_argument("--json", help="write the runs and every gate's outcome here")
     a = ap.parse_args()
     # SIGTERM unwinds like Ctrl-C, so the servers and hogs this script started are stopped.
