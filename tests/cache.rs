@@ -214,7 +214,13 @@ fn cold_runs_are_never_served_from_the_cache_and_warm_ones_are() {
         c2.to_str().unwrap(),
     ]))
     .finish(Duration::from_secs(60));
-    assert_ne!(cmp.status.code(), Some(2), "{}", cmp.all());
+    // Read, not refused: 16 requests a rung are too few to judge, so no verdict at most.
+    assert!(!cmp.stderr.contains("error:"), "{}", cmp.all());
+    assert!(
+        cmp.status.code() != Some(2) || cmp.stdout.contains("NO VERDICT"),
+        "{}",
+        cmp.all()
+    );
     assert!(
         cmp.stdout.contains("no configuration change"),
         "{}",

@@ -14,7 +14,7 @@ use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 use rand_distr::{Distribution, LogNormal};
 
-use ladder::compare::evidence::{evidence, Side, Slo};
+use ladder::compare::evidence::{evidence, Levels, Side, Slo};
 use ladder::compare::stats::{self, Groups, Statistic};
 use ladder::compare::verdict::{decide, Counts, Evidence, Method};
 use ladder::compare::{self, Bound, CompareOptions, Verdict};
@@ -355,6 +355,7 @@ fn verdict_of(base: &[Vec<f64>], cand: &[Vec<f64>], stat: Statistic, bound: Boun
         counts: None,
         too_few: None,
         repeats: [1, 1],
+        drift: None,
     };
     decide(bound, 0.0, &e).verdict
 }
@@ -428,7 +429,13 @@ fn itl_bootstrap_resamples_requests_and_p99_needs_299() {
         slo: Slo::default(),
     };
     // 200 requests: p99 TTFT cannot be bounded; the note says how many are needed.
-    let e = evidence("p99_ttft_ms", &side, &side, stats::CONFIDENCE).unwrap();
+    let e = evidence(
+        "p99_ttft_ms",
+        &side,
+        &side,
+        Levels::new(stats::CONFIDENCE, stats::CONFIDENCE),
+    )
+    .unwrap();
     let note = e.too_few.expect("p99 with 200 samples must be flagged");
     assert!(note.contains("299"), "{note}");
     // ITL has 15 gaps per request: 3000 samples, so its p99 is bounded, and each resample
@@ -436,10 +443,22 @@ fn itl_bootstrap_resamples_requests_and_p99_needs_299() {
     let groups = ladder::compare::evidence::latency_groups(&lines, Latency::Itl);
     assert_eq!(groups.len(), 200);
     assert!(groups.iter().all(|g| g.len() == 15));
-    let e = evidence("p99_itl_ms", &side, &side, stats::CONFIDENCE).unwrap();
+    let e = evidence(
+        "p99_itl_ms",
+        &side,
+        &side,
+        Levels::new(stats::CONFIDENCE, stats::CONFIDENCE),
+    )
+    .unwrap();
     assert!(e.too_few.is_none());
     // Error rate uses the proportion intervals.
-    let e = evidence("error_rate", &side, &side, stats::CONFIDENCE).unwrap();
+    let e = evidence(
+        "error_rate",
+        &side,
+        &side,
+        Levels::new(stats::CONFIDENCE, stats::CONFIDENCE),
+    )
+    .unwrap();
     assert_eq!(e.method, Method::Proportion);
 }
 
@@ -458,6 +477,7 @@ fn error_rate_gate_with_absolute_threshold() {
         counts: Some(Counts::binomial((fb, 2000), (fc, 2000))),
         too_few: None,
         repeats: [1, 1],
+        drift: None,
     };
     assert_eq!(decide(bound, 0.0, &big(0, 0)).verdict, Verdict::Pass);
     assert_eq!(

@@ -193,7 +193,10 @@ fn v0_file_is_migrated_with_a_note() {
          update the file to silence this note\n\
          v0-seed-style.yaml: note: `load.request_rates` (version 0) is read as `load.rates`\n\
          v0-seed-style.yaml: note: `workload.num_prompts` (version 0) is read as \
-         `workload.requests_per_rung`\n"
+         `workload.requests_per_rung`\n\
+         v0-seed-style.yaml: warning: gate check `p99_ttft_ms` can never be decided at 200 \
+         requests per rung: at the per-check level 99.88 % it needs at least 670 samples per \
+         side (raise workload.requests_per_rung to ≥ 670)\n"
     );
 }
 

@@ -79,6 +79,13 @@ def make_runs(a, tmp, label, change, n, seed0):
         sc = tmp / "scenario.yaml"
         scenario(sc, a, seed0 + k, change)
         out = tmp / f"out-{label}-{k}"
+        done = out / "calgate"
+        if done.is_dir() and any((d / "run.json").exists() for d in done.iterdir()):
+            # --pool: a run made before (same scenario and drift seed) is judged again.
+            runs.append(next(d for d in done.iterdir() if (d / "run.json").exists()))
+            continue
+        if out.exists():
+            shutil.rmtree(out)
         r = ladder(a, "run", str(sc), "--out", str(out), "--quiet")
         if r.returncode != 0:
             sys.exit(f"run failed (exit {r.returncode}): {r.stderr[-2000:]}")
@@ -150,17 +157,31 @@ def main():
                     help="bless --add --force (when bless refuses an outlier run)")
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--json", help="write every comparison's outcome here")
+    ap.add_argument("--pool", help="keep the runs in this folder and reuse the ones already "
+                    "there (judge the same runs again, e.g. with another build or --designs)")
+    ap.add_argument("--designs", nargs="+", default=None,
+                    help="designs to judge: '1v1', '3v1', each optionally with compare "
+                    "arguments after a colon, e.g. '1v1:--drift=5%%' (default: 1v1, "
+                    "1v1:--drift=ASSUME, 3v1)")
     a = ap.parse_args()
     rng = random.Random(a.seed)
     started = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
     raw = []
     rows = []
-    with tempfile.TemporaryDirectory() as tmp:
-        tmp = Path(tmp)
+    with tempfile.TemporaryDirectory() as scratch:
+        tmp = Path(a.pool) if a.pool else Path(scratch)
+        tmp.mkdir(parents=True, exist_ok=True)
         pool = make_runs(a, tmp, "unchanged", {}, a.runs, 10_000)
         changed = {c: make_runs(a, tmp, c, CHANGES[c], a.changed_runs, 20_000 + 1000 * i)
                    for i, c in enumerate(a.changes)}
-        designs = [("1 v 1", []), ("1 v 1", ["--drift", a.assume]), ("3 v 1", [])]
+        if a.designs:
+            designs = []
+            for d in a.designs:
+                name, _, args = d.partition(":")
+                designs.append(({"1v1": "1 v 1", "3v1": "3 v 1"}[name],
+                                 [x for x in args.split(",") if x]))
+        else:
+            designs = [("1 v 1", []), ("1 v 1", [f"--drift={a.assume}"]), ("3 v 1", [])]
         for design, extra in designs:
             for case in ["unchanged", *a.changes]:
                 fails = nov = 0

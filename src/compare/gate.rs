@@ -126,17 +126,21 @@ pub fn write_outputs(c: &Comparison, opts: &GateOptions) -> Result<(), GateError
     Ok(())
 }
 
-/// Run the scenario, compare with `<golden>/<scenario name>/`, print the verdict table and
-/// write the requested files. Returns the comparison; its `exit_code` is the gate's.
-pub fn gate(opts: &GateOptions) -> Result<Comparison, GateError> {
-    precheck(opts)?;
-    let outcome = runner::run(&RunOptions {
+/// The run a gate makes: the scenario, `--out` and `--repeats`.
+fn run_options(opts: &GateOptions) -> RunOptions {
+    RunOptions {
         scenario_path: opts.scenario.clone(),
         out_dir: opts.out.clone(),
         repeats: opts.repeats,
         ..Default::default()
-    })
-    .map_err(|e| {
+    }
+}
+
+/// Run the scenario, compare with `<golden>/<scenario name>/`, print the verdict table and
+/// write the requested files. Returns the comparison; its `exit_code` is the gate's.
+pub fn gate(opts: &GateOptions) -> Result<Comparison, GateError> {
+    precheck(opts)?;
+    let outcome = runner::run(&run_options(opts)).map_err(|e| {
         if let (Some(f), RunError::Interrupted { dir, .. } | RunError::Failed { dir, .. }) =
             (opts.on_run_dir, &e)
         {
@@ -191,7 +195,10 @@ impl GateError {
 pub fn precheck(opts: &GateOptions) -> Result<(), GateError> {
     let loaded =
         crate::scenario::load(&opts.scenario).map_err(|d| GateError::Run(d.to_string()))?;
-    let sc = &loaded.scenario;
+    // The flags as `run` will apply them (`--repeats` with a soak is refused here).
+    let scenario = runner::with_overrides(&loaded.scenario, &run_options(opts))
+        .map_err(|e| GateError::Run(e.to_string()))?;
+    let sc = &scenario;
     if let Some(sweep) = &sc.sweep {
         return Err(GateError::Run(format!(
             "{} has a sweep ({} ladders); gate each value with its own scenario (nothing was run)",

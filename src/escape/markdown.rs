@@ -213,14 +213,18 @@ mod tests {
 
     #[test]
     fn text_cannot_open_markup() {
-        let hostile = "![x](http://e/i.png) <img src=x onerror=alert(1)> [l](u) *b* `c` a|b ~~s~~ &amp;";
+        let hostile =
+            "![x](http://e/i.png) <img src=x onerror=alert(1)> [l](u) *b* `c` a|b ~~s~~ &amp;";
         let t = text(hostile);
         assert_eq!(
             t,
             "![x\\](http://e/i.png) \\<img src=x onerror=alert(1)> [l\\](u) \\*b\\* \\`c\\` a\\|b \\~\\~s\\~\\~ \\&amp;"
         );
         assert!(!t.contains('\n'));
-        assert_eq!(text("line1\n# heading\r\n- item"), "line1 # heading  - item");
+        assert_eq!(
+            text("line1\n# heading\r\n- item"),
+            "line1 # heading  - item"
+        );
         assert_eq!(text("# heading"), "\\# heading");
         assert_eq!(text("- item"), "\\- item");
         assert_eq!(text("> quote"), "\\> quote");
@@ -230,7 +234,10 @@ mod tests {
         assert_eq!(text("median_ttft_ms _x_"), "median_ttft_ms \\_x\\_");
         assert_eq!(text("a\\b"), "a\\\\b");
         // What cannot open markup reads as written.
-        assert_eq!(text("-5% 16.06 x[0.9, 1.1] a & b ~2"), "-5% 16.06 x[0.9, 1.1] a & b ~2");
+        assert_eq!(
+            text("-5% 16.06 x[0.9, 1.1] a & b ~2"),
+            "-5% 16.06 x[0.9, 1.1] a & b ~2"
+        );
         // Inline (after ladder's own words) leaves block markers alone.
         assert_eq!(inline("- 1. # >"), "- 1. # >");
     }

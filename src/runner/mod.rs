@@ -133,15 +133,14 @@ pub fn run_all_keeping(opts: &RunOptions) -> (Vec<RunOutcome>, Result<(), RunErr
     (done, r)
 }
 
-fn run_all_into(opts: &RunOptions, done: &mut Vec<RunOutcome>) -> Result<(), RunError> {
-    limits::one_malloc_arena();
-    limits::ensure_startup_fds().map_err(RunError::Preflight)?;
-    let loaded = crate::scenario::load(&opts.scenario_path)
-        .map_err(|d| RunError::Scenario(d.to_string()))?;
-    for note in &loaded.notes {
-        eprintln!("note: {note}");
-    }
-    let mut scenario = loaded.scenario.clone();
+/// `scenario` with the command line's overrides (`--rates`, `--repeats`, `--shard`) applied
+/// and checked, as `run` measures it. `gate` calls it before anything is run, so a flag that
+/// cannot apply is refused before the golden is even looked at.
+pub fn with_overrides(
+    scenario: &crate::scenario::Scenario,
+    opts: &RunOptions,
+) -> Result<crate::scenario::Scenario, RunError> {
+    let mut scenario = scenario.clone();
     if let Some(rates) = &opts.rates {
         let shape = match (&scenario.load.trace, &scenario.load.ramp) {
             (Some(_), _) => Some("a trace replay (`load.trace`); edit its `speed` list instead"),
@@ -190,6 +189,18 @@ fn run_all_into(opts: &RunOptions, done: &mut Vec<RunOutcome>) -> Result<(), Run
             ))
         })?;
     }
+    Ok(scenario)
+}
+
+fn run_all_into(opts: &RunOptions, done: &mut Vec<RunOutcome>) -> Result<(), RunError> {
+    limits::one_malloc_arena();
+    limits::ensure_startup_fds().map_err(RunError::Preflight)?;
+    let loaded = crate::scenario::load(&opts.scenario_path)
+        .map_err(|d| RunError::Scenario(d.to_string()))?;
+    for note in &loaded.notes {
+        eprintln!("note: {note}");
+    }
+    let mut scenario = with_overrides(&loaded.scenario, opts)?;
     if scenario.workload.cache == crate::scenario::CacheMode::Cold {
         scenario.workload.cache_nonce = Some(run_nonce(opts));
     }

@@ -486,14 +486,21 @@ mod tests {
             serde_json::from_value(serde_json::json!({})).unwrap();
         cold.cache_nonce = Some(1);
         let w = cache_warning(&s, &cold, false).expect("a warning");
-        assert!(w.starts_with("rung 2 req/s: the server answered 75%"), "{w}");
+        assert!(
+            w.starts_with("rung 2 req/s: the server answered 75%"),
+            "{w}"
+        );
         assert_eq!(cache_warning(&s, &cold, true), None, "a cycled pool");
         let mut warm = cold.clone();
         warm.cache = crate::scenario::CacheMode::Warm;
         assert_eq!(cache_warning(&s, &warm, false), None);
         let mut old = cold.clone();
         old.cache_nonce = None;
-        assert_eq!(cache_warning(&s, &old, false), None, "no nonce: the seed's text");
+        assert_eq!(
+            cache_warning(&s, &old, false),
+            None,
+            "no nonce: the seed's text"
+        );
         // 30 of 94 prompt tokens are the server's own template: up to 52 % is expected.
         let mut chat = tokens(64.0, 94.0, 8.0, 8.0);
         chat.server
@@ -501,7 +508,10 @@ mod tests {
             .insert(crate::servermetrics::CACHE_SHARE.into(), 0.45);
         assert_eq!(cache_warning(&chat, &cold, false), None);
         // No share exported: nothing to say.
-        assert_eq!(cache_warning(&tokens(64.0, 64.0, 8.0, 8.0), &cold, false), None);
+        assert_eq!(
+            cache_warning(&tokens(64.0, 64.0, 8.0, 8.0), &cold, false),
+            None
+        );
     }
 
     #[test]

@@ -567,7 +567,7 @@ load:
         assert_eq!(
             e,
             vec![
-                "d/s.yaml:9:18: error: workload.output_tokens: must be at least 1, found 0",
+                "d/s.yaml:9:18: error: workload.output_tokens: must be at least 1, found number `0`",
                 "d/s.yaml:12:14: error: load.rates[1]: rates must be strictly increasing, but 2 follows 2\n  hint: sort the rates and remove duplicates",
                 "d/s.yaml:13:3: error: load.rate: unknown field `rate`\n  hint: did you mean `rates`?",
             ],
