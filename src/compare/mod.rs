@@ -617,8 +617,15 @@ pub fn compare(
         let summary_only = !b.has_requests(br) || !c.has_requests(cr);
         let untimed = !b.has_send_times(br) || !c.has_send_times(cr);
         // Each check's evidence stands alone: computed on every core, then used in order.
+        let past_knee = saturated.iter().any(|k| k.is_some_and(|k| rate >= k));
         let evidences = evidence::par_map(&checks, |check| {
             let model = evidence::Model::of(&check.metric);
+            let levels = evidence::Levels {
+                assumed_drift: levels
+                    .assumed_drift
+                    .filter(|_| speed_moves(model, b.info.load, past_knee)),
+                ..levels
+            };
             let plain = (summary_only
                 || (untimed && matches!(model, evidence::Model::Throughput(_))))
                 && !matches!(model, evidence::Model::ErrorRate | evidence::Model::Plain);
@@ -840,6 +847,20 @@ fn saturated_from(d: &ResultDir) -> Option<f64> {
         .iter()
         .any(|r| !matches!(r, crate::metrics::KneeReason::Rejected));
     overload.then_some(knee.rate)
+}
+
+/// Whether a check's statistic moves with the server's speed, so that an assumed run-to-run
+/// drift (`--drift`, a speed factor per run) belongs in its interval: latencies always;
+/// throughputs where they measure the server (a closed loop, or an open-loop rung at or past
+/// a run's knee), not where they are the offered rate (an open-loop rung below saturation
+/// serves what arrives, on the schedule both runs share); the error rate and plain values
+/// never (their own tests hold them).
+fn speed_moves(model: evidence::Model, load: LoadKind, past_knee: bool) -> bool {
+    match model {
+        evidence::Model::Latency(..) => true,
+        evidence::Model::Throughput(_) => load == LoadKind::Concurrency || past_knee,
+        evidence::Model::ErrorRate | evidence::Model::Plain => false,
+    }
 }
 
 /// The decision of a latency check on a rung past saturation in either run.

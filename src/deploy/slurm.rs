@@ -194,4 +194,44 @@ mod tests {
             assert!(e.contains(flag) && e.contains("#SBATCH"), "{e}");
         }
     }
+
+    /// A `--lead` past the shards' start limit (7 days) is refused with the limit and a
+    /// usable value; one within it is written as the start.
+    #[test]
+    fn a_lead_past_the_start_limit_is_refused() {
+        let tmp = tempfile::tempdir().unwrap();
+        let mut a = args(tmp.path());
+        a.lead = "8days".into();
+        let e = script(&a).unwrap_err();
+        assert!(e.contains("--lead") && e.contains("--lead 60s"), "{e}");
+        a.lead = "2m".into();
+        assert!(script(&a).is_ok());
+    }
+
+    /// The shipped sessions scenario cannot be split into shards: `ladder slurm` refuses it
+    /// as `run --shard` and `ladder kube` do (docs/scale-out.md), saying why.
+    #[test]
+    fn a_sessions_scenario_is_refused_as_shards() {
+        let tmp = tempfile::tempdir().unwrap();
+        let mut a = args(tmp.path());
+        a.scenario = concat!(env!("CARGO_MANIFEST_DIR"), "/scenarios/sessions.yaml").into();
+        let e = script(&a).unwrap_err();
+        assert!(e.contains("cannot run as 2 shards") && e.contains("session"), "{e}");
+        let k = crate::deploy::kube::KubeArgs {
+            scenario: a.scenario.clone(),
+            shards: 2,
+            image: "ladder:test".into(),
+            pvc: "ladder-results".into(),
+            secret: "ladder-api-key".into(),
+            namespace: None,
+            start_at: None,
+            lead: "5m".into(),
+            drain: None,
+            merge_wait: "12h".into(),
+            cpu: None,
+            output: None,
+        };
+        let e = crate::deploy::kube::manifests(&k).unwrap_err();
+        assert!(e.contains("cannot run as") && e.contains("session"), "{e}");
+    }
 }
