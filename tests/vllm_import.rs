@@ -594,13 +594,16 @@ fn a_vllm_file_over_the_size_limit_is_refused_unread() {
 /// Summary values no benchmark writes (NaN, negative, a string) and per-request lists of
 /// strings are damage: refused naming the file and the key, never read as a value (NaN
 /// throughput: an inconclusive PASS; `ttfts` as strings: dropped, an "improvement").
+/// A damaged-file case: its name, the edit, the key the refusal must name.
+type Damage = (&'static str, Box<dyn Fn(&mut Value)>, &'static str);
+
 #[test]
 fn damaged_vllm_values_are_refused_naming_file_and_key() {
     let t = tempfile::tempdir().unwrap();
     let good = vllm_folder(t.path(), "good", 1.0, true);
     let p = |d: &Path| d.join("result_rate_10.json");
     let original = std::fs::read_to_string(p(&good)).unwrap();
-    let cases: Vec<(&str, Box<dyn Fn(&mut Value)>, &str)> = vec![
+    let cases: Vec<Damage> = vec![
         (
             "nan",
             Box::new(|v| v["request_throughput"] = json!("NaN")),
