@@ -185,7 +185,8 @@ struct GateArgs {
     #[arg(long)]
     strict: bool,
     /// The run-to-run drift to assume when neither side has two runs to measure it, as a
-    /// relative spread per run (`5%`): each interval then includes it (docs/gate.md).
+    /// relative spread per run: each interval then includes it (docs/gate.md). Default 5%;
+    /// `--drift 0` assumes none (the intervals then cover the requests' noise only).
     #[arg(long, value_name = "PCT", value_parser = parse_drift)]
     drift: Option<f64>,
     /// Judge latency checks on rungs past saturation too (by default they are reported as
@@ -249,7 +250,10 @@ impl GateArgs {
                 allow_config_change,
                 candidate_rules_first: false,
                 only: self.only,
-                drift: self.drift.filter(|d| *d > 0.0),
+                drift: match self.drift {
+                    None => Some(ladder::compare::DEFAULT_DRIFT),
+                    Some(d) => (d > 0.0).then_some(d),
+                },
                 judge_saturated: self.judge_saturated,
             },
             ..Default::default()

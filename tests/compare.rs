@@ -334,6 +334,16 @@ fn lognormal(n: usize, sigma: f64, seed: u64) -> Vec<Vec<f64>> {
     (0..n).map(|_| vec![d.sample(&mut rng)]).collect()
 }
 
+/// One run per side judged on the requests' noise alone (`--drift 0`): the within-run
+/// mechanics these tests check, without the default assumed drift (tested on its own in
+/// `one_run_per_side_assumes_the_default_drift`).
+fn within_only() -> CompareOptions {
+    CompareOptions {
+        drift: None,
+        ..CompareOptions::default()
+    }
+}
+
 fn scaled(v: &[Vec<f64>], k: f64) -> Vec<Vec<f64>> {
     v.iter()
         .map(|g| g.iter().map(|x| x * k).collect())
@@ -513,7 +523,7 @@ fn regression_pair() -> (tempfile::TempDir, PathBuf, PathBuf) {
 #[test]
 fn comparison_finds_the_regressed_rung_and_reports_the_rest() {
     let (_t, b, c) = regression_pair();
-    let cmp = compare::compare_dirs(&b, &c, &CompareOptions::default()).unwrap();
+    let cmp = compare::compare_dirs(&b, &c, &within_only()).unwrap();
     let at = |rate: f64, metric: &str| {
         cmp.rows
             .iter()
@@ -548,7 +558,7 @@ fn unchanged_rerun_passes_and_says_no_configuration_change() {
             ..Spec::default()
         },
     );
-    let cmp = compare::compare_dirs(&b, &c, &CompareOptions::default()).unwrap();
+    let cmp = compare::compare_dirs(&b, &c, &within_only()).unwrap();
     assert!(cmp.config_diff.is_none());
     assert_eq!(cmp.count(Verdict::Regression), 0, "{:#?}", cmp.rows);
     assert_eq!(cmp.exit_code(false), 0);
@@ -736,7 +746,7 @@ fn only_applies_the_threshold_rules_alone() {
         &CompareOptions {
             overrides: vec![compare::parse_override("median_tpot_ms=+10%").unwrap()],
             only: true,
-            ..CompareOptions::default()
+            ..within_only()
         },
     )
     .unwrap();
@@ -752,7 +762,7 @@ fn only_applies_the_threshold_rules_alone() {
         .assert()
         .code(1);
     ladder()
-        .args(["compare", "--only", "--threshold", "median_tpot_ms=+10%"])
+        .args(["compare", "--drift", "0", "--only", "--threshold", "median_tpot_ms=+10%"])
         .arg(&b)
         .arg(&c)
         .assert()
@@ -1267,7 +1277,7 @@ fn folders_from_the_real_writer_compare() {
     let median = rung.summary.metric("median_ttft_ms").unwrap();
     assert!((r.base - median).abs() < 1e-6, "{} vs {median}", r.base);
 
-    let opts = CompareOptions::default();
+    let opts = within_only();
     let ok = compare::compare_dirs(&base, &same, &opts).unwrap();
     assert_eq!(
         ok.count(Verdict::Regression),
@@ -1304,6 +1314,7 @@ fn gate_after_the_run() {
     };
     let opts = GateOptions {
         golden: Some(golden.clone()),
+        compare: within_only(),
         ..Default::default()
     };
     let fresh = t.path().join("fresh");
@@ -1366,8 +1377,12 @@ fn big_rungs_are_judged_by_large_sample_intervals() {
     };
     let (t, b, c) = pair(&big, &slower);
     let junit = t.path().join("junit.xml");
+    // The large-sample intervals alone (`--drift 0`): at the default assumed 5 % drift one
+    // run per side cannot call +25 % TPOT past a +10 % threshold (see
+    // `one_run_per_side_assumes_the_default_drift`).
     ladder()
         .arg("compare")
+        .args(["--drift", "0"])
         .arg(&b)
         .arg(&c)
         .arg("--junit")
@@ -1487,4 +1502,77 @@ fn small_rungs_judge_what_they_can_and_otherwise_have_no_verdict() {
         half.contains("exact stratified test") && half.contains("failed 15 of 30 against 0 of 30"),
         "{half}"
     );
+}
+
+/// One run per side: the default path assumes a run-to-run drift of 5 % (`--drift`'s
+/// default) and says so; it widens the latency checks (a +25 % TPOT is no longer called
+/// past a +10 % threshold from one run each: drift alone could give ±16 %), leaves an
+/// open-loop rung's throughput below saturation as it is (the offered rate, whatever the
+/// speed), and `--drift 0` takes the assumption away.
+#[test]
+fn one_run_per_side_assumes_the_default_drift() {
+    let big = Spec {
+        rates: vec![5.0],
+        requests: 6_000,
+        gate: serde_json::json!([
+            { "metric": "median_tpot_ms", "max_increase": "10%" },
+            { "metric": "request_throughput", "max_decrease": "10%" }
+        ]),
+        ..Spec::default()
+    };
+    let slower = Spec {
+        seed: 9,
+        tpot_scale: 1.25,
+        ..big.clone()
+    };
+    let (_t, b, c) = pair(&big, &slower);
+    let by_default = compare::compare_dirs(&b, &c, &CompareOptions::default()).unwrap();
+    assert_eq!(by_default.run_noise.assumed, Some(compare::DEFAULT_DRIFT));
+    assert!(
+        by_default
+            .run_noise
+            .describe()
+            .contains("assumed 5.0 % per run"),
+        "{}",
+        by_default.run_noise.describe()
+    );
+    let within = compare::compare_dirs(&b, &c, &within_only()).unwrap();
+    let row = |c: &compare::Comparison, metric: &str| {
+        c.rows
+            .iter()
+            .find(|r| r.check.metric == metric)
+            .unwrap_or_else(|| panic!("no {metric} row"))
+            .clone()
+    };
+    let (d, w) = (
+        row(&by_default, "median_tpot_ms"),
+        row(&within, "median_tpot_ms"),
+    );
+    assert_eq!(w.decision.verdict, Verdict::Regression, "{w:#?}");
+    assert_eq!(d.decision.verdict, Verdict::Inconclusive, "{d:#?}");
+    let width = |r: &compare::Row| {
+        let (_, i) = r.decision.interval.expect("an interval");
+        i.hi / i.lo
+    };
+    assert!(width(&d) > width(&w) * 1.2, "{d:#?} vs {w:#?}");
+    // An open-loop rung below saturation: its throughput interval is not widened.
+    let (dt, wt) = (
+        row(&by_default, "request_throughput"),
+        row(&within, "request_throughput"),
+    );
+    assert!((width(&dt) - width(&wt)).abs() < 1e-9, "{dt:#?} vs {wt:#?}");
+    // The binary: the default says so on its noise line; --drift 0 takes it away.
+    ladder()
+        .arg("compare")
+        .arg(&b)
+        .arg(&c)
+        .assert()
+        .stdout(contains("run-to-run noise: assumed 5.0 % per run"));
+    ladder()
+        .args(["compare", "--drift", "0"])
+        .arg(&b)
+        .arg(&c)
+        .assert()
+        .code(1)
+        .stdout(contains("run-to-run noise: unknown (one run per side)"));
 }

@@ -81,7 +81,7 @@ CHANGES = {
     "sim": {"np1": ["--max-num-seqs", "1"], "np2": ["--max-num-seqs", "2"],
             "t1": ["--decode-scale", "2"]},
 }
-BASELINE_KINDS = ["1v1", "1v1-cold", "3run"]
+BASELINE_KINDS = ["1v1", "1v1-cold", "3run", "1v1-all"]
 
 
 def say(*args):
@@ -330,7 +330,8 @@ def verdict_of(case):
 
 
 def compare(a, golden, cand, junit):
-    r = ladder(a, "compare", str(golden), str(cand), "--junit", str(junit))
+    r = ladder(a, "compare", str(golden), str(cand), "--junit", str(junit),
+               *shlex.split(a.compare_args))
     outcome = {"exit": r.returncode, "counts": {}, "failed_checks": [], "checks": 0}
     if r.returncode not in (0, 1):
         outcome["error"] = r.stderr.strip()[-1000:]
@@ -399,6 +400,12 @@ def judge(a):
         goldens["1v1-cold"] = [(work / "gcold", [prime[-1]])]
     if len(baseline) >= 3:
         goldens["3run"] = [(work / "g3", baseline[:3])]
+    # 1v1-all: every unchanged run (the baseline runs, warm, hog, restart) is a one-run
+    # baseline; an unchanged candidate meets every such run made before it, a change meets
+    # them all: many more one-against-one gates from the same runs (they share runs, so they
+    # are not independent; the table says how many runs they came from).
+    unchanged_runs = [r for r in runs if r["kind"] == "baseline" or is_unchanged(r["kind"])]
+    goldens["1v1-all"] = [(work / f"ga-{r['id']}", [r]) for r in unchanged_runs]
     version = ladder_id(a)
     gates, refused = [], []
     for kind in a.baselines:
@@ -415,16 +422,21 @@ def judge(a):
             continue
         for case, cands in cases.items():
             for t, c in enumerate(cands):
-                g, members = usable[t % len(usable)]
-                o = compare(a, g / SCENARIO, c["dir"], work / "j.xml")
-                base_ttft = rung_values(members[0]["dir"], "median_ttft_ms")
-                cand_ttft = rung_values(c["dir"], "median_ttft_ms")
-                o.update({"baseline": kind, "baseline_runs": [m["id"] for m in members],
-                          "case": case, "candidate": c["id"],
-                          "median_ttft_ratio": {k: cand_ttft[k] / v for k, v in base_ttft.items()
-                                                if v and cand_ttft.get(k)}})
-                gates.append(o)
-                say(f"{kind} {case} run {c['id']}: exit {o['exit']} {o['counts']}")
+                pairs = [usable[t % len(usable)]]
+                if kind == "1v1-all":
+                    pairs = [(g, m) for g, m in usable
+                             if m[0]["id"] < c["id"] or not is_unchanged(case)]
+                for g, members in pairs:
+                    o = compare(a, g / SCENARIO, c["dir"], work / "j.xml")
+                    base_ttft = rung_values(members[0]["dir"], "median_ttft_ms")
+                    cand_ttft = rung_values(c["dir"], "median_ttft_ms")
+                    o.update({"baseline": kind, "baseline_runs": [m["id"] for m in members],
+                              "case": case, "candidate": c["id"],
+                              "median_ttft_ratio": {k: cand_ttft[k] / v
+                                                    for k, v in base_ttft.items()
+                                                    if v and cand_ttft.get(k)}})
+                    gates.append(o)
+                    say(f"{kind} {case} run {c['id']}: exit {o['exit']} {o['counts']}")
     return {"ladder": version, "judged": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
             "manifest": manifest, "gates": gates, "refused": refused}
 
@@ -531,6 +543,8 @@ def main():
     ap.add_argument("--force-bless", action="store_true",
                     help="when bless refuses a baseline run, record it and bless with --force")
     ap.add_argument("--json", help="write the runs and every gate's outcome here")
+    ap.add_argument("--compare-args", default="",
+                    help="more arguments for every `ladder compare`, e.g. '--drift 0'")
     a = ap.parse_args()
     # SIGTERM unwinds like Ctrl-C, so the servers and hogs this script started are stopped.
     signal.signal(signal.SIGTERM, lambda *_: sys.exit("calibrate_real: stopped by SIGTERM"))

@@ -41,7 +41,7 @@ use crate::results::{LoadError, ResultDir, RunStatus};
 use evidence::{Side, Slo};
 
 /// How to compare.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone)]
 pub struct CompareOptions {
     /// `--threshold` overrides (already parsed); they replace other checks on their metric.
     pub overrides: Vec<Check>,
@@ -55,10 +55,30 @@ pub struct CompareOptions {
     /// `--only`: apply the overrides alone, not the scenario's `gate:` rules or the defaults.
     pub only: bool,
     /// `--drift`: the run-to-run spread (e.g. 0.05 for 5 %) assumed when neither side has
-    /// two runs to measure it.
+    /// two runs to measure it; [`DEFAULT_DRIFT`] unless given, `None` (`--drift 0`) for none.
     pub drift: Option<f64>,
     /// `--judge-saturated`: judge latency checks on rungs past saturation too.
     pub judge_saturated: bool,
+}
+
+/// The run-to-run drift assumed when neither side has two runs to measure it (`--drift`'s
+/// default): 5 % per run, the spread of the simulator's calibration (`sim.drift: 0.05`) and
+/// above what the real llama.cpp server showed between unchanged runs (docs/gate.md,
+/// "One run per side"). One run per side cannot tell a drift from a change, so a one-run
+/// baseline is judged as if its runs drifted this much; `ladder bless --add` measures it.
+pub const DEFAULT_DRIFT: f64 = 0.05;
+
+impl Default for CompareOptions {
+    fn default() -> Self {
+        CompareOptions {
+            overrides: Vec::new(),
+            allow_config_change: false,
+            candidate_rules_first: false,
+            only: false,
+            drift: Some(DEFAULT_DRIFT),
+            judge_saturated: false,
+        }
+    }
 }
 
 /// Why two folders could not be compared (exit 2).
@@ -280,15 +300,18 @@ impl RunNoise {
                 runs to the baseline with `ladder bless --add`";
             return match self.assumed {
                 Some(a) => format!(
-                    "run-to-run noise: assumed {:.1} % per run (--drift; one run per side cannot \
-                     measure it): each interval adds that drift to the noise between requests; \
-                     {measure}",
-                    a * 100.0
+                    "run-to-run noise: assumed {:.1} % per run (--drift, {:.0} % unless given; \
+                     one run per side cannot measure it): each latency interval (and throughput \
+                     where it measures the server) adds that drift to the noise between \
+                     requests; {measure}",
+                    a * 100.0,
+                    DEFAULT_DRIFT * 100.0
                 ),
                 None => format!(
                     "run-to-run noise: unknown (one run per side): the intervals cover the noise \
                      between requests of one run, not between runs (machine load, another server \
-                     build or restart, a warm cache); {measure}, or assume one with --drift 5%"
+                     build or restart, a warm cache): --drift 0 took the default assumption \
+                     away; {measure}"
                 ),
             };
         }
