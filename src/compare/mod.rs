@@ -346,7 +346,10 @@ impl Comparison {
     /// True when no check was decided (every one inconclusive, or none at all): the
     /// comparison has no verdict, pass or fail.
     pub fn no_verdict(&self) -> bool {
-        self.count(Verdict::Inconclusive) == self.rows.len()
+        // Inconclusive and past-saturation checks judge nothing: a PASS needs a decided check.
+        [Verdict::Pass, Verdict::Improvement, Verdict::Regression]
+            .iter()
+            .all(|v| self.count(*v) == 0)
     }
 
     /// Exit code: 1 on a failed comparison; 2 when nothing could be judged (no verdict: an

@@ -153,9 +153,14 @@ pub fn checks_listing(c: &Comparison) -> String {
 /// One-line overall summary.
 pub fn summary_line(c: &Comparison, strict: bool) -> String {
     if !c.failed(strict) && c.no_verdict() {
+        let saturated = match c.count(Verdict::PastSaturation) {
+            0 => String::new(),
+            n => format!(", {n} past saturation (not judged)"),
+        };
         return format!(
-            "NO VERDICT: nothing could be judged: all {} check(s) inconclusive (the notes say \
-             what would settle them); exit 2, neither pass nor fail",
+            "NO VERDICT: nothing could be judged: {} of {} check(s) inconclusive{saturated} (the \
+             notes say what would settle them); exit 2, neither pass nor fail",
+            c.count(Verdict::Inconclusive),
             c.rows.len()
         );
     }
