@@ -762,7 +762,14 @@ fn only_applies_the_threshold_rules_alone() {
         .assert()
         .code(1);
     ladder()
-        .args(["compare", "--drift", "0", "--only", "--threshold", "median_tpot_ms=+10%"])
+        .args([
+            "compare",
+            "--drift",
+            "0",
+            "--only",
+            "--threshold",
+            "median_tpot_ms=+10%",
+        ])
         .arg(&b)
         .arg(&c)
         .assert()

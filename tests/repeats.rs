@@ -188,10 +188,20 @@ fn bless_add_then_gate_uses_the_baselines_runs_and_single_runs_say_noise_is_unkn
     let golden = t.path().join("golden");
     let g = golden.to_str().unwrap();
 
-    // Two single runs: every output says run-to-run noise is unknown and how to measure it.
+    // Two single runs: every output says run-to-run noise is assumed (the default 5 %) and
+    // how to measure it; `--drift 0` says it is unknown.
     let (md, xml) = (t.path().join("s.md"), t.path().join("j.xml"));
+    let r = ladder(&["compare", a.to_str().unwrap(), b.to_str().unwrap()]);
+    assert!(
+        r.stdout.contains("run-to-run noise: assumed 5.0 % per run")
+            && r.stdout.contains("load.repeats: 3"),
+        "{}",
+        r.all()
+    );
     let r = ladder(&[
         "compare",
+        "--drift",
+        "0",
         a.to_str().unwrap(),
         b.to_str().unwrap(),
         "--summary",
