@@ -314,6 +314,11 @@ fn comparison_summary_matches_golden_file() {
         verdict: "within noise".into(),
         detail: "max_increase 10%".into(),
     }];
+    let verdicts = report::Verdicts {
+        headline: "PASS: 0 regression(s), 0 inconclusive, 0 improvement(s), 1 pass over 1 check(s)"
+            .into(),
+        rows: verdicts,
+    };
     report::write_comparison(&base, &cand, &out, Some(verdicts)).unwrap();
     if let Some(keep) = std::env::var_os("LADDER_REPORT_OUT") {
         fs::create_dir_all(&keep).unwrap();

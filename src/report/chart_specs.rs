@@ -142,13 +142,17 @@ pub fn specs(report: &Report) -> Vec<ChartSpec> {
         });
     }
     for (run, prefix, dashed) in runs(report) {
-        tput.push(Line {
-            label: format!("{prefix}goodput (within SLO)/s"),
-            points: series(run, |r| r.request_goodput),
-            color: GREEN_,
-            dashed,
-            under: true,
-        });
+        // A run that never recorded its goodput (a vLLM file without --goodput) has no
+        // curve for it, rather than an empty legend entry; the run's section says so.
+        if run.rungs.iter().any(|r| !r.request_goodput.is_nan()) {
+            tput.push(Line {
+                label: format!("{prefix}goodput (within SLO)/s"),
+                points: series(run, |r| r.request_goodput),
+                color: GREEN_,
+                dashed,
+                under: true,
+            });
+        }
         tput.push(Line {
             label: format!("{prefix}QPS (completed/s)"),
             points: series(run, |r| r.request_throughput),
@@ -202,7 +206,9 @@ pub fn specs(report: &Report) -> Vec<ChartSpec> {
         .map(|r| r.analysis.max_error_rate * 100.0);
 
     let mut lag = Vec::new();
-    for (run, prefix, dashed) in runs(report) {
+    // Only runs that measured their dispatch lag (a vLLM import has none).
+    let lagged = |run: &RunReport| run.rungs.iter().any(|r| r.stats(Latency::DispatchLag).count > 0);
+    for (run, prefix, dashed) in runs(report).into_iter().filter(|(run, _, _)| lagged(run)) {
         lag.push(Line {
             label: format!("{prefix}dispatch lag p50"),
             points: latency_series(run, Latency::DispatchLag, |s| s.median),
@@ -241,7 +247,9 @@ pub fn specs(report: &Report) -> Vec<ChartSpec> {
             hline: slo_err.map(|v| (v, format!("SLO {v:.1} %"))),
             x_max: max_rate,
         },
-        ChartSpec {
+    ];
+    if !lag.is_empty() {
+        all.push(ChartSpec {
             id: "dispatch-lag",
             title: format!("Client dispatch lag vs {}", x_name(report)),
             y_desc: "send - scheduled (ms)".into(),
@@ -249,8 +257,8 @@ pub fn specs(report: &Report) -> Vec<ChartSpec> {
             markers,
             hline: None,
             x_max: max_rate,
-        },
-    ];
+        });
+    }
     all.extend(super::server_charts::specs(report));
     all
 }
