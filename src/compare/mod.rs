@@ -430,7 +430,7 @@ pub fn compare(
     for (which, d) in [("baseline", b), ("candidate", c)] {
         if d.imported.is_some() {
             warnings.push(format!(
-                "the {which} is a folder of vLLM result files: it records no scenario, so only the prompt and output lengths per request were checked for a configuration change, and the settings it does not record (endpoint, host, workload, load, SLO) are left out of the configuration diff"
+                "the {which} is a folder of vLLM result files: it records no scenario, so only the prompt and output lengths per request were checked for a configuration change, and the settings it does not record are left out of the configuration diff"
             ));
             warnings.extend(d.info.warnings.iter().map(|w| format!("{which}: {w}")));
         }
@@ -757,9 +757,8 @@ pub fn compare(
         run_noise,
         rows,
         server_notes,
-        what_ran: [b, c].map(|d| {
-            crate::report::facts::of(&d.info, d.rungs.iter().map(|r| &r.summary))
-        }),
+        what_ran: [b, c]
+            .map(|d| crate::report::facts::of(&d.info, d.rungs.iter().map(|r| &r.summary))),
     })
 }
 

@@ -216,7 +216,10 @@ mod tests {
         let mut a = args(tmp.path());
         a.scenario = concat!(env!("CARGO_MANIFEST_DIR"), "/scenarios/sessions.yaml").into();
         let e = script(&a).unwrap_err();
-        assert!(e.contains("cannot run as 2 shards") && e.contains("session"), "{e}");
+        assert!(
+            e.contains("cannot run as 2 shards") && e.contains("session"),
+            "{e}"
+        );
         let k = crate::deploy::kube::KubeArgs {
             scenario: a.scenario.clone(),
             shards: 2,

@@ -207,7 +207,11 @@ pub fn specs(report: &Report) -> Vec<ChartSpec> {
 
     let mut lag = Vec::new();
     // Only runs that measured their dispatch lag (a vLLM import has none).
-    let lagged = |run: &RunReport| run.rungs.iter().any(|r| r.stats(Latency::DispatchLag).count > 0);
+    let lagged = |run: &RunReport| {
+        run.rungs
+            .iter()
+            .any(|r| r.stats(Latency::DispatchLag).count > 0)
+    };
     for (run, prefix, dashed) in runs(report).into_iter().filter(|(run, _, _)| lagged(run)) {
         lag.push(Line {
             label: format!("{prefix}dispatch lag p50"),

@@ -136,7 +136,11 @@ fn prompts(sc: &Value, vllm: bool, rungs: &[&RungSummary]) -> String {
         ("random", Some(i), Some(o)) => {
             let r = w["range_ratio"].as_f64().unwrap_or(0.0);
             let spread = match r > 0.0 {
-                true => format!("range_ratio {}: each drawn from ±{:.0} %", r, r * 100.0),
+                true => format!(
+                    "range_ratio {}: lengths uniform within ±{:.0} %",
+                    r,
+                    r * 100.0
+                ),
                 false => "fixed lengths".into(),
             };
             format!("random, input {i} / output {o} tokens ({spread})")
@@ -276,11 +280,13 @@ pub struct PairRow {
 }
 
 /// Two runs' facts side by side, in the first run's order, then lines only the second has.
-/// A run's own name is no difference worth marking: the scenario line differs only when the
-/// names do.
 pub fn pair(a: &[Fact], b: &[Fact]) -> Vec<PairRow> {
     let mut keys: Vec<&'static str> = a.iter().map(|f| f.key).collect();
-    keys.extend(b.iter().map(|f| f.key).filter(|k| !a.iter().any(|f| f.key == *k)));
+    keys.extend(
+        b.iter()
+            .map(|f| f.key)
+            .filter(|k| !a.iter().any(|f| f.key == *k)),
+    );
     keys.into_iter()
         .map(|key| {
             let get = |s: &[Fact]| {

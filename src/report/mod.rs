@@ -418,9 +418,7 @@ pub(crate) fn fixed(v: f64, decimals: usize) -> String {
 
 /// The rung table shared by Markdown and HTML: header cells, one row of cells per rung, and
 /// the note naming the columns left out because no rung recorded them (`None` when none was).
-pub(crate) fn rung_table(
-    run: &RunReport,
-) -> (Vec<&'static str>, Vec<Vec<String>>, Option<String>) {
+pub(crate) fn rung_table(run: &RunReport) -> (Vec<&'static str>, Vec<Vec<String>>, Option<String>) {
     let header = vec![
         run.info.load.axis(),
         "completed",
@@ -492,9 +490,7 @@ pub(crate) fn rung_table(
     // A column no rung recorded is left out, and said once, rather than a column of
     // "not recorded" (a vLLM import has no goodput without --goodput, and no dispatch lag).
     let never: Vec<usize> = (1..header.len())
-        .filter(|&i| {
-            !rows.is_empty() && rows.iter().all(|row| row[i] == facts::NOT_RECORDED)
-        })
+        .filter(|&i| !rows.is_empty() && rows.iter().all(|row| row[i] == facts::NOT_RECORDED))
         .collect();
     if never.is_empty() {
         return (header, rows, None);
