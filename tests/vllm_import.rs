@@ -716,8 +716,8 @@ fn a_vllm_folder_reports_not_recorded_never_nan_and_advice_names_num_prompts() {
     // The fixture, like `vllm bench serve` by default, writes no E2E percentiles either.
     assert!(
         md.contains(
-            "- **Not recorded:** not recorded by its vLLM result files, so left out of the \
-             table: goodput, E2E p50 (ms), E2E p99 (ms), lag p99 (ms)"
+            "- **Not recorded:** left out of the table and the charts, as its vLLM result files hold none: \
+             goodput, E2E p50 (ms), E2E p99 (ms), lag p99 (ms)"
         ),
         "{md}"
     );
@@ -735,6 +735,12 @@ fn a_vllm_folder_reports_not_recorded_never_nan_and_advice_names_num_prompts() {
         "{html}"
     );
     assert!(!html.contains("chart-dispatch-lag"), "{html}");
+    // No E2E percentile in the files: no E2E chart (not one saying "no successful request"),
+    // and no legend entry for the p90 the files do not hold.
+    assert!(!html.contains("chart-e2e"), "{html}");
+    assert!(!html.contains("nothing to plot"), "{html}");
+    assert!(!html.contains("TTFT p90"), "{html}");
+    assert!(html.contains("TTFT p99"), "{html}");
     assert!(!html.contains("goodput (within SLO)"), "{html}");
     // CSV keeps its columns (a stable shape for scripts), the unrecorded cells empty.
     let mut lines = csv.lines();

@@ -54,8 +54,11 @@ pub(super) fn knee_markers(report: &Report) -> Vec<Marker> {
         .collect()
 }
 
-fn percentiles(report: &Report, id: &'static str, what: &str, which: Latency) -> ChartSpec {
+/// A percentile chart; `None` when no run recorded any of its statistics (a vLLM file
+/// without E2E percentiles): left out, as the rung table's columns are.
+fn percentiles(report: &Report, id: &'static str, what: &str, which: Latency) -> Option<ChartSpec> {
     let mut lines = Vec::new();
+    let mut unrecorded = false;
     for (run, prefix, dashed) in runs(report) {
         for (name, color, get) in [
             (
@@ -66,16 +69,26 @@ fn percentiles(report: &Report, id: &'static str, what: &str, which: Latency) ->
             ("p90", ORANGE_, |s| s.p90),
             ("p99", RED_, |s| s.p99),
         ] {
+            let points = latency_series(run, which, get);
+            // Samples but no value: a statistic the run's files do not hold (a vLLM file
+            // writes only the percentiles it was asked for). No curve, no legend entry.
+            if !points.is_empty() && points.iter().all(|p| p.1.is_nan()) {
+                unrecorded = true;
+                continue;
+            }
             lines.push(Line {
                 label: format!("{prefix}{what} {name}"),
-                points: latency_series(run, which, get),
+                points,
                 color,
                 dashed,
                 under: false,
             });
         }
     }
-    ChartSpec {
+    if unrecorded && lines.is_empty() {
+        return None;
+    }
+    Some(ChartSpec {
         id,
         title: format!("{what} percentiles vs {}", x_name(report)),
         y_desc: format!("{what} (ms)"),
@@ -83,7 +96,7 @@ fn percentiles(report: &Report, id: &'static str, what: &str, which: Latency) ->
         markers: knee_markers(report),
         hline: None,
         x_max: max_rate(report),
-    }
+    })
 }
 
 /// What the x axis holds, for chart titles: "offered rate" on a rate ladder, else the
@@ -229,29 +242,33 @@ pub fn specs(report: &Report) -> Vec<ChartSpec> {
         });
     }
 
-    let mut all = vec![
-        ChartSpec {
-            id: "throughput",
-            title: format!("Throughput vs {}", x_name(report)),
-            y_desc: "requests/s".into(),
-            lines: tput,
-            markers: markers.clone(),
-            hline: None,
-            x_max: max_rate,
-        },
-        percentiles(report, "ttft", "TTFT", Latency::Ttft),
-        percentiles(report, "tpot", "TPOT", Latency::Tpot),
-        percentiles(report, "e2e", "E2E", Latency::E2el),
-        ChartSpec {
-            id: "errors",
-            title: format!("Error rate by class vs {}", x_name(report)),
-            y_desc: "% of measured requests".into(),
-            lines: errs,
-            markers: markers.clone(),
-            hline: slo_err.map(|v| (v, format!("SLO {v:.1} %"))),
-            x_max: max_rate,
-        },
-    ];
+    let mut all = vec![ChartSpec {
+        id: "throughput",
+        title: format!("Throughput vs {}", x_name(report)),
+        y_desc: "requests/s".into(),
+        lines: tput,
+        markers: markers.clone(),
+        hline: None,
+        x_max: max_rate,
+    }];
+    all.extend(
+        [
+            ("ttft", "TTFT", Latency::Ttft),
+            ("tpot", "TPOT", Latency::Tpot),
+            ("e2e", "E2E", Latency::E2el),
+        ]
+        .into_iter()
+        .filter_map(|(id, what, which)| percentiles(report, id, what, which)),
+    );
+    all.push(ChartSpec {
+        id: "errors",
+        title: format!("Error rate by class vs {}", x_name(report)),
+        y_desc: "% of measured requests".into(),
+        lines: errs,
+        markers: markers.clone(),
+        hline: slo_err.map(|v| (v, format!("SLO {v:.1} %"))),
+        x_max: max_rate,
+    });
     if !lag.is_empty() {
         all.push(ChartSpec {
             id: "dispatch-lag",

@@ -55,7 +55,7 @@ tr.knee td { background: #fdecec; }
 tr.miss td:last-child { color: #b00; }
 .regression { color: #b00; font-weight: 600; }
 .improvement { color: #070; font-weight: 600; }
-table.facts th { text-align: left; font-weight: 600; }
+table.facts th { text-align: left; font-weight: 600; white-space: nowrap; }
 table.facts tr.differs th, table.facts tr.differs td { background: #fff4d6; }
 p.headline { font-size: 16px; font-weight: 600; padding: 6px 10px; border-radius: 4px; margin: 10px 0; }
 p.headline.pass { background: #e6f4e6; color: #064; }

@@ -498,11 +498,11 @@ pub(crate) fn rung_table(run: &RunReport) -> (Vec<&'static str>, Vec<Vec<String>
     let keep = |i: &usize| !never.contains(i);
     let names: Vec<&str> = never.iter().map(|&i| header[i]).collect();
     let whose = match facts::imported_from_vllm(&run.info) {
-        true => "its vLLM result files",
-        false => "this run",
+        true => "its vLLM result files hold none",
+        false => "this run recorded none",
     };
     let note = format!(
-        "not recorded by {whose}, so left out of the table: {}",
+        "left out of the table and the charts, as {whose}: {}",
         names.join(", ")
     );
     let header = header
