@@ -731,7 +731,9 @@ fn a_vllm_folder_reports_not_recorded_never_nan_and_advice_names_num_prompts() {
         "{header}"
     );
     assert!(
-        html.contains("Not recorded: not recorded by its vLLM"),
+        html.contains(
+            "Not recorded: left out of the table and the charts, as its vLLM result files hold none"
+        ),
         "{html}"
     );
     assert!(!html.contains("chart-dispatch-lag"), "{html}");
