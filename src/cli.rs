@@ -524,7 +524,15 @@ fn report(dirs: &[PathBuf], out: Option<PathBuf>) -> i32 {
                 Err(e) => {
                     eprintln!("note: the overlay has no verdict table: {e}");
                     ladder::report::Verdicts {
-                        headline: format!("NO VERDICT: the runs were not compared: {e}"),
+                        // One line: the error's own line breaks (a list of differences)
+                        // become single spaces.
+                        headline: format!(
+                            "NO VERDICT: the runs were not compared: {}",
+                            e.to_string()
+                                .split_whitespace()
+                                .collect::<Vec<_>>()
+                                .join(" ")
+                        ),
                         rows: Vec::new(),
                     }
                 }

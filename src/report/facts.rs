@@ -279,7 +279,21 @@ pub struct PairRow {
     pub differs: bool,
 }
 
-/// Two runs' facts side by side, in the first run's order, then lines only the second has.
+/// The lines of the block, in the order [`of`] gives them.
+const ORDER: [&str; 10] = [
+    "scenario",
+    "description",
+    "model",
+    "API",
+    "prompts",
+    "rung size",
+    "load",
+    "tokenizer",
+    "server",
+    "endpoint",
+];
+
+/// Two runs' facts side by side, in the block's order; `none` where a side lacks a line.
 pub fn pair(a: &[Fact], b: &[Fact]) -> Vec<PairRow> {
     let mut keys: Vec<&'static str> = a.iter().map(|f| f.key).collect();
     keys.extend(
@@ -287,12 +301,14 @@ pub fn pair(a: &[Fact], b: &[Fact]) -> Vec<PairRow> {
             .map(|f| f.key)
             .filter(|k| !a.iter().any(|f| f.key == *k)),
     );
+    // In the block's own order, whichever side has a line (a description on one side only).
+    keys.sort_by_key(|k| ORDER.iter().position(|o| o == k).unwrap_or(ORDER.len()));
     keys.into_iter()
         .map(|key| {
             let get = |s: &[Fact]| {
                 s.iter()
                     .find(|f| f.key == key)
-                    .map_or_else(|| "-".to_string(), |f| f.value.clone())
+                    .map_or_else(|| "none".to_string(), |f| f.value.clone())
             };
             let values = [get(a), get(b)];
             PairRow {
@@ -356,9 +372,9 @@ mod tests {
         let keys: Vec<_> = rows.iter().map(|r| (r.key, r.differs)).collect();
         assert_eq!(
             keys,
-            [("model", true), ("description", true), ("endpoint", true)]
+            [("description", true), ("model", true), ("endpoint", true)]
         );
-        assert_eq!(rows[1].values, ["d".to_string(), "-".to_string()]);
+        assert_eq!(rows[0].values, ["d".to_string(), "none".to_string()]);
         let md = markdown(&[&a, &a], &["base", "candidate"]);
         assert!(md.contains("| model | m | m |"), "{md}");
     }
