@@ -524,14 +524,16 @@ fn report(dirs: &[PathBuf], out: Option<PathBuf>) -> i32 {
                 Err(e) => {
                     eprintln!("note: the overlay has no verdict table: {e}");
                     ladder::report::Verdicts {
-                        // One line: the error's own line breaks (a list of differences)
-                        // become single spaces.
+                        // One line: the error's own lines (a list of differences) joined.
                         headline: format!(
                             "NO VERDICT: the runs were not compared: {}",
                             e.to_string()
-                                .split_whitespace()
+                                .lines()
+                                .map(str::trim)
+                                .filter(|l| !l.is_empty())
                                 .collect::<Vec<_>>()
-                                .join(" ")
+                                .join("; ")
+                                .replace(":; ", ": ")
                         ),
                         rows: Vec::new(),
                     }
