@@ -626,7 +626,8 @@ fn damaged_vllm_values_are_refused_naming_file_and_key() {
     let good = vllm_folder(t.path(), "good", 1.0, true);
     let p = |d: &Path| d.join("result_rate_10.json");
     let original = std::fs::read_to_string(p(&good)).unwrap();
-    let cases: Vec<(&str, Box<dyn Fn(&mut Value)>, &str)> = vec![
+    type Damage = Box<dyn Fn(&mut Value)>;
+    let cases: Vec<(&str, Damage, &str)> = vec![
         (
             "nan",
             Box::new(|v| v["request_throughput"] = json!("NaN")),

@@ -90,7 +90,12 @@ impl SideRuns<'_> {
     /// than two runs, or a statistic that is not positive in some run).
     fn excess(&self) -> Option<(f64, usize)> {
         let r = self.per_run.len();
-        if r < 2 || self.per_run.iter().any(|v| !(*v > 0.0) || !v.is_finite()) {
+        if r < 2
+            || self
+                .per_run
+                .iter()
+                .any(|v| v.partial_cmp(&0.0) != Some(std::cmp::Ordering::Greater) || !v.is_finite())
+        {
             return None;
         }
         let logs: Vec<f64> = self.per_run.iter().map(|v| v.ln()).collect();
@@ -121,7 +126,10 @@ pub fn estimate(base: SideRuns, cand: SideRuns, assumed: Option<f64>) -> Option<
 
 /// The within-run variance of a side's log statistic read off its interval at `level`.
 pub fn within_of(ci: Interval, level: f64) -> f64 {
-    if !(ci.lo > 0.0) || !ci.hi.is_finite() || ci.hi < ci.lo {
+    if ci.lo.partial_cmp(&0.0) != Some(std::cmp::Ordering::Greater)
+        || !ci.hi.is_finite()
+        || ci.hi < ci.lo
+    {
         return f64::NAN;
     }
     ((ci.hi.ln() - ci.lo.ln()) / (2.0 * stats::z_for(level))).powi(2)

@@ -253,8 +253,8 @@ fn drift_advice(e: &Evidence, d: &Drift, conds: &[Cond], unit: Unit) -> Option<S
         }
     }
     let spread = format!(
-        "run-to-run drift of about {} per run ({})",
-        format!("{:.1} %", d.cv() * 100.0),
+        "run-to-run drift of about {:.1} % per run ({})",
+        d.cv() * 100.0,
         if d.df == 0 {
             "assumed with --drift: one run per side cannot measure it".to_string()
         } else {

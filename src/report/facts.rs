@@ -213,7 +213,7 @@ fn load(info: &RunInfo, rungs: &[&RungSummary]) -> String {
             (Some("gamma"), Some(b)) => format!("gamma arrivals (burstiness {b})"),
             (Some("poisson"), _) => "poisson arrivals".into(),
             // A vLLM file's burstiness: 1 is Poisson, infinity evenly spaced.
-            (None, Some(b)) if b == 1.0 => "poisson arrivals".into(),
+            (None, Some(1.0)) => "poisson arrivals".into(),
             (None, Some(b)) if b.is_infinite() => "constant arrivals".into(),
             (None, Some(b)) => format!("gamma arrivals (burstiness {b})"),
             (Some(a), _) => format!("{a} arrivals"),

@@ -153,9 +153,9 @@ pub(crate) fn resolve_removing(
         if let Some(bv) = tree.get("version") {
             let base_v = bv.to_json();
             let child_v = layers[k].get("version").map(Node::to_json);
-            let known = base_v.as_i64().is_some_and(|n| {
-                (i64::from(OLDEST_VERSION)..=i64::from(CURRENT_VERSION)).contains(&n)
-            });
+            let known = base_v
+                .as_i64()
+                .is_some_and(|n| (OLDEST_VERSION..=i64::from(CURRENT_VERSION)).contains(&n));
             let show = |v: &Value| match v {
                 Value::String(s) => format!("`{s}`"),
                 other => other.to_string(),
