@@ -182,3 +182,38 @@ pub fn imported_changes(base: &ResultDir, cand: &ResultDir) -> Option<Vec<String
     }
     Some(out)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// What an import never had is out of both texts; what it has is still compared.
+    #[test]
+    fn an_imports_unrecorded_settings_are_left_out_of_both_sides() {
+        let mut vllm = json!({
+            "scenario": { "model": "m", "tokenizer": "", "imported_from": "vllm",
+                          "endpoint": { "base_url": "", "api": "openai" },
+                          "load": { "rates": [1.0] } },
+            "environment": { "endpoint": "", "tokenizer_sha256": "", "tool_version": "v",
+                             "host": { "hostname": "", "os": "", "arch": "", "cpus": 0 } }
+        });
+        let mut ladder = json!({
+            "scenario": { "model": "m", "tokenizer": "t.json", "slo": { "ttft_ms": 1.0 },
+                          "endpoint": { "base_url": "http://h", "api": "chat" },
+                          "load": { "rates": [1.0], "arrival": "poisson" } },
+            "environment": { "endpoint": "http://h", "tokenizer_sha256": "ab", "tool_version": "w",
+                             "host": { "hostname": "x", "os": "linux", "arch": "a", "cpus": 8 } }
+        });
+        prune(&mut vllm, &mut ladder);
+        assert_eq!(
+            ladder,
+            json!({
+                "scenario": { "model": "m", "endpoint": { "api": "chat" },
+                              "load": { "rates": [1.0] } },
+                "environment": { "tool_version": "w" }
+            })
+        );
+        assert_eq!(vllm["scenario"]["imported_from"], "vllm");
+        assert_eq!(vllm["environment"], json!({ "tool_version": "v" }));
+    }
+}

@@ -360,6 +360,80 @@ pub fn markdown(runs: &[&[Fact]], labels: &[&str]) -> String {
 mod tests {
     use super::*;
 
+    /// A run.json with `scenario` as the resolved scenario.
+    fn info(scenario: serde_json::Value) -> RunInfo {
+        serde_json::from_value(serde_json::json!({
+            "format_version": 1, "tool_version": "0.1.0", "scenario_name": "s",
+            "scenario_file": "s.yaml", "scenario": scenario, "git_commit": null,
+            "tokenizer_sha256": "", "endpoint": "http://gpu:8000",
+            "host": { "hostname": "h", "os": "linux", "arch": "x86_64", "cpus": 2 },
+            "started_at": "2026-01-02T03:04:05Z", "ended_at": null, "status": "complete",
+            "status_detail": null, "rungs": [], "warnings": []
+        }))
+        .unwrap()
+    }
+
+    fn value(facts: &[Fact], key: &str) -> String {
+        facts.iter().find(|f| f.key == key).unwrap().value.clone()
+    }
+
+    #[test]
+    fn each_kind_of_ladder_says_its_load_and_rung_size() {
+        let soak = info(serde_json::json!({
+            "model": "m", "tokenizer": "t.json",
+            "workload": { "dataset": "sharegpt", "path": "sg.json", "output_tokens": 64,
+                          "requests_per_rung": 200 },
+            "load": { "rates": [2], "arrival": "gamma", "burstiness": 0.5,
+                      "duration": "10m", "warmup_requests": 0 }
+        }));
+        let f = of(&soak, []);
+        assert_eq!(value(&f, "rung size"), "10m per rung (soak)");
+        assert_eq!(
+            value(&f, "load"),
+            "rates 2 req/s, gamma arrivals (burstiness 0.5)"
+        );
+        assert_eq!(
+            value(&f, "prompts"),
+            "sharegpt prompts from sg.json, output 64 tokens"
+        );
+        assert_eq!(value(&f, "endpoint"), "http://gpu:8000");
+        assert_eq!(value(&f, "server"), NOT_RECORDED);
+        assert!(!f.iter().any(|f| f.key == "description"));
+
+        let closed = info(serde_json::json!({
+            "workload": { "input_tokens": 128, "output_tokens": 64, "requests_per_rung": 50,
+                          "sessions": { "turns": 3 } },
+            "load": { "concurrency": [1, 4, 16], "think_time": "1s", "repeats": 3,
+                      "warmup_requests": 4 }
+        }));
+        let f = of(&closed, []);
+        assert_eq!(
+            value(&f, "load"),
+            "concurrency 1, 4, 16 users (closed loop), think time 1s"
+        );
+        assert_eq!(value(&f, "rung size"), "50 sessions + 4 warmup, 3 repeats");
+        assert_eq!(
+            value(&f, "prompts"),
+            "random, input 128 / output 64 tokens (fixed lengths); multi-turn sessions"
+        );
+        assert_eq!(value(&f, "model"), NOT_RECORDED);
+
+        let trace = info(serde_json::json!({
+            "load": { "trace": { "path": "t.jsonl", "speed": [1, 2] }, "max_concurrency": 64 }
+        }));
+        assert_eq!(
+            value(&of(&trace, []), "load"),
+            "trace replay of t.jsonl at speed 1, 2 (x), at most 64 in flight"
+        );
+        let ramp = info(serde_json::json!({
+            "load": { "ramp": { "from": 1, "to": 20, "over": "60s" }, "arrival": "constant" }
+        }));
+        assert_eq!(
+            value(&of(&ramp, []), "load"),
+            "ramp 1 -> 20 req/s over 60s, constant arrivals"
+        );
+    }
+
     #[test]
     fn pairs_mark_the_lines_that_differ_and_keep_lines_one_side_lacks() {
         let f = |key, value: &str| Fact {
