@@ -3,7 +3,8 @@
 //! server identity, endpoint), taken from run.json as plain text. Every writer escapes them
 //! for its format (`escape::markdown`, `report::html::esc`); the endpoint is run.json's
 //! `endpoint`, already shown through `runner::environment::shown_url`, and the scenario is
-//! run.json's redacted one, so no secret can be in them.
+//! run.json's redacted one (`runner::environment::redacted_scenario`), so no secret the run
+//! knew of is in them (folders of older versions are not re-redacted: RELIABILITY.md).
 
 use serde_json::Value;
 
