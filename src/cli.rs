@@ -524,13 +524,26 @@ fn report(dirs: &[PathBuf], out: Option<PathBuf>) -> i32 {
                 &ladder::compare::CompareOptions::default(),
             );
             let verdicts = match compared {
-                Ok(c) => Some(ladder::compare::render::report_rows(&c)),
+                Ok(c) => ladder::compare::render::report_verdicts(&c),
                 Err(e) => {
                     eprintln!("note: the overlay has no verdict table: {e}");
-                    None
+                    ladder::report::Verdicts {
+                        // One line: the error's own lines (a list of differences) joined.
+                        headline: format!(
+                            "NO VERDICT: the runs were not compared: {}",
+                            e.to_string()
+                                .lines()
+                                .map(str::trim)
+                                .filter(|l| !l.is_empty())
+                                .collect::<Vec<_>>()
+                                .join("; ")
+                                .replace(":; ", ": ")
+                        ),
+                        rows: Vec::new(),
+                    }
                 }
             };
-            ladder::report::write_comparison(base, candidate, &out, verdicts)
+            ladder::report::write_comparison(base, candidate, &out, Some(verdicts))
         }
         _ => unreachable!("clap allows one or two folders"),
     };

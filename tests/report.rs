@@ -186,7 +186,30 @@ fn write_run(dir: &Path, name: &str, speedup: f64) {
             complete: true,
         });
     }
-    let info = run_info(name, rungs);
+    let mut info = run_info(name, rungs);
+    // What the "what was run" block shows, with markup in the description to escape.
+    let extra = serde_json::json!({
+        "description": "saturation fixture: chat <b>model</b> | 512/256 *tokens*",
+        "model": "llama-3-8b",
+        "tokenizer": "tokenizers/llama-3.json",
+        "endpoint": { "base_url": "sim", "api": "chat" },
+        "workload": {
+            "dataset": "random", "input_tokens": 512, "output_tokens": 256,
+            "range_ratio": 0.25, "requests_per_rung": 200
+        },
+    });
+    for (k, v) in extra.as_object().unwrap() {
+        info.scenario[k] = v.clone();
+    }
+    info.scenario["load"]["arrival"] = "poisson".into();
+    info.scenario["load"]["warmup_requests"] = 10.into();
+    // The candidate of an overlay runs on a newer server: the block marks the line.
+    info.server = Some(ladder::servermetrics::ServerIdentity {
+        engine: "vllm".into(),
+        source: "/version".into(),
+        version: Some(if speedup == 1.0 { "0.8.5" } else { "0.9.0" }.into()),
+        model: None,
+    });
     fs::write(
         dir.join("run.json"),
         serde_json::to_string_pretty(&info).unwrap(),
@@ -314,6 +337,11 @@ fn comparison_summary_matches_golden_file() {
         verdict: "within noise".into(),
         detail: "max_increase 10%".into(),
     }];
+    let verdicts = report::Verdicts {
+        headline: "PASS: 0 regression(s), 0 inconclusive, 0 improvement(s), 1 pass over 1 check(s)"
+            .into(),
+        rows: verdicts,
+    };
     report::write_comparison(&base, &cand, &out, Some(verdicts)).unwrap();
     if let Some(keep) = std::env::var_os("LADDER_REPORT_OUT") {
         fs::create_dir_all(&keep).unwrap();
@@ -331,6 +359,41 @@ fn comparison_summary_matches_golden_file() {
     assert!(html.contains("within noise"));
     assert!(html.contains("\nbase knee 30 req/s\n</text>"));
     assert!(html.contains("\ncandidate knee 30 req/s\n</text>"));
+}
+
+/// Every report opens with what was run: the scenario's description (README: "shown in
+/// reports"), model, lengths, rung size, load, tokenizer, server and endpoint, escaped for
+/// its format.
+#[test]
+fn every_report_opens_with_what_was_run_and_the_description() {
+    let tmp = tempfile::tempdir().unwrap();
+    write_run(tmp.path(), "sat", 1.0);
+    report::write_all(tmp.path()).unwrap();
+    let md = fs::read_to_string(tmp.path().join("summary.md")).unwrap();
+    let at = |s: &str| md.find(s).unwrap_or_else(|| panic!("no {s:?} in {md}"));
+    assert!(
+        at("| description | saturation fixture: chat \\<b>model\\</b> \\| 512/256 \\*tokens\\* |")
+            < at("## Run")
+    );
+    for line in [
+        "| model | llama-3-8b |",
+        "| API | chat |",
+        "| prompts | random, input 512 / output 256 tokens (range_ratio 0.25: lengths uniform within ±25 %) |",
+        "| rung size | 200 requests + 10 warmup |",
+        "| load | rates 5, 10, 20, 30, 40 req/s, poisson arrivals |",
+        "| tokenizer | tokenizers/llama-3.json |",
+        "| server | vllm 0.8.5 |",
+        "| endpoint | sim |",
+    ] {
+        assert!(at(line) < at("## Run"), "{line}");
+    }
+    let html = fs::read_to_string(tmp.path().join("report.html")).unwrap();
+    let facts = html.find("<table class=\"facts\">").expect("facts block");
+    assert!(facts < html.find("<h2>").unwrap(), "{html}");
+    assert!(html.contains(
+        "<tr><th>description</th><td>saturation fixture: chat &lt;b&gt;model&lt;/b&gt; | 512/256 *tokens*</td></tr>"
+    ));
+    assert!(!html.contains("<b>model"), "{html}");
 }
 
 /// The `<figure>` of chart `id`.
@@ -714,6 +777,24 @@ fn ladder_report_overlay_carries_the_verdict_table() {
     let html = fs::read_to_string(out.join("report.html")).unwrap();
     assert!(html.contains("<h2>Verdicts</h2>"), "{html}");
     assert!(html.contains("<td class=\"regression\">REGRESSION</td>"));
+    // The verdict headline opens the overlay, as it opens gate Markdown: right under the
+    // title, before both runs' "what was run" and the verdict table.
+    let first: Vec<&str> = md.lines().take(3).collect();
+    assert!(
+        first[2].starts_with("**FAIL: ") && first[2].contains(" regression(s), "),
+        "{md}"
+    );
+    assert!(
+        md.find("| what was run | base | candidate |").unwrap() < md.find("## Verdicts").unwrap()
+    );
+    let head = html
+        .find("<p class=\"headline fail\">FAIL: ")
+        .unwrap_or_else(|| panic!("no headline: {html}"));
+    assert!(head < html.find("<h2>").unwrap(), "{html}");
+    assert!(
+        head < html.find("<table class=\"facts\">").unwrap(),
+        "{html}"
+    );
 
     // No rung in common: overlaid without verdicts, with a note naming the reason.
     let other = write_real_run(&tmp.path().join("o"), &[2.0], 0);
@@ -736,5 +817,14 @@ fn ladder_report_overlay_carries_the_verdict_table() {
     assert!(
         !md.contains("## Verdicts") && md.contains("## candidate"),
         "{md}"
+    );
+    assert!(
+        md.contains("**NO VERDICT: the runs were not compared: the two runs have no rung"),
+        "{md}"
+    );
+    let html = fs::read_to_string(out2.join("report.html")).unwrap();
+    assert!(
+        html.contains("<p class=\"headline none\">NO VERDICT: "),
+        "{html}"
     );
 }

@@ -314,7 +314,21 @@ fn every_secret_echoed_anywhere_is_in_no_output_and_every_output_parses() {
         assert!(md.contains("is not in"), "the served-ids warning:\n{md}");
         assert!(md.contains("``m`x``"), "the model in a longer fence:\n{md}");
         assert_markdown_inert("summary.md", &md);
+        // The "what was run" block shows the endpoint in its scrubbed form only.
+        let port = server.addr.port();
+        assert!(
+            md.contains(&format!(
+                "| endpoint | http://127.0.0.1:{port}/?sig=\\*\\*\\* |"
+            )),
+            "{md}"
+        );
         let html = std::fs::read_to_string(md_dir.join("report.html")).unwrap();
+        assert!(
+            html.contains(&format!(
+                "<tr><th>endpoint</th><td>http://127.0.0.1:{port}/?sig=***</td></tr>"
+            )),
+            "{html}"
+        );
         assert!(
             html.contains("onerror=alert(1)"),
             "the id is shown, escaped"

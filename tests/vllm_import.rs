@@ -563,6 +563,32 @@ fn gate_against_a_vllm_baseline_passes_the_same_server_and_catches_a_slower_one(
     assert!(!all.contains("noise not judged"), "{all}");
     let md = std::fs::read_to_string(t.path().join("same.md")).unwrap();
     assert!(md.contains("from-vllm"), "{md}");
+    // Both sides' "what was run", the import's unrecorded settings said once and left out
+    // of the configuration diff (not ~40 lines of empty values against real ones).
+    assert!(
+        md.contains("| **endpoint (differs)** | not recorded | sim |"),
+        "{md}"
+    );
+    assert!(
+        md.contains("| **rung size (differs)** | 40 prompts (vLLM --num-prompts) | 40 requests |"),
+        "{md}"
+    );
+    assert_eq!(
+        md.matches("left out of the configuration diff").count(),
+        1,
+        "{md}"
+    );
+    let diff = &md[md.find("```diff").unwrap()..];
+    let diff = &diff[..diff[3..].find("```").unwrap()];
+    for empty in [
+        "\"hostname\"",
+        "\"base_url\"",
+        "\"tokenizer_sha256\"",
+        "\"slo\"",
+    ] {
+        assert!(!diff.contains(empty), "{empty} in the diff:\n{diff}");
+    }
+    assert!(diff.lines().count() < 25, "{diff}");
 
     let slow = gate_scenario(t.path(), 0.5);
     let o = gate(&slow, "slower");
@@ -657,4 +683,91 @@ fn damaged_vllm_values_are_refused_naming_file_and_key() {
     // null is vLLM's "not computed" (goodput without --goodput): still accepted.
     let o = ladder(&["compare", "good", "good"], t.path());
     assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+}
+
+/// A vLLM folder records no goodput (without `--goodput`), no dispatch lag and no endpoint:
+/// its reports say "not recorded" (an empty CSV cell), leave out the columns and the chart
+/// no rung has, say so once, and never print `NaN`. Its "what was run" block names the
+/// model and the request count vLLM recorded; advice names `--num-prompts` beside
+/// `workload.requests_per_rung`.
+#[test]
+fn a_vllm_folder_reports_not_recorded_never_nan_and_advice_names_num_prompts() {
+    let t = tempfile::tempdir().unwrap();
+    vllm_folder(t.path(), "v", 1.0, true);
+    vllm_folder(t.path(), "w", 1.0, true);
+    let o = ladder(&["report", "v", "--out", "rep"], t.path());
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    let read = |f: &str| std::fs::read_to_string(t.path().join("rep").join(f)).unwrap();
+    let (md, html, csv) = (read("summary.md"), read("report.html"), read("summary.csv"));
+    for (name, s) in [
+        ("summary.md", &md),
+        ("report.html", &html),
+        ("summary.csv", &csv),
+    ] {
+        assert!(!s.contains("NaN"), "{name} prints NaN:\n{s}");
+    }
+    assert!(md.contains("| endpoint | not recorded |"), "{md}");
+    assert!(md.contains("endpoint not recorded ·"), "{md}");
+    assert!(
+        md.contains("| model | /models/DeepSeek-R1-Distill-Llama-70B |"),
+        "{md}"
+    );
+    assert!(
+        md.contains("| rung size | 300 prompts (vLLM --num-prompts) |"),
+        "{md}"
+    );
+    // The fixture, like `vllm bench serve` by default, writes no E2E percentiles either.
+    assert!(
+        md.contains(
+            "- **Not recorded:** left out of the table and the charts, as its vLLM result files hold none: \
+             goodput, E2E p50 (ms), E2E p99 (ms), lag p99 (ms)"
+        ),
+        "{md}"
+    );
+    assert_eq!(md.matches("left out of the table").count(), 1, "{md}");
+    let header = md
+        .lines()
+        .find(|l| l.starts_with("| rate (req/s)"))
+        .unwrap();
+    assert!(
+        !header.contains("goodput") && !header.contains("lag"),
+        "{header}"
+    );
+    assert!(
+        html.contains(
+            "Not recorded: left out of the table and the charts, as its vLLM result files hold none"
+        ),
+        "{html}"
+    );
+    assert!(!html.contains("chart-dispatch-lag"), "{html}");
+    // No E2E percentile in the files: no E2E chart (not one saying "no successful request"),
+    // and no legend entry for the p90 the files do not hold.
+    assert!(!html.contains("chart-e2e"), "{html}");
+    assert!(!html.contains("nothing to plot"), "{html}");
+    assert!(!html.contains("TTFT p90"), "{html}");
+    assert!(html.contains("TTFT p99"), "{html}");
+    assert!(!html.contains("goodput (within SLO)"), "{html}");
+    // CSV keeps its columns (a stable shape for scripts), the unrecorded cells empty.
+    let mut lines = csv.lines();
+    let cols: Vec<&str> = lines.next().unwrap().split(',').collect();
+    let goodput = cols.iter().position(|c| *c == "request_goodput").unwrap();
+    let lag = cols
+        .iter()
+        .position(|c| *c == "p99_dispatch_lag_ms")
+        .unwrap();
+    for row in lines {
+        let cells: Vec<&str> = row.split(',').collect();
+        assert_eq!((cells[goodput], cells[lag]), ("", ""), "{row}");
+    }
+
+    // Too few requests for a p99 bound: the advice names both knobs.
+    let o = ladder(
+        &["compare", "v", "w", "--threshold", "p99_ttft_ms=+20%"],
+        t.path(),
+    );
+    let all = text(&o);
+    assert!(
+        all.contains("raise workload.requests_per_rung (a vLLM benchmark: --num-prompts) to ≥"),
+        "{all}"
+    );
 }

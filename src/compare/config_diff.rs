@@ -9,6 +9,19 @@ use crate::results::{ResultDir, RunInfo};
 /// The text diffed for a run: its resolved scenario and its environment, pretty JSON with
 /// sorted keys (timestamps and status are left out: they always differ).
 pub fn config_text(info: &RunInfo) -> String {
+    text_of(&config_value(info))
+}
+
+/// Pretty JSON with sorted keys and a final line break.
+fn text_of(v: &Value) -> String {
+    // serde_json's Map is a BTreeMap here (no preserve_order), so keys come out sorted.
+    let mut s = serde_json::to_string_pretty(v).unwrap_or_default();
+    s.push('\n');
+    s
+}
+
+/// [`config_text`]'s value.
+fn config_value(info: &RunInfo) -> Value {
     // A soak's count of requests is unused (an older run.json recorded the default): no
     // change to show between an older soak and a newer one.
     let mut scenario = info.scenario.clone();
@@ -17,7 +30,7 @@ pub fn config_text(info: &RunInfo) -> String {
             w.remove("requests_per_rung");
         }
     }
-    let v = json!({
+    json!({
         "scenario": scenario,
         "environment": {
             "tool_version": info.tool_version,
@@ -25,16 +38,54 @@ pub fn config_text(info: &RunInfo) -> String {
             "endpoint": info.endpoint,
             "host": info.host,
         }
-    });
-    // serde_json's Map is a BTreeMap here (no preserve_order), so keys come out sorted.
-    let mut s = serde_json::to_string_pretty(&v).unwrap_or_default();
-    s.push('\n');
-    s
+    })
 }
 
-/// Unified diff of the two configurations, or `None` when they are equal.
+/// True for a value a vLLM import holds for a setting its files never record: run.json's
+/// synthesised empty strings, nulls, and the zero count of its unknown host's CPUs.
+fn unrecorded(key: &str, v: &Value) -> bool {
+    match v {
+        Value::Null => true,
+        Value::String(s) => s.is_empty(),
+        Value::Number(n) => key == "cpus" && n.as_u64() == Some(0),
+        Value::Object(o) => o.is_empty(),
+        _ => false,
+    }
+}
+
+/// Leave out of both sides every setting the imported side `imp` never had (absent, or
+/// [`unrecorded`]): a diff line of an empty value against a real one says nothing.
+fn prune(imp: &mut Value, other: &mut Value) {
+    let (Value::Object(a), Value::Object(b)) = (imp, other) else {
+        return;
+    };
+    let keys: Vec<String> = a.keys().chain(b.keys()).cloned().collect();
+    for k in keys {
+        if let (Some(x), Some(y)) = (a.get_mut(&k), b.get_mut(&k)) {
+            if x.is_object() && y.is_object() {
+                prune(x, y);
+            }
+        }
+        if a.get(&k).is_none_or(|x| unrecorded(&k, x)) {
+            a.remove(&k);
+            b.remove(&k);
+        }
+    }
+}
+
+/// Unified diff of the two configurations, or `None` when they are equal. A side imported
+/// from vLLM result files records no scenario, endpoint or host: what it never had is left
+/// out of both texts (compare's warning about the import says so, once).
 pub fn unified(base: &RunInfo, cand: &RunInfo) -> Option<String> {
-    let (a, b) = (config_text(base), config_text(cand));
+    let (mut a, mut b) = (config_value(base), config_value(cand));
+    let vllm = |i: &RunInfo| crate::report::facts::imported_from_vllm(i);
+    if vllm(base) {
+        prune(&mut a, &mut b);
+    }
+    if vllm(cand) {
+        prune(&mut b, &mut a);
+    }
+    let (a, b) = (text_of(&a), text_of(&b));
     if a == b {
         return None;
     }
@@ -130,4 +181,39 @@ pub fn imported_changes(base: &ResultDir, cand: &ResultDir) -> Option<Vec<String
         }
     }
     Some(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// What an import never had is out of both texts; what it has is still compared.
+    #[test]
+    fn an_imports_unrecorded_settings_are_left_out_of_both_sides() {
+        let mut vllm = json!({
+            "scenario": { "model": "m", "tokenizer": "", "imported_from": "vllm",
+                          "endpoint": { "base_url": "", "api": "openai" },
+                          "load": { "rates": [1.0] } },
+            "environment": { "endpoint": "", "tokenizer_sha256": "", "tool_version": "v",
+                             "host": { "hostname": "", "os": "", "arch": "", "cpus": 0 } }
+        });
+        let mut ladder = json!({
+            "scenario": { "model": "m", "tokenizer": "t.json", "slo": { "ttft_ms": 1.0 },
+                          "endpoint": { "base_url": "http://h", "api": "chat" },
+                          "load": { "rates": [1.0], "arrival": "poisson" } },
+            "environment": { "endpoint": "http://h", "tokenizer_sha256": "ab", "tool_version": "w",
+                             "host": { "hostname": "x", "os": "linux", "arch": "a", "cpus": 8 } }
+        });
+        prune(&mut vllm, &mut ladder);
+        assert_eq!(
+            ladder,
+            json!({
+                "scenario": { "model": "m", "endpoint": { "api": "chat" },
+                              "load": { "rates": [1.0] } },
+                "environment": { "tool_version": "w" }
+            })
+        );
+        assert_eq!(vllm["scenario"]["imported_from"], "vllm");
+        assert_eq!(vllm["environment"], json!({ "tool_version": "v" }));
+    }
 }

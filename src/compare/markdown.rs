@@ -19,6 +19,12 @@ pub fn markdown(c: &Comparison, strict: bool) -> String {
     let _ = writeln!(o);
     let _ = writeln!(o, "**{}**", md_escape(&render::summary_line(c, strict)));
     let _ = writeln!(o);
+    let [b, cand] = &c.what_ran;
+    o.push_str(&crate::report::facts::markdown(
+        &[b, cand],
+        &["baseline", "candidate"],
+    ));
+    let _ = writeln!(o);
     let _ = writeln!(o, "- baseline: {}", code(&c.base_label));
     let _ = writeln!(o, "- candidate: {}", code(&c.cand_label));
     let _ = writeln!(o, "- {}", md_escape(&c.knee.describe()));

@@ -222,6 +222,8 @@ pub struct Comparison {
     /// Per common rung, the server-side changes (from scraped `/metrics`) that go with the
     /// verdicts; only rungs where something moved.
     pub server_notes: Vec<(f64, String)>,
+    /// What each side ran (baseline, candidate): model, lengths, load, server, endpoint.
+    pub what_ran: [Vec<crate::report::facts::Fact>; 2],
 }
 
 /// The family of statistical checks one comparison runs, and the Bonferroni level each
@@ -454,7 +456,7 @@ pub fn compare(
     for (which, d) in [("baseline", b), ("candidate", c)] {
         if d.imported.is_some() {
             warnings.push(format!(
-                "the {which} is a folder of vLLM result files: it records no scenario, so only the prompt and output lengths per request were checked for a configuration change"
+                "the {which} is a folder of vLLM result files: it records no scenario, so only the prompt and output lengths per request were checked for a configuration change, and the settings it does not record are left out of the configuration diff"
             ));
             warnings.extend(d.info.warnings.iter().map(|w| format!("{which}: {w}")));
         }
@@ -746,6 +748,12 @@ pub fn compare(
     for check in pooled_errors {
         pooled_error_rate(check, &mut rows, family.per_check);
     }
+    // A vLLM side's rung is sized by its benchmark's --num-prompts: the advice names both.
+    if b.imported.is_some() || c.imported.is_some() {
+        for r in &mut rows {
+            r.decision.note = settle::name_vllm_knob(&r.decision.note);
+        }
+    }
     // Every rung's lines were checked as they were compared; the rungs not compared
     // (one side only, incomplete, client-limited) are checked now, so a folder is refused
     // whole as `ResultDir::open_finished` would, with each file read once.
@@ -775,6 +783,8 @@ pub fn compare(
         run_noise,
         rows,
         server_notes,
+        what_ran: [b, c]
+            .map(|d| crate::report::facts::of(&d.info, d.rungs.iter().map(|r| &r.summary))),
     })
 }
 

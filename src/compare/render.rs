@@ -264,6 +264,15 @@ pub fn terminal(c: &Comparison, strict: bool) -> String {
     o
 }
 
+/// The comparison as the overlay report shows it: [`summary_line`] as its headline, and
+/// [`report_rows`].
+pub fn report_verdicts(c: &Comparison) -> crate::report::Verdicts {
+    crate::report::Verdicts {
+        headline: summary_line(c, false),
+        rows: report_rows(c),
+    }
+}
+
 /// The verdict table as the report's plain rows (`ladder report BASE CANDIDATE` overlays
 /// them): change = `%delta interval`, detail = the threshold, the check's note, and for a
 /// regression the server-side changes scraped at that rung.

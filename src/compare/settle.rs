@@ -46,6 +46,16 @@ fn raise(e: &Evidence, unit: Unit, n: u64, from: usize, say_from: bool) -> Strin
     }
 }
 
+/// A note's advice when a side of the comparison is a folder of vLLM result files: the
+/// rung size is `workload.requests_per_rung` in a ladder run and `--num-prompts` in vLLM's
+/// benchmark, and the note names both.
+pub fn name_vllm_knob(note: &str) -> String {
+    note.replace(
+        "workload.requests_per_rung",
+        "workload.requests_per_rung (a vLLM benchmark: --num-prompts)",
+    )
+}
+
 /// Largest requests_per_rung a note suggests; beyond it the change is too close to call.
 const MAX_SUGGESTED: f64 = 1e7;
 

@@ -54,8 +54,11 @@ pub(super) fn knee_markers(report: &Report) -> Vec<Marker> {
         .collect()
 }
 
-fn percentiles(report: &Report, id: &'static str, what: &str, which: Latency) -> ChartSpec {
+/// A percentile chart; `None` when no run recorded any of its statistics (a vLLM file
+/// without E2E percentiles): left out, as the rung table's columns are.
+fn percentiles(report: &Report, id: &'static str, what: &str, which: Latency) -> Option<ChartSpec> {
     let mut lines = Vec::new();
+    let mut unrecorded = false;
     for (run, prefix, dashed) in runs(report) {
         for (name, color, get) in [
             (
@@ -66,16 +69,26 @@ fn percentiles(report: &Report, id: &'static str, what: &str, which: Latency) ->
             ("p90", ORANGE_, |s| s.p90),
             ("p99", RED_, |s| s.p99),
         ] {
+            let points = latency_series(run, which, get);
+            // Samples but no value: a statistic the run's files do not hold (a vLLM file
+            // writes only the percentiles it was asked for). No curve, no legend entry.
+            if !points.is_empty() && points.iter().all(|p| p.1.is_nan()) {
+                unrecorded = true;
+                continue;
+            }
             lines.push(Line {
                 label: format!("{prefix}{what} {name}"),
-                points: latency_series(run, which, get),
+                points,
                 color,
                 dashed,
                 under: false,
             });
         }
     }
-    ChartSpec {
+    if unrecorded && lines.is_empty() {
+        return None;
+    }
+    Some(ChartSpec {
         id,
         title: format!("{what} percentiles vs {}", x_name(report)),
         y_desc: format!("{what} (ms)"),
@@ -83,7 +96,7 @@ fn percentiles(report: &Report, id: &'static str, what: &str, which: Latency) ->
         markers: knee_markers(report),
         hline: None,
         x_max: max_rate(report),
-    }
+    })
 }
 
 /// What the x axis holds, for chart titles: "offered rate" on a rate ladder, else the
@@ -142,13 +155,17 @@ pub fn specs(report: &Report) -> Vec<ChartSpec> {
         });
     }
     for (run, prefix, dashed) in runs(report) {
-        tput.push(Line {
-            label: format!("{prefix}goodput (within SLO)/s"),
-            points: series(run, |r| r.request_goodput),
-            color: GREEN_,
-            dashed,
-            under: true,
-        });
+        // A run that never recorded its goodput (a vLLM file without --goodput) has no
+        // curve for it, rather than an empty legend entry; the run's section says so.
+        if run.rungs.iter().any(|r| !r.request_goodput.is_nan()) {
+            tput.push(Line {
+                label: format!("{prefix}goodput (within SLO)/s"),
+                points: series(run, |r| r.request_goodput),
+                color: GREEN_,
+                dashed,
+                under: true,
+            });
+        }
         tput.push(Line {
             label: format!("{prefix}QPS (completed/s)"),
             points: series(run, |r| r.request_throughput),
@@ -202,7 +219,13 @@ pub fn specs(report: &Report) -> Vec<ChartSpec> {
         .map(|r| r.analysis.max_error_rate * 100.0);
 
     let mut lag = Vec::new();
-    for (run, prefix, dashed) in runs(report) {
+    // Only runs that measured their dispatch lag (a vLLM import has none).
+    let lagged = |run: &RunReport| {
+        run.rungs
+            .iter()
+            .any(|r| r.stats(Latency::DispatchLag).count > 0)
+    };
+    for (run, prefix, dashed) in runs(report).into_iter().filter(|(run, _, _)| lagged(run)) {
         lag.push(Line {
             label: format!("{prefix}dispatch lag p50"),
             points: latency_series(run, Latency::DispatchLag, |s| s.median),
@@ -219,29 +242,35 @@ pub fn specs(report: &Report) -> Vec<ChartSpec> {
         });
     }
 
-    let mut all = vec![
-        ChartSpec {
-            id: "throughput",
-            title: format!("Throughput vs {}", x_name(report)),
-            y_desc: "requests/s".into(),
-            lines: tput,
-            markers: markers.clone(),
-            hline: None,
-            x_max: max_rate,
-        },
-        percentiles(report, "ttft", "TTFT", Latency::Ttft),
-        percentiles(report, "tpot", "TPOT", Latency::Tpot),
-        percentiles(report, "e2e", "E2E", Latency::E2el),
-        ChartSpec {
-            id: "errors",
-            title: format!("Error rate by class vs {}", x_name(report)),
-            y_desc: "% of measured requests".into(),
-            lines: errs,
-            markers: markers.clone(),
-            hline: slo_err.map(|v| (v, format!("SLO {v:.1} %"))),
-            x_max: max_rate,
-        },
-        ChartSpec {
+    let mut all = vec![ChartSpec {
+        id: "throughput",
+        title: format!("Throughput vs {}", x_name(report)),
+        y_desc: "requests/s".into(),
+        lines: tput,
+        markers: markers.clone(),
+        hline: None,
+        x_max: max_rate,
+    }];
+    all.extend(
+        [
+            ("ttft", "TTFT", Latency::Ttft),
+            ("tpot", "TPOT", Latency::Tpot),
+            ("e2e", "E2E", Latency::E2el),
+        ]
+        .into_iter()
+        .filter_map(|(id, what, which)| percentiles(report, id, what, which)),
+    );
+    all.push(ChartSpec {
+        id: "errors",
+        title: format!("Error rate by class vs {}", x_name(report)),
+        y_desc: "% of measured requests".into(),
+        lines: errs,
+        markers: markers.clone(),
+        hline: slo_err.map(|v| (v, format!("SLO {v:.1} %"))),
+        x_max: max_rate,
+    });
+    if !lag.is_empty() {
+        all.push(ChartSpec {
             id: "dispatch-lag",
             title: format!("Client dispatch lag vs {}", x_name(report)),
             y_desc: "send - scheduled (ms)".into(),
@@ -249,8 +278,8 @@ pub fn specs(report: &Report) -> Vec<ChartSpec> {
             markers,
             hline: None,
             x_max: max_rate,
-        },
-    ];
+        });
+    }
     all.extend(super::server_charts::specs(report));
     all
 }

@@ -18,8 +18,18 @@ fn field(s: &str) -> String {
     }
 }
 
+/// A number; an empty cell where the run recorded none (NaN: a vLLM file's goodput without
+/// `--goodput`, its dispatch lag), never the text `NaN`.
+fn num(v: f64) -> String {
+    if v.is_nan() {
+        String::new()
+    } else {
+        v.to_string()
+    }
+}
+
 fn opt(v: Option<f64>) -> String {
-    v.map(|v| v.to_string()).unwrap_or_default()
+    v.map(num).unwrap_or_default()
 }
 
 /// Latency columns: (distribution, its column prefix).
@@ -85,7 +95,7 @@ impl Exporter for Csv {
                     r.num_prompts.to_string(),
                     r.completed.to_string(),
                     r.failed.to_string(),
-                    r.error_rate().to_string(),
+                    num(r.error_rate()),
                 ];
                 row.extend(
                     classes
@@ -100,12 +110,12 @@ impl Exporter for Csv {
                     r.achieved_rate,
                     r.duration_s,
                 ] {
-                    row.push(v.to_string());
+                    row.push(num(v));
                 }
                 for (l, _) in LATENCIES {
                     let s = r.stats(l);
                     for v in [s.median, s.p90, s.p99] {
-                        row.push(v.to_string());
+                        row.push(num(v));
                     }
                 }
                 row.push(opt(a.and_then(|a| a.throughput_multiple)));
@@ -124,6 +134,12 @@ impl Exporter for Csv {
 #[cfg(test)]
 mod tests {
     use super::field;
+
+    #[test]
+    fn an_unrecorded_value_is_an_empty_cell() {
+        assert_eq!(super::num(f64::NAN), "");
+        assert_eq!(super::num(1.5), "1.5");
+    }
 
     #[test]
     fn fields_are_quoted_only_when_needed() {

@@ -4,6 +4,7 @@
 use std::fmt::Write;
 
 use super::charts::{self, css};
+use super::facts::{self, Fact};
 use super::{
     prefix_table, reasoning_table, run_meta, rung_table, slo_text, Exporter, Report, ReportError,
     RunReport, PREFIX_NOTE,
@@ -54,6 +55,12 @@ tr.knee td { background: #fdecec; }
 tr.miss td:last-child { color: #b00; }
 .regression { color: #b00; font-weight: 600; }
 .improvement { color: #070; font-weight: 600; }
+table.facts th { text-align: left; font-weight: 600; white-space: nowrap; }
+table.facts tr.differs th, table.facts tr.differs td { background: #fff4d6; }
+p.headline { font-size: 16px; font-weight: 600; padding: 6px 10px; border-radius: 4px; margin: 10px 0; }
+p.headline.pass { background: #e6f4e6; color: #064; }
+p.headline.fail { background: #fdecec; color: #a00; }
+p.headline.none { background: #f1f1f1; color: #444; }
 ";
 
 fn analysis_block(out: &mut String, run: &RunReport) {
@@ -86,6 +93,67 @@ fn analysis_block(out: &mut String, run: &RunReport) {
     for w in &run.info.warnings {
         let _ = writeln!(out, "<p class=\"warn\">Warning: {}</p>", esc(w));
     }
+    if let (_, _, Some(n)) = rung_table(run) {
+        let _ = writeln!(out, "<p class=\"meta\">Not recorded: {}</p>", esc(&n));
+    }
+}
+
+/// The "what was run" block: one run's facts, or two side by side with the lines that
+/// differ marked.
+fn facts_block(out: &mut String, report: &Report) {
+    let facts: Vec<Vec<Fact>> = report
+        .runs
+        .iter()
+        .map(|r| facts::of(&r.info, &r.rungs))
+        .collect();
+    let _ = writeln!(out, "<table class=\"facts\"><tbody>");
+    match facts.as_slice() {
+        [one] => {
+            for f in one {
+                let _ = writeln!(
+                    out,
+                    "<tr><th>{}</th><td>{}</td></tr>",
+                    esc(f.key),
+                    esc(&f.value)
+                );
+            }
+        }
+        [a, b, ..] => {
+            let _ = writeln!(
+                out,
+                "<tr><th>what was run</th><th>{}</th><th>{}</th></tr>",
+                esc(&report.runs[0].label),
+                esc(&report.runs[1].label)
+            );
+            for r in facts::pair(a, b) {
+                let (cls, mark) = match r.differs {
+                    true => (" class=\"differs\"", " (differs)"),
+                    false => ("", ""),
+                };
+                let _ = writeln!(
+                    out,
+                    "<tr{cls}><th>{}{mark}</th><td>{}</td><td>{}</td></tr>",
+                    esc(r.key),
+                    esc(&r.values[0]),
+                    esc(&r.values[1])
+                );
+            }
+        }
+        [] => {}
+    }
+    let _ = writeln!(out, "</tbody></table>");
+}
+
+/// The comparer's one-line verdict, coloured by what it says.
+fn headline(out: &mut String, v: &super::Verdicts) {
+    let cls = if v.headline.starts_with("PASS") {
+        "pass"
+    } else if v.headline.starts_with("FAIL") {
+        "fail"
+    } else {
+        "none"
+    };
+    let _ = writeln!(out, "<p class=\"headline {cls}\">{}</p>", esc(&v.headline));
 }
 
 fn reasoning_table_html(out: &mut String, run: &RunReport) {
@@ -161,7 +229,7 @@ fn ramp_table_html(out: &mut String, run: &RunReport) {
 }
 
 fn rung_table_html(out: &mut String, run: &RunReport) {
-    let (header, rows) = rung_table(run);
+    let (header, rows, _) = rung_table(run);
     let knee = run.analysis.knee.as_ref().map(|k| k.rate);
     let _ = writeln!(out, "<table class=\"rungs\"><thead><tr>");
     for h in &header {
@@ -242,6 +310,10 @@ impl Exporter for Html {
             esc(&title)
         );
         let _ = writeln!(out, "<h1>{}</h1>", esc(&title));
+        if let Some(v) = &report.verdicts {
+            headline(&mut out, v);
+        }
+        facts_block(&mut out, report);
         if report.is_overlay() {
             let _ = writeln!(
                 out,
@@ -259,8 +331,8 @@ impl Exporter for Html {
             }
             analysis_block(&mut out, run);
         }
-        if let Some(v) = &report.verdicts {
-            verdict_table(&mut out, v, report.load().axis());
+        if let Some(v) = report.verdicts.as_ref().filter(|v| !v.rows.is_empty()) {
+            verdict_table(&mut out, &v.rows, report.load().axis());
         }
 
         let _ = writeln!(out, "<h2>Charts</h2>\n<div class=\"charts\">");

@@ -2,6 +2,7 @@
 
 use std::fmt::Write;
 
+use super::facts::{self, Fact};
 use super::{
     prefix_table, reasoning_table, run_meta, rung_table, slo_text, Exporter, Report, ReportError,
     RunReport, PREFIX_NOTE,
@@ -62,8 +63,11 @@ fn run_section(out: &mut String, run: &RunReport, heading: &str) {
     for w in &run.info.warnings {
         let _ = writeln!(out, "- **Warning:** {}", cell(w));
     }
+    let (header, rows, never) = rung_table(run);
+    if let Some(n) = never {
+        let _ = writeln!(out, "- **Not recorded:** {}", cell(&n));
+    }
     out.push('\n');
-    let (header, rows) = rung_table(run);
     let right: Vec<bool> = (0..header.len())
         .map(|i| i > 0 && i + 1 < header.len())
         .collect();
@@ -154,8 +158,20 @@ impl Exporter for Markdown {
                 .collect();
             let _ = writeln!(out, "# ladder comparison: {}\n", names.join(" vs "));
             if let Some(v) = &report.verdicts {
+                let _ = writeln!(out, "**{}**\n", inline(&v.headline));
+            }
+            let facts: Vec<Vec<Fact>> = report
+                .runs
+                .iter()
+                .map(|r| facts::of(&r.info, &r.rungs))
+                .collect();
+            let sides: Vec<&[Fact]> = facts.iter().map(Vec::as_slice).collect();
+            let labels: Vec<&str> = report.runs.iter().map(|r| r.label.as_str()).collect();
+            let _ = writeln!(out, "{}", facts::markdown(&sides, &labels));
+            if let Some(v) = report.verdicts.as_ref().filter(|v| !v.rows.is_empty()) {
                 let _ = writeln!(out, "## Verdicts\n");
                 let rows: Vec<Vec<String>> = v
+                    .rows
                     .iter()
                     .map(|r| {
                         vec![
@@ -191,6 +207,8 @@ impl Exporter for Markdown {
         } else {
             let run = &report.runs[0];
             let _ = writeln!(out, "# ladder report: {}\n", text(&run.info.scenario_name));
+            let facts = facts::of(&run.info, &run.rungs);
+            let _ = writeln!(out, "{}", facts::markdown(&[&facts], &[]));
             run_section(&mut out, run, "## Run");
         }
         Ok(out)

@@ -8,6 +8,7 @@
 mod chart_specs;
 pub mod charts;
 pub mod csv;
+pub mod facts;
 pub mod html;
 pub mod markdown;
 mod server_charts;
@@ -171,13 +172,23 @@ pub struct VerdictRow {
     pub detail: String,
 }
 
+/// The comparer's answer for an overlay: its headline and its rows.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Verdicts {
+    /// The one-line verdict `ladder compare` ends with (`PASS: 0 regression(s), …`, `FAIL:
+    /// …`, `NO VERDICT: …`), or why the runs were not compared (then `rows` is empty).
+    pub headline: String,
+    /// One row per rung × check.
+    pub rows: Vec<VerdictRow>,
+}
+
 /// What every exporter renders: one run, or base + candidate with optional verdicts.
 #[derive(Debug, Clone)]
 pub struct Report {
     /// One run, or two (base first).
     pub runs: Vec<RunReport>,
     /// The comparer's verdicts (overlays only).
-    pub verdicts: Option<Vec<VerdictRow>>,
+    pub verdicts: Option<Verdicts>,
 }
 
 impl Report {
@@ -245,7 +256,7 @@ pub fn write_comparison(
     base: &Path,
     candidate: &Path,
     out: &Path,
-    verdicts: Option<Vec<VerdictRow>>,
+    verdicts: Option<Verdicts>,
 ) -> Result<Vec<PathBuf>, ReportError> {
     let runs = vec![
         RunReport::load(base, "base")?,
@@ -395,8 +406,19 @@ pub(crate) fn reasoning_table(run: &RunReport) -> Option<(Vec<&'static str>, Vec
     Some((header, rows))
 }
 
-/// The rung table shared by Markdown and HTML: header cells and one row of cells per rung.
-pub(crate) fn rung_table(run: &RunReport) -> (Vec<&'static str>, Vec<Vec<String>>) {
+/// A measured value with `decimals` decimals, or [`facts::NOT_RECORDED`] where the run's
+/// files hold none (NaN: a vLLM file's goodput without `--goodput`, its dispatch lag).
+pub(crate) fn fixed(v: f64, decimals: usize) -> String {
+    if v.is_nan() {
+        facts::NOT_RECORDED.to_string()
+    } else {
+        format!("{v:.decimals$}")
+    }
+}
+
+/// The rung table shared by Markdown and HTML: header cells, one row of cells per rung, and
+/// the note naming the columns left out because no rung recorded them (`None` when none was).
+pub(crate) fn rung_table(run: &RunReport) -> (Vec<&'static str>, Vec<Vec<String>>, Option<String>) {
     let header = vec![
         run.info.load.axis(),
         "completed",
@@ -418,14 +440,14 @@ pub(crate) fn rung_table(run: &RunReport) -> (Vec<&'static str>, Vec<Vec<String>
         "SLO",
     ];
     let knee = run.analysis.knee.as_ref().map(|k| k.rate);
-    let rows = run
+    let rows: Vec<Vec<String>> = run
         .rungs
         .iter()
         .map(|r| {
             let a = run.analysis.rung(r.rate);
             let m = |f: fn(&crate::metrics::analysis::RungAnalysis) -> Option<f64>| {
                 a.and_then(f)
-                    .map(|v| format!("{v:.2}"))
+                    .map(|v| fixed(v, 2))
                     .unwrap_or_else(|| "-".into())
             };
             let mut rate = rate_label(r.rate);
@@ -448,16 +470,16 @@ pub(crate) fn rung_table(run: &RunReport) -> (Vec<&'static str>, Vec<Vec<String>
                 r.completed.to_string(),
                 r.failed.to_string(),
                 format!("{:.1} %", r.error_rate() * 100.0),
-                format!("{:.2}", r.request_throughput),
-                format!("{:.2}", r.request_goodput),
-                format!("{:.1}", r.output_throughput),
-                format!("{:.1}", r.stats(Latency::Ttft).median),
-                format!("{:.1}", r.stats(Latency::Ttft).p99),
-                format!("{:.1}", r.stats(Latency::Tpot).median),
-                format!("{:.1}", r.stats(Latency::Tpot).p99),
-                format!("{:.1}", r.stats(Latency::E2el).median),
-                format!("{:.1}", r.stats(Latency::E2el).p99),
-                format!("{:.1}", r.stats(Latency::DispatchLag).p99),
+                fixed(r.request_throughput, 2),
+                fixed(r.request_goodput, 2),
+                fixed(r.output_throughput, 1),
+                fixed(r.stats(Latency::Ttft).median, 1),
+                fixed(r.stats(Latency::Ttft).p99, 1),
+                fixed(r.stats(Latency::Tpot).median, 1),
+                fixed(r.stats(Latency::Tpot).p99, 1),
+                fixed(r.stats(Latency::E2el).median, 1),
+                fixed(r.stats(Latency::E2el).p99, 1),
+                fixed(r.stats(Latency::DispatchLag).p99, 1),
                 m(|a| a.throughput_multiple),
                 m(|a| a.ttft_multiple),
                 m(|a| a.tpot_multiple),
@@ -465,17 +487,55 @@ pub(crate) fn rung_table(run: &RunReport) -> (Vec<&'static str>, Vec<Vec<String>
             ]
         })
         .collect();
-    (header, rows)
+    // A column no rung recorded is left out, and said once, rather than a column of
+    // "not recorded" (a vLLM import has no goodput without --goodput, and no dispatch lag).
+    let never: Vec<usize> = (1..header.len())
+        .filter(|&i| !rows.is_empty() && rows.iter().all(|row| row[i] == facts::NOT_RECORDED))
+        .collect();
+    if never.is_empty() {
+        return (header, rows, None);
+    }
+    let keep = |i: &usize| !never.contains(i);
+    let names: Vec<&str> = never.iter().map(|&i| header[i]).collect();
+    let whose = match facts::imported_from_vllm(&run.info) {
+        true => "its vLLM result files hold none",
+        false => "this run recorded none",
+    };
+    let note = format!(
+        "left out of the table and the charts, as {whose}: {}",
+        names.join(", ")
+    );
+    let header = header
+        .into_iter()
+        .enumerate()
+        .filter(|(i, _)| keep(i))
+        .map(|(_, h)| h)
+        .collect();
+    let rows = rows
+        .into_iter()
+        .map(|row| {
+            row.into_iter()
+                .enumerate()
+                .filter(|(i, _)| keep(i))
+                .map(|(_, c)| c)
+                .collect()
+        })
+        .collect();
+    (header, rows, Some(note))
 }
 
 /// A line describing where and when a run happened.
 pub(crate) fn run_meta(run: &RunReport) -> String {
     let i = &run.info;
+    let endpoint = match i.endpoint.trim() {
+        "" => facts::NOT_RECORDED,
+        e => e,
+    };
     let mut s = format!(
         "scenario {} · started {} · endpoint {} · status {} · ladder {}",
         i.scenario_name,
         i.started_at.format("%Y-%m-%d %H:%M:%S UTC"),
-        i.endpoint,
+        endpoint,
         serde_json::to_value(i.status)
             .ok()
             .and_then(|v| v.as_str().map(str::to_string))
