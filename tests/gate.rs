@@ -68,9 +68,18 @@ fn gate_passes_unchanged_and_fails_a_30_percent_slower_decode() {
     let base = scenario(dir, 1.0);
     let slow = scenario(dir, 1.3);
 
-    // Baseline: run, then bless into golden/.
+    // Baseline: run three times (what measures the run-to-run drift; one run against one
+    // would assume 5 % and leave the +10 % TPOT rule undecidable), then bless into golden/.
     let run = ladder(
-        &["run", base.to_str().unwrap(), "--out", "results", "--quiet"],
+        &[
+            "run",
+            base.to_str().unwrap(),
+            "--out",
+            "results",
+            "--quiet",
+            "--repeats",
+            "3",
+        ],
         dir,
     );
     assert_eq!(run.status.code(), Some(0), "{}", text(&run));

@@ -539,7 +539,9 @@ def main():
     ap.add_argument("--hog-nice", type=int, default=19)
     ap.add_argument("--server-lifetime", type=int, default=7200)
     ap.add_argument("--sim-speed", type=float, default=20.0)
-    ap.add_argument("--baselines", nargs="+", default=BASELINE_KINDS, choices=BASELINE_KINDS)
+    ap.add_argument("--baselines", nargs="+", default=BASELINE_KINDS[:3], choices=BASELINE_KINDS,
+                    help="baseline kinds to judge (1v1-all: every unchanged run against "
+                    "every later one; opt-in, many gates)")
     ap.add_argument("--force-bless", action="store_true",
                     help="when bless refuses a baseline run, record it and bless with --force")
     ap.add_argument("--json", help="write the runs and every gate's outcome here")

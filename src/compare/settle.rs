@@ -98,6 +98,12 @@ pub(super) fn needed(e: &Evidence, conds: &[Cond], unit: Unit) -> String {
             c.dispersion[0], c.dispersion[1]
         ),
         Some(_) => format!("{every}; "),
+        // Runs measured no drift beyond their requests' noise: requests are what is short.
+        None if e.repeats.iter().any(|&r| r >= 2) => {
+            "the runs agree (their spread is what their requests explain), so more requests \
+             per run settle it; "
+                .to_string()
+        }
         None if matches!(unit, Unit::Duration(_)) => {
             "run-to-run noise is unknown with one run per side (a second soak run, added to \
              the baseline with `ladder bless --add`, measures it); "
