@@ -186,8 +186,12 @@ fn three_shards_against_one_simulator_merge_to_the_one_machine_schedule() {
         assert_eq!(per, 48);
     }
     // compare and report take the merged folder as any other.
+    // (Judged on the requests' noise: 48 requests a rung decide nothing under the default
+    // assumed drift, and a merged folder is judged like any other.)
     let r = spawn(ladder_cmd(&[
         "compare",
+        "--drift",
+        "0",
         merged.to_str().unwrap(),
         merged.to_str().unwrap(),
     ]))

@@ -99,6 +99,8 @@ fn every_output_states_the_family_wise_level_and_inconclusive_notes_name_request
         &base,
         &cand,
         &[
+            "--drift",
+            "0",
             "--threshold",
             "error_rate<=0.02",
             "--summary",

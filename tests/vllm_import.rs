@@ -165,7 +165,9 @@ fn detailed_vllm_folders_get_full_verdicts() {
     vllm_folder(t.path(), "base", 1.0, true);
     vllm_folder(t.path(), "same", 1.0, true);
     vllm_folder(t.path(), "slow", 1.3, true);
-    let thr = ["--threshold", "median_tpot_ms=+10%"];
+    // One run per side judged on the requests' noise (the default 5 % assumed drift is
+    // tested in tests/compare.rs): the per-request data give the intervals.
+    let thr = ["--threshold", "median_tpot_ms=+10%", "--drift", "0"];
     let o = ladder(
         &[&["compare", "base", "same"][..], &thr[..]].concat(),
         t.path(),
@@ -294,7 +296,7 @@ fn a_vllm_concurrency_sweep_imports_as_a_concurrency_ladder() {
     }
     let o = ladder(&["report", "sweep"], t.path());
     assert_eq!(o.status.code(), Some(0), "{}", text(&o));
-    let o = ladder(&["compare", "sweep", "sweep"], t.path());
+    let o = ladder(&["compare", "--drift", "0", "sweep", "sweep"], t.path());
     assert_eq!(o.status.code(), Some(0), "{}", text(&o));
     let out = text(&o);
     assert!(out.contains("16 users"), "{out}");
@@ -368,6 +370,8 @@ fn old_benchmark_serving_detailed_files_get_per_request_verdicts() {
         "median_e2el_ms=+10%",
         "--threshold",
         "request_throughput=-10%",
+        "--drift",
+        "0",
     ];
     let o = ladder(
         &[&["compare", "base", "same"][..], &checks[..]].concat(),
