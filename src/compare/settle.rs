@@ -98,6 +98,12 @@ pub(super) fn needed(e: &Evidence, conds: &[Cond], unit: Unit) -> String {
             c.dispersion[0], c.dispersion[1]
         ),
         Some(_) => format!("{every}; "),
+        // An assumed drift is in the interval, but the requests' noise is the larger part.
+        None if e.drift.is_some_and(|d| d.df == 0) => {
+            "the interval includes the assumed run-to-run drift (--drift), but the noise \
+             between requests is the larger part; "
+                .to_string()
+        }
         // Runs measured no drift beyond their requests' noise: requests are what is short.
         None if e.repeats.iter().any(|&r| r >= 2) => {
             "the runs agree (their spread is what their requests explain), so more requests \
