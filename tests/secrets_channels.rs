@@ -8,7 +8,7 @@ use support::*;
 // (the result folder, `ladder report`'s folder) and stdout/stderr are searched for each
 // secret, and each output is parsed back. All traffic stays on 127.0.0.1.
 
-use std::io::{Read, Write};
+use std::io::Write;
 use std::net::{TcpListener, TcpStream};
 use std::path::Path;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -83,22 +83,7 @@ fn reply(s: &mut TcpStream, status: &str, ctype: &str, body: &str) -> std::io::R
 fn answer(mut s: TcpStream, seen: &Mutex<String>, posts: &AtomicUsize) -> std::io::Result<()> {
     s.set_read_timeout(Some(Duration::from_secs(20)))?;
     let (head, mut body) = read_head(&mut s)?;
-    let len = head
-        .lines()
-        .find_map(|l| {
-            let (k, v) = l.split_once(':')?;
-            k.eq_ignore_ascii_case("content-length")
-                .then(|| v.trim().parse::<usize>().ok())?
-        })
-        .unwrap_or(0);
-    while body.len() < len {
-        let mut b = vec![0u8; len - body.len()];
-        let n = s.read(&mut b)?;
-        if n == 0 {
-            break;
-        }
-        body.extend_from_slice(&b[..n]);
-    }
+    read_body(&mut s, &head, &mut body)?;
     let known: Vec<&str> = {
         let mut all = seen.lock().unwrap();
         all.push_str(&head);

@@ -27,7 +27,6 @@ to the in-process simulator on 127.0.0.1.
 
 import argparse
 import json
-import math
 import os
 import random
 import shutil
@@ -37,6 +36,9 @@ import tempfile
 import time
 import xml.etree.ElementTree as ET
 from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from calibrate import cell  # noqa: E402  (shared with the other calibrations)
 
 ROOT = Path(__file__).resolve().parents[2]
 TOKENIZER = ROOT / "scenarios" / "tokenizers" / "ladder-tiny.json"
@@ -125,21 +127,6 @@ def gate(a, base, cand, junit, extra):
                 out = case.findtext("system-out") or ""
                 counts["improvement" if out.startswith("improvement") else "pass"] += 1
     return r.returncode, counts, (r.stdout + r.stderr)
-
-
-def wilson(k, n, z=1.96):
-    if n == 0:
-        return (0.0, 1.0)
-    p = k / n
-    d = 1 + z * z / n
-    c = (p + z * z / (2 * n)) / d
-    h = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / d
-    return (max(0.0, c - h), min(1.0, c + h))
-
-
-def cell(k, n):
-    lo, hi = wilson(k, n)
-    return f"{k}/{n} ({lo:.0%}-{hi:.0%})"
 
 
 def main():

@@ -474,6 +474,28 @@ pub fn read_head(s: &mut TcpStream) -> std::io::Result<(String, Vec<u8>)> {
     }
 }
 
+/// The rest of a request's body after [`read_head`]: up to its `Content-Length` (a peer
+/// that closes early leaves it short).
+pub fn read_body(s: &mut TcpStream, head: &str, body: &mut Vec<u8>) -> std::io::Result<()> {
+    let len = head
+        .lines()
+        .find_map(|l| {
+            let (k, v) = l.split_once(':')?;
+            k.eq_ignore_ascii_case("content-length")
+                .then(|| v.trim().parse::<usize>().ok())?
+        })
+        .unwrap_or(0);
+    while body.len() < len {
+        let mut b = vec![0u8; len - body.len()];
+        let n = s.read(&mut b)?;
+        if n == 0 {
+            break;
+        }
+        body.extend_from_slice(&b[..n]);
+    }
+    Ok(())
+}
+
 pub const SSE_HEAD: &str =
     "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nConnection: close\r\n\r\n";
 pub const GOOD_STREAM: &str = "data: {\"choices\":[{\"index\":0,\"text\":\"hello\"}]}\n\n\
@@ -506,22 +528,7 @@ pub fn handle(
         );
     }
     heads.lock().unwrap().push(head.clone());
-    let len = head
-        .lines()
-        .find_map(|l| {
-            let (k, v) = l.split_once(':')?;
-            k.eq_ignore_ascii_case("content-length")
-                .then(|| v.trim().parse::<usize>().ok())?
-        })
-        .unwrap_or(0);
-    while body.len() < len {
-        let mut b = vec![0u8; len - body.len()];
-        let n = s.read(&mut b)?;
-        if n == 0 {
-            break;
-        }
-        body.extend_from_slice(&b[..n]);
-    }
+    read_body(&mut s, &head, &mut body)?;
     let auth = head
         .lines()
         .find_map(|l| {
