@@ -28,9 +28,8 @@ pub const K: f64 = 5.0;
 /// capacity (16 req/s against 11.5) queued in some unchanged runs and not in others: median
 /// TTFT 35–42 ms or 112–150 ms (×3.6 at most from the median of three); floors of ×2 and ×3
 /// refused 29 and 11 of 66 three-run baselines, each of three unchanged runs (×4: 6 of
-/// 136). A cold cache is
-/// ×14 on the real llama.cpp server (335 against 23 ms), a run at capacity there ×180 (5,044
-/// against 25–28 ms).
+/// 136). A cold cache is ×14 on the real llama.cpp server (335 against 23 ms), a run at
+/// capacity there ×180 (5,044 against 25–28 ms).
 pub const LOG_FLOOR: f64 = 4.0;
 /// Two runs have no majority: they are flagged together when they are more than this factor
 /// apart (a cold run against a warm one, ×14, is; the queueing above, ×4.2, is not).
