@@ -8,7 +8,12 @@ use crate::cli_sim::{run_sim, SimArgs};
 
 /// Versioned load-test ladders for LLM inference servers, with a CI regression gate.
 #[derive(Parser, Debug)]
-#[command(name = "ladder", version, about, long_about = None)]
+#[command(
+    name = "ladder",
+    version = concat!(env!("CARGO_PKG_VERSION"), " (commit ", env!("LADDER_GIT_COMMIT"), ")"),
+    about,
+    long_about = None
+)]
 struct Cli {
     #[command(subcommand)]
     command: Command,

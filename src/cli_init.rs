@@ -182,11 +182,27 @@ pub fn init(a: &InitArgs) -> i32 {
                 );
                 return ladder::exit::BAD_INPUT;
             }
+            // `-o loadtests/my.yaml` in a fresh repository: the folder is made, and said.
+            let parent = path.parent().filter(|p| !p.as_os_str().is_empty());
+            let made = parent.filter(|p| !p.exists());
+            if let Some(dir) = made {
+                if let Err(e) = std::fs::create_dir_all(dir) {
+                    eprintln!("error: cannot create the folder {}: {e}", dir.display());
+                    return ladder::exit::BAD_INPUT;
+                }
+            }
             if let Err(e) = ladder::results::atomic_write(path, text.as_bytes()) {
-                eprintln!("error: {e}");
+                let why = match e {
+                    ladder::results::WriteError::Io { source, .. } => source.to_string(),
+                    other => other.to_string(),
+                };
+                eprintln!("error: cannot write the scenario {}: {why}", path.display());
                 return ladder::exit::BAD_INPUT;
             }
-            eprintln!("wrote {}; next: ladder validate {0}", path.display());
+            let made = made
+                .map(|d| format!(" (made the folder {})", d.display()))
+                .unwrap_or_default();
+            eprintln!("wrote {}{made}; next: ladder validate {0}", path.display());
         }
     }
     ladder::exit::OK

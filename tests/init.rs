@@ -163,6 +163,24 @@ fn init_from_flags_writes_a_valid_scenario_and_refuses_bad_settings() {
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
     assert!(stderr(&o).contains("error: load.rates"), "{}", stderr(&o));
     assert!(!bad.exists());
+
+    // README's first command in a fresh repository: `-o loadtests/x.yaml` makes the folder
+    // and says so; a parent that cannot be a folder is an error about the scenario, never
+    // about "results".
+    let nested = t.path().join("loadtests").join("deeper").join("mine.yaml");
+    let mut args = base.to_vec();
+    args.extend(["-o", nested.to_str().unwrap()]);
+    let o = ladder(&args);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert!(load(&nested).is_ok());
+    assert!(stderr(&o).contains("made the folder"), "{}", stderr(&o));
+    let under_file = out.join("x.yaml");
+    let mut args = base.to_vec();
+    args.extend(["-o", under_file.to_str().unwrap()]);
+    let o = ladder(&args);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).contains("error: cannot"), "{}", stderr(&o));
+    assert!(!stderr(&o).contains("results"), "{}", stderr(&o));
 }
 
 #[test]
@@ -175,4 +193,26 @@ fn completions_are_generated_for_each_shell() {
             assert!(script.contains(word), "{shell}: no `{word}`");
         }
     }
+}
+
+/// `ladder --version` names the commit the binary was built from (build.rs), so a CI log or a
+/// bug report says which build ran: in this checkout, HEAD's.
+#[test]
+fn version_names_the_commit_it_was_built_from() {
+    let o = ladder(&["--version"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let v = String::from_utf8_lossy(&o.stdout).into_owned();
+    assert!(
+        v.starts_with(&format!("ladder {} (commit ", env!("CARGO_PKG_VERSION"))),
+        "{v}"
+    );
+    let head = std::process::Command::new("git")
+        .args(["rev-parse", "--short=12", "HEAD"])
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .output()
+        .ok()
+        .filter(|o| o.status.success())
+        .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string());
+    let expected = head.unwrap_or_else(|| "unknown".into());
+    assert!(v.contains(&format!("(commit {expected})")), "{v}");
 }

@@ -1363,3 +1363,34 @@ fn errors_that_grow_with_the_load_are_called_overload_and_only_then() {
         "{warnings}"
     );
 }
+
+/// Piped (as in a CI log), the run is not silent between "writing results" and the table:
+/// every rung ends with a line saying which of how many it was, what it measured and how
+/// long it took, and a repeated ladder counts every rung of every repeat.
+#[test]
+fn off_a_terminal_every_rung_ends_with_a_progress_line() {
+    let s = Scenario::new(
+        "version: 1\nname: plainprogress\nendpoint: { base_url: sim }\nmodel: m\n\
+         tokenizer: {TOK}\nworkload: { requests_per_rung: 6 }\n\
+         load: { rates: [20, 40], repeats: 2, cooldown: 0s }\nsim: { speed: 50 }\n",
+    );
+    let o = s.run(&[], &[], &[]);
+    assert_ok(&o);
+    let err = text(&o.stderr);
+    for (step, rate) in [(1, 20), (2, 40), (3, 20), (4, 40)] {
+        let head = format!("rung {step}/4 rate {rate} req/s done: ");
+        let line = err
+            .lines()
+            .find(|l| l.starts_with(&head))
+            .unwrap_or_else(|| panic!("no line starting {head:?} in:\n{err}"));
+        assert!(
+            line.contains("6 completed, 0 failed) in 0:0"),
+            "the rung's counts and length: {line}"
+        );
+    }
+    // --quiet keeps stderr free of progress.
+    let q = Scenario::new(&std::fs::read_to_string(&s.path).unwrap());
+    let o = q.run(&["--quiet"], &[], &[]);
+    assert_ok(&o);
+    assert!(!text(&o.stderr).contains("rung 1/4"), "{}", text(&o.stderr));
+}

@@ -46,7 +46,7 @@ impl Drop for Sim {
 #[test]
 fn four_shards_under_srun_merge_to_the_schedule_at_the_target_rate() {
     if let Some(why) = no_cluster() {
-        eprintln!("skipped: {why}");
+        support::skip::skip("slurm::four_shards_under_srun", &why);
         return;
     }
     let tmp = tempfile::tempdir().unwrap();

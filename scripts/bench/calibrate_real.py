@@ -29,6 +29,9 @@ verdicts (fast) are separate, and the same runs can be judged again by another l
                         baseline run t mod --baseline-runs),
              1v1-cold   the priming run (a cold server) blessed alone,
              3run       the first three baseline runs (`bless`, `bless --add` twice),
+             1v1-all    (opt-in) every unchanged run against every later one,
+             3run-all   (opt-in) every three consecutive unchanged runs against every
+                        unchanged run made after them,
            every candidate of every case is compared; each gate's exit code, counts of
            regression / inconclusive / pass / improvement checks and the failed checks go
            to the JSON, and a table of false alarms (unchanged cases), detections (changes)
@@ -81,7 +84,7 @@ CHANGES = {
     "sim": {"np1": ["--max-num-seqs", "1"], "np2": ["--max-num-seqs", "2"],
             "t1": ["--decode-scale", "2"]},
 }
-BASELINE_KINDS = ["1v1", "1v1-cold", "3run", "1v1-all"]
+BASELINE_KINDS = ["1v1", "1v1-cold", "3run", "1v1-all", "3run-all"]
 
 
 def say(*args):
@@ -406,6 +409,12 @@ def judge(a):
     # are not independent; the table says how many runs they came from).
     unchanged_runs = [r for r in runs if r["kind"] == "baseline" or is_unchanged(r["kind"])]
     goldens["1v1-all"] = [(work / f"ga-{r['id']}", [r]) for r in unchanged_runs]
+    # 3run-all: every three consecutive unchanged runs are a three-run baseline (`bless`,
+    # `bless --add` twice), judged as 1v1-all judges (unchanged candidates made after all
+    # three, every change): more three-run gates from the same runs, again not independent.
+    goldens["3run-all"] = [(work / f"g3a-{w[0]['id']}", w)
+                           for w in (unchanged_runs[i:i + 3]
+                                     for i in range(len(unchanged_runs) - 2))]
     version = ladder_id(a)
     gates, refused = [], []
     for kind in a.baselines:
@@ -423,9 +432,9 @@ def judge(a):
         for case, cands in cases.items():
             for t, c in enumerate(cands):
                 pairs = [usable[t % len(usable)]]
-                if kind == "1v1-all":
+                if kind in ("1v1-all", "3run-all"):
                     pairs = [(g, m) for g, m in usable
-                             if m[0]["id"] < c["id"] or not is_unchanged(case)]
+                             if max(x["id"] for x in m) < c["id"] or not is_unchanged(case)]
                 for g, members in pairs:
                     o = compare(a, g / SCENARIO, c["dir"], work / "j.xml")
                     base_ttft = rung_values(members[0]["dir"], "median_ttft_ms")
@@ -541,7 +550,8 @@ def main():
     ap.add_argument("--sim-speed", type=float, default=20.0)
     ap.add_argument("--baselines", nargs="+", default=BASELINE_KINDS[:3], choices=BASELINE_KINDS,
                     help="baseline kinds to judge (1v1-all: every unchanged run against "
-                    "every later one; opt-in, many gates)")
+                    "every later one; 3run-all: every three consecutive unchanged runs "
+                    "against every later one; opt-in, many gates)")
     ap.add_argument("--force-bless", action="store_true",
                     help="when bless refuses a baseline run, record it and bless with --force")
     ap.add_argument("--json", help="write the runs and every gate's outcome here")

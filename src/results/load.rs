@@ -15,6 +15,8 @@ use crate::metrics::RungSummary;
 pub enum LoadError {
     #[error("{0}: not a result folder (no run.json, and no vLLM result files); give a folder written by `ladder run` (e.g. results/<scenario>/<timestamp>) or a folder of vLLM benchmark result JSON files")]
     NotAResultDir(PathBuf),
+    #[error("{0}: no such file or folder; give a folder written by `ladder run` (e.g. results/<scenario>/<timestamp>) or a folder of vLLM benchmark result JSON files")]
+    Missing(PathBuf),
     #[error("{path}: {source}")]
     Io {
         path: PathBuf,
@@ -115,6 +117,9 @@ impl ResultDir {
                             .collect(),
                     });
                 }
+            }
+            if fs::symlink_metadata(dir).is_err() {
+                return Err(LoadError::Missing(dir.to_path_buf()));
             }
             return Err(LoadError::NotAResultDir(dir.to_path_buf()));
         }

@@ -307,10 +307,14 @@ impl Ladder<'_> {
         } = self
             .plan(idx, rate, repeat, stop, writer, log, timeline)
             .await?;
+        let rungs = scenario.rungs().len();
+        let steps = rungs * scenario.load.repeats.max(1) as usize;
+        let step = repeat as usize * rungs + idx + 1;
         let mut bar = match timed {
             Some(d) => progress::RungBar::timed(kind, rate, d, quiet),
             None => progress::RungBar::new(kind, rate, requests_total as u64, quiet),
-        };
+        }
+        .at_step(step, steps);
         let rung_ctx = |interrupted: bool| RungContext {
             rate,
             load: kind,

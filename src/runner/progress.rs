@@ -1,5 +1,7 @@
-//! Progress bars and the end-of-run table (indicatif), hidden with `--quiet` or when
-//! stderr is not a terminal.
+//! Progress bars and the end-of-run table (indicatif), hidden with `--quiet`. When stderr is
+//! not a terminal (piped, a CI log) the bars are not drawn and progress is plain lines
+//! instead: one when each rung ends and a heartbeat every [`HEARTBEAT`] of a long rung, so a
+//! CI log never looks hung.
 
 use std::time::{Duration, Instant};
 
@@ -11,11 +13,23 @@ use crate::metrics::{Latency, LiveStats, RungSummary};
 use crate::results::rate_label;
 use crate::scenario::LoadKind;
 
+/// How often a rung off a terminal says how far it got.
+pub const HEARTBEAT: Duration = Duration::from_secs(30);
+
 /// The bar of one rung.
 pub struct RungBar {
     bar: ProgressBar,
     last: Instant,
     quiet: bool,
+    /// The bar is not drawn (stderr is not a terminal): progress goes out as plain lines.
+    plain: bool,
+    /// `rung 2/8 ` (this rung's place among every rung of every repeat), or empty.
+    step: String,
+    /// The rung's measured requests.
+    total: u64,
+    started: Instant,
+    /// When the last heartbeat line was printed.
+    beat: Instant,
     /// A rung run for a duration: its length, and when the bar started (the bar shows time,
     /// not requests).
     timed: Option<(Duration, Instant)>,
@@ -40,10 +54,16 @@ impl RungBar {
                 .progress_chars("=> "),
         );
         bar.set_prefix(kind.level(level));
+        let plain = !quiet && bar.is_hidden();
         RungBar {
             bar,
             last: Instant::now() - Duration::from_secs(1),
             quiet,
+            plain,
+            step: String::new(),
+            total,
+            started: Instant::now(),
+            beat: Instant::now(),
             timed: None,
             name: kind.rung(level),
             prev: Duration::ZERO,
@@ -63,7 +83,18 @@ impl RungBar {
         b
     }
 
-    /// Close the bar with a one-line result.
+    /// This rung is step `step` (from 1) of `steps` in the run (every rung of every repeat):
+    /// the bar's prefix and the plain lines say so.
+    pub fn at_step(mut self, step: usize, steps: usize) -> RungBar {
+        if steps > 1 {
+            self.step = format!("rung {step}/{steps} ");
+            let level = self.bar.prefix();
+            self.bar.set_prefix(format!("{step}/{steps} {level}"));
+        }
+        self
+    }
+
+    /// Close the bar with a one-line result; off a terminal, print it as a line.
     pub fn finish(&self, s: &RungSummary) {
         let ttfc = match &s.reasoning {
             Some(r) => format!(
@@ -89,12 +120,57 @@ impl RungBar {
                 .map(|c| format!(" (server cache share {:.0}%)", c * 100.0))
                 .unwrap_or_default(),
         };
-        self.bar.finish_with_message(format!(
+        let done = format!(
             "done: {:.2} req/s, p50 TTFT {:.0} ms{prefix}{ttfc}, errors {:.1}%",
             s.request_throughput,
             s.stats(Latency::Ttft).median,
             s.error_rate() * 100.0
-        ));
+        );
+        if self.plain {
+            eprintln!("{}", self.plain_end(s, &done));
+        }
+        self.bar.finish_with_message(done);
+    }
+
+    /// The line a rung ends with off a terminal: its place, name, result and length.
+    fn plain_end(&self, s: &RungSummary, done: &str) -> String {
+        let cut = if s.interrupted { ", INTERRUPTED" } else { "" };
+        format!(
+            "{}{} {done} (p99 TTFT {:.0} ms, {} completed, {} failed{cut}) in {}",
+            self.step,
+            self.name,
+            s.stats(Latency::Ttft).p99,
+            s.completed,
+            s.failed,
+            clock(self.started.elapsed())
+        )
+    }
+
+    /// Off a terminal, a line every [`HEARTBEAT`] of a rung measured by requests (a timed
+    /// rung prints its own interval lines).
+    fn heartbeat(&mut self, live: &LiveStats, sent: u64) {
+        if !self.plain || self.beat.elapsed() < HEARTBEAT {
+            return;
+        }
+        self.beat = Instant::now();
+        eprintln!(
+            "{}",
+            self.heartbeat_line(live, sent, self.started.elapsed())
+        );
+    }
+
+    fn heartbeat_line(&self, live: &LiveStats, sent: u64, elapsed: Duration) -> String {
+        format!(
+            "{}{} {}: {}/{} done, sent {sent}, errors {}, {:.2} req/s, p50 TTFT {:.0} ms",
+            self.step,
+            self.name,
+            clock(elapsed),
+            live.done,
+            self.total,
+            live.errors,
+            live.qps(),
+            live.p50_ttft_ms()
+        )
     }
 
     /// Print a line above the bar, or to stderr when the bar is not drawn (not a
@@ -143,6 +219,7 @@ impl RungObserver for RungBar {
             return;
         }
         self.bar.set_position(live.done);
+        self.heartbeat(live, sent);
         // Formatting the message ten times a second is plenty.
         if self.last.elapsed() >= Duration::from_millis(100) {
             self.last = Instant::now();
@@ -228,8 +305,14 @@ pub fn rung_table(rungs: &[RungSummary]) -> String {
         level, "qps", "tok/s", "p50 TTFT", "p99 TTFT", "p50 TPOT", "p50 E2E", "errors", "lag p99"
     ));
     for s in rungs {
+        // An interrupted rung's figures cover only what ran before the stop: say so on its row.
+        let cut = if s.interrupted {
+            "  interrupted (partial)"
+        } else {
+            ""
+        };
         out.push_str(&format!(
-            "{:>9} {:>9.2} {:>9.0} {:>8.0}ms {:>8.0}ms {:>8.1}ms {:>8.0}ms {:>7.1}% {:>8.2}ms\n",
+            "{:>9} {:>9.2} {:>9.0} {:>8.0}ms {:>8.0}ms {:>8.1}ms {:>8.0}ms {:>7.1}% {:>8.2}ms{cut}\n",
             rate_label(s.rate),
             s.request_throughput,
             s.output_throughput,
@@ -326,6 +409,46 @@ mod tests {
             line.contains("(1 done)") && line.contains("p50 TTFT 12.0 ms"),
             "{line}"
         );
+    }
+
+    #[test]
+    fn a_heartbeat_says_the_rungs_place_and_how_far_it_got() {
+        let bar = RungBar::new(LoadKind::Rate, 2.0, 200, true).at_step(3, 8);
+        let mut live = LiveStats::default();
+        live.record(&RequestRecord {
+            first_token: Some(Duration::from_millis(340)),
+            end: Duration::from_millis(700),
+            ..Default::default()
+        });
+        let line = bar.heartbeat_line(&live, 61, Duration::from_secs(95));
+        assert!(
+            line.starts_with("rung 3/8 rate 2 req/s 1:35: 1/200 done, sent 61, errors 0, "),
+            "{line}"
+        );
+        // One rung alone has no counter.
+        let one = RungBar::new(LoadKind::Rate, 2.0, 200, true).at_step(1, 1);
+        let line = one.heartbeat_line(&live, 61, Duration::from_secs(5));
+        assert!(line.starts_with("rate 2 req/s 0:05: "), "{line}");
+        // --quiet prints no plain lines at all.
+        assert!(!bar.plain);
+    }
+
+    #[test]
+    fn an_interrupted_rung_is_marked_in_the_table() {
+        let whole = RungSummary {
+            rate: 1.0,
+            load: LoadKind::Rate,
+            ..Default::default()
+        };
+        let cut = RungSummary {
+            rate: 2.0,
+            interrupted: true,
+            ..whole.clone()
+        };
+        let table = rung_table(&[whole, cut]);
+        let rows: Vec<&str> = table.lines().collect();
+        assert!(!rows[1].contains("interrupted"), "{table}");
+        assert!(rows[2].ends_with("interrupted (partial)"), "{table}");
     }
 
     #[test]

@@ -4,6 +4,7 @@
 #![allow(dead_code)]
 
 pub mod real;
+pub mod skip;
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{SocketAddr, TcpListener, TcpStream};

@@ -31,10 +31,13 @@ pub fn real(test: &str, url_var: &str) -> Option<Real> {
                 .unwrap_or_else(|poisoned| poisoned.into_inner()),
         }),
         _ => {
-            eprintln!(
-                "skipped: {test}: no real server ({url_var}, LADDER_REAL_SERVER_MODEL and \
-                 LADDER_REAL_SERVER_TOKENIZER are set by .ci/run after scripts/real-server/ \
-                 builds and starts llama-server; see docs/real-server.md)"
+            super::skip::skip(
+                test,
+                &format!(
+                    "no real server ({url_var}, LADDER_REAL_SERVER_MODEL and \
+                     LADDER_REAL_SERVER_TOKENIZER are set by .ci/run after scripts/real-server/ \
+                     builds and starts llama-server; see docs/real-server.md)"
+                ),
             );
             None
         }
