@@ -5,7 +5,9 @@
 //! connections at any load; a server that answers 500 at the lowest rung has a fault; a
 //! rate limiter's 429s are its policy; broken streams and malformed answers are a server or
 //! gateway bug. The warning names the dominant kind, and calls a rung overloaded only when
-//! its error rate rose from the rung below it.
+//! its error rate rose from the rung below it. One cause keeps one name over a run: once 429s
+//! grew with the load from a clean rung, every rung above that still sheds with 429s is called
+//! overloaded too, not "rate-limited" because its own rung below had already failed.
 
 use crate::metrics::RungSummary;
 use crate::record::CLIENT_RESOURCE_KEY;
@@ -20,6 +22,10 @@ pub struct LowerRung {
     pub level: String,
     /// Its server error rate (client-side failures left out).
     pub error_rate: f64,
+    /// The level at which 429s first grew with the load from a clean rung below, when a
+    /// rung at or below this one was called overloaded for it: the rungs above keep that
+    /// story.
+    pub shed_from: Option<String>,
 }
 
 impl LowerRung {
@@ -30,8 +36,45 @@ impl LowerRung {
         (measured > 0).then(|| Self {
             level: s.load.level(s.rate),
             error_rate: s.server_error_rate(),
+            shed_from: None,
         })
     }
+
+    /// The rung just below a rung, from every rung measured below it in the same repeat (any
+    /// order), with the level from which 429s grew with the load, if they did.
+    pub fn below(rungs: &[&RungSummary]) -> Option<Self> {
+        let mut sorted: Vec<&RungSummary> = rungs.to_vec();
+        sorted.sort_by(|a, b| a.rate.total_cmp(&b.rate));
+        let mut prev: Option<Self> = None;
+        let mut shed_from: Option<String> = None;
+        for s in sorted {
+            let Some(here) = Self::of(s) else { continue };
+            if shed_from.is_none() && sheds_with_load(s, prev.as_ref()) {
+                shed_from = Some(here.level.clone());
+            }
+            prev = Some(here);
+        }
+        prev.map(|p| Self { shed_from, ..p })
+    }
+}
+
+/// Whether `s` is the rung where 429s grew with the load: mostly 429s above the line, from a
+/// clean rung below at least doubled.
+fn sheds_with_load(s: &RungSummary, lower: Option<&LowerRung>) -> bool {
+    let err = s.server_error_rate();
+    let n429 = s.errors_by_class.get("rate_limit").copied().unwrap_or(0);
+    let failed: u64 = s
+        .errors_by_class
+        .iter()
+        .filter(|(k, _)| k.as_str() != CLIENT_RESOURCE_KEY)
+        .map(|(_, n)| n)
+        .sum();
+    err > OVERLOAD_ERROR_RATE
+        && !s.mostly_rejected()
+        && s.client_failures() == 0
+        && n429 > 0
+        && n429.saturating_mul(2) >= failed
+        && lower.is_some_and(|l| l.error_rate <= OVERLOAD_ERROR_RATE && err >= 2.0 * l.error_rate)
 }
 
 /// The failure warning for `s`, if its server error rate is above the line. `lower` is the
@@ -102,9 +145,17 @@ pub fn failure_warning(s: &RungSummary, lower: Option<&LowerRung>) -> Option<Str
                 l.error_rate * 100.0,
                 l.level
             ),
-            None => "rate-limited (429s: a rate limiter answered, not a slow server; raise its \
-                     limit or send within it)"
-                .to_string(),
+            None => match lower.and_then(|l| l.shed_from.as_deref()) {
+                // The same server, the same cause as the rung where 429s first grew.
+                Some(from) => format!(
+                    "overloaded: the server kept turning requests away with 429s (they grew \
+                     with the load at {from}); if a rate limiter in front of it answered, \
+                     raise its limit or send within it"
+                ),
+                None => "rate-limited (429s: a rate limiter answered, not a slow server; raise \
+                         its limit or send within it)"
+                    .to_string(),
+            },
         }
     } else if most(count("connect")) {
         match rose {
@@ -180,7 +231,50 @@ mod tests {
         LowerRung {
             level: format!("{rate} req/s"),
             error_rate: err,
+            shed_from: None,
         }
+    }
+
+    #[test]
+    fn a_run_whose_429s_grew_with_the_load_keeps_calling_them_overload() {
+        // The simulator's queue limit: clean at 4, 429s from 8 on, more at 16 and 32.
+        let r4 = RungSummary {
+            load: crate::scenario::LoadKind::Rate,
+            ..rung(4.0, 100, &[])
+        };
+        let r8 = RungSummary {
+            load: crate::scenario::LoadKind::Rate,
+            ..rung(8.0, 70, &[("rate_limit", 30)])
+        };
+        let r16 = RungSummary {
+            load: crate::scenario::LoadKind::Rate,
+            ..rung(16.0, 40, &[("rate_limit", 60)])
+        };
+        let r32 = rung(32.0, 20, &[("rate_limit", 80)]);
+        let at8 = LowerRung::below(&[&r4]);
+        let w8 = failure_warning(&r8, at8.as_ref()).unwrap();
+        assert!(
+            w8.contains("overloaded: the server turned requests away"),
+            "{w8}"
+        );
+        // Rung 16: its rung below (8) already failed, but the cause is the same.
+        let at16 = LowerRung::below(&[&r8, &r4]);
+        assert_eq!(at16.as_ref().unwrap().shed_from.as_deref(), Some("8 req/s"));
+        let w16 = failure_warning(&r16, at16.as_ref()).unwrap();
+        assert!(
+            w16.contains("overloaded: the server kept turning requests away with 429s (they grew with the load at 8 req/s)"),
+            "{w16}"
+        );
+        let at32 = LowerRung::below(&[&r4, &r8, &r16]);
+        let w32 = failure_warning(&r32, at32.as_ref()).unwrap();
+        assert!(!w32.contains("rate-limited"), "{w32}");
+        // 429s from the lowest rung on stay a limiter's policy all the way up.
+        let p4 = RungSummary {
+            load: crate::scenario::LoadKind::Rate,
+            ..rung(4.0, 50, &[("rate_limit", 50)])
+        };
+        let w8 = failure_warning(&r8, LowerRung::below(&[&p4]).as_ref()).unwrap();
+        assert!(w8.contains("rate-limited (429s"), "{w8}");
     }
 
     #[test]

@@ -118,12 +118,12 @@ impl Ladder<'_> {
                 let scrape = self.scrape.filter(|_| repeat == 0 && first_shard);
                 // The last rung measured below this one in this repeat, for the failure
                 // warning's "did it grow with the load".
-                let lower = held[..idx]
+                let below: Vec<&RungSummary> = held[..idx]
                     .iter()
-                    .rev()
                     .filter_map(|h| h.summaries.get(repeat as usize))
                     .filter(|s| s.rate < rate)
-                    .find_map(failures::LowerRung::of);
+                    .collect();
+                let lower = failures::LowerRung::below(&below);
                 let (m, server_text) = self
                     .measure(
                         idx,
