@@ -430,7 +430,7 @@ fn hostile_output_folder_names_get_the_files_and_are_shown_escaped() {
     let mut sc = Sc::new("sim");
     sc.key = true;
     let scenario = sc.write(root);
-    let mut rng = ChaCha8Rng::seed_from_u64(0x5eed_0a7);
+    let mut rng = ChaCha8Rng::seed_from_u64(0x5eed_00a7);
     let out = root.join(no_slash(&value(&mut rng)) + "\u{1b}[2J\n#x");
     let r = spawn(ladder_cmd(&[
         "run",

@@ -449,7 +449,7 @@ fn hostile_result_golden_and_shard_folders_are_refused_or_give_outputs_that_pars
     // The cases reached both sides of the readers without a verdict: some refused, some read.
     for cmd in ["report", "merge"] {
         assert!(
-            codes.get(&(cmd, 2)).is_some(),
+            codes.contains_key(&(cmd, 2)),
             "{cmd} never refused a case: {codes:?}"
         );
         assert!(
