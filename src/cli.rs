@@ -3,6 +3,7 @@
 use std::path::PathBuf;
 
 use clap::{Parser, Subcommand};
+use ladder::escape::terminal::line as terminal_line;
 
 use crate::cli_sim::{run_sim, SimArgs};
 
@@ -289,7 +290,10 @@ fn compare_cmd(command: Command) -> i32 {
                 Ok(c) => c,
                 Err(e) => return fail(&e),
             };
-            print!("{}", compare::render::terminal(&c, opts.strict));
+            print!(
+                "{}",
+                terminal_line(&compare::render::terminal(&c, opts.strict))
+            );
             if let Err(e) = compare::gate::write_outputs(&c, &opts) {
                 return fail(&e);
             }
@@ -325,7 +329,7 @@ fn compare_cmd(command: Command) -> i32 {
                 Ok(c) => {
                     let html = std::path::Path::new(&c.cand_label).join("report.html");
                     if html.is_file() {
-                        println!("report: {}", html.display());
+                        println!("report: {}", terminal_line(&html.display().to_string()));
                     }
                     c.exit_code(opts.strict)
                 }
@@ -344,22 +348,29 @@ fn compare_cmd(command: Command) -> i32 {
             add,
         }) {
             Ok(b) => {
+                let dest = terminal_line(&b.dest.display().to_string());
                 if add {
-                    println!("added to the baseline: {}", b.dest.display());
+                    println!("added to the baseline: {dest}");
                 } else {
-                    println!("blessed: {}", b.dest.display());
+                    println!("blessed: {dest}");
                 }
                 match &b.replaced {
                     Some(r) if add => println!(
-                        "the baseline before this addition: {}, kept in {} (move it back to \
-                         undo the addition)",
-                        r.describe(),
-                        r.archive.display()
+                        "{}",
+                        terminal_line(&format!(
+                            "the baseline before this addition: {}, kept in {} (move it back \
+                             to undo the addition)",
+                            r.describe(),
+                            r.archive.display()
+                        ))
                     ),
                     Some(r) => println!(
-                        "replaced: {}, kept in {} (move it back to restore it)",
-                        r.describe(),
-                        r.archive.display()
+                        "{}",
+                        terminal_line(&format!(
+                            "replaced: {}, kept in {} (move it back to restore it)",
+                            r.describe(),
+                            r.archive.display()
+                        ))
                     ),
                     None => {}
                 }
@@ -500,7 +511,7 @@ fn merge(shards: &[PathBuf], out: &std::path::Path, wait: Option<&str>) -> i32 {
         Ok(m) => {
             eprintln!("{}", m.describe());
             write_reports(out, false);
-            println!("{}", out.display());
+            println!("{}", terminal_line(&out.display().to_string()));
             ladder::exit::OK
         }
         Err(e) => {
@@ -555,7 +566,7 @@ fn report(dirs: &[PathBuf], out: Option<PathBuf>) -> i32 {
     match written {
         Ok(paths) => {
             for p in paths {
-                println!("{}", p.display());
+                println!("{}", terminal_line(&p.display().to_string()));
             }
             ladder::exit::OK
         }
@@ -578,7 +589,6 @@ fn write_reports(dir: &std::path::Path, quiet: bool) {
 }
 
 fn run(opts: ladder::runner::RunOptions) -> i32 {
-    use ladder::escape::terminal::line as terminal_line;
     use ladder::runner::RunError;
     // Reports are written for every folder the run produced, partial ones included.
     let reports = |dir: &std::path::Path| write_reports(dir, opts.quiet);

@@ -32,6 +32,7 @@ pub mod scenario;
 pub mod servermetrics;
 pub mod sim;
 pub mod stdio;
+pub mod values;
 pub mod workload;
 
 /// Process exit codes shared by every subcommand.

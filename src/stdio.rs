@@ -19,10 +19,17 @@ pub fn out(args: Arguments<'_>, nl: bool) {
     let _ = o.flush();
 }
 
-/// Write `args` (and a newline when `nl`) to stderr; errors are dropped.
+/// Write `args` (and a newline when `nl`) to stderr; errors are dropped. Everything on
+/// stderr is a message, so control characters in it (from a path, a flag, a folder's text)
+/// are shown as escapes, never sent to the terminal ([`crate::escape::terminal::line`]).
 pub fn err(args: Arguments<'_>, nl: bool) {
+    let text = match args.as_str() {
+        Some(s) => std::borrow::Cow::Borrowed(s),
+        None => std::borrow::Cow::Owned(args.to_string()),
+    };
+    let text = crate::escape::terminal::line(&text);
     let mut e = std::io::stderr().lock();
-    let _ = e.write_fmt(args);
+    let _ = e.write_all(text.as_bytes());
     if nl {
         let _ = e.write_all(b"\n");
     }

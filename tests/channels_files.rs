@@ -91,3 +91,84 @@ fn hostile_dataset_prompts_are_sent_and_never_written_or_shown() {
         }
     }
 }
+
+/// A sparse regular file one byte past its channel's limit (no disk used): a trace past 256
+/// MiB, a dataset past 1 GiB (`ladder run`: refused before any request, no folder) and a
+/// result folder's run.json past 64 MiB (`ladder report`, `ladder compare`): each refused
+/// naming the file, its size and the limit.
+#[test]
+fn regular_files_past_their_limit_are_refused_end_to_end() {
+    let t = tempfile::tempdir().unwrap();
+    let sparse = |name: &str, len: u64| {
+        let p = t.path().join(name);
+        std::fs::File::create(&p).unwrap().set_len(len + 1).unwrap();
+        p
+    };
+    let trace = sparse("big-trace.jsonl", 256 << 20);
+    let data = sparse("big-data.jsonl", 1 << 30);
+    let head = format!(
+        "version: 1\nname: rel\nendpoint:\n  base_url: sim\n  request_timeout: 5s\nmodel: m\n\
+         tokenizer: {TOKENIZER}\n"
+    );
+    let cases = [
+        (
+            "trace",
+            format!(
+                "{head}workload:\n  seed: 0\nload:\n  cooldown: 0s\n  trace:\n    path: {}\n",
+                trace.display()
+            ),
+            "more than the limit of 256 MiB",
+        ),
+        (
+            "dataset",
+            format!(
+                "{head}workload:\n  dataset: jsonl\n  path: {}\n  output_tokens: 4\n  \
+                 requests_per_rung: 3\nload:\n  rates: [40]\n  cooldown: 0s\n",
+                data.display()
+            ),
+            "more than the limit of 1024 MiB",
+        ),
+    ];
+    for (what, text, want) in cases {
+        let sc = t.path().join(format!("{what}.yaml"));
+        std::fs::write(&sc, text).unwrap();
+        let out = t.path().join(format!("out-{what}"));
+        let r = run_ladder(&sc, &out, Duration::from_secs(60));
+        no_panic(&r);
+        assert_eq!(r.status.code(), Some(2), "{what}: {}", r.all());
+        assert!(
+            r.stderr.contains("error") && r.stderr.contains(want),
+            "{what}: {}",
+            r.stderr
+        );
+        assert!(
+            r.stderr.contains("big-"),
+            "{what}: names the file: {}",
+            r.stderr
+        );
+        assert!(run_dir(&out).is_none(), "{what}: a folder was written");
+    }
+    let folder = t.path().join("folder");
+    std::fs::create_dir(&folder).unwrap();
+    std::fs::File::create(folder.join("run.json"))
+        .unwrap()
+        .set_len((64 << 20) + 1)
+        .unwrap();
+    for args in [
+        vec!["report", folder.to_str().unwrap()],
+        vec![
+            "compare",
+            folder.to_str().unwrap(),
+            folder.to_str().unwrap(),
+        ],
+    ] {
+        let r = spawn(ladder_cmd(&args)).finish(Duration::from_secs(60));
+        no_panic(&r);
+        assert_eq!(r.status.code(), Some(2), "{args:?}: {}", r.all());
+        assert!(
+            r.stderr.contains("run.json") && r.stderr.contains("more than the limit of 64 MiB"),
+            "{args:?}: {}",
+            r.stderr
+        );
+    }
+}

@@ -156,60 +156,6 @@ fn scenario(dir: &Path, port: u16) -> std::path::PathBuf {
     p
 }
 
-/// `md` with its code spans removed (their text is literal in Markdown).
-fn outside_code_spans(md: &str) -> String {
-    let mut out = String::new();
-    for line in md.lines() {
-        let b = line.as_bytes();
-        let mut i = 0;
-        while i < b.len() {
-            if b[i] == b'\\' && i + 1 < b.len() {
-                out.push_str(&line[i..i + 2]);
-                i += 2;
-                continue;
-            }
-            if b[i] != b'`' {
-                let c = line[i..].chars().next().unwrap();
-                out.push(c);
-                i += c.len_utf8();
-                continue;
-            }
-            let open = i;
-            while i < b.len() && b[i] == b'`' {
-                i += 1;
-            }
-            let fence = &line[open..i];
-            match line[i..].find(fence) {
-                Some(j) => i += j + fence.len(),
-                None => out.push_str(fence),
-            }
-        }
-        out.push('\n');
-    }
-    out
-}
-
-/// Markdown that renders no markup from the input: code spans balanced, and outside them no
-/// raw HTML, image or link opened by unescaped characters.
-fn assert_markdown_inert(what: &str, md: &str) {
-    assert!(
-        ladder::escape::markdown::code_spans_balanced(md),
-        "{what}: a code span left open:\n{md}"
-    );
-    let plain = outside_code_spans(md);
-    let unescaped = |pat: &str| {
-        plain
-            .match_indices(pat)
-            .any(|(i, _)| i == 0 || plain.as_bytes()[i - 1] != b'\\')
-    };
-    for pat in ["<img", "<script", "](http", "](", "```"] {
-        assert!(
-            !unescaped(pat),
-            "{what}: {pat:?} outside a code span:\n{md}"
-        );
-    }
-}
-
 #[test]
 fn every_secret_echoed_anywhere_is_in_no_output_and_every_output_parses() {
     let server = hostile_server();

@@ -154,6 +154,8 @@ pub enum ModelsReply {
     Served(Vec<String>),
     /// 2xx whose body is not an OpenAI model list.
     Unparsable,
+    /// 2xx whose body passed this many bytes: not read further, so no list.
+    TooLarge(usize),
     /// A non-2xx status, with the (capped, redacted, truncated) body.
     Status {
         /// HTTP status.

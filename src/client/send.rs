@@ -447,6 +447,9 @@ impl Client {
                 body: truncate(self.redact(text.trim()), DETAIL_MAX),
             };
         }
+        if body.len() >= MODELS_BODY_CAP {
+            return ModelsReply::TooLarge(MODELS_BODY_CAP);
+        }
         #[derive(serde::Deserialize)]
         struct List {
             data: Vec<Model>,

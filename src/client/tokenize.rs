@@ -24,6 +24,9 @@ use super::{Client, DETAIL_MAX};
 const TOKENIZE_BODY_CAP: usize = 16 * 1024 * 1024;
 /// `/tokenize` calls in flight at once while counting a batch.
 const IN_FLIGHT: usize = 8;
+/// Tokens a text may count beyond its length in bytes: a tokenizer makes at most one token a
+/// byte (special tokens are not asked for), plus a few for a prefix space or a merged start.
+const SLACK_TOKENS: usize = 8;
 /// A text every tokenizer splits into a few tokens, to tell the shapes apart.
 const PROBE: &str = "Hello, world: counting tokens.";
 
@@ -149,6 +152,14 @@ impl Client {
                 }
             }
         }
+        if bytes.len() >= TOKENIZE_BODY_CAP {
+            // Cut there, it would only read as broken JSON: say what it was.
+            return Err(TokenizeError(format!(
+                "{url} answered more than {} MiB, far more than a token list of any prompt: \
+                 not read (is this the server's /tokenize?)",
+                TOKENIZE_BODY_CAP >> 20
+            )));
+        }
         let excerpt = || {
             truncate(
                 self.redact(String::from_utf8_lossy(&bytes).trim()),
@@ -178,6 +189,16 @@ impl Client {
                 excerpt()
             ))
         })?;
+        // A count no tokenizer makes would size every prompt wrong: refused, not used.
+        if reply.tokens.len() > text.len() + SLACK_TOKENS {
+            return Err(TokenizeError(format!(
+                "{url} counted {} tokens in a text of {} bytes: a tokenizer makes at most one \
+                 token a byte, so this is not a token count (is this the server's /tokenize?); \
+                 use a local tokenizer",
+                reply.tokens.len(),
+                text.len()
+            )));
+        }
         Ok(reply.tokens)
     }
 }

@@ -161,7 +161,10 @@ pub fn gate(opts: &GateOptions) -> Result<Comparison, GateError> {
             e
         }
     })?;
-    print!("{}", render::terminal(&c, opts.strict));
+    print!(
+        "{}",
+        crate::escape::terminal::line(&render::terminal(&c, opts.strict))
+    );
     write_outputs(&c, opts)?;
     Ok(c)
 }

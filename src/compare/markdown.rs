@@ -14,7 +14,14 @@ fn md_escape(s: &str) -> String {
 /// The Markdown summary.
 pub fn markdown(c: &Comparison, strict: bool) -> String {
     let mut o = String::new();
-    let icon = if c.failed(strict) { "❌" } else { "✅" };
+    // A gate that judged nothing exits 2: no green mark for it.
+    let icon = if c.failed(strict) {
+        "❌"
+    } else if c.no_verdict() {
+        "⚠️"
+    } else {
+        "✅"
+    };
     let _ = writeln!(o, "## ladder comparison: {} {icon}", code(&c.scenario));
     let _ = writeln!(o);
     let _ = writeln!(o, "**{}**", md_escape(&render::summary_line(c, strict)));

@@ -272,7 +272,7 @@ pub fn run(opts: &HistoryOptions) -> i32 {
     for n in &h.notes {
         eprintln!("note: {n}");
     }
-    print!("{}", render::terminal(&h));
+    print!("{}", crate::escape::terminal::line(&render::terminal(&h)));
     let mut outputs: Vec<(&PathBuf, Result<String, String>)> = Vec::new();
     if let Some(p) = &opts.summary {
         outputs.push((p, Ok(render::markdown(&h))));
@@ -295,7 +295,10 @@ pub fn run(opts: &HistoryOptions) -> i32 {
             }
         }
     }
-    println!("{}", render::verdict_line(&h));
+    println!(
+        "{}",
+        crate::escape::terminal::line(&render::verdict_line(&h))
+    );
     h.exit_code()
 }
 

@@ -18,6 +18,7 @@ use super::load::{requests_file_name, result_file_name, LoadError};
 use super::types::{RequestLine, RunInfo, RungEntry};
 use crate::metrics::RungSummary;
 use crate::scenario::{is_scenario_name, rate_label};
+use crate::values::measured;
 
 pub(super) fn bad(path: &Path, problem: impl Into<String>) -> LoadError {
     LoadError::Tampered {
@@ -155,7 +156,7 @@ pub(crate) fn summary(
     if let Some((k, v)) = s
         .to_json_map()
         .into_iter()
-        .find(|(_, v)| v.as_f64().is_some_and(|x| !(x >= 0.0 && x.is_finite())))
+        .find(|(_, v)| v.as_f64().is_some_and(|x| measured(x).is_err()))
     {
         return Err(bad(path, format!("`{k}` is {v}; it is never negative")));
     }
@@ -203,11 +204,11 @@ fn line(path: &Path, n: usize, l: &RequestLine) -> Result<(), LoadError> {
         ("e2e_ms", Some(l.e2e_ms)),
     ];
     for (k, v) in times {
-        if v.is_some_and(|x| !(x >= 0.0 && x.is_finite())) {
+        if v.is_some_and(|x| measured(x).is_err()) {
             return Err(at(format!("{k} is {}; times are never negative", ms(v))));
         }
     }
-    if l.itl_ms.iter().any(|x| !(*x >= 0.0 && x.is_finite())) {
+    if l.itl_ms.iter().any(|x| measured(*x).is_err()) {
         return Err(at("itl_ms holds a negative gap".into()));
     }
     if !close(l.e2e_ms, (l.end_ms - l.sent_ms).max(0.0)) {

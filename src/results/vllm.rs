@@ -25,6 +25,7 @@ use super::types::{HostInfo, RequestLine, RunInfo, RunStatus, RungEntry, RESULTS
 use crate::metrics::{Latency, RungSummary, Stats};
 use crate::record::{ErrorClass, TokenSource};
 use crate::scenario::LoadKind;
+use crate::values::{measured, NotAValue};
 
 /// Largest vLLM result file read (a detailed file of 100k requests is tens of MB).
 pub const MAX_VLLM_FILE_BYTES: u64 = 512 << 20;
@@ -256,7 +257,7 @@ fn detailed_lines(
                 )
             })?,
         };
-        if x.is_finite() && x >= 0.0 {
+        if measured(x).is_ok() {
             Ok(x * 1000.0)
         } else {
             Err(bad(
@@ -518,10 +519,12 @@ fn measured_key(k: &str) -> bool {
 /// goodput without `--goodput`): that is no value, and is left out.
 fn measured_values(o: &Map<String, Value>, dir: &Path, file: &str) -> Result<(), LoadError> {
     for (k, v) in o.iter().filter(|(k, v)| measured_key(k) && !v.is_null()) {
-        let why = match number(v) {
-            Some(x) if x.is_finite() && x >= 0.0 => continue,
-            Some(x) if x.is_nan() => "NaN, not a measured value".to_string(),
-            Some(x) => format!("{x}, not a value a benchmark measures (negative or infinite)"),
+        let why = match number(v).map(|x| (x, measured(x))) {
+            Some((_, Ok(_))) => continue,
+            Some((_, Err(NotAValue::NaN))) => "NaN, not a measured value".to_string(),
+            Some((x, Err(_))) => {
+                format!("{x}, not a value a benchmark measures (negative or infinite)")
+            }
             None => format!("{v}, not a number"),
         };
         return Err(bad(

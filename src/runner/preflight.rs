@@ -289,6 +289,13 @@ pub async fn preflight(
     let start = Instant::now();
     let rec = client.send(&req, start, Duration::ZERO, 0, true).await;
     let Some(err) = rec.error.clone() else {
+        if let ModelsReply::TooLarge(cap) = &models {
+            warnings.push(client.redact(&format!(
+                "{models_url} answered more than {} MiB, far more than a list of models: not \
+                 read, so the model was not checked against it",
+                cap >> 20
+            )));
+        }
         if let Some(list) = &served {
             if !list.iter().any(|m| m == model) {
                 // Served ids come from the server: they may echo a secret.

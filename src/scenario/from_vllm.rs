@@ -146,7 +146,15 @@ pub fn convert(args: &str) -> Result<Conversion, FromVllmError> {
             goodput.push(value.clone());
             goodput.append(&mut extra);
         } else if !extra.is_empty() && !IRRELEVANT.contains(&flag.as_str()) {
-            unmapped.push(format!("{} (after {flag} {value})", extra.join(" ")));
+            // Words after a secret's flag may be the secret (a value split or moved): counted,
+            // not shown; after any other flag its value says where they were.
+            unmapped.push(match flag.as_str() {
+                "--api-key" | "--header" => format!(
+                    "{} more word(s) after {flag} (not shown: they may be a secret)",
+                    extra.len()
+                ),
+                _ => format!("{} (after {flag} {value})", extra.join(" ")),
+            });
         }
         let v = value.as_str();
         match flag.as_str() {
@@ -246,7 +254,11 @@ pub fn convert(args: &str) -> Result<Conversion, FromVllmError> {
                     d.headers
                         .push((k.trim().to_string(), format!("{{{{ env.{var} }}}}")));
                 }
-                None => unmapped.push(format!("--header {v} (expected KEY=VALUE)")),
+                // Its value may be a token ("Authorization: Bearer …"): named, not shown.
+                None => unmapped.push(format!(
+                    "--header {}… (expected KEY=VALUE; the rest is not shown, it may be a secret)",
+                    v.split([':', ' ', '\t']).next().unwrap_or_default()
+                )),
             },
             f if IRRELEVANT.contains(&f) => {}
             _ => unmapped.push(if takes_value && !value.is_empty() {
@@ -344,25 +356,38 @@ fn header_var(name: &str) -> String {
 /// be quoted in the file.
 fn redact_api_key(words: &[String]) -> Vec<String> {
     let mut out = Vec::with_capacity(words.len());
-    let mut hide_next: Option<&str> = None;
+    // The secret flag whose words are being hidden, and whether its first word was seen:
+    // every word up to the next flag is hidden (a value may be split over words).
+    let mut hide: Option<(&str, bool)> = None;
     for w in words {
-        if let Some(flag) = hide_next.take() {
-            out.push(match (flag, w.split_once('=')) {
-                ("--header", Some((k, _))) => format!("{}=<redacted>", shell_words::quote(k)),
+        if let Some((flag, seen)) = hide.filter(|_| !w.starts_with("--")) {
+            out.push(match (flag, seen, w.split_once('=')) {
+                ("--header", false, Some((k, _))) => {
+                    format!("{}=<redacted>", shell_words::quote(k))
+                }
                 _ => "<redacted>".into(),
             });
-        } else if w == "--api-key" || w == "--header" {
+            hide = Some((flag, true));
+            continue;
+        }
+        hide = None;
+        if w == "--api-key" || w == "--header" {
             out.push(w.clone());
-            hide_next = Some(if w == "--api-key" {
-                "--api-key"
-            } else {
-                "--header"
-            });
+            hide = Some((
+                if w == "--api-key" {
+                    "--api-key"
+                } else {
+                    "--header"
+                },
+                false,
+            ));
         } else if w.starts_with("--api-key=") {
             out.push("--api-key=<redacted>".into());
+            hide = Some(("--api-key", true));
         } else if let Some(h) = w.strip_prefix("--header=") {
             let k = h.split_once('=').map_or(h, |(k, _)| k);
             out.push(format!("--header={}=<redacted>", shell_words::quote(k)));
+            hide = Some(("--header", true));
         } else {
             out.push(shell_words::quote(w).into_owned());
         }
@@ -455,6 +480,39 @@ mod tests {
             "{origin}"
         );
         assert!(origin.contains("Authorization=<redacted>"), "{origin}");
+    }
+
+    /// Stray words after `--api-key` or `--header`, and a header written `NAME: VALUE`, are
+    /// named in the "not converted" list without the secret next to them (was: "x (after
+    /// --api-key sk-…)").
+    #[test]
+    fn words_left_over_never_show_the_key_or_a_header_value() {
+        let c = convert(
+            "--model m --api-key sk-stray-5521 stray --header X-Key=hv-stray-7731 more \
+             --header 'Authorization: Bearer tok-colon-4417'",
+        )
+        .unwrap();
+        let all = c.unmapped.join(" | ");
+        for secret in ["sk-stray-5521", "hv-stray-7731", "tok-colon-4417", "Bearer"] {
+            assert!(!all.contains(secret), "{secret}: {all}");
+        }
+        assert_eq!(
+            c.unmapped,
+            vec![
+                "1 more word(s) after --api-key (not shown: they may be a secret)",
+                "1 more word(s) after --header (not shown: they may be a secret)",
+                "--header Authorization… (expected KEY=VALUE; the rest is not shown, it may be a secret)",
+            ]
+        );
+        // The comment of the written file hides every word after a secret's flag.
+        let c =
+            convert("--model m --header X-Key hv-moved-3318 --api-key sk a-split-9921 --seed 1")
+                .unwrap();
+        let origin = c.draft.origin.join(" ");
+        for secret in ["hv-moved-3318", "a-split-9921"] {
+            assert!(!origin.contains(secret), "{secret}: {origin}");
+        }
+        assert!(origin.contains("--seed 1"), "{origin}");
     }
 
     /// A line break inside a pasted argument must not end the `# Converted … from:` comment:

@@ -1,13 +1,13 @@
-//! The one value sanitizer for what a `/metrics` page says, applied to every scrape before
-//! anything is computed from it: a server's values are input, and a value no server can
-//! mean must not reach a result file (which ladder's own checks would then refuse as
-//! damaged). Dropped, not clamped, and counted: the runner warns once per run.
+//! The `/metrics` channel of the one value rule ([`crate::values::server_value`]), applied to
+//! every scrape before anything is computed from it: a server's values are input, and a
+//! value no server can mean must not reach a result file (which ladder's own checks would
+//! then refuse as damaged). Dropped, not clamped, and counted: the runner warns once per run.
 
 use super::parse::Page;
+use crate::values::{server_value, NotAValue};
 
-/// Largest magnitude kept from a metrics page: above any count of requests, tokens or
-/// seconds a server reaches (a million requests a second for 30 years is 1e15).
-pub const MAX_SERVER_VALUE: f64 = 1e15;
+/// Largest magnitude kept from a metrics page ([`crate::values::MAX_SERVER_VALUE`]).
+pub use crate::values::MAX_SERVER_VALUE;
 
 /// What [`sanitize`] dropped from one page.
 #[derive(Debug, Default, Clone, PartialEq)]
@@ -34,14 +34,13 @@ pub fn sanitize(page: &mut Page) -> Dropped {
     };
     page.samples.retain(|s| {
         let v = s.value;
-        let why = if !v.is_finite() {
-            Some("not a finite number")
-        } else if v.abs() > MAX_SERVER_VALUE {
-            Some("beyond any value a server reports")
-        } else if v < 0.0 && super::engines::never_negative(&s.name, kinds.kind_of(&s.name)) {
-            Some("negative, which this metric never is")
-        } else {
-            None
+        let why = match server_value(v, || {
+            super::engines::never_negative(&s.name, kinds.kind_of(&s.name))
+        }) {
+            Ok(_) => None,
+            Err(NotAValue::NaN | NotAValue::Infinite) => Some("not a finite number"),
+            Err(NotAValue::Beyond) => Some("beyond any value a server reports"),
+            Err(NotAValue::Negative) => Some("negative, which this metric never is"),
         };
         if let Some(why) = why {
             out.count += 1;

@@ -302,6 +302,89 @@ pub fn all_text_under(dir: &Path) -> String {
     s
 }
 
+// ---- outputs parsed back ----------------------------------------------------------------
+
+/// `md` with its code spans removed (their text is literal in Markdown).
+pub fn outside_code_spans(md: &str) -> String {
+    let mut out = String::new();
+    for line in md.lines() {
+        let b = line.as_bytes();
+        let mut i = 0;
+        while i < b.len() {
+            if b[i] == b'\\' && i + 1 < b.len() {
+                out.push_str(&line[i..i + 2]);
+                i += 2;
+                continue;
+            }
+            if b[i] != b'`' {
+                let c = line[i..].chars().next().unwrap();
+                out.push(c);
+                i += c.len_utf8();
+                continue;
+            }
+            let open = i;
+            while i < b.len() && b[i] == b'`' {
+                i += 1;
+            }
+            let fence = &line[open..i];
+            match line[i..].find(fence) {
+                Some(j) => i += j + fence.len(),
+                None => out.push_str(fence),
+            }
+        }
+        out.push('\n');
+    }
+    out
+}
+
+/// `md` without its fenced code blocks (a line of three or more backticks up to a line of at
+/// least as many, as `escape::markdown::fenced` writes them); an unclosed one leaves a bare
+/// fence.
+pub fn outside_fences(md: &str) -> String {
+    let mut out = String::new();
+    let mut open: Option<usize> = None;
+    for line in md.lines() {
+        let t = line.trim_start();
+        let run = t.len() - t.trim_start_matches('`').len();
+        match open {
+            Some(n) if run >= n && t.trim_end().len() == run => open = None,
+            Some(_) => {}
+            None if run >= 3 => open = Some(run),
+            None => {
+                out.push_str(line);
+                out.push('\n');
+            }
+        }
+    }
+    if open.is_some() {
+        // Left open: kept as a bare fence, which the checks below refuse.
+        out.push_str("```\n");
+    }
+    out
+}
+
+/// Markdown that renders no markup from the input: fenced blocks closed, code spans
+/// balanced, and outside them no raw HTML, image or link opened by unescaped characters.
+pub fn assert_markdown_inert(what: &str, md: &str) {
+    let md = &outside_fences(md);
+    assert!(
+        ladder::escape::markdown::code_spans_balanced(md),
+        "{what}: a code span left open:\n{md}"
+    );
+    let plain = outside_code_spans(md);
+    let unescaped = |pat: &str| {
+        plain
+            .match_indices(pat)
+            .any(|(i, _)| i == 0 || plain.as_bytes()[i - 1] != b'\\')
+    };
+    for pat in ["<img", "<script", "](http", "](", "```"] {
+        assert!(
+            !unescaped(pat),
+            "{what}: {pat:?} outside a code span:\n{md}"
+        );
+    }
+}
+
 // ---- raw TCP fault servers ----------------------------------------------------------------
 
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -345,6 +428,27 @@ pub enum Fault {
     /// `KiB` kibibytes of generated text in ~1 KiB chunks, no usage chunk, then (when the
     /// `bool` is true) `[DONE]`, else the connection is held open until the client gives up.
     BigText(u32, bool),
+    /// One page answered with a valid body padded to `usize` bytes, streamed in 64 KiB
+    /// writes until done or the client closes; the bytes written are counted in
+    /// [`FaultServer::streamed`] (see [`Page`]). Every other request answered correctly.
+    Big(Page, usize),
+    /// `POST /tokenize` answered with this status and body (`{auth}` replaced by the
+    /// Authorization header received); every other request answered correctly.
+    Tokenize(u16, &'static str),
+}
+
+/// The page a [`Fault::Big`] server pads.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Page {
+    /// `GET /v1/models`: a list holding the model `m`, then `{"id":"pad"}` entries.
+    Models,
+    /// `GET /metrics`: a vLLM page (one running request), then comment lines.
+    Metrics,
+    /// `GET /version` (asked because `/metrics` then shows a vLLM page):
+    /// `{"version":"0.9.9-big","pad":"xxx…"}`.
+    Version,
+    /// `POST /tokenize`: `{"tokens":[7,7,…]}`.
+    Tokenize,
 }
 
 /// Base64 of `b` (standard or URL-safe alphabet, padded or not), for echoing servers.
@@ -421,6 +525,8 @@ pub struct FaultServer {
     pub heads: Arc<Mutex<Vec<String>>>,
     /// The body of every POST received, in arrival order.
     pub bodies: Arc<Mutex<Vec<String>>>,
+    /// Bytes of a [`Fault::Big`] body written before it ended or the client closed.
+    pub streamed: Arc<AtomicUsize>,
 }
 
 impl FaultServer {
@@ -440,13 +546,19 @@ pub fn fault_server(fault: Fault, good: usize) -> FaultServer {
     let posts = Arc::new(AtomicUsize::new(0));
     let heads = Arc::new(Mutex::new(Vec::new()));
     let bodies = Arc::new(Mutex::new(Vec::new()));
-    let (p2, h2, b2) = (posts.clone(), heads.clone(), bodies.clone());
+    let streamed = Arc::new(AtomicUsize::new(0));
+    let (p2, h2, b2, st2) = (
+        posts.clone(),
+        heads.clone(),
+        bodies.clone(),
+        streamed.clone(),
+    );
     thread::spawn(move || {
         for s in l.incoming() {
             let Ok(s) = s else { continue };
-            let (p3, h3, b3) = (p2.clone(), h2.clone(), b2.clone());
+            let (p3, h3, b3, st3) = (p2.clone(), h2.clone(), b2.clone(), st2.clone());
             thread::spawn(move || {
-                let _ = handle(s, fault, good, &p3, &h3, &b3);
+                let _ = handle(s, fault, good, &p3, &h3, &b3, &st3);
             });
         }
     });
@@ -455,6 +567,7 @@ pub fn fault_server(fault: Fault, good: usize) -> FaultServer {
         posts,
         heads,
         bodies,
+        streamed,
     }
 }
 
@@ -517,9 +630,43 @@ pub fn handle(
     posts: &AtomicUsize,
     heads: &Mutex<Vec<String>>,
     bodies: &Mutex<Vec<String>>,
+    streamed: &AtomicUsize,
 ) -> std::io::Result<()> {
     s.set_read_timeout(Some(Duration::from_secs(20)))?;
+    s.set_write_timeout(Some(Duration::from_secs(20)))?;
     let (head, mut body) = read_head(&mut s)?;
+    match (fault, page_of(&head)) {
+        (Fault::Big(page, len), Some(asked)) if asked == page => {
+            read_body(&mut s, &head, &mut body)?;
+            return big(&mut s, page, len, streamed);
+        }
+        // A vLLM page, so that the run asks for its identity at `/version`.
+        (Fault::Big(Page::Version, _), Some(Page::Metrics)) => {
+            let b = "# TYPE vllm:num_requests_running gauge\nvllm:num_requests_running 1\n";
+            return write!(
+                s,
+                "HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{b}",
+                b.len()
+            );
+        }
+        // No identity page otherwise (and no request counted for it).
+        (Fault::Big(..) | Fault::Tokenize(..), Some(Page::Version)) => {
+            return write!(
+                s,
+                "HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
+            );
+        }
+        (Fault::Tokenize(status, text), Some(Page::Tokenize)) => {
+            read_body(&mut s, &head, &mut body)?;
+            let b = text.replace("{auth}", &header_of(&head, "authorization"));
+            return write!(
+                s,
+                "HTTP/1.1 {status} Hostile\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{b}",
+                b.len()
+            );
+        }
+        _ => {}
+    }
     // ladder's server-metrics scraper (on by default): an empty page, neither counted as a
     // request nor recorded, so the traffic under test is exactly what it was before.
     if head.starts_with("GET /metrics") {
@@ -583,12 +730,12 @@ pub fn handle(
     if fault == Fault::EchoEncoded401 {
         return echo_encoded_401(&mut s, &auth);
     }
-    if nth < good || fault == Fault::None {
+    if nth < good || matches!(fault, Fault::None | Fault::Big(..) | Fault::Tokenize(..)) {
         s.write_all(SSE_HEAD.as_bytes())?;
         return s.write_all(GOOD_STREAM.as_bytes());
     }
     match fault {
-        Fault::None | Fault::StallModels => unreachable!(),
+        Fault::None | Fault::StallModels | Fault::Big(..) | Fault::Tokenize(..) => unreachable!(),
         Fault::ModelsEchoKey401 => {
             let b = format!("{{\"error\":\"key rejected: {auth}\"}}");
             write!(
@@ -720,6 +867,70 @@ pub fn handle(
             "HTTP/1.1 307 Temporary Redirect\r\nLocation: http://127.0.0.1:{port}/v1/completions\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
         ),
     }
+}
+
+/// The [`Page`] a request head asks for, if any.
+fn page_of(head: &str) -> Option<Page> {
+    let first = head.lines().next().unwrap_or("");
+    [
+        ("GET /v1/models", Page::Models),
+        ("GET /metrics", Page::Metrics),
+        ("GET /version", Page::Version),
+        ("POST /tokenize", Page::Tokenize),
+    ]
+    .into_iter()
+    .find_map(|(p, page)| first.starts_with(p).then_some(page))
+}
+
+/// The value of header `name` (lower case) in `head`, or "".
+fn header_of(head: &str, name: &str) -> String {
+    head.lines()
+        .find_map(|l| {
+            let (k, v) = l.split_once(':')?;
+            k.eq_ignore_ascii_case(name).then(|| v.trim().to_string())
+        })
+        .unwrap_or_default()
+}
+
+/// A [`Fault::Big`] answer: `page`'s valid body padded to about `len` bytes, with no
+/// `Content-Length` (closed at the end), written 64 KiB at a time and counted in `streamed`
+/// as it goes, until done or the client closes.
+fn big(s: &mut TcpStream, page: Page, len: usize, streamed: &AtomicUsize) -> std::io::Result<()> {
+    let (ctype, open, pad, close): (&str, &str, &str, &str) = match page {
+        Page::Models => (
+            "application/json",
+            "{\"object\":\"list\",\"data\":[{\"id\":\"m\",\"object\":\"model\"}",
+            ",{\"id\":\"pad\"}",
+            "]}",
+        ),
+        Page::Metrics => (
+            "text/plain; version=0.0.4",
+            "# TYPE vllm:num_requests_running gauge\nvllm:num_requests_running 1\n",
+            "# padding padding padding padding padding padding padding padding\n",
+            "",
+        ),
+        Page::Version => (
+            "application/json",
+            "{\"version\":\"0.9.9-big\",\"pad\":\"",
+            "xxxxxxxxxxxxxxxx",
+            "\"}",
+        ),
+        Page::Tokenize => ("application/json", "{\"tokens\":[7", ",7", "]}"),
+    };
+    write!(
+        s,
+        "HTTP/1.1 200 OK\r\nContent-Type: {ctype}\r\nConnection: close\r\n\r\n{open}"
+    )?;
+    let chunk = pad.repeat((64 * 1024) / pad.len());
+    let mut sent = open.len();
+    while sent < len {
+        s.write_all(chunk.as_bytes())?;
+        sent += chunk.len();
+        streamed.store(sent, Ordering::SeqCst);
+    }
+    s.write_all(close.as_bytes())?;
+    streamed.store(sent + close.len(), Ordering::SeqCst);
+    Ok(())
 }
 
 fn echo_encoded_401(s: &mut TcpStream, auth: &str) -> std::io::Result<()> {
