@@ -134,14 +134,16 @@ impl TextFetcher {
             };
             return Err(format!("HTTP {status}{hint}"));
         }
-        let mut body = Vec::new();
-        while let Some(chunk) = resp.chunk().await.map_err(|e| describe(&e))? {
-            if body.len() + chunk.len() > self.max_bytes {
-                return Err(format!("the page is larger than {} bytes", self.max_bytes));
+        // The client's timeout bounds the whole exchange.
+        let body = super::body::read_bounded(&mut resp, self.max_bytes, None).await;
+        match body.end {
+            super::body::End::Complete => Ok(String::from_utf8_lossy(&body.bytes).into_owned()),
+            super::body::End::OverCap => {
+                Err(format!("the page is larger than {} bytes", self.max_bytes))
             }
-            body.extend_from_slice(&chunk);
+            super::body::End::Broken(e) => Err(describe(&e)),
+            super::body::End::TimedOut => Err("timed out".into()),
         }
-        Ok(String::from_utf8_lossy(&body).into_owned())
     }
 }
 

@@ -8,6 +8,7 @@
 //! [`ErrorClass`]: crate::record::ErrorClass
 //! [`RequestRecord`]: crate::record::RequestRecord
 
+mod body;
 pub mod chunk;
 mod fetch;
 mod progress;

@@ -301,7 +301,7 @@ impl Client {
         };
         let status = resp.status();
         if !status.is_success() {
-            let body = read_capped(&mut resp, ERROR_BODY_CAP, deadline).await;
+            let (body, _) = read_capped(&mut resp, ERROR_BODY_CAP, deadline).await;
             let mut detail = String::from_utf8_lossy(&body).into_owned();
             if status.is_redirection() {
                 let to = resp
@@ -439,7 +439,7 @@ impl Client {
         } else {
             ERROR_BODY_CAP
         };
-        let body = read_capped(&mut resp, cap, deadline).await;
+        let (body, over) = read_capped(&mut resp, cap, deadline).await;
         if !status.is_success() {
             let text = String::from_utf8_lossy(&body);
             return ModelsReply::Status {
@@ -447,7 +447,7 @@ impl Client {
                 body: truncate(self.redact(text.trim()), DETAIL_MAX),
             };
         }
-        if body.len() >= MODELS_BODY_CAP {
+        if over {
             return ModelsReply::TooLarge(MODELS_BODY_CAP);
         }
         #[derive(serde::Deserialize)]
@@ -514,18 +514,14 @@ fn after(t: Instant, d: Duration) -> Instant {
         .unwrap_or_else(|| t + Duration::from_secs(100 * 365 * 24 * 3600))
 }
 
-/// Reads at most `cap` bytes of a body, stopping at the deadline or a broken body (an error
-/// body is a courtesy; its status already says what happened).
-async fn read_capped(resp: &mut reqwest::Response, cap: usize, deadline: Instant) -> Vec<u8> {
-    let mut body = Vec::new();
-    while body.len() < cap {
-        match timeout_at(deadline, resp.chunk()).await {
-            Ok(Ok(Some(b))) => {
-                let take = b.len().min(cap - body.len());
-                body.extend_from_slice(&b[..take]);
-            }
-            _ => break,
-        }
-    }
-    body
+/// At most `cap` bytes of a body, whatever way it ended (an error body is a courtesy; its
+/// status already says what happened), and whether it passed the cap.
+async fn read_capped(
+    resp: &mut reqwest::Response,
+    cap: usize,
+    deadline: Instant,
+) -> (Vec<u8>, bool) {
+    let b = super::body::read_bounded(resp, cap, Some(deadline)).await;
+    let over = matches!(b.end, super::body::End::OverCap);
+    (b.bytes, over)
 }

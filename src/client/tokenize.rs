@@ -140,19 +140,17 @@ impl Client {
             }
         };
         let status = resp.status();
-        let mut bytes = Vec::new();
-        while bytes.len() < TOKENIZE_BODY_CAP {
-            match timeout_at(deadline, resp.chunk()).await {
-                Ok(Ok(Some(b))) => bytes.extend_from_slice(&b),
-                Ok(Ok(None)) => break,
-                _ => {
-                    return Err(TokenizeError(format!(
-                        "{url} broke off or stalled in the middle of its answer"
-                    )))
-                }
+        let body = super::body::read_bounded(&mut resp, TOKENIZE_BODY_CAP, Some(deadline)).await;
+        let bytes = body.bytes;
+        match body.end {
+            super::body::End::Complete | super::body::End::OverCap => {}
+            super::body::End::Broken(_) | super::body::End::TimedOut => {
+                return Err(TokenizeError(format!(
+                    "{url} broke off or stalled in the middle of its answer"
+                )))
             }
         }
-        if bytes.len() >= TOKENIZE_BODY_CAP {
+        if matches!(body.end, super::body::End::OverCap) {
             // Cut there, it would only read as broken JSON: say what it was.
             return Err(TokenizeError(format!(
                 "{url} answered more than {} MiB, far more than a token list of any prompt: \
