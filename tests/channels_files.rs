@@ -172,3 +172,150 @@ fn regular_files_past_their_limit_are_refused_end_to_end() {
         );
     }
 }
+
+/// A seeded property test of the two line-by-line file channels a scenario names, traces and
+/// jsonl datasets (issue 32, "a property or fuzz test per channel"): a valid file with one
+/// line replaced by a random hostile one (wrong types, NaN-like text, huge and negative
+/// numbers, control characters and markup, a key-shaped string, a very long line) is either
+/// refused by `ladder validate` with exit 2 naming the file and the line, or accepted; never a
+/// panic, a hang or an echo of the key-shaped text.
+#[test]
+fn random_hostile_trace_and_dataset_lines_are_refused_by_line_or_accepted_never_echoed() {
+    use rand::{Rng, SeedableRng};
+    use rand_chacha::ChaCha8Rng;
+
+    const SECRET: &str = "sk_line_HOSTILE_7741_not_real";
+    let values = |rng: &mut ChaCha8Rng| -> String {
+        let pool: [String; 16] = [
+            "-1".into(),
+            "1e308".into(),
+            "-1e308".into(),
+            "1.5".into(),
+            "18446744073709551616".into(),
+            "\"12\"".into(),
+            "null".into(),
+            "true".into(),
+            "[]".into(),
+            "{}".into(),
+            format!("\"{SECRET}\""),
+            "\"\\u001b[2J<script>x</script>\"".into(),
+            "0".into(),
+            "4194305".into(),
+            "NaN".into(),
+            format!("\"{}\"", "x".repeat(70_000)),
+        ];
+        pool[rng.gen_range(0..pool.len())].clone()
+    };
+    let t = tempfile::tempdir().unwrap();
+    let mut rng = ChaCha8Rng::seed_from_u64(0x32_7ace);
+    let (mut refused, mut accepted) = (0, 0);
+    for case in 0..24 {
+        let trace = case % 2 == 0;
+        let n = 6;
+        let bad = rng.gen_range(0..n);
+        let mut lines = Vec::new();
+        for i in 0..n {
+            let line = if i != bad {
+                if trace {
+                    format!(
+                        "{{\"timestamp\": {}, \"input_length\": 16, \"output_length\": 4}}",
+                        i * 100
+                    )
+                } else {
+                    format!("{{\"prompt\": \"hello number {i}\", \"output_tokens\": 4}}")
+                }
+            } else {
+                match rng.gen_range(0..5) {
+                    // Not JSON at all (control bytes, markup, the key).
+                    0 => format!("\u{1b}]0;x\u{7}<b>{SECRET}</b> {{"),
+                    // A hostile value under a key the format ignores.
+                    1 if trace => format!(
+                        "{{\"timestamp\": {}, \"input_length\": 16, \"output_length\": 4, \
+                         \"note\": {}}}",
+                        i * 100,
+                        values(&mut rng)
+                    ),
+                    1 => format!(
+                        "{{\"prompt\": \"hi\", \"output_tokens\": 4, \"note\": {}}}",
+                        values(&mut rng)
+                    ),
+                    // A field of the wrong type or value.
+                    _ if trace => {
+                        let field = ["timestamp", "input_length", "output_length", "hash_ids"]
+                            [rng.gen_range(0..4)];
+                        let mut obj = serde_json::json!({
+                            "timestamp": i * 100, "input_length": 16, "output_length": 4
+                        })
+                        .to_string();
+                        obj.pop();
+                        format!("{obj}, \"{field}\": {}}}", values(&mut rng))
+                    }
+                    _ => {
+                        let field = ["prompt", "output_tokens"][rng.gen_range(0..2)];
+                        format!(
+                            "{{\"prompt\": \"hi\", \"output_tokens\": 4, \"{field}\": {}}}",
+                            values(&mut rng)
+                        )
+                    }
+                }
+            };
+            lines.push(line);
+        }
+        let file = t.path().join(format!("c{case}.jsonl"));
+        std::fs::write(&file, lines.join("\n") + "\n").unwrap();
+        let (workload, load) = if trace {
+            (
+                "  seed: 0\n".to_string(),
+                format!("  trace:\n    path: c{case}.jsonl\n  cooldown: 0s\n"),
+            )
+        } else {
+            (
+                format!(
+                    "  dataset: jsonl\n  path: c{case}.jsonl\n  output_tokens: 4\n  \
+                     requests_per_rung: 6\n"
+                ),
+                "  rates: [10]\n  cooldown: 0s\n".to_string(),
+            )
+        };
+        let sc = t.path().join(format!("c{case}.yaml"));
+        std::fs::write(
+            &sc,
+            format!(
+                "version: 1\nname: lines\nendpoint:\n  base_url: sim\n  api: completions\n\
+                 model: m\ntokenizer: {TOKENIZER}\nworkload:\n{workload}load:\n{load}"
+            ),
+        )
+        .unwrap();
+        let ran =
+            spawn(ladder_cmd(&["validate", sc.to_str().unwrap()])).finish(Duration::from_secs(60));
+        no_panic(&ran);
+        let all = ran.all();
+        assert!(
+            !all.contains(SECRET),
+            "case {case}: the key-shaped text was shown:\n{all}"
+        );
+        // Markup is harmless on a terminal; raw control characters are not.
+        assert!(
+            !all.contains('\u{1b}') && !all.contains('\u{7}'),
+            "case {case}: raw control characters reached the terminal:\n{all}"
+        );
+        match ran.status.code() {
+            Some(0) => accepted += 1,
+            Some(2) => {
+                refused += 1;
+                let at = format!("c{case}.jsonl:{}", bad + 1);
+                assert!(
+                    all.contains(&at) || all.contains(&format!("line {}", bad + 1)),
+                    "case {case}: the refusal names neither {at} nor line {}:\n{all}",
+                    bad + 1
+                );
+            }
+            other => panic!("case {case}: exit {other:?}:\n{all}"),
+        }
+    }
+    // Both outcomes happened: the generator exercised refusals and harmless lines.
+    assert!(
+        refused > 0 && accepted > 0,
+        "refused {refused}, accepted {accepted}"
+    );
+}
