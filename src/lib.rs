@@ -2,6 +2,8 @@
 //!
 //! Data flows one way: [`scenario`] → [`workload`] → [`runner`]/[`client`] → [`record`] →
 //! [`metrics`] → [`results`] → [`compare`]/[`history`]/[`report`]. [`sim`] is the built-in server.
+//! Imports go the other way, floor by floor: docs/architecture.md (checked by
+//! tests/architecture.rs).
 
 // Shadow std's printing macros in every module below (textual scope): a closed pipe is not a
 // panic (see [`stdio`]).
