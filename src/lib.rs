@@ -33,6 +33,7 @@ pub mod runner;
 pub mod scenario;
 pub mod servermetrics;
 pub mod sim;
+mod stats;
 pub mod stdio;
 pub mod workload;
 

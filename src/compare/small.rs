@@ -39,7 +39,7 @@ fn values(g: &Groups) -> Vec<f64> {
         .filter(|s| !s.is_empty())
         .map(|s| {
             let mut v = s.to_vec();
-            super::stats::quantile(&mut v, 0.5)
+            crate::stats::quantile(&mut v, 0.5)
         })
         .filter(|v| v.is_finite())
         .collect()
