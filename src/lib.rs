@@ -24,6 +24,7 @@ pub mod compare;
 pub mod deploy;
 pub mod escape;
 pub mod fileread;
+mod format;
 pub mod history;
 pub mod metrics;
 pub mod record;

@@ -16,7 +16,10 @@ use std::path::{Path, PathBuf};
 /// lower floor, never one on its own floor or above. The binary (`src/main.rs`, `src/cli*.rs`)
 /// stands on top of all of them and is not scanned.
 const FLOORS: &[(&str, &[&str])] = &[
-    ("ground", &["escape", "exit", "fileread", "stats", "stdio"]),
+    (
+        "ground",
+        &["escape", "exit", "fileread", "format", "stats", "stdio"],
+    ),
     ("vocabulary", &["record", "scenario"]),
     ("edges", &["client", "sim", "workload"]),
     ("server metrics", &["servermetrics"]),

@@ -836,7 +836,7 @@ fn pooled_error_rate(check: &Check, rows: &mut [Row], level: f64) {
                     strata.len(),
                     small::sci(p),
                     small::sci(alpha),
-                    render::num(limit)
+                    crate::format::num(limit)
                 ),
             };
         }

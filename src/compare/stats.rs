@@ -30,8 +30,7 @@ pub fn family_level(family: f64, checks: usize) -> f64 {
 
 /// A level for humans: `95 %`, `99.72 %` (two decimals, trailing zeros dropped).
 pub fn level_text(level: f64) -> String {
-    let s = format!("{:.2}", level * 100.0);
-    format!("{} %", s.trim_end_matches('0').trim_end_matches('.'))
+    format!("{} %", crate::format::trimmed(level * 100.0, 2))
 }
 
 /// Bootstrap resamples for a percentile interval at `level`: [`RESAMPLES`], raised so that
