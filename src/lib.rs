@@ -30,6 +30,7 @@ pub mod metrics;
 pub mod record;
 pub mod report;
 pub mod results;
+mod rlimit;
 pub mod runner;
 pub mod scenario;
 pub mod servermetrics;

@@ -18,7 +18,9 @@ use std::path::{Path, PathBuf};
 const FLOORS: &[(&str, &[&str])] = &[
     (
         "ground",
-        &["escape", "exit", "fileread", "format", "stats", "stdio"],
+        &[
+            "escape", "exit", "fileread", "format", "rlimit", "stats", "stdio",
+        ],
     ),
     ("vocabulary", &["record", "scenario"]),
     ("edges", &["client", "sim", "workload"]),
