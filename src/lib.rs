@@ -20,6 +20,7 @@ macro_rules! eprintln {
 }
 
 pub mod client;
+pub mod commands;
 pub mod compare;
 pub mod deploy;
 pub mod escape;

@@ -30,6 +30,7 @@ const FLOORS: &[(&str, &[&str])] = &[
     ("result folders, written and read", &["compare", "runner"]),
     ("beyond one run", &["deploy", "history"]),
     ("report", &["report"]),
+    ("commands", &["commands"]),
 ];
 
 /// Today's back-arrows: (the file, the module on its floor or above that it imports). Each is
@@ -43,8 +44,6 @@ const DEBT: &[(&str, &str)] = &[
     ("src/scenario/types.rs", "sim"),
     // The live progress table draws the sessions' lines through `report::sessions`.
     ("src/runner/progress.rs", "report"),
-    // `gate` and `bless` run a scenario: a command, not a comparison (a commands layer).
-    ("src/compare/gate.rs", "runner"),
     // compare builds report's "what was run" facts and verdict rows, and renders Markdown
     // through report (every renderer in report, fed by plain view models).
     ("src/compare/config_diff.rs", "report"),
