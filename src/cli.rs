@@ -83,7 +83,7 @@ enum Command {
         #[arg(long, value_name = "DIR")]
         out: Option<PathBuf>,
     },
-    // --- compare / gate / bless (src/compare) ---
+    // --- compare / gate / bless (src/compare, src/commands) ---
     /// Compare two result folders: noise-aware verdicts per rung and metric, config diff.
     /// Exit 0 pass, 1 regression, 2 unusable input.
     Compare {
@@ -241,13 +241,13 @@ impl GateArgs {
     fn options(
         &self,
         allow_config_change: bool,
-    ) -> Result<ladder::compare::GateOptions, ladder::compare::ThresholdError> {
+    ) -> Result<ladder::commands::GateOptions, ladder::compare::ThresholdError> {
         let overrides = self
             .thresholds
             .iter()
             .map(|t| ladder::compare::parse_override(t))
             .collect::<Result<Vec<_>, _>>()?;
-        Ok(ladder::compare::GateOptions {
+        Ok(ladder::commands::GateOptions {
             summary: output_file("summary", &self.summary),
             junit: output_file("junit", &self.junit),
             strict: self.strict,
@@ -269,7 +269,7 @@ impl GateArgs {
 
 /// `ladder compare` / `gate` / `bless`: run, print, map the outcome to an exit code.
 fn compare_cmd(command: Command) -> i32 {
-    use ladder::compare;
+    use ladder::{commands, compare};
     let fail = |e: &dyn std::fmt::Display| {
         eprintln!("error: {e}");
         ladder::exit::BAD_INPUT
@@ -294,7 +294,7 @@ fn compare_cmd(command: Command) -> i32 {
                 "{}",
                 terminal_line(&compare::render::terminal(&c, opts.strict))
             );
-            if let Err(e) = compare::gate::write_outputs(&c, &opts) {
+            if let Err(e) = commands::gate::write_outputs(&c, &opts) {
                 return fail(&e);
             }
             c.exit_code(opts.strict)
@@ -308,7 +308,7 @@ fn compare_cmd(command: Command) -> i32 {
             allow_config_change,
         } => {
             let opts = match gate.options(allow_config_change) {
-                Ok(o) => compare::GateOptions {
+                Ok(o) => commands::GateOptions {
                     scenario,
                     golden: Some(golden),
                     out,
@@ -325,7 +325,7 @@ fn compare_cmd(command: Command) -> i32 {
                 },
                 Err(e) => return fail(&e),
             };
-            match compare::gate(&opts) {
+            match commands::gate(&opts) {
                 Ok(c) => {
                     let html = std::path::Path::new(&c.cand_label).join("report.html");
                     if html.is_file() {
@@ -341,7 +341,7 @@ fn compare_cmd(command: Command) -> i32 {
             golden,
             force,
             add,
-        } => match compare::bless(&compare::BlessOptions {
+        } => match commands::bless(&commands::BlessOptions {
             result_dir,
             golden: Some(golden),
             force,

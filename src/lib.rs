@@ -2,6 +2,8 @@
 //!
 //! Data flows one way: [`scenario`] → [`workload`] → [`runner`]/[`client`] → [`record`] →
 //! [`metrics`] → [`results`] → [`compare`]/[`history`]/[`report`]. [`sim`] is the built-in server.
+//! Imports go the other way, floor by floor: docs/architecture.md (checked by
+//! tests/architecture.rs).
 
 // Shadow std's printing macros in every module below (textual scope): a closed pipe is not a
 // panic (see [`stdio`]).
@@ -18,19 +20,23 @@ macro_rules! eprintln {
 }
 
 pub mod client;
+pub mod commands;
 pub mod compare;
 pub mod deploy;
 pub mod escape;
 pub mod fileread;
+mod format;
 pub mod history;
 pub mod metrics;
 pub mod record;
 pub mod report;
 pub mod results;
+mod rlimit;
 pub mod runner;
 pub mod scenario;
 pub mod servermetrics;
 pub mod sim;
+mod stats;
 pub mod stdio;
 pub mod values;
 pub mod workload;

@@ -1308,7 +1308,7 @@ fn folders_from_the_real_writer_compare() {
 /// (the run itself needs the runner; this drives the rest with a ready-made outcome).
 #[test]
 fn gate_after_the_run() {
-    use ladder::compare::{gate_outcome, GateError, GateOptions};
+    use ladder::commands::{gate_outcome, GateError, GateOptions};
     use ladder::runner::RunOutcome;
 
     let t = tempfile::tempdir().unwrap();

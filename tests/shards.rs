@@ -515,8 +515,8 @@ fn a_shard_folder_is_not_a_whole_run() {
     }
     // The gate's baseline: a shard's folder copied into golden/.
     copy_dir(&shards[1], &golden.join("sharded"));
-    let e = ladder::compare::gate_outcome(
-        &ladder::compare::GateOptions {
+    let e = ladder::commands::gate_outcome(
+        &ladder::commands::GateOptions {
             golden: Some(golden.clone()),
             ..Default::default()
         },

@@ -5,19 +5,9 @@ use std::error::Error as StdError;
 
 /// The process's open-file limit, soft and hard (`None` for unlimited or unknown).
 #[cfg(unix)]
-#[allow(clippy::unnecessary_cast)] // rlim_t is u64 on Linux, not on every unix
 fn open_file_limit() -> Option<(u64, u64)> {
-    let mut lim = libc::rlimit {
-        rlim_cur: 0,
-        rlim_max: 0,
-    };
-    // SAFETY: getrlimit only writes the struct passed by pointer.
-    if unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &mut lim) } != 0
-        || lim.rlim_cur == libc::RLIM_INFINITY
-    {
-        return None;
-    }
-    Some((lim.rlim_cur as u64, lim.rlim_max as u64))
+    let l = crate::rlimit::open_files().ok()?;
+    (l.soft != crate::rlimit::UNLIMITED).then_some((l.soft, l.hard))
 }
 
 /// The machine's range of local (ephemeral) ports, as Linux reports it.

@@ -27,7 +27,6 @@
 //! is then taken as known (normal quantile), or none (the intervals cover within-run noise
 //! only, as the verdict's note says).
 
-use super::hier;
 use super::stats::{self, BootstrapResult, Interval};
 
 /// The run-to-run part of a check's interval.
@@ -66,7 +65,7 @@ fn quantile(level: f64, df: usize) -> f64 {
     if df == 0 {
         stats::z_for(level)
     } else {
-        hier::t_for(level, df as u32)
+        crate::stats::t_for(level, df as u32)
     }
 }
 

@@ -1,6 +1,6 @@
 use super::*;
 use crate::compare::groups::Groups;
-use crate::compare::stats::SplitMix64;
+use crate::stats::SplitMix64;
 
 /// `repeats` runs of `n` requests: 100 · exp(run effect, sd `run_sd`) · exp(request noise,
 /// sd 0.2), times `scale`.

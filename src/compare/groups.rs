@@ -4,7 +4,7 @@
 //! are one allocation, not a million small vectors (each 56 bytes for an 8-byte sample,
 //! which at a million requests a rung was a fifth of `ladder compare`'s memory).
 
-use super::stats::SplitMix64;
+use crate::stats::SplitMix64;
 
 #[cfg(test)]
 thread_local! {

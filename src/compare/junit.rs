@@ -5,6 +5,7 @@ use std::fmt::Write;
 
 use super::render;
 use super::{Comparison, Verdict};
+use crate::format::num;
 
 /// Escape text for XML attributes and content.
 pub fn escape(s: &str) -> String {
@@ -61,17 +62,12 @@ pub fn junit(c: &Comparison, strict: bool) -> String {
     );
     let _ = writeln!(o, "    </properties>");
     for r in &c.rows {
-        let class = escape(&format!(
-            "{}.{}_{}",
-            c.scenario,
-            c.load.name(),
-            render::num(r.rate)
-        ));
+        let class = escape(&format!("{}.{}_{}", c.scenario, c.load.name(), num(r.rate)));
         let name = escape(&format!("{} {}", r.check.metric, r.check.bound));
         let detail = format!(
             "baseline {} candidate {} ({} / {}), {} interval {} by {}{}",
-            render::num(r.base),
-            render::num(r.cand),
+            num(r.base),
+            num(r.cand),
             render::signed(r.delta()),
             render::pct(r),
             super::stats::level_text(c.family.per_check),

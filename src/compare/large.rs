@@ -27,7 +27,7 @@
 
 use super::groups::Groups;
 use super::stats::{self, BootstrapResult, Interval, Statistic};
-use crate::metrics::compute::percentile;
+use crate::stats::quantile_sorted;
 
 /// Fewest requests with samples, on each side, for large-sample intervals. At this size a
 /// bootstrap at a gate's per-check level already costs seconds per check, and the
@@ -102,7 +102,10 @@ fn latency_of(runs: &[Groups], stat: Statistic, z: f64) -> Option<(f64, f64)> {
         Statistic::Quantile(q) => {
             let mut sorted: Vec<f64> = all(runs).collect();
             sorted.sort_unstable_by(f64::total_cmp);
-            let xi = percentile(&sorted, q * 100.0);
+            // Through percent and back (`q * 100.0 / 100.0`): the positions these intervals
+            // were computed at when they took metrics' percentile, kept to the bit.
+            let at = |q: f64| quantile_sorted(&sorted, q * 100.0 / 100.0);
+            let xi = at(q);
             let v_f = groups()
                 .map(|g| {
                     let c = g.iter().filter(|x| **x <= xi).count() as f64;
@@ -112,8 +115,8 @@ fn latency_of(runs: &[Groups], stat: Statistic, z: f64) -> Option<(f64, f64)> {
                 / (big_m * big_m)
                 * correction;
             let half = z * v_f.sqrt();
-            let lo = percentile(&sorted, (q - half).max(0.0) * 100.0);
-            let hi = percentile(&sorted, (q + half).min(1.0) * 100.0);
+            let lo = at((q - half).max(0.0));
+            let hi = at((q + half).min(1.0));
             if lo.is_nan() || lo <= 0.0 {
                 return None;
             }

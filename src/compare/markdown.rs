@@ -5,6 +5,7 @@ use std::fmt::Write;
 use super::render::{self, cells};
 use super::{Comparison, Verdict};
 use crate::escape::markdown::{cell, code, fenced, inline};
+use crate::format::num;
 
 /// Ladder's words with outside text in them, on one line, never markup.
 fn md_escape(s: &str) -> String {
@@ -91,7 +92,7 @@ pub fn markdown(c: &Comparison, strict: bool) -> String {
                 o,
                 "- {} {} {}: {}",
                 c.load.name(),
-                render::num(r.rate),
+                num(r.rate),
                 code(&r.check.to_string()),
                 md_escape(&r.decision.note)
             );
@@ -102,13 +103,7 @@ pub fn markdown(c: &Comparison, strict: bool) -> String {
         let _ = writeln!(o, "Server side (scraped `/metrics`):");
         let _ = writeln!(o);
         for (rate, n) in &c.server_notes {
-            let _ = writeln!(
-                o,
-                "- {} {}: {}",
-                c.load.name(),
-                render::num(*rate),
-                md_escape(n)
-            );
+            let _ = writeln!(o, "- {} {}: {}", c.load.name(), num(*rate), md_escape(n));
         }
     }
     o

@@ -13,7 +13,8 @@
 use super::groups::Groups;
 use super::hier;
 use super::large::{SideEstimate, LARGE_SAMPLE};
-use super::stats::{self, BootstrapResult, Draws, SplitMix64};
+use super::stats::{self, BootstrapResult, Draws};
+use crate::stats::SplitMix64;
 
 /// Intervals at `level` when exactly one side (`base` or `cand`, each per repeat, per
 /// request) holds at least [`LARGE_SAMPLE`] requests: that side through `estimate`, the

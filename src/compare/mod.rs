@@ -1,5 +1,6 @@
 //! Comparing two result folders: rungs matched by rate, noise-aware verdicts per gated
-//! metric, a config diff and the saturation shift; and the CI gate built on it.
+//! metric, a config diff and the saturation shift. The CI gate built on it (run, then
+//! compare) is a command: `commands::gate`.
 //!
 //! The statistics and every parameter are documented in docs/gate.md.
 
@@ -10,7 +11,6 @@ pub mod config_diff;
 pub mod evidence;
 #[cfg(test)]
 mod family_tests;
-pub mod gate;
 pub mod groups;
 pub mod hier;
 pub mod junit;
@@ -18,7 +18,6 @@ pub mod large;
 pub mod markdown;
 mod mixed;
 pub mod render;
-pub mod replaced;
 pub mod rules;
 mod samples;
 pub mod settle;
@@ -31,7 +30,6 @@ pub mod verdict;
 use crate::scenario::LoadKind;
 use std::path::Path;
 
-pub use gate::{bless, gate, gate_outcome, BlessOptions, Blessed, GateError, GateOptions};
 pub use rules::checks_for;
 pub use stats::Interval;
 pub use threshold::{parse_override, validate_metric, Bound, Check, ThresholdError};
@@ -836,7 +834,7 @@ fn pooled_error_rate(check: &Check, rows: &mut [Row], level: f64) {
                     strata.len(),
                     small::sci(p),
                     small::sci(alpha),
-                    render::num(limit)
+                    crate::format::num(limit)
                 ),
             };
         }

@@ -5,25 +5,7 @@ use std::fmt::Write;
 use super::stats::Interval;
 use super::verdict::{Scale, Verdict};
 use super::{Comparison, Row};
-
-/// A number for tables: fixed precision by magnitude, so output is stable and readable.
-pub fn num(v: f64) -> String {
-    if v.is_nan() {
-        return "n/a".into();
-    }
-    if v.is_infinite() {
-        return if v > 0.0 { "inf".into() } else { "-inf".into() };
-    }
-    let a = v.abs();
-    let s = if a == 0.0 || a >= 100.0 {
-        format!("{v:.1}")
-    } else if a >= 1.0 {
-        format!("{v:.2}")
-    } else {
-        format!("{v:.4}")
-    };
-    s.trim_end_matches('0').trim_end_matches('.').to_string()
-}
+use crate::format::num;
 
 /// A signed number (`+1.5`, `-0.2`).
 pub fn signed(v: f64) -> String {

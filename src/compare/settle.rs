@@ -143,7 +143,7 @@ fn value_claim(c: Cond) -> String {
     let op = if c.sign > 0.0 { "<=" } else { ">=" };
     format!(
         "error_rate {op} {} at this level",
-        super::render::num(c.bad)
+        crate::format::num(c.bad)
     )
 }
 

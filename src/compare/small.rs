@@ -39,7 +39,7 @@ fn values(g: &Groups) -> Vec<f64> {
         .filter(|s| !s.is_empty())
         .map(|s| {
             let mut v = s.to_vec();
-            super::stats::quantile(&mut v, 0.5)
+            crate::stats::quantile(&mut v, 0.5)
         })
         .filter(|v| v.is_finite())
         .collect()
@@ -171,18 +171,18 @@ pub fn decide(
     let limit = |bad: bool| -> String {
         let s = if bad { sign } else { -sign };
         let t = match threshold {
-            Threshold::Relative(t) => format!("x{}", super::render::num(1.0 + s * t)),
+            Threshold::Relative(t) => format!("x{}", crate::format::num(1.0 + s * t)),
             Threshold::Absolute(a) => format!(
                 "{}{}",
                 if s > 0.0 { "+" } else { "-" },
-                super::render::num(a)
+                crate::format::num(a)
             ),
         };
         if floor > 0.0 {
             format!(
                 "{t} and {}{}",
                 if s > 0.0 { "+" } else { "-" },
-                super::render::num(floor)
+                crate::format::num(floor)
             )
         } else {
             t

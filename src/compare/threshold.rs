@@ -59,7 +59,7 @@ impl Check {
 
 /// A floor for humans: `2ms` for a `*_ms` metric, else the plain number.
 pub fn floor_text(metric: &str, floor: f64) -> String {
-    let n = super::render::num(floor);
+    let n = crate::format::num(floor);
     if metric.ends_with("_ms") {
         format!("{n}ms")
     } else {

@@ -351,13 +351,13 @@ fn abs(t: Threshold, base: f64) -> f64 {
 
 fn limit_text(scale: Scale, v: f64) -> String {
     match scale {
-        Scale::Ratio => format!("the threshold x{}", super::render::num(v)),
+        Scale::Ratio => format!("the threshold x{}", crate::format::num(v)),
         Scale::Diff => format!(
             "the limit {}{}",
             if v >= 0.0 { "+" } else { "" },
-            super::render::num(v)
+            crate::format::num(v)
         ),
-        Scale::Value => format!("the bound {}", super::render::num(v)),
+        Scale::Value => format!("the bound {}", crate::format::num(v)),
     }
 }
 

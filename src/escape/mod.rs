@@ -1,10 +1,12 @@
 //! One escaper per output format, so text from outside (server answers, result folders,
 //! scenario and command-line values) cannot change the structure of what ladder writes:
 //! [`markdown`] (summary.md, gate and history Markdown), [`shell`] (the Slurm batch script),
-//! [`yaml`] (comments in a written scenario), [`terminal`] (ladder's stderr lines). HTML and JUnit XML have theirs beside their
-//! writers (`report::html::esc`, `compare::junit::escape`); JSON is written by serde_json.
+//! [`yaml`] (comments in a written scenario), [`terminal`] (ladder's stderr lines), [`html`]
+//! (report.html, the history page). JUnit XML has its own beside its writer
+//! (`compare::junit::escape`); JSON is written by serde_json.
 //! RELIABILITY.md's channel table names which one each channel goes through.
 
+pub mod html;
 pub mod markdown;
 pub mod shell;
 pub mod terminal;

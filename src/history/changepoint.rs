@@ -15,7 +15,7 @@
 //!   (Bonferroni: at most `alpha` for the three; exact for normal noise). The most
 //!   significant k is kept.
 
-use crate::compare::stats::SplitMix64;
+use crate::stats::SplitMix64;
 
 /// Settings of the detection.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -237,78 +237,7 @@ fn recent_p(prev: &[f64], tail: &[f64]) -> Option<f64> {
         });
     }
     let t = (mt - m) / (var * (1.0 / n as f64 + 1.0 / k as f64)).sqrt();
-    Some(incomplete_beta(df / 2.0, 0.5, df / (df + t * t)))
-}
-
-/// Regularised incomplete beta I_x(a, b) (Numerical Recipes' continued fraction).
-fn incomplete_beta(a: f64, b: f64, x: f64) -> f64 {
-    if x <= 0.0 {
-        return 0.0;
-    }
-    if x >= 1.0 {
-        return 1.0;
-    }
-    let front =
-        (ln_gamma(a + b) - ln_gamma(a) - ln_gamma(b) + a * x.ln() + b * (1.0 - x).ln()).exp();
-    if x < (a + 1.0) / (a + b + 2.0) {
-        front * beta_cf(a, b, x) / a
-    } else {
-        1.0 - front * beta_cf(b, a, 1.0 - x) / b
-    }
-}
-
-fn beta_cf(a: f64, b: f64, x: f64) -> f64 {
-    const TINY: f64 = 1e-300;
-    let (qab, qap, qam) = (a + b, a + 1.0, a - 1.0);
-    let mut c = 1.0;
-    let mut d = 1.0 - qab * x / qap;
-    d = if d.abs() < TINY { TINY } else { d };
-    d = 1.0 / d;
-    let mut h = d;
-    for m in 1..300 {
-        let m = m as f64;
-        let m2 = 2.0 * m;
-        for aa in [
-            m * (b - m) * x / ((qam + m2) * (a + m2)),
-            -(a + m) * (qab + m) * x / ((a + m2) * (qap + m2)),
-        ] {
-            d = 1.0 + aa * d;
-            d = if d.abs() < TINY { TINY } else { d };
-            c = 1.0 + aa / c;
-            c = if c.abs() < TINY { TINY } else { c };
-            d = 1.0 / d;
-            h *= d * c;
-        }
-        if (d * c - 1.0).abs() < 1e-14 {
-            break;
-        }
-    }
-    h
-}
-
-/// ln Γ(x), Lanczos approximation (g = 7, 9 terms), x > 0.
-fn ln_gamma(x: f64) -> f64 {
-    const G: [f64; 9] = [
-        0.999_999_999_999_809_9,
-        676.520_368_121_885_1,
-        -1_259.139_216_722_402_8,
-        771.323_428_777_653_1,
-        -176.615_029_162_140_6,
-        12.507_343_278_686_905,
-        -0.138_571_095_265_720_12,
-        9.984_369_578_019_572e-6,
-        1.505_632_735_149_311_6e-7,
-    ];
-    if x < 0.5 {
-        return (std::f64::consts::PI / (std::f64::consts::PI * x).sin()).ln() - ln_gamma(1.0 - x);
-    }
-    let x = x - 1.0;
-    let t = x + 7.5;
-    let s = G[1..]
-        .iter()
-        .enumerate()
-        .fold(G[0], |s, (i, g)| s + g / (x + 1.0 + i as f64));
-    0.5 * (2.0 * std::f64::consts::PI).ln() + (x + 0.5) * t.ln() - t + s.ln()
+    Some(crate::stats::t_two_sided_p(t, df))
 }
 
 /// A standard normal draw (Box–Muller), for the tests' synthetic series.
@@ -421,15 +350,5 @@ mod tests {
                 }
             }
         }
-    }
-
-    #[test]
-    fn t_p_values_match_tables() {
-        // t = 2.776 at 4 df is the two-sided 5 % point; t = 12.706 at 1 df likewise.
-        let p = |t: f64, df: f64| incomplete_beta(df / 2.0, 0.5, df / (df + t * t));
-        assert!((p(2.776, 4.0) - 0.05).abs() < 5e-4, "{}", p(2.776, 4.0));
-        assert!((p(12.706, 1.0) - 0.05).abs() < 5e-4);
-        assert!((p(0.0, 10.0) - 1.0).abs() < 1e-12);
-        assert!((ln_gamma(5.0) - 24f64.ln()).abs() < 1e-10);
     }
 }

@@ -4,10 +4,11 @@
 use std::fmt::Write;
 
 use super::{History, Step};
-use crate::compare::render::num;
+use crate::escape::html::esc;
 use crate::escape::markdown;
+use crate::format::num;
 use crate::report::charts::{self, ChartSpec, Line, Marker, XKind};
-use crate::report::html::{esc, STYLE};
+use crate::report::html::STYLE;
 use crate::report::ReportError;
 use crate::results::rate_label;
 

@@ -34,6 +34,7 @@ use std::fmt;
 use serde::{Deserialize, Serialize};
 
 use super::summary::{Latency, RungSummary};
+use crate::format::trimmed;
 use crate::scenario::types::Slo;
 use crate::scenario::LoadKind;
 
@@ -301,11 +302,11 @@ fn find_knee(sorted: &[&RungSummary], slo: &Slo, max_error_rate: f64) -> Option<
                     format!(
                         "+{:.2} req/s that {} -> {} would add at unchanged latency",
                         offered,
-                        num(prev.rate),
+                        trimmed(prev.rate, 6),
                         r.load.level(r.rate)
                     )
                 } else {
-                    format!("offered +{} req/s", num(offered))
+                    format!("offered +{} req/s", trimmed(offered, 6))
                 };
                 detail.push(format!(
                     "throughput {:.2} -> {:.2} req/s realised {:.0} % of the {what} (< {:.0} %)",
@@ -323,7 +324,7 @@ fn find_knee(sorted: &[&RungSummary], slo: &Slo, max_error_rate: f64) -> Option<
             if t0 > 0.0 && t1 > TTFT_JUMP_FACTOR * t0 && over_slo {
                 let slo_note = slo
                     .ttft_ms
-                    .map(|b| format!(", above the {} ms SLO", num(b)))
+                    .map(|b| format!(", above the {} ms SLO", trimmed(b, 6)))
                     .unwrap_or_default();
                 reasons.push(KneeReason::TtftJump);
                 detail.push(format!(
@@ -377,12 +378,6 @@ fn pct(v: f64) -> String {
     format!("{:.1} %", v * 100.0)
 }
 
-/// A rate or bound without trailing zeros: `5`, `2.5`.
-fn num(v: f64) -> String {
-    let s = format!("{v:.6}");
-    s.trim_end_matches('0').trim_end_matches('.').to_string()
-}
-
 impl Analysis {
     /// `rates` or `concurrency levels`, for sentences about every rung.
     fn levels(&self) -> &'static str {
@@ -415,7 +410,7 @@ impl Analysis {
 
     /// The client-limited rates, `20, 40`.
     pub fn client_limited_text(&self) -> String {
-        let v: Vec<String> = self.client_limited.iter().map(|r| num(*r)).collect();
+        let v: Vec<String> = self.client_limited.iter().map(|r| trimmed(*r, 6)).collect();
         v.join(", ")
     }
 
@@ -439,7 +434,7 @@ impl Analysis {
         match self.best_value {
             Some(r) => format!(
                 "{} to {} (throughput multiple grows faster than latency multiple)",
-                num(r.from),
+                trimmed(r.from, 6),
                 self.load.level(r.to)
             ),
             None => {
@@ -492,7 +487,7 @@ impl fmt::Display for Analysis {
                 writeln!(
                     f,
                     "  {:>8}  {:>8}  {:>8}  {:>8}  {:>8.1}  {}",
-                    num(r.rate),
+                    trimmed(r.rate, 6),
                     m(r.throughput_multiple),
                     m(r.ttft_multiple),
                     m(r.tpot_multiple),

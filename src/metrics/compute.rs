@@ -11,6 +11,7 @@ use super::summary::{Latency, RungSummary, Stats};
 use super::tokens::TokenAccounting;
 use crate::record::{ErrorClass, RequestRecord, TokenSource};
 use crate::scenario::Slo;
+use crate::stats::{interpolate, linear_ranks, quantile_sorted};
 
 /// Facts about a rung that are not in its records.
 #[derive(Debug, Clone, Default)]
@@ -35,26 +36,6 @@ fn ms(d: Duration) -> f64 {
     d.as_secs_f64() * 1000.0
 }
 
-/// Where numpy's linear percentile `q` (0..=100) of `n` sorted samples falls: the two ranks
-/// it interpolates between and the weight of the upper one.
-pub(super) fn linear_ranks(n: usize, q: f64) -> (usize, usize, f64) {
-    let pos = q / 100.0 * (n - 1) as f64;
-    let lo = pos.floor() as usize;
-    (lo, pos.ceil() as usize, pos - lo as f64)
-}
-
-/// Linear-interpolated percentile of sorted samples (numpy's default), `q` in 0..=100.
-pub fn percentile(sorted: &[f64], q: f64) -> f64 {
-    match sorted.len() {
-        0 => 0.0,
-        1 => sorted[0],
-        n => {
-            let (lo, hi, frac) = linear_ranks(n, q);
-            sorted[lo] + (sorted[hi] - sorted[lo]) * frac
-        }
-    }
-}
-
 /// Summary statistics of samples in milliseconds (zeroed when empty, like vLLM's `or 0`).
 pub fn stats(mut samples: Vec<f64>) -> Stats {
     if samples.is_empty() {
@@ -68,12 +49,12 @@ pub fn stats(mut samples: Vec<f64>) -> Stats {
     Stats {
         count: samples.len() as u64,
         mean,
-        median: percentile(&samples, 50.0),
+        median: quantile_sorted(&samples, PERCENTILES[0]),
         std: var.sqrt(),
-        p90: percentile(&samples, 90.0),
-        p95: percentile(&samples, 95.0),
-        p99: percentile(&samples, 99.0),
-        p999: percentile(&samples, 99.9),
+        p90: quantile_sorted(&samples, PERCENTILES[1]),
+        p95: quantile_sorted(&samples, PERCENTILES[2]),
+        p99: quantile_sorted(&samples, PERCENTILES[3]),
+        p999: quantile_sorted(&samples, PERCENTILES[4]),
         min: samples[0],
         max: samples[samples.len() - 1],
     }
@@ -105,12 +86,9 @@ pub fn stats_unordered(mut samples: Vec<f64>) -> Stats {
         samples[start..].select_nth_unstable_by(r - start, f64::total_cmp);
         start = r + 1;
     }
-    let at = |q: f64| match n {
-        1 => samples[0],
-        _ => {
-            let (lo, hi, frac) = linear_ranks(n, q);
-            samples[lo] + (samples[hi] - samples[lo]) * frac
-        }
+    let at = |q: f64| {
+        let (lo, hi, frac) = linear_ranks(n, q);
+        interpolate(samples[lo], samples[hi], frac)
     };
     let mean = samples.iter().sum::<f64>() / n as f64;
     let var = samples.iter().map(|x| (x - mean) * (x - mean)).sum::<f64>() / n as f64;
@@ -119,19 +97,27 @@ pub fn stats_unordered(mut samples: Vec<f64>) -> Stats {
     Stats {
         count: n as u64,
         mean,
-        median: at(50.0),
+        median: at(PERCENTILES[0]),
         std: var.sqrt(),
-        p90: at(90.0),
-        p95: at(95.0),
-        p99: at(99.0),
-        p999: at(99.9),
+        p90: at(PERCENTILES[1]),
+        p95: at(PERCENTILES[2]),
+        p99: at(PERCENTILES[3]),
+        p999: at(PERCENTILES[4]),
         min: min.unwrap_or_default(),
         max: max.unwrap_or_default(),
     }
 }
 
-/// The percentiles a [`Stats`] reports, in field order.
-pub(super) const PERCENTILES: [f64; 5] = [50.0, 90.0, 95.0, 99.0, 99.9];
+/// The percentiles a [`Stats`] reports, in field order, as the quantiles [`crate::stats`]
+/// takes: vLLM's percents over 100, divided as numpy divides them (99.9 / 100 is not the
+/// literal 0.999: this keeps every p99.9 numpy's, to the bit).
+pub(super) const PERCENTILES: [f64; 5] = [
+    50.0 / 100.0,
+    90.0 / 100.0,
+    95.0 / 100.0,
+    99.0 / 100.0,
+    99.9 / 100.0,
+];
 
 /// Summary statistics of microsecond samples, reported in milliseconds, without copying
 /// the samples: `samples` is called once per pass over them (ITL gaps are read in place
@@ -240,7 +226,7 @@ pub(super) fn stats_from_sums(
     let percentile = |q: f64| {
         let (lo, hi, frac) = linear_ranks(n as usize, q);
         let (a, b) = (ms(value_at(lo as u64)), ms(value_at(hi as u64)));
-        a + (b - a) * frac
+        interpolate(a, b, frac)
     };
     let nf = n as f64;
     // n·Σx² − (Σx)² is exact in u128 for up to ~4·10⁹ samples; beyond, fall back to floats.
@@ -453,11 +439,6 @@ mod tests {
 
     #[test]
     fn percentiles_match_numpy_linear() {
-        let v = [1.0, 2.0, 3.0, 4.0];
-        assert_eq!(percentile(&v, 50.0), 2.5);
-        assert!((percentile(&v, 99.0) - 3.97).abs() < 1e-12);
-        assert_eq!(percentile(&v, 0.0), 1.0);
-        assert_eq!(percentile(&v, 100.0), 4.0);
         let s = stats(vec![2.0, 4.0, 4.0, 4.0, 5.0, 5.0, 7.0, 9.0]);
         assert_eq!(s.mean, 5.0);
         assert_eq!(s.std, 2.0);

@@ -11,8 +11,9 @@
 use std::collections::HashMap;
 use std::time::Duration;
 
-use super::compute::{linear_ranks, stats_from_sums, PERCENTILES};
+use super::compute::{stats_from_sums, PERCENTILES};
 use super::summary::Stats;
+use crate::stats::{interpolate, linear_ranks};
 
 /// Count of each whole-microsecond value seen.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -92,7 +93,7 @@ impl MicrosCounts {
         let pct = |q: f64| {
             let (lo, hi, frac) = linear_ranks(self.n as usize, q);
             let (a, b) = (ms(at.value(lo as u64)), ms(at.value(hi as u64)));
-            a + (b - a) * frac
+            interpolate(a, b, frac)
         };
         Stats {
             count: self.n,

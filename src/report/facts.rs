@@ -1,7 +1,7 @@
 //! "What was run": the few facts a reviewer needs to read a report handed to them (scenario
 //! and its description, model, API, prompt and output lengths, rung size, load, tokenizer,
 //! server identity, endpoint), taken from run.json as plain text. Every writer escapes them
-//! for its format (`escape::markdown`, `report::html::esc`); the endpoint is run.json's
+//! for its format (`escape::markdown`, `escape::html::esc`); the endpoint is run.json's
 //! `endpoint`, already shown through `runner::environment::shown_url`, and the scenario is
 //! run.json's redacted one (`runner::environment::redacted_scenario`), so no secret the run
 //! knew of is in them (folders of older versions are not re-redacted: RELIABILITY.md).

@@ -9,26 +9,11 @@ use super::{
     prefix_table, reasoning_table, run_meta, rung_table, slo_text, Exporter, Report, ReportError,
     RunReport, PREFIX_NOTE,
 };
+use crate::escape::html::esc;
 use crate::results::rate_label;
 
 /// The HTML exporter.
 pub struct Html;
-
-/// Escape text for HTML content and attribute values.
-pub fn esc(s: &str) -> String {
-    let mut o = String::with_capacity(s.len());
-    for c in s.chars() {
-        match c {
-            '&' => o.push_str("&amp;"),
-            '<' => o.push_str("&lt;"),
-            '>' => o.push_str("&gt;"),
-            '"' => o.push_str("&quot;"),
-            '\'' => o.push_str("&#39;"),
-            c => o.push(c),
-        }
-    }
-    o
-}
 
 /// The page style, shared with `ladder history`'s page.
 pub const STYLE: &str = "

@@ -3,6 +3,9 @@
 //! files" connect errors, which would read as a server problem; so the soft limit is raised
 //! (up to the hard limit) or the run stops with a clear error before the load starts.
 
+#[cfg(unix)]
+use crate::rlimit;
+
 /// Descriptors kept free for everything that is not a request connection (files, runtime).
 const HEADROOM: u64 = 64;
 
@@ -54,19 +57,9 @@ pub fn idle_connections(wanted: usize) -> usize {
 
 /// The soft `RLIMIT_NOFILE` (`None`: unlimited or unknown).
 #[cfg(unix)]
-#[allow(clippy::unnecessary_cast)] // rlim_t is u64 on Linux, not on every unix
 fn open_files_soft() -> Option<u64> {
-    let mut lim = libc::rlimit {
-        rlim_cur: 0,
-        rlim_max: 0,
-    };
-    // SAFETY: getrlimit only writes the struct passed by pointer.
-    if unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &mut lim) } != 0
-        || lim.rlim_cur == libc::RLIM_INFINITY
-    {
-        return None;
-    }
-    Some(lim.rlim_cur as u64)
+    let soft = rlimit::open_files().ok()?.soft;
+    (soft != rlimit::UNLIMITED).then_some(soft)
 }
 
 #[cfg(not(unix))]
@@ -76,31 +69,18 @@ fn open_files_soft() -> Option<u64> {
 
 /// Makes the soft `RLIMIT_NOFILE` at least `need` when the hard limit allows it.
 #[cfg(unix)]
-#[allow(clippy::unnecessary_cast)] // rlim_t is u64 on Linux, not on every unix
 pub fn ensure_fds(need: u64) -> std::io::Result<FdLimit> {
-    // SAFETY: getrlimit/setrlimit only read/write the struct passed by pointer.
-    let mut lim = libc::rlimit {
-        rlim_cur: 0,
-        rlim_max: 0,
-    };
-    if unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &mut lim) } != 0 {
-        return Err(std::io::Error::last_os_error());
-    }
-    let (soft, hard) = (lim.rlim_cur as u64, lim.rlim_max as u64);
-    let infinite = lim.rlim_max == libc::RLIM_INFINITY;
-    if lim.rlim_cur == libc::RLIM_INFINITY || soft >= need {
+    let rlimit::OpenFiles { soft, hard } = rlimit::open_files()?;
+    if soft == rlimit::UNLIMITED || soft >= need {
         return Ok(FdLimit::Enough);
     }
-    let target = if infinite { need } else { need.min(hard) };
+    let target = if hard == rlimit::UNLIMITED {
+        need
+    } else {
+        need.min(hard)
+    };
     if target > soft {
-        let new = libc::rlimit {
-            rlim_cur: target as libc::rlim_t,
-            rlim_max: lim.rlim_max,
-        };
-        // SAFETY: as above.
-        if unsafe { libc::setrlimit(libc::RLIMIT_NOFILE, &new) } != 0 {
-            return Err(std::io::Error::last_os_error());
-        }
+        rlimit::set_open_files(rlimit::OpenFiles { soft: target, hard })?;
     }
     if target < need {
         return Ok(FdLimit::TooLow { need, hard });

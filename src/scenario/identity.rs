@@ -22,9 +22,7 @@ pub fn is_scenario_name(s: &str) -> bool {
 /// decimals so every folder written so far keeps its file names; two rates with the same
 /// label are refused before any load ([`label_clash`]).
 pub fn rate_label(rate: f64) -> String {
-    let s = format!("{rate:.6}");
-    let s = s.trim_end_matches('0').trim_end_matches('.');
-    s.to_string()
+    crate::format::trimmed(rate, 6)
 }
 
 /// The first two rungs (in the order given) that would write the same files: equal rates,

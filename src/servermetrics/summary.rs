@@ -252,6 +252,10 @@ fn num(v: f64) -> Value {
         .unwrap_or(Value::Null)
 }
 
+/// The nearest-rank quantile at `q` in (0, 1]: the smallest sample with at least `q` of them
+/// at or below it. Deliberately not the linear quantile of [`crate::stats`]: a gauge's p95
+/// over the scrapes is a value the server did report, and `server_p95_*` has always been
+/// this one.
 fn nearest_rank(sorted: &[f64], q: f64) -> f64 {
     let i = ((q * sorted.len() as f64).ceil() as usize).clamp(1, sorted.len()) - 1;
     sorted[i]

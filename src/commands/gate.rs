@@ -4,7 +4,7 @@
 use std::fs;
 use std::path::{Path, PathBuf};
 
-use super::{compare, junit, markdown, render, CompareError, CompareOptions, Comparison};
+use crate::compare::{compare, junit, markdown, render, CompareError, CompareOptions, Comparison};
 use crate::results::{LoadError, ResultDir, RunStatus};
 use crate::runner::{self, RunError, RunOptions, RunOutcome};
 
@@ -26,8 +26,7 @@ pub struct GateOptions {
     pub compare: CompareOptions,
     /// Called with the fresh run's folder as soon as the run ends (a stopped or failed run
     /// that left a folder included), before the comparison: `ladder gate` writes the same
-    /// reports there as `ladder run` (the CLI passes its one report writer, so compare
-    /// never depends on report).
+    /// reports there as `ladder run` (the CLI passes its one report writer).
     pub on_run_dir: Option<fn(&Path)>,
 }
 
@@ -209,9 +208,9 @@ pub fn precheck(opts: &GateOptions) -> Result<(), GateError> {
             sweep.values.len()
         )));
     }
-    super::threshold::from_gate_rules(&sc.gate).map_err(CompareError::Threshold)?;
+    crate::compare::threshold::from_gate_rules(&sc.gate).map_err(CompareError::Threshold)?;
     if opts.compare.only && opts.compare.overrides.is_empty() {
-        return Err(CompareError::Threshold(super::ThresholdError(
+        return Err(CompareError::Threshold(crate::compare::ThresholdError(
             "--only applies the --threshold rules alone, and none was given: add \
              --threshold METRIC=+10% (or drop --only)"
                 .into(),
@@ -415,8 +414,10 @@ pub fn bless(opts: &BlessOptions) -> Result<Blessed, GateError> {
         });
     }
     if !opts.add && !opts.force {
-        let lines =
-            super::bless_check::outlier_lines(d.info.load, &super::bless_check::runs_per_rung(&d));
+        let lines = crate::compare::bless_check::outlier_lines(
+            d.info.load,
+            &crate::compare::bless_check::runs_per_rung(&d),
+        );
         if !lines.is_empty() {
             return Err(GateError::Outliers {
                 path: src.clone(),
@@ -503,7 +504,7 @@ fn add_to_baseline(dest: &Path, d: &ResultDir, tmp: &Path, force: bool) -> Resul
         path: dest.to_path_buf(),
         source,
     })?;
-    let changes = super::config_diff::fundamental_changes(&base.info, &d.info);
+    let changes = crate::compare::config_diff::fundamental_changes(&base.info, &d.info);
     if !changes.is_empty() {
         return Err(GateError::Unsafe(format!(
             "{} measures something else than the baseline {}, so it cannot be one more run of it:\n  {}",
@@ -512,16 +513,16 @@ fn add_to_baseline(dest: &Path, d: &ResultDir, tmp: &Path, force: bool) -> Resul
             changes.join("\n  ")
         )));
     }
-    super::bless_check::refuse_duplicate(&base, dest, d).map_err(GateError::Unsafe)?;
+    crate::compare::bless_check::refuse_duplicate(&base, dest, d).map_err(GateError::Unsafe)?;
     if !force {
         // The runs the baseline would hold: its own, then the added run's, per rung.
-        let mut rungs = super::bless_check::runs_per_rung(&base);
+        let mut rungs = crate::compare::bless_check::runs_per_rung(&base);
         for (rate, runs) in &mut rungs {
             if let Some(r) = d.rung(*rate) {
                 runs.extend(crate::metrics::outliers::runs_of(&r.summary));
             }
         }
-        let lines = super::bless_check::outlier_lines(base.info.load, &rungs);
+        let lines = crate::compare::bless_check::outlier_lines(base.info.load, &rungs);
         if !lines.is_empty() {
             return Err(GateError::Outliers {
                 path: d.path.clone(),

@@ -1,0 +1,56 @@
+//! How numbers read in ladder's text for people (terminal tables, Markdown, JUnit messages,
+//! history pages, the analysis' sentences), written once so that a number reads the same
+//! wherever it is shown. Formats read back by programs keep their exact writers: CSV
+//! (`report::csv`, the shortest text that reads back to the same number), YAML
+//! (`scenario::init`), JSON (serde_json).
+
+/// A number for tables and messages: fixed precision by magnitude (one decimal at 0 and from
+/// 100 up, two from 1, four below), trailing zeros dropped, so output is stable and
+/// readable; `n/a` for NaN, `inf` / `-inf`.
+pub fn num(v: f64) -> String {
+    if v.is_nan() {
+        return "n/a".into();
+    }
+    if v.is_infinite() {
+        return if v > 0.0 { "inf".into() } else { "-inf".into() };
+    }
+    let a = v.abs();
+    let decimals = if a == 0.0 || a >= 100.0 {
+        1
+    } else if a >= 1.0 {
+        2
+    } else {
+        4
+    };
+    trimmed(v, decimals)
+}
+
+/// `v` with `decimals` decimals, then without its trailing zeros and point: `5`, `2.5`,
+/// `12.25`.
+pub fn trimmed(v: f64, decimals: usize) -> String {
+    let s = format!("{v:.decimals$}");
+    if !s.contains('.') {
+        return s;
+    }
+    s.trim_end_matches('0').trim_end_matches('.').to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn numbers_keep_the_precision_of_their_magnitude_without_trailing_zeros() {
+        assert_eq!(num(0.0), "0");
+        assert_eq!(num(1234.56), "1234.6");
+        assert_eq!(num(100.0), "100");
+        assert_eq!(num(2.5), "2.5");
+        assert_eq!(num(-1.005), "-1");
+        assert_eq!(num(0.123456), "0.1235");
+        assert_eq!(num(f64::NAN), "n/a");
+        assert_eq!(num(f64::NEG_INFINITY), "-inf");
+        assert_eq!(trimmed(5.0, 6), "5");
+        assert_eq!(trimmed(12.25, 6), "12.25");
+        assert_eq!(trimmed(100.0, 0), "100", "no point, no zeros to drop");
+    }
+}
