@@ -1,7 +1,8 @@
 //! ladder: versioned, reproducible load-test ladders for LLM inference servers.
 //!
 //! Data flows one way: [`scenario`] → [`workload`] → [`runner`]/[`client`] → [`record`] →
-//! [`metrics`] → [`results`] → [`compare`]/[`history`]/[`report`]. [`sim`] is the built-in server.
+//! [`metrics`] → [`results`] → [`compare`]/[`history`]/[`report`]. [`sim`] is the built-in server;
+//! [`capacity`] is the SLO search the runner drives and `compare` gates on.
 
 // Shadow std's printing macros in every module below (textual scope): a closed pipe is not a
 // panic (see [`stdio`]).
@@ -17,6 +18,7 @@ macro_rules! eprintln {
     ($($t:tt)*) => { $crate::stdio::err(format_args!($($t)*), true) };
 }
 
+pub mod capacity;
 pub mod client;
 pub mod compare;
 pub mod deploy;
