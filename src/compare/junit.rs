@@ -65,7 +65,7 @@ pub fn junit(c: &Comparison, strict: bool) -> String {
             "{}.{}_{}",
             c.scenario,
             c.load.name(),
-            render::num(r.rate)
+            render::rung_cell(r.rate)
         ));
         let name = escape(&format!("{} {}", r.check.metric, r.check.bound));
         let detail = format!(
