@@ -36,6 +36,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 TOKENIZER = ROOT / "scenarios" / "tokenizers" / "ladder-tiny.json"
 BIN = ROOT / "target" / "release" / "ladder"
+ARGS_BIN = [BIN]
 
 
 def sim_capacity(speed, max_num_seqs=16, inp=128, out=64, decode_scale=1.0):
@@ -63,7 +64,7 @@ def run(text, out):
     path = out / "s.yaml"
     path.write_text(text)
     p = subprocess.run(
-        [str(BIN), "run", str(path), "--out", str(out / "res"), "--quiet"],
+        [str(ARGS_BIN[0]), "run", str(path), "--out", str(out / "res"), "--quiet"],
         capture_output=True,
         text=True,
         timeout=1800,
@@ -187,8 +188,10 @@ def main():
     ap.add_argument("--truth-from", type=float, default=0.85)
     ap.add_argument("--truth-to", type=float, default=1.4)
     ap.add_argument("--json")
+    ap.add_argument("--bin", type=Path, default=BIN, help="the ladder binary")
     args = ap.parse_args()
-    if not BIN.exists():
+    ARGS_BIN[0] = args.bin
+    if not args.bin.exists():
         sys.exit("build first: cargo build --release --locked")
     with tempfile.TemporaryDirectory() as tmp:
         work = Path(tmp)
