@@ -54,7 +54,7 @@ model: ladder-sim
 tokenizer: {TOKENIZER}
 workload: {{ input_tokens: 128, output_tokens: 64, requests_per_rung: {args.requests}, seed: {seed} }}
 load:
-  cooldown: 0s
+  cooldown: {args.cooldown}s
 {load_yaml}
 sim: {{ seed: {seed}, max_num_seqs: 16, speed: {args.speed} }}
 """
@@ -187,6 +187,9 @@ def main():
     ap.add_argument("--truth-step", type=float, default=0.03)
     ap.add_argument("--truth-from", type=float, default=0.85)
     ap.add_argument("--truth-to", type=float, default=1.4)
+    # Between rungs and probes: a rung past saturation leaves a queue that must drain before
+    # the next one starts, or the next one measures it.
+    ap.add_argument("--cooldown", type=float, default=2.0)
     ap.add_argument("--json")
     ap.add_argument("--bin", type=Path, default=BIN, help="the ladder binary")
     args = ap.parse_args()
@@ -251,7 +254,7 @@ def main():
         f"ladder {args.start:g}..{args.max:g} at {args.precision:g} % steps"
     )
     if args.json:
-        Path(args.json).write_text(json.dumps(summary, indent=2) + "\n")
+        Path(args.json).write_text(json.dumps(summary, indent=2, default=str) + "\n")
 
 
 if __name__ == "__main__":
