@@ -98,4 +98,9 @@ readme 'ladder bless results/quickstart/<timestamp>'
 readme 'ladder gate scenarios/quickstart.yaml --summary "${GITHUB_STEP_SUMMARY:-gate.md}" --junit gate.xml'
 test -s gate.md && test -s gate.xml
 readme 'ladder completions bash' >/dev/null
+
+# "Commands": the capacity search against the simulator (under a minute); it answers with
+# capacity.json beside its probes' rungs.
+readme 'ladder run scenarios/capacity.yaml'
+grep -q '"status"' "results/capacity/$(ls results/capacity | tail -n 1)/capacity.json"
 echo "README commands: all $ran ran as written"

@@ -4,6 +4,7 @@
 //! [`metrics`] → [`results`] → [`compare`]/[`history`]/[`report`]. [`sim`] is the built-in server.
 //! Imports go the other way, floor by floor: docs/architecture.md (checked by
 //! tests/architecture.rs).
+//! [`capacity`] is the SLO search the runner drives and `compare` gates on.
 
 // Shadow std's printing macros in every module below (textual scope): a closed pipe is not a
 // panic (see [`stdio`]).
@@ -19,6 +20,7 @@ macro_rules! eprintln {
     ($($t:tt)*) => { $crate::stdio::err(format_args!($($t)*), true) };
 }
 
+pub mod capacity;
 pub mod client;
 pub mod commands;
 pub mod compare;

@@ -24,6 +24,9 @@ const FLOORS: &[(&str, &[&str])] = &[
     ),
     // stdout and stderr, which escape every line for the terminal.
     ("streams", &["stdio"]),
+    // The SLO search's decisions from probe outcomes: no I/O and no import of ladder, read by
+    // the scenario (its `load.search` types) and driven by the runner.
+    ("search", &["capacity"]),
     ("vocabulary", &["record", "scenario"]),
     ("edges", &["client", "sim", "workload"]),
     ("server metrics", &["servermetrics"]),

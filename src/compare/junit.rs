@@ -62,7 +62,12 @@ pub fn junit(c: &Comparison, strict: bool) -> String {
     );
     let _ = writeln!(o, "    </properties>");
     for r in &c.rows {
-        let class = escape(&format!("{}.{}_{}", c.scenario, c.load.name(), num(r.rate)));
+        let class = escape(&format!(
+            "{}.{}_{}",
+            c.scenario,
+            c.load.name(),
+            render::rung_cell(r.rate)
+        ));
         let name = escape(&format!("{} {}", r.check.metric, r.check.bound));
         let detail = format!(
             "baseline {} candidate {} ({} / {}), {} interval {} by {}{}",

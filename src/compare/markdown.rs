@@ -92,7 +92,7 @@ pub fn markdown(c: &Comparison, strict: bool) -> String {
                 o,
                 "- {} {} {}: {}",
                 c.load.name(),
-                num(r.rate),
+                render::rung_cell(r.rate),
                 code(&r.check.to_string()),
                 md_escape(&r.decision.note)
             );

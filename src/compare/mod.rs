@@ -6,6 +6,7 @@
 
 pub mod bless_check;
 mod cache;
+pub mod capacity;
 pub mod components;
 pub mod config_diff;
 pub mod evidence;
@@ -126,6 +127,12 @@ pub enum CompareError {
         crate::record::CLIENT_RESOURCE_FIX
     )]
     ClientLimited { rates: Vec<f64> },
+    /// A capacity.json that cannot be read.
+    #[error("{which}: {message}")]
+    Capacity {
+        which: &'static str,
+        message: String,
+    },
     #[error("{path}: scenario `gate:` list is malformed: {message}")]
     BadGate { path: String, message: String },
     /// One shard's folder of a sharded run, given as a whole run.
@@ -438,8 +445,27 @@ pub fn compare(
         });
     }
     let kind = c.info.load;
-    let (checks, checks_source, rules_differ) =
+    let (checks, mut checks_source, rules_differ) =
         checks_for(b, c, &opts.overrides, opts.candidate_rules_first, opts.only)?;
+    // A capacity check judges the two searches' answers, not a rung: it is set apart.
+    let (mut capacity_checks, checks): (Vec<Check>, Vec<Check>) = checks
+        .into_iter()
+        .partition(|ch| ch.metric == crate::capacity::CAPACITY_METRIC);
+    let read_capacity = |which: &'static str, d: &ResultDir| {
+        capacity::read(d).map_err(|message| CompareError::Capacity { which, message })
+    };
+    let capacities = (
+        read_capacity("baseline", b)?,
+        read_capacity("candidate", c)?,
+    );
+    let searches = capacities.0.is_some() && capacities.1.is_some();
+    if searches && capacity_checks.is_empty() && !opts.only {
+        capacity_checks.push(Check::new(
+            crate::capacity::CAPACITY_METRIC,
+            Bound::Decrease(crate::scenario::Threshold::Relative(0.05)),
+        ));
+        checks_source.push_str(" + capacity -5% (both runs are capacity searches)");
+    }
     let config_changes = config_diff::imported_changes(b, c)
         .unwrap_or_else(|| config_diff::fundamental_changes(&b.info, &c.info));
     if !config_changes.is_empty() && !opts.allow_config_change {
@@ -536,7 +562,9 @@ pub fn compare(
             });
         }
     }
-    if common.is_empty() {
+    // Two searches probe where their verdicts lead them: their answers are compared even
+    // when no probe's level is in both.
+    if common.is_empty() && !searches {
         return Err(CompareError::NoCommonRungs {
             base: brates,
             cand: crates,
@@ -747,6 +775,13 @@ pub fn compare(
     }
     for check in pooled_errors {
         pooled_error_rate(check, &mut rows, family.per_check);
+    }
+    for check in &capacity_checks {
+        rows.push(capacity::row(
+            check,
+            capacities.0.as_ref(),
+            capacities.1.as_ref(),
+        ));
     }
     // A vLLM side's rung is sized by its benchmark's --num-prompts: the advice names both.
     if b.imported.is_some() || c.imported.is_some() {

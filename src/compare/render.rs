@@ -62,6 +62,16 @@ fn ratio_ends(lo: f64, hi: f64) -> (String, String) {
     }
 }
 
+/// The rung column of a row: its level, or `search` for a capacity check (which judges the
+/// two searches' answers, not one rung).
+pub fn rung_cell(rate: f64) -> String {
+    if rate.is_nan() {
+        "search".into()
+    } else {
+        num(rate)
+    }
+}
+
 /// Verdict word as shown in tables (regressions shouted).
 pub fn verdict_word(v: Verdict) -> &'static str {
     match v {
@@ -76,7 +86,7 @@ pub fn verdict_word(v: Verdict) -> &'static str {
 /// The table columns of a row.
 pub fn cells(r: &Row) -> [String; 9] {
     [
-        num(r.rate),
+        rung_cell(r.rate),
         r.check.metric.clone(),
         r.check.threshold_text(),
         num(r.base),
@@ -229,7 +239,7 @@ pub fn terminal(c: &Comparison, strict: bool) -> String {
                 o,
                 "note: {} {} {}: {}",
                 c.load.name(),
-                num(r.rate),
+                rung_cell(r.rate),
                 r.check,
                 r.decision.note
             );

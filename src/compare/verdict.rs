@@ -60,6 +60,8 @@ pub enum Method {
     Plain,
     /// Exact rank test of too few requests for the bootstrap ([`super::small`]).
     Rank,
+    /// Two capacity searches' intervals ([`super::capacity`]).
+    Search,
 }
 
 impl fmt::Display for Method {
@@ -70,6 +72,7 @@ impl fmt::Display for Method {
             Method::Proportion => "wilson/newcombe",
             Method::Plain => "plain",
             Method::Rank => "rank test",
+            Method::Search => "search intervals",
         })
     }
 }

@@ -140,6 +140,14 @@ pub fn analyze(opts: &HistoryOptions) -> Result<History, String> {
         opts.metrics.clone()
     };
     for m in &metrics {
+        if m == crate::capacity::CAPACITY_METRIC {
+            return Err(
+                "--metric capacity: `ladder history` does not follow a capacity search's answer \
+                 yet; follow its probes' rung metrics with --rate, or read each folder's \
+                 capacity.json (docs/capacity.md)"
+                    .into(),
+            );
+        }
         crate::compare::validate_metric(m).map_err(|e| format!("--metric: {e}"))?;
     }
     let loaded = series::load(&opts.dirs)?;

@@ -242,6 +242,7 @@ pub fn specs(report: &Report) -> Vec<ChartSpec> {
         });
     }
 
+    let capacity = capacity_chart(report, max_rate);
     let mut all = vec![ChartSpec {
         id: "throughput",
         title: format!("Throughput vs {}", x_name(report)),
@@ -280,6 +281,109 @@ pub fn specs(report: &Report) -> Vec<ChartSpec> {
             x_max: max_rate,
         });
     }
+    all.extend(capacity);
     all.extend(super::server_charts::specs(report));
     all
+}
+
+/// A capacity search's path (docs/capacity.md): its first SLO term's value at each probe
+/// (and the upper end of its interval) against the level, the SLO as a horizontal line, and
+/// the answer's interval and point as markers. `None` unless a run is a search.
+fn capacity_chart(report: &Report, max_rate: f64) -> Option<ChartSpec> {
+    let mut lines = Vec::new();
+    let mut markers = Vec::new();
+    let mut hline = None;
+    let mut what = String::new();
+    for (run, prefix, dashed) in runs(report) {
+        let Some(c) = &run.capacity else { continue };
+        let Some(term) = c.slo.first() else { continue };
+        let Ok(metric) = crate::capacity::SloMetric::parse(&term.metric) else {
+            continue;
+        };
+        // Error rates in percent, latencies in ms.
+        let scale = if metric == crate::capacity::SloMetric::ErrorRate {
+            100.0
+        } else {
+            1.0
+        };
+        let mut value: Vec<(f64, f64)> = Vec::new();
+        let mut upper: Vec<(f64, f64)> = Vec::new();
+        for p in &c.probes {
+            let Some(t) = p.terms.first() else { continue };
+            if let Some(v) = t.value {
+                value.push((p.level, v * scale));
+            }
+            if let Some(h) = t.hi {
+                upper.push((p.level, h * scale));
+            }
+        }
+        value.sort_by(|a, b| a.0.total_cmp(&b.0));
+        upper.sort_by(|a, b| a.0.total_cmp(&b.0));
+        what = metric.label();
+        lines.push(Line {
+            label: format!("{prefix}{what} at each probe"),
+            points: value,
+            color: if dashed { GREY_ } else { RED_ },
+            dashed,
+            under: false,
+        });
+        lines.push(Line {
+            label: format!("{prefix}upper end of its interval"),
+            points: upper,
+            color: ORANGE_,
+            dashed: true,
+            under: false,
+        });
+        let a = &c.answer;
+        let color = if dashed { GREY_ } else { KNEE };
+        let unit = &c.unit;
+        let t = crate::capacity::file::level_text;
+        if let Some(lo) = a.lo {
+            markers.push(Marker {
+                rate: lo,
+                label: format!("{prefix}inside {} {unit}", t(lo)),
+                color: GREEN_,
+            });
+        }
+        if let Some(x) = a.capacity {
+            markers.push(Marker {
+                rate: x,
+                label: format!("{prefix}capacity {} {unit}", t(x)),
+                color,
+            });
+        }
+        if let Some(hi) = a.hi {
+            markers.push(Marker {
+                rate: hi,
+                label: format!("{prefix}outside {} {unit}", t(hi)),
+                color: DARK,
+            });
+        }
+        hline = Some((
+            term.max * scale,
+            format!(
+                "SLO {what} <= {}",
+                crate::capacity::file::level_text(term.max * scale)
+            ),
+        ));
+    }
+    if lines.is_empty() {
+        return None;
+    }
+    Some(ChartSpec {
+        id: "capacity",
+        title: format!(
+            "Capacity search: {what} at each probe vs {}",
+            x_name(report)
+        ),
+        y_desc: if what == "error rate" {
+            "% of measured requests".into()
+        } else {
+            format!("{what} (ms)")
+        },
+        lines,
+        markers,
+        hline,
+        x_max: max_rate,
+    })
 }

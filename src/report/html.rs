@@ -56,6 +56,9 @@ fn analysis_block(out: &mut String, run: &RunReport) {
         let _ = writeln!(out, "<dt>{}</dt><dd>{}</dd>", esc(k), esc(&v));
     };
     item("SLO", slo_text(run));
+    if let Some(c) = &run.capacity {
+        item("Capacity", c.text.clone());
+    }
     // A ramp is one rung: where its windows broke is its analysis, not a knee over rungs.
     let ramp = run.rungs.iter().find_map(|r| r.ramp.as_ref());
     if let Some(r) = ramp {
@@ -256,7 +259,11 @@ fn verdict_table(out: &mut String, rows: &[super::VerdictRow], axis: &str) {
         let _ = writeln!(
             out,
             "<tr><td class=\"num\">{}</td><td>{}</td><td class=\"num\">{:.3}</td><td class=\"num\">{:.3}</td><td class=\"num\">{}</td><td class=\"{}\">{}</td><td>{}</td></tr>",
-            esc(&rate_label(r.rate)),
+            esc(&if r.rate.is_nan() {
+                "search".to_string()
+            } else {
+                rate_label(r.rate)
+            }),
             esc(&r.metric),
             r.base,
             r.candidate,

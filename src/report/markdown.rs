@@ -36,6 +36,9 @@ fn run_section(out: &mut String, run: &RunReport, heading: &str) {
     let _ = writeln!(out, "{heading} {}\n", text(&run.label));
     let _ = writeln!(out, "{}\n", inline(&run_meta(run)));
     let _ = writeln!(out, "SLO: {}\n", inline(&slo_text(run)));
+    if let Some(c) = &run.capacity {
+        let _ = writeln!(out, "- **Capacity:** {}", inline(&c.text));
+    }
     // A ramp is one rung: its windows below are its analysis, not a knee over rungs.
     let ramp = run.rungs.iter().find_map(|r| r.ramp.as_ref());
     if let Some(r) = ramp {
@@ -175,7 +178,11 @@ impl Exporter for Markdown {
                     .iter()
                     .map(|r| {
                         vec![
-                            rate_label(r.rate),
+                            if r.rate.is_nan() {
+                                "search".to_string()
+                            } else {
+                                rate_label(r.rate)
+                            },
                             r.metric.clone(),
                             format!("{:.3}", r.base),
                             format!("{:.3}", r.candidate),

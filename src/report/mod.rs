@@ -73,6 +73,8 @@ pub struct RunReport {
     pub slo: Slo,
     /// The analysis of `rungs` against `slo`.
     pub analysis: Analysis,
+    /// A capacity search's `capacity.json` (docs/capacity.md), when the folder has one.
+    pub capacity: Option<crate::capacity::CapacityFile>,
 }
 
 impl RunReport {
@@ -121,8 +123,17 @@ impl RunReport {
             rungs,
             slo,
             analysis,
+            capacity: capacity_of(dir),
         }
     }
+}
+
+/// The folder's `capacity.json`, when it has a readable one (a report draws what it can:
+/// an unreadable file leaves the search's chart out, as `compare` would refuse it).
+fn capacity_of(dir: &Path) -> Option<crate::capacity::CapacityFile> {
+    let bytes =
+        crate::fileread::read_bounded(&dir.join(crate::capacity::CAPACITY_FILE), 16 << 20).ok()?;
+    serde_json::from_slice(&bytes).ok()
 }
 
 /// A folder `ladder report` is asked to draw, checked as `compare` checks it: its summaries

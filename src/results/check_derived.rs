@@ -116,6 +116,22 @@ pub(super) fn planned_rungs(run_json: &Path, info: &RunInfo) -> Result<(), LoadE
     let Ok(scenario) = serde_json::from_value::<Scenario>(info.scenario.clone()) else {
         return Ok(());
     };
+    // A search's probes are chosen as it runs: each lies within its bounds.
+    if let Some(search) = &scenario.load.search {
+        let (min, max) = (search.min_level(), search.max);
+        return match info.rungs.iter().find(|e| e.rate < min || e.rate > max) {
+            Some(e) => Err(bad(
+                run_json,
+                format!(
+                    "rung {} lies outside its capacity search's range ({} to {})",
+                    rate_label(e.rate),
+                    rate_label(min),
+                    rate_label(max)
+                ),
+            )),
+            None => Ok(()),
+        };
+    }
     let planned: Vec<String> = scenario.rungs().into_iter().map(rate_label).collect();
     let plan = planned.join(", ");
     if let Some(e) = info

@@ -43,20 +43,20 @@ pub(super) struct Ladder<'a> {
 
 /// One rung's measurements so far, repeat by repeat.
 #[derive(Default)]
-struct Held {
-    records: Vec<Vec<RequestRecord>>,
-    summaries: Vec<RungSummary>,
+pub(super) struct Held {
+    pub(super) records: Vec<Vec<RequestRecord>>,
+    pub(super) summaries: Vec<RungSummary>,
     /// False once a repeat was cut short.
-    whole: bool,
-    server_text: Option<String>,
+    pub(super) whole: bool,
+    pub(super) server_text: Option<String>,
 }
 
 /// One measured repeat of one rung.
-struct Measured {
-    records: Vec<RequestRecord>,
-    summary: RungSummary,
-    interrupted: bool,
-    rejected: Option<String>,
+pub(super) struct Measured {
+    pub(super) records: Vec<RequestRecord>,
+    pub(super) summary: RungSummary,
+    pub(super) interrupted: bool,
+    pub(super) rejected: Option<String>,
 }
 
 impl Ladder<'_> {
@@ -271,7 +271,7 @@ impl Ladder<'_> {
     /// Measure repeat `repeat` of rung `idx`; returns the measurement and, when scraped,
     /// the server-metrics file text.
     #[allow(clippy::too_many_arguments)]
-    async fn measure(
+    pub(super) async fn measure(
         &self,
         idx: usize,
         rate: f64,
@@ -577,7 +577,7 @@ pub(super) fn shard_share<R>(
 }
 
 /// The summary of a rung from its repeats: the one repeat's own, or their pool.
-fn pooled(h: &Held, scenario: &Scenario) -> RungSummary {
+pub(super) fn pooled(h: &Held, scenario: &Scenario) -> RungSummary {
     if h.summaries.len() == 1 {
         return h.summaries[0].clone();
     }

@@ -14,6 +14,7 @@ mod progress;
 pub mod rejection;
 pub mod rung;
 mod rung_plan;
+pub mod search;
 mod server_tokens;
 pub mod sessions;
 pub mod shard;
@@ -160,6 +161,13 @@ pub fn with_overrides(
                 opts.scenario_path.display()
             )));
         }
+        if scenario.load.search.is_some() {
+            return Err(RunError::Scenario(format!(
+                "--rates replaces `load.rates`, but {} searches for its capacity (`load.search`): \
+                 it chooses its own rates; change `search.start` and `search.max` instead",
+                opts.scenario_path.display()
+            )));
+        }
         check_rates(rates, scenario.load.baseline_rate)?;
         scenario.load.rates = rates.clone();
     }
@@ -168,6 +176,14 @@ pub fn with_overrides(
             return Err(RunError::Scenario(format!(
                 "--repeats must be from 1 to {}, e.g. --repeats 3",
                 crate::scenario::MAX_REPEATS
+            )));
+        }
+        if n > 1 && scenario.load.search.is_some() {
+            return Err(RunError::Scenario(format!(
+                "--repeats {n} does not combine with `load.search` in {}: the search measures an \
+                 uncertain probe again itself (`search.max_extensions`); run the whole search \
+                 again to see run-to-run noise, or drop --repeats",
+                opts.scenario_path.display()
             )));
         }
         if n > 1 && scenario.load.duration.is_some() {
@@ -315,9 +331,15 @@ fn check_fd_limit(
         }
         _ => scenario.load.warmup_requests as u64 + scenario.workload.requests_per_rung as u64,
     };
+    let search_users = scenario
+        .load
+        .search
+        .as_ref()
+        .filter(|s| s.over == crate::scenario::SearchOver::Users)
+        .map(|s| s.max as u32);
     let cap = match scenario.load.concurrency.iter().max() {
         Some(&users) => Some(users),
-        None => scenario.load.max_concurrency,
+        None => search_users.or(scenario.load.max_concurrency),
     };
     let concurrency = cap.map(|c| (c as u64).min(per_rung)).unwrap_or(per_rung);
     let need = limits::fds_needed(concurrency, scenario.endpoint.base_url == "sim");
@@ -594,7 +616,11 @@ async fn run_ladder(
     mut writer: RunWriter,
     stop: watch::Receiver<bool>,
 ) -> Result<RunOutcome, RunError> {
-    match rungs.run(&mut writer, stop).await {
+    let run = match rungs.scenario.load.search {
+        Some(_) => rungs.run_search(&mut writer, stop).await,
+        None => rungs.run(&mut writer, stop).await,
+    };
+    match run {
         Err(e) if !matches!(e, RunError::Interrupted { .. }) => Err(mark_failed(&mut writer, e)),
         r => r,
     }

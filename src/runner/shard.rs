@@ -231,6 +231,14 @@ pub fn check(run: &ShardRun, scenario: &crate::scenario::Scenario) -> Result<(),
                 .into(),
         );
     }
+    if scenario.load.search.is_some() {
+        return Err(
+            "a capacity search (`load.search`) chooses each probe from the verdict of the one \
+             before, and shards run a plan fixed in advance on separate machines: run the search \
+             on one machine (a probe's load is still one machine's), or shard a `rates` ladder"
+                .into(),
+        );
+    }
     if scenario.load.duration.is_some() {
         return Err(
             "a rung run for a duration (`load.duration`) cannot be sharded yet: shards share a \

@@ -121,6 +121,9 @@ pub(super) fn check(v: &Value, out: &mut Vec<Problem>) {
         return; // the schema reports a missing or mistyped `load`
     }
     let rates = load_key(v, "rates");
+    if load_key(v, "search").is_some() {
+        return; // scenario::search checks a search and refuses `rates` or `concurrency` beside it
+    }
     if load_key(v, "trace").is_some() || load_key(v, "ramp").is_some() {
         return; // scenario::shapes checks those and refuses `rates` or `concurrency` beside them
     }

@@ -364,6 +364,12 @@ pub struct Load {
     /// reported window by window (docs/ramp.md).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ramp: Option<super::shapes::RampLoad>,
+    /// Find the capacity at an SLO instead of running fixed rungs: probes chosen one after
+    /// another until the highest level within the SLO is bracketed (docs/capacity.md).
+    /// Replaces `rates` / `concurrency`; each probe is an ordinary rung of the result folder,
+    /// and the search's path and answer go to `capacity.json`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub search: Option<super::search::SearchLoad>,
     /// Pause between rungs, e.g. `10s`.
     #[serde(default = "default_cooldown")]
     pub cooldown: DurationStr,
@@ -494,8 +500,12 @@ pub enum SweepField {
 impl Scenario {
     /// The rungs' levels in run order: the baseline rate (if any) first, then `rates`; or
     /// the `concurrency` levels (user counts) of a closed-loop ladder; or the trace's replay
-    /// speeds; or the ramp's final rate (its one rung).
+    /// speeds; or the ramp's final rate (its one rung); or a search's first probe.
     pub fn rungs(&self) -> Vec<f64> {
+        // A search's probes are chosen as it goes: only its first is known.
+        if let Some(s) = &self.load.search {
+            return vec![s.start];
+        }
         if let Some(t) = &self.load.trace {
             return t.speed.clone();
         }
@@ -518,6 +528,12 @@ impl Scenario {
     /// Rate rungs, concurrency rungs (`load.concurrency` set), trace speeds (`load.trace`)
     /// or one ramp (`load.ramp`).
     pub fn load_kind(&self) -> super::LoadKind {
+        if let Some(s) = &self.load.search {
+            return match s.over {
+                super::search::SearchOver::Rate => super::LoadKind::Rate,
+                super::search::SearchOver::Users => super::LoadKind::Concurrency,
+            };
+        }
         if self.load.trace.is_some() {
             super::LoadKind::Trace
         } else if self.load.ramp.is_some() {

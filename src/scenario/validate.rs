@@ -80,6 +80,7 @@ pub(crate) fn check(
     super::shapes::check(v, &mut out);
     super::sessions::check(v, &mut out);
     super::soak::check(v, &mut out);
+    super::search::check(v, &mut out);
     if let (Some(t), Some(check)) = (string(v, &["tokenizer"]), tokenizer_check) {
         let resolved = resolve_against(file, Path::new(t));
         // A hub id that is not a local path is looked up in the Hugging Face cache (or
@@ -389,8 +390,28 @@ fn check_gate(v: &Value, metric_keys: &[String], out: &mut Vec<Problem>) {
     };
     for (i, rule) in rules.iter().enumerate() {
         let base = vec![k("gate"), Seg::Index(i)];
+        if rule.get("metric").and_then(Value::as_str) == Some(crate::capacity::CAPACITY_METRIC) {
+            if get(v, &["load", "search"]).is_none_or(Value::is_null) {
+                let mut path = base.clone();
+                path.push(k("metric"));
+                out.push(
+                    Problem::value(path, "`capacity` is the answer of a capacity search, and this scenario has no `load.search`")
+                        .hint("add `load.search` (docs/capacity.md), or gate a rung metric such as `request_throughput`"),
+                );
+            }
+            for t in ["max_increase", "max"] {
+                if rule.get(t).is_some_and(|x| !x.is_null()) {
+                    let mut path = base.clone();
+                    path.push(k(t));
+                    out.push(
+                        Problem::key(path, format!("`{t}` does not apply to `capacity`: a capacity regresses by falling"))
+                            .hint("use `max_decrease: 5%` (against the baseline's capacity) or `min: 30` (a floor in req/s or users)"),
+                    );
+                }
+            }
+        }
         if let Some(m) = rule.get("metric").and_then(Value::as_str) {
-            if !metric_keys.iter().any(|x| x == m) {
+            if m != crate::capacity::CAPACITY_METRIC && !metric_keys.iter().any(|x| x == m) {
                 let mut path = base.clone();
                 path.push(k("metric"));
                 let pr = Problem::value(path, format!("unknown metric `{m}`"));

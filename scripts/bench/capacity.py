@@ -1,0 +1,261 @@
+#!/usr/bin/env python3
+"""Capacity search (`load.search`, docs/capacity.md) against the simulator: error of the
+found capacity against the truth, coverage of its interval over seeds, and time to the
+answer against a fixed ladder of the same precision.
+
+The truth is found by brute force, with the search's own definitions: a fixed ladder of
+rates spaced `--truth-step` apart around the simulator's saturated throughput, each rung run
+`--truth-runs` times with different seeds (probes of the same size as the search's: latency
+past saturation depends on how long a probe lets the queue grow), every run's requests
+pooled per rate. At each rate the SLO metric is computed as the search computes it (a failed
+request counts as infinitely slow; numpy-linear percentile); the truth is where it crosses
+the bound, interpolated on log rate between the two rates around the crossing.
+
+Then `--seeds` searches (workload and simulator seeds varied) report: the found capacity's
+error against the truth, whether `[lo, hi]` holds the truth (coverage, with a 95 % Wilson
+interval), the search's time (`spent_s` in capacity.json), and the time a fixed ladder
+from `start` to `max` with rungs `precision` apart would take at one probe size per rung
+(sum of requests / rate: the least any open-loop ladder of that precision needs).
+
+  cargo build --release --locked
+  python3 scripts/bench/capacity.py --seeds 20 --json capacity-bench.json
+
+Not a test: a measurement (docs/capacity.md). Standard library only; traffic only to the
+in-process simulator on 127.0.0.1.
+"""
+
+import argparse
+import json
+import math
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+TOKENIZER = ROOT / "scenarios" / "tokenizers" / "ladder-tiny.json"
+BIN = ROOT / "target" / "release" / "ladder"
+ARGS_BIN = [BIN]
+
+
+def sim_capacity(speed, max_num_seqs=16, inp=128, out=64, decode_scale=1.0):
+    """docs/sim.md's formula (defaults: step_base 10 ms, per seq 0.5 ms, prefill 20 us)."""
+    b = min(max_num_seqs, 32768 // (inp + out))
+    per_ms = out * decode_scale * (10.0 / b + 0.5) + inp * 20.0 / 1000.0
+    return speed * 1000.0 / per_ms
+
+
+def scenario(args, seed, load_yaml):
+    return f"""version: 1
+name: bench
+endpoint: {{ base_url: sim, request_timeout: 60s }}
+model: ladder-sim
+tokenizer: {TOKENIZER}
+workload: {{ input_tokens: 128, output_tokens: 64, requests_per_rung: {args.requests}, seed: {seed} }}
+load:
+  cooldown: {args.cooldown}s
+{load_yaml}
+sim: {{ seed: {seed}, max_num_seqs: 16, speed: {args.speed} }}
+"""
+
+
+def run(text, out):
+    path = out / "s.yaml"
+    path.write_text(text)
+    p = subprocess.run(
+        [str(ARGS_BIN[0]), "run", str(path), "--out", str(out / "res"), "--quiet"],
+        capture_output=True,
+        text=True,
+        timeout=1800,
+    )
+    if p.returncode != 0:
+        sys.exit(f"ladder run failed ({p.returncode}):\n{p.stderr}")
+    dirs = sorted((out / "res" / "bench").iterdir())
+    return dirs[-1]
+
+
+def metric_of(values, q):
+    v = sorted(values)
+    if not v:
+        return math.nan
+    pos = q * (len(v) - 1)
+    k = int(math.floor(pos))
+    frac = pos - k
+    if frac == 0 or k + 1 >= len(v):
+        return v[k]
+    if math.isinf(v[k + 1]):
+        return math.inf
+    return v[k] + frac * (v[k + 1] - v[k])
+
+
+def requests(folder, rate):
+    label = f"{rate:.6f}".rstrip("0").rstrip(".")
+    with open(folder / f"requests_rate_{label}.jsonl") as f:
+        for line in f:
+            r = json.loads(line)
+            if r.get("warmup") or r.get("error_class") == "interrupted":
+                continue
+            yield r
+
+
+def truth(args, work):
+    """Brute force: the rate where the pooled p<q> TTFT crosses the bound (or errors do)."""
+    cap = sim_capacity(args.speed)
+    rates = []
+    r = cap * args.truth_from
+    while r <= cap * args.truth_to:
+        rates.append(float(f"{r:.3g}"))
+        r *= 1.0 + args.truth_step
+    rates = sorted(set(rates))
+    pooled = {r: [] for r in rates}
+    for k in range(args.truth_runs):
+        out = work / f"truth-{k}"
+        out.mkdir()
+        load = "  rates: [" + ", ".join(str(r) for r in rates) + "]"
+        folder = run(scenario(args, 1000 + k, load), out)
+        for r in rates:
+            for req in requests(folder, r):
+                ok = req.get("ok", False)
+                ttft = req.get("ttft_ms")
+                pooled[r].append((ok, ttft))
+    margins = []
+    for r in rates:
+        reqs = pooled[r]
+        ttfts = [t if ok and t is not None else math.inf for ok, t in reqs]
+        errors = sum(1 for ok, _ in reqs if not ok) / max(1, len(reqs))
+        m = max(
+            math.log(max(min(metric_of(ttfts, args.q), 1e12), 1e-9) / args.ttft_ms),
+            math.log(max(errors, 1e-9) / args.error_rate),
+        )
+        margins.append((r, max(min(m, 7.0), -7.0)))
+    for (a, ma), (b, mb) in zip(margins, margins[1:]):
+        if ma <= 0 < mb:
+            t = -ma / (mb - ma)
+            return math.exp(math.log(a) + t * (math.log(b) - math.log(a))), margins
+    sys.exit(f"the truth ladder never crossed the SLO: {margins}")
+
+
+def search(args, seed, work):
+    out = work / f"search-{seed}"
+    out.mkdir()
+    load = f"""  search:
+    slo: [ {{ metric: p{args.q * 100:g}_ttft_ms, max: {args.ttft_ms} }}, {{ metric: error_rate, max: {args.error_rate} }} ]
+    start: {args.start}
+    max: {args.max}
+    precision: {args.precision}%
+    confidence: {args.confidence}"""
+    t0 = time.monotonic()
+    folder = run(scenario(args, seed, load), out)
+    wall = time.monotonic() - t0
+    cap = json.loads((folder / "capacity.json").read_text())
+    return cap, wall
+
+
+def fixed_ladder_seconds(args):
+    """A ladder from start to max with rungs `precision` apart, one probe size per rung."""
+    total, r = 0.0, args.start
+    while r <= args.max:
+        total += args.requests / r
+        r *= 1.0 + args.precision / 100.0
+    return total
+
+
+def wilson(k, n, z=1.96):
+    if n == 0:
+        return (0.0, 1.0)
+    p = k / n
+    d = 1 + z * z / n
+    c = (p + z * z / (2 * n)) / d
+    h = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / d
+    return (max(0.0, c - h), min(1.0, c + h))
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--seeds", type=int, default=10)
+    ap.add_argument("--speed", type=float, default=8.0)
+    ap.add_argument("--requests", type=int, default=300)
+    ap.add_argument("--q", type=float, default=0.99)
+    ap.add_argument("--ttft-ms", type=float, default=200.0)
+    ap.add_argument("--error-rate", type=float, default=0.01)
+    ap.add_argument("--start", type=float, default=40.0)
+    ap.add_argument("--max", type=float, default=1000.0)
+    ap.add_argument("--precision", type=float, default=5.0)
+    ap.add_argument("--confidence", type=float, default=0.9)
+    ap.add_argument("--truth-runs", type=int, default=8)
+    ap.add_argument("--truth-step", type=float, default=0.03)
+    ap.add_argument("--truth-from", type=float, default=0.85)
+    ap.add_argument("--truth-to", type=float, default=1.4)
+    # Between rungs and probes: a rung past saturation leaves a queue that must drain before
+    # the next one starts, or the next one measures it.
+    ap.add_argument("--cooldown", type=float, default=2.0)
+    ap.add_argument("--json")
+    ap.add_argument("--bin", type=Path, default=BIN, help="the ladder binary")
+    args = ap.parse_args()
+    ARGS_BIN[0] = args.bin
+    if not args.bin.exists():
+        sys.exit("build first: cargo build --release --locked")
+    with tempfile.TemporaryDirectory() as tmp:
+        work = Path(tmp)
+        true_cap, margins = truth(args, work)
+        print(f"truth: {true_cap:.2f} req/s (saturated throughput {sim_capacity(args.speed):.1f})")
+        rows = []
+        for seed in range(args.seeds):
+            cap, wall = search(args, seed, work)
+            a = cap["answer"]
+            lo, hi, c = a.get("lo"), a.get("hi"), a.get("capacity")
+            covered = lo is not None and hi is not None and lo <= true_cap <= hi
+            err = (c / true_cap - 1.0) if c else math.nan
+            rows.append(
+                {
+                    "seed": seed,
+                    "status": a["status"],
+                    "capacity": c,
+                    "lo": lo,
+                    "hi": hi,
+                    "covered": covered,
+                    "error": err,
+                    "spent_s": cap["spent_s"],
+                    "wall_s": wall,
+                    "probes": len(cap["probes"]),
+                    "requests": cap["requests"],
+                }
+            )
+            print(
+                f"seed {seed}: {cap['text']} ({a['status']}, {len(cap['probes'])} probes, "
+                f"{cap['spent_s']:.0f} s): error {err * 100:+.1f} %, "
+                f"{'covers' if covered else 'MISSES'} the truth"
+            )
+    n = len(rows)
+    k = sum(r["covered"] for r in rows)
+    lo, hi = wilson(k, n)
+    errs = sorted(abs(r["error"]) for r in rows if not math.isnan(r["error"]))
+    fixed = fixed_ladder_seconds(args)
+    spent = sorted(r["spent_s"] for r in rows)
+    summary = {
+        "truth": true_cap,
+        "truth_margins": margins,
+        "coverage": k / n if n else math.nan,
+        "coverage_wilson95": [lo, hi],
+        "median_abs_error": errs[len(errs) // 2] if errs else math.nan,
+        "max_abs_error": errs[-1] if errs else math.nan,
+        "median_search_s": spent[len(spent) // 2] if spent else math.nan,
+        "fixed_ladder_s": fixed,
+        "args": vars(args),
+        "runs": rows,
+    }
+    print(
+        f"coverage {k}/{n} = {100 * k / max(1, n):.0f} % [{100 * lo:.0f}, {100 * hi:.0f}] "
+        f"(nominal at least {100 * args.confidence:.0f} % per bounding verdict); "
+        f"|error| median {100 * summary['median_abs_error']:.1f} %, "
+        f"max {100 * summary['max_abs_error']:.1f} %; "
+        f"search {summary['median_search_s']:.0f} s median against {fixed:.0f} s for a fixed "
+        f"ladder {args.start:g}..{args.max:g} at {args.precision:g} % steps"
+    )
+    if args.json:
+        Path(args.json).write_text(json.dumps(summary, indent=2, default=str) + "\n")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,250 @@
+//! `capacity.json`: a search's path, verdicts and answer, written beside the probes' rung
+//! files and read back by `compare` / `gate` and `report`.
+
+use serde::{Deserialize, Serialize};
+
+use super::search::{round_sig, Answer, Over, Precision, Search, Stop};
+use super::slo::{ProbeVerdict, SloTerm};
+
+/// The file's name in a result folder.
+pub const CAPACITY_FILE: &str = "capacity.json";
+
+/// Version of the file's layout.
+pub const CAPACITY_FORMAT_VERSION: u32 = 1;
+
+/// The whole file.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CapacityFile {
+    pub format_version: u32,
+    /// `rate` (req/s, open loop) or `users` (closed loop).
+    pub over: String,
+    /// `req/s` or `users`.
+    pub unit: String,
+    /// The SLO searched for: every term must hold.
+    pub slo: Vec<SloLine>,
+    /// Two-sided level of each probe verdict's interval.
+    pub confidence: f64,
+    /// The precision asked: `5%` or an absolute width.
+    pub precision: String,
+    /// Every probe in the order first measured.
+    pub probes: Vec<ProbeLine>,
+    pub answer: Answer,
+    /// The answer for humans: `capacity 37.5 req/s [35.1, 39.8] at p99 TTFT <= 500 ms`.
+    pub text: String,
+    /// Requests sent by every probe, warmup included.
+    pub requests: u64,
+    /// Time spent by the probes, the cooldowns before them included, seconds.
+    pub spent_s: f64,
+    /// Contradicting verdicts and other caveats.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub warnings: Vec<String>,
+}
+
+/// One SLO term: `metric <= max`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SloLine {
+    pub metric: String,
+    pub max: f64,
+}
+
+/// One probe.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ProbeLine {
+    /// Its rate (req/s) or users; its rung files are named after it.
+    pub level: f64,
+    /// Measurements pooled (1 + extensions).
+    pub measurements: u32,
+    /// Measured requests behind its verdict.
+    pub requests: usize,
+    pub verdict: ProbeVerdict,
+    /// One per SLO term, in the SLO's order.
+    pub terms: Vec<TermLine>,
+    /// `[highest inside, lowest outside]` once this probe was judged (`null`: none yet).
+    pub bracket: [Option<f64>; 2],
+}
+
+/// One SLO term's verdict on one probe.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TermLine {
+    pub metric: String,
+    /// The sample percentile or error rate; `null` when infinite (failed requests count as
+    /// infinitely slow) or not measured.
+    pub value: Option<f64>,
+    /// Its interval at `confidence`; `null` for an end the sample cannot bound.
+    pub lo: Option<f64>,
+    pub hi: Option<f64>,
+    pub n: usize,
+    pub verdict: ProbeVerdict,
+}
+
+fn finite(x: f64) -> Option<f64> {
+    x.is_finite().then_some(x)
+}
+
+/// `p99 TTFT <= 500 ms and error rate <= 0.01`.
+pub fn slo_text(slo: &[SloTerm]) -> String {
+    slo.iter()
+        .map(SloTerm::describe)
+        .collect::<Vec<_>>()
+        .join(" and ")
+}
+
+/// A level for humans: three significant digits.
+pub fn level_text(x: f64) -> String {
+    let r = round_sig(x, 3);
+    let s = format!("{r:.6}");
+    s.trim_end_matches('0').trim_end_matches('.').to_string()
+}
+
+/// The answer in one line.
+pub fn answer_text(a: &Answer, unit: &str, slo: &str) -> String {
+    let t = level_text;
+    match (a.capacity, a.lo, a.hi) {
+        (Some(c), Some(lo), Some(hi)) => {
+            format!("capacity {} {unit} [{}, {}] at {slo}", t(c), t(lo), t(hi))
+        }
+        (_, Some(lo), None) if a.status == Stop::AboveMax => {
+            format!(
+                "capacity above {} {unit} (the search's max, inside) at {slo}",
+                t(lo)
+            )
+        }
+        (_, Some(lo), None) => format!(
+            "capacity at least {} {unit} at {slo} (no probe was outside: {})",
+            t(lo),
+            a.status.describe()
+        ),
+        (_, None, Some(hi)) if a.status == Stop::BelowMin => {
+            format!(
+                "capacity below {} {unit} (the search's min, outside) at {slo}",
+                t(hi)
+            )
+        }
+        (_, None, Some(hi)) => format!(
+            "capacity below {} {unit} at {slo} (no probe was inside: {})",
+            t(hi),
+            a.status.describe()
+        ),
+        _ => format!(
+            "no capacity found at {slo}: no probe was inside or outside ({})",
+            a.status.describe()
+        ),
+    }
+}
+
+impl CapacityFile {
+    /// The file of a finished (or stopped) search.
+    pub fn of(s: &Search, answer: Answer) -> CapacityFile {
+        let c = s.config();
+        let unit = match c.over {
+            Over::Rate => "req/s",
+            Over::Users => "users",
+        };
+        let slo = slo_text(&c.slo);
+        let mut warnings: Vec<String> = s
+            .contradictions()
+            .into_iter()
+            .map(|(inside, outside)| {
+                format!(
+                    "inside the SLO at {} {unit} but outside at {} {unit}, below it: the metric \
+                     did not grow with the load there (noise at the bound, or the server changed \
+                     during the search); the interval uses the lowest outside level",
+                    level_text(inside),
+                    level_text(outside)
+                )
+            })
+            .collect();
+        if answer.status == Stop::UncertainZone {
+            warnings.push(format!(
+                "the probes between {} and {} {unit} stayed uncertain after their extensions: \
+                 the SLO's metric is within its noise of the bound there; more requests per \
+                 probe (workload.requests_per_rung) or more extensions narrow it",
+                answer.lo.map_or("-".into(), level_text),
+                answer.hi.map_or("-".into(), level_text)
+            ));
+        }
+        let (requests, spent) = s.spent();
+        CapacityFile {
+            format_version: CAPACITY_FORMAT_VERSION,
+            over: match c.over {
+                Over::Rate => "rate".into(),
+                Over::Users => "users".into(),
+            },
+            unit: unit.into(),
+            slo: c
+                .slo
+                .iter()
+                .map(|t| SloLine {
+                    metric: t.metric.name(),
+                    max: t.max,
+                })
+                .collect(),
+            confidence: c.confidence,
+            precision: match c.precision {
+                Precision::Relative(p) => format!("{}%", p * 100.0),
+                Precision::Absolute(a) => format!("{a}"),
+            },
+            probes: s
+                .probes()
+                .iter()
+                .map(|p| ProbeLine {
+                    level: p.level,
+                    measurements: p.chunks,
+                    requests: p.obs.len(),
+                    verdict: p.verdict,
+                    terms: c
+                        .slo
+                        .iter()
+                        .zip(&p.terms)
+                        .map(|(t, j)| TermLine {
+                            metric: t.metric.name(),
+                            value: finite(j.value),
+                            lo: finite(j.lo),
+                            hi: finite(j.hi),
+                            n: j.n,
+                            verdict: j.verdict,
+                        })
+                        .collect(),
+                    bracket: [p.bracket.0, p.bracket.1],
+                })
+                .collect(),
+            text: answer_text(&answer, unit, &slo),
+            answer,
+            requests,
+            spent_s: spent.as_secs_f64(),
+            warnings,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_answer_reads_as_a_value_with_its_interval_and_the_slo() {
+        let a = Answer {
+            status: Stop::Converged,
+            capacity: Some(37.4823),
+            lo: Some(35.1),
+            hi: Some(39.8),
+        };
+        assert_eq!(
+            answer_text(&a, "req/s", "p99 TTFT <= 500 ms"),
+            "capacity 37.5 req/s [35.1, 39.8] at p99 TTFT <= 500 ms"
+        );
+        let above = Answer {
+            status: Stop::AboveMax,
+            capacity: None,
+            lo: Some(200.0),
+            hi: None,
+        };
+        assert_eq!(
+            answer_text(&above, "req/s", "error rate <= 0.01"),
+            "capacity above 200 req/s (the search's max, inside) at error rate <= 0.01"
+        );
+        let json = serde_json::to_value(a).unwrap();
+        assert_eq!(json["status"], "converged");
+        assert_eq!(serde_json::from_value::<Answer>(json).unwrap(), a);
+    }
+}

@@ -1,0 +1,727 @@
+//! The search itself: which level to probe next, from the verdicts so far. No I/O: the
+//! runner measures what [`Search::next`] asks for and hands the requests back to
+//! [`Search::record`].
+//!
+//! Bracket, then bisect. While nothing is outside the SLO the level grows by `growth` from
+//! the highest probe (up to `max`); while nothing is inside it shrinks by `growth` from the
+//! lowest (down to `min`). Once a probe is inside and a higher one outside, the widest gap
+//! between them (on a log scale; uncertain probes split it) is probed at its geometric
+//! midpoint until the bracket is as narrow as `precision`, or the budget is spent. A probe
+//! whose verdict is uncertain at its size is extended by another measurement of the same
+//! level (its requests pooled) up to `max_extensions` times; after that it stays uncertain
+//! and only marks where the SLO is crossed: it is never taken for inside or outside.
+
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+
+use super::slo::{Obs, ProbeVerdict, SloTerm, TermJudgement};
+
+/// What the levels count.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Over {
+    /// Offered requests per second (open loop).
+    Rate,
+    /// Closed-loop users (whole numbers).
+    Users,
+}
+
+/// How narrow the bracket must get.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Precision {
+    /// `hi / lo − 1` at most this.
+    Relative(f64),
+    /// `hi − lo` at most this, in the level's unit.
+    Absolute(f64),
+}
+
+/// Everything the search needs to decide.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SearchConfig {
+    pub over: Over,
+    pub slo: Vec<SloTerm>,
+    pub start: f64,
+    pub min: f64,
+    pub max: f64,
+    /// Factor between bracketing probes (> 1).
+    pub growth: f64,
+    pub precision: Precision,
+    /// Two-sided level of each verdict's interval.
+    pub confidence: f64,
+    /// Requests one measurement sends, warmup included: what a probe or an extension costs.
+    pub chunk_requests: u64,
+    /// Extra measurements an uncertain probe may get.
+    pub max_extensions: u32,
+    pub budget_requests: Option<u64>,
+    pub budget_time: Option<Duration>,
+}
+
+/// One probed level and what the search made of it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Probe {
+    pub level: f64,
+    /// Measurements pooled into it (1 + extensions).
+    pub chunks: u32,
+    /// Its measured requests, every measurement's.
+    pub obs: Vec<Obs>,
+    /// One per SLO term.
+    pub terms: Vec<TermJudgement>,
+    pub verdict: ProbeVerdict,
+    /// The bracket `(highest inside, lowest outside)` once this probe was judged.
+    pub bracket: (Option<f64>, Option<f64>),
+}
+
+/// Why a search ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Stop {
+    /// The bracket is as narrow as `precision`.
+    Converged,
+    /// The budget would be overspent by the next measurement.
+    Budget,
+    /// Still inside (or uncertain) at `max`: the capacity is above it.
+    AboveMax,
+    /// Still outside at `min`: the capacity is below it.
+    BelowMin,
+    /// The next midpoint rounds to a level already probed (users are whole numbers; rates
+    /// keep three significant digits).
+    Resolution,
+    /// Every gap left is narrower than `precision` but the bracket is not: uncertain probes
+    /// fill it, so the SLO is crossed somewhere among them.
+    UncertainZone,
+    /// Stopped by a signal.
+    Interrupted,
+}
+
+impl Stop {
+    /// For the terminal and capacity.json.
+    pub fn describe(self) -> &'static str {
+        match self {
+            Stop::Converged => "converged: the bracket is as narrow as the precision asked",
+            Stop::Budget => "budget spent before the bracket was as narrow as the precision asked",
+            Stop::AboveMax => "inside the SLO at the search's max: the capacity is above it",
+            Stop::BelowMin => "outside the SLO at the search's min: the capacity is below it",
+            Stop::Resolution => "the next probe would repeat a level already measured",
+            Stop::UncertainZone => {
+                "the levels left between inside and outside were all uncertain after their extensions"
+            }
+            Stop::Interrupted => "interrupted",
+        }
+    }
+}
+
+/// What to do next.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Step {
+    /// Measure `level`; `extension` 0 is a new probe, k > 0 its k-th extension.
+    Measure {
+        level: f64,
+        extension: u32,
+    },
+    Stop(Stop),
+}
+
+/// The capacity found: a point and the interval of levels the verdicts leave it in.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct Answer {
+    pub status: Stop,
+    /// Point estimate: the level where the SLO margin crosses zero, interpolated between
+    /// the probes around the crossing on a log scale; `None` unless bracketed.
+    pub capacity: Option<f64>,
+    /// Highest level judged inside the SLO (below the lowest judged outside).
+    pub lo: Option<f64>,
+    /// Lowest level judged outside the SLO.
+    pub hi: Option<f64>,
+}
+
+/// A search in progress.
+#[derive(Debug, Clone)]
+pub struct Search {
+    cfg: SearchConfig,
+    probes: Vec<Probe>,
+    requests: u64,
+    elapsed: Duration,
+}
+
+impl Search {
+    pub fn new(cfg: SearchConfig) -> Search {
+        Search {
+            cfg,
+            probes: Vec::new(),
+            requests: 0,
+            elapsed: Duration::ZERO,
+        }
+    }
+
+    pub fn config(&self) -> &SearchConfig {
+        &self.cfg
+    }
+
+    /// Every probe in the order first measured.
+    pub fn probes(&self) -> &[Probe] {
+        &self.probes
+    }
+
+    /// Requests sent and time spent measuring so far.
+    pub fn spent(&self) -> (u64, Duration) {
+        (self.requests, self.elapsed)
+    }
+
+    /// The next measurement, or why the search is over.
+    pub fn next(&self) -> Step {
+        if let Some(last) = self.probes.last() {
+            if last.verdict == ProbeVerdict::Uncertain && last.chunks <= self.cfg.max_extensions {
+                return if self.affordable(last.level) {
+                    Step::Measure {
+                        level: last.level,
+                        extension: last.chunks,
+                    }
+                } else {
+                    Step::Stop(Stop::Budget)
+                };
+            }
+        }
+        match self.next_level() {
+            Err(stop) => Step::Stop(stop),
+            Ok(level) if self.affordable(level) => Step::Measure {
+                level,
+                extension: 0,
+            },
+            Ok(_) => Step::Stop(Stop::Budget),
+        }
+    }
+
+    /// Record one measurement of `level` (its measured requests), what it sent (warmup
+    /// included) and how long it took. A measurement of the last probe's level extends it.
+    pub fn record(&mut self, level: f64, obs: Vec<Obs>, sent: u64, elapsed: Duration) {
+        self.requests += sent;
+        self.elapsed += elapsed;
+        let level_of_last = self.probes.last().map(|p| p.level);
+        if level_of_last == Some(level) {
+            let p = self.probes.last_mut().expect("checked");
+            p.chunks += 1;
+            p.obs.extend(obs);
+        } else {
+            self.probes.push(Probe {
+                level,
+                chunks: 1,
+                obs,
+                terms: Vec::new(),
+                verdict: ProbeVerdict::Uncertain,
+                bracket: (None, None),
+            });
+        }
+        let level_conf = self.look_level();
+        let slo = self.cfg.slo.clone();
+        let p = self.probes.last_mut().expect("pushed");
+        p.terms = slo.iter().map(|t| t.judge(&p.obs, level_conf)).collect();
+        p.verdict = ProbeVerdict::all(p.terms.iter().map(|t| t.verdict));
+        let bracket = self.bracket();
+        self.probes.last_mut().expect("pushed").bracket = bracket;
+    }
+
+    /// The two-sided level of each look at a probe: a probe may be judged up to
+    /// `1 + max_extensions` times (after each measurement), and stopping at the first look
+    /// that decides would make a wrong verdict likelier than one look's error. The looks
+    /// share the verdict's error (Bonferroni): each is at `1 − (1 − confidence) / looks`, so
+    /// the probe's verdict, however many looks it took, errs to one side with probability
+    /// at most `(1 − confidence) / 2`.
+    pub fn look_level(&self) -> f64 {
+        let looks = f64::from(1 + self.cfg.max_extensions);
+        1.0 - (1.0 - self.cfg.confidence) / looks
+    }
+
+    /// `(highest level inside, lowest level outside)`: the highest inside is taken below
+    /// the lowest outside (an inside probe above it is a contradiction, see
+    /// [`Search::contradictions`]).
+    pub fn bracket(&self) -> (Option<f64>, Option<f64>) {
+        let hi = self.levels(ProbeVerdict::Outside).min_by(f64::total_cmp);
+        let lo = self
+            .levels(ProbeVerdict::Inside)
+            .filter(|l| hi.is_none_or(|h| *l < h))
+            .max_by(f64::total_cmp);
+        (lo, hi)
+    }
+
+    /// Pairs `(inside, outside)` with the inside level above the outside one: the metric
+    /// did not grow with the load there (noise near the bound, or a server that changed
+    /// during the search).
+    pub fn contradictions(&self) -> Vec<(f64, f64)> {
+        let Some(hi) = self.bracket().1 else {
+            return Vec::new();
+        };
+        self.levels(ProbeVerdict::Inside)
+            .filter(|l| *l > hi)
+            .map(|l| (l, hi))
+            .collect()
+    }
+
+    fn levels(&self, v: ProbeVerdict) -> impl Iterator<Item = f64> + '_ {
+        self.probes
+            .iter()
+            .filter(move |p| p.verdict == v)
+            .map(|p| p.level)
+    }
+
+    fn next_level(&self) -> Result<f64, Stop> {
+        let c = &self.cfg;
+        let all: Vec<f64> = self.probes.iter().map(|p| p.level).collect();
+        if all.is_empty() {
+            return Ok(self.round(c.start).clamp(c.min, c.max));
+        }
+        let top = all.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+        let bottom = all.iter().copied().fold(f64::INFINITY, f64::min);
+        match self.bracket() {
+            (_, None) => {
+                if top >= c.max {
+                    return Err(Stop::AboveMax);
+                }
+                let next = self.round((top * c.growth).min(c.max));
+                let next = if next <= top { self.step_up(top) } else { next };
+                Ok(next.min(c.max))
+            }
+            (None, Some(_)) => {
+                if bottom <= c.min {
+                    return Err(Stop::BelowMin);
+                }
+                let next = self.round((bottom / c.growth).max(c.min));
+                let next = if next >= bottom {
+                    self.step_down(bottom)
+                } else {
+                    next
+                };
+                Ok(next.max(c.min))
+            }
+            (Some(lo), Some(hi)) => {
+                if self.precise(lo, hi) {
+                    return Err(Stop::Converged);
+                }
+                let mut points: Vec<f64> = vec![lo, hi];
+                points.extend(
+                    self.levels(ProbeVerdict::Uncertain)
+                        .filter(|l| *l > lo && *l < hi),
+                );
+                points.sort_by(f64::total_cmp);
+                points.dedup();
+                let (a, b) = points
+                    .windows(2)
+                    .map(|w| (w[0], w[1]))
+                    .max_by(|x, y| (x.1 / x.0).total_cmp(&(y.1 / y.0)))
+                    .expect("two points at least");
+                if self.precise(a, b) {
+                    return Err(Stop::UncertainZone);
+                }
+                let mid = self.round((a * b).sqrt());
+                if mid <= a || mid >= b || all.contains(&mid) {
+                    return Err(Stop::Resolution);
+                }
+                Ok(mid)
+            }
+        }
+    }
+
+    fn precise(&self, lo: f64, hi: f64) -> bool {
+        match self.cfg.precision {
+            Precision::Relative(p) => hi / lo - 1.0 <= p + 1e-9,
+            Precision::Absolute(a) => hi - lo <= a + 1e-9,
+        }
+    }
+
+    /// A level as probed: whole users, or a rate with three significant digits (its rung
+    /// files are named after it).
+    fn round(&self, x: f64) -> f64 {
+        match self.cfg.over {
+            Over::Users => x.round().max(1.0),
+            Over::Rate => round_sig(x, 3),
+        }
+    }
+
+    fn step_up(&self, x: f64) -> f64 {
+        match self.cfg.over {
+            Over::Users => x + 1.0,
+            Over::Rate => round_sig(x * 1.01, 3),
+        }
+    }
+
+    fn step_down(&self, x: f64) -> f64 {
+        match self.cfg.over {
+            Over::Users => (x - 1.0).max(1.0),
+            Over::Rate => round_sig(x / 1.01, 3),
+        }
+    }
+
+    fn affordable(&self, level: f64) -> bool {
+        let c = &self.cfg;
+        if c.budget_requests
+            .is_some_and(|b| self.requests + c.chunk_requests > b)
+        {
+            return false;
+        }
+        if let Some(t) = c.budget_time {
+            // An open-loop measurement takes at least its requests over its rate; a closed
+            // loop's is guessed from the time per request so far.
+            let guess = match c.over {
+                Over::Rate => Duration::from_secs_f64(c.chunk_requests as f64 / level),
+                Over::Users if self.requests > 0 => self
+                    .elapsed
+                    .mul_f64(c.chunk_requests as f64 / self.requests as f64),
+                Over::Users => Duration::ZERO,
+            };
+            if self.elapsed + guess > t {
+                return false;
+            }
+        }
+        true
+    }
+
+    /// The answer as the verdicts so far give it, the search having ended for `status`.
+    pub fn answer(&self, status: Stop) -> Answer {
+        let (lo, hi) = self.bracket();
+        let capacity = match (lo, hi) {
+            (Some(l), Some(h)) => Some(self.interpolate(l, h)),
+            _ => None,
+        };
+        Answer {
+            status,
+            capacity,
+            lo,
+            hi,
+        }
+    }
+
+    /// Where the SLO margin (the worst term's `ln(value / max)`) crosses zero between the
+    /// probes in `[lo, hi]`, linear in log level between the two probes around the first
+    /// crossing; their geometric mean when the margins give no crossing.
+    fn interpolate(&self, lo: f64, hi: f64) -> f64 {
+        let mut pts: Vec<(f64, f64)> = self
+            .probes
+            .iter()
+            .filter(|p| p.level >= lo && p.level <= hi)
+            .map(|p| (p.level, self.margin(p)))
+            .collect();
+        pts.sort_by(|a, b| a.0.total_cmp(&b.0));
+        for w in pts.windows(2) {
+            let ((a, ma), (b, mb)) = (w[0], w[1]);
+            if ma <= 0.0 && mb > 0.0 {
+                let t = -ma / (mb - ma);
+                let x = (a.ln() + t * (b.ln() - a.ln())).exp();
+                return x.clamp(lo, hi);
+            }
+        }
+        (lo * hi).sqrt()
+    }
+
+    fn margin(&self, p: &Probe) -> f64 {
+        self.cfg
+            .slo
+            .iter()
+            .zip(&p.terms)
+            .map(|(t, j)| t.margin(j.value))
+            .fold(f64::NEG_INFINITY, f64::max)
+    }
+}
+
+/// `x` with `digits` significant digits.
+pub fn round_sig(x: f64, digits: i32) -> f64 {
+    if x <= 0.0 || !x.is_finite() {
+        return x;
+    }
+    let scale = 10f64.powi(digits - 1 - x.log10().floor() as i32);
+    let r = (x * scale).round() / scale;
+    // Printed as written (37.4, not 37.400000000000006).
+    format!("{r:.6}").parse().unwrap_or(r)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::capacity::slo::SloMetric;
+    use rand::{Rng, SeedableRng};
+    use rand_chacha::ChaCha8Rng;
+
+    /// A server whose TTFT is exponential with mean `50 / (1 − rate / 50)` ms (an M/M/1
+    /// queue's response time): its p99 is 500 ms at `50 × (1 − 50 ln 100 / 500)` =
+    /// 26.97 req/s.
+    const TRUE_CAPACITY: f64 = 50.0 * (1.0 - 0.1 * 4.605_170_185_988_092);
+
+    fn mean_ms(rate: f64) -> f64 {
+        if rate >= 49.9 {
+            1e6
+        } else {
+            50.0 / (1.0 - rate / 50.0)
+        }
+    }
+
+    fn cfg() -> SearchConfig {
+        SearchConfig {
+            over: Over::Rate,
+            slo: vec![SloTerm {
+                metric: SloMetric::parse("p99_ttft_ms").unwrap(),
+                max: 500.0,
+            }],
+            start: 2.0,
+            min: 0.1,
+            max: 200.0,
+            growth: 2.0,
+            precision: Precision::Relative(0.05),
+            confidence: 0.9,
+            chunk_requests: 400,
+            max_extensions: 2,
+            budget_requests: Some(20_000),
+            budget_time: None,
+        }
+    }
+
+    fn measure(rng: &mut ChaCha8Rng, rate: f64, n: usize) -> Vec<Obs> {
+        (0..n)
+            .map(|_| Obs {
+                failed: false,
+                ttft_ms: Some(-mean_ms(rate) * (1.0 - rng.gen::<f64>()).ln()),
+                ..Obs::default()
+            })
+            .collect()
+    }
+
+    /// Runs a search to its end against the synthetic server.
+    fn run(cfg: SearchConfig, seed: u64) -> (Search, Answer) {
+        let mut rng = ChaCha8Rng::seed_from_u64(seed);
+        let mut s = Search::new(cfg);
+        loop {
+            match s.next() {
+                Step::Measure { level, .. } => {
+                    let obs = measure(&mut rng, level, 400);
+                    s.record(level, obs, 400, Duration::from_secs_f64(400.0 / level));
+                }
+                Step::Stop(stop) => {
+                    let a = s.answer(stop);
+                    return (s, a);
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn the_search_doubles_until_outside_then_bisects_to_the_precision() {
+        let (s, a) = run(cfg(), 1);
+        let levels: Vec<f64> = s.probes().iter().map(|p| p.level).collect();
+        // Bracketing: 2, 4, 8, 16 inside, 32 outside (the p99 there is ~1.6 s).
+        assert_eq!(levels[..5], [2.0, 4.0, 8.0, 16.0, 32.0], "{levels:?}");
+        assert!(s.probes()[..4]
+            .iter()
+            .all(|p| p.verdict == ProbeVerdict::Inside));
+        assert_eq!(s.probes()[4].verdict, ProbeVerdict::Outside);
+        // Then geometric midpoints: the first is sqrt(16 × 32) = 22.6.
+        assert_eq!(levels[5], 22.6);
+        // Near the bound even 1200 requests may leave a probe uncertain: the search then
+        // ends with uncertain probes filling a bracket wider than the precision.
+        assert!(
+            matches!(a.status, Stop::Converged | Stop::UncertainZone),
+            "{a:?} {levels:?}"
+        );
+        let (lo, hi) = (a.lo.unwrap(), a.hi.unwrap());
+        if a.status == Stop::Converged {
+            assert!(hi / lo - 1.0 <= 0.05 + 1e-9, "[{lo}, {hi}]");
+        } else {
+            // Every gap left between inside, uncertain and outside levels is within the
+            // precision: nothing is left to probe at 400 requests a measurement.
+            let mut pts: Vec<f64> = s
+                .probes()
+                .iter()
+                .map(|p| p.level)
+                .filter(|l| *l >= lo && *l <= hi)
+                .collect();
+            pts.sort_by(f64::total_cmp);
+            assert!(
+                pts.windows(2).all(|w| w[1] / w[0] - 1.0 <= 0.05 + 1e-9),
+                "{pts:?}"
+            );
+            assert!(
+                s.probes()
+                    .iter()
+                    .filter(|p| p.level > lo && p.level < hi)
+                    .all(|p| p.verdict == ProbeVerdict::Uncertain && p.chunks == 3),
+                "only probes uncertain after both extensions lie inside the bracket"
+            );
+        }
+        assert!(lo <= TRUE_CAPACITY && TRUE_CAPACITY <= hi, "[{lo}, {hi}]");
+        let c = a.capacity.unwrap();
+        assert!(lo <= c && c <= hi);
+        // One seed: within 10 %; the coverage test holds the median error of many.
+        assert!((c / TRUE_CAPACITY - 1.0).abs() < 0.1, "{c}");
+    }
+
+    #[test]
+    fn an_uncertain_probe_is_extended_not_guessed() {
+        let mut s = Search::new(SearchConfig {
+            max_extensions: 1,
+            ..cfg()
+        });
+        let Step::Measure { level, extension } = s.next() else {
+            panic!("a first probe")
+        };
+        assert_eq!((level, extension), (2.0, 0));
+        // 200 requests cannot bound a p99 from above at 90 %: uncertain, extended once.
+        let fast = |n| {
+            (0..n)
+                .map(|i| Obs {
+                    ttft_ms: Some(10.0 + i as f64 * 0.01),
+                    ..Obs::default()
+                })
+                .collect::<Vec<_>>()
+        };
+        s.record(2.0, fast(200), 200, Duration::from_secs(100));
+        assert_eq!(s.probes()[0].verdict, ProbeVerdict::Uncertain);
+        assert_eq!(
+            s.next(),
+            Step::Measure {
+                level: 2.0,
+                extension: 1
+            }
+        );
+        s.record(2.0, fast(200), 200, Duration::from_secs(100));
+        assert_eq!(s.probes().len(), 1, "pooled into the same probe");
+        assert_eq!(s.probes()[0].chunks, 2);
+        assert_eq!(s.probes()[0].verdict, ProbeVerdict::Inside);
+        assert_eq!(
+            s.next(),
+            Step::Measure {
+                level: 4.0,
+                extension: 0
+            }
+        );
+    }
+
+    #[test]
+    fn uncertain_after_its_extensions_a_probe_splits_the_bracket_but_never_bounds_it() {
+        let mut s = Search::new(SearchConfig {
+            max_extensions: 0,
+            ..cfg()
+        });
+        let obs = |v: f64, n: usize| {
+            (0..n)
+                .map(|_| Obs {
+                    ttft_ms: Some(v),
+                    ..Obs::default()
+                })
+                .collect::<Vec<_>>()
+        };
+        s.record(10.0, obs(100.0, 400), 400, Duration::ZERO);
+        s.record(40.0, obs(900.0, 400), 400, Duration::ZERO);
+        // 200 requests: the p99 cannot be bounded above, and all sit at 100 ms < 500.
+        s.record(20.0, obs(100.0, 200), 200, Duration::ZERO);
+        assert_eq!(s.probes()[2].verdict, ProbeVerdict::Uncertain);
+        assert_eq!(s.bracket(), (Some(10.0), Some(40.0)));
+        // The gaps 10..20 and 20..40 are equally wide (x2): the higher one is probed, at
+        // its geometric midpoint, not the bracket's (20, already measured).
+        assert_eq!(
+            s.next(),
+            Step::Measure {
+                level: 28.3,
+                extension: 0
+            }
+        );
+    }
+
+    #[test]
+    fn a_capacity_beyond_max_or_below_min_says_so_with_a_one_sided_answer() {
+        let (s, a) = run(SearchConfig { max: 10.0, ..cfg() }, 2);
+        assert_eq!(a.status, Stop::AboveMax);
+        assert_eq!(s.probes().last().unwrap().level, 10.0);
+        assert_eq!((a.lo, a.hi, a.capacity), (Some(10.0), None, None));
+        let (_, a) = run(
+            SearchConfig {
+                start: 48.0,
+                min: 40.0,
+                ..cfg()
+            },
+            3,
+        );
+        assert_eq!(a.status, Stop::BelowMin);
+        assert_eq!((a.lo, a.hi.is_some()), (None, true));
+    }
+
+    #[test]
+    fn the_budget_stops_the_search_before_it_is_overspent() {
+        let (s, a) = run(
+            SearchConfig {
+                budget_requests: Some(2_000),
+                ..cfg()
+            },
+            4,
+        );
+        assert_eq!(a.status, Stop::Budget);
+        assert_eq!(
+            s.spent().0,
+            2_000,
+            "every measurement costs 400: none is left"
+        );
+        let (_, a) = run(
+            SearchConfig {
+                budget_requests: None,
+                // 2 req/s for 400 requests is 200 s alone.
+                budget_time: Some(Duration::from_secs(300)),
+                ..cfg()
+            },
+            4,
+        );
+        assert_eq!(a.status, Stop::Budget);
+    }
+
+    #[test]
+    fn users_are_whole_and_stop_at_one_user_of_resolution() {
+        let (s, a) = run(
+            SearchConfig {
+                over: Over::Users,
+                start: 1.0,
+                precision: Precision::Relative(0.01),
+                ..cfg()
+            },
+            5,
+        );
+        assert!(s.probes().iter().all(|p| p.level.fract() == 0.0));
+        assert_eq!(a.status, Stop::Resolution);
+        // From the highest inside to the lowest outside every level is probed: one user
+        // apart, the levels between uncertain.
+        let (lo, hi) = (a.lo.unwrap(), a.hi.unwrap());
+        let mut pts: Vec<f64> = s
+            .probes()
+            .iter()
+            .map(|p| p.level)
+            .filter(|l| *l >= lo && *l <= hi)
+            .collect();
+        pts.sort_by(f64::total_cmp);
+        assert_eq!(pts.len() as f64, hi - lo + 1.0, "{a:?} {pts:?}");
+    }
+
+    /// The interval `[lo, hi]` holds the true capacity in at least its nominal share of
+    /// searches: each bound is a verdict that errs to its side with probability at most
+    /// 5 % (level 0.9), so at least 90 % of searches, less what other probes' errors move.
+    #[test]
+    fn the_answer_interval_covers_the_true_capacity_on_synthetic_data() {
+        let trials = 300;
+        let mut covered = 0;
+        let mut errors = Vec::new();
+        for seed in 0..trials {
+            let (_, a) = run(cfg(), 1000 + seed);
+            let (lo, hi) = (a.lo.unwrap(), a.hi.unwrap());
+            if lo <= TRUE_CAPACITY && TRUE_CAPACITY <= hi {
+                covered += 1;
+            }
+            errors.push((a.capacity.unwrap() / TRUE_CAPACITY - 1.0).abs());
+        }
+        let share = covered as f64 / trials as f64;
+        errors.sort_by(f64::total_cmp);
+        let median = errors[errors.len() / 2];
+        // Printed for docs/capacity.md (`cargo test --lib coverage -- --nocapture`).
+        eprintln!("coverage {covered}/{trials}, median |error| {median:.4}");
+        assert!(share >= 0.88, "coverage {share}");
+        assert!(median < 0.03, "median error {median}");
+    }
+
+    #[test]
+    fn rates_keep_three_significant_digits() {
+        assert_eq!(round_sig(22.627_417, 3), 22.6);
+        assert_eq!(round_sig(0.123_456, 3), 0.123);
+        assert_eq!(round_sig(1234.5, 3), 1230.0);
+    }
+}

@@ -1,0 +1,340 @@
+//! The SLO a capacity search holds the server to, and one probe's verdict on it.
+
+use serde::{Deserialize, Serialize};
+
+use super::interval;
+
+/// What a request contributes to the SLO: its outcome and latencies (milliseconds).
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub struct Obs {
+    /// The request failed (any error class but `interrupted`, which is not observed).
+    pub failed: bool,
+    pub ttft_ms: Option<f64>,
+    pub tpot_ms: Option<f64>,
+    pub e2el_ms: Option<f64>,
+}
+
+/// A per-request latency an SLO may bound.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Latency {
+    Ttft,
+    Tpot,
+    E2el,
+}
+
+impl Latency {
+    fn key(self) -> &'static str {
+        match self {
+            Latency::Ttft => "ttft_ms",
+            Latency::Tpot => "tpot_ms",
+            Latency::E2el => "e2el_ms",
+        }
+    }
+
+    fn label(self) -> &'static str {
+        match self {
+            Latency::Ttft => "TTFT",
+            Latency::Tpot => "TPOT",
+            Latency::E2el => "E2E latency",
+        }
+    }
+
+    fn of(self, o: &Obs) -> Option<f64> {
+        match self {
+            Latency::Ttft => o.ttft_ms,
+            Latency::Tpot => o.tpot_ms,
+            Latency::E2el => o.e2el_ms,
+        }
+    }
+}
+
+/// The metric of one SLO term: a latency percentile or the error rate.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum SloMetric {
+    /// The `q`-quantile (0 < q < 1) of a latency over the probe's requests.
+    Quantile { q: f64, of: Latency },
+    /// Failed over measured requests.
+    ErrorRate,
+}
+
+/// The metric names a search's SLO accepts, for hints.
+pub const SLO_METRICS_HINT: &str = "a latency percentile `p<N>_<latency>` or `median_<latency>` \
+    with latency `ttft_ms`, `tpot_ms` or `e2el_ms` (e.g. `p99_ttft_ms`, `p95_tpot_ms`), or \
+    `error_rate`";
+
+impl SloMetric {
+    /// Parse `p99_ttft_ms`, `p99.9_e2el_ms`, `median_tpot_ms`, `error_rate`.
+    pub fn parse(name: &str) -> Result<SloMetric, String> {
+        if name == "error_rate" {
+            return Ok(SloMetric::ErrorRate);
+        }
+        let (q, rest) = if let Some(rest) = name.strip_prefix("median_") {
+            (0.5, rest)
+        } else if let Some(rest) = name.strip_prefix('p') {
+            let (num, rest) = rest
+                .split_once('_')
+                .ok_or_else(|| format!("unknown SLO metric `{name}`"))?;
+            let pct: f64 = num
+                .parse()
+                .map_err(|_| format!("unknown SLO metric `{name}`"))?;
+            if !(pct > 0.0 && pct < 100.0) {
+                return Err(format!(
+                    "`{name}`: a percentile is between 0 and 100 (exclusive), found {num}"
+                ));
+            }
+            (pct / 100.0, rest)
+        } else if let Some(rest) = name.strip_prefix("mean_") {
+            return Err(format!(
+                "`{name}`: a mean has no distribution-free interval (one slow request moves it \
+                 without bound); bound a percentile instead, e.g. `median_{rest}`"
+            ));
+        } else {
+            return Err(format!("unknown SLO metric `{name}`"));
+        };
+        let of = match rest {
+            "ttft_ms" => Latency::Ttft,
+            "tpot_ms" => Latency::Tpot,
+            "e2el_ms" => Latency::E2el,
+            "itl_ms" => {
+                return Err(format!(
+                    "`{name}`: inter-token gaps are many per request, so their percentile \
+                     has no per-request interval; bound `tpot_ms` instead"
+                ))
+            }
+            _ => return Err(format!("unknown SLO metric `{name}`")),
+        };
+        Ok(SloMetric::Quantile { q, of })
+    }
+
+    /// The name as written (`p99_ttft_ms`).
+    pub fn name(&self) -> String {
+        match self {
+            SloMetric::ErrorRate => "error_rate".into(),
+            SloMetric::Quantile { q, of } if *q == 0.5 => format!("median_{}", of.key()),
+            SloMetric::Quantile { q, of } => format!("p{}_{}", pct_text(*q), of.key()),
+        }
+    }
+
+    /// For humans: `p99 TTFT`, `error rate`.
+    pub fn label(&self) -> String {
+        match self {
+            SloMetric::ErrorRate => "error rate".into(),
+            SloMetric::Quantile { q, of } if *q == 0.5 => format!("median {}", of.label()),
+            SloMetric::Quantile { q, of } => format!("p{} {}", pct_text(*q), of.label()),
+        }
+    }
+}
+
+fn pct_text(q: f64) -> String {
+    let s = format!("{:.3}", q * 100.0);
+    s.trim_end_matches('0').trim_end_matches('.').to_string()
+}
+
+/// One term of the SLO: `metric <= max`.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct SloTerm {
+    pub metric: SloMetric,
+    pub max: f64,
+}
+
+impl SloTerm {
+    /// `p99 TTFT <= 500 ms`, `error rate <= 0.01`.
+    pub fn describe(&self) -> String {
+        match self.metric {
+            SloMetric::ErrorRate => format!("{} <= {}", self.metric.label(), self.max),
+            SloMetric::Quantile { .. } => format!("{} <= {} ms", self.metric.label(), self.max),
+        }
+    }
+
+    /// This term's verdict on a probe's requests, at two-sided confidence `level`.
+    pub fn judge(&self, obs: &[Obs], level: f64) -> TermJudgement {
+        let (value, lo, hi, n) = match self.metric {
+            SloMetric::ErrorRate => {
+                let n = obs.len() as u64;
+                let k = obs.iter().filter(|o| o.failed).count() as u64;
+                let (lo, hi) = interval::wilson(k, n, level);
+                let value = if n == 0 {
+                    f64::NAN
+                } else {
+                    k as f64 / n as f64
+                };
+                (value, lo, hi, n as usize)
+            }
+            SloMetric::Quantile { q, of } => {
+                // A failed request met no latency bound: it counts as infinitely slow, so
+                // shedding load by refusing it never makes a percentile look better.
+                let v: Vec<f64> = obs
+                    .iter()
+                    .filter_map(|o| {
+                        if o.failed {
+                            Some(f64::INFINITY)
+                        } else {
+                            of.of(o)
+                        }
+                    })
+                    .collect();
+                match interval::quantile(&v, q, level) {
+                    Some(e) => (e.value, e.lo, e.hi, e.n),
+                    None => (f64::NAN, f64::NEG_INFINITY, f64::INFINITY, 0),
+                }
+            }
+        };
+        let verdict = if hi <= self.max {
+            ProbeVerdict::Inside
+        } else if lo > self.max {
+            ProbeVerdict::Outside
+        } else {
+            ProbeVerdict::Uncertain
+        };
+        TermJudgement {
+            value,
+            lo,
+            hi,
+            n,
+            verdict,
+        }
+    }
+
+    /// How far a value is past the bound, on a log scale: `ln(value / max)`, clamped to
+    /// ±7 (a value of 0, or infinite, still orders). Negative inside, positive outside.
+    pub fn margin(&self, value: f64) -> f64 {
+        if value.is_nan() {
+            return 0.0;
+        }
+        (value / self.max).ln().clamp(-7.0, 7.0)
+    }
+}
+
+/// Where a probe stands against the SLO.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ProbeVerdict {
+    /// Every term's interval lies at or under its bound.
+    Inside,
+    /// Some term's interval lies wholly over its bound.
+    Outside,
+    /// Neither: some interval straddles its bound.
+    Uncertain,
+}
+
+impl ProbeVerdict {
+    /// The verdict of several terms: outside if any is, inside if all are.
+    pub fn all(v: impl IntoIterator<Item = ProbeVerdict>) -> ProbeVerdict {
+        let mut out = ProbeVerdict::Inside;
+        for x in v {
+            match x {
+                ProbeVerdict::Outside => return ProbeVerdict::Outside,
+                ProbeVerdict::Uncertain => out = ProbeVerdict::Uncertain,
+                ProbeVerdict::Inside => {}
+            }
+        }
+        out
+    }
+}
+
+/// One term's verdict on one probe.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct TermJudgement {
+    /// The sample value (percentile or error rate).
+    pub value: f64,
+    /// Its interval; infinite ends when the sample cannot bound them.
+    pub lo: f64,
+    pub hi: f64,
+    /// Samples behind it.
+    pub n: usize,
+    pub verdict: ProbeVerdict,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ok(ttft: f64) -> Obs {
+        Obs {
+            failed: false,
+            ttft_ms: Some(ttft),
+            tpot_ms: Some(10.0),
+            e2el_ms: Some(ttft + 100.0),
+        }
+    }
+
+    #[test]
+    fn metric_names_parse_and_round_trip() {
+        for name in [
+            "p99_ttft_ms",
+            "p99.9_e2el_ms",
+            "median_tpot_ms",
+            "p95_tpot_ms",
+            "error_rate",
+        ] {
+            assert_eq!(SloMetric::parse(name).unwrap().name(), name);
+        }
+        assert_eq!(SloMetric::parse("p99_ttft_ms").unwrap().label(), "p99 TTFT");
+        for bad in [
+            "p100_ttft_ms",
+            "p0_ttft_ms",
+            "mean_ttft_ms",
+            "p99_itl_ms",
+            "ttft",
+        ] {
+            assert!(SloMetric::parse(bad).is_err(), "{bad} accepted");
+        }
+        assert!(SloMetric::parse("mean_ttft_ms")
+            .unwrap_err()
+            .contains("median_ttft_ms"));
+    }
+
+    #[test]
+    fn a_probe_is_inside_only_when_the_whole_interval_is_under_the_bound() {
+        let term = SloTerm {
+            metric: SloMetric::parse("p90_ttft_ms").unwrap(),
+            max: 500.0,
+        };
+        let fast: Vec<Obs> = (0..300).map(|i| ok(100.0 + i as f64)).collect();
+        assert_eq!(term.judge(&fast, 0.9).verdict, ProbeVerdict::Inside);
+        let slow: Vec<Obs> = (0..300).map(|i| ok(600.0 + i as f64)).collect();
+        assert_eq!(term.judge(&slow, 0.9).verdict, ProbeVerdict::Outside);
+        // Values 320, 320.7, … 529.3: the p90 is 508.4, its 90 % interval the order
+        // statistics 261 and 279 (502.0 and 514.6), which straddle a bound of 508.
+        let near: Vec<Obs> = (0..300).map(|i| ok(320.0 + i as f64 * 0.7)).collect();
+        let term = SloTerm { max: 508.0, ..term };
+        let j = term.judge(&near, 0.9);
+        assert_eq!(j.verdict, ProbeVerdict::Uncertain, "{j:?}");
+        assert!(j.lo <= 508.0 && 508.0 < j.hi);
+        assert!((j.value - 508.37).abs() < 0.01, "{j:?}");
+    }
+
+    #[test]
+    fn failures_count_as_infinitely_slow_and_in_the_error_rate() {
+        let mut obs: Vec<Obs> = (0..400).map(|_| ok(100.0)).collect();
+        obs.extend((0..40).map(|_| Obs {
+            failed: true,
+            ..Obs::default()
+        }));
+        let p99 = SloTerm {
+            metric: SloMetric::parse("p99_ttft_ms").unwrap(),
+            max: 500.0,
+        };
+        assert_eq!(p99.judge(&obs, 0.9).verdict, ProbeVerdict::Outside);
+        let errors = SloTerm {
+            metric: SloMetric::ErrorRate,
+            max: 0.01,
+        };
+        let j = errors.judge(&obs, 0.9);
+        assert_eq!(j.verdict, ProbeVerdict::Outside);
+        assert!((j.value - 40.0 / 440.0).abs() < 1e-12);
+        // No failures in 200 requests cannot show an error rate under 1 % at 90 %.
+        let clean: Vec<Obs> = (0..200).map(|_| ok(100.0)).collect();
+        assert_eq!(errors.judge(&clean, 0.9).verdict, ProbeVerdict::Uncertain);
+        let clean: Vec<Obs> = (0..400).map(|_| ok(100.0)).collect();
+        assert_eq!(errors.judge(&clean, 0.9).verdict, ProbeVerdict::Inside);
+    }
+
+    #[test]
+    fn terms_combine_outside_first() {
+        use ProbeVerdict::*;
+        assert_eq!(ProbeVerdict::all([Inside, Uncertain, Outside]), Outside);
+        assert_eq!(ProbeVerdict::all([Inside, Uncertain]), Uncertain);
+        assert_eq!(ProbeVerdict::all([Inside, Inside]), Inside);
+    }
+}

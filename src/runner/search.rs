@@ -1,0 +1,378 @@
+//! Driving a capacity search (`load.search`): each probe is measured as an ordinary rung of
+//! the result folder (its usual files), its requests are judged against the SLO by
+//! [`crate::capacity`], which picks the next probe, and the search's path and answer go to
+//! `capacity.json`. An uncertain probe's extensions are further measurements of the same
+//! rung, each with arrivals and prompts of its own, written as its repeats.
+
+use std::time::Duration;
+
+use chrono::Utc;
+use tokio::sync::watch;
+use tokio::time::Instant;
+
+use super::ladder::{pooled, Held, Ladder};
+use super::{failures, print_outcome, RunError, RunOutcome};
+use crate::capacity::file::{level_text, slo_text};
+use crate::capacity::{
+    CapacityFile, Obs, Over, Precision, Search, SearchConfig, SloMetric, SloTerm, Step, Stop,
+    CAPACITY_FILE,
+};
+use crate::metrics::RungSummary;
+use crate::record::RequestRecord;
+use crate::results::{server_metrics_file_name, RunStatus, RunWriter};
+use crate::scenario::{LoadKind, Scenario, SearchOver, Threshold};
+
+/// The search's settings from a scenario with `load.search`.
+pub fn config_of(scenario: &Scenario) -> Result<SearchConfig, String> {
+    let s = scenario
+        .load
+        .search
+        .as_ref()
+        .ok_or_else(|| format!("scenario `{}` has no load.search", scenario.name))?;
+    let slo = s
+        .slo
+        .iter()
+        .map(|b| {
+            Ok(SloTerm {
+                metric: SloMetric::parse(&b.metric)?,
+                max: b.max,
+            })
+        })
+        .collect::<Result<Vec<_>, String>>()?;
+    let chunk =
+        u64::from(scenario.workload.requests_per_rung) + u64::from(scenario.load.warmup_requests);
+    let (budget_requests, budget_time) = match &s.budget {
+        Some(b) => (b.requests, b.duration.map(|d| d.0)),
+        None => (
+            Some(chunk * crate::scenario::search::DEFAULT_BUDGET_MEASUREMENTS),
+            None,
+        ),
+    };
+    Ok(SearchConfig {
+        over: match s.over {
+            SearchOver::Rate => Over::Rate,
+            SearchOver::Users => Over::Users,
+        },
+        slo,
+        start: s.start,
+        min: s.min_level(),
+        max: s.max,
+        growth: s.growth,
+        precision: match s.precision {
+            Threshold::Relative(r) => Precision::Relative(r),
+            Threshold::Absolute(a) => Precision::Absolute(a),
+        },
+        confidence: s.confidence,
+        chunk_requests: chunk,
+        max_extensions: s.max_extensions,
+        budget_requests,
+        budget_time,
+    })
+}
+
+/// What a measured request tells the SLO; `None` for warmup and for requests abandoned by
+/// a stop (they have no outcome).
+pub fn obs_of(r: &RequestRecord) -> Option<Obs> {
+    if r.warmup || r.interrupted() {
+        return None;
+    }
+    let ms = |d: Duration| d.as_secs_f64() * 1000.0;
+    Some(Obs {
+        failed: !r.ok(),
+        ttft_ms: r.ttft().map(ms),
+        tpot_ms: r.tpot().map(ms),
+        e2el_ms: r.ok().then(|| ms(r.e2e())),
+    })
+}
+
+/// A value of a probe line: `412`, `0.0123`, `inf`.
+fn val(x: f64) -> String {
+    if x.is_nan() {
+        "n/a".into()
+    } else if x.is_infinite() {
+        String::from(if x > 0.0 { "inf" } else { "-inf" })
+    } else if x.abs() < 1.0 {
+        format!("{x:.4}")
+    } else {
+        level_text(x)
+    }
+}
+
+/// The terminal's line for the probe just judged: its level, size, verdict, each term's
+/// value and interval, and the bracket now.
+fn probe_line(s: &Search, kind: LoadKind) -> String {
+    let n = s.probes().len();
+    let p = s.probes().last().expect("a probe was just recorded");
+    let terms: Vec<String> = s
+        .config()
+        .slo
+        .iter()
+        .zip(&p.terms)
+        .map(|(t, j)| {
+            format!(
+                "{} {} [{}, {}] (max {})",
+                t.metric.label(),
+                val(j.value),
+                val(j.lo),
+                val(j.hi),
+                val(t.max)
+            )
+        })
+        .collect();
+    let measurements = match p.chunks {
+        1 => String::new(),
+        c => format!(", {c} measurements"),
+    };
+    let end = |x: Option<f64>| x.map_or("-".to_string(), level_text);
+    let verdict = match p.verdict {
+        crate::capacity::ProbeVerdict::Inside => "inside",
+        crate::capacity::ProbeVerdict::Outside => "OUTSIDE",
+        crate::capacity::ProbeVerdict::Uncertain => "uncertain",
+    };
+    format!(
+        "probe {n}: {} ({} requests{measurements}): {verdict}: {}; bracket [{}, {}]",
+        kind.level(p.level),
+        p.obs.len(),
+        terms.join(", "),
+        end(p.bracket.0),
+        end(p.bracket.1)
+    )
+}
+
+impl Ladder<'_> {
+    /// Run the search of `load.search` into `writer`'s folder and finish it.
+    pub(super) async fn run_search(
+        &self,
+        writer: &mut RunWriter,
+        stop: watch::Receiver<bool>,
+    ) -> Result<RunOutcome, RunError> {
+        let scenario = self.scenario;
+        let quiet = self.ctx.opts.quiet;
+        let kind = scenario.load_kind();
+        let cfg = config_of(scenario).map_err(RunError::Scenario)?;
+        let say = |line: &str| {
+            if !quiet {
+                eprintln!("{line}");
+            }
+        };
+        let mut log: Vec<String> = Vec::new();
+        let budget = match (cfg.budget_requests, cfg.budget_time) {
+            (Some(r), Some(t)) => format!("{r} requests or {}", crate::scenario::DurationStr(t)),
+            (Some(r), None) => format!("{r} requests"),
+            (None, Some(t)) => crate::scenario::DurationStr(t).to_string(),
+            (None, None) => "no limit".into(),
+        };
+        let intro = format!(
+            "searching for the capacity at {} from {} up to {} (precision {}, each verdict at {} % \
+             confidence over up to {} looks, budget {budget})",
+            slo_text(&cfg.slo),
+            kind.level(cfg.start),
+            kind.level(cfg.max),
+            match cfg.precision {
+                Precision::Relative(r) => format!("{} %", r * 100.0),
+                Precision::Absolute(a) => format!("{a} {}", kind.unit()),
+            },
+            cfg.confidence * 100.0,
+            1 + cfg.max_extensions
+        );
+        say(&intro);
+        log.push(intro);
+        let mut search = Search::new(cfg);
+        let mut held: Vec<(f64, Held)> = Vec::new();
+        let (mut scrape_warned, mut dropped_warned, mut identity_asked) = (false, false, false);
+        let mut measured = 0usize;
+        let stopped = 'search: loop {
+            let step = search.next();
+            // A probe the search has moved on from is written now: its level is not
+            // measured again.
+            let next = match step {
+                Step::Measure { level, .. } => Some(level),
+                Step::Stop(_) => None,
+            };
+            self.write_done(writer, &held, next)?;
+            let (level, extension) = match step {
+                Step::Stop(s) => break 'search s,
+                Step::Measure { level, extension } => (level, extension),
+            };
+            if *stop.borrow() {
+                break 'search Stop::Interrupted;
+            }
+            let t0 = Instant::now();
+            if measured > 0 {
+                let mut s = stop.clone();
+                tokio::select! {
+                    _ = tokio::time::sleep(scenario.load.cooldown.0) => {}
+                    _ = s.changed() => { break 'search Stop::Interrupted; }
+                }
+            }
+            if extension > 0 {
+                let line = format!(
+                    "probe {}: uncertain at {} requests; measuring {} again (extension {extension} of {})",
+                    search.probes().len(),
+                    search.probes().last().map_or(0, |p| p.obs.len()),
+                    kind.level(level),
+                    search.config().max_extensions
+                );
+                say(&line);
+                log.push(line);
+            }
+            let lower = held
+                .iter()
+                .filter(|(l, _)| *l < level)
+                .max_by(|a, b| a.0.total_cmp(&b.0))
+                .and_then(|(_, h)| h.summaries.last())
+                .and_then(failures::LowerRung::of);
+            // Every measurement has arrivals and prompts of its own (`idx` seeds them); the
+            // server's metrics are scraped during a probe's first measurement.
+            let scrape = self.scrape.filter(|_| extension == 0);
+            let (m, server_text) = self
+                .measure(
+                    measured,
+                    level,
+                    extension,
+                    lower,
+                    scrape,
+                    &stop,
+                    writer,
+                    &mut log,
+                    &mut scrape_warned,
+                    &mut dropped_warned,
+                    &mut identity_asked,
+                    None,
+                )
+                .await?;
+            measured += 1;
+            let obs: Vec<Obs> = m.records.iter().filter_map(obs_of).collect();
+            let sent = m.records.len() as u64;
+            let i = match held.iter().position(|(l, _)| *l == level) {
+                Some(i) => i,
+                None => {
+                    held.push((
+                        level,
+                        Held {
+                            whole: true,
+                            ..Held::default()
+                        },
+                    ));
+                    held.len() - 1
+                }
+            };
+            let h = &mut held[i].1;
+            if server_text.is_some() {
+                h.server_text = server_text;
+            }
+            h.whole &= !m.interrupted && m.rejected.is_none();
+            h.records.push(m.records);
+            h.summaries.push(m.summary);
+            if let Some(why) = m.rejected {
+                self.write_done(writer, &held, None)?;
+                writer.warn(why.clone());
+                let _ = writer.write_file("run.log", (log.join("\n") + "\n").as_bytes());
+                return Err(RunError::Rejected(why));
+            }
+            if m.interrupted {
+                break 'search Stop::Interrupted;
+            }
+            search.record(level, obs, sent, t0.elapsed());
+            let line = probe_line(&search, kind);
+            say(&line);
+            log.push(line);
+        };
+        self.write_done(writer, &held, None)?;
+        let interrupted = stopped == Stop::Interrupted;
+        let answer = search.answer(stopped);
+        let file = CapacityFile::of(&search, answer);
+        let json = serde_json::to_string_pretty(&file).expect("capacity.json serialises");
+        writer
+            .write_file(CAPACITY_FILE, (json + "\n").as_bytes())
+            .map_err(|e| RunError::Output(e.to_string()))?;
+        for w in &file.warnings {
+            say(&format!("warning: capacity: {w}"));
+            writer.warn(format!("capacity: {w}"));
+        }
+        let done = format!(
+            "search ended ({}) after {} probes, {} requests, {:.0} s: {}",
+            answer.status.describe(),
+            search.probes().len(),
+            file.requests,
+            file.spent_s,
+            file.text
+        );
+        log.push(done.clone());
+        say(&done);
+        let _ = writer.write_file("run.log", (log.join("\n") + "\n").as_bytes());
+        let complete = writer.info().rungs.iter().filter(|e| e.complete).count();
+        let (status, detail) = if interrupted {
+            (
+                RunStatus::Interrupted,
+                Some(format!(
+                    "stopped by a signal after {complete} probes of a capacity search"
+                )),
+            )
+        } else {
+            (RunStatus::Complete, None)
+        };
+        let info = writer
+            .finish(status, detail, Utc::now())
+            .map_err(|e| RunError::Output(e.to_string()))?;
+        let dir = writer.dir().to_path_buf();
+        let mut summaries: Vec<RungSummary> =
+            held.iter().map(|(_, h)| pooled(h, scenario)).collect();
+        summaries.sort_by(|a, b| a.rate.total_cmp(&b.rate));
+        if self.ctx.opts.json {
+            let analysis = crate::metrics::analyze(&summaries, &scenario.slo, None);
+            let v = serde_json::json!({
+                "dir": dir.display().to_string(),
+                "rungs": summaries,
+                "analysis": analysis,
+                "capacity": file,
+            });
+            println!("{}", serde_json::to_string(&v).expect("serialises"));
+        } else {
+            print_outcome(self.ctx.opts, &dir, scenario, &summaries);
+            if !quiet {
+                println!("{}", file.text);
+            }
+        }
+        if interrupted {
+            return Err(RunError::Interrupted {
+                dir,
+                complete,
+                total: search.probes().len(),
+            });
+        }
+        Ok(RunOutcome {
+            dir,
+            info,
+            rungs: summaries,
+        })
+    }
+
+    /// Write the files of every probe measured and not yet written, but `keep` (the level
+    /// about to be measured again). A probe is complete when none of its measurements was
+    /// cut short.
+    fn write_done(
+        &self,
+        writer: &mut RunWriter,
+        held: &[(f64, Held)],
+        keep: Option<f64>,
+    ) -> Result<(), RunError> {
+        for (level, h) in held.iter() {
+            let written = writer.info().rungs.iter().any(|e| e.rate == *level);
+            if written || keep == Some(*level) || h.summaries.is_empty() {
+                continue;
+            }
+            let summary = pooled(h, self.scenario);
+            let per: Vec<&[RequestRecord]> = h.records.iter().map(Vec::as_slice).collect();
+            writer
+                .write_rung_repeats(&summary, &per, h.whole)
+                .map_err(|e| RunError::Output(e.to_string()))?;
+            if let Some(text) = &h.server_text {
+                writer
+                    .write_file(&server_metrics_file_name(*level), text.as_bytes())
+                    .map_err(|e| RunError::Output(e.to_string()))?;
+            }
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,470 @@
+//! `load.search`: find the capacity at an SLO instead of running fixed rungs. Its types
+//! and scenario checks; the search itself is `crate::capacity`, its probes are run by
+//! `runner::search` (docs/capacity.md).
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use super::diagnostic::Problem;
+use super::limits;
+use super::load_kind::MAX_USERS;
+use super::types::{DurationStr, Threshold};
+use super::yaml::Seg;
+
+/// `load.search`: probe rates (or users) adaptively until the highest level within the SLO
+/// is bracketed as narrowly as `precision`; writes `capacity.json` (docs/capacity.md).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct SearchLoad {
+    /// What is searched over: `rate` (offered req/s, open loop; the default) or `users`
+    /// (closed loop, whole numbers).
+    #[serde(default, skip_serializing_if = "SearchOver::is_rate")]
+    pub over: SearchOver,
+    /// The SLO: every term must hold, e.g. `[{metric: p99_ttft_ms, max: 500}, {metric:
+    /// error_rate, max: 0.01}]`. Metrics: `p<N>_ttft_ms`, `p<N>_tpot_ms`, `p<N>_e2el_ms`
+    /// (or `median_…`), `error_rate`. A failed request counts as beyond every latency bound.
+    pub slo: Vec<SloBound>,
+    /// The first probe's level.
+    pub start: f64,
+    /// Never probe above this level.
+    pub max: f64,
+    /// Never probe below this level (default: `start / 64`, or 1 user).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub min: Option<f64>,
+    /// Stop when the bracket `[highest inside, lowest outside]` is this narrow: `5%`
+    /// (relative, the default) or an absolute width in the level's unit.
+    #[serde(default = "default_precision")]
+    pub precision: Threshold,
+    /// Factor between probes while bracketing (default 2).
+    #[serde(default = "default_growth")]
+    pub growth: f64,
+    /// Two-sided confidence of each probe's verdict interval (default 0.9: a verdict errs
+    /// to one side with probability at most 5 %).
+    #[serde(default = "default_confidence")]
+    pub confidence: f64,
+    /// Extra measurements (of `requests_per_rung` each, pooled) an uncertain probe gets
+    /// before it is left uncertain (default 2).
+    #[serde(default = "default_extensions")]
+    pub max_extensions: u32,
+    /// Most the search may spend; default 30 measurements' worth of requests.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub budget: Option<SearchBudget>,
+}
+
+/// What a search varies.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum SearchOver {
+    /// Offered requests per second (open loop).
+    #[default]
+    Rate,
+    /// Closed-loop users.
+    Users,
+}
+
+impl SearchOver {
+    fn is_rate(&self) -> bool {
+        *self == SearchOver::Rate
+    }
+}
+
+/// One SLO term of a search: `metric <= max`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct SloBound {
+    /// `p99_ttft_ms`, `p95_tpot_ms`, `median_e2el_ms`, `error_rate`, …
+    pub metric: String,
+    /// The bound: milliseconds for latencies, a fraction for `error_rate`.
+    pub max: f64,
+}
+
+/// The most a search may spend: requests sent (warmup included), wall time measuring, or
+/// both (whichever runs out first).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct SearchBudget {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub requests: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub duration: Option<DurationStr>,
+}
+
+fn default_precision() -> Threshold {
+    Threshold::Relative(0.05)
+}
+fn default_growth() -> f64 {
+    2.0
+}
+fn default_confidence() -> f64 {
+    0.9
+}
+fn default_extensions() -> u32 {
+    2
+}
+
+/// Measurements the default budget allows.
+pub const DEFAULT_BUDGET_MEASUREMENTS: u64 = 30;
+
+/// Most extensions of one probe.
+pub const MAX_EXTENSIONS: u32 = 10;
+
+impl SearchLoad {
+    /// `min`, or its default.
+    pub fn min_level(&self) -> f64 {
+        match (self.min, self.over) {
+            (Some(m), _) => m,
+            (None, SearchOver::Users) => 1.0,
+            (None, SearchOver::Rate) => (self.start / 64.0).max(limits::MIN_RATE),
+        }
+    }
+}
+
+fn p(keys: &[&str]) -> Vec<Seg> {
+    keys.iter().map(|k| Seg::Key((*k).into())).collect()
+}
+
+fn get<'a>(v: &'a Value, keys: &[&str]) -> Option<&'a Value> {
+    keys.iter()
+        .try_fold(v, |v, k| v.get(*k))
+        .filter(|x| !x.is_null())
+}
+
+/// Keys of `load` a search does not combine with, and why.
+const NOT_WITH_SEARCH: [(&str, &str); 7] = [
+    ("rates", "the search chooses the rates it probes; give the range as `search.start` and `search.max`"),
+    ("concurrency", "the search chooses the levels it probes; search over users with `search.over: users`"),
+    ("baseline_rate", "the search's first probe (`search.start`) is its light-load reference"),
+    ("trace", "a trace replay's load is the trace's own timing: its only knob is the speed, and a search over trace speeds is not implemented; search over `rate` with the trace's lengths as a dataset instead"),
+    ("ramp", "a ramp is one rung of rising rate; a search runs rungs of steady load"),
+    ("duration", "a probe is sized by `workload.requests_per_rung` (its verdict's interval rests on that count), not by time; bound the search's time with `search.budget.duration`"),
+    ("repeats", "an uncertain probe is measured again by the search itself (`search.max_extensions`); run the whole search again to see run-to-run noise"),
+];
+
+/// Every problem of `load.search` and of the keys around it.
+pub(super) fn check(v: &Value, out: &mut Vec<Problem>) {
+    let Some(s) = get(v, &["load", "search"]) else {
+        return;
+    };
+    for (key, why) in NOT_WITH_SEARCH {
+        let set = get(v, &["load", key]).filter(|x| !(key == "repeats" && x.as_f64() == Some(1.0)));
+        if set.is_some() {
+            out.push(
+                Problem::key(
+                    p(&["load", key]),
+                    format!("`load.{key}` does not combine with `load.search`"),
+                )
+                .hint(format!("remove it: {why}")),
+            );
+        }
+    }
+    if get(v, &["workload", "sessions"]).is_some() {
+        out.push(
+            Problem::key(
+                p(&["workload", "sessions"]),
+                "`workload.sessions` does not combine with `load.search` yet",
+            )
+            .hint("a session rung's level is sessions started per second while its SLO is per turn, so the capacity's unit is unclear; search without sessions, or run a session ladder with `rates`"),
+        );
+    }
+    let users = s.get("over").and_then(Value::as_str) == Some("users");
+    if !users {
+        if get(v, &["load", "think_time"]).is_some() {
+            out.push(
+                Problem::key(
+                    p(&["load", "think_time"]),
+                    "think_time applies to a search over `users`",
+                )
+                .hint("remove `think_time`, or set `search.over: users`"),
+            );
+        }
+    } else {
+        for key in ["arrival", "burstiness", "max_concurrency"] {
+            if get(v, &["load", key]).is_some() {
+                out.push(
+                    Problem::key(p(&["load", key]), format!("`{key}` applies to a search over `rate`, not `users`"))
+                        .hint(format!("remove `{key}`: closed-loop users send when their previous request finished")),
+                );
+            }
+        }
+    }
+    check_slo(s, out);
+    check_levels(v, s, users, out);
+    check_knobs(v, s, out);
+}
+
+fn check_slo(s: &Value, out: &mut Vec<Problem>) {
+    let Some(terms) = s.get("slo").and_then(Value::as_array) else {
+        return; // the schema reports a missing or mistyped list
+    };
+    if terms.is_empty() {
+        out.push(
+            Problem::value(
+                p(&["load", "search", "slo"]),
+                "the search has no SLO to hold",
+            )
+            .hint("e.g. `slo: [{metric: p99_ttft_ms, max: 500}, {metric: error_rate, max: 0.01}]`"),
+        );
+    }
+    for (i, t) in terms.iter().enumerate() {
+        let mut base = p(&["load", "search", "slo"]);
+        base.push(Seg::Index(i));
+        let metric = t.get("metric").and_then(Value::as_str);
+        let parsed = metric.map(crate::capacity::SloMetric::parse);
+        if let Some(Err(e)) = &parsed {
+            let mut path = base.clone();
+            path.push(Seg::Key("metric".into()));
+            out.push(Problem::value(path, e.clone()).hint(crate::capacity::slo::SLO_METRICS_HINT));
+        }
+        let Some(max) = t.get("max").and_then(Value::as_f64) else {
+            continue;
+        };
+        let mut path = base.clone();
+        path.push(Seg::Key("max".into()));
+        match parsed {
+            Some(Ok(crate::capacity::SloMetric::ErrorRate)) if !(max > 0.0 && max < 1.0) => {
+                out.push(
+                    Problem::value(path, format!("an error-rate bound is a fraction strictly between 0 and 1, found {max}"))
+                        .hint("0.01 means 1 %; a bound of 0 can never be shown to hold (no finite sample proves zero errors)"),
+                );
+            }
+            _ if !(max.is_finite() && max > 0.0) => {
+                out.push(Problem::value(
+                    path,
+                    format!("must be a positive number of milliseconds, found {max}"),
+                ));
+            }
+            _ => {}
+        }
+    }
+}
+
+fn check_levels(v: &Value, s: &Value, users: bool, out: &mut Vec<Problem>) {
+    let level = |key: &str| s.get(key).and_then(Value::as_f64);
+    let problem = |x: f64| -> Option<String> {
+        if users {
+            (x.fract() != 0.0 || !(1.0..=f64::from(MAX_USERS)).contains(&x)).then(|| {
+                format!("a number of users is a whole number from 1 to {MAX_USERS}, found {x}")
+            })
+        } else {
+            limits::rate_problem(x)
+        }
+    };
+    for key in ["start", "max", "min"] {
+        if let Some(m) = level(key).and_then(problem) {
+            out.push(Problem::value(p(&["load", "search", key]), m));
+        }
+    }
+    if let (Some(start), Some(max)) = (level("start"), level("max")) {
+        if max < start {
+            out.push(
+                Problem::value(
+                    p(&["load", "search", "max"]),
+                    format!("max {max} is below start {start}"),
+                )
+                .hint("`max` is the highest level the search may probe; `start` its first probe"),
+            );
+        }
+        if let Some(min) = level("min").filter(|m| *m > start) {
+            out.push(Problem::value(
+                p(&["load", "search", "min"]),
+                format!("min {min} is above start {start}"),
+            ));
+        }
+    }
+    if users {
+        let requests = get(v, &["workload", "requests_per_rung"])
+            .and_then(Value::as_f64)
+            .unwrap_or(f64::from(super::types::default_requests_per_rung()));
+        if let Some(max) = level("max").filter(|m| *m > requests) {
+            out.push(
+                Problem::value(
+                    p(&["load", "search", "max"]),
+                    format!("up to {max} users but only {requests} requests per probe: a probe's users would not all be busy"),
+                )
+                .hint(format!("raise workload.requests_per_rung to at least {} or lower `max`", 3.0 * max)),
+            );
+        }
+    }
+}
+
+fn check_knobs(v: &Value, s: &Value, out: &mut Vec<Problem>) {
+    if let Some(t) = s.get("precision").filter(|x| !x.is_null()) {
+        let parsed = match t {
+            Value::String(x) => Threshold::parse(x),
+            Value::Number(n) => Ok(Threshold::Absolute(n.as_f64().unwrap_or(f64::NAN))),
+            _ => Err(String::new()),
+        };
+        let bad = match parsed {
+            Ok(Threshold::Relative(r)) => !(r > 0.0 && r <= 1.0),
+            Ok(Threshold::Absolute(a)) => !(a.is_finite() && a > 0.0),
+            Err(_) => false, // the schema reports the type
+        };
+        if bad {
+            out.push(
+                Problem::value(p(&["load", "search", "precision"]), "must be above 0 (and at most 100%)")
+                    .hint("`5%` stops when the bracket's ends are within 5 % of each other; a plain number is a width in req/s (or users)"),
+            );
+        }
+    }
+    if let Some(g) = s.get("growth").and_then(Value::as_f64) {
+        if !(g > 1.0 && g <= 16.0) {
+            out.push(
+                Problem::value(
+                    p(&["load", "search", "growth"]),
+                    format!("must be above 1 and at most 16, found {g}"),
+                )
+                .hint("2 doubles the level between bracketing probes"),
+            );
+        }
+    }
+    if let Some(c) = s.get("confidence").and_then(Value::as_f64) {
+        if !(0.5..=0.999).contains(&c) {
+            out.push(
+                Problem::value(
+                    p(&["load", "search", "confidence"]),
+                    format!("must be from 0.5 to 0.999, found {c}"),
+                )
+                .hint("0.9: each probe's verdict errs to one side with probability at most 5 %"),
+            );
+        }
+    }
+    if let Some(x) = s.get("max_extensions").and_then(Value::as_f64) {
+        if x > f64::from(MAX_EXTENSIONS) {
+            out.push(Problem::value(
+                p(&["load", "search", "max_extensions"]),
+                format!("at most {MAX_EXTENSIONS}, found {x}"),
+            ));
+        }
+    }
+    if let Some(b) = s.get("budget").filter(|x| !x.is_null()) {
+        let requests = b.get("requests").and_then(Value::as_f64);
+        if requests.is_none() && b.get("duration").is_none_or(Value::is_null) {
+            out.push(
+                Problem::value(
+                    p(&["load", "search", "budget"]),
+                    "the budget sets neither `requests` nor `duration`",
+                )
+                .hint("e.g. `budget: { requests: 5000 }` or `budget: { duration: 10m }`"),
+            );
+        }
+        let int =
+            |keys: &[&str], default: f64| get(v, keys).and_then(Value::as_f64).unwrap_or(default);
+        let chunk = int(
+            &["workload", "requests_per_rung"],
+            f64::from(super::types::default_requests_per_rung()),
+        ) + int(&["load", "warmup_requests"], 0.0);
+        if let Some(r) = requests.filter(|r| *r < chunk) {
+            out.push(
+                Problem::value(
+                    p(&["load", "search", "budget", "requests"]),
+                    format!("{r} requests cannot pay for one probe of {chunk} (requests_per_rung + warmup_requests)"),
+                )
+                .hint(format!("allow at least {} (ten probes)", 10.0 * chunk)),
+            );
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn problems(load: Value) -> Vec<String> {
+        let v = json!({
+            "workload": { "requests_per_rung": 300 },
+            "load": load,
+        });
+        let mut out = Vec::new();
+        check(&v, &mut out);
+        out.iter().map(|p| format!("{p:?}")).collect()
+    }
+
+    fn search(extra: Value) -> Value {
+        let mut s = json!({
+            "slo": [{ "metric": "p99_ttft_ms", "max": 500 }, { "metric": "error_rate", "max": 0.01 }],
+            "start": 2,
+            "max": 200,
+        });
+        for (k, v) in extra.as_object().unwrap() {
+            s[k] = v.clone();
+        }
+        s
+    }
+
+    #[test]
+    fn a_plain_search_has_no_problems() {
+        assert!(problems(json!({ "search": search(json!({})) })).is_empty());
+        let users = search(json!({ "over": "users", "start": 1, "max": 64 }));
+        assert!(problems(json!({ "search": users, "think_time": "1s" })).is_empty());
+    }
+
+    #[test]
+    fn keys_a_search_replaces_are_refused_each_with_its_reason() {
+        let p = problems(json!({
+            "search": search(json!({})),
+            "rates": [1, 2],
+            "baseline_rate": 1,
+            "repeats": 3,
+            "duration": "1m",
+        }));
+        assert_eq!(p.len(), 4, "{p:?}");
+        assert!(
+            p.iter()
+                .all(|x| x.contains("does not combine with `load.search`")),
+            "{p:?}"
+        );
+        // `repeats: 1` is the default said aloud: no problem.
+        assert!(problems(json!({ "search": search(json!({})), "repeats": 1 })).is_empty());
+    }
+
+    #[test]
+    fn bad_slo_terms_levels_and_knobs_are_each_reported() {
+        let p = problems(json!({ "search": search(json!({
+            "slo": [
+                { "metric": "p99_ttft", "max": 500 },
+                { "metric": "error_rate", "max": 0 },
+                { "metric": "p95_tpot_ms", "max": -1 }
+            ],
+            "start": 10,
+            "max": 5,
+            "precision": "0%",
+            "growth": 1,
+            "confidence": 0.2,
+            "budget": { "requests": 100 }
+        })) }));
+        for says in [
+            "unknown SLO metric `p99_ttft`",
+            "strictly between 0 and 1",
+            "positive number of milliseconds",
+            "max 5 is below start 10",
+            "must be above 0",
+            "above 1 and at most 16",
+            "from 0.5 to 0.999",
+            "cannot pay for one probe of 300",
+        ] {
+            assert!(p.iter().any(|x| x.contains(says)), "{says}: {p:?}");
+        }
+        let users = search(json!({ "over": "users", "start": 1.5, "max": 1000 }));
+        let p = problems(json!({ "search": users, "arrival": "gamma" }));
+        for says in [
+            "whole number from 1",
+            "only 300 requests per probe",
+            "`arrival` applies to a search over `rate`",
+        ] {
+            assert!(p.iter().any(|x| x.contains(says)), "{says}: {p:?}");
+        }
+    }
+
+    #[test]
+    fn the_default_min_is_a_sixty_fourth_of_start_or_one_user() {
+        let s: SearchLoad = serde_json::from_value(search(json!({}))).unwrap();
+        assert_eq!(s.min_level(), 2.0 / 64.0);
+        assert_eq!(s.precision, Threshold::Relative(0.05));
+        assert_eq!((s.growth, s.confidence, s.max_extensions), (2.0, 0.9, 2));
+        let u: SearchLoad =
+            serde_json::from_value(search(json!({ "over": "users", "start": 4 }))).unwrap();
+        assert_eq!(u.min_level(), 1.0);
+    }
+}

@@ -1,0 +1,291 @@
+//! Capacity searches (`load.search`, docs/capacity.md) end to end: the real binary against
+//! the in-process simulator, whose capacity is known (`SimConfig::capacity_rps`). Probes
+//! are short (150 requests) and the simulator runs at speed 8 or more, so each search takes
+//! seconds; every `ladder` call runs under a watchdog.
+
+mod support;
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use ladder::capacity::{CapacityFile, Stop};
+use support::{check_folder, ladder_cmd, no_panic, run_ladder, spawn, Ran, TOKENIZER};
+
+const LIMIT: Duration = Duration::from_secs(120);
+
+/// A search scenario named `rel` against the simulator at `speed` (decode `decode_scale`
+/// times slower), its p90 TTFT held to `ttft_ms`; `load_extra` / `top_extra` are added under
+/// `load:` and at the top level.
+fn scenario(dir: &Path, speed: f64, decode_scale: f64, ttft_ms: f64, extra: &str) -> PathBuf {
+    let start = 5.0 * speed;
+    let text = format!(
+        "version: 1
+name: rel
+endpoint: {{ base_url: sim, request_timeout: 30s }}
+model: ladder-sim
+tokenizer: {TOKENIZER}
+workload: {{ input_tokens: 128, output_tokens: 64, requests_per_rung: 150, seed: 0 }}
+load:
+  cooldown: 0s
+  search:
+    slo: [ {{ metric: p90_ttft_ms, max: {ttft_ms} }}, {{ metric: error_rate, max: 0.05 }} ]
+    start: {start}
+    max: 5000
+    precision: 10%
+    budget: {{ requests: 4000 }}
+gate:
+  - {{ metric: capacity, max_decrease: 5% }}
+sim: {{ seed: 0, max_num_seqs: 16, speed: {speed}, decode_scale: {decode_scale} }}
+{extra}"
+    );
+    let path = dir.join(format!("s-{speed}-{decode_scale}.yaml"));
+    std::fs::write(&path, text).unwrap();
+    path
+}
+
+/// The simulator's saturated throughput for the scenario's shape (docs/sim.md).
+fn sim_capacity(speed: f64, decode_scale: f64) -> f64 {
+    let cfg: ladder::sim::SimConfig = serde_json::from_value(serde_json::json!({
+        "max_num_seqs": 16, "speed": speed, "decode_scale": decode_scale
+    }))
+    .unwrap();
+    cfg.capacity_rps(128, 64)
+}
+
+/// Runs a search into `out` and returns its folder and capacity.json.
+fn search(sc: &Path, out: &Path) -> (Ran, PathBuf, CapacityFile) {
+    let r = run_ladder(sc, out, LIMIT);
+    no_panic(&r);
+    assert_eq!(r.status.code(), Some(0), "{}", r.all());
+    let dir = std::fs::read_dir(out.join("rel"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .max()
+        .unwrap();
+    let file: CapacityFile =
+        serde_json::from_slice(&std::fs::read(dir.join("capacity.json")).unwrap()).unwrap();
+    (r, dir, file)
+}
+
+/// Two simulators, the second twice as fast with its SLO halved (the same server on a
+/// clock twice as fast): each search brackets a capacity near the simulator's saturated
+/// throughput, the second twice the first, and every probe is an ordinary rung.
+#[test]
+fn searches_converge_near_the_simulators_capacity_and_scale_with_its_speed() {
+    let tmp = tempfile::tempdir().unwrap();
+    let mut found = Vec::new();
+    for (speed, ttft) in [(8.0, 200.0), (16.0, 100.0)] {
+        let sc = scenario(tmp.path(), speed, 1.0, ttft, "");
+        let out = tmp.path().join(format!("out-{speed}"));
+        let (r, dir, file) = search(&sc, &out);
+        let truth = sim_capacity(speed, 1.0);
+        let a = file.answer;
+        assert!(
+            matches!(
+                a.status,
+                Stop::Converged | Stop::UncertainZone | Stop::Resolution
+            ),
+            "{a:?}"
+        );
+        let (c, lo, hi) = (a.capacity.unwrap(), a.lo.unwrap(), a.hi.unwrap());
+        assert!(lo <= c && c <= hi && lo < hi, "{a:?}");
+        // Probes of 150 requests see the queue only once it grows for the whole probe: the
+        // SLO breaks a little past the saturated throughput, never far from it.
+        assert!(
+            (0.7..1.5).contains(&(c / truth)),
+            "capacity {c} against the simulator's {truth}: {}",
+            r.all()
+        );
+        // The terminal shows every probe and the bracket, then the answer.
+        assert!(r.stderr.contains("probe 1: "), "{}", r.stderr);
+        assert!(r.stderr.contains("bracket ["), "{}", r.stderr);
+        assert!(r.stdout.contains(&file.text), "{}", r.stdout);
+        assert!(file.text.starts_with("capacity "), "{}", file.text);
+        // Every probe is a rung of an ordinary, loadable result folder.
+        let rd = check_folder(&dir);
+        let mut levels: Vec<f64> = file.probes.iter().map(|p| p.level).collect();
+        levels.sort_by(f64::total_cmp);
+        let mut rungs: Vec<f64> = rd.rungs.iter().map(|r| r.entry.rate).collect();
+        rungs.sort_by(f64::total_cmp);
+        assert_eq!(levels, rungs);
+        assert!(rd.rungs.iter().all(|r| r.entry.complete));
+        assert!(file.requests <= 4000);
+        found.push(c);
+    }
+    let ratio = found[1] / found[0];
+    assert!((1.5..2.6).contains(&ratio), "capacities {found:?}");
+}
+
+/// A candidate whose decode is 50 % slower has a third less capacity: `compare` fails it on
+/// the capacity row, in the terminal, Markdown and JUnit; the same build against itself
+/// does not regress.
+#[test]
+fn a_gate_on_capacity_catches_a_slower_decode() {
+    let tmp = tempfile::tempdir().unwrap();
+    let base = scenario(tmp.path(), 8.0, 1.0, 200.0, "");
+    let cand = scenario(tmp.path(), 8.0, 1.5, 200.0, "");
+    let (_, bdir, bfile) = search(&base, &tmp.path().join("base"));
+    let (_, cdir, cfile) = search(&cand, &tmp.path().join("cand"));
+    assert!(
+        cfile.answer.capacity.unwrap() < bfile.answer.capacity.unwrap(),
+        "{} vs {}",
+        cfile.text,
+        bfile.text
+    );
+    let md = tmp.path().join("summary.md");
+    let xml = tmp.path().join("junit.xml");
+    let r = spawn(ladder_cmd(&[
+        "compare",
+        bdir.to_str().unwrap(),
+        cdir.to_str().unwrap(),
+        "--summary",
+        md.to_str().unwrap(),
+        "--junit",
+        xml.to_str().unwrap(),
+    ]))
+    .finish(LIMIT);
+    no_panic(&r);
+    assert_eq!(r.status.code(), Some(1), "{}", r.all());
+    let row = r
+        .stdout
+        .lines()
+        .find(|l| l.starts_with("search ") && l.contains("capacity"))
+        .unwrap_or_else(|| panic!("no capacity row:\n{}", r.stdout));
+    assert!(row.contains("REGRESSION"), "{row}");
+    assert!(row.contains("x["), "the ratio interval is shown: {row}");
+    let md = std::fs::read_to_string(md).unwrap();
+    assert!(md.contains("| search | capacity |"), "{md}");
+    let xml = std::fs::read_to_string(xml).unwrap();
+    assert!(
+        xml.contains("capacity -5%") && xml.contains("<failure"),
+        "{xml}"
+    );
+    // The baseline against itself: the capacity row passes or is inconclusive, never a
+    // regression.
+    let r = spawn(ladder_cmd(&[
+        "compare",
+        bdir.to_str().unwrap(),
+        bdir.to_str().unwrap(),
+    ]))
+    .finish(LIMIT);
+    assert_ne!(r.status.code(), Some(1), "{}", r.all());
+}
+
+fn validate(dir: &Path, yaml_extra: &str) -> Ran {
+    let sc = scenario(dir, 8.0, 1.0, 200.0, yaml_extra);
+    let text = std::fs::read_to_string(&sc).unwrap();
+    // Keys under `load:` go right after it.
+    let text = match yaml_extra.strip_prefix("LOAD:") {
+        Some(line) => text
+            .replace(yaml_extra, "")
+            .replace("load:\n", &format!("load:\n  {}\n", line.trim())),
+        None => text,
+    };
+    std::fs::write(&sc, text).unwrap();
+    spawn(ladder_cmd(&["validate", sc.to_str().unwrap()])).finish(LIMIT)
+}
+
+#[test]
+fn a_search_is_refused_where_it_makes_no_sense_with_the_reason() {
+    let tmp = tempfile::tempdir().unwrap();
+    let ok = validate(tmp.path(), "");
+    assert_eq!(ok.status.code(), Some(0), "{}", ok.all());
+    for (extra, says) in [
+        (
+            "LOAD: rates: [1, 2]",
+            "`load.rates` does not combine with `load.search`",
+        ),
+        (
+            "LOAD: trace: { path: t.jsonl }",
+            "`load.trace` does not combine with `load.search`",
+        ),
+        (
+            "LOAD: duration: 1m",
+            "`load.duration` does not combine with `load.search`",
+        ),
+        (
+            "LOAD: repeats: 3",
+            "`load.repeats` does not combine with `load.search`",
+        ),
+    ] {
+        let r = validate(tmp.path(), extra);
+        assert_eq!(r.status.code(), Some(2), "{extra}: {}", r.all());
+        assert!(r.stderr.contains(says), "{extra}: {}", r.stderr);
+        assert!(
+            r.stderr.contains("hint: remove it"),
+            "{extra}: {}",
+            r.stderr
+        );
+    }
+    // Sessions: their unit is unclear.
+    let sc = scenario(tmp.path(), 8.0, 1.0, 200.0, "");
+    let text = std::fs::read_to_string(&sc)
+        .unwrap()
+        .replace("seed: 0 }", "seed: 0, sessions: { turns: 2 } }");
+    std::fs::write(&sc, &text).unwrap();
+    let r = spawn(ladder_cmd(&["validate", sc.to_str().unwrap()])).finish(LIMIT);
+    assert_eq!(r.status.code(), Some(2), "{}", r.all());
+    assert!(
+        r.stderr
+            .contains("`workload.sessions` does not combine with `load.search`"),
+        "{}",
+        r.stderr
+    );
+    // A bad SLO metric names the accepted ones; a capacity gate needs a search.
+    let sc = scenario(tmp.path(), 8.0, 1.0, 200.0, "");
+    let text = std::fs::read_to_string(&sc)
+        .unwrap()
+        .replace("p90_ttft_ms", "mean_ttft_ms");
+    std::fs::write(&sc, &text).unwrap();
+    let r = spawn(ladder_cmd(&["validate", sc.to_str().unwrap()])).finish(LIMIT);
+    assert_eq!(r.status.code(), Some(2));
+    assert!(
+        r.stderr
+            .contains("a mean has no distribution-free interval"),
+        "{}",
+        r.stderr
+    );
+    let quick = Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios/quickstart.yaml");
+    let gated = std::fs::read_to_string(quick).unwrap().replace(
+        "gate:\n",
+        "gate:\n  - { metric: capacity, max_decrease: 5% }\n",
+    );
+    let gated = gated.replace("tokenizers/ladder-tiny.json", TOKENIZER);
+    let qp = tmp.path().join("q.yaml");
+    std::fs::write(&qp, gated).unwrap();
+    let r = spawn(ladder_cmd(&["validate", qp.to_str().unwrap()])).finish(LIMIT);
+    assert_eq!(r.status.code(), Some(2), "{}", r.all());
+    assert!(r.stderr.contains("has no `load.search`"), "{}", r.stderr);
+}
+
+#[test]
+fn run_flags_and_shards_that_cannot_follow_a_search_are_refused_before_any_load() {
+    let tmp = tempfile::tempdir().unwrap();
+    let sc = scenario(tmp.path(), 8.0, 1.0, 200.0, "");
+    let s = sc.to_str().unwrap();
+    let future = format!("@{}", chrono::Utc::now().timestamp() + 3600);
+    let out = tmp.path().join("out");
+    for (mut args, says) in [
+        (vec!["run", s, "--rates", "1,2"], "chooses its own rates"),
+        (
+            vec!["run", s, "--repeats", "3"],
+            "does not combine with `load.search`",
+        ),
+        (
+            vec!["run", s, "--shard", "1/2", "--start-at", future.as_str()],
+            "a capacity search (`load.search`) chooses each probe",
+        ),
+        (
+            vec!["slurm", s, "--shards", "2"],
+            "a capacity search (`load.search`) chooses each probe",
+        ),
+    ] {
+        if args[0] == "run" {
+            args.extend(["--out", out.to_str().unwrap()]);
+        }
+        let r = spawn(ladder_cmd(&args)).finish(LIMIT);
+        assert_eq!(r.status.code(), Some(2), "{args:?}: {}", r.all());
+        assert!(r.stderr.contains(says), "{args:?}: {}", r.stderr);
+    }
+    assert!(!out.exists(), "nothing was run");
+}
