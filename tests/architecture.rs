@@ -24,7 +24,7 @@ const FLOORS: &[(&str, &[&str])] = &[
     ),
     // stdout and stderr, which escape every line for the terminal.
     ("streams", &["stdio"]),
-    // The SLO search's decisions from probe outcomes: no I/O and no import of ladder, read by
+    // The SLO search's decisions from probe outcomes: no I/O, importing only the ground floor, read by
     // the scenario (its `load.search` types) and driven by the runner.
     ("search", &["capacity"]),
     ("vocabulary", &["record", "scenario"]),

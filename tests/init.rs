@@ -196,7 +196,7 @@ fn completions_are_generated_for_each_shell() {
 }
 
 /// `ladder --version` names the commit the binary was built from (build.rs), so a CI log or a
-/// bug report says which build ran: in this checkout, HEAD's.
+/// bug report says which build ran: a commit of this checkout (HEAD when it was built).
 #[test]
 fn version_names_the_commit_it_was_built_from() {
     let o = ladder(&["--version"]);
@@ -206,13 +206,28 @@ fn version_names_the_commit_it_was_built_from() {
         v.starts_with(&format!("ladder {} (commit ", env!("CARGO_PKG_VERSION"))),
         "{v}"
     );
-    let head = std::process::Command::new("git")
-        .args(["rev-parse", "--short=12", "HEAD"])
+    // The commit build.rs read when this binary (and this test) was built.
+    let built = env!("LADDER_GIT_COMMIT");
+    assert!(v.contains(&format!("(commit {built})")), "{v}");
+    // In a git checkout it is a real commit of this repository (HEAD when built; a commit
+    // made since then is not a reason to fail).
+    let in_git = std::process::Command::new("git")
+        .args(["rev-parse", "--git-dir"])
         .current_dir(env!("CARGO_MANIFEST_DIR"))
         .output()
-        .ok()
-        .filter(|o| o.status.success())
-        .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string());
-    let expected = head.unwrap_or_else(|| "unknown".into());
-    assert!(v.contains(&format!("(commit {expected})")), "{v}");
+        .is_ok_and(|o| o.status.success());
+    if in_git {
+        assert!(
+            built.len() == 12 && built.chars().all(|c| c.is_ascii_hexdigit()),
+            "{built}"
+        );
+        let exists = std::process::Command::new("git")
+            .args(["cat-file", "-e", &format!("{built}^{{commit}}")])
+            .current_dir(env!("CARGO_MANIFEST_DIR"))
+            .status()
+            .is_ok_and(|s| s.success());
+        assert!(exists, "{built} is not a commit of this repository");
+    } else {
+        assert_eq!(built, "unknown");
+    }
 }

@@ -250,6 +250,11 @@ fn drift_advice(e: &Evidence, d: &Drift, conds: &[Cond], unit: Unit) -> Option<S
         let df = if d.df == 0 { 0 } else { b - 1 + c - 1 };
         d.within_half * scale + d.half_for(b, c, df) < dist
     };
+    // The ratio is already settled with the runs there are: what holds the check back is
+    // another condition (an absolute floor, `min_change`), which more requests decide.
+    if settles(rb, rc) {
+        return None;
+    }
     let mut best: Option<(usize, usize)> = None;
     let c_max = if matches!(unit, Unit::Duration(_)) {
         rc
@@ -301,4 +306,73 @@ fn drift_advice(e: &Evidence, d: &Drift, conds: &[Cond], unit: Unit) -> Option<S
             if soak { rc } else { MAX_RUNS[1] }
         ),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::compare::components::Drift;
+    use crate::compare::stats::Interval;
+    use crate::compare::verdict::Method;
+
+    /// The calibration's case (3 vs 9, +25 % TPOT): the ratio interval x[1.130, 1.393] lies
+    /// wholly past x1.1, but the difference d[+0.45, +1.36] straddles the 0.5 ms floor. The
+    /// drift does not hold the check back, so the advice is about requests, never "bring  to
+    /// settle it" with no runs named.
+    #[test]
+    fn a_check_held_back_by_its_floor_not_its_drift_is_advised_requests() {
+        let drift = Drift {
+            tau2: 0.058f64.powi(2),
+            df: 10,
+            runs: [9, 3],
+            half: 0.07,
+            within_half: 0.03,
+            level: 0.975,
+        };
+        let e = Evidence {
+            base: 3.47,
+            cand: 4.36,
+            ratio: Some(Interval {
+                lo: 1.130,
+                hi: 1.393,
+            }),
+            diff: Some(Interval {
+                lo: 0.4523,
+                hi: 1.36,
+            }),
+            cand_ci: None,
+            method: Method::Bootstrap,
+            level: 0.9917,
+            requests: 1800,
+            counts: None,
+            too_few: None,
+            repeats: [9, 3],
+            drift: Some(drift),
+        };
+        let conds = [
+            Cond {
+                scale: Scale::Ratio,
+                iv: Interval {
+                    lo: 1.130,
+                    hi: 1.393,
+                },
+                bad: 1.1,
+                good: None,
+                sign: 1.0,
+            },
+            Cond {
+                scale: Scale::Diff,
+                iv: Interval {
+                    lo: 0.4523,
+                    hi: 1.36,
+                },
+                bad: 0.5,
+                good: None,
+                sign: 1.0,
+            },
+        ];
+        let advice = needed(&e, &conds, Unit::Requests);
+        assert!(!advice.contains("bring  to"), "{advice}");
+        assert!(advice.contains("workload.requests_per_rung"), "{advice}");
+    }
 }
