@@ -33,6 +33,9 @@ import tempfile
 import time
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from calibrate import wilson  # noqa: E402  (shared with the gate's calibrations)
+
 ROOT = Path(__file__).resolve().parents[2]
 TOKENIZER = ROOT / "scenarios" / "tokenizers" / "ladder-tiny.json"
 BIN = ROOT / "target" / "release" / "ladder"
@@ -161,14 +164,6 @@ def fixed_ladder_seconds(args):
     return total
 
 
-def wilson(k, n, z=1.96):
-    if n == 0:
-        return (0.0, 1.0)
-    p = k / n
-    d = 1 + z * z / n
-    c = (p + z * z / (2 * n)) / d
-    h = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / d
-    return (max(0.0, c - h), min(1.0, c + h))
 
 
 def main():

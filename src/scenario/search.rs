@@ -9,6 +9,7 @@ use serde_json::Value;
 use super::diagnostic::Problem;
 use super::limits;
 use super::load_kind::MAX_USERS;
+use super::shapes::{get, p};
 use super::types::{DurationStr, Threshold};
 use super::yaml::Seg;
 
@@ -118,16 +119,6 @@ impl SearchLoad {
             (None, SearchOver::Rate) => (self.start / 64.0).max(limits::MIN_RATE),
         }
     }
-}
-
-fn p(keys: &[&str]) -> Vec<Seg> {
-    keys.iter().map(|k| Seg::Key((*k).into())).collect()
-}
-
-fn get<'a>(v: &'a Value, keys: &[&str]) -> Option<&'a Value> {
-    keys.iter()
-        .try_fold(v, |v, k| v.get(*k))
-        .filter(|x| !x.is_null())
 }
 
 /// Keys of `load` a search does not combine with, and why.

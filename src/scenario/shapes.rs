@@ -141,11 +141,11 @@ impl RampLoad {
     }
 }
 
-fn p(keys: &[&str]) -> Vec<Seg> {
+pub(super) fn p(keys: &[&str]) -> Vec<Seg> {
     keys.iter().map(|k| Seg::Key((*k).into())).collect()
 }
 
-fn get<'a>(v: &'a Value, keys: &[&str]) -> Option<&'a Value> {
+pub(super) fn get<'a>(v: &'a Value, keys: &[&str]) -> Option<&'a Value> {
     keys.iter()
         .try_fold(v, |v, k| v.get(*k))
         .filter(|x| !x.is_null())
