@@ -27,6 +27,10 @@ enum Command {
         /// Scenario files to check.
         #[arg(required = true)]
         files: Vec<PathBuf>,
+        /// Print one JSON document on stdout (docs/json.md): every file's problems, notes
+        /// and warnings (the same text still goes to stderr). Exit code unchanged.
+        #[arg(long)]
+        json: bool,
     },
     /// Print the JSON Schema of the current scenario version.
     Schema,
@@ -65,6 +69,9 @@ enum Command {
         /// folder given: the one holding the shards).
         #[arg(long, value_name = "DURATION")]
         wait: Option<String>,
+        /// Print one JSON document on stdout (docs/json.md) instead of the folder's path.
+        #[arg(long)]
+        json: bool,
     },
     /// Write a Slurm batch script running a scenario as N shards under srun, then merging.
     Slurm(ladder::deploy::slurm::SlurmArgs),
@@ -174,6 +181,10 @@ struct HistoryArgs {
     /// Write an HTML page with one chart per metric; an empty value writes none.
     #[arg(long, value_name = "FILE.html")]
     html: Option<String>,
+    /// Print one JSON document on stdout (docs/json.md) instead of the tables; notes stay on
+    /// stderr. Exit code unchanged.
+    #[arg(long)]
+    json: bool,
 }
 
 /// Options shared by `compare` and `gate`.
@@ -206,6 +217,10 @@ struct GateArgs {
     /// Write JUnit XML (one test case per rung and check); an empty value writes none.
     #[arg(long, value_name = "FILE.xml")]
     junit: Option<String>,
+    /// Print the comparison as one JSON document on stdout (docs/json.md) instead of the
+    /// verdict table; progress and notes stay on stderr. Exit code unchanged.
+    #[arg(long)]
+    json: bool,
 }
 
 /// `--drift 5%` (or `0.05`): a relative run-to-run spread, from 0 up to (not including) 100 %.
@@ -251,6 +266,7 @@ impl GateArgs {
             summary: output_file("summary", &self.summary),
             junit: output_file("junit", &self.junit),
             strict: self.strict,
+            json: self.json,
             compare: ladder::compare::CompareOptions {
                 overrides,
                 allow_config_change,
@@ -270,10 +286,6 @@ impl GateArgs {
 /// `ladder compare` / `gate` / `bless`: run, print, map the outcome to an exit code.
 fn compare_cmd(command: Command) -> i32 {
     use ladder::{commands, compare};
-    let fail = |e: &dyn std::fmt::Display| {
-        eprintln!("error: {e}");
-        ladder::exit::BAD_INPUT
-    };
     match command {
         Command::Compare {
             base,
@@ -282,6 +294,8 @@ fn compare_cmd(command: Command) -> i32 {
             allow_config_change,
         } => {
             crate::cli_signal::exit_on_signal();
+            let json = gate.json;
+            let fail = |e: &dyn std::fmt::Display| fail("compare", json, e);
             let opts = match gate.options(allow_config_change) {
                 Ok(o) => o,
                 Err(e) => return fail(&e),
@@ -290,12 +304,19 @@ fn compare_cmd(command: Command) -> i32 {
                 Ok(c) => c,
                 Err(e) => return fail(&e),
             };
-            print!(
-                "{}",
-                terminal_line(&compare::render::terminal(&c, opts.strict))
-            );
+            // With --json the document comes after the files are written: a write error is
+            // then the one document on stdout.
+            if !json {
+                print!(
+                    "{}",
+                    terminal_line(&compare::render::terminal(&c, opts.strict))
+                );
+            }
             if let Err(e) = commands::gate::write_outputs(&c, &opts) {
                 return fail(&e);
+            }
+            if json {
+                crate::cli_json::print(&compare::json::document(&c, opts.strict, "compare"));
             }
             c.exit_code(opts.strict)
         }
@@ -307,6 +328,8 @@ fn compare_cmd(command: Command) -> i32 {
             gate,
             allow_config_change,
         } => {
+            let json = gate.json;
+            let fail = |e: &dyn std::fmt::Display| fail("gate", json, e);
             let opts = match gate.options(allow_config_change) {
                 Ok(o) => commands::GateOptions {
                     scenario,
@@ -329,7 +352,12 @@ fn compare_cmd(command: Command) -> i32 {
                 Ok(c) => {
                     let html = std::path::Path::new(&c.cand_label).join("report.html");
                     if html.is_file() {
-                        println!("report: {}", terminal_line(&html.display().to_string()));
+                        // With --json stdout holds the document alone.
+                        if json {
+                            eprintln!("report: {}", html.display());
+                        } else {
+                            println!("report: {}", terminal_line(&html.display().to_string()));
+                        }
                     }
                     c.exit_code(opts.strict)
                 }
@@ -376,7 +404,7 @@ fn compare_cmd(command: Command) -> i32 {
                 }
                 ladder::exit::OK
             }
-            Err(e) => fail(&e),
+            Err(e) => fail("bless", false, &e),
         },
         _ => unreachable!("only compare, gate and bless reach compare_cmd"),
     }
@@ -386,7 +414,7 @@ fn compare_cmd(command: Command) -> i32 {
 pub fn main() -> i32 {
     let cli = Cli::parse();
     match cli.command {
-        Command::Validate { files } => validate(&files),
+        Command::Validate { files, json } => validate(&files, json),
         Command::Run {
             scenario,
             out,
@@ -403,6 +431,7 @@ pub fn main() -> i32 {
                 repeats,
                 quiet: quiet || json,
                 json,
+                no_stdout: false,
                 shard,
                 prompt_nonce: None,
             }),
@@ -411,7 +440,12 @@ pub fn main() -> i32 {
                 ladder::exit::BAD_INPUT
             }
         },
-        Command::Merge { shards, out, wait } => merge(&shards, &out, wait.as_deref()),
+        Command::Merge {
+            shards,
+            out,
+            wait,
+            json,
+        } => merge(&shards, &out, wait.as_deref(), json),
         Command::Slurm(a) => ladder::deploy::slurm::main(&a),
         Command::Kube(a) => ladder::deploy::kube::main(&a),
         Command::Schema => {
@@ -427,6 +461,7 @@ pub fn main() -> i32 {
         Command::History(a) => ladder::history::run(&ladder::history::HistoryOptions {
             summary: output_file("summary", &a.summary),
             html: output_file("html", &a.html),
+            json: a.json,
             dirs: a.dirs,
             metrics: a.metrics,
             rates: a.rates,
@@ -497,28 +532,36 @@ impl ShardArgs {
     }
 }
 
-fn merge(shards: &[PathBuf], out: &std::path::Path, wait: Option<&str>) -> i32 {
+fn merge(shards: &[PathBuf], out: &std::path::Path, wait: Option<&str>, json: bool) -> i32 {
     use ladder::results::shard_merge;
     let wait = match wait.map(humantime::parse_duration).transpose() {
         Ok(w) => w,
-        Err(e) => {
-            eprintln!("error: --wait: {e}; e.g. --wait 2h");
-            return ladder::exit::BAD_INPUT;
-        }
+        Err(e) => return fail("merge", json, &format!("--wait: {e}; e.g. --wait 2h")),
     };
     let merged = shard_merge::shard_dirs(shards, wait).and_then(|d| shard_merge::merge(&d, out));
     match merged {
         Ok(m) => {
             eprintln!("{}", m.describe());
             write_reports(out, false);
-            println!("{}", terminal_line(&out.display().to_string()));
+            if json {
+                crate::cli_json::print(&crate::cli_json::merge(&m));
+            } else {
+                println!("{}", terminal_line(&out.display().to_string()));
+            }
             ladder::exit::OK
         }
-        Err(e) => {
-            eprintln!("error: {e}");
-            ladder::exit::BAD_INPUT
-        }
+        Err(e) => fail("merge", json, &e),
     }
+}
+
+/// An error that makes a command's input unusable: `error:` on stderr, with `--json` the
+/// error document on stdout too; exit 2.
+fn fail(command: &str, json: bool, e: &dyn std::fmt::Display) -> i32 {
+    eprintln!("error: {e}");
+    if json {
+        crate::cli_json::print(&crate::cli_json::error(command, &e.to_string()));
+    }
+    ladder::exit::BAD_INPUT
 }
 
 // --- report (issue 6) ---
@@ -625,53 +668,67 @@ fn run(opts: ladder::runner::RunOptions) -> i32 {
 
 // ---- scenario: `validate` (owned by the scenario module) ----
 
-/// `ladder validate FILE...`: problems to stderr, `ok: FILE` to stdout; 0 when all are valid.
-fn validate(files: &[PathBuf]) -> i32 {
-    let mut all_ok = true;
-    for f in files {
-        let (loaded, diags) =
-            ladder::scenario::check_file(f, Some(&ladder::workload::tokenizer::check));
-        for d in &diags {
+/// `ladder validate FILE...`: problems to stderr, `ok: FILE` to stdout (with `--json` one
+/// document instead); 0 when all are valid.
+fn validate(files: &[PathBuf], json: bool) -> i32 {
+    let checked: Vec<(&std::path::Path, crate::cli_json::Checked)> =
+        files.iter().map(|f| (f.as_path(), check_one(f))).collect();
+    for (f, c) in &checked {
+        for d in &c.problems {
             eprintln!("{d}");
         }
-        // What `run` would refuse before preflight, `validate` refuses too (the same code).
-        let prepared = loaded.filter(|_| diags.is_empty()).map(|l| {
+        for n in &c.notes {
+            eprintln!("{}: note: {n}", f.display());
+        }
+        for w in &c.warnings {
+            eprintln!("{}: warning: {w}", f.display());
+        }
+        if c.ok && !json {
+            println!("ok: {}", f.display());
+        }
+    }
+    let code = if checked.iter().all(|(_, c)| c.ok) {
+        ladder::exit::OK
+    } else {
+        ladder::exit::BAD_INPUT
+    };
+    if json {
+        crate::cli_json::print(&crate::cli_json::validate(&checked, code));
+    }
+    code
+}
+
+/// One file's problems, notes and warnings, as `run` would find them before preflight.
+fn check_one(f: &std::path::Path) -> crate::cli_json::Checked {
+    let (loaded, mut problems) =
+        ladder::scenario::check_file(f, Some(&ladder::workload::tokenizer::check));
+    // What `run` would refuse before preflight, `validate` refuses too (the same code).
+    let loaded =
+        loaded.filter(|_| problems.is_empty()).and_then(|l| {
             match ladder::runner::prepare(&l, l.scenario.clone()) {
                 Ok(p) => {
                     let mut l = l;
                     if let (Some(r), Some(t)) = (&p.trace, &l.scenario.load.trace) {
                         l.notes.push(r.length_note(&t.speed));
                     }
-                    Ok(l)
+                    Some(l)
                 }
-                Err(found) => Err(l.diagnose(&found)),
+                Err(found) => {
+                    problems.extend(l.diagnose(&found));
+                    None
+                }
             }
         });
-        let loaded = match prepared {
-            Some(Err(more)) => {
-                for d in &more {
-                    eprintln!("{d}");
-                }
-                None
-            }
-            Some(Ok(l)) => Some(l),
-            None => None,
-        };
-        if let Some(l) = loaded {
-            for n in &l.notes {
-                eprintln!("{}: note: {n}", f.display());
-            }
-            for w in ladder::compare::size::warnings(&l.scenario) {
-                eprintln!("{}: warning: {w}", f.display());
-            }
-            println!("ok: {}", f.display());
-        } else {
-            all_ok = false;
-        }
-    }
-    if all_ok {
-        ladder::exit::OK
-    } else {
-        ladder::exit::BAD_INPUT
+    match loaded {
+        Some(l) => crate::cli_json::Checked {
+            warnings: ladder::compare::size::warnings(&l.scenario),
+            notes: l.notes,
+            problems,
+            ok: true,
+        },
+        None => crate::cli_json::Checked {
+            problems,
+            ..Default::default()
+        },
     }
 }

@@ -27,5 +27,8 @@ mod cli_init;
 #[path = "cli_sim.rs"]
 mod cli_sim;
 
+#[path = "cli_json.rs"]
+mod cli_json;
+
 #[path = "cli_signal.rs"]
 mod cli_signal;

@@ -254,6 +254,7 @@ fn read_all(i: usize, good: &Path, bad: &Path, out: &Path, t: &mut Tally) -> Res
                     },
                     summary: None,
                     html: None,
+                    json: false,
                 })
                 .map(|_| ()),
             );

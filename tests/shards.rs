@@ -117,10 +117,20 @@ fn three_shards_against_one_simulator_merge_to_the_one_machine_schedule() {
         parent.to_str().unwrap(),
         "--out",
         merged.to_str().unwrap(),
+        "--json",
     ]))
     .finish(Duration::from_secs(60));
     assert!(r.status.success(), "{}", r.all());
     assert!(r.stderr.contains("merged 3 shards"), "{}", r.stderr);
+    // --json: stdout is one document (docs/json.md), the folder's path in it.
+    let v: serde_json::Value = serde_json::from_str(&r.stdout).expect(&r.stdout);
+    assert_eq!(v["version"], 1);
+    assert_eq!(v["command"], "merge");
+    assert_eq!(v["exit_code"], 0);
+    assert_eq!(v["dir"], merged.to_str().unwrap());
+    assert_eq!(v["shards"], 3);
+    assert_eq!(v["rungs"], 2);
+    assert!(v["measured_requests"].as_u64().unwrap() > 0, "{v}");
     let d = check_folder(&merged);
     assert_eq!(d.info.status, RunStatus::Complete);
     assert!(d.info.shard.is_none());

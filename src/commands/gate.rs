@@ -4,7 +4,9 @@
 use std::fs;
 use std::path::{Path, PathBuf};
 
-use crate::compare::{compare, junit, markdown, render, CompareError, CompareOptions, Comparison};
+use crate::compare::{
+    compare, json, junit, markdown, render, CompareError, CompareOptions, Comparison,
+};
 use crate::results::{LoadError, ResultDir, RunStatus};
 use crate::runner::{self, RunError, RunOptions, RunOutcome};
 
@@ -23,6 +25,9 @@ pub struct GateOptions {
     /// JUnit XML file.
     pub junit: Option<PathBuf>,
     pub strict: bool,
+    /// `--json`: the comparison as one JSON document on stdout (docs/json.md) instead of
+    /// the verdict table, and nothing else on stdout (the run's table is left out).
+    pub json: bool,
     pub compare: CompareOptions,
     /// Called with the fresh run's folder as soon as the run ends (a stopped or failed run
     /// that left a folder included), before the comparison: `ladder gate` writes the same
@@ -131,6 +136,7 @@ fn run_options(opts: &GateOptions) -> RunOptions {
         scenario_path: opts.scenario.clone(),
         out_dir: opts.out.clone(),
         repeats: opts.repeats,
+        no_stdout: opts.json,
         ..Default::default()
     }
 }
@@ -160,11 +166,21 @@ pub fn gate(opts: &GateOptions) -> Result<Comparison, GateError> {
             e
         }
     })?;
-    print!(
-        "{}",
-        crate::escape::terminal::line(&render::terminal(&c, opts.strict))
-    );
+    if !opts.json {
+        print!(
+            "{}",
+            crate::escape::terminal::line(&render::terminal(&c, opts.strict))
+        );
+    }
     write_outputs(&c, opts)?;
+    // With --json the document comes after the files are written: a write error is then
+    // the one document on stdout (the CLI prints it).
+    if opts.json {
+        println!(
+            "{}",
+            crate::escape::json::document(&json::document(&c, opts.strict, "gate"))
+        );
+    }
     Ok(c)
 }
 

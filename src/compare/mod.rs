@@ -14,6 +14,7 @@ pub mod evidence;
 mod family_tests;
 pub mod groups;
 pub mod hier;
+pub mod json;
 pub mod junit;
 pub mod large;
 pub mod markdown;

@@ -3,10 +3,12 @@
 //! [`markdown`] (summary.md, gate and history Markdown), [`shell`] (the Slurm batch script),
 //! [`yaml`] (comments in a written scenario), [`terminal`] (ladder's stderr lines), [`html`]
 //! (report.html, the history page). JUnit XML has its own beside its writer
-//! (`compare::junit::escape`); JSON is written by serde_json.
+//! (`compare::junit::escape`); JSON is written by serde_json and made terminal-safe by
+//! [`json`] (the `--json` documents on stdout).
 //! RELIABILITY.md's channel table names which one each channel goes through.
 
 pub mod html;
+pub mod json;
 pub mod markdown;
 pub mod shell;
 pub mod terminal;

@@ -7,6 +7,7 @@
 //! the config diff of one and the chart drawing of the other.
 
 pub mod changepoint;
+pub mod json;
 pub mod render;
 pub mod series;
 
@@ -39,6 +40,8 @@ pub struct HistoryOptions {
     pub summary: Option<PathBuf>,
     /// HTML page to write.
     pub html: Option<PathBuf>,
+    /// `--json`: one JSON document on stdout (docs/json.md) instead of the tables.
+    pub json: bool,
 }
 
 /// Which way a metric gets worse.
@@ -271,6 +274,9 @@ pub fn run(opts: &HistoryOptions) -> i32 {
         Ok(h) => h,
         Err(e) => {
             eprintln!("error: {e}");
+            if opts.json {
+                println!("{}", error_document("history", &e));
+            }
             return crate::exit::BAD_INPUT;
         }
     };
@@ -280,7 +286,9 @@ pub fn run(opts: &HistoryOptions) -> i32 {
     for n in &h.notes {
         eprintln!("note: {n}");
     }
-    print!("{}", crate::escape::terminal::line(&render::terminal(&h)));
+    if !opts.json {
+        print!("{}", crate::escape::terminal::line(&render::terminal(&h)));
+    }
     let mut outputs: Vec<(&PathBuf, Result<String, String>)> = Vec::new();
     if let Some(p) = &opts.summary {
         outputs.push((p, Ok(render::markdown(&h))));
@@ -299,15 +307,38 @@ pub fn run(opts: &HistoryOptions) -> i32 {
                     "error: {}: cannot write: {e}; choose a writable path",
                     path.display()
                 );
+                if opts.json {
+                    println!(
+                        "{}",
+                        error_document(
+                            "history",
+                            &format!("{}: cannot write: {e}", path.display())
+                        )
+                    );
+                }
                 return crate::exit::BAD_INPUT;
             }
         }
     }
-    println!(
-        "{}",
-        crate::escape::terminal::line(&render::verdict_line(&h))
-    );
+    if opts.json {
+        println!("{}", crate::escape::json::document(&json::document(&h)));
+    } else {
+        println!(
+            "{}",
+            crate::escape::terminal::line(&render::verdict_line(&h))
+        );
+    }
     h.exit_code()
+}
+
+/// The JSON document of a command that ended with unusable input (exit 2), for `--json`.
+fn error_document(command: &str, message: &str) -> String {
+    crate::escape::json::document(&serde_json::json!({
+        "version": json::VERSION,
+        "command": command,
+        "exit_code": crate::exit::BAD_INPUT,
+        "error": message,
+    }))
 }
 
 #[cfg(test)]

@@ -19,7 +19,7 @@ fn pct(s: &Step) -> String {
     }
 }
 
-fn direction(s: &Step) -> &'static str {
+pub(super) fn direction(s: &Step) -> &'static str {
     if s.regression {
         "regression"
     } else if super::worse_direction(&s.metric).is_some() {

@@ -52,6 +52,10 @@ pub struct RunOptions {
     pub quiet: bool,
     /// Print a machine-readable summary on stdout instead of the table.
     pub json: bool,
+    /// Leave stdout to the caller (`ladder gate --json` prints its own document there):
+    /// progress and notes still go to stderr, the rung table and `results:` line are not
+    /// printed.
+    pub no_stdout: bool,
     /// Run one shard of the ladder (`--shard i/N --start-at T`); see [`shard`].
     pub shard: Option<shard::ShardRun>,
     /// The nonce that makes `workload.cache: cold` prompts new (recorded in run.json as
@@ -653,7 +657,7 @@ fn print_outcome(opts: &RunOptions, dir: &Path, scenario: &Scenario, rungs: &[Ru
             "analysis": analysis,
         });
         println!("{}", serde_json::to_string(&v).expect("serialises"));
-    } else if !opts.quiet {
+    } else if !opts.quiet && !opts.no_stdout {
         if scenario.workload.sessions.is_some() && scenario.load.concurrency.is_empty() {
             println!(
                 "note: with workload.sessions a rung's rate is sessions started per second; \

@@ -330,7 +330,7 @@ impl Ladder<'_> {
             println!("{}", serde_json::to_string(&v).expect("serialises"));
         } else {
             print_outcome(self.ctx.opts, &dir, scenario, &summaries);
-            if !quiet {
+            if !quiet && !self.ctx.opts.no_stdout {
                 println!("{}", file.text);
             }
         }
