@@ -18,6 +18,18 @@ use crate::cli_sim::{run_sim, SimArgs};
 struct Cli {
     #[command(subcommand)]
     command: Command,
+    /// Colour verdicts, warnings and errors: auto (on a terminal; off when NO_COLOR is set,
+    /// on when CLICOLOR_FORCE is), always, never.
+    #[arg(long, global = true, value_enum, default_value_t = Color::Auto, value_name = "WHEN")]
+    color: Color,
+}
+
+/// `--color`.
+#[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+enum Color {
+    Auto,
+    Always,
+    Never,
 }
 
 #[derive(Subcommand, Debug)]
@@ -307,10 +319,7 @@ fn compare_cmd(command: Command) -> i32 {
             // With --json the document comes after the files are written: a write error is
             // then the one document on stdout.
             if !json {
-                print!(
-                    "{}",
-                    terminal_line(&compare::render::terminal(&c, opts.strict))
-                );
+                show_comparison(&c, opts.strict);
             }
             if let Err(e) = commands::gate::write_outputs(&c, &opts) {
                 return fail(&e);
@@ -343,6 +352,7 @@ fn compare_cmd(command: Command) -> i32 {
                         write_reports(dir, true);
                         crate::cli_signal::exit_on_signal();
                     }),
+                    show: Some(show_comparison),
                     repeats,
                     ..o
                 },
@@ -410,9 +420,75 @@ fn compare_cmd(command: Command) -> i32 {
     }
 }
 
+/// The verdict table of `compare` and `gate` on stdout: escaped, then its verdict words,
+/// warnings and summary line coloured when stdout gets colour (`--color`).
+fn show_comparison(c: &ladder::compare::Comparison, strict: bool) {
+    use ladder::compare::render;
+    use ladder::compare::Verdict;
+    use ladder::stdio::{paint, Style};
+    let text = terminal_line(&render::terminal(c, strict));
+    let style = |v: Verdict| match v {
+        Verdict::Pass | Verdict::Improvement => Style::Good,
+        Verdict::Regression => Style::Bad,
+        Verdict::Inconclusive | Verdict::PastSaturation => Style::Warn,
+    };
+    let header = render::headers(c.load).join(" ");
+    let lines: Vec<&str> = text.lines().collect();
+    // The table's rows follow its header line, one per row of the comparison, in order;
+    // each ends with its verdict word.
+    let first_row = lines
+        .iter()
+        .position(|l| l.split_whitespace().collect::<Vec<_>>().join(" ") == header)
+        .map(|i| i + 1);
+    let last = lines.len().saturating_sub(1);
+    let mut out = String::with_capacity(text.len() + 256);
+    for (i, line) in lines.iter().enumerate() {
+        let row = first_row
+            .and_then(|f| i.checked_sub(f))
+            .and_then(|k| c.rows.get(k));
+        let painted = match row {
+            Some(r) => {
+                let word = render::verdict_word(r.decision.verdict);
+                match line.strip_suffix(word) {
+                    Some(head) => format!("{head}{}", paint(style(r.decision.verdict), word)),
+                    None => line.to_string(),
+                }
+            }
+            None if i == last => {
+                let (word, s) = if c.failed(strict) {
+                    ("FAIL", Style::Bad)
+                } else if c.no_verdict() {
+                    ("NO VERDICT", Style::Warn)
+                } else {
+                    ("PASS", Style::Good)
+                };
+                match line.strip_prefix(word) {
+                    Some(rest) => format!("{}{rest}", paint(s, word)),
+                    None => line.to_string(),
+                }
+            }
+            None => match ["WARNING:", "warning:"]
+                .into_iter()
+                .find_map(|w| line.strip_prefix(w).map(|rest| (w, rest)))
+            {
+                Some((w, rest)) => format!("{}{rest}", paint(Style::Warn, w)),
+                None => line.to_string(),
+            },
+        };
+        out.push_str(&painted);
+        out.push('\n');
+    }
+    print!("{out}");
+}
+
 /// Parse the command line, run it, and return the process exit code.
 pub fn main() -> i32 {
     let cli = Cli::parse();
+    ladder::stdio::set_color(match cli.color {
+        Color::Auto => ladder::stdio::ColorChoice::Auto,
+        Color::Always => ladder::stdio::ColorChoice::Always,
+        Color::Never => ladder::stdio::ColorChoice::Never,
+    });
     match cli.command {
         Command::Validate { files, json } => validate(&files, json),
         Command::Run {

@@ -33,6 +33,9 @@ pub struct GateOptions {
     /// that left a folder included), before the comparison: `ladder gate` writes the same
     /// reports there as `ladder run` (the CLI passes its one report writer).
     pub on_run_dir: Option<fn(&Path)>,
+    /// Prints the verdict table (the CLI's, which colours it); `None`: the plain table.
+    /// Not called with `json`.
+    pub show: Option<fn(&Comparison, bool)>,
 }
 
 /// Why a gate or bless could not produce a verdict (exit 2).
@@ -166,11 +169,13 @@ pub fn gate(opts: &GateOptions) -> Result<Comparison, GateError> {
             e
         }
     })?;
-    if !opts.json {
-        print!(
+    match (opts.json, opts.show) {
+        (true, _) => {}
+        (false, Some(show)) => show(&c, opts.strict),
+        (false, None) => print!(
             "{}",
             crate::escape::terminal::line(&render::terminal(&c, opts.strict))
-        );
+        ),
     }
     write_outputs(&c, opts)?;
     // With --json the document comes after the files are written: a write error is then

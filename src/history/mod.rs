@@ -323,10 +323,17 @@ pub fn run(opts: &HistoryOptions) -> i32 {
     if opts.json {
         println!("{}", crate::escape::json::document(&json::document(&h)));
     } else {
-        println!(
-            "{}",
-            crate::escape::terminal::line(&render::verdict_line(&h))
-        );
+        let line = crate::escape::terminal::line(&render::verdict_line(&h));
+        // The verdict word coloured when stdout gets colour (`--color`).
+        let (word, style) = if h.exit_code() == crate::exit::OK {
+            ("ok:", crate::stdio::Style::Good)
+        } else {
+            ("regression:", crate::stdio::Style::Bad)
+        };
+        match line.strip_prefix(word) {
+            Some(rest) => println!("{}{rest}", crate::stdio::paint(style, word)),
+            None => println!("{line}"),
+        }
     }
     h.exit_code()
 }
