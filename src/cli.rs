@@ -47,6 +47,7 @@ enum Command {
     /// Print the JSON Schema of the current scenario version.
     Schema,
     /// Run a scenario: preflight, then every rung; writes results/<scenario>/<timestamp>/.
+    #[command(after_help = crate::cli_examples::RUN)]
     Run {
         /// The scenario file.
         scenario: PathBuf,
@@ -94,6 +95,7 @@ enum Command {
     // --- report (issue 6) ---
     /// Write summary.md, summary.csv, report.html (and analysis.json) for a result folder,
     /// or overlay two runs: `ladder report BASE CANDIDATE --out DIR`.
+    #[command(after_help = crate::cli_examples::REPORT)]
     Report {
         /// One result folder, or BASE and CANDIDATE folders to overlay.
         #[arg(required = true, num_args = 1..=2, value_name = "RESULT_DIR")]
@@ -105,6 +107,7 @@ enum Command {
     // --- compare / gate / bless (src/compare, src/commands) ---
     /// Compare two result folders: noise-aware verdicts per rung and metric, config diff.
     /// Exit 0 pass, 1 regression, 2 unusable input.
+    #[command(after_help = crate::cli_examples::COMPARE)]
     Compare {
         /// Baseline result folder (e.g. golden/<scenario>).
         base: PathBuf,
@@ -117,6 +120,7 @@ enum Command {
         allow_config_change: bool,
     },
     /// Run a scenario and compare it with golden/<scenario>/: the CI entry point.
+    #[command(after_help = crate::cli_examples::GATE)]
     Gate {
         /// Scenario file.
         scenario: PathBuf,
@@ -137,8 +141,10 @@ enum Command {
     },
     /// Write a commented scenario from flags, or convert a vLLM benchmark command line:
     /// `ladder init --from-vllm "$COMMON_ARGS" --rates 5,10,20 --name mine -o loadtests/mine.yaml`.
+    #[command(after_help = crate::cli_examples::INIT)]
     Init(Box<crate::cli_init::InitArgs>),
     /// Print a shell completion script: `ladder completions bash > ~/.local/share/bash-completion/completions/ladder`.
+    #[command(after_help = crate::cli_examples::COMPLETIONS)]
     Completions {
         /// bash, zsh, fish, elvish or powershell.
         shell: clap_complete::Shell,
@@ -146,9 +152,11 @@ enum Command {
     /// Metrics across many result folders in time order, with change points (where a metric
     /// stepped) and the config diff there: `ladder history results/<scenario>/ golden/<scenario>`.
     /// Exit 0 no regression step at the newest folder, 1 one, 2 unusable input.
+    #[command(after_help = crate::cli_examples::HISTORY)]
     History(Box<HistoryArgs>),
     /// Promote a result folder to golden/<scenario>/ (replacing the old baseline; with --add,
     /// adding it to the baseline as more repeats).
+    #[command(after_help = crate::cli_examples::BLESS)]
     Bless {
         /// The result folder to bless.
         result_dir: PathBuf,

@@ -27,6 +27,9 @@ mod cli_init;
 #[path = "cli_sim.rs"]
 mod cli_sim;
 
+#[path = "cli_examples.rs"]
+mod cli_examples;
+
 #[path = "cli_json.rs"]
 mod cli_json;
 
