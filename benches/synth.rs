@@ -41,6 +41,7 @@ fn main() {
         input_tokens: tokens,
         output_tokens: 256,
         range_ratio: 0.0,
+        batch_size: None,
         ignore_eos: true,
         requests_per_rung: prompts as u32,
         seed: 0,

@@ -171,6 +171,7 @@ fn summary(s: &Shape, speedup: f64) -> RungSummary {
         repeats: Vec::new(),
         offered_rate: None,
         ramp: None,
+        pooling: None,
     }
 }
 

@@ -11,6 +11,7 @@
 mod body;
 pub mod chunk;
 mod fetch;
+pub mod pooled;
 mod progress;
 mod redact;
 mod resource;
@@ -131,6 +132,8 @@ pub struct PreparedRequest {
     body: Bytes,
     input_tokens: u32,
     max_tokens: u32,
+    /// Inputs the request carries (an embeddings batch's size; 1 for generation).
+    inputs: u32,
 }
 
 impl PreparedRequest {
@@ -309,6 +312,7 @@ impl Client {
         let url = join(match cfg.api {
             Api::Completions => "/v1/completions",
             Api::Chat => "/v1/chat/completions",
+            Api::Embeddings => "/v1/embeddings",
         });
         let models_url = join("/v1/models");
         // Not under /v1: vLLM, SGLang and llama.cpp all serve it at the root.
@@ -465,6 +469,31 @@ impl Client {
 
     /// Builds a streaming request body once (off the hot path).
     pub fn prepare(&self, prompt: &str, input_tokens: u32, max_tokens: u32) -> PreparedRequest {
+        self.prepare_batch(prompt, &[], input_tokens, max_tokens)
+    }
+
+    /// [`Client::prepare`] for a request that may carry several inputs: an embeddings batch
+    /// sends `first` and `rest` in one request (`input_tokens` counts them all); the other
+    /// APIs take one prompt, and `rest` must be empty.
+    pub fn prepare_batch(
+        &self,
+        first: &str,
+        rest: &[String],
+        input_tokens: u32,
+        max_tokens: u32,
+    ) -> PreparedRequest {
+        if self.inner.api == Api::Embeddings {
+            let body =
+                pooled::embeddings_body(&self.inner.model, first, rest, &self.inner.extra_body);
+            return PreparedRequest {
+                body,
+                input_tokens,
+                max_tokens: 0,
+                inputs: 1 + rest.len() as u32,
+            };
+        }
+        debug_assert!(rest.is_empty(), "only embeddings batch their inputs");
+        let prompt = first;
         let chat = self.inner.api == Api::Chat;
         let user = [ChatMessage {
             role: ChatRole::User,
@@ -537,6 +566,7 @@ impl Client {
             body: Bytes::from(json),
             input_tokens,
             max_tokens,
+            inputs: 1,
         }
     }
 }

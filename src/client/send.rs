@@ -57,7 +57,7 @@ pub(super) fn chain(e: &dyn StdError) -> String {
 
 /// A transport failure as a record failure: the client's own resource limits first (they
 /// would otherwise read as connect errors or resets), then `class`.
-fn transport_fail(e: &reqwest::Error, class: ErrorClass, context: &str) -> Fail {
+pub(super) fn transport_fail(e: &reqwest::Error, class: ErrorClass, context: &str) -> Fail {
     match client_resource(e) {
         Some(why) => Fail::new(
             ErrorClass::ClientResource,
@@ -68,7 +68,7 @@ fn transport_fail(e: &reqwest::Error, class: ErrorClass, context: &str) -> Fail 
 }
 
 /// Class of an error from `send()` (before any response headers).
-fn classify_send_error(e: &reqwest::Error) -> ErrorClass {
+pub(super) fn classify_send_error(e: &reqwest::Error) -> ErrorClass {
     if client_resource(e).is_some() {
         return ErrorClass::ClientResource;
     }
@@ -170,6 +170,11 @@ impl Client {
         warmup: bool,
         keep_answer: bool,
     ) -> Measured {
+        if !self.inner.api.generates() {
+            return self
+                .measure_pooled(req, rung_start, scheduled, index, warmup)
+                .await;
+        }
         // Sized up front so the hot loop does not grow them token by token.
         let expected = (req.max_tokens as usize).min(16 * 1024);
         let mut prog = Progress {
@@ -474,6 +479,15 @@ pub struct Measured {
 }
 
 impl Measured {
+    /// A record that needs no counting and carries no answer (a pooled request).
+    pub(super) fn done(record: RequestRecord) -> Measured {
+        Measured {
+            record,
+            pending: None,
+            answer: None,
+        }
+    }
+
     /// The answer's content text of a session's turn (`None` for other requests), taken
     /// out once.
     pub fn take_answer(&mut self) -> Option<String> {
@@ -509,7 +523,7 @@ impl Measured {
 }
 
 /// `t + d`, saturating far in the future instead of panicking on an absurd timeout.
-fn after(t: Instant, d: Duration) -> Instant {
+pub(super) fn after(t: Instant, d: Duration) -> Instant {
     t.checked_add(d)
         .unwrap_or_else(|| t + Duration::from_secs(100 * 365 * 24 * 3600))
 }

@@ -49,7 +49,23 @@ pub fn checks_for(
             threshold::from_gate_rules(r)?,
             format!("{side} scenario `gate:`"),
         ),
-        None => (threshold::defaults(), "defaults".to_string()),
+        None => {
+            // A pooling API's runs (embeddings) have no TTFT or TPOT to check.
+            let api = |d: &ResultDir| {
+                d.info
+                    .scenario
+                    .pointer("/endpoint/api")
+                    .and_then(|v| serde_json::from_value(v.clone()).ok())
+                    .unwrap_or_default()
+            };
+            let pooled = [api(cand), api(base)]
+                .into_iter()
+                .find(|a: &crate::scenario::Api| !a.generates());
+            (
+                threshold::defaults_for(pooled.unwrap_or_default()),
+                "defaults".to_string(),
+            )
+        }
     };
     let differ = (!cr.is_empty() && !br.is_empty() && cr != br).then(|| {
         let side = chosen.map_or("baseline", |(_, side)| side);

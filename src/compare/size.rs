@@ -15,7 +15,7 @@ pub fn warnings(sc: &Scenario) -> Vec<String> {
         return Vec::new();
     }
     let Ok(checks) = (if sc.gate.is_empty() {
-        Ok(threshold::defaults())
+        Ok(threshold::defaults_for(sc.endpoint.api))
     } else {
         threshold::from_gate_rules(&sc.gate)
     }) else {

@@ -261,6 +261,34 @@ pub fn defaults() -> Vec<Check> {
     ]
 }
 
+/// The checks used when a scenario of a pooling API (`api: embeddings`) has no `gate:`
+/// list: it has no TTFT or TPOT, and its tokens are all input (`total_token_throughput`).
+pub fn pooled_defaults() -> Vec<Check> {
+    let c = Check::new;
+    vec![
+        c(
+            "request_throughput",
+            Bound::Decrease(Threshold::Relative(0.05)),
+        ),
+        c(
+            "total_token_throughput",
+            Bound::Decrease(Threshold::Relative(0.05)),
+        ),
+        c("median_e2el_ms", Bound::Increase(Threshold::Relative(0.10))),
+        c("p99_e2el_ms", Bound::Increase(Threshold::Relative(0.20))),
+        c("error_rate", Bound::Increase(Threshold::Absolute(0.01))),
+    ]
+}
+
+/// The default checks of a scenario calling `api` ([`defaults`] or [`pooled_defaults`]).
+pub fn defaults_for(api: crate::scenario::Api) -> Vec<Check> {
+    if api.generates() {
+        defaults()
+    } else {
+        pooled_defaults()
+    }
+}
+
 /// Apply overrides: every metric named by an override loses its other checks.
 pub fn with_overrides(mut checks: Vec<Check>, overrides: &[Check]) -> Vec<Check> {
     checks.retain(|c| !overrides.iter().any(|o| o.metric == c.metric));

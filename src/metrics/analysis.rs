@@ -101,9 +101,12 @@ pub struct RungAnalysis {
     pub qps: f64,
     /// Failed / measured.
     pub error_rate: f64,
-    /// Median TTFT, ms.
+    /// Median TTFT, ms; left out of analysis.json for a pooled rung (embeddings), which has
+    /// none (NaN in memory).
+    #[serde(default = "nan", skip_serializing_if = "is_nan")]
     pub median_ttft_ms: f64,
-    /// Median TPOT, ms.
+    /// Median TPOT, ms; left out like `median_ttft_ms`.
+    #[serde(default = "nan", skip_serializing_if = "is_nan")]
     pub median_tpot_ms: f64,
     /// QPS / baseline QPS.
     pub throughput_multiple: Option<f64>,
@@ -152,6 +155,14 @@ pub struct Analysis {
     pub load: LoadKind,
 }
 
+fn nan() -> f64 {
+    f64::NAN
+}
+
+fn is_nan(x: &f64) -> bool {
+    x.is_nan()
+}
+
 fn ratio(num: f64, den: f64) -> Option<f64> {
     (den > 0.0 && num.is_finite()).then(|| num / den)
 }
@@ -173,6 +184,7 @@ pub fn analyze(rungs: &[RungSummary], slo: &Slo, baseline_rate: Option<f64>) -> 
     let base_ttft = base.map(|i| sorted[i].stats(Latency::Ttft).median);
     let base_tpot = base.map(|i| sorted[i].stats(Latency::Tpot).median);
     let base_qps = base.map(|i| sorted[i].request_throughput);
+    let base_e2e = base.map(|i| sorted[i].stats(Latency::E2el).median);
 
     let latency_bound = slo.ttft_ms.is_some() || slo.tpot_ms.is_some() || slo.e2e_ms.is_some();
     let per_rung: Vec<RungAnalysis> = sorted
@@ -184,6 +196,10 @@ pub fn analyze(rungs: &[RungSummary], slo: &Slo, baseline_rate: Option<f64>) -> 
             let tpot_multiple = base_tpot.and_then(|b| ratio(tpot, b));
             let latency_multiple = match (ttft_multiple, tpot_multiple) {
                 (Some(a), Some(b)) => Some(a.max(b)),
+                // A pooled rung (embeddings) has no token timings: its whole latency.
+                (None, None) if r.pooling.is_some() => {
+                    base_e2e.and_then(|b| ratio(r.stats(Latency::E2el).median, b))
+                }
                 (a, b) => a.or(b),
             };
             let mut misses = Vec::new();
@@ -404,7 +420,9 @@ impl Analysis {
                 self.client_limited_text(),
                 self.load.unit()
             ),
-            None => format!("none within the tested {} (throughput kept growing, TTFT stayed steady, errors within bound)", self.levels()),
+            None => format!("none within the tested {} (throughput kept growing, {} stayed steady, errors within bound)", self.levels(),
+                // A pooled run (embeddings) has no TTFT: its whole latency.
+                if self.rungs.iter().all(|r| r.median_ttft_ms.is_nan()) { "latency" } else { "TTFT" }),
         }
     }
 

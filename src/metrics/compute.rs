@@ -30,6 +30,9 @@ pub struct RungContext {
     pub inexact_prompts: u64,
     /// The rung was cut short.
     pub interrupted: bool,
+    /// The pooling API of a rung that generates no tokens (`embeddings`): its summary has
+    /// no TTFT, TPOT or ITL. `None` for generation.
+    pub pooling: Option<crate::scenario::Api>,
 }
 
 fn ms(d: Duration) -> f64 {
@@ -360,6 +363,10 @@ fn summarize_finished(records: &[RequestRecord], ctx: &RungContext) -> RungSumma
         Latency::DispatchLag,
         stats(measured.iter().map(|r| ms(r.dispatch_lag())).collect()),
     );
+    // A pooled answer has no tokens in time: its token latencies are absent, not zero.
+    if ctx.pooling.is_some() {
+        latency.retain(|which, _| !which.is_token_timing());
+    }
 
     RungSummary {
         rate: ctx.rate,
@@ -399,6 +406,7 @@ fn summarize_finished(records: &[RequestRecord], ctx: &RungContext) -> RungSumma
         // Filled in by the runner for trace and ramp rungs.
         offered_rate: None,
         ramp: None,
+        pooling: ctx.pooling,
     }
 }
 

@@ -397,6 +397,7 @@ impl RungFold {
             sessions: None,
             latency,
             server: Default::default(),
+            pooling: ctx.pooling,
             repeats: Vec::new(),
             offered_rate: None,
             ramp: None,

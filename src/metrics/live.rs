@@ -54,6 +54,16 @@ impl LiveStats {
         }
     }
 
+    /// Median TTFT so far as a reader sees it: `-` before the first token, and always for a
+    /// pooled API (embeddings), whose answers have none.
+    pub fn p50_ttft_text(&self) -> String {
+        if self.ttft_us.is_empty() {
+            "-".into()
+        } else {
+            format!("{:.0} ms", self.p50_ttft_ms())
+        }
+    }
+
     /// Median TTFT so far, in milliseconds (0 before the first token).
     pub fn p50_ttft_ms(&self) -> f64 {
         if self.ttft_us.is_empty() {

@@ -101,6 +101,7 @@ pub fn report(records: &[RequestRecord], ramp: &RampLoad, slo: &Slo) -> RampRepo
                 slo: slo.clone(),
                 inexact_prompts: 0,
                 interrupted: false,
+                pooling: None,
             },
         );
         let some = |x: f64| (s.completed > 0).then_some(x);

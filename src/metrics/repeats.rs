@@ -106,6 +106,7 @@ pub fn pool(
         offered_rate: first.offered_rate,
         // A ramp's windows are recomputed from every repeat's requests by the runner.
         ramp: None,
+        pooling: first.pooling,
         repeats: runs,
     }
 }

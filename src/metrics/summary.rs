@@ -32,6 +32,15 @@ pub struct Stats {
 type StatField = (&'static str, fn(&Stats) -> f64, fn(&mut Stats, f64));
 
 impl Stats {
+    /// The statistics of a distribution a rung cannot have: no samples, every value NaN.
+    pub fn absent() -> Stats {
+        let mut s = Stats::default();
+        for (_, _, set) in Stats::FIELDS {
+            set(&mut s, f64::NAN);
+        }
+        s
+    }
+
     /// Statistic names as they prefix a key (`median` in `median_ttft_ms`), with accessors.
     pub(crate) const FIELDS: [StatField; 9] = [
         ("mean", |s| s.mean, |s, v| s.mean = v),
@@ -83,6 +92,15 @@ impl Latency {
         Latency::E2elAll,
         Latency::DispatchLag,
     ];
+
+    /// True for the distributions of tokens in time (TTFT, TPOT, ITL, scheduled TTFT, TTFC):
+    /// absent from a pooled rung (`api: embeddings`), which generates none.
+    pub fn is_token_timing(self) -> bool {
+        matches!(
+            self,
+            Latency::Ttft | Latency::Tpot | Latency::Itl | Latency::TtftSched | Latency::Ttfc
+        )
+    }
 
     /// Middle part of the JSON key: `ttft` in `median_ttft_ms`.
     pub fn key(self) -> &'static str {
@@ -181,6 +199,10 @@ pub struct RungSummary {
     pub offered_rate: Option<f64>,
     /// A ramp rung's report window by window (`ramp` key); `None` for other rungs.
     pub ramp: Option<super::ramp::RampReport>,
+    /// The pooling API of a rung that generated no tokens (`embeddings`), written as `api`:
+    /// its TTFT, TPOT, ITL and scheduled-TTFT keys are absent (not 0), and `input_throughput`
+    /// is written. `None` for a generation rung (no `api` key, as before it existed).
+    pub pooling: Option<crate::scenario::Api>,
 }
 
 impl RungSummary {
@@ -235,8 +257,37 @@ impl RungSummary {
         }
     }
 
-    /// The stats of one distribution (zeroed when absent).
+    /// The distributions this rung has, in report order: [`Latency::ALL`] but the token
+    /// timings for a pooled rung.
+    pub fn latencies(&self) -> impl Iterator<Item = Latency> {
+        let pooled = self.pooling.is_some();
+        Latency::ALL
+            .into_iter()
+            .filter(move |l| !(pooled && l.is_token_timing()))
+    }
+
+    /// True when the rung has distribution `which` (a pooled rung has no token timings).
+    pub fn has(&self, which: Latency) -> bool {
+        !(self.pooling.is_some() && which.is_token_timing())
+    }
+
+    /// Input tokens per second (the pooled rungs' throughput in tokens; for a generation rung
+    /// `total_token_throughput` minus `output_throughput`).
+    pub fn input_throughput(&self) -> f64 {
+        if self.duration_s > 0.0 {
+            self.total_input_tokens as f64 / self.duration_s
+        } else {
+            0.0
+        }
+    }
+
+    /// The stats of one distribution (zeroed when absent). A distribution this rung cannot
+    /// have ([`RungSummary::has`]: a pooled rung's TTFT) has no samples and NaN statistics,
+    /// which every renderer shows as "not recorded", never as 0.
     pub fn stats(&self, which: Latency) -> Stats {
+        if !self.has(which) {
+            return Stats::absent();
+        }
         if which == Latency::Ttfc {
             return self.reasoning.as_ref().map(|r| r.ttfc).unwrap_or_default();
         }
@@ -326,7 +377,11 @@ impl RungSummary {
         if self.interrupted_requests > 0 {
             put("interrupted_requests", self.interrupted_requests.into());
         }
-        for which in Latency::ALL {
+        if let Some(api) = self.pooling {
+            put("api", Value::from(api.name()));
+            put("input_throughput", num(self.input_throughput()));
+        }
+        for which in self.latencies() {
             let s = self.stats(which);
             put(&format!("count_{}", which.key()), s.count.into());
             for (stat, get, _) in Stats::FIELDS {
@@ -371,8 +426,16 @@ impl RungSummary {
                 .collect::<Result<_, _>>()?,
             _ => return Err("missing key `errors_by_class`".into()),
         };
+        let pooling = match m.get("api").and_then(Value::as_str) {
+            None => None,
+            Some("embeddings") => Some(crate::scenario::Api::Embeddings),
+            Some(other) => return Err(format!("unknown `api` {other:?} (embeddings)")),
+        };
         let mut latency = BTreeMap::new();
-        for which in Latency::ALL {
+        for which in Latency::ALL
+            .into_iter()
+            .filter(|l| !(pooling.is_some() && l.is_token_timing()))
+        {
             let mut s = Stats {
                 count: u(&format!("count_{}", which.key()))?,
                 ..Stats::default()
@@ -446,6 +509,7 @@ impl RungSummary {
                 Some("trace" | "ramp") => m.get("request_rate").and_then(Value::as_f64),
                 _ => None,
             },
+            pooling,
             ramp: match m.get("ramp") {
                 None => None,
                 Some(v) => Some(
@@ -472,6 +536,7 @@ impl RungSummary {
         keys.extend(super::reasoning::Reasoning::keys());
         keys.extend(super::prefix::PrefixSplit::keys());
         keys.extend(super::sessions::SessionSummary::keys());
+        keys.push("input_throughput".into());
         keys
     }
 }

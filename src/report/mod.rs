@@ -430,6 +430,9 @@ pub(crate) fn fixed(v: f64, decimals: usize) -> String {
 /// The rung table shared by Markdown and HTML: header cells, one row of cells per rung, and
 /// the note naming the columns left out because no rung recorded them (`None` when none was).
 pub(crate) fn rung_table(run: &RunReport) -> (Vec<&'static str>, Vec<Vec<String>>, Option<String>) {
+    // A pooled API's run (embeddings) generates no tokens: its token column is input tok/s,
+    // and its TTFT and TPOT columns (all "not recorded") are left out below.
+    let pooled = run.rungs.iter().any(|r| r.pooling.is_some());
     let header = vec![
         run.info.load.axis(),
         "completed",
@@ -437,7 +440,11 @@ pub(crate) fn rung_table(run: &RunReport) -> (Vec<&'static str>, Vec<Vec<String>
         "error rate",
         "QPS",
         "goodput",
-        "output tok/s",
+        if pooled {
+            "input tok/s"
+        } else {
+            "output tok/s"
+        },
         "TTFT p50 (ms)",
         "TTFT p99 (ms)",
         "TPOT p50 (ms)",
@@ -483,7 +490,14 @@ pub(crate) fn rung_table(run: &RunReport) -> (Vec<&'static str>, Vec<Vec<String>
                 format!("{:.1} %", r.error_rate() * 100.0),
                 fixed(r.request_throughput, 2),
                 fixed(r.request_goodput, 2),
-                fixed(r.output_throughput, 1),
+                fixed(
+                    if pooled {
+                        r.input_throughput()
+                    } else {
+                        r.output_throughput
+                    },
+                    1,
+                ),
                 fixed(r.stats(Latency::Ttft).median, 1),
                 fixed(r.stats(Latency::Ttft).p99, 1),
                 fixed(r.stats(Latency::Tpot).median, 1),

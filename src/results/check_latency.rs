@@ -16,7 +16,7 @@ pub(super) fn latency_stats(
     measured: &[&RequestLine],
 ) -> Result<(), LoadError> {
     let ttfc = s.reasoning.is_some().then_some(Latency::Ttfc);
-    for which in Latency::ALL.into_iter().chain(ttfc) {
+    for which in s.latencies().chain(ttfc) {
         let recomputed = if which == Latency::Itl {
             // Tens of gaps a request: the radix path the writer used (whole microseconds,
             // as ladder stores gaps; an older file's finer values round by under half a

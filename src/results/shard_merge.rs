@@ -508,6 +508,7 @@ pub fn rung_summary(lines: &[RequestLine], parts: &[&RungSummary], slo: &Slo) ->
             slo: slo.clone(),
             inexact_prompts: parts.iter().map(|p| of(p).inexact_prompts).sum(),
             interrupted: parts.iter().any(|p| of(p).interrupted),
+            pooling: first.pooling,
         }
     };
     let records = |repeat: Option<u32>| -> Vec<RequestRecord> {

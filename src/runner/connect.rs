@@ -254,6 +254,7 @@ pub(super) async fn connect(
             &scenario.model,
             report.served_models.as_deref(),
             &p.text,
+            &p.batch,
             p.input_tokens,
             scenario.endpoint.api_key_env.as_deref(),
             api_key.is_some(),

@@ -324,6 +324,7 @@ impl Ladder<'_> {
             slo: scenario.slo.clone(),
             inexact_prompts: inexact,
             interrupted,
+            pooling: (!scenario.endpoint.api.generates()).then_some(scenario.endpoint.api),
         };
         let mut sink = match timed {
             Some(d) => Some(
@@ -601,6 +602,7 @@ fn pooled_repeats(h: &Held) -> RungSummary {
         slo: Default::default(),
         inexact_prompts: 0,
         interrupted: false,
+        pooling: first.pooling,
     };
     let all = summarize(&all, &ctx);
     let mut pooled = repeats::pool(h.summaries.clone(), all.latency, all.reasoning);

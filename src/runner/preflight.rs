@@ -123,6 +123,21 @@ pub enum PreflightError {
         /// The other API flavour's name.
         other: &'static str,
     },
+    /// `api: embeddings` and the server has no embeddings endpoint enabled (llama.cpp
+    /// answers 501, vLLM 404 for a model it does not serve for pooling).
+    #[error(
+        "{url} answered {status}: this server does not serve embeddings as started; start the \
+         server with --embeddings (llama.cpp) / --task embed (vLLM; --runner pooling in newer \
+         releases), or serve an embedding model (body: {detail})"
+    )]
+    EmbeddingsOff {
+        /// The URL tried.
+        url: String,
+        /// HTTP status.
+        status: u16,
+        /// Body excerpt.
+        detail: String,
+    },
     /// 429.
     #[error(
         "{url} answered 429: rate limited by the server or a gateway in front of it; raise the \
@@ -344,16 +359,19 @@ pub struct LongProbe {
 /// by the scenario's tokenizer) and `max_tokens` [`LONG_PROBE_MAX_TOKENS`], so a prompt longer
 /// than the server's context is caught before any load, with the server's own message.
 /// `served` is [`PreflightReport::served_models`].
+#[allow(clippy::too_many_arguments)]
 pub async fn probe_longest(
     client: &Client,
     model: &str,
     served: Option<&[String]>,
     prompt: &str,
+    batch: &[String],
     tokens: u32,
     api_key_env: Option<&str>,
     key_present: bool,
 ) -> Result<LongProbe, PreflightError> {
-    let req = client.prepare(prompt, tokens, LONG_PROBE_MAX_TOKENS);
+    // An embeddings batch goes whole: its inputs together are the request's length.
+    let req = client.prepare_batch(prompt, batch, tokens, LONG_PROBE_MAX_TOKENS);
     // It follows the short probe at once, on that probe's pooled connection, which a server
     // may close just then (llama-server does after every stream): the client sends it once
     // more on a new connection (`RequestRecord::resent`), so such a close says nothing here.
@@ -406,6 +424,20 @@ pub async fn probe_longest(
     }
 }
 
+/// True when an embeddings probe's failure says the server serves no embeddings: llama.cpp
+/// without `--embeddings` answers 501 ("does not support embeddings"); vLLM answers 404 on
+/// the path (a generation model) or 400 saying the model does not support the Embeddings
+/// API. A 404 for a model `/v1/models` does not list is the model's fault, not this.
+fn embeddings_off(status: u16, detail: &str, not_listed: bool) -> bool {
+    let says = detail.to_ascii_lowercase().contains("embedding");
+    match status {
+        501 => true,
+        404 => !not_listed,
+        400 | 500 => says && detail.to_ascii_lowercase().contains("support"),
+        _ => false,
+    }
+}
+
 /// The error for a failed probe: what came back, read with what `/v1/models` said.
 fn diagnose(
     client: &Client,
@@ -427,6 +459,13 @@ fn diagnose(
     let mentions_model = err.detail.to_ascii_lowercase().contains("model");
     let path_wrong = client.base_url().ends_with("/v1") || !mentions_model;
     let status = err.status.unwrap_or(0);
+    if client.api() == Api::Embeddings && embeddings_off(status, &err.detail, not_listed) {
+        return PreflightError::EmbeddingsOff {
+            url,
+            status,
+            detail: err.detail,
+        };
+    }
     match err.class {
         ErrorClass::Auth => PreflightError::Auth {
             url,
@@ -458,7 +497,7 @@ fn diagnose(
                 models_url: models_url.clone(),
                 other: match client.api() {
                     Api::Completions => "chat",
-                    Api::Chat => "completions",
+                    Api::Chat | Api::Embeddings => "completions",
                 },
             }
         }

@@ -346,6 +346,7 @@ fn session_history(
         input_tokens: tokens,
         output_tokens: p.output_tokens,
         exact: false,
+        batch: Vec::new(),
     })
 }
 

@@ -120,10 +120,11 @@ impl RungBar {
                 .map(|c| format!(" (server cache share {:.0}%)", c * 100.0))
                 .unwrap_or_default(),
         };
+        let (name, which) = lead_latency(s);
         let done = format!(
-            "done: {:.2} req/s, p50 TTFT {:.0} ms{prefix}{ttfc}, errors {:.1}%",
+            "done: {:.2} req/s, p50 {name} {:.0} ms{prefix}{ttfc}, errors {:.1}%",
             s.request_throughput,
-            s.stats(Latency::Ttft).median,
+            s.stats(which).median,
             s.error_rate() * 100.0
         );
         if self.plain {
@@ -135,11 +136,12 @@ impl RungBar {
     /// The line a rung ends with off a terminal: its place, name, result and length.
     fn plain_end(&self, s: &RungSummary, done: &str) -> String {
         let cut = if s.interrupted { ", INTERRUPTED" } else { "" };
+        let (name, which) = lead_latency(s);
         format!(
-            "{}{} {done} (p99 TTFT {:.0} ms, {} completed, {} failed{cut}) in {}",
+            "{}{} {done} (p99 {name} {:.0} ms, {} completed, {} failed{cut}) in {}",
             self.step,
             self.name,
-            s.stats(Latency::Ttft).p99,
+            s.stats(which).p99,
             s.completed,
             s.failed,
             clock(self.started.elapsed())
@@ -161,7 +163,7 @@ impl RungBar {
 
     fn heartbeat_line(&self, live: &LiveStats, sent: u64, elapsed: Duration) -> String {
         format!(
-            "{}{} {}: {}/{} done, sent {sent}, errors {}, {:.2} req/s, p50 TTFT {:.0} ms",
+            "{}{} {}: {}/{} done, sent {sent}, errors {}, {:.2} req/s, p50 TTFT {}",
             self.step,
             self.name,
             clock(elapsed),
@@ -169,7 +171,7 @@ impl RungBar {
             self.total,
             live.errors,
             live.qps(),
-            live.p50_ttft_ms()
+            live.p50_ttft_text()
         )
     }
 
@@ -224,10 +226,10 @@ impl RungObserver for RungBar {
         if self.last.elapsed() >= Duration::from_millis(100) {
             self.last = Instant::now();
             self.bar.set_message(format!(
-                "sent {sent} err {} · {:.1} req/s · p50 TTFT {:.0} ms",
+                "sent {sent} err {} · {:.1} req/s · p50 TTFT {}",
                 live.errors,
                 live.qps(),
-                live.p50_ttft_ms()
+                live.p50_ttft_text()
             ));
         }
     }
@@ -291,6 +293,42 @@ fn server_hit_rate(s: &RungSummary) -> Option<f64> {
     s.server.values.get("server_prefix_hit_rate").copied()
 }
 
+/// [`rung_table`] of a pooled API's rungs (embeddings): no token timings, input tokens/s.
+fn pooled_table(rungs: &[RungSummary], level: &str) -> String {
+    let mut out = format!(
+        "{:>9} {:>9} {:>10} {:>10} {:>10} {:>8} {:>10}\n",
+        level, "qps", "in tok/s", "p50 E2E", "p99 E2E", "errors", "lag p99"
+    );
+    for s in rungs {
+        let cut = if s.interrupted {
+            "  interrupted (partial)"
+        } else {
+            ""
+        };
+        let e2e = s.stats(Latency::E2el);
+        out.push_str(&format!(
+            "{:>9} {:>9.2} {:>10.0} {:>8.1}ms {:>8.1}ms {:>7.1}% {:>8.2}ms{cut}\n",
+            rate_label(s.rate),
+            s.request_throughput,
+            s.input_throughput(),
+            e2e.median,
+            e2e.p99,
+            s.error_rate() * 100.0,
+            s.stats(Latency::DispatchLag).p99,
+        ));
+    }
+    out
+}
+
+/// The latency a rung's lines lead with: TTFT, or E2E for a pooled rung (embeddings), which
+/// has no first token.
+fn lead_latency(s: &RungSummary) -> (&'static str, Latency) {
+    match s.pooling {
+        Some(_) => ("E2E", Latency::E2el),
+        None => ("TTFT", Latency::Ttft),
+    }
+}
+
 /// The table of all rungs printed at the end of a run; the first column is the rung's rate
 /// (req/s) or, on a concurrency ladder, its number of users.
 pub fn rung_table(rungs: &[RungSummary]) -> String {
@@ -300,6 +338,9 @@ pub fn rung_table(rungs: &[RungSummary]) -> String {
         Some(LoadKind::Trace) => "speed",
         _ => "rate",
     };
+    if rungs.iter().any(|s| s.pooling.is_some()) {
+        return pooled_table(rungs, level);
+    }
     out.push_str(&format!(
         "{:>9} {:>9} {:>9} {:>10} {:>10} {:>10} {:>10} {:>8} {:>10}\n",
         level, "qps", "tok/s", "p50 TTFT", "p99 TTFT", "p50 TPOT", "p50 E2E", "errors", "lag p99"

@@ -195,7 +195,7 @@ impl<'c> Ladder<'c> {
             .into_iter()
             .map(|p| {
                 self.client
-                    .prepare(&p.text, p.input_tokens, p.output_tokens)
+                    .prepare_batch(&p.text, &p.batch, p.input_tokens, p.output_tokens)
             })
             .collect();
         // A concurrency rung: `rate` is its number of users (a shard runs its part of them);

@@ -6,6 +6,7 @@
 mod base_url;
 pub mod bounded;
 pub mod diagnostic;
+pub mod endpoints;
 pub mod extends;
 pub mod extra_body;
 pub mod from_vllm;

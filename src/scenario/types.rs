@@ -155,6 +155,27 @@ pub enum Api {
     Completions,
     /// `POST /v1/chat/completions` with `messages`.
     Chat,
+    /// `POST /v1/embeddings` with `input` (a list of `workload.batch_size` texts of
+    /// `workload.input_tokens` each): no tokens are generated, so a rung has no TTFT, TPOT or
+    /// ITL, only latency, requests/s and input tokens/s (docs/endpoints.md).
+    Embeddings,
+}
+
+impl Api {
+    /// True for the APIs that generate tokens (TTFT, TPOT and ITL exist); false for pooling
+    /// endpoints (embeddings), whose answer is one document.
+    pub fn generates(self) -> bool {
+        !matches!(self, Api::Embeddings)
+    }
+
+    /// The name as written in a scenario (`completions`, `chat`, `embeddings`).
+    pub fn name(self) -> &'static str {
+        match self {
+            Api::Completions => "completions",
+            Api::Chat => "chat",
+            Api::Embeddings => "embeddings",
+        }
+    }
 }
 
 /// Prompt source and lengths.
@@ -178,6 +199,11 @@ pub struct Workload {
     /// Lengths are drawn uniformly from `[len*(1-r), len*(1+r)]`; 0 gives fixed lengths.
     #[serde(default)]
     pub range_ratio: f64,
+    /// `endpoint.api: embeddings` only: inputs per request (default 1), each a prompt of
+    /// `input_tokens`; a request's input tokens are the sum over its batch.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(range(min = 1))]
+    pub batch_size: Option<u32>,
     /// Ask the server to ignore end-of-sequence so outputs have exactly `output_tokens`.
     #[serde(default = "default_true")]
     pub ignore_eos: bool,

@@ -79,6 +79,7 @@ pub(crate) fn check(
     super::load_kind::check(v, &mut out);
     super::shapes::check(v, &mut out);
     super::sessions::check(v, &mut out);
+    super::endpoints::check(v, &mut out);
     super::soak::check(v, &mut out);
     super::search::check(v, &mut out);
     if let (Some(t), Some(check)) = (string(v, &["tokenizer"]), tokenizer_check) {

@@ -53,6 +53,7 @@ pub(crate) fn router(app: Arc<App>) -> Router {
         .route("/v1/models", get(models))
         .route("/v1/completions", post(completions))
         .route("/v1/chat/completions", post(chat))
+        .route("/v1/embeddings", post(super::embeddings::embeddings))
         .route("/tokenize", post(super::tokenize::tokenize))
         .fallback(|| async {
             error(

@@ -4,6 +4,7 @@
 //! continuously-batching engine; docs/sim.md describes the model and every setting.
 
 mod config;
+mod embeddings;
 mod engine;
 mod http;
 mod metrics_page;

@@ -40,6 +40,31 @@ pub struct Prompt {
     /// `input_tokens` equals the requested length. Always true for file datasets, which
     /// request no length.
     pub exact: bool,
+    /// `workload.batch_size` above 1 (embeddings): the batch's other inputs, sent after
+    /// `text` in the same request; `input_tokens` counts them all. Empty otherwise.
+    pub batch: Vec<String>,
+}
+
+/// Groups `prompts` into requests of `size` inputs each, in order (`size` 0 or 1: as they
+/// are): a request's first prompt is its `text`, the rest its `batch`; its input tokens are
+/// the batch's sum, its output tokens the first's, and it is exact when all of them are.
+pub fn batched(prompts: Vec<Prompt>, size: u32) -> Vec<Prompt> {
+    let size = size.max(1) as usize;
+    if size == 1 {
+        return prompts;
+    }
+    let mut out = Vec::with_capacity(prompts.len().div_ceil(size));
+    let mut it = prompts.into_iter().peekable();
+    while let Some(mut first) = it.next() {
+        for _ in 1..size {
+            let Some(p) = it.next() else { break };
+            first.input_tokens = first.input_tokens.saturating_add(p.input_tokens);
+            first.exact &= p.exact;
+            first.batch.push(p.text);
+        }
+        out.push(first);
+    }
+    out
 }
 
 /// Why prompts could not be built; each message names the file, line or setting at fault.
@@ -185,7 +210,33 @@ impl PromptSet {
     /// builds random prompts the same way (its counts checked on every prompt); with no
     /// tokenizer, dataset prompts carry `input_tokens` 0 and a ShareGPT reply cannot be
     /// counted, so every request asks for `workload.output_tokens` (noted).
+    ///
+    /// With `workload.batch_size` B above 1 (embeddings), `count × B` prompts are made and
+    /// grouped B to a request ([`batched`]): `count` requests.
     pub fn load_with(
+        workload: &Workload,
+        tokens: Tokens<'_>,
+        dataset_path: Option<&Path>,
+        count: usize,
+        rung_seed: u64,
+    ) -> Result<PromptSet, WorkloadError> {
+        let size = workload.batch_size.unwrap_or(1).max(1);
+        if size == 1 {
+            return Self::load_each(workload, tokens, dataset_path, count, rung_seed);
+        }
+        let mut set = Self::load_each(
+            workload,
+            tokens,
+            dataset_path,
+            count.saturating_mul(size as usize),
+            rung_seed,
+        )?;
+        set.prompts = batched(std::mem::take(&mut set.prompts), size);
+        Ok(set)
+    }
+
+    /// One prompt per request: [`PromptSet::load_with`] without batching.
+    fn load_each(
         workload: &Workload,
         tokens: Tokens<'_>,
         dataset_path: Option<&Path>,
@@ -477,6 +528,7 @@ fn build_random(
                 input_tokens: tokens,
                 output_tokens: out,
                 exact,
+                batch: Vec::new(),
             }
         })
         .collect();
@@ -604,6 +656,7 @@ fn build_from_file(
                 input_tokens: in_counts[j],
                 output_tokens: outs[j],
                 exact: true,
+                batch: Vec::new(),
             }
         })
         .collect();

@@ -28,6 +28,7 @@ fn wl(input: u32, range_ratio: f64, sp: SharedPrefix) -> Workload {
         input_tokens: input,
         output_tokens: 8,
         range_ratio,
+        batch_size: None,
         ignore_eos: true,
         requests_per_rung: 200,
         seed: 3,

@@ -30,6 +30,7 @@ fn wl(input: u32, output: u32, range_ratio: f64, seed: u64) -> Workload {
         input_tokens: input,
         output_tokens: output,
         range_ratio,
+        batch_size: None,
         ignore_eos: true,
         requests_per_rung: 200,
         seed,
@@ -545,4 +546,41 @@ fn repeat_nonces_differ_and_the_first_is_the_runs() {
     };
     assert_eq!(text_seed(&w(None)), 1, "no nonce: the scenario's seed");
     assert_ne!(text_seed(&w(Some(0))), text_seed(&w(Some(1))));
+}
+
+#[test]
+fn batches_group_prompts_in_order_and_sum_their_tokens() {
+    let p = |t: &str, n: u32, exact: bool| Prompt {
+        text: t.into(),
+        input_tokens: n,
+        output_tokens: 7,
+        exact,
+        batch: Vec::new(),
+    };
+    let all = vec![
+        p("a", 3, true),
+        p("b", 4, true),
+        p("c", 5, false),
+        p("d", 6, true),
+        p("e", 1, true),
+    ];
+    let b = batched(all.clone(), 2);
+    assert_eq!(b.len(), 3);
+    assert_eq!(
+        (
+            b[0].text.as_str(),
+            &b[0].batch[..],
+            b[0].input_tokens,
+            b[0].exact
+        ),
+        ("a", &["b".to_string()][..], 7, true)
+    );
+    assert_eq!((b[1].input_tokens, b[1].exact), (11, false));
+    // A short last batch keeps what is left.
+    assert_eq!(
+        (b[2].text.as_str(), b[2].batch.len(), b[2].input_tokens),
+        ("e", 0, 1)
+    );
+    assert_eq!(batched(all.clone(), 1), all);
+    assert_eq!(batched(all.clone(), 0), all);
 }

@@ -279,6 +279,7 @@ impl Trace {
                     input_tokens: s.tokens,
                     output_tokens: line.output_length,
                     exact: s.tokens == line.input_length,
+                    batch: Vec::new(),
                 });
                 continue;
             }
@@ -312,6 +313,7 @@ impl Trace {
                 input_tokens: tokens,
                 output_tokens: line.output_length,
                 exact: tokens == line.input_length,
+                batch: Vec::new(),
             });
         }
         let mut notes = Vec::new();
