@@ -428,8 +428,9 @@ fn real_context_overflow_is_caught_at_preflight() {
 /// the engine is told from the names, and llama.cpp's counters land in the `server_*` keys
 /// with the values the requests imply. llama.cpp adds a request's tokens to
 /// `llamacpp:tokens_predicted_total` when it finishes, and every request of a rung finishes
-/// between the rung's first scrape (at its first send) and its last (after the drain), so the
-/// counter's increase is exactly the rung's output tokens.
+/// between the rung's first scrape (at its first send) and its last (after the drain), so with
+/// no warmup requests (whose tokens land in the window when they end after the first scrape:
+/// docs/report.md) the counter's increase is exactly the rung's output tokens.
 #[test]
 fn real_llamacpp_metrics_land_in_the_result_files() {
     let Some(s) = real("real_llamacpp_metrics", "LADDER_REAL_SERVER_URL") else {

@@ -443,10 +443,10 @@ fn html_is_self_contained_with_every_chart_drawn_and_the_knee_marked() {
         assert!(fig[svg_start..].contains("</svg>"), "{id}: svg not closed");
         let curves = fig.matches("<polyline").count() + fig.matches("<path").count();
         assert!(curves >= 3, "{id}: only {curves} plotted paths");
-        // Polylines with real points, not empty ones.
+        // Paths with real points, not empty ones (polylines merged into paths).
         assert!(
-            fig.contains("points=\"") && !fig.contains("points=\"\""),
-            "{id}: empty polyline"
+            fig.contains("d=\"M") && !fig.contains("d=\"\"") && !fig.contains("points=\"\""),
+            "{id}: empty path"
         );
         assert!(fig.contains("<circle"), "{id}: no data points");
         assert!(

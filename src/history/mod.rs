@@ -398,6 +398,7 @@ mod tests {
             markers: vec![],
             hline: None,
             x_max: 40.0,
+            extra: Default::default(),
         };
         let svg = charts::render_svg_x(&spec, XKind::Index, "folder (# in time order)").unwrap();
         assert!(

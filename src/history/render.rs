@@ -279,6 +279,7 @@ fn specs(h: &History) -> Vec<ChartSpec> {
                 markers,
                 hline: None,
                 x_max: h.folders.len() as f64,
+                extra: Default::default(),
             }
         })
         .collect()

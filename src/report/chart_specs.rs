@@ -3,7 +3,7 @@
 //! [`super::charts::render_svg`].
 
 use super::charts::{
-    ChartSpec, Line, Marker, BLUE_, DARK, GREEN_, GREY_, KNEE, ORANGE_, PALETTE, RED_,
+    ChartSpec, Extra, Line, Marker, BLUE_, DARK, GREEN_, GREY_, KNEE, ORANGE_, PALETTE, RED_,
 };
 use super::{Report, RunReport};
 use crate::metrics::{Latency, RungSummary};
@@ -88,14 +88,44 @@ fn percentiles(report: &Report, id: &'static str, what: &str, which: Latency) ->
     if unrecorded && lines.is_empty() {
         return None;
     }
+    // Absent, not empty: rungs completed requests but none has this metric (an endpoint
+    // without tokens, e.g. embeddings, has no TTFT); "no successful request" would be false.
+    let completed = report
+        .runs
+        .iter()
+        .flat_map(|r| r.rungs.iter())
+        .any(|r| r.completed > 0);
+    if completed && lines.iter().all(|l| l.points.is_empty()) {
+        return None;
+    }
+    let slo = report
+        .runs
+        .last()
+        .map(|r| r.slo.clone())
+        .unwrap_or_default();
+    let bound = match which {
+        Latency::Ttft => slo.ttft_ms,
+        Latency::Tpot => slo.tpot_ms,
+        Latency::E2el => slo.e2e_ms,
+        _ => None,
+    };
     Some(ChartSpec {
         id,
         title: format!("{what} percentiles vs {}", x_name(report)),
         y_desc: format!("{what} (ms)"),
         lines,
         markers: knee_markers(report),
-        hline: None,
+        hline: bound.map(|b| {
+            (
+                b,
+                format!("SLO {what} {} ms", crate::results::rate_label(b)),
+            )
+        }),
         x_max: max_rate(report),
+        extra: Extra {
+            flags: error_flags(report),
+            ..Extra::default()
+        },
     })
 }
 
@@ -105,6 +135,55 @@ pub(super) fn x_name(report: &Report) -> &'static str {
     match report.load() {
         crate::scenario::LoadKind::Rate => "offered rate",
         other => other.axis(),
+    }
+}
+
+/// The rungs where some run had errors, with the highest error rate there: marked on the
+/// charts over the ladder, so a median that falls as requests are turned away (only the
+/// fast ones complete) is not read as an improvement.
+pub(super) fn error_flags(report: &Report) -> Vec<(f64, String)> {
+    let mut by: Vec<(f64, f64)> = Vec::new();
+    for r in report.runs.iter().flat_map(|r| r.rungs.iter()) {
+        let e = r.error_rate();
+        if e.is_nan() || e <= 0.0 {
+            continue;
+        }
+        match by.iter_mut().find(|b| b.0 == r.rate) {
+            Some(b) => b.1 = b.1.max(e),
+            None => by.push((r.rate, e)),
+        }
+    }
+    by.sort_by(|a, b| a.0.total_cmp(&b.0));
+    by.into_iter()
+        .map(|(rate, e)| (rate, super::chart_tokens::error_label(e)))
+        .collect()
+}
+
+/// In an overlay, each candidate point of a chart over the ladder annotated with its change
+/// against the base at the same level, on the chart's first pair of curves (`base X`,
+/// `candidate X`) that are not drawn underneath.
+fn annotate_change(report: &Report, spec: &mut ChartSpec) {
+    if !report.is_overlay() || spec.extra.x_desc.is_some() {
+        return;
+    }
+    let (b, c) = (&report.runs[0].label, &report.runs[1].label);
+    let pair = spec.lines.iter().filter(|l| !l.under).find_map(|base| {
+        let what = base.label.strip_prefix(&format!("{b} "))?;
+        let cand = spec
+            .lines
+            .iter()
+            .find(|l| l.label == format!("{c} {what}"))?;
+        Some((base.points.clone(), cand.points.clone()))
+    });
+    let Some((base, cand)) = pair else { return };
+    for (x, y) in cand {
+        let Some(&(_, yb)) = base.iter().find(|p| p.0 == x) else {
+            continue;
+        };
+        if yb.is_finite() && y.is_finite() && yb.abs() > 0.0 {
+            let pct = (y - yb) / yb.abs() * 100.0;
+            spec.extra.notes.push((x, y, format!("{pct:+.0}%")));
+        }
     }
 }
 
@@ -251,16 +330,23 @@ pub fn specs(report: &Report) -> Vec<ChartSpec> {
         markers: markers.clone(),
         hline: None,
         x_max: max_rate,
+        extra: Extra {
+            flags: error_flags(report),
+            ..Extra::default()
+        },
     }];
+    all.extend(super::chart_tokens::specs(report));
     all.extend(
         [
             ("ttft", "TTFT", Latency::Ttft),
             ("tpot", "TPOT", Latency::Tpot),
+            ("itl", "ITL", Latency::Itl),
             ("e2e", "E2E", Latency::E2el),
         ]
         .into_iter()
         .filter_map(|(id, what, which)| percentiles(report, id, what, which)),
     );
+    all.extend(super::chart_rung::specs(report));
     all.push(ChartSpec {
         id: "errors",
         title: format!("Error rate by class vs {}", x_name(report)),
@@ -269,6 +355,7 @@ pub fn specs(report: &Report) -> Vec<ChartSpec> {
         markers: markers.clone(),
         hline: slo_err.map(|v| (v, format!("SLO {v:.1} %"))),
         x_max: max_rate,
+        extra: Default::default(),
     });
     if !lag.is_empty() {
         all.push(ChartSpec {
@@ -279,10 +366,14 @@ pub fn specs(report: &Report) -> Vec<ChartSpec> {
             markers,
             hline: None,
             x_max: max_rate,
+            extra: Default::default(),
         });
     }
     all.extend(capacity);
     all.extend(super::server_charts::specs(report));
+    for spec in &mut all {
+        annotate_change(report, spec);
+    }
     all
 }
 
@@ -385,5 +476,6 @@ fn capacity_chart(report: &Report, max_rate: f64) -> Option<ChartSpec> {
         markers,
         hline,
         x_max: max_rate,
+        extra: Default::default(),
     })
 }

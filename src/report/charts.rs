@@ -60,6 +60,28 @@ pub struct ChartSpec {
     /// Highest offered rate of the report: every chart shares the x axis, even one whose
     /// curves have no points at the top rungs.
     pub x_max: f64,
+    /// What the newer charts add (their own x axis, notes, marked rungs); default for the
+    /// ladder charts.
+    pub extra: Extra,
+}
+
+/// A chart's additions to [`ChartSpec`]: default on the classic charts over the ladder.
+#[derive(Debug, Clone, Default)]
+pub struct Extra {
+    /// The x axis description when the x axis is not the ladder's (a CDF's milliseconds,
+    /// a time series' seconds, a frontier's tokens/s); such an axis is linear from 0.
+    pub x_desc: Option<String>,
+    /// No dots on the curves (dense curves: a CDF, a time series).
+    pub no_dots: bool,
+    /// Text at a point (x, y): an overlay's % change, a frontier point's rung.
+    pub notes: Vec<(f64, f64, String)>,
+    /// Rungs marked with a pale line and their error rate at the foot of the chart, so a
+    /// latency that falls because requests were turned away is not read as a gain.
+    pub flags: Vec<(f64, String)>,
+    /// Lines of explanation inside the plot (why a curve is absent).
+    pub note: Vec<String>,
+    /// Horizontal reference lines beyond [`ChartSpec::hline`] (SLO thresholds).
+    pub hlines: Vec<(f64, String)>,
 }
 
 pub(super) const BLUE_: RGBColor = RGBColor(0x1f, 0x77, 0xb4);
@@ -133,6 +155,8 @@ struct XAxis {
 pub enum XKind {
     Rate,
     Index,
+    /// A linear axis from 0 (milliseconds, seconds, tokens/s).
+    Linear,
 }
 
 /// Ratio of highest to lowest offered rate above which the x axis is logarithmic.
@@ -148,6 +172,18 @@ impl XAxis {
                 hi: max.max(1.0) + 0.5,
                 log: false,
                 index: true,
+            };
+        }
+        if kind == XKind::Linear {
+            return XAxis {
+                lo: 0.0,
+                hi: if max > 0.0 {
+                    (max * 1.05).min(f64::MAX / 4.0)
+                } else {
+                    1.0
+                },
+                log: false,
+                index: false,
             };
         }
         let min_pos = xs()
@@ -233,6 +269,7 @@ pub fn render_svg_x(spec: &ChartSpec, kind: XKind, x_desc: &str) -> Result<Strin
         .iter()
         .flat_map(|l| l.points.iter().map(|p| p.1))
         .chain(spec.hline.iter().map(|h| h.0))
+        .chain(spec.extra.hlines.iter().map(|h| h.0))
         .filter(|v| v.is_finite())
         .fold(0.0, f64::max);
     // Headroom above the highest point for the knee labels (finite even for absurd values).
@@ -254,12 +291,28 @@ pub fn render_svg_x(spec: &ChartSpec, kind: XKind, x_desc: &str) -> Result<Strin
     for m in &mut inside.markers {
         m.rate = m.rate.clamp(x.lo, x.hi);
     }
-    if let Some(h) = &mut inside.hline {
+    for h in inside
+        .hline
+        .iter_mut()
+        .chain(inside.extra.hlines.iter_mut())
+    {
         h.0 = if h.0.is_finite() {
             h.0.clamp(0.0, y_max)
         } else {
             y_max
         };
+    }
+    inside
+        .extra
+        .notes
+        .retain(|n| n.0.is_finite() && n.1.is_finite());
+    for n in &mut inside.extra.notes {
+        n.0 = n.0.clamp(x.lo, x.hi);
+        n.1 = n.1.clamp(0.0, y_max);
+    }
+    inside.extra.flags.retain(|f| f.0.is_finite());
+    for f in &mut inside.extra.flags {
+        f.0 = f.0.clamp(x.lo, x.hi);
     }
     let spec = &inside;
 
@@ -269,7 +322,7 @@ pub fn render_svg_x(spec: &ChartSpec, kind: XKind, x_desc: &str) -> Result<Strin
         root.fill(&WHITE).map_err(|e| err(e.to_string()))?;
         let mut builder = ChartBuilder::on(&root);
         builder
-            .caption(&spec.title, ("sans-serif", 24))
+            .caption(&spec.title, ("sans-serif", caption_size(&spec.title)))
             .margin(12)
             .x_label_area_size(48)
             .y_label_area_size(72);
@@ -290,7 +343,61 @@ pub fn render_svg_x(spec: &ChartSpec, kind: XKind, x_desc: &str) -> Result<Strin
         }
         root.present().map_err(|e| err(e.to_string()))?;
     }
-    Ok(buf)
+    Ok(compact(&buf))
+}
+
+/// The SVG with each run of consecutive `<polyline>`s of one style merged into one `<path>`
+/// (a dashed line is a polyline per dash: a third of a chart's bytes), drawn the same.
+pub fn compact(svg: &str) -> String {
+    const OPEN: &str = "<polyline ";
+    const POINTS: &str = "points=\"";
+    let mut out = String::with_capacity(svg.len());
+    let mut run: Option<(String, String)> = None; // (style, path data)
+    let flush = |out: &mut String, run: &mut Option<(String, String)>| {
+        if let Some((style, d)) = run.take() {
+            out.push_str(&format!("<path {style}d=\"{}\"/>\n", d.trim_end()));
+        }
+    };
+    for line in svg.lines() {
+        let parsed = line
+            .strip_prefix(OPEN)
+            .and_then(|rest| rest.strip_suffix("\"/>"))
+            .and_then(|rest| rest.split_once(POINTS))
+            .filter(|(style, _)| !style.contains('"') || style.ends_with("\" "))
+            .filter(|(_, pts)| !pts.contains('"'));
+        match parsed {
+            Some((style, pts)) => {
+                let mut d = String::new();
+                for (i, p) in pts.split_whitespace().enumerate() {
+                    d.push(if i == 0 { 'M' } else { 'L' });
+                    d.push_str(p);
+                    d.push(' ');
+                }
+                match &mut run {
+                    Some((s, acc)) if s == style => acc.push_str(&d),
+                    _ => {
+                        flush(&mut out, &mut run);
+                        run = Some((style.to_string(), d));
+                    }
+                }
+            }
+            None => {
+                flush(&mut out, &mut run);
+                out.push_str(line);
+                out.push('\n');
+            }
+        }
+    }
+    flush(&mut out, &mut run);
+    out
+}
+
+/// Caption font size: 22 px, smaller for a long title so it fits the chart's width (a
+/// sans-serif character is about 0.55 em wide; the chart is [`SIZE`] wide less margins).
+fn caption_size(title: &str) -> u32 {
+    let chars = title.chars().count().max(1) as f64;
+    let fits = (SIZE.0 as f64 - 40.0) / (0.56 * chars);
+    fits.clamp(12.0, 22.0) as u32
 }
 
 /// Mesh, reference line, knee markers and curves, on either kind of x axis.
@@ -317,12 +424,12 @@ where
         .y_label_formatter(&y_fmt)
         .label_style(("sans-serif", 16))
         .axis_desc_style(("sans-serif", 17))
-        .light_line_style(WHITE)
+        .max_light_lines(0)
         .bold_line_style(RGBColor(0xe4, 0xe4, 0xe4))
         .draw()
         .map_err(|e| err(e.to_string()))?;
 
-    if let Some((v, label)) = &spec.hline {
+    for (v, label) in spec.hline.iter().chain(spec.extra.hlines.iter()) {
         chart
             .draw_series(DashedLineSeries::new(
                 vec![(x.lo, *v), (x.hi, *v)],
@@ -339,6 +446,7 @@ where
             )))
             .map_err(|e| err(e.to_string()))?;
     }
+    extras(&mut chart, spec, x, y_max)?;
 
     for (i, m) in spec.markers.iter().enumerate() {
         if x.log && m.rate <= 0.0 {
@@ -384,8 +492,8 @@ where
                 .draw_series(LineSeries::new(points.clone(), style))
                 .map_err(|e| err(e.to_string()))?;
         }
-        // Points only on measured curves, not on the ideal reference line.
-        if !line.label.starts_with("ideal") {
+        // Points only on measured curves, not on the ideal reference line nor dense curves.
+        if !line.label.starts_with("ideal") && !spec.extra.no_dots {
             chart
                 .draw_series(
                     points
@@ -400,7 +508,7 @@ where
         .iter()
         .filter(|l| !l.label.starts_with("ideal"))
         .all(|l| l.points.is_empty());
-    if empty {
+    if empty && spec.extra.note.is_empty() {
         chart
             .draw_series(std::iter::once(Text::new(
                 "no successful request at any rung: nothing to plot",
@@ -413,4 +521,80 @@ where
             .map_err(|e| err(e.to_string()))?;
     }
     Ok(())
+}
+
+/// Marked rungs, notes at points and the lines of explanation of [`Extra`].
+fn extras<X>(
+    chart: &mut ChartContext<'_, SVGBackend<'_>, Cartesian2d<X, RangedCoordf64>>,
+    spec: &ChartSpec,
+    x: XAxis,
+    y_max: f64,
+) -> Result<(), ReportError>
+where
+    X: Ranged<ValueType = f64> + ValueFormatter<f64>,
+{
+    let err = chart_err(spec);
+    let drawable = |v: f64| !x.log || v > 0.0;
+    for (at, label) in spec.extra.flags.iter().filter(|f| drawable(f.0)) {
+        chart
+            .draw_series(std::iter::once(PathElement::new(
+                vec![(*at, 0.0), (*at, y_max)],
+                RED_.mix(0.25).stroke_width(8),
+            )))
+            .map_err(|e| err(e.to_string()))?;
+        chart
+            .draw_series(std::iter::once(Text::new(
+                label.clone(),
+                (*at, y_max * 0.01),
+                ("sans-serif", 13)
+                    .into_font()
+                    .color(&KNEE)
+                    .pos(Pos::new(HPos::Center, VPos::Bottom)),
+            )))
+            .map_err(|e| err(e.to_string()))?;
+    }
+    for (px, py, label) in spec.extra.notes.iter().filter(|n| drawable(n.0)) {
+        chart
+            .draw_series(std::iter::once(Text::new(
+                label.clone(),
+                (*px, *py + y_max * 0.015),
+                ("sans-serif", 13)
+                    .into_font()
+                    .color(&DARK)
+                    .pos(Pos::new(HPos::Center, VPos::Bottom)),
+            )))
+            .map_err(|e| err(e.to_string()))?;
+    }
+    for (i, line) in spec.extra.note.iter().enumerate() {
+        chart
+            .draw_series(std::iter::once(Text::new(
+                line.clone(),
+                (x.at(0.02), y_max * (0.9 - 0.06 * i as f64)),
+                ("sans-serif", 14)
+                    .into_font()
+                    .color(&GREY_)
+                    .pos(Pos::new(HPos::Left, VPos::Top)),
+            )))
+            .map_err(|e| err(e.to_string()))?;
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::compact;
+
+    #[test]
+    fn consecutive_polylines_of_one_style_become_one_path() {
+        let svg = "<svg>\n<polyline fill=\"none\" stroke=\"#000\" points=\"1,2 3,4 \"/>\n\
+                   <polyline fill=\"none\" stroke=\"#000\" points=\"5,6 7,8 \"/>\n\
+                   <polyline fill=\"none\" stroke=\"#f00\" points=\"9,9 \"/>\n<text>a</text>\n\
+                   <polyline fill=\"none\" stroke=\"#000\" points=\"1,1 2,2 \"/>\n</svg>";
+        assert_eq!(
+            compact(svg),
+            "<svg>\n<path fill=\"none\" stroke=\"#000\" d=\"M1,2 L3,4 M5,6 L7,8\"/>\n\
+             <path fill=\"none\" stroke=\"#f00\" d=\"M9,9\"/>\n<text>a</text>\n\
+             <path fill=\"none\" stroke=\"#000\" d=\"M1,1 L2,2\"/>\n</svg>\n"
+        );
+    }
 }

@@ -329,7 +329,10 @@ impl Exporter for Html {
 
         let _ = writeln!(out, "<h2>Charts</h2>\n<div class=\"charts\">");
         for spec in charts::specs(report) {
-            let svg = charts::render_svg_x(&spec, charts::XKind::Rate, report.x_desc())?;
+            let svg = match &spec.extra.x_desc {
+                Some(d) => charts::render_svg_x(&spec, charts::XKind::Linear, d)?,
+                None => charts::render_svg_x(&spec, charts::XKind::Rate, report.x_desc())?,
+            };
             let _ = writeln!(out, "<figure class=\"chart\" id=\"chart-{}\">", spec.id);
             out.push_str(svg.trim_start_matches("<?xml version=\"1.0\" encoding=\"UTF-8\"?>"));
             let _ = writeln!(out, "\n<figcaption>");
@@ -365,6 +368,12 @@ impl Exporter for Html {
             reasoning_table_html(&mut out, run);
             ramp_table_html(&mut out, run);
             prefix_table_html(&mut out, run);
+            side_table_html(
+                &mut out,
+                "Server-side tokens",
+                super::SERVER_TOKENS_NOTE,
+                super::server_tokens_table(run),
+            );
             side_table_html(
                 &mut out,
                 "Sessions",

@@ -5,10 +5,13 @@
 //! render the same [`Report`]: one run, or two runs overlaid (base and candidate) with the
 //! comparer's verdicts as plain rows ([`VerdictRow`]).
 
+mod chart_rung;
 mod chart_specs;
+mod chart_tokens;
 pub mod charts;
 pub mod csv;
 pub mod facts;
+pub mod focus;
 pub mod html;
 pub mod markdown;
 mod server_charts;
@@ -75,14 +78,17 @@ pub struct RunReport {
     pub analysis: Analysis,
     /// A capacity search's `capacity.json` (docs/capacity.md), when the folder has one.
     pub capacity: Option<crate::capacity::CapacityFile>,
+    /// The rung looked at closely (the knee, else the highest), from its request lines;
+    /// `None` when built from parts or its lines hold no success.
+    pub focus: Option<focus::Focus>,
 }
 
 impl RunReport {
     /// Load a result folder and analyse it.
     pub fn load(dir: &Path, label: &str) -> Result<RunReport, ReportError> {
         let rd = ResultDir::open(dir)?;
-        let mut info = rd.info;
-        let mut rungs: Vec<RungSummary> = rd.rungs.into_iter().map(|r| r.summary).collect();
+        let mut info = rd.info.clone();
+        let mut rungs: Vec<RungSummary> = rd.rungs.iter().map(|r| r.summary.clone()).collect();
         if info.status == crate::results::RunStatus::Running {
             let partial = unfinished::partial_rungs(dir, &info);
             if rungs.is_empty() && partial.is_empty() {
@@ -94,7 +100,9 @@ impl RunReport {
         if rungs.is_empty() {
             return Err(ReportError::NoRungs(dir.to_path_buf()));
         }
-        Ok(RunReport::from_parts(label, dir, info, rungs))
+        let mut run = RunReport::from_parts(label, dir, info, rungs);
+        run.focus = focus::of(&rd, run.analysis.knee.as_ref().map(|k| k.rate));
+        Ok(run)
     }
 
     /// Build from already loaded parts (the runner, right after a run).
@@ -124,6 +132,7 @@ impl RunReport {
             slo,
             analysis,
             capacity: capacity_of(dir),
+            focus: None,
         }
     }
 }
@@ -317,6 +326,51 @@ fn write_atomic(path: &Path, text: &str) -> Result<(), ReportError> {
     let tmp = path.with_file_name(format!(".{name}.tmp"));
     fs::write(&tmp, text).map_err(err)?;
     fs::rename(&tmp, path).map_err(err)
+}
+
+/// What the server-side tokens table shows, and why its counts differ from the client's.
+pub(crate) const SERVER_TOKENS_NOTE: &str = "the server's own count of generated tokens is \
+     its counter's increase from the rung's first scrape (at its first measured send) to its \
+     last (after its last request ended). Warmup requests still running at the first scrape \
+     are in it (llama.cpp adds a request's tokens when the request ends), so it can exceed the \
+     measured requests' output tokens by up to the warmup's; a server that counts as it \
+     generates (vLLM) counts only what it generated inside that window.";
+
+/// Output tokens as the client counted them (measured requests) beside the server's
+/// `server_generated_tokens`, and the difference. `None` when no rung has the server's.
+pub(crate) fn server_tokens_table(
+    run: &RunReport,
+) -> Option<(Vec<&'static str>, Vec<Vec<String>>)> {
+    let key = "server_generated_tokens";
+    if run.rungs.iter().all(|r| r.server.get(key).is_none()) {
+        return None;
+    }
+    let header = vec![
+        run.info.load.axis(),
+        "measured output tokens",
+        "server generated tokens",
+        "server - measured",
+        "warmup requests",
+    ];
+    let rows = run
+        .rungs
+        .iter()
+        .map(|r| {
+            let client = r.total_output_tokens as f64;
+            let (server, diff) = match r.server.get(key) {
+                Some(s) => (format!("{s:.0}"), format!("{:+.0}", s - client)),
+                None => ("-".to_string(), "-".to_string()),
+            };
+            vec![
+                rate_label(r.rate),
+                r.total_output_tokens.to_string(),
+                server,
+                diff,
+                r.warmup_requests.to_string(),
+            ]
+        })
+        .collect();
+    Some((header, rows))
 }
 
 /// What the shared-prefix table's columns mean.

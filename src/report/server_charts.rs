@@ -99,8 +99,7 @@ pub fn specs(report: &Report) -> Vec<ChartSpec> {
         ),
         (
             "ttft-decomposition",
-            "TTFT: server queue + server TTFT vs client TTFT (the gap: network, gateway, client)"
-                .to_string(),
+            "TTFT: server's own vs the client's".to_string(),
             "ms",
             keep(ttft),
         ),
@@ -108,6 +107,10 @@ pub fn specs(report: &Report) -> Vec<ChartSpec> {
         if lines.is_empty() {
             continue;
         }
+        let note = match id {
+            "ttft-decomposition" => decomposition_note(&lines),
+            _ => vec![],
+        };
         out.push(ChartSpec {
             id,
             title,
@@ -116,7 +119,34 @@ pub fn specs(report: &Report) -> Vec<ChartSpec> {
             markers: markers.clone(),
             hline: None,
             x_max,
+            extra: crate::report::charts::Extra {
+                note,
+                ..Default::default()
+            },
         });
     }
     out
+}
+
+/// What the TTFT decomposition shows, and why a server curve is missing: the gap between
+/// the client's TTFT and the server's is network, gateway and client; a server that exports
+/// no TTFT histogram (llama.cpp) or no queue time leaves only the client's line.
+fn decomposition_note(lines: &[Line]) -> Vec<String> {
+    let has = |what: &str| lines.iter().any(|l| l.label.ends_with(what));
+    let mut note = Vec::new();
+    match (has("server TTFT (mean)"), has("server queue time (mean)")) {
+        (true, true) => note.push("gap above the server's TTFT: network, gateway, client".into()),
+        (true, false) => {
+            note.push("gap above the server's TTFT: network, gateway, client".into());
+            note.push("no queue-time curve: the server exports no queue-time histogram".into());
+        }
+        (false, true) => {
+            note.push("no server TTFT curve: the server exports no TTFT histogram".into());
+        }
+        (false, false) => {
+            note.push("client TTFT only: the server's /metrics have no TTFT".into());
+            note.push("or queue-time histogram (llama.cpp exports neither)".into());
+        }
+    }
+    note
 }
