@@ -157,7 +157,7 @@ fn preflight_names_the_server_flag_when_embeddings_are_off() {
         let all = r.all();
         assert!(
             all.contains(&format!("answered {status}"))
-                && all.contains("--embeddings (llama.cpp)")
+                && all.contains("--embeddings (llama.cpp")
                 && all.contains("--task embed (vLLM"),
             "{status}: {all}"
         );

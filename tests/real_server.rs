@@ -537,3 +537,72 @@ fn real_cold_runs_get_no_cache_share_and_warm_runs_do() {
     eprintln!("real llama-server cache share: warm {w1:.3} then {w2:.3}");
     assert!(w2 > 0.5, "the second warm run: {w2} (first {w1})");
 }
+
+#[test]
+fn real_embeddings_count_tokens_as_the_server_does() {
+    let Some(s) = real("real_embeddings", "LADDER_REAL_EMBED_URL") else {
+        return;
+    };
+    let tmp = tempfile::tempdir().unwrap();
+    let text = format!(
+        "version: 1\nname: rel\nendpoint:\n  base_url: {}\n  api: embeddings\n  \
+         request_timeout: 60s\nmodel: {}\ntokenizer: {}\nworkload:\n  dataset: random\n  \
+         input_tokens: 24\n  batch_size: 3\n  requests_per_rung: 4\n  seed: 0\nload:\n  \
+         arrival: constant\n  rates: [2, 4]\n  warmup_requests: 0\n  cooldown: 0s\n",
+        s.url, s.model, s.tokenizer
+    );
+    let sc = tmp.path().join("rel.yaml");
+    std::fs::write(&sc, text).unwrap();
+    let (r, dir) = run_ok(&sc, tmp.path(), Duration::from_secs(180));
+    let rd = check_folder(&dir);
+    for g in &rd.rungs {
+        let rate = g.summary.rate;
+        assert_eq!(g.summary.completed, 4, "rung {rate}: {}", r.all());
+        for l in lines(&dir.join(format!("requests_rate_{rate}.jsonl"))) {
+            assert_eq!(l["ok"], true, "{l}");
+            // Three inputs of 24 tokens by the model's tokenizer, and exactly that by the
+            // server's own `usage.prompt_tokens`.
+            assert_eq!(l["input_tokens"], 72, "{l}");
+            assert_eq!(l["server_prompt_tokens"], 72, "{l}");
+            assert_eq!(l["output_tokens"], 0, "{l}");
+            assert!(
+                l["ttft_ms"].is_null() && l["e2e_ms"].as_f64().unwrap() > 0.0,
+                "{l}"
+            );
+        }
+        let v = json(&dir.join(format!("result_rate_{rate}.json")));
+        assert_eq!(v["api"], "embeddings", "{v}");
+        assert_eq!(v["total_input_tokens"], 4 * 72, "{v}");
+        assert!(
+            v.get("median_ttft_ms").is_none() && v.get("p99_tpot_ms").is_none(),
+            "{v}"
+        );
+        assert!(v["input_throughput"].as_f64().unwrap() > 0.0, "{v}");
+    }
+}
+
+#[test]
+fn real_server_without_embeddings_is_named_at_preflight() {
+    // The plain server was started without --embeddings: llama.cpp answers 501.
+    let Some(s) = real("real_embeddings_off", "LADDER_REAL_SERVER_URL") else {
+        return;
+    };
+    let tmp = tempfile::tempdir().unwrap();
+    let text = format!(
+        "version: 1\nname: rel\nendpoint:\n  base_url: {}\n  api: embeddings\n  \
+         request_timeout: 60s\nmodel: {}\ntokenizer: {}\nworkload:\n  dataset: random\n  \
+         input_tokens: 8\n  requests_per_rung: 2\n  seed: 0\nload:\n  rates: [2]\n  \
+         cooldown: 0s\n",
+        s.url, s.model, s.tokenizer
+    );
+    let sc = tmp.path().join("rel.yaml");
+    std::fs::write(&sc, text).unwrap();
+    let r = run_ladder(&sc, tmp.path(), Duration::from_secs(120));
+    no_panic(&r);
+    assert!(!r.status.success(), "{}", r.all());
+    assert!(
+        r.stderr.contains("--embeddings (llama.cpp") && r.stderr.contains("--task embed (vLLM"),
+        "{}",
+        r.stderr
+    );
+}

@@ -127,8 +127,9 @@ pub enum PreflightError {
     /// answers 501, vLLM 404 for a model it does not serve for pooling).
     #[error(
         "{url} answered {status}: this server does not serve embeddings as started; start the \
-         server with --embeddings (llama.cpp) / --task embed (vLLM; --runner pooling in newer \
-         releases), or serve an embedding model (body: {detail})"
+         server with --embeddings (llama.cpp; with --pooling mean when the model has no pooling \
+         of its own) / --task embed (vLLM; --runner pooling in newer releases), or serve an \
+         embedding model (body: {detail})"
     )]
     EmbeddingsOff {
         /// The URL tried.
@@ -427,13 +428,15 @@ pub async fn probe_longest(
 /// True when an embeddings probe's failure says the server serves no embeddings: llama.cpp
 /// without `--embeddings` answers 501 ("does not support embeddings"); vLLM answers 404 on
 /// the path (a generation model) or 400 saying the model does not support the Embeddings
-/// API. A 404 for a model `/v1/models` does not list is the model's fault, not this.
+/// API; llama.cpp with `--embeddings` but a model without pooling answers 400 "Pooling type
+/// 'none' is not OAI compatible". A 404 for a model `/v1/models` does not list is the model's
+/// fault, not this.
 fn embeddings_off(status: u16, detail: &str, not_listed: bool) -> bool {
-    let says = detail.to_ascii_lowercase().contains("embedding");
+    let d = detail.to_ascii_lowercase();
     match status {
         501 => true,
         404 => !not_listed,
-        400 | 500 => says && detail.to_ascii_lowercase().contains("support"),
+        400 | 500 => (d.contains("embedding") && d.contains("support")) || d.contains("pooling"),
         _ => false,
     }
 }
