@@ -405,7 +405,8 @@ fn compare_cmd(command: Command) -> i32 {
                         "{}",
                         terminal_line(&format!(
                             "the baseline before this addition: {}, kept in {} (move it back \
-                             to undo the addition)",
+                             to undo the addition; .replaced/ holds a .gitignore, so `git add` \
+                             leaves it out)",
                             r.describe(),
                             r.archive.display()
                         ))
@@ -413,7 +414,8 @@ fn compare_cmd(command: Command) -> i32 {
                     Some(r) => println!(
                         "{}",
                         terminal_line(&format!(
-                            "replaced: {}, kept in {} (move it back to restore it)",
+                            "replaced: {}, kept in {} (move it back to restore it; \
+                             .replaced/ holds a .gitignore, so `git add` leaves it out)",
                             r.describe(),
                             r.archive.display()
                         ))

@@ -41,9 +41,14 @@ pub struct InitArgs {
     /// The ladder, e.g. --rates 5,10,20,30,40,50 (the seed's REQUEST_RATES loop).
     #[arg(long, value_delimiter = ',', value_name = "RATES")]
     rates: Option<Vec<f64>>,
-    /// The light-load reference rung run first.
+    /// The light-load reference rung run first (default: 1 req/s, or half the first rate
+    /// when that is lower; its cost is printed).
     #[arg(long, value_name = "RATE")]
     baseline_rate: Option<f64>,
+    /// No baseline rung: the ladder starts at its first rate (`load.baseline_rate` is left
+    /// commented out).
+    #[arg(long, conflicts_with = "baseline_rate")]
+    no_baseline: bool,
     /// Pause between rungs, e.g. 10s (the seed's `sleep 10`).
     #[arg(long, value_name = "DURATION")]
     cooldown: Option<String>,
@@ -103,8 +108,59 @@ fn name_of(model: &str) -> String {
         .collect()
 }
 
+/// The baseline rung ladder adds before the rates (not given by the user): its requests
+/// at its rate, how long that takes and its share of the run's sending time (cooldowns
+/// aside), and how to drop it.
+fn baseline_cost(d: &Draft) -> Option<String> {
+    let b = d.baseline_rate.filter(|b| *b > 0.0)?;
+    let n = f64::from(d.requests_per_rung);
+    let base = n / b;
+    let rungs: f64 = d.rates.iter().filter(|r| **r > 0.0).map(|r| n / r).sum();
+    let share = 100.0 * base / (base + rungs);
+    Some(format!(
+        "load.baseline_rate: {} adds a light-load rung before the rates: {} requests at {} \
+         req/s, about {:.0} s, {:.0} % of the run's sending time (the {} rates take about \
+         {:.0} s; cooldowns aside); drop it with --no-baseline (or delete the line), or make it \
+         shorter with a higher --baseline-rate",
+        ladder::results::rate_label(b),
+        d.requests_per_rung,
+        ladder::results::rate_label(b),
+        base,
+        share,
+        d.rates.len(),
+        rungs
+    ))
+}
+
+/// Values written as placeholders because neither the command line nor a flag gave them.
+fn placeholders(d: &Draft, a: &InitArgs) -> Vec<String> {
+    let def = Draft::default();
+    let mut out = Vec::new();
+    if d.model == def.model && a.model.is_none() {
+        out.push(format!(
+            "model: {} is a placeholder (no model given): edit it, or pass --model",
+            d.model
+        ));
+    }
+    if d.tokenizer == def.tokenizer && a.tokenizer.is_none() {
+        out.push(format!(
+            "tokenizer: {} is a placeholder (no tokenizer given): edit it, or pass --tokenizer",
+            d.tokenizer
+        ));
+    }
+    out
+}
+
 /// `ladder init`: 0 written, 2 when the arguments do not make a valid scenario.
 pub fn init(a: &InitArgs) -> i32 {
+    // Refused first, before any note about the conversion: nothing would be written.
+    if let Some(path) = a.out.as_ref().filter(|p| p.exists() && !a.force) {
+        eprintln!(
+            "error: {} exists; pass --force to replace it",
+            path.display()
+        );
+        return ladder::exit::BAD_INPUT;
+    }
     let mut draft = Draft::default();
     if let Some(args) = &a.from_vllm {
         match from_vllm::convert(args) {
@@ -114,6 +170,15 @@ pub fn init(a: &InitArgs) -> i32 {
                 }
                 for u in &c.unmapped {
                     eprintln!("warning: not converted: {u}");
+                }
+                if !c.unexpanded.is_empty() {
+                    eprintln!(
+                        "warning: --from-vllm holds {} unexpanded: the shell did not put the \
+                         value in (single quotes keep it out); what it stood for is missing from \
+                         the scenario. Use double quotes: --from-vllm \"{}\"",
+                        c.unexpanded.join(", "),
+                        c.unexpanded.join(" ")
+                    );
                 }
                 draft = c.draft;
             }
@@ -134,6 +199,16 @@ pub fn init(a: &InitArgs) -> i32 {
         );
     } else if a.rates.is_some() && a.baseline_rate.is_none() && a.from_vllm.is_some() {
         draft.baseline_rate = from_vllm::baseline_for(&draft.rates);
+    }
+    if a.no_baseline {
+        draft.baseline_rate = None;
+    } else if a.baseline_rate.is_none() {
+        if let Some(note) = baseline_cost(&draft) {
+            eprintln!("note: {note}");
+        }
+    }
+    for w in placeholders(&draft, a) {
+        eprintln!("warning: {w}");
     }
     let text = render(&draft);
 
@@ -175,13 +250,6 @@ pub fn init(a: &InitArgs) -> i32 {
             let _ = std::io::stdout().flush();
         }
         Some(path) => {
-            if path.exists() && !a.force {
-                eprintln!(
-                    "error: {} exists; pass --force to replace it",
-                    path.display()
-                );
-                return ladder::exit::BAD_INPUT;
-            }
             // `-o loadtests/my.yaml` in a fresh repository: the folder is made, and said.
             let parent = path.parent().filter(|p| !p.as_os_str().is_empty());
             let made = parent.filter(|p| !p.exists());

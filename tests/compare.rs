@@ -1068,6 +1068,27 @@ fn bless_refuses_an_interrupted_run_and_replaces_the_baseline() {
         .map(|e| e.unwrap().path())
         .collect();
     assert_eq!(kept.len(), 1, "{kept:?}");
+    // `git add golden/` commits the baseline, never the backup: .replaced/ ignores itself.
+    assert_eq!(
+        std::fs::read_to_string(golden.join(".replaced/.gitignore")).unwrap(),
+        ladder::commands::replaced::GITIGNORE
+    );
+    let repo = golden.parent().unwrap();
+    let git = |args: &[&str]| {
+        std::process::Command::new("git")
+            .args(args)
+            .current_dir(repo)
+            .output()
+            .expect("git runs")
+    };
+    assert!(
+        git(&["init", "-q"]).status.success(),
+        "git is needed: the test checks what `git add golden/` stages"
+    );
+    assert!(git(&["add", "golden"]).status.success());
+    let staged = String::from_utf8(git(&["ls-files", "--cached"]).stdout).unwrap();
+    assert!(staged.contains("golden/quick/run.json"), "{staged}");
+    assert!(!staged.contains(".replaced"), "backups staged:\n{staged}");
     let old: RunInfo =
         serde_json::from_str(&std::fs::read_to_string(kept[0].join("run.json")).unwrap()).unwrap();
     assert_eq!(old.status, RunStatus::Interrupted);

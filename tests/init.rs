@@ -231,3 +231,66 @@ fn version_names_the_commit_it_was_built_from() {
         assert_eq!(built, "unknown");
     }
 }
+
+/// `--from-vllm '… $COMMON_ARGS …'` (single quotes: the shell left the variable in) says
+/// so, and says which values are placeholders; the baseline rung ladder adds is priced
+/// (seconds, share of the run) with the way to drop it, and `--no-baseline` drops it.
+#[test]
+fn unexpanded_variables_placeholders_and_the_baseline_cost_are_said() {
+    let t = tempfile::tempdir().unwrap();
+    let out = t.path().join("q.yaml");
+    let o = ladder(&[
+        "init",
+        "--from-vllm",
+        "--backend vllm $COMMON_ARGS --request-rate $rate",
+        "--rates",
+        "5,10,20",
+        "--name",
+        "q",
+        "-o",
+        out.to_str().unwrap(),
+    ]);
+    let err = stderr(&o);
+    assert_eq!(o.status.code(), Some(0), "{err}");
+    assert!(
+        err.contains("warning: --from-vllm holds $COMMON_ARGS unexpanded")
+            && err.contains("Use double quotes: --from-vllm \"$COMMON_ARGS\""),
+        "{err}"
+    );
+    assert!(!err.contains("$rate unexpanded"), "{err}");
+    assert!(
+        err.contains("warning: model: my-model is a placeholder"),
+        "{err}"
+    );
+    assert!(
+        err.contains("warning: tokenizer: tokenizer.json is a placeholder"),
+        "{err}"
+    );
+    // 200 requests at 1 req/s = 200 s; the rates take 200/5 + 200/10 + 200/20 = 70 s:
+    // 200 / 270 = 74 %.
+    assert!(
+        err.contains("200 requests at 1 req/s, about 200 s, 74 % of the run's sending time")
+            && err.contains("--no-baseline"),
+        "{err}"
+    );
+
+    // The seed's own command line (double-quoted $COMMON_ARGS: expanded) has no such warning.
+    let args = format!("python benchmark_serving.py {SEED_COMMON_ARGS}{SEED_LOOP_TAIL}");
+    let seed = t.path().join("seed.yaml");
+    let o = ladder(&[
+        "init",
+        "--from-vllm",
+        &args,
+        "--rates",
+        "5,10",
+        "--no-baseline",
+        "-o",
+        seed.to_str().unwrap(),
+    ]);
+    let err = stderr(&o);
+    assert_eq!(o.status.code(), Some(0), "{err}");
+    assert!(!err.contains("unexpanded"), "{err}");
+    assert!(!err.contains("placeholder"), "{err}");
+    assert!(!err.contains("baseline_rate"), "{err}");
+    assert_eq!(load(&seed).unwrap().scenario.load.baseline_rate, None);
+}

@@ -229,7 +229,8 @@ fn bless_add_then_gate_uses_the_baselines_runs_and_single_runs_say_noise_is_unkn
     assert!(
         r.stdout
             .contains("the baseline before this addition: the baseline of")
-            && r.stdout.contains("(move it back to undo the addition)")
+            && r.stdout
+                .contains("(move it back to undo the addition; .replaced/ holds a .gitignore")
             && !r.stdout.contains("replaced:"),
         "{}",
         r.all()

@@ -669,6 +669,29 @@ fn seed_plot_script_runs_unchanged_on_a_result_folder() {
         assert!(dir.join("seed_plot.png").is_file(), "{args:?}: no plot");
         assert!(!dir.join("10").exists(), "`10` taken as the output file");
     }
+    // A folder of vLLM result files (no run.json, no `qps` key: `request_throughput`):
+    // plotted from its file names' rates (was: KeyError 'qps').
+    let vllm = tmp.path().join("vllm");
+    fs::create_dir(&vllm).unwrap();
+    let fixture =
+        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/vllm-benchmark-serving-0.8");
+    for name in ["result_rate_5.json", "result_rate_10.json"] {
+        let text = fs::read_to_string(fixture.join(name)).unwrap();
+        assert!(!text.contains("\"qps\""), "the fixture is a vLLM file");
+        fs::write(vllm.join(name), text).unwrap();
+    }
+    let out = std::process::Command::new("python3")
+        .arg(&script)
+        .arg(&vllm)
+        .env("MPLBACKEND", "Agg")
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "seed_plot.py on a vLLM folder failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(fs::metadata(vllm.join("seed_plot.png")).unwrap().len() > 1000);
 }
 
 #[test]

@@ -155,7 +155,11 @@ fn vllm_example_without_its_model_dir_names_the_tokenizer() {
     assert!(
         out.stderr
             .contains("error: tokenizer: tokenizer file /models/")
-            && out.stderr.contains("does not exist"),
+            && out.stderr.contains("does not exist")
+            // Where the path came from: the template's default, as the variable is unset.
+            && out.stderr.contains(
+                "(this value is the template's default: $LADDER_TOKENIZER is not set; set it to change it)"
+            ),
         "{}",
         out.stderr
     );

@@ -1,7 +1,8 @@
 //! What `ladder bless` does with the baseline it replaces: it is moved, whole, to
 //! `<golden>/.replaced/<scenario>/<time of replacement>/` (restore it by moving it back),
 //! and described from its run.json (date, git commit, ladder version) so the user sees
-//! what was replaced. No scenario may be named `.replaced`
+//! what was replaced. `.replaced/` gets a `.gitignore` that ignores everything in it, so
+//! `git add golden/` does not commit the backups. No scenario may be named `.replaced`
 //! ([`crate::scenario::REPLACED_DIR`]), so gate and history never take this folder, or
 //! anything in it, for a baseline.
 
@@ -49,6 +50,22 @@ impl Replaced {
     }
 }
 
+/// What `<golden>/.replaced/.gitignore` holds: everything under `.replaced/` (itself
+/// included) is ignored, so `git add golden/` commits the baselines and not their backups.
+pub const GITIGNORE: &str =
+    "# Baselines replaced by `ladder bless`, kept here to restore one by moving it back.\n\
+# Ignored by git, so `git add golden/` commits the baselines, not these backups.\n*\n";
+
+/// Write `<dir>/.gitignore` ([`GITIGNORE`]) unless something is there already (the user's
+/// own file, kept as it is).
+fn keep_out_of_git(dir: &Path) -> Result<(), GateError> {
+    let path = dir.join(".gitignore");
+    if fs::symlink_metadata(&path).is_ok() {
+        return Ok(());
+    }
+    fs::write(&path, GITIGNORE).map_err(|source| GateError::Io { path, source })
+}
+
 /// Text from a folder that may come from a pull request, fit for a terminal: printable
 /// characters only, at most 64 of them.
 fn plain(s: &str) -> String {
@@ -79,6 +96,9 @@ pub(super) fn plan(
                 path: dir.clone(),
                 source,
             })?,
+        }
+        if part == REPLACED_DIR {
+            keep_out_of_git(&dir)?;
         }
     }
     let stamp = timestamp_dir_name(now);

@@ -12,6 +12,9 @@ pub struct Conversion {
     pub notes: Vec<String>,
     /// Flags with no ladder equivalent, as given.
     pub unmapped: Vec<String>,
+    /// Shell variables left unexpanded in the arguments (`$COMMON_ARGS` inside single
+    /// quotes), each once, the rate loop's `--request-rate $rate` aside (it has its note).
+    pub unexpanded: Vec<String>,
 }
 
 /// Why a command line could not be converted.
@@ -325,6 +328,7 @@ pub fn convert(args: &str) -> Result<Conversion, FromVllmError> {
     d.rates.sort_by(f64::total_cmp);
     d.rates.dedup();
     d.baseline_rate = baseline_for(&d.rates);
+    let unexpanded = unexpanded_vars(&words[start..]);
     d.origin = vec!["Converted by `ladder init --from-vllm` from:".into()];
     d.origin
         .extend(wrap(&redact_api_key(&words[start..]).join(" "), 88));
@@ -332,7 +336,57 @@ pub fn convert(args: &str) -> Result<Conversion, FromVllmError> {
         draft: d,
         notes,
         unmapped,
+        unexpanded,
     })
+}
+
+/// `$NAME` and `${NAME}` in the words (the shell did not expand them), each once. Left out:
+/// the value of `--request-rate` (the rate loop's variable, with its own note), values of
+/// flags ladder ignores (`--result-dir $(dirname $RESULT_FILE)`) and `$( … )` substitutions.
+fn unexpanded_vars(words: &[String]) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    let mut in_subst = false;
+    for (i, w) in words.iter().enumerate() {
+        let prev = if i > 0 { words[i - 1].as_str() } else { "" };
+        let ignored_value = prev == "--request-rate" || IRRELEVANT.contains(&prev);
+        let ignored_inline = w
+            .split_once('=')
+            .is_some_and(|(f, _)| f == "--request-rate" || IRRELEVANT.contains(&f));
+        if w.starts_with("$(") || w.contains("=$(") {
+            in_subst = true;
+        }
+        let skip = in_subst || ignored_value || ignored_inline;
+        if in_subst && w.ends_with(')') {
+            in_subst = false;
+        }
+        if skip {
+            continue;
+        }
+        let mut rest = w.as_str();
+        while let Some(at) = rest.find('$') {
+            let after = &rest[at + 1..];
+            let (braced, body) = match after.strip_prefix('{') {
+                Some(b) => (true, b),
+                None => (false, after),
+            };
+            let end = body
+                .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+                .unwrap_or(body.len());
+            if end > 0 && !body.starts_with(|c: char| c.is_ascii_digit()) {
+                let name = &body[..end];
+                let shown = if braced {
+                    format!("${{{name}}}")
+                } else {
+                    format!("${name}")
+                };
+                if !out.contains(&shown) {
+                    out.push(shown);
+                }
+            }
+            rest = &body[end..];
+        }
+    }
+    out
 }
 
 /// The seed guide's baseline: a rung at 1 req/s, or half the first rate when that is lower.
@@ -545,6 +599,16 @@ mod tests {
     #[test]
     fn a_shell_variable_or_missing_value_is_an_error_not_a_guess() {
         let c = convert("--model m --request-rate $rate --num-prompts 10").unwrap();
+        assert!(
+            c.unexpanded.is_empty(),
+            "the loop's variable has its own note"
+        );
+        let q = convert(
+            "--backend vllm $COMMON_ARGS --model ${MODEL} --request-rate $rate \
+             --result-dir $(dirname $RESULT_FILE) --result-filename=$(basename $F)",
+        )
+        .unwrap();
+        assert_eq!(q.unexpanded, vec!["$COMMON_ARGS", "${MODEL}"]);
         assert!(c.draft.rates.is_empty());
         assert!(
             c.notes.iter().any(|n| n.contains("--rates")),

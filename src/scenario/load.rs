@@ -444,8 +444,14 @@ pub(crate) fn analyse(
         })
         .collect();
     problems.extend(template_problems);
-    problems.extend(schema_problems);
-    problems.extend(semantic);
+    // A problem in a value a template rendered says where the value came from: a variable,
+    // or the template's default because the variable is not set.
+    problems.extend(schema_problems.into_iter().chain(semantic).map(|mut p| {
+        if let Some((_, names)) = env_uses.iter().find(|(at, _)| p.path.starts_with(at)) {
+            p.message = format!("{} ({})", p.message, template::origin(names, vars));
+        }
+        p
+    }));
 
     let mut diags: Vec<Diagnostic> = problems
         .into_iter()

@@ -171,6 +171,34 @@ pub(crate) fn env_secrets(
     out
 }
 
+/// Where a templated value came from, for a problem found in the rendered value: the
+/// variables that were set (`$LADDER_TOKENIZER`), or, when none of them was, the template's
+/// own `default(...)`. Names only; values are never shown (one may be a key).
+pub(crate) fn origin(names: &[String], vars: &BTreeMap<String, String>) -> String {
+    let (set, unset): (Vec<&String>, Vec<&String>) =
+        names.iter().partition(|n| vars.contains_key(n.as_str()));
+    let list = |v: &[&String]| {
+        v.iter()
+            .map(|n| format!("${n}"))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    match (set.is_empty(), unset.is_empty()) {
+        (true, _) => format!(
+            "this value is the template's default: {} {} not set; set {} to change it",
+            list(&unset),
+            if unset.len() == 1 { "is" } else { "are" },
+            if unset.len() == 1 { "it" } else { "them" }
+        ),
+        (false, true) => format!("this value comes from {}", list(&set)),
+        (false, false) => format!(
+            "this value comes from {} and the template's default for {} (not set)",
+            list(&set),
+            list(&unset)
+        ),
+    }
+}
+
 /// Names used as `env.NAME` in a template (names only; values are never shown).
 fn env_names(s: &str) -> Vec<String> {
     let mut out: Vec<String> = vec![];

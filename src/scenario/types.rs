@@ -119,7 +119,7 @@ pub struct Endpoint {
     /// Which OpenAI-compatible API to call.
     #[serde(default)]
     pub api: Api,
-    /// Name of the environment variable holding the API key (upper case, e.g. `VLLM_API_KEY`).
+    /// Name of the environment variable holding the API key (upper case, e.g. `OPENAI_API_KEY`).
     /// The key itself is never written anywhere.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub api_key_env: Option<String>,

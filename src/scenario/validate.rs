@@ -146,7 +146,7 @@ fn check_endpoint(v: &Value, out: &mut Vec<Problem>) {
                 ))
             } else {
                 pr.hint(
-                    "name the variable holding the key, e.g. `VLLM_API_KEY`, not the key itself",
+                    "name the variable holding the key, e.g. `OPENAI_API_KEY`, not the key itself",
                 )
             };
             out.push(pr);
