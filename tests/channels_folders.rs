@@ -5,8 +5,8 @@ use support::*;
 // colleague hands over, golden folders read by `gate`, `compare` and `bless --add`, shard
 // folders read by `merge`. Real folders from the simulator are edited, seeded: names, model
 // ids, the server's identity, warnings and reasons given markup, line breaks, control
-// sequences, paths and 10,000 characters; counts and times given absurd numbers (negative,
-// 1e308, u64::MAX, NaN). Every command either refuses (exit 2, `error:`) or exits 0/1 with
+// sequences, paths and 10,000 characters; counts and times (of summaries and of request
+// lines) given absurd numbers (negative, 1e308, u64::MAX, NaN). Every command either refuses (exit 2, `error:`) or exits 0/1 with
 // outputs that parse back: Markdown inert, HTML and JUnit without a tag from the input, no
 // control sequence on the terminal, the key of the environment nowhere, merged folders that
 // ladder itself reads. Then the gate end to end on a sample too small to judge and on an
@@ -105,7 +105,7 @@ fn edit(dir: &Path, rng: &mut ChaCha8Rng) -> Vec<String> {
         })
         .collect();
     for _ in 0..rng.gen_range(1..=3) {
-        match rng.gen_range(0..10) {
+        match rng.gen_range(0..11) {
             0 => info["scenario"]["model"] = hostile(rng).into(),
             1 => info["scenario"]["description"] = hostile(rng).into(),
             2 => info["scenario"]["name"] = hostile(rng).into(),
@@ -123,6 +123,35 @@ fn edit(dir: &Path, rng: &mut ChaCha8Rng) -> Vec<String> {
             6 => info["status_detail"] = hostile(rng).into(),
             7 => info["endpoint"] = hostile(rng).into(),
             8 => info["scenario"]["workload"]["dataset"] = hostile(rng).into(),
+            // A request line's times (the report's distributions and time series read them).
+            9 => {
+                let p = &rungs[rng.gen_range(0..rungs.len())];
+                let lines = p.with_file_name(
+                    p.file_name()
+                        .unwrap()
+                        .to_string_lossy()
+                        .replace("result_rate_", "requests_rate_")
+                        .replace(".json", ".jsonl"),
+                );
+                let text = std::fs::read_to_string(&lines).unwrap();
+                let mut all: Vec<String> = text.lines().map(str::to_string).collect();
+                let i = rng.gen_range(0..all.len());
+                let mut l: Value = serde_json::from_str(&all[i]).unwrap();
+                let k = [
+                    "sent_ms",
+                    "end_ms",
+                    "ttft_ms",
+                    "scheduled_ms",
+                    "first_token_ms",
+                ][rng.gen_range(0..5)];
+                l[k] = absurd(rng);
+                all[i] = serde_json::to_string(&l)
+                    .unwrap()
+                    .replace("\"NaN-PLACEHOLDER\"", "NaN");
+                std::fs::write(&lines, all.join("\n") + "\n").unwrap();
+                done.push(format!("{} line {i} {k} = {}", lines.display(), l[k]));
+                continue;
+            }
             _ => {
                 let p = &rungs[rng.gen_range(0..rungs.len())];
                 let mut s = read_json(p);

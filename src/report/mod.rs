@@ -342,7 +342,11 @@ pub(crate) fn server_tokens_table(
     run: &RunReport,
 ) -> Option<(Vec<&'static str>, Vec<Vec<String>>)> {
     let key = "server_generated_tokens";
-    if run.rungs.iter().all(|r| r.server.get(key).is_none()) {
+    // No rung scraped the counter, or no rung generated tokens (an embeddings endpoint,
+    // whose requests a server may still count as one token each).
+    if run.rungs.iter().all(|r| r.server.get(key).is_none())
+        || run.rungs.iter().all(|r| r.total_output_tokens == 0)
+    {
         return None;
     }
     let header = vec![

@@ -107,9 +107,18 @@ pub fn specs(report: &Report) -> Vec<ChartSpec> {
         if lines.is_empty() {
             continue;
         }
-        let note = match id {
-            "ttft-decomposition" => decomposition_note(&lines),
-            _ => vec![],
+        // Without a client TTFT (an endpoint that streams no tokens: embeddings) the chart is
+        // the server's queue time alone, and says so in its title.
+        let client = lines
+            .iter()
+            .any(|l| l.label.ends_with("client TTFT (mean)"));
+        let (title, note) = match id {
+            "ttft-decomposition" if !client => (
+                format!("Server queue time vs {}", x_name(report)),
+                vec!["no TTFT: this endpoint's requests stream no tokens".to_string()],
+            ),
+            "ttft-decomposition" => (title, decomposition_note(&lines)),
+            _ => (title, vec![]),
         };
         out.push(ChartSpec {
             id,
