@@ -103,6 +103,10 @@ enum Command {
         /// Output folder (default: the result folder; for two runs `CANDIDATE/compare`).
         #[arg(long, value_name = "DIR")]
         out: Option<PathBuf>,
+        /// The rung whose TTFT/E2E distributions and time series are drawn, by its level
+        /// (rate or users; default: the knee, else the highest rung).
+        #[arg(long, value_name = "LEVEL")]
+        rung: Option<f64>,
     },
     // --- compare / gate / bless (src/compare, src/commands) ---
     /// Compare two result folders: noise-aware verdicts per rung and metric, config diff.
@@ -543,7 +547,7 @@ pub fn main() -> i32 {
         Command::Completions { shell } => {
             crate::cli_init::completions(shell, &mut <Cli as clap::CommandFactory>::command())
         }
-        Command::Report { dirs, out } => report(&dirs, out),
+        Command::Report { dirs, out, rung } => report(&dirs, out, rung),
         Command::History(a) => ladder::history::run(&ladder::history::HistoryOptions {
             summary: output_file("summary", &a.summary),
             html: output_file("html", &a.html),
@@ -651,14 +655,21 @@ fn fail(command: &str, json: bool, e: &dyn std::fmt::Display) -> i32 {
 }
 
 // --- report (issue 6) ---
-fn report(dirs: &[PathBuf], out: Option<PathBuf>) -> i32 {
+fn report(dirs: &[PathBuf], out: Option<PathBuf>, rung: Option<f64>) -> i32 {
+    // A level is a measured value: finite, not negative (src/values.rs).
+    if let Some(Err(e)) = rung.map(ladder::values::measured) {
+        eprintln!(
+            "error: --rung: not a rung level ({e:?}): give a rate or a user count, e.g. --rung 8"
+        );
+        return ladder::exit::BAD_INPUT;
+    }
     // A folder compare would refuse (edited, damaged) is refused here too, before any drawing.
     if let Err(e) = dirs.iter().try_for_each(|d| ladder::report::check(d)) {
         eprintln!("error: {e}");
         return ladder::exit::BAD_INPUT;
     }
     let written = match dirs {
-        [dir] => ladder::report::write_run(dir, out.as_deref().unwrap_or(dir)),
+        [dir] => ladder::report::write_run_at(dir, out.as_deref().unwrap_or(dir), rung),
         [base, candidate] => {
             let out = out.unwrap_or_else(|| candidate.join("compare"));
             // The verdicts of `ladder compare BASE CANDIDATE` (default checks, or the
@@ -688,7 +699,7 @@ fn report(dirs: &[PathBuf], out: Option<PathBuf>) -> i32 {
                     }
                 }
             };
-            ladder::report::write_comparison(base, candidate, &out, Some(verdicts))
+            ladder::report::write_comparison_at(base, candidate, &out, Some(verdicts), rung)
         }
         _ => unreachable!("clap allows one or two folders"),
     };

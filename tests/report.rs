@@ -749,6 +749,53 @@ fn ladder_report_writes_and_prints_the_paths() {
         .stderr(predicates::str::contains("empty: not a result folder"));
 }
 
+/// `--rung LEVEL` picks the rung whose distributions and time series are drawn (default: the
+/// knee, else the highest rung); a level the run has no rung at, or one that is not a value
+/// (NaN, negative), is refused with exit 2 naming the run's rungs.
+#[test]
+fn ladder_report_rung_picks_the_rung_looked_at_closely() {
+    let tmp = tempfile::tempdir().unwrap();
+    let run = write_real_run(&tmp.path().join("r"), &[1.0, 5.0], 0);
+    let out = tmp.path().join("o");
+    let html = |args: &[&str]| {
+        Command::cargo_bin("ladder")
+            .unwrap()
+            .arg("report")
+            .arg(&run)
+            .arg("--out")
+            .arg(&out)
+            .args(args)
+            .assert()
+            .success();
+        fs::read_to_string(out.join("report.html")).unwrap()
+    };
+    let default = html(&[]);
+    assert!(
+        default.contains("id=\"chart-cdf-ttft\""),
+        "no CDF by default"
+    );
+    assert!(!default.contains("(chosen)"));
+    let chosen = html(&["--rung", "1"]);
+    assert!(
+        chosen.contains("TTFT distribution at 1 req/s (chosen)"),
+        "the chosen rung is not drawn"
+    );
+    for (bad, says) in [
+        ("7", "no rung at 7 (--rung); its rungs: 1, 5"),
+        ("NaN", "--rung: not a rung level"),
+        ("-1", "--rung: not a rung level"),
+    ] {
+        Command::cargo_bin("ladder")
+            .unwrap()
+            .args(["report", run.to_str().unwrap(), "--out"])
+            .arg(&out)
+            .arg(format!("--rung={bad}"))
+            .assert()
+            .code(2)
+            .stderr(predicates::str::contains(says));
+    }
+}
+
 /// `ladder report` refuses a folder compare refuses: a candidate whose summary was edited
 /// (median TTFT halved) is an error naming the file, exit 2, and no overlay is written;
 /// the same for the folder alone.

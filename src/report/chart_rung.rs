@@ -89,7 +89,7 @@ pub fn specs(report: &Report) -> Vec<ChartSpec> {
             id,
             title: match &shared {
                 Some(n) => format!("{what} distribution at {n}"),
-                None => format!("{what} distribution at each run's knee"),
+                None => format!("{what} distribution at each run's rung"),
             },
             y_desc: "% of requests at or below".into(),
             lines,
@@ -175,7 +175,7 @@ fn timelines(
             });
         }
     }
-    let at = shared.map_or_else(|| "the knee".to_string(), str::to_string);
+    let at = shared.map_or_else(|| "each run's rung".to_string(), str::to_string);
     let of = if repeats { " (first repeat)" } else { "" };
     let slo = report.runs.last().and_then(|r| r.slo.ttft_ms);
     let mut out = Vec::new();

@@ -17,7 +17,7 @@ pub const BINS: usize = 40;
 pub struct Focus {
     /// Its level (rate or users).
     pub rate: f64,
-    /// Why this rung: `knee` or `highest rung` (no knee).
+    /// Why this rung: `chosen` (`--rung`), `knee`, or `highest rung` (no knee).
     pub why: &'static str,
     /// TTFT CDF of its measured successes: (ms, % at or below).
     pub ttft: Vec<(f64, f64)>,
@@ -49,10 +49,17 @@ pub struct Timeline {
     pub first_of_repeats: bool,
 }
 
-/// The rung to look at in `rd`: the knee of `knee`, else the highest rung that completed
-/// something; `None` when its lines cannot be read or hold no success.
-pub fn of(rd: &ResultDir, knee: Option<f64>) -> Option<Focus> {
+/// The rung to look at in `rd`: the `chosen` one (`--rung`), else the knee of `knee`, else
+/// the highest rung that completed something; `None` when its lines cannot be read or hold
+/// no success.
+pub fn of(rd: &ResultDir, knee: Option<f64>, chosen: Option<f64>) -> Option<Focus> {
     let label = crate::results::rate_label;
+    let why = match (chosen, knee) {
+        (Some(_), _) => "chosen",
+        (None, Some(_)) => "knee",
+        (None, None) => "highest rung",
+    };
+    let knee = chosen.or(knee);
     let pick = |r: &&LoadedRung| match knee {
         Some(k) => label(r.summary.rate) == label(k),
         None => r.summary.completed > 0,
@@ -81,11 +88,7 @@ pub fn of(rd: &ResultDir, knee: Option<f64>) -> Option<Focus> {
     };
     Some(Focus {
         rate: rung.summary.rate,
-        why: if knee.is_some() {
-            "knee"
-        } else {
-            "highest rung"
-        },
+        why,
         ttft: cdf(ttft),
         e2e: cdf(e2e),
         timeline: sent_times.then(|| timeline(&lines)).flatten(),

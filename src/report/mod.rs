@@ -56,6 +56,13 @@ pub enum ReportError {
         base: &'static str,
         cand: &'static str,
     },
+    /// `--rung` names a level the run has no rung at.
+    #[error("{dir}: no rung at {level} (--rung); its rungs: {levels}")]
+    NoSuchRung {
+        dir: PathBuf,
+        level: String,
+        levels: String,
+    },
     /// A chart failed to draw (a plotters error).
     #[error("chart `{chart}` failed to draw: {message}")]
     Chart { chart: String, message: String },
@@ -84,8 +91,15 @@ pub struct RunReport {
 }
 
 impl RunReport {
-    /// Load a result folder and analyse it.
+    /// Load a result folder and analyse it; the knee (else the highest rung) is looked at
+    /// closely.
     pub fn load(dir: &Path, label: &str) -> Result<RunReport, ReportError> {
+        RunReport::load_at(dir, label, None)
+    }
+
+    /// [`RunReport::load`], looking closely at the rung at level `rung` when given (its
+    /// distributions and time series); an error when the run has no rung there.
+    pub fn load_at(dir: &Path, label: &str, rung: Option<f64>) -> Result<RunReport, ReportError> {
         let rd = ResultDir::open(dir)?;
         let mut info = rd.info.clone();
         let mut rungs: Vec<RungSummary> = rd.rungs.iter().map(|r| r.summary.clone()).collect();
@@ -101,7 +115,26 @@ impl RunReport {
             return Err(ReportError::NoRungs(dir.to_path_buf()));
         }
         let mut run = RunReport::from_parts(label, dir, info, rungs);
-        run.focus = focus::of(&rd, run.analysis.knee.as_ref().map(|k| k.rate));
+        if let Some(level) = rung {
+            if !run
+                .rungs
+                .iter()
+                .any(|r| rate_label(r.rate) == rate_label(level))
+            {
+                return Err(ReportError::NoSuchRung {
+                    dir: dir.to_path_buf(),
+                    level: rate_label(level),
+                    levels: run
+                        .rungs
+                        .iter()
+                        .map(|r| rate_label(r.rate))
+                        .collect::<Vec<_>>()
+                        .join(", "),
+                });
+            }
+        }
+        let knee = run.analysis.knee.as_ref().map(|k| k.rate);
+        run.focus = focus::of(&rd, knee, rung);
         Ok(run)
     }
 
@@ -258,7 +291,16 @@ pub fn write_all(dir: &Path) -> Result<(), ReportError> {
 
 /// Report one run into `out` (created if needed); returns the paths written.
 pub fn write_run(dir: &Path, out: &Path) -> Result<Vec<PathBuf>, ReportError> {
-    let run = RunReport::load(dir, &scenario_label(dir))?;
+    write_run_at(dir, out, None)
+}
+
+/// [`write_run`], looking closely at the rung at level `rung` (`--rung`) instead of the knee.
+pub fn write_run_at(
+    dir: &Path,
+    out: &Path,
+    rung: Option<f64>,
+) -> Result<Vec<PathBuf>, ReportError> {
+    let run = RunReport::load_at(dir, &scenario_label(dir), rung)?;
     let analysis = serde_json::to_string_pretty(&run.analysis).expect("analysis serialises");
     let report = Report {
         runs: vec![run],
@@ -278,9 +320,20 @@ pub fn write_comparison(
     out: &Path,
     verdicts: Option<Verdicts>,
 ) -> Result<Vec<PathBuf>, ReportError> {
+    write_comparison_at(base, candidate, out, verdicts, None)
+}
+
+/// [`write_comparison`], looking closely at the rung at level `rung` of both runs.
+pub fn write_comparison_at(
+    base: &Path,
+    candidate: &Path,
+    out: &Path,
+    verdicts: Option<Verdicts>,
+    rung: Option<f64>,
+) -> Result<Vec<PathBuf>, ReportError> {
     let runs = vec![
-        RunReport::load(base, "base")?,
-        RunReport::load(candidate, "candidate")?,
+        RunReport::load_at(base, "base", rung)?,
+        RunReport::load_at(candidate, "candidate", rung)?,
     ];
     if runs[0].info.load != runs[1].info.load {
         return Err(ReportError::LoadKinds {
