@@ -723,12 +723,14 @@ fn validate_path_replays_the_scenario_corpus() {
     assert!(prepared >= 3);
 }
 
-/// The README's Limits table quotes the constants `validate` and `run` enforce.
+/// The Limits table (docs/scenarios.md, the README's scenario reference) quotes the constants
+/// `validate` and `run` enforce.
 #[test]
 fn the_readme_states_the_limits_the_code_enforces() {
     use ladder::scenario::limits::*;
     let readme =
-        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("README.md")).unwrap();
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/scenarios.md"))
+            .unwrap();
     for row in [
         format!("| {MIN_RATE} requests per second |"),
         format!("| [{MIN_BURSTINESS}, {MAX_BURSTINESS}] |"),
@@ -739,7 +741,10 @@ fn the_readme_states_the_limits_the_code_enforces() {
         format!("| {PROMPT_TEMPLATE_FUEL} steps (minijinja fuel) |"),
         format!("| {} MiB |", MAX_TEMPLATE_OUTPUT_BYTES / (1024 * 1024)),
     ] {
-        assert!(readme.contains(&row), "README's Limits table lacks `{row}`");
+        assert!(
+            readme.contains(&row),
+            "docs/scenarios.md's Limits table lacks `{row}`"
+        );
     }
 }
 

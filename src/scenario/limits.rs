@@ -1,5 +1,5 @@
 //! The stated limits of a scenario: one constant and one phrasing each, used by `validate`,
-//! by `run` (also for `--rates`) and quoted in the README's Limits table.
+//! by `run` (also for `--rates`) and quoted in the Limits table of docs/scenarios.md.
 
 /// Lowest rate of a rung, requests per second (one request every 1000 s). Below it the
 /// arrival gaps of a rung no longer fit a `Duration` and a rung would take years.
@@ -109,7 +109,7 @@ pub fn rung_tokens_problem(requests: u64, total_tokens: u64) -> Option<String> {
 
 /// The hint that goes with a size problem.
 pub const RUNG_SIZE_HINT: &str =
-    "lower `requests_per_rung` / `warmup_requests` or `input_tokens` (README, Limits)";
+    "lower `requests_per_rung` / `warmup_requests` or `input_tokens` (docs/scenarios.md, Limits)";
 
 #[cfg(test)]
 mod tests {
