@@ -1323,6 +1323,9 @@ fn a_sweep_writes_one_folder_per_value() {
         .collect();
     assert_eq!(docs.len(), 2, "{}", text(&o.stdout));
     for (doc, input) in docs.iter().zip([12u64, 24]) {
+        // docs/json.md: every document says its shape's version.
+        assert_eq!(doc["version"], 1);
+        assert_eq!(doc["command"], "run");
         let dir = PathBuf::from(doc["dir"].as_str().unwrap());
         assert_eq!(
             dir.parent().unwrap(),

@@ -652,6 +652,8 @@ fn print_outcome(opts: &RunOptions, dir: &Path, scenario: &Scenario, rungs: &[Ru
     let analysis = analyze(rungs, &scenario.slo, scenario.load.baseline_rate);
     if opts.json {
         let v = serde_json::json!({
+            "version": 1,
+            "command": "run",
             "dir": dir.display().to_string(),
             "rungs": rungs,
             "analysis": analysis,

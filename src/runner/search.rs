@@ -322,6 +322,8 @@ impl Ladder<'_> {
         if self.ctx.opts.json {
             let analysis = crate::metrics::analyze(&summaries, &scenario.slo, None);
             let v = serde_json::json!({
+                "version": 1,
+                "command": "run",
                 "dir": dir.display().to_string(),
                 "rungs": summaries,
                 "analysis": analysis,
