@@ -50,6 +50,7 @@ fn scenario(dir: &Path, name: &str, max_num_seqs: u32) -> PathBuf {
          requests_per_rung: 40\n  seed: 0\n\
          load:\n  arrival: poisson\n  rates: [5, 20, 80]\n  warmup_requests: 2\n  cooldown: 0s\n\
          slo:\n  ttft_ms: 200\n  tpot_ms: 20\n  e2e_ms: 1000\n  max_error_rate: 0.05\n\
+         gate:\n  - {{ metric: p99_ttft_ms, max: 300 }}\n  - {{ metric: request_throughput, max_decrease: 15% }}\n\
          sim:\n  seed: 0\n  max_num_seqs: {max_num_seqs}\n  max_waiting: 2\n",
         tok.display()
     );
@@ -241,6 +242,12 @@ fn report_pages_lay_out_in_a_real_browser_with_every_chart_whole() {
     );
     // SLO lines on the latency charts.
     assert!(html.contains("SLO TTFT 200 ms"), "no TTFT SLO line");
+    // The gate's absolute bound on the TTFT chart; its relative rule draws nothing.
+    assert!(html.contains("gate: p99_ttft_ms &lt;= 300"), "no gate line");
+    assert!(
+        !html.contains("gate: request_throughput"),
+        "a relative rule drawn"
+    );
 
     let overlay = work.join("overlay");
     let r = ladder(&["report", &s(&base), &s(&cand), "--out", &s(&overlay)]);

@@ -373,8 +373,55 @@ pub fn specs(report: &Report) -> Vec<ChartSpec> {
     all.extend(super::server_charts::specs(report));
     for spec in &mut all {
         annotate_change(report, spec);
+        if spec.extra.x_desc.is_none() {
+            spec.extra.hlines.extend(gate_lines(report, spec.id));
+        }
     }
     all
+}
+
+/// The absolute bounds (`max:` / `min:`) of the scenario's `gate:` rules that belong on the
+/// chart `id` (the candidate's scenario in an overlay): `gate: p99_ttft_ms <= 500`. Relative
+/// rules (`max_increase`, …) are changes, not levels, and draw nothing.
+fn gate_lines(report: &Report, id: &str) -> Vec<(f64, String)> {
+    let Some(run) = report.runs.last() else {
+        return vec![];
+    };
+    let Some(rules) = run.info.scenario["gate"].as_array() else {
+        return vec![];
+    };
+    let chart = |metric: &str| -> Option<(&'static str, f64)> {
+        Some(match metric {
+            "error_rate" => ("errors", 100.0),
+            "request_throughput" => ("throughput", 1.0),
+            "output_throughput" => ("output-tokens", 1.0),
+            m if m.ends_with("_ttft_ms") => ("ttft", 1.0),
+            m if m.ends_with("_tpot_ms") => ("tpot", 1.0),
+            m if m.ends_with("_itl_ms") => ("itl", 1.0),
+            m if m.ends_with("_e2el_ms") => ("e2e", 1.0),
+            _ => return None,
+        })
+    };
+    let mut out = Vec::new();
+    for rule in rules {
+        // A metric key is `[a-z0-9_]`: anything else (an edited run.json) is not drawn.
+        let Some(metric) = rule["metric"].as_str().filter(|m| {
+            m.bytes()
+                .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'_')
+        }) else {
+            continue;
+        };
+        let Some((_, scale)) = chart(metric).filter(|(on, _)| *on == id) else {
+            continue;
+        };
+        for (key, op) in [("max", "<="), ("min", ">=")] {
+            if let Some(v) = rule[key].as_f64().filter(|v| v.is_finite()) {
+                let shown = crate::format::trimmed(v, 4);
+                out.push((v * scale, format!("gate: {metric} {op} {shown}")));
+            }
+        }
+    }
+    out
 }
 
 /// A capacity search's path (docs/capacity.md): its first SLO term's value at each probe
