@@ -342,12 +342,25 @@ impl RequestRecord {
 
     /// Time per output token after the first, as vLLM defines it; `None` for one-token outputs.
     pub fn tpot(&self) -> Option<Duration> {
-        if !self.ok() || self.output_tokens < 2 {
-            return None;
-        }
-        let ttft = self.ttft()?;
-        Some(self.e2e().saturating_sub(ttft) / (self.output_tokens - 1))
+        tpot_of(self.ok(), self.output_tokens, self.sent, self.first_token, self.end)
     }
+}
+
+/// [`RequestRecord::tpot`] from the times it reads (for request lines read back, which
+/// need not build a whole record for it): (e2e − TTFT) / (output tokens − 1) for a success
+/// of two tokens or more.
+pub fn tpot_of(
+    ok: bool,
+    output_tokens: u32,
+    sent: Duration,
+    first_token: Option<Duration>,
+    end: Duration,
+) -> Option<Duration> {
+    if !ok || output_tokens < 2 {
+        return None;
+    }
+    let ttft = first_token?.saturating_sub(sent);
+    Some(end.saturating_sub(sent).saturating_sub(ttft) / (output_tokens - 1))
 }
 
 #[cfg(test)]

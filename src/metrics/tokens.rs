@@ -31,9 +31,44 @@ pub struct TokenAccounting {
     pub untrusted_usage_reason: Option<String>,
 }
 
-fn mean(it: impl Iterator<Item = u32>) -> Option<f64> {
-    let (n, sum) = it.fold((0u64, 0u64), |(n, s), v| (n + 1, s + u64::from(v)));
-    (n > 0).then(|| sum as f64 / n as f64)
+/// A count and a whole-token sum.
+#[derive(Default)]
+struct Sum {
+    n: u64,
+    sum: u64,
+}
+
+impl Sum {
+    fn add(&mut self, v: Option<u32>) {
+        if let Some(v) = v {
+            self.n += 1;
+            self.sum += u64::from(v);
+        }
+    }
+
+    fn mean(&self) -> Option<f64> {
+        (self.n > 0).then(|| self.sum as f64 / self.n as f64)
+    }
+}
+
+/// The sums of the successful requests' token counts.
+#[derive(Default)]
+struct Sums {
+    input: Sum,
+    server_input: Sum,
+    requested_output: Sum,
+    output: Sum,
+    server_output: Sum,
+}
+
+impl Sums {
+    fn add(&mut self, r: &RequestRecord) {
+        self.input.add(Some(r.input_tokens));
+        self.server_input.add(r.trusted_server_prompt_tokens());
+        self.requested_output.add(Some(r.requested_output_tokens));
+        self.output.add(Some(r.output_tokens));
+        self.server_output.add(r.trusted_server_completion_tokens());
+    }
 }
 
 impl TokenAccounting {
@@ -46,26 +81,24 @@ impl TokenAccounting {
     /// request lines read back as records one at a time); each iterator is walked once.
     pub fn from_records<R: Borrow<RequestRecord>>(
         measured: impl Iterator<Item = R>,
-        ok: impl Iterator<Item = R> + Clone,
+        ok: impl Iterator<Item = R>,
     ) -> TokenAccounting {
         let mut rejected = measured.filter_map(|r| r.borrow().usage_rejected);
         let first_rejected = rejected.next();
         let untrusted_usage = u64::from(first_rejected.is_some()) + rejected.count() as u64;
-        let ok = || ok.clone();
+        // One walk of the successes (request lines read back make each record afresh):
+        // whole-token sums, so the means are what one pass per mean gave.
+        let mut sums = Sums::default();
+        for r in ok {
+            sums.add(r.borrow());
+        }
         TokenAccounting {
-            requested_input_tokens: mean(ok().map(|r| r.borrow().input_tokens)).unwrap_or(0.0),
-            mean_server_input_tokens: mean(
-                ok().filter_map(|r| r.borrow().trusted_server_prompt_tokens()),
-            ),
-            requested_output_tokens: mean(ok().map(|r| r.borrow().requested_output_tokens))
-                .unwrap_or(0.0),
-            mean_output_tokens: mean(ok().map(|r| r.borrow().output_tokens)).unwrap_or(0.0),
-            mean_server_output_tokens: mean(
-                ok().filter_map(|r| r.borrow().trusted_server_completion_tokens()),
-            ),
-            server_usage_requests: ok()
-                .filter(|r| r.borrow().trusted_server_completion_tokens().is_some())
-                .count() as u64,
+            requested_input_tokens: sums.input.mean().unwrap_or(0.0),
+            mean_server_input_tokens: sums.server_input.mean(),
+            requested_output_tokens: sums.requested_output.mean().unwrap_or(0.0),
+            mean_output_tokens: sums.output.mean().unwrap_or(0.0),
+            mean_server_output_tokens: sums.server_output.mean(),
+            server_usage_requests: sums.server_output.n,
             untrusted_usage,
             untrusted_usage_reason: first_rejected.map(str::to_string),
         }

@@ -164,7 +164,9 @@ pub(super) fn planned_rungs(run_json: &Path, info: &RunInfo) -> Result<(), LoadE
 /// (`RequestRecord::tpot`: (e2e − TTFT) / (output tokens − 1), for a success of two tokens
 /// or more; none otherwise).
 pub(super) fn tpot_of(l: &RequestLine) -> Option<f64> {
-    bare_record_of(l).tpot().map(super::types::ms)
+    let first_token = l.first_token_ms.map(ns);
+    crate::record::tpot_of(l.ok, l.output_tokens, ns(l.sent_ms), first_token, ns(l.end_ms))
+        .map(super::types::ms)
 }
 
 /// A pooled summary (several repeats) against the pool of its repeats' summaries, as the
