@@ -20,29 +20,19 @@
 //! moment its previous request's measurement ended plus the think time. Dispatch lag (`sent - scheduled`) is then the client's own delay in
 //! sending a ready request, as for a rate rung; time-from-scheduled metrics include it.
 
-use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
-use tokio::sync::{mpsc, watch, Semaphore};
+use tokio::sync::watch;
 use tokio::task::JoinHandle;
 use tokio::time::Instant;
 
-use crate::client::{Client, PreparedRequest};
-use crate::record::RequestRecord;
+use super::dispatch::{deliver, ready_after, AbortAll, Dispatch, Users};
+use crate::client::PreparedRequest;
 
-/// The users of one concurrency rung.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Users {
-    /// Number of users (the rung's level), at least 1.
-    pub count: u32,
-    /// Pause between a request's end and the same user's next send.
-    pub think_time: Duration,
-}
-
-/// Everything the users share, moved in from `rung::run_rung`.
-pub(super) struct Dispatch {
-    pub client: Arc<Client>,
+/// A concurrency rung's own part of the dispatch, moved in from `rung::run_rung`.
+pub(super) struct ClosedLoop {
     /// A rung run for a duration: no user takes a request at or after this instant, and
     /// `requests` is a pool cycled in order.
     pub until: Option<Instant>,
@@ -51,21 +41,13 @@ pub(super) struct Dispatch {
     pub indices: Option<Arc<[u32]>>,
     pub warmup: usize,
     pub users: Users,
-    /// The rung start: offsets in records are from here.
-    pub start: Instant,
     /// Told when the warmup phase is over (the measured part's start).
     pub warmed: Option<watch::Sender<Option<Instant>>>,
-    pub stop: watch::Receiver<bool>,
-    pub halt: watch::Receiver<bool>,
-    pub tx: mpsc::Sender<RequestRecord>,
-    pub sent: Arc<AtomicU64>,
-    pub in_flight: super::in_flight::InFlight,
-    pub counting: Arc<Semaphore>,
 }
 
 /// Start the users; the returned task ends when every user has stopped (queue empty, stop
 /// or halt), dropping the last record sender so the collector sees the end.
-pub(super) fn spawn(d: Dispatch) -> JoinHandle<()> {
+pub(super) fn spawn(d: ClosedLoop, ctx: Dispatch) -> JoinHandle<()> {
     let requests: Arc<[PreparedRequest]> = d.requests.into();
     let next = Arc::new(AtomicUsize::new(0));
     let users = d.users.count.max(1) as usize;
@@ -80,31 +62,24 @@ pub(super) fn spawn(d: Dispatch) -> JoinHandle<()> {
         over: d.warmed.unwrap_or_else(|| watch::channel(None).0),
     });
     if warm == 0 {
-        phase.over.send_replace(Some(d.start));
+        phase.over.send_replace(Some(ctx.start));
     }
     let mut handles = Vec::with_capacity(users);
     for _ in 0..users {
         let user = User {
             phase: phase.clone(),
             warmed: phase.over.subscribe(),
-            client: d.client.clone(),
             until: d.until,
             requests: requests.clone(),
             indices: d.indices.clone(),
             next: next.clone(),
             warmup: d.warmup,
             think_time: d.users.think_time,
-            start: d.start,
-            stop: d.stop.clone(),
-            halt: d.halt.clone(),
-            tx: d.tx.clone(),
-            sent: d.sent.clone(),
-            in_flight: d.in_flight.clone(),
-            counting: d.counting.clone(),
+            ctx: ctx.clone(),
         };
         handles.push(tokio::spawn(user.run()));
     }
-    drop(d.tx);
+    drop(ctx);
     tokio::spawn(async move {
         // Aborting this task (the collector is done) must stop the users too.
         let _abort = AbortAll(handles.iter().map(JoinHandle::abort_handle).collect());
@@ -112,17 +87,6 @@ pub(super) fn spawn(d: Dispatch) -> JoinHandle<()> {
             let _ = h.await;
         }
     })
-}
-
-/// Aborts the users when dropped (the dispatch task was aborted or ended).
-struct AbortAll(Vec<tokio::task::AbortHandle>);
-
-impl Drop for AbortAll {
-    fn drop(&mut self) {
-        for h in &self.0 {
-            h.abort();
-        }
-    }
 }
 
 /// The warmup phase of a rung: its requests go out first, and no measured request is sent
@@ -141,20 +105,13 @@ struct Phase {
 struct User {
     phase: Arc<Phase>,
     warmed: watch::Receiver<Option<Instant>>,
-    client: Arc<Client>,
     until: Option<Instant>,
     requests: Arc<[PreparedRequest]>,
     indices: Option<Arc<[u32]>>,
     next: Arc<AtomicUsize>,
     warmup: usize,
     think_time: Duration,
-    start: Instant,
-    stop: watch::Receiver<bool>,
-    halt: watch::Receiver<bool>,
-    tx: mpsc::Sender<RequestRecord>,
-    sent: Arc<AtomicU64>,
-    in_flight: super::in_flight::InFlight,
-    counting: Arc<Semaphore>,
+    ctx: Dispatch,
 }
 
 impl User {
@@ -164,7 +121,7 @@ impl User {
     }
 
     async fn run(mut self) {
-        let mut ready = self.start;
+        let mut ready = self.ctx.start;
         loop {
             if self.past(ready) {
                 return;
@@ -172,12 +129,12 @@ impl User {
             if ready > Instant::now() {
                 tokio::select! {
                     biased;
-                    _ = self.stop.changed() => return,
-                    _ = self.halt.changed() => return,
+                    _ = self.ctx.stop.changed() => return,
+                    _ = self.ctx.halt.changed() => return,
                     _ = tokio::time::sleep_until(ready) => {}
                 }
             }
-            if *self.stop.borrow() || *self.halt.borrow() || self.past(ready) {
+            if *self.ctx.stop.borrow() || *self.ctx.halt.borrow() || self.past(ready) {
                 return;
             }
             let i = self.next.fetch_add(1, Ordering::Relaxed);
@@ -196,8 +153,8 @@ impl User {
                     }
                     tokio::select! {
                         biased;
-                        _ = self.stop.changed() => return,
-                        _ = self.halt.changed() => return,
+                        _ = self.ctx.stop.changed() => return,
+                        _ = self.ctx.halt.changed() => return,
                         _ = self.warmed.changed() => {}
                     }
                 };
@@ -206,34 +163,29 @@ impl User {
                     return;
                 }
             }
-            let at = ready.saturating_duration_since(self.start);
-            self.sent.fetch_add(1, Ordering::Relaxed);
-            self.in_flight.sent(index, self.start, at, warmup);
+            let at = ready.saturating_duration_since(self.ctx.start);
+            self.ctx.sent.fetch_add(1, Ordering::Relaxed);
+            self.ctx.in_flight.sent(index, self.ctx.start, at, warmup);
             let measured = self
+                .ctx
                 .client
-                .measure(req, self.start, at, index, warmup)
+                .measure(req, self.ctx.start, at, index, warmup)
                 .await;
             if warmup && self.phase.finished.fetch_add(1, Ordering::AcqRel) + 1 == self.phase.warm {
                 self.phase.over.send_replace(Some(Instant::now()));
             }
             // Timing is final: the user is ready again (after thinking) while the record is
             // counted and delivered on the side.
-            // Validation keeps think time within an hour; a Duration beyond any Instant
-            // would only wait for the stop signal.
             // Warmup requests go back to back: a user that finished one is at once ready for
             // the next, and a measured one then waits for the phase to end with the others.
-            let now = Instant::now();
-            let think = if warmup {
+            ready = ready_after(if warmup {
                 Duration::ZERO
             } else {
                 self.think_time
-            };
-            ready = now
-                .checked_add(think)
-                .unwrap_or(now + Duration::from_secs(86_400 * 365));
-            let counting = self.counting.clone();
-            let tx = self.tx.clone();
-            tokio::spawn(async move { super::rung::deliver(measured, &counting, &tx).await });
+            });
+            let counting = self.ctx.counting.clone();
+            let tx = self.ctx.tx.clone();
+            tokio::spawn(async move { deliver(measured, &counting, &tx).await });
         }
     }
 }

@@ -2,6 +2,7 @@
 
 pub mod closed_loop;
 mod connect;
+mod dispatch;
 mod environment;
 pub mod failures;
 mod in_flight;

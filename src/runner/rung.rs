@@ -9,6 +9,7 @@ use std::time::Duration;
 use tokio::sync::{mpsc, watch, Semaphore};
 use tokio::time::Instant;
 
+use super::dispatch::{deliver, Dispatch};
 use super::rejection::{self, Rejection};
 use crate::client::{Client, PreparedRequest};
 use crate::metrics::live::Window;
@@ -27,7 +28,7 @@ pub struct RungPlan {
     pub max_concurrency: Option<u32>,
     /// Closed-loop users instead of the schedule (a concurrency rung): `schedule` and
     /// `max_concurrency` are then unused.
-    pub closed: Option<super::closed_loop::Users>,
+    pub closed: Option<super::dispatch::Users>,
     /// The rung's request index of each entry (a shard keeps some of the rung's requests);
     /// `None`: entry `i` is request `i`. Warmup is by this index.
     pub indices: Option<Vec<u32>>,
@@ -128,21 +129,6 @@ fn counting_pool() -> Arc<Semaphore> {
     ))
 }
 
-/// A measured request's record, counted (re-tokenized if needed, one of `counting`'s turns)
-/// and handed to the collector.
-pub(super) async fn deliver(
-    measured: crate::client::Measured,
-    counting: &Semaphore,
-    tx: &mpsc::Sender<RequestRecord>,
-) {
-    let _turn = match measured.needs_counting() {
-        true => counting.acquire().await.ok(),
-        false => None,
-    };
-    let rec = measured.counted().await;
-    let _ = tx.send(rec).await;
-}
-
 /// Dispatch a rung and collect its records: kept in [`RungRun::records`], or handed to
 /// `sink` as they arrive (a timed rung).
 ///
@@ -169,48 +155,43 @@ pub async fn run_rung(
     // Dispatch stops when this turns true: the server rejects every request the same way.
     let (halt_tx, halt_rx) = watch::channel(false);
 
+    let ctx = Dispatch {
+        client,
+        start,
+        stop: stop.clone(),
+        halt: halt_rx,
+        tx,
+        sent: sent.clone(),
+        in_flight: in_flight.clone(),
+        counting: counting_pool(),
+    };
     let dispatcher = if let Some(rung) = plan.sessions {
-        super::sessions::spawn(
-            rung,
-            super::sessions::Dispatch {
-                client,
-                start,
-                stop: stop.clone(),
-                halt: halt_rx,
-                tx,
-                sent: sent.clone(),
-                in_flight: in_flight.clone(),
-                counting: counting_pool(),
-            },
-            plan.warmed,
-        )
+        super::sessions::spawn(rung, ctx, plan.warmed)
     } else if let Some(users) = plan.closed {
-        super::closed_loop::spawn(super::closed_loop::Dispatch {
-            client,
+        let closed = super::closed_loop::ClosedLoop {
             until: timed.as_ref().map(|t| start + t.duration),
             requests: plan.requests,
             indices,
             warmup: plan.warmup,
             users,
-            start,
             warmed: plan.warmed,
-            stop: stop.clone(),
-            halt: halt_rx,
-            tx,
-            sent: sent.clone(),
-            in_flight: in_flight.clone(),
-            counting: counting_pool(),
-        })
+        };
+        super::closed_loop::spawn(closed, ctx)
     } else {
-        let sent = sent.clone();
-        let in_flight = in_flight.clone();
-        let mut stop = stop.clone();
-        let mut halt = halt_rx;
+        let Dispatch {
+            client,
+            start,
+            mut stop,
+            mut halt,
+            tx,
+            sent,
+            in_flight,
+            counting,
+        } = ctx;
         let sem = plan
             .max_concurrency
             .map(|c| Arc::new(Semaphore::new(c.max(1) as usize)));
         let warmup = plan.warmup;
-        let counting = counting_pool();
         // A timed rung cycles its pool of requests at arrivals drawn as they are due.
         // The pool is shared, never copied: `Iterator::cycle` would clone the whole pool
         // (a million bodies' reference counts) each time it wraps, on the dispatch thread.

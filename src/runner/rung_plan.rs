@@ -10,7 +10,7 @@ use tokio::sync::watch;
 use tokio::time::Instant;
 
 use super::ladder::{n_repeats, shard_share, Ladder};
-use super::{closed_loop, prepare, rung, rung_seed, shard, RunError};
+use super::{prepare, rung, rung_seed, shard, RunError};
 use crate::results::RunWriter;
 use crate::scenario::{Arrival, LoadKind};
 use crate::workload::{self, PromptSet};
@@ -28,7 +28,7 @@ pub(super) struct Planned<'a> {
     pub replay: Option<&'a prepare::Replay>,
     /// Measured prompts that could not be made exactly as long as asked.
     pub inexact: u64,
-    pub closed: Option<closed_loop::Users>,
+    pub closed: Option<super::dispatch::Users>,
     pub max_concurrency: Option<u32>,
     /// vLLM's meaning: the gamma shape (infinite for constant arrivals).
     pub burstiness: f64,
@@ -201,7 +201,7 @@ impl<'c> Ladder<'c> {
         // A concurrency rung: `rate` is its number of users (a shard runs its part of them);
         // no arrival schedule.
         let part = |n: u32| sharding.map_or(n, |s| s.part(n));
-        let closed = (kind == LoadKind::Concurrency).then(|| closed_loop::Users {
+        let closed = (kind == LoadKind::Concurrency).then(|| super::dispatch::Users {
             count: part(rate as u32),
             think_time: scenario.load.think_time.map_or(Duration::ZERO, |d| d.0),
         });

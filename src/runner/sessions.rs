@@ -18,17 +18,17 @@
 //! A failed turn ends its session: the turns after it are never sent (they are counted as
 //! not sent, never as errors).
 
-use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
-use tokio::sync::{mpsc, watch, Semaphore};
-use tokio::task::{AbortHandle, JoinHandle};
+use tokio::sync::{watch, Semaphore};
+use tokio::task::JoinHandle;
 use tokio::time::Instant;
 
-use super::closed_loop::Users;
-use crate::client::{ChatMessage, ChatRole, Client};
-use crate::record::{RequestRecord, SessionTurn, TokenSource};
+use super::dispatch::{ready_after, AbortAll, Dispatch, Users};
+use crate::client::{ChatMessage, ChatRole};
+use crate::record::{SessionTurn, TokenSource};
 use crate::workload::SessionPlan;
 
 /// How a session rung's sessions start.
@@ -56,31 +56,11 @@ pub struct SessionRung {
     pub starts: SessionStarts,
 }
 
-/// What `rung::run_rung` hands the sessions: the client, the rung's clock and channels.
-pub(super) struct Dispatch {
-    pub client: Arc<Client>,
-    /// The rung start: offsets in records are from here.
-    pub start: Instant,
-    pub stop: watch::Receiver<bool>,
-    pub halt: watch::Receiver<bool>,
-    pub tx: mpsc::Sender<RequestRecord>,
-    pub sent: Arc<AtomicU64>,
-    pub in_flight: super::in_flight::InFlight,
-    pub counting: Arc<Semaphore>,
-}
-
 /// What every session of a rung shares.
 struct Shared {
-    client: Arc<Client>,
+    ctx: Dispatch,
     plan: Arc<SessionPlan>,
     warmup: usize,
-    start: Instant,
-    stop: watch::Receiver<bool>,
-    halt: watch::Receiver<bool>,
-    tx: mpsc::Sender<RequestRecord>,
-    sent: Arc<AtomicU64>,
-    in_flight: super::in_flight::InFlight,
-    counting: Arc<Semaphore>,
 }
 
 /// Start the rung's sessions; the returned task ends when every session has ended (or
@@ -92,16 +72,9 @@ pub(super) fn spawn(
     warmed: Option<watch::Sender<Option<Instant>>>,
 ) -> JoinHandle<()> {
     let shared = Arc::new(Shared {
-        client: d.client,
+        ctx: d,
         plan: rung.plan,
         warmup: rung.warmup,
-        start: d.start,
-        stop: d.stop,
-        halt: d.halt,
-        tx: d.tx,
-        sent: d.sent,
-        in_flight: d.in_flight,
-        counting: d.counting,
     });
     match rung.starts {
         SessionStarts::Scheduled {
@@ -109,22 +82,11 @@ pub(super) fn spawn(
             max_concurrency,
         } => {
             if let Some(w) = warmed {
-                w.send_replace(Some(shared.start));
+                w.send_replace(Some(shared.ctx.start));
             }
             tokio::spawn(open_loop(shared, at, max_concurrency))
         }
         SessionStarts::Users(users) => tokio::spawn(closed_loop(shared, users, warmed)),
-    }
-}
-
-/// Aborts the sessions when dropped (the dispatch task was aborted or ended).
-struct AbortAll(Vec<AbortHandle>);
-
-impl Drop for AbortAll {
-    fn drop(&mut self) {
-        for h in &self.0 {
-            h.abort();
-        }
     }
 }
 
@@ -147,12 +109,12 @@ async fn wait_until(
 
 async fn open_loop(shared: Arc<Shared>, at: Vec<Duration>, cap: Option<u32>) {
     let sem = cap.map(|c| Arc::new(Semaphore::new(c.max(1) as usize)));
-    let mut stop = shared.stop.clone();
-    let mut halt = shared.halt.clone();
+    let mut stop = shared.ctx.stop.clone();
+    let mut halt = shared.ctx.halt.clone();
     let mut running = AbortAll(Vec::with_capacity(at.len()));
     let mut handles = Vec::with_capacity(at.len());
     for (s, offset) in at.into_iter().enumerate() {
-        let due = shared.start + offset;
+        let due = shared.ctx.start + offset;
         if !wait_until(due, &mut stop, &mut halt).await {
             break;
         }
@@ -191,7 +153,7 @@ async fn closed_loop(
         over: warmed.unwrap_or_else(|| watch::channel(None).0),
     });
     if warm == 0 {
-        phase.over.send_replace(Some(shared.start));
+        phase.over.send_replace(Some(shared.ctx.start));
     }
     let n = users.count.max(1) as usize;
     let mut handles = Vec::with_capacity(n);
@@ -214,10 +176,10 @@ struct Phase {
 
 /// One closed-loop user: the next session from the queue, one at a time.
 async fn user(shared: Arc<Shared>, next: Arc<AtomicUsize>, phase: Arc<Phase>, think: Duration) {
-    let mut stop = shared.stop.clone();
-    let mut halt = shared.halt.clone();
+    let mut stop = shared.ctx.stop.clone();
+    let mut halt = shared.ctx.halt.clone();
     let mut warmed = phase.over.subscribe();
-    let mut ready = shared.start;
+    let mut ready = shared.ctx.start;
     loop {
         if !wait_until(ready, &mut stop, &mut halt).await {
             return;
@@ -245,19 +207,15 @@ async fn user(shared: Arc<Shared>, next: Arc<AtomicUsize>, phase: Arc<Phase>, th
         if warmup && phase.finished.fetch_add(1, Ordering::AcqRel) + 1 == phase.warm {
             phase.over.send_replace(Some(Instant::now()));
         }
-        let now = Instant::now();
-        let pause = if warmup { Duration::ZERO } else { think };
-        ready = now
-            .checked_add(pause)
-            .unwrap_or(now + Duration::from_secs(86_400 * 365));
+        ready = ready_after(if warmup { Duration::ZERO } else { think });
     }
 }
 
 /// Run session `s` from `ready` (its first turn's scheduled time): turn after turn, each
 /// carrying the conversation so far, until its last turn, a failed turn, stop or halt.
 async fn run_session(shared: &Shared, s: usize, mut ready: Instant) {
-    let mut stop = shared.stop.clone();
-    let mut halt = shared.halt.clone();
+    let mut stop = shared.ctx.stop.clone();
+    let mut halt = shared.ctx.halt.clone();
     let turns = shared.plan.turns(s);
     let first = shared.plan.first_index(s);
     let warmup = s < shared.warmup;
@@ -290,27 +248,26 @@ async fn run_session(shared: &Shared, s: usize, mut ready: Instant) {
             n => history_tokens.saturating_add(n),
         };
         let req = shared
+            .ctx
             .client
             .prepare_chat(&messages, input, user.output_tokens);
         drop(messages);
-        let at = ready.saturating_duration_since(shared.start);
+        let at = ready.saturating_duration_since(shared.ctx.start);
         let index = first + k as u32;
-        shared.sent.fetch_add(1, Ordering::Relaxed);
-        shared.in_flight.sent(index, shared.start, at, warmup);
+        shared.ctx.sent.fetch_add(1, Ordering::Relaxed);
+        shared.ctx.in_flight.sent(index, shared.ctx.start, at, warmup);
         let mut measured = shared
+            .ctx
             .client
-            .measure_turn(&req, shared.start, at, index, warmup)
+            .measure_turn(&req, shared.ctx.start, at, index, warmup)
             .await;
         // Timing is final: the next turn is ready after the think time, whatever counting
         // the output takes (that time overlaps the pause, or shows as dispatch lag).
-        let now = Instant::now();
-        ready = now
-            .checked_add(think)
-            .unwrap_or(now + Duration::from_secs(86_400 * 365));
+        ready = ready_after(think);
         let answer = measured.take_answer().unwrap_or_default();
         let record = {
             let _turn = match measured.needs_counting() {
-                true => shared.counting.acquire().await.ok(),
+                true => shared.ctx.counting.acquire().await.ok(),
                 false => None,
             };
             measured.counted().await
@@ -319,9 +276,9 @@ async fn run_session(shared: &Shared, s: usize, mut ready: Instant) {
         let mut record = record;
         // The history sends the answer's text back, so it is counted as text (the server's
         // usage may say anything: 2.4 MB of answer reported as 56 tokens).
-        let answer_tokens = match (shared.client.token_counter(), ok && user.input_tokens > 0) {
+        let answer_tokens = match (shared.ctx.client.token_counter(), ok && user.input_tokens > 0) {
             (Some(count), true) => {
-                let _turn = shared.counting.acquire().await.ok();
+                let _turn = shared.ctx.counting.acquire().await.ok();
                 let (count, text) = (count.clone(), answer.clone());
                 let n = tokio::task::spawn_blocking(move || count(&text))
                     .await
@@ -346,7 +303,7 @@ async fn run_session(shared: &Shared, s: usize, mut ready: Instant) {
             turn: k as u32,
             turns: turns.len() as u32,
         });
-        let _ = shared.tx.send(record).await;
+        let _ = shared.ctx.tx.send(record).await;
         if !ok {
             return;
         }
