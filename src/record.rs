@@ -342,7 +342,13 @@ impl RequestRecord {
 
     /// Time per output token after the first, as vLLM defines it; `None` for one-token outputs.
     pub fn tpot(&self) -> Option<Duration> {
-        tpot_of(self.ok(), self.output_tokens, self.sent, self.first_token, self.end)
+        tpot_of(
+            self.ok(),
+            self.output_tokens,
+            self.sent,
+            self.first_token,
+            self.end,
+        )
     }
 }
 

@@ -176,7 +176,10 @@ mod tests {
         for _ in 0..200 {
             let n = next(40) as usize;
             let spans: Vec<_> = (0..n).map(|_| (ms(next(30)), ms(next(40)))).collect();
-            assert_eq!(max_in_flight_of(spans.iter().copied()), in_flight_by_edges(&spans));
+            assert_eq!(
+                max_in_flight_of(spans.iter().copied()),
+                in_flight_by_edges(&spans)
+            );
         }
     }
 }

@@ -165,8 +165,14 @@ pub(super) fn planned_rungs(run_json: &Path, info: &RunInfo) -> Result<(), LoadE
 /// or more; none otherwise).
 pub(super) fn tpot_of(l: &RequestLine) -> Option<f64> {
     let first_token = l.first_token_ms.map(ns);
-    crate::record::tpot_of(l.ok, l.output_tokens, ns(l.sent_ms), first_token, ns(l.end_ms))
-        .map(super::types::ms)
+    crate::record::tpot_of(
+        l.ok,
+        l.output_tokens,
+        ns(l.sent_ms),
+        first_token,
+        ns(l.end_ms),
+    )
+    .map(super::types::ms)
 }
 
 /// A pooled summary (several repeats) against the pool of its repeats' summaries, as the

@@ -255,7 +255,10 @@ async fn run_session(shared: &Shared, s: usize, mut ready: Instant) {
         let at = ready.saturating_duration_since(shared.ctx.start);
         let index = first + k as u32;
         shared.ctx.sent.fetch_add(1, Ordering::Relaxed);
-        shared.ctx.in_flight.sent(index, shared.ctx.start, at, warmup);
+        shared
+            .ctx
+            .in_flight
+            .sent(index, shared.ctx.start, at, warmup);
         let mut measured = shared
             .ctx
             .client
@@ -276,7 +279,10 @@ async fn run_session(shared: &Shared, s: usize, mut ready: Instant) {
         let mut record = record;
         // The history sends the answer's text back, so it is counted as text (the server's
         // usage may say anything: 2.4 MB of answer reported as 56 tokens).
-        let answer_tokens = match (shared.ctx.client.token_counter(), ok && user.input_tokens > 0) {
+        let answer_tokens = match (
+            shared.ctx.client.token_counter(),
+            ok && user.input_tokens > 0,
+        ) {
             (Some(count), true) => {
                 let _turn = shared.ctx.counting.acquire().await.ok();
                 let (count, text) = (count.clone(), answer.clone());
