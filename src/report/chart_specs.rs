@@ -416,7 +416,11 @@ fn gate_lines(report: &Report, id: &str) -> Vec<(f64, String)> {
         };
         for (key, op) in [("max", "<="), ("min", ">=")] {
             if let Some(v) = rule[key].as_f64().filter(|v| v.is_finite()) {
-                let shown = crate::format::trimmed(v, 4);
+                // On the error chart's % axis, the bound in % too.
+                let shown = match scale == 100.0 {
+                    true => format!("{} %", crate::format::trimmed(v * scale, 2)),
+                    false => crate::format::trimmed(v, 4),
+                };
                 out.push((v * scale, format!("gate: {metric} {op} {shown}")));
             }
         }
