@@ -13,6 +13,12 @@ that names PreTrainedTokenizerFast), so nothing is fetched from a hub.
   python3 scripts/bench/side_by_side.py load --rate 100 --requests 1000
   python3 scripts/bench/side_by_side.py fidelity          # low rate, modelled (not zero-cost) sim
   python3 scripts/bench/side_by_side.py oha --rate 5000 --requests 20000 --output-tokens 16
+  python3 scripts/bench/side_by_side.py endpoints --rate 2000 --requests 10000 --output-tokens 16
+
+`endpoints` runs ladder alone, twice per pair, against a fresh zero-cost simulator each time:
+`api: completions` (streamed, `--output-tokens`) and `api: embeddings` (one input of
+`--input-tokens` per request), same rate, requests and prompts, and sets the client's CPU per
+request of each side by side: an embeddings request's overhead against the chat-path bound.
 
 The Rust peer is oha (crates.io: `cargo install --locked --root target/bench-peers oha`), the
 HTTP load generator of the Rust ecosystem: it holds a rate (`-q`, with `--latency-correction`
@@ -239,10 +245,38 @@ def run_oha_pair(args):
     return lad, o
 
 
+def run_endpoints_pair(args):
+    """ladder with `api: completions`, then with `api: embeddings`, each against its own
+    fresh zero-cost simulator on core 1, same rate, requests and prompt length."""
+    out = {}
+    for api in ("completions", "embeddings"):
+        sim, url = start_sim(args.ladder, 1, seed=0, zero_cost=True)
+        try:
+            text = scenario(url, "side-by-side", input_tokens=args.input_tokens,
+                            output_tokens=args.output_tokens, n=args.requests,
+                            rates=[args.rate], arrival="constant")
+            if api == "embeddings":
+                # No token is generated: no TTFT/TPOT bound, only the request's latency.
+                text = text.replace("  api: completions", "  api: embeddings")
+                text = text.replace("  ttft_ms: 100000\n  tpot_ms: 100000\n", "  e2e_ms: 100000\n")
+            rungs, res = run_measured(args.ladder, text)
+        finally:
+            stop(sim)
+        r = rungs[0]
+        out[api] = {"completed": r["completed"], "failed": r["failed"],
+                    "achieved_rate": r["achieved_rate"], "duration_s": r["duration"],
+                    "median_e2el_ms": r.get("median_e2el_ms"),
+                    "p99_lag_ms": r["p99_dispatch_lag_ms"], "cpu_s": res["cpu_s"],
+                    "hot_cpu_s": res["hot_cpu_s"],
+                    "peak_rss_mb": res["peak_rss_bytes"] / 2**20,
+                    "cpu_us_per_request": res["cpu_s"] / args.requests * 1e6}
+    return out["embeddings"], out["completions"]
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("mode", choices=["load", "fidelity", "oha"])
+    ap.add_argument("mode", choices=["load", "fidelity", "oha", "endpoints"])
     ap.add_argument("--oha", default=shutil.which("oha") or str(ROOT / "target" / "bench-peers"
                                                                 / "bin" / "oha"))
     ap.add_argument("--connections", type=int, default=200,
@@ -263,16 +297,19 @@ def main():
         print(f"pair {i + 1}/{args.runs}", file=sys.stderr)
         if args.mode == "oha":
             pairs.append(run_oha_pair(args))
+        elif args.mode == "endpoints":
+            pairs.append(run_endpoints_pair(args))
         elif args.mode == "load":
             pairs.append(run_pair(args, True, args.rate, args.requests, args.output_tokens))
         else:
             # Modelled engine at speed 1: ~10-40 ms steps, far below capacity at 2 req/s.
             pairs.append(run_pair(args, False, 2, 40, 64))
-    peer = "oha" if args.mode == "oha" else "GuideLLM"
+    peer = {"oha": "oha", "endpoints": "completions"}.get(args.mode, "GuideLLM")
+    me = "embeddings" if args.mode == "endpoints" else "ladder"
     doc = {"mode": args.mode, "rate": args.rate, "requests": args.requests,
            "output_tokens": args.output_tokens,
            "date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-           "pairs": [{"ladder": lad, peer.lower(): g} for lad, g in pairs]}
+           "pairs": [{me: lad, peer.lower(): g} for lad, g in pairs]}
     print(json.dumps(doc, indent=1, default=str))
     if args.out:
         Path(args.out).write_text(json.dumps(doc, indent=1, default=str))
@@ -280,6 +317,9 @@ def main():
             "median_lag_ms", "p99_lag_ms", "cpu_s", "peak_rss_mb", "median_ttft_ms",
             "mean_ttft_ms", "server_mean_ttft_ms", "ttft_over_server_ms", "median_tpot_ms",
             "median_itl_ms"]
+    if args.mode == "endpoints":
+        rows = ["achieved_rate", "completed", "failed", "duration_s", "cpu_s", "hot_cpu_s",
+                "cpu_us_per_request", "peak_rss_mb", "median_e2el_ms", "p99_lag_ms"]
     if args.mode == "oha":
         rows = ["achieved_rate", "completed", "failed", "duration_s", "cpu_s",
                 "cpu_us_per_request", "peak_rss_mb", "median_e2el_from_scheduled_ms",
@@ -288,8 +328,8 @@ def main():
     def fig(x):
         return f"{x:,.3f}" if isinstance(x, float) else str(x)
 
-    print(f"\n| metric | ladder (median of {len(pairs)}) | {peer} (median of {len(pairs)}) "
-          f"| ladder / {peer} | ladder runs | {peer} runs |")
+    print(f"\n| metric | {me} (median of {len(pairs)}) | {peer} (median of {len(pairs)}) "
+          f"| {me} / {peer} | {me} runs | {peer} runs |")
     print("| --- | ---: | ---: | ---: | --- | --- |")
     for k in rows:
         la = [lad.get(k) for lad, _ in pairs]

@@ -20,6 +20,9 @@ use serde::Deserialize;
 pub enum Chunk<'a> {
     /// The end-of-stream marker `[DONE]`.
     Done,
+    /// An event that both carries the final usage and ends the stream (the Responses API's
+    /// `response.completed`; see `client::typed`).
+    DoneWith(Usage),
     /// A completion chunk: generated text (possibly empty) and, when present, usage.
     Data {
         /// Generated text of `choices[0]` (`text`, `delta.content`, `message.content`, or

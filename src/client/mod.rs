@@ -19,6 +19,7 @@ mod secret;
 mod send;
 pub mod sse;
 mod tokenize;
+pub mod typed;
 pub mod usage;
 
 use std::collections::BTreeMap;
@@ -313,6 +314,8 @@ impl Client {
             Api::Completions => "/v1/completions",
             Api::Chat => "/v1/chat/completions",
             Api::Embeddings => "/v1/embeddings",
+            Api::Messages => "/v1/messages",
+            Api::Responses => "/v1/responses",
         });
         let models_url = join("/v1/models");
         // Not under /v1: vLLM, SGLang and llama.cpp all serve it at the root.
@@ -330,12 +333,32 @@ impl Client {
             headers.insert(n, v);
         }
         headers.insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
-        if let Some(key) = &cfg.api_key {
+        // Anthropic's API takes the key bare in `x-api-key`, and names its version.
+        let messages = cfg.api == Api::Messages;
+        if messages
+            && !cfg
+                .headers
+                .keys()
+                .any(|k| k.eq_ignore_ascii_case("anthropic-version"))
+        {
+            headers.insert(
+                HeaderName::from_static("anthropic-version"),
+                HeaderValue::from_static(typed::ANTHROPIC_VERSION),
+            );
+        }
+        let sent_credential = cfg.api_key.as_ref().map(|key| match messages {
+            true => key.expose().to_owned(),
+            false => format!("Bearer {}", key.expose()),
+        });
+        if let (Some(key), Some(sent)) = (&cfg.api_key, &sent_credential) {
             secrets.push(("the API key".into(), key.expose().to_owned()));
-            let mut v = HeaderValue::from_str(&format!("Bearer {}", key.expose()))
-                .map_err(|_| ClientError::BadKey)?;
+            let mut v = HeaderValue::from_str(sent).map_err(|_| ClientError::BadKey)?;
             v.set_sensitive(true);
-            headers.insert(AUTHORIZATION, v);
+            let name = match messages {
+                true => HeaderName::from_static("x-api-key"),
+                false => AUTHORIZATION,
+            };
+            headers.insert(name, v);
         }
 
         let http = reqwest::Client::builder()
@@ -362,10 +385,10 @@ impl Client {
             ));
         }
 
-        // The credential as sent: its base64 is searched for even when the key is short.
-        let redactor = match &cfg.api_key {
-            Some(key) => Redactor::new(secrets)
-                .with_sent_credential("the API key".into(), format!("Bearer {}", key.expose())),
+        // The credential as sent (`Bearer k`, or the bare key in `x-api-key`): its base64 is
+        // searched for even when the key is short.
+        let redactor = match sent_credential {
+            Some(sent) => Redactor::new(secrets).with_sent_credential("the API key".into(), sent),
             None => Redactor::new(secrets),
         };
         Ok(Client {
@@ -494,6 +517,21 @@ impl Client {
         }
         debug_assert!(rest.is_empty(), "only embeddings batch their inputs");
         let prompt = first;
+        if self.inner.api.typed_events() {
+            return PreparedRequest {
+                body: typed::body(
+                    self.inner.api,
+                    &self.inner.model,
+                    prompt,
+                    max_tokens,
+                    self.inner.ignore_eos,
+                    &self.inner.extra_body,
+                ),
+                input_tokens,
+                max_tokens,
+                inputs: 1,
+            };
+        }
         let chat = self.inner.api == Api::Chat;
         let user = [ChatMessage {
             role: ChatRole::User,

@@ -77,6 +77,22 @@ pub(super) struct Progress {
     /// answer the next turn carries as history.
     pub(super) answer: Option<String>,
     pub(super) done: bool,
+    /// The API whose events these are: typed events (Messages, Responses) are read by
+    /// `client::typed`, the rest as OpenAI completion chunks.
+    pub(super) api: crate::scenario::types::Api,
+}
+
+/// `later`'s counts over `earlier`'s where it has them: the Messages API says the prompt's
+/// count in its first event and the output's in its last.
+fn merge(earlier: Option<Usage>, later: Usage) -> Usage {
+    match earlier {
+        None => later,
+        Some(e) => Usage {
+            prompt_tokens: later.prompt_tokens.or(e.prompt_tokens),
+            completion_tokens: later.completion_tokens.or(e.completion_tokens),
+            reasoning_tokens: later.reasoning_tokens.or(e.reasoning_tokens),
+        },
+    }
 }
 
 impl Progress {
@@ -85,8 +101,17 @@ impl Progress {
         if self.done {
             return Ok(()); // anything after [DONE] is ignored
         }
-        match chunk::parse(data) {
+        let parsed = if self.api.typed_events() {
+            super::typed::parse(self.api, data)
+        } else {
+            chunk::parse(data)
+        };
+        match parsed {
             Chunk::Done => self.done = true,
+            Chunk::DoneWith(u) => {
+                self.usage = Some(merge(self.usage, u));
+                self.done = true;
+            }
             Chunk::Error(msg) => {
                 return Err(Fail {
                     at: now,
@@ -111,8 +136,8 @@ impl Progress {
                 reasoning,
                 usage,
             } => {
-                if usage.is_some() {
-                    self.usage = usage;
+                if let Some(u) = usage {
+                    self.usage = Some(merge(self.usage, u));
                 }
                 if !text.is_empty() {
                     match self.last {

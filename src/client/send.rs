@@ -185,6 +185,7 @@ impl Client {
             answer: keep_answer.then(|| String::with_capacity(expected * 4)),
             // n token chunks have n - 1 gaps.
             itl: ItlGaps::with_capacity(expected.saturating_sub(1)),
+            api: self.inner.api,
             ..Progress::default()
         };
         // A kept-alive connection the server closed after its last answer (llama.cpp's

@@ -500,7 +500,7 @@ fn diagnose(
                 models_url: models_url.clone(),
                 other: match client.api() {
                     Api::Completions => "chat",
-                    Api::Chat | Api::Embeddings => "completions",
+                    Api::Chat | Api::Embeddings | Api::Messages | Api::Responses => "completions",
                 },
             }
         }

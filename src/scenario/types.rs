@@ -159,6 +159,14 @@ pub enum Api {
     /// `workload.input_tokens` each): no tokens are generated, so a rung has no TTFT, TPOT or
     /// ITL, only latency, requests/s and input tokens/s (docs/endpoints.md).
     Embeddings,
+    /// Anthropic's Messages API: `POST /v1/messages` with `messages`, the key in `x-api-key`
+    /// and `anthropic-version: 2023-06-01`; streamed `content_block_delta` events, usage from
+    /// `message_start` / `message_delta`. Same metrics as chat (docs/endpoints.md).
+    Messages,
+    /// OpenAI's Responses API: `POST /v1/responses` with `input`; streamed
+    /// `response.output_text.delta` events, usage from `response.completed`. Same metrics as
+    /// chat (docs/endpoints.md).
+    Responses,
 }
 
 impl Api {
@@ -174,7 +182,15 @@ impl Api {
             Api::Completions => "completions",
             Api::Chat => "chat",
             Api::Embeddings => "embeddings",
+            Api::Messages => "messages",
+            Api::Responses => "responses",
         }
+    }
+
+    /// True for the APIs whose stream is typed events (`type` in every event: Messages,
+    /// Responses) rather than OpenAI completion chunks.
+    pub fn typed_events(self) -> bool {
+        matches!(self, Api::Messages | Api::Responses)
     }
 }
 

@@ -54,6 +54,8 @@ pub(crate) fn router(app: Arc<App>) -> Router {
         .route("/v1/completions", post(completions))
         .route("/v1/chat/completions", post(chat))
         .route("/v1/embeddings", post(super::embeddings::embeddings))
+        .route("/v1/messages", post(super::typed::messages))
+        .route("/v1/responses", post(super::typed::responses))
         .route("/tokenize", post(super::tokenize::tokenize))
         .fallback(|| async {
             error(

@@ -11,6 +11,7 @@ mod metrics_page;
 mod prefix_cache;
 mod stream;
 mod tokenize;
+mod typed;
 mod words;
 
 use std::io;

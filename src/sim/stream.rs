@@ -46,7 +46,7 @@ impl Source {
     }
 
     /// Next `(tokens, finished)`; `None` when the engine went away.
-    async fn next(&mut self, chunk: u32) -> Option<(u32, bool)> {
+    pub(super) async fn next(&mut self, chunk: u32) -> Option<(u32, bool)> {
         match self {
             Source::Engine(rx) => loop {
                 match rx.recv().await? {
