@@ -21,7 +21,7 @@ use serde::de::value::{Error as ValueError, StrDeserializer};
 use serde::de::{Deserialize, IntoDeserializer};
 
 use super::types::RequestLine;
-use crate::record::{ErrorClass, TokenSource};
+use crate::record::ErrorClass;
 
 /// 10^0 ..= 10^22: every one exact in an f64.
 const POW10: [f64; 23] = [
@@ -35,38 +35,7 @@ const EXACT_DIGITS: u64 = 1 << 53;
 /// decide. `gaps` is scratch room for `itl_ms`, reused line after line.
 pub(super) fn scan(line: &[u8], gaps: &mut Vec<f64>) -> Option<RequestLine> {
     let mut c = Cursor::new(line);
-    let mut l = RequestLine {
-        index: 0,
-        repeat: 0,
-        warmup: false,
-        scheduled_ms: 0.0,
-        sent_ms: 0.0,
-        first_token_ms: None,
-        end_ms: 0.0,
-        ttft_ms: None,
-        tpot_ms: None,
-        e2e_ms: 0.0,
-        input_tokens: 0,
-        output_tokens: 0,
-        token_source: TokenSource::Usage,
-        itl_ms: Vec::new(),
-        ok: false,
-        error_class: None,
-        status: None,
-        error_detail: None,
-        server_prompt_tokens: None,
-        server_completion_tokens: None,
-        requested_output_tokens: None,
-        usage_rejected: None,
-        resent: false,
-        reasoning_tokens: None,
-        ttfc_ms: None,
-        prefix_group: None,
-        prefix_first: false,
-        session: None,
-        turn: None,
-        session_turns: None,
-    };
+    let mut l = RequestLine::default();
     let mut seen = 0u32;
     c.eat(b'{')?;
     if c.peek() == Some(b'}') {

@@ -6,6 +6,7 @@ use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
 use super::*;
+use crate::record::TokenSource;
 
 /// A line as the writer makes it: times in whole nanoseconds as milliseconds, optional
 /// keys present or not, strings without escapes.

@@ -155,7 +155,9 @@ pub struct TraceInfo {
 }
 
 /// One line of `requests_rate_<rate>.jsonl`: a request record at the output edge, in ms.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+/// `Default` is a line of nothing (index 0, zero times, no tokens, not ok, usage as the token
+/// source): the start of a line read key by key, or of one built from another tool's file.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
 pub struct RequestLine {
     pub index: u32,
     /// Which repeat of the rung (1-based) the request belongs to; 0 (and absent from the

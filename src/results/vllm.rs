@@ -314,9 +314,7 @@ fn detailed_lines(
             _ => 0.0,
         };
         lines.push(RequestLine {
-            repeat: 0,
             index: i as u32,
-            warmup: false,
             scheduled_ms: sent,
             sent_ms: sent,
             first_token_ms: ok.then_some(sent + ttft),
@@ -330,21 +328,10 @@ fn detailed_lines(
             itl_ms,
             ok,
             error_class: (!ok).then_some(ErrorClass::Unclassified),
-            status: None,
             error_detail: error.map(|e| e.chars().take(512).collect()),
-            // vLLM records its own counts only, not the server's usage.
-            server_prompt_tokens: None,
-            server_completion_tokens: None,
-            requested_output_tokens: None,
-            usage_rejected: None,
-            resent: false,
-            reasoning_tokens: None,
-            ttfc_ms: None,
-            prefix_group: None,
-            prefix_first: false,
-            session: None,
-            turn: None,
-            session_turns: None,
+            // vLLM records its own counts only, not the server's usage; no warmup, repeats,
+            // reasoning, prefixes or sessions.
+            ..RequestLine::default()
         });
     }
     Ok(Some(lines))
