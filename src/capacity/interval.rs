@@ -88,6 +88,18 @@ pub struct QuantileEstimate {
 /// The `q`-quantile of `values` (any order; `+inf` allowed) with its order-statistic
 /// interval at `level`. `None` for no values.
 pub fn quantile(values: &[f64], q: f64, level: f64) -> Option<QuantileEstimate> {
+    quantile_blocked(values, q, level, 1)
+}
+
+/// [`quantile`] when the values come in correlated blocks of `block` consecutive ones: the
+/// ranks of the interval are those of about n / block independent samples, read back on the
+/// n sorted values (the lower end rounded down, the upper up). `block` 1 is [`quantile`].
+pub fn quantile_blocked(
+    values: &[f64],
+    q: f64,
+    level: f64,
+    block: usize,
+) -> Option<QuantileEstimate> {
     if values.is_empty() {
         return None;
     }
@@ -104,7 +116,11 @@ pub fn quantile(values: &[f64], q: f64, level: f64) -> Option<QuantileEstimate> 
     } else {
         v[k] + frac * (v[k + 1] - v[k])
     };
-    let (l, u) = quantile_ranks(n, q, level);
+    let m = n.div_ceil(block.max(1));
+    let (l, u) = quantile_ranks(m, q, level);
+    // Rank r of m on n: the lower end at ⌊(r − 1)·n/m⌋ + 1, the upper at ⌈r·n/m⌉.
+    let l = l.map(|r| (r - 1) * n / m + 1);
+    let u = u.map(|r| (r * n).div_ceil(m).min(n));
     Some(QuantileEstimate {
         value,
         lo: l.map_or(f64::NEG_INFINITY, |l| v[l - 1]),
@@ -191,5 +207,22 @@ mod tests {
         let (lo, hi) = wilson(10, 100, 0.95);
         assert!((lo - 0.05523).abs() < 1e-4 && (hi - 0.17437).abs() < 1e-4);
         assert!((z_for(0.9) - 1.644854).abs() < 1e-5);
+    }
+    #[test]
+    fn blocked_intervals_are_wider_and_block_one_is_the_plain_interval() {
+        let v: Vec<f64> = (1..=600).map(f64::from).collect();
+        let plain = quantile(&v, 0.5, 0.95).unwrap();
+        assert_eq!(quantile_blocked(&v, 0.5, 0.95, 1).unwrap(), plain);
+        let blocked = quantile_blocked(&v, 0.5, 0.95, 10).unwrap();
+        assert_eq!(blocked.value, plain.value);
+        assert!(
+            blocked.lo < plain.lo && blocked.hi > plain.hi,
+            "{blocked:?} vs {plain:?}"
+        );
+        // 60 effective samples cannot bound a p99 from above at 95 %.
+        assert_eq!(
+            quantile_blocked(&v, 0.99, 0.95, 10).unwrap().hi,
+            f64::INFINITY
+        );
     }
 }

@@ -147,18 +147,32 @@ impl SloTerm {
     }
 
     /// This term's verdict on a probe's requests, at two-sided confidence `level`.
+    ///
+    /// The requests are taken in the order they ended. Near capacity they queue together
+    /// (a burst of slow ones, then a drained queue), so neighbours are not independent draws:
+    /// the series' block length ([`crate::stats::block_length`], 1 when no autocorrelation is
+    /// significant) divides the sample into about n / block independent ones, and the
+    /// intervals count those (a design effect), not n.
     pub fn judge(&self, obs: &[Obs], level: f64) -> TermJudgement {
-        let (value, lo, hi, n) = match self.metric {
+        let (value, lo, hi, n, block) = match self.metric {
             SloMetric::ErrorRate => {
                 let n = obs.len() as u64;
                 let k = obs.iter().filter(|o| o.failed).count() as u64;
-                let (lo, hi) = interval::wilson(k, n, level);
+                let flags: Vec<f64> = obs.iter().map(|o| f64::from(u8::from(o.failed))).collect();
+                let block = crate::stats::block_length(&flags);
+                let (lo, hi) = if block > 1 && n > 0 {
+                    let p = k as f64 / n as f64;
+                    let iv = crate::stats::wilson_p(p, n as f64 / block as f64, level);
+                    (iv.lo, iv.hi)
+                } else {
+                    interval::wilson(k, n, level)
+                };
                 let value = if n == 0 {
                     f64::NAN
                 } else {
                     k as f64 / n as f64
                 };
-                (value, lo, hi, n as usize)
+                (value, lo, hi, n as usize, block)
             }
             SloMetric::Quantile { q, of } => {
                 // A failed request met no latency bound: it counts as infinitely slow, so
@@ -173,9 +187,10 @@ impl SloTerm {
                         }
                     })
                     .collect();
-                match interval::quantile(&v, q, level) {
-                    Some(e) => (e.value, e.lo, e.hi, e.n),
-                    None => (f64::NAN, f64::NEG_INFINITY, f64::INFINITY, 0),
+                let block = block_of(&v);
+                match interval::quantile_blocked(&v, q, level, block) {
+                    Some(e) => (e.value, e.lo, e.hi, e.n, block),
+                    None => (f64::NAN, f64::NEG_INFINITY, f64::INFINITY, 0, block),
                 }
             }
         };
@@ -191,6 +206,7 @@ impl SloTerm {
             lo,
             hi,
             n,
+            block,
             verdict,
         }
     }
@@ -242,7 +258,27 @@ pub struct TermJudgement {
     pub hi: f64,
     /// Samples behind it.
     pub n: usize,
+    /// Consecutive requests counted as one independent draw (1: none correlated).
+    pub block: usize,
     pub verdict: ProbeVerdict,
+}
+
+/// The block length of a probe's latencies in the order they ended, on the log scale, a
+/// failure (infinitely slow) read as the slowest finite one.
+fn block_of(v: &[f64]) -> usize {
+    let worst = v
+        .iter()
+        .copied()
+        .filter(|x| x.is_finite())
+        .fold(f64::NEG_INFINITY, f64::max);
+    if !worst.is_finite() {
+        return 1;
+    }
+    let series: Vec<f64> = v
+        .iter()
+        .map(|x| if x.is_finite() { *x } else { worst }.max(1e-9).ln())
+        .collect();
+    crate::stats::block_length(&series)
 }
 
 #[cfg(test)]
@@ -290,18 +326,58 @@ mod tests {
             metric: SloMetric::parse("p90_ttft_ms").unwrap(),
             max: 500.0,
         };
-        let fast: Vec<Obs> = (0..300).map(|i| ok(100.0 + i as f64)).collect();
+        // The values of a ramp, in a seeded random order: independent draws (in order, a
+        // ramp is one long correlated block; see the test below).
+        let fast: Vec<Obs> = shuffled(300).map(|i| ok(100.0 + i as f64)).collect();
         assert_eq!(term.judge(&fast, 0.9).verdict, ProbeVerdict::Inside);
-        let slow: Vec<Obs> = (0..300).map(|i| ok(600.0 + i as f64)).collect();
+        let slow: Vec<Obs> = shuffled(300).map(|i| ok(600.0 + i as f64)).collect();
         assert_eq!(term.judge(&slow, 0.9).verdict, ProbeVerdict::Outside);
         // Values 320, 320.7, … 529.3: the p90 is 508.4, its 90 % interval the order
         // statistics 261 and 279 (502.0 and 514.6), which straddle a bound of 508.
-        let near: Vec<Obs> = (0..300).map(|i| ok(320.0 + i as f64 * 0.7)).collect();
+        let near: Vec<Obs> = shuffled(300).map(|i| ok(320.0 + i as f64 * 0.7)).collect();
         let term = SloTerm { max: 508.0, ..term };
         let j = term.judge(&near, 0.9);
         assert_eq!(j.verdict, ProbeVerdict::Uncertain, "{j:?}");
         assert!(j.lo <= 508.0 && 508.0 < j.hi);
         assert!((j.value - 508.37).abs() < 0.01, "{j:?}");
+    }
+
+    /// 0..n in a seeded random order (Fisher–Yates).
+    fn shuffled(n: usize) -> impl Iterator<Item = usize> {
+        let mut rng = crate::stats::SplitMix64(11);
+        let mut v: Vec<usize> = (0..n).collect();
+        for i in (1..n).rev() {
+            v.swap(i, rng.below(i + 1));
+        }
+        v.into_iter()
+    }
+
+    #[test]
+    fn requests_that_queued_together_count_as_fewer_independent_draws() {
+        let term = SloTerm {
+            metric: SloMetric::parse("p90_ttft_ms").unwrap(),
+            max: 500.0,
+        };
+        // One long queue burst: TTFT an AR(1) series around 300 ms (φ 0.95), 400 requests.
+        let mut rng = crate::stats::SplitMix64(5);
+        let mut x = 0.0;
+        let bursty: Vec<Obs> = (0..400)
+            .map(|_| {
+                x = 0.95 * x + 0.1 * rng.normal();
+                ok(300.0 * f64::exp(x))
+            })
+            .collect();
+        let j = term.judge(&bursty, 0.9);
+        assert!(j.block > 1, "{j:?}");
+        // The same values in a random order: independent, and a narrower interval.
+        let order: Vec<usize> = shuffled(400).collect();
+        let mixed: Vec<Obs> = order.iter().map(|&i| bursty[i]).collect();
+        let k = term.judge(&mixed, 0.9);
+        assert_eq!((k.block, k.value), (1, j.value));
+        assert!(
+            j.hi - j.lo > k.hi - k.lo,
+            "blocked {j:?} vs independent {k:?}"
+        );
     }
 
     #[test]

@@ -5,7 +5,9 @@ use super::groups::Groups;
 use super::large::{self, SideEstimate, LARGE_SAMPLE};
 pub use super::samples::latency_groups;
 pub(crate) use super::samples::runs_in;
-use super::samples::{by_repeat, error_runs, groups_of, rate_of, rate_of_runs, throughput_groups};
+use super::samples::{
+    by_repeat, error_runs, latency_blocks, rate_of, rate_of_runs, throughput_groups,
+};
 use super::stats::{self, Statistic};
 use super::verdict::{Counts, Evidence, Method};
 use super::{components, mixed};
@@ -210,18 +212,21 @@ pub fn evidence(
                     .then(|| "no measured requests on one side".to_string()),
                 repeats,
                 drift: None,
+                blocks: [1, 1],
             }
         }
         Model::Latency(stat, which) => {
-            let bg = latency_groups(base.lines, which);
-            let cg = latency_groups(cand.lines, which);
+            let (b, c) = (
+                latency_blocks(base.lines, which),
+                latency_blocks(cand.lines, which),
+            );
             let need = stat.min_samples(level);
-            let (nb, nc) = (bg.samples(), cg.samples());
-            let too_few = if bg.len() < stats::MIN_REQUESTS || cg.len() < stats::MIN_REQUESTS {
+            let (nb, nc) = (b.pooled.samples(), c.pooled.samples());
+            let too_few = if b.requests < stats::MIN_REQUESTS || c.requests < stats::MIN_REQUESTS {
                 Some(format!(
                     "too few requests with samples ({} baseline, {} candidate); the bootstrap needs at least {} per side: raise workload.requests_per_rung to ≥ {}",
-                    bg.len(),
-                    cg.len(),
+                    b.requests,
+                    c.requests,
                     stats::MIN_REQUESTS,
                     stats::MIN_REQUESTS
                 ))
@@ -233,14 +238,15 @@ pub fn evidence(
                 None
             };
             let runs = |s: &Side| -> Vec<Groups> {
-                by_repeat(s.lines)
-                    .into_iter()
-                    .map(|r| groups_of(r.into_iter(), which))
-                    .collect()
+                if std::ptr::eq(s.lines, base.lines) {
+                    b.runs.clone()
+                } else {
+                    c.runs.clone()
+                }
             };
             let z = stats::z_for(level);
             let mut e = resampled(
-                [(base, &bg), (cand, &cg)],
+                [(base, &b.pooled), (cand, &c.pooled)],
                 hier.then_some(runs),
                 |r| large::latency(r, stat, z),
                 |v| stat.compute(&mut v.concat()),
@@ -249,7 +255,8 @@ pub fn evidence(
                 levels,
             );
             e.too_few = too_few;
-            e.requests = bg.len().min(cg.len());
+            e.requests = b.requests.min(c.requests);
+            e.blocks = [b.block, c.block].map(|v| v.into_iter().max().unwrap_or(1));
             e
         }
         Model::Throughput(w) => {
@@ -342,7 +349,7 @@ fn resampled<'a>(
     };
     let mut per_run_stats: Option<[Vec<f64>; 2]> = None;
     let (within, method) = 'within: {
-        if bg.len() >= LARGE_SAMPLE && cg.len() >= LARGE_SAMPLE {
+        if bg.units() >= LARGE_SAMPLE && cg.units() >= LARGE_SAMPLE {
             if let Some((b, c)) = estimate(rb).zip(estimate(rc)) {
                 per_run_stats = Some([b.runs.clone(), c.runs.clone()]);
                 break 'within (large::compare(&b, &c, level), Method::LargeSample);
@@ -434,6 +441,7 @@ fn bootstrapped(r: stats::BootstrapResult, bv: f64, cv: f64, level: f64) -> Evid
         too_few: None,
         repeats: [1, 1],
         drift: None,
+        blocks: [1, 1],
     }
 }
 

@@ -64,6 +64,7 @@ fn check(base: &[Vec<f64>], cand: &[Vec<f64>], bound: Bound, level: f64, seed: u
         too_few: None,
         repeats: [1, 1],
         drift: None,
+        blocks: [1, 1],
     };
     decide(bound, 0.0, &e).verdict
 }
@@ -98,6 +99,7 @@ fn error_rate_false_alarms(level: f64) -> f64 {
                 too_few: None,
                 repeats: [1, 1],
                 drift: None,
+                blocks: [1, 1],
             };
             alarm |= decide(bound, 0.0, &e).verdict == Verdict::Regression;
         }
@@ -252,6 +254,7 @@ fn an_overdispersed_error_rate_check_says_so_and_asks_for_more() {
         too_few: None,
         repeats: [3, 3],
         drift: None,
+        blocks: [1, 1],
     };
     // With all 600 requests independent the +4 points would be told apart from +0; with
     // φ = 4 they are worth 150 each, and the check stays open.

@@ -19,6 +19,9 @@ pub struct Groups {
     values: Vec<f64>,
     shape: Shape,
     count: usize,
+    /// Requests (or sessions) inside the groups: `count`, unless groups are blocks of
+    /// several ([`Groups::blocks`]).
+    units: usize,
 }
 
 /// Where each group lies in `values`.
@@ -50,6 +53,7 @@ impl Groups {
     pub fn singles(values: Vec<f64>) -> Groups {
         Groups {
             count: values.len(),
+            units: values.len(),
             values,
             shape: Shape::Uniform(1),
         }
@@ -68,6 +72,7 @@ impl Groups {
         }
         self.values.extend_from_slice(group);
         self.count += 1;
+        self.units += 1;
         if let Shape::Starts(s) = &mut self.shape {
             s.push(self.values.len());
         }
@@ -76,6 +81,13 @@ impl Groups {
     /// The number of groups.
     pub fn len(&self) -> usize {
         self.count
+    }
+
+    /// The requests (or sessions) in the groups: [`Groups::len`], or more when the groups
+    /// are blocks of consecutive requests. The size rules (large sample, one big side) count
+    /// these.
+    pub fn units(&self) -> usize {
+        self.units
     }
 
     pub fn is_empty(&self) -> bool {
@@ -103,6 +115,37 @@ impl Groups {
     /// The groups in order.
     pub fn iter(&self) -> impl Iterator<Item = &[f64]> + '_ {
         (0..self.count).map(|i| self.get(i))
+    }
+
+    /// Consecutive groups merged `b` at a time (the last block takes what is left): the
+    /// blocks of a block bootstrap over a time-ordered series. `b` ≤ 1 gives a copy.
+    pub fn blocks(&self, b: usize) -> Groups {
+        if b <= 1 {
+            return self.clone();
+        }
+        let mut out = Groups::with_capacity(self.values.len());
+        let mut block: Vec<f64> = Vec::new();
+        for (i, g) in self.iter().enumerate() {
+            block.extend_from_slice(g);
+            if (i + 1) % b == 0 || i + 1 == self.count {
+                out.push(&block);
+                block.clear();
+            }
+        }
+        out.units = self.units;
+        out
+    }
+
+    /// Several sides' groups one after the other.
+    pub fn concat(parts: &[Groups]) -> Groups {
+        let mut out = Groups::with_capacity(parts.iter().map(Groups::samples).sum());
+        for p in parts {
+            for g in p.iter() {
+                out.push(g);
+            }
+        }
+        out.units = parts.iter().map(Groups::units).sum();
+        out
     }
 
     /// A resample of the groups with replacement (as many groups as there are), their
@@ -199,5 +242,24 @@ mod tests {
         s.resample(&mut a, &mut buf);
         let by_hand: Vec<f64> = (0..3).map(|_| [5.0, 6.0, 7.0][b.below(3)]).collect();
         assert_eq!(buf, by_hand);
+    }
+    #[test]
+    fn blocks_merge_consecutive_groups_and_concat_keeps_order() {
+        let g = Groups::from(vec![
+            vec![1.0],
+            vec![2.0, 2.5],
+            vec![3.0],
+            vec![4.0],
+            vec![5.0],
+        ]);
+        let b = g.blocks(2);
+        let back: Vec<Vec<f64>> = b.iter().map(<[f64]>::to_vec).collect();
+        assert_eq!(back, vec![vec![1.0, 2.0, 2.5], vec![3.0, 4.0], vec![5.0]]);
+        assert_eq!(g.blocks(1), g);
+        assert_eq!(g.blocks(9).len(), 1);
+        let c = Groups::concat(&[b.clone(), Groups::singles(vec![6.0])]);
+        assert_eq!(c.len(), 4);
+        assert_eq!((b.units(), c.units()), (5, 6));
+        assert_eq!(c.values(), &[1.0, 2.0, 2.5, 3.0, 4.0, 5.0, 6.0]);
     }
 }

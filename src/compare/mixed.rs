@@ -28,7 +28,7 @@ pub(crate) fn one_big(
     level: f64,
     stat: impl Fn(&mut [Vec<f64>]) -> f64,
 ) -> Option<BootstrapResult> {
-    let big = |s: &[Groups]| s.iter().map(Groups::len).sum::<usize>() >= LARGE_SAMPLE;
+    let big = |s: &[Groups]| s.iter().map(Groups::units).sum::<usize>() >= LARGE_SAMPLE;
     let big_base = match (big(base), big(cand)) {
         (true, false) => true,
         (false, true) => false,

@@ -13,6 +13,76 @@ pub fn latency_groups(lines: &[RequestLine], which: Latency) -> Groups {
     groups_of(lines.iter(), which)
 }
 
+/// A latency check's samples as resampling draws them: each repeat's per-request groups,
+/// in the order the rung's lines were written (the order requests ended), merged into blocks
+/// of consecutive requests when the series is autocorrelated.
+///
+/// Near and past a server's capacity requests queue together: a burst of slow ones, then a
+/// drained queue. Resampling such requests one by one treats each as an independent draw and
+/// understates how much the rung's median moves from run to run; the excess then looks like
+/// drift between runs, of which a baseline measures a handful. Blocks of `stats::block_length`
+/// consecutive requests (1, i.e. no blocks, when no autocorrelation of the per-request means
+/// is significant) keep each burst together, so the within-run interval carries the
+/// queueing noise it has. Sessions are already resampled whole and are not blocked.
+pub(super) struct Blocked {
+    /// Every repeat's blocks, one after the other (the requests' own groups, in file order,
+    /// when nothing is blocked: the same groups as [`latency_groups`]).
+    pub pooled: Groups,
+    /// Each repeat's blocks.
+    pub runs: Vec<Groups>,
+    /// The block length of each repeat (1: requests resampled one by one).
+    pub block: Vec<usize>,
+    /// Requests (or sessions) with samples, over every repeat.
+    pub requests: usize,
+}
+
+/// See [`Blocked`].
+pub(super) fn latency_blocks(lines: &[RequestLine], which: Latency) -> Blocked {
+    let per_request: Vec<Groups> = by_repeat(lines)
+        .into_iter()
+        .map(|r| groups_of(r.into_iter(), which))
+        .collect();
+    let sessions = lines.iter().any(|r| r.session.is_some());
+    let block: Vec<usize> = per_request
+        .iter()
+        .map(|g| {
+            if sessions {
+                return 1;
+            }
+            let means: Vec<f64> = g
+                .iter()
+                .map(|s| s.iter().sum::<f64>() / s.len().max(1) as f64)
+                .collect();
+            crate::stats::block_length(&means)
+        })
+        .collect();
+    let requests = per_request.iter().map(Groups::len).sum();
+    if block.iter().all(|b| *b <= 1) {
+        let pooled = if per_request.len() == 1 {
+            per_request[0].clone()
+        } else {
+            latency_groups(lines, which)
+        };
+        return Blocked {
+            pooled,
+            runs: per_request,
+            block,
+            requests,
+        };
+    }
+    let runs: Vec<Groups> = per_request
+        .iter()
+        .zip(&block)
+        .map(|(g, b)| g.blocks(*b))
+        .collect();
+    Blocked {
+        pooled: Groups::concat(&runs),
+        runs,
+        block,
+        requests,
+    }
+}
+
 /// One request's samples for a group: one value, a throughput's triple, or its ITL gaps.
 enum Sample<'a> {
     One(f64),

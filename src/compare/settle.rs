@@ -74,8 +74,21 @@ pub(super) fn resize(note: &str, e: &Evidence, unit: Unit) -> String {
     }
 }
 
-/// What would settle an inconclusive check, in terms the user controls (`unit`).
+/// What would settle an inconclusive check, in terms the user controls (`unit`); first, when
+/// the requests were resampled in blocks, that they queued together.
 pub(super) fn needed(e: &Evidence, conds: &[Cond], unit: Unit) -> String {
+    let advice = needed_as_is(e, conds, unit);
+    match e.blocks.iter().max() {
+        Some(&b) if b > 1 => format!(
+            "requests queued together (neighbours' latencies are correlated, so the interval \
+             resamples blocks of up to {b} consecutive requests: a rung counts as about 1/{b} \
+             as many independent draws); {advice}"
+        ),
+        _ => advice,
+    }
+}
+
+fn needed_as_is(e: &Evidence, conds: &[Cond], unit: Unit) -> String {
     if let Some(d) = e.drift.filter(|d| d.half > 0.0) {
         if let Some(advice) = drift_advice(e, &d, conds, unit) {
             return advice;
@@ -348,6 +361,7 @@ mod tests {
             too_few: None,
             repeats: [9, 3],
             drift: Some(drift),
+            blocks: [1, 1],
         };
         let conds = [
             Cond {

@@ -101,6 +101,10 @@ pub struct Evidence {
     pub repeats: [usize; 2],
     /// The run-to-run part of the intervals, when a side has repeats or a drift is assumed.
     pub drift: Option<super::components::Drift>,
+    /// Requests resampled together in blocks of consecutive ones, per side (the longest
+    /// block of its repeats; 1: one by one), when queueing correlates neighbours
+    /// ([`crate::stats::block_length`]).
+    pub blocks: [usize; 2],
 }
 
 /// The error counts behind a proportion's interval.
@@ -161,6 +165,7 @@ impl Evidence {
             too_few: None,
             repeats: [1, 1],
             drift: None,
+            blocks: [1, 1],
         }
     }
 }
@@ -388,6 +393,7 @@ mod tests {
             too_few: None,
             repeats: [1, 1],
             drift: None,
+            blocks: [1, 1],
         }
     }
 
@@ -455,6 +461,7 @@ mod tests {
             too_few: None,
             repeats: [1, 1],
             drift: None,
+            blocks: [1, 1],
         }
     }
 
@@ -616,6 +623,7 @@ mod tests {
             too_few: None,
             repeats: [1, 1],
             drift: None,
+            blocks: [1, 1],
         };
         let d = decide_in(Bound::Max(0.02), 0.0, &e, Unit::Sessions(4.0));
         assert!(
@@ -642,6 +650,7 @@ mod tests {
             too_few: None,
             repeats: [1, 1],
             drift: None,
+            blocks: [1, 1],
         };
         let d = decide(Bound::Max(0.02), 0.0, &e);
         assert_eq!(d.verdict, Verdict::Inconclusive);
