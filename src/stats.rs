@@ -361,76 +361,111 @@ pub fn newcombe_p(p_b: f64, n_b: f64, p_c: f64, n_c: f64, level: f64) -> Interva
 /// that): a longer memory is cut at the cap anyway, and a million samples then cost a few
 /// passes.
 pub fn block_length(series: &[f64]) -> usize {
-    let n = series.len();
-    if n < 8 {
+    let Some(f) = FlatTop::of(series) else {
         return 1;
-    }
-    let nf = n as f64;
-    let mean = series.iter().sum::<f64>() / nf;
-    let c0 = series.iter().map(|x| (x - mean) * (x - mean)).sum::<f64>() / nf;
-    // A constant series (to rounding: its mean is not exactly any of its values) has no
-    // correlation to speak of.
-    if !(c0 > 1e-24 * (1.0 + mean * mean)) || !c0.is_finite() {
-        return 1;
-    }
-    let cov = |k: usize| -> f64 {
-        series[..n - k]
-            .iter()
-            .zip(&series[k..])
-            .map(|(a, b)| (a - mean) * (b - mean))
-            .sum::<f64>()
-            / nf
     };
-    let kn = 5usize.max(nf.log10().sqrt().ceil() as usize);
-    let m_max = (nf.sqrt().ceil() as usize + kn).min(64).min(n - 1);
-    let threshold = 2.0 * (nf.log10() / nf).sqrt();
-    // Autocovariances computed as the search needs them.
-    let mut r: Vec<f64> = vec![c0];
-    let at = |k: usize, r: &mut Vec<f64>| -> f64 {
-        while r.len() <= k {
-            let next = cov(r.len());
-            r.push(next);
-        }
-        r[k]
-    };
-    let mut m_hat = None;
-    for m in 0..=m_max.saturating_sub(kn) {
-        if (1..=kn).all(|k| at(m + k, &mut r).abs() / c0 < threshold) {
-            m_hat = Some(m);
-            break;
-        }
-    }
-    let m_hat = m_hat.unwrap_or(m_max);
-    if m_hat == 0 {
-        return 1;
-    }
-    let big_m = (2 * m_hat).min(m_max);
-    let lambda = |t: f64| {
-        let t = t.abs();
-        if t <= 0.5 {
-            1.0
-        } else if t <= 1.0 {
-            2.0 * (1.0 - t)
-        } else {
-            0.0
-        }
-    };
-    let (mut g_big, mut g0) = (0.0, c0);
-    for k in 1..=big_m {
-        let w = lambda(k as f64 / big_m as f64) * at(k, &mut r);
-        g_big += 2.0 * k as f64 * w;
-        g0 += 2.0 * w;
-    }
+    let nf = series.len() as f64;
     let cap = nf.sqrt().ceil() as usize;
-    let d = 4.0 / 3.0 * g0 * g0;
+    let d = 4.0 / 3.0 * f.g0 * f.g0;
     if !(d > 0.0) {
         return cap;
     }
-    let b = (2.0 * g_big * g_big / d).cbrt() * nf.cbrt();
+    let b = (2.0 * f.g_big * f.g_big / d).cbrt() * nf.cbrt();
     if !b.is_finite() {
         return cap;
     }
     (b.ceil() as usize).clamp(1, cap)
+}
+
+/// The design effect of a time-ordered series: its long-run variance (the flat-top estimate
+/// ĝ of [`block_length`], i.e. Σ λ(k/M)·R̂(k) over |k| ≤ M) over its variance R̂(0). The mean
+/// of n such samples varies as much as the mean of n / design effect independent ones. 1 when
+/// no autocorrelation is significant (by the rule of [`block_length`]); at least 1 and at
+/// most √n (the most that n samples can tell: about √n independent stretches).
+pub fn design_effect(series: &[f64]) -> f64 {
+    let Some(f) = FlatTop::of(series) else {
+        return 1.0;
+    };
+    let r = f.g0 / f.c0;
+    if r.is_finite() {
+        r.clamp(1.0, (series.len() as f64).sqrt())
+    } else {
+        1.0
+    }
+}
+
+/// The flat-top lag-window estimates behind [`block_length`] and [`design_effect`]; None
+/// when the series is short, constant, or shows no significant autocorrelation (m̂ = 0).
+struct FlatTop {
+    c0: f64,
+    g0: f64,
+    g_big: f64,
+}
+
+impl FlatTop {
+    fn of(series: &[f64]) -> Option<FlatTop> {
+        let n = series.len();
+        if n < 8 {
+            return None;
+        }
+        let nf = n as f64;
+        let mean = series.iter().sum::<f64>() / nf;
+        let c0 = series.iter().map(|x| (x - mean) * (x - mean)).sum::<f64>() / nf;
+        // A constant series (to rounding: its mean is not exactly any of its values) has no
+        // correlation to speak of.
+        if !(c0 > 1e-24 * (1.0 + mean * mean)) || !c0.is_finite() {
+            return None;
+        }
+        let cov = |k: usize| -> f64 {
+            series[..n - k]
+                .iter()
+                .zip(&series[k..])
+                .map(|(a, b)| (a - mean) * (b - mean))
+                .sum::<f64>()
+                / nf
+        };
+        let kn = 5usize.max(nf.log10().sqrt().ceil() as usize);
+        let m_max = (nf.sqrt().ceil() as usize + kn).min(64).min(n - 1);
+        let threshold = 2.0 * (nf.log10() / nf).sqrt();
+        // Autocovariances computed as the search needs them.
+        let mut r: Vec<f64> = vec![c0];
+        let at = |k: usize, r: &mut Vec<f64>| -> f64 {
+            while r.len() <= k {
+                let next = cov(r.len());
+                r.push(next);
+            }
+            r[k]
+        };
+        let mut m_hat = None;
+        for m in 0..=m_max.saturating_sub(kn) {
+            if (1..=kn).all(|k| at(m + k, &mut r).abs() / c0 < threshold) {
+                m_hat = Some(m);
+                break;
+            }
+        }
+        let m_hat = m_hat.unwrap_or(m_max);
+        if m_hat == 0 {
+            return None;
+        }
+        let big_m = (2 * m_hat).min(m_max);
+        let lambda = |t: f64| {
+            let t = t.abs();
+            if t <= 0.5 {
+                1.0
+            } else if t <= 1.0 {
+                2.0 * (1.0 - t)
+            } else {
+                0.0
+            }
+        };
+        let (mut g_big, mut g0) = (0.0, c0);
+        for k in 1..=big_m {
+            let w = lambda(k as f64 / big_m as f64) * at(k, &mut r);
+            g_big += 2.0 * k as f64 * w;
+            g0 += 2.0 * w;
+        }
+        Some(FlatTop { c0, g0, g_big })
+    }
 }
 
 #[cfg(test)]
@@ -573,5 +608,22 @@ mod tests {
         // Degenerate inputs.
         assert_eq!(block_length(&[1.0; 50]), 1);
         assert_eq!(block_length(&[1.0, 2.0, 3.0]), 1);
+    }
+    #[test]
+    fn the_design_effect_of_an_ar1_series_is_near_its_long_run_variance_ratio() {
+        // AR(1) with φ: the mean's variance ratio is (1 + φ) / (1 − φ): 3 at φ = 0.5.
+        let mut rng = SplitMix64(8);
+        let mut x = 0.0;
+        let v: Vec<f64> = (0..4000)
+            .map(|_| {
+                x = 0.5 * x + rng.normal();
+                x
+            })
+            .collect();
+        let d = design_effect(&v);
+        assert!((2.2..=3.8).contains(&d), "design effect {d}");
+        let mut rng = SplitMix64(9);
+        let iid: Vec<f64> = (0..4000).map(|_| rng.normal()).collect();
+        assert_eq!(design_effect(&iid), 1.0);
     }
 }

@@ -366,6 +366,7 @@ fn verdict_of(base: &[Vec<f64>], cand: &[Vec<f64>], stat: Statistic, bound: Boun
         too_few: None,
         repeats: [1, 1],
         drift: None,
+        blocks: [1, 1],
     };
     decide(bound, 0.0, &e).verdict
 }
@@ -488,6 +489,7 @@ fn error_rate_gate_with_absolute_threshold() {
         too_few: None,
         repeats: [1, 1],
         drift: None,
+        blocks: [1, 1],
     };
     assert_eq!(decide(bound, 0.0, &big(0, 0)).verdict, Verdict::Pass);
     assert_eq!(

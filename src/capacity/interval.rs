@@ -88,17 +88,18 @@ pub struct QuantileEstimate {
 /// The `q`-quantile of `values` (any order; `+inf` allowed) with its order-statistic
 /// interval at `level`. `None` for no values.
 pub fn quantile(values: &[f64], q: f64, level: f64) -> Option<QuantileEstimate> {
-    quantile_blocked(values, q, level, 1)
+    quantile_blocked(values, q, level, 1.0)
 }
 
-/// [`quantile`] when the values come in correlated blocks of `block` consecutive ones: the
-/// ranks of the interval are those of about n / block independent samples, read back on the
-/// n sorted values (the lower end rounded down, the upper up). `block` 1 is [`quantile`].
+/// [`quantile`] when the values are correlated with design effect `design` (≥ 1): the ranks
+/// of the interval are those of n / design independent samples (rounded up), read back on
+/// the n sorted values (the lower end rounded down, the upper up). `design` 1 is
+/// [`quantile`].
 pub fn quantile_blocked(
     values: &[f64],
     q: f64,
     level: f64,
-    block: usize,
+    design: f64,
 ) -> Option<QuantileEstimate> {
     if values.is_empty() {
         return None;
@@ -116,7 +117,7 @@ pub fn quantile_blocked(
     } else {
         v[k] + frac * (v[k + 1] - v[k])
     };
-    let m = n.div_ceil(block.max(1));
+    let m = ((n as f64 / design.max(1.0)).ceil() as usize).clamp(1, n);
     let (l, u) = quantile_ranks(m, q, level);
     // Rank r of m on n: the lower end at ⌊(r − 1)·n/m⌋ + 1, the upper at ⌈r·n/m⌉.
     let l = l.map(|r| (r - 1) * n / m + 1);
@@ -212,8 +213,8 @@ mod tests {
     fn blocked_intervals_are_wider_and_block_one_is_the_plain_interval() {
         let v: Vec<f64> = (1..=600).map(f64::from).collect();
         let plain = quantile(&v, 0.5, 0.95).unwrap();
-        assert_eq!(quantile_blocked(&v, 0.5, 0.95, 1).unwrap(), plain);
-        let blocked = quantile_blocked(&v, 0.5, 0.95, 10).unwrap();
+        assert_eq!(quantile_blocked(&v, 0.5, 0.95, 1.0).unwrap(), plain);
+        let blocked = quantile_blocked(&v, 0.5, 0.95, 10.0).unwrap();
         assert_eq!(blocked.value, plain.value);
         assert!(
             blocked.lo < plain.lo && blocked.hi > plain.hi,
@@ -221,7 +222,7 @@ mod tests {
         );
         // 60 effective samples cannot bound a p99 from above at 95 %.
         assert_eq!(
-            quantile_blocked(&v, 0.99, 0.95, 10).unwrap().hi,
+            quantile_blocked(&v, 0.99, 0.95, 10.0).unwrap().hi,
             f64::INFINITY
         );
     }

@@ -149,20 +149,22 @@ impl SloTerm {
     /// This term's verdict on a probe's requests, at two-sided confidence `level`.
     ///
     /// The requests are taken in the order they ended. Near capacity they queue together
-    /// (a burst of slow ones, then a drained queue), so neighbours are not independent draws:
-    /// the series' block length ([`crate::stats::block_length`], 1 when no autocorrelation is
-    /// significant) divides the sample into about n / block independent ones, and the
-    /// intervals count those (a design effect), not n.
+    /// (a burst of slow ones, then a drained queue), so neighbours are not independent draws.
+    /// The intervals then count n / d independent samples, d the design effect
+    /// ([`crate::stats::design_effect`], 1 when no autocorrelation is significant) of the
+    /// series that drives the statistic: for a percentile, whether each request was at or
+    /// below the sample percentile (the sample quantile's variance is that indicator's
+    /// long-run variance over the density); for the error rate, whether it failed.
     pub fn judge(&self, obs: &[Obs], level: f64) -> TermJudgement {
-        let (value, lo, hi, n, block) = match self.metric {
+        let (value, lo, hi, n, design) = match self.metric {
             SloMetric::ErrorRate => {
                 let n = obs.len() as u64;
                 let k = obs.iter().filter(|o| o.failed).count() as u64;
                 let flags: Vec<f64> = obs.iter().map(|o| f64::from(u8::from(o.failed))).collect();
-                let block = crate::stats::block_length(&flags);
-                let (lo, hi) = if block > 1 && n > 0 {
+                let design = crate::stats::design_effect(&flags);
+                let (lo, hi) = if design > 1.0 && n > 0 {
                     let p = k as f64 / n as f64;
-                    let iv = crate::stats::wilson_p(p, n as f64 / block as f64, level);
+                    let iv = crate::stats::wilson_p(p, n as f64 / design, level);
                     (iv.lo, iv.hi)
                 } else {
                     interval::wilson(k, n, level)
@@ -172,7 +174,7 @@ impl SloTerm {
                 } else {
                     k as f64 / n as f64
                 };
-                (value, lo, hi, n as usize, block)
+                (value, lo, hi, n as usize, design)
             }
             SloMetric::Quantile { q, of } => {
                 // A failed request met no latency bound: it counts as infinitely slow, so
@@ -187,10 +189,11 @@ impl SloTerm {
                         }
                     })
                     .collect();
-                let block = block_of(&v);
-                match interval::quantile_blocked(&v, q, level, block) {
-                    Some(e) => (e.value, e.lo, e.hi, e.n, block),
-                    None => (f64::NAN, f64::NEG_INFINITY, f64::INFINITY, 0, block),
+                let design = interval::quantile(&v, q, level)
+                    .map_or(1.0, |e| quantile_design_effect(&v, e.value));
+                match interval::quantile_blocked(&v, q, level, design) {
+                    Some(e) => (e.value, e.lo, e.hi, e.n, design),
+                    None => (f64::NAN, f64::NEG_INFINITY, f64::INFINITY, 0, design),
                 }
             }
         };
@@ -206,7 +209,7 @@ impl SloTerm {
             lo,
             hi,
             n,
-            block,
+            design,
             verdict,
         }
     }
@@ -258,27 +261,17 @@ pub struct TermJudgement {
     pub hi: f64,
     /// Samples behind it.
     pub n: usize,
-    /// Consecutive requests counted as one independent draw (1: none correlated).
-    pub block: usize,
+    /// The design effect the interval allowed for: n / design independent samples (1: no
+    /// significant autocorrelation).
+    pub design: f64,
     pub verdict: ProbeVerdict,
 }
 
-/// The block length of a probe's latencies in the order they ended, on the log scale, a
-/// failure (infinitely slow) read as the slowest finite one.
-fn block_of(v: &[f64]) -> usize {
-    let worst = v
-        .iter()
-        .copied()
-        .filter(|x| x.is_finite())
-        .fold(f64::NEG_INFINITY, f64::max);
-    if !worst.is_finite() {
-        return 1;
-    }
-    let series: Vec<f64> = v
-        .iter()
-        .map(|x| if x.is_finite() { *x } else { worst }.max(1e-9).ln())
-        .collect();
-    crate::stats::block_length(&series)
+/// The design effect of a percentile at `value`: that of the indicator "at or below it" in
+/// the order the requests ended (a failure, infinitely slow, is above).
+fn quantile_design_effect(v: &[f64], value: f64) -> f64 {
+    let below: Vec<f64> = v.iter().map(|x| f64::from(u8::from(*x <= value))).collect();
+    crate::stats::design_effect(&below)
 }
 
 #[cfg(test)]
@@ -368,12 +361,12 @@ mod tests {
             })
             .collect();
         let j = term.judge(&bursty, 0.9);
-        assert!(j.block > 1, "{j:?}");
+        assert!(j.design > 2.0, "{j:?}");
         // The same values in a random order: independent, and a narrower interval.
         let order: Vec<usize> = shuffled(400).collect();
         let mixed: Vec<Obs> = order.iter().map(|&i| bursty[i]).collect();
         let k = term.judge(&mixed, 0.9);
-        assert_eq!((k.block, k.value), (1, j.value));
+        assert_eq!((k.design, k.value), (1.0, j.value));
         assert!(
             j.hi - j.lo > k.hi - k.lo,
             "blocked {j:?} vs independent {k:?}"
