@@ -99,12 +99,24 @@ fn every_key_the_lines_give_is_recomputed_and_an_edit_refused() {
     let same = t.path().join("same");
     copy_tree(&good, &same);
     let r = ladder(&["compare", s(&good), s(&same)]);
-    assert_eq!(
-        r.status.code(),
-        Some(0),
-        "an unedited copy passes: {}",
+    // The unedited copy is read, not refused: no `error:`, and the two sides compared. 8
+    // requests a rung are too few for the bootstrap, so whether a check is decided (PASS,
+    // exit 0) rests on the exact rank test of the run's own spread of TPOT, which a loaded
+    // machine widens: else NO VERDICT (exit 2), as for any run too small to judge.
+    assert!(
+        !r.stderr.contains("error:"),
+        "an unedited copy refused: {}",
         r.all()
     );
+    assert!(r.stdout.contains("no configuration change"), "{}", r.all());
+    assert!(
+        r.status.code() == Some(0)
+            || (r.status.code() == Some(2)
+                && r.stdout.contains("NO VERDICT: nothing could be judged")),
+        "an unedited copy passes or is too small to judge: {}",
+        r.all()
+    );
+    assert!(!r.stdout.contains("REGRESSION"), "{}", r.all());
 
     let file = "result_rate_40.json";
     let double = |x: f64| if x == 0.0 { 1.0 } else { x * 2.0 };

@@ -386,6 +386,81 @@ pub(crate) mod tests {
         assert!(w2.dir().ends_with("demo/2026-12-02T10-00-00Z-2"));
     }
 
+    /// The tamper check run on reading a rung's lines recomputes every derived key of its
+    /// summary (peak in flight, peak output rate, goodput, token accounting, TPOT, ...):
+    /// what the writer derived from the records, the check derives from the lines written
+    /// of them, key for key. Times off the millisecond grid, ties of an end with a send,
+    /// chunks across second boundaries, one-token outputs, server usage and a failure.
+    #[test]
+    fn a_rungs_summary_agrees_with_its_own_lines_on_every_derived_key() {
+        let root = tempfile::tempdir().unwrap();
+        let mut info = sample_info("agree");
+        info.scenario =
+            serde_json::json!({"name": "agree", "slo": {"e2e_ms": 60.0, "ttft_ms": 20.0}});
+        let mut w = RunWriter::create(root.path(), info).unwrap();
+        let us = std::time::Duration::from_micros;
+        let records: Vec<RequestRecord> = (0..40u32)
+            .map(|i| {
+                let sent = us(u64::from(i) * 24_997 + u64::from(i % 3) * 333);
+                let ttft = us(9_000 + u64::from(i * 7919 % 23) * 1_013);
+                let gaps: Vec<std::time::Duration> = (0..i % 6)
+                    .map(|k| us(10_001 + u64::from(k) * 977))
+                    .collect();
+                let decode: std::time::Duration = gaps.iter().sum();
+                let out = 1 + gaps.len() as u32;
+                let mut r = RequestRecord {
+                    index: i,
+                    scheduled: sent,
+                    sent,
+                    first_token: Some(sent + ttft),
+                    end: sent + ttft + decode,
+                    input_tokens: 16 + i % 4,
+                    output_tokens: out,
+                    requested_output_tokens: 5,
+                    itl: gaps.into(),
+                    server_completion_tokens: (i % 2 == 0).then_some(out),
+                    server_prompt_tokens: (i % 2 == 0).then_some(16 + i % 4),
+                    ..Default::default()
+                };
+                if i == 13 {
+                    // A failure: no token, out of goodput and the token means.
+                    r.first_token = None;
+                    r.itl = Default::default();
+                    r.output_tokens = 0;
+                    r.error = Some(crate::record::RequestError {
+                        class: crate::record::ErrorClass::from_status(500),
+                        status: Some(500),
+                        detail: "boom".into(),
+                    });
+                }
+                if i == 20 {
+                    // Ends exactly at the next request's send.
+                    r.end = us(21 * 24_997);
+                }
+                r
+            })
+            .collect();
+        let ctx = crate::metrics::RungContext {
+            rate: 40.0,
+            slo: crate::scenario::Slo {
+                e2e_ms: Some(60.0),
+                ttft_ms: Some(20.0),
+                ..Default::default()
+            },
+            ..Default::default()
+        };
+        let summary = crate::metrics::summarize(&records, &ctx);
+        assert!(summary.max_concurrent_requests >= 2, "{summary:?}");
+        assert!(summary.request_goodput > 0.0);
+        w.write_rung(&summary, &records, true).unwrap();
+        w.finish(RunStatus::Complete, None, Utc::now()).unwrap();
+        let back = ResultDir::open(w.dir()).unwrap();
+        let lines = back
+            .requests(&back.rungs[0])
+            .unwrap_or_else(|e| panic!("the writer's own folder refused: {e}"));
+        assert_eq!(lines.len(), 40);
+    }
+
     #[test]
     fn names_and_rungs_that_would_leave_their_place_are_refused() {
         let root = tempfile::tempdir().unwrap();
