@@ -367,7 +367,7 @@ pub fn block_length(series: &[f64]) -> usize {
     let nf = series.len() as f64;
     let cap = nf.sqrt().ceil() as usize;
     let d = 4.0 / 3.0 * f.g0 * f.g0;
-    if !(d > 0.0) {
+    if d.is_nan() || d <= 0.0 {
         return cap;
     }
     let b = (2.0 * f.g_big * f.g_big / d).cbrt() * nf.cbrt();
@@ -413,7 +413,7 @@ impl FlatTop {
         let c0 = series.iter().map(|x| (x - mean) * (x - mean)).sum::<f64>() / nf;
         // A constant series (to rounding: its mean is not exactly any of its values) has no
         // correlation to speak of.
-        if !(c0 > 1e-24 * (1.0 + mean * mean)) || !c0.is_finite() {
+        if c0.is_nan() || c0 <= 1e-24 * (1.0 + mean * mean) || !c0.is_finite() {
             return None;
         }
         let cov = |k: usize| -> f64 {
