@@ -24,7 +24,8 @@ use tokio::time::Instant;
 
 use super::engine::{Event, Job};
 use super::http::{
-    authorized, bad_request, error, shutting_down, unknown_model, App, FAULT_HEADER,
+    authorized, bad_request, error, json_with_model, shutting_down, unknown_model, App,
+    FAULT_HEADER,
 };
 
 /// Numbers in each simulated vector.
@@ -62,16 +63,10 @@ pub(super) async fn embeddings(
     if let Err(r) = authorized(&app, &headers) {
         return *r;
     }
-    let v: Value = match serde_json::from_slice(&body) {
-        Ok(v @ Value::Object(_)) => v,
-        _ => return *bad_request("request body must be a JSON object", "invalid_json"),
+    let (v, model) = match json_with_model(&app, &body) {
+        Ok(vm) => vm,
+        Err(r) => return *r,
     };
-    let Some(model) = v.get("model").and_then(Value::as_str).map(str::to_owned) else {
-        return *bad_request("`model` is required (a string)", "missing_model");
-    };
-    if !app.names.contains(&model) {
-        return *unknown_model(&model);
-    }
     let counts = match input_tokens(&v) {
         Ok(c) => c,
         Err(why) => return *bad_request(why, "invalid_input"),

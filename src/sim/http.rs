@@ -283,7 +283,8 @@ fn prompt_tokens(kind: Kind, v: &Value) -> Result<u64, Refusal> {
     }
 }
 
-fn parse(app: &App, kind: Kind, body: &[u8]) -> Result<Req, Refusal> {
+/// A request body as every generating route reads it: a JSON object naming a served model.
+pub(super) fn json_with_model(app: &App, body: &[u8]) -> Result<(Value, String), Refusal> {
     let v: Value = serde_json::from_slice(body).map_err(|e| {
         bad_request(
             format!("request body is not valid JSON: {e}"),
@@ -308,6 +309,11 @@ fn parse(app: &App, kind: Kind, body: &[u8]) -> Result<Req, Refusal> {
     if !app.names.contains(&model) {
         return Err(unknown_model(&model));
     }
+    Ok((v, model))
+}
+
+fn parse(app: &App, kind: Kind, body: &[u8]) -> Result<Req, Refusal> {
+    let (v, model) = json_with_model(app, body)?;
     let template = match kind {
         Kind::Chat => u64::from(app.cfg.chat_template_tokens),
         Kind::Completions => 0,

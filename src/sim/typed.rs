@@ -25,7 +25,7 @@ use tokio::sync::mpsc;
 use tokio::time::Instant;
 
 use super::engine::{Event, Job};
-use super::http::{authorized, bad_request, error, shutting_down, unknown_model, App};
+use super::http::{authorized, bad_request, error, json_with_model, shutting_down, App};
 use super::stream::Source;
 use super::words::{words, WORD_COUNT};
 
@@ -92,16 +92,10 @@ async fn typed(app: Arc<App>, api: Api, headers: HeaderMap, body: Bytes) -> Resp
     if let Err(r) = allowed(&app, api, &headers) {
         return *r;
     }
-    let v: Value = match serde_json::from_slice(&body) {
-        Ok(v @ Value::Object(_)) => v,
-        _ => return *bad_request("request body must be a JSON object", "invalid_json"),
+    let (v, model) = match json_with_model(&app, &body) {
+        Ok(vm) => vm,
+        Err(r) => return *r,
     };
-    let Some(model) = v.get("model").and_then(Value::as_str).map(str::to_owned) else {
-        return *bad_request("`model` is required (a string)", "missing_model");
-    };
-    if !app.names.contains(&model) {
-        return *unknown_model(&model);
-    }
     if v.get("stream").and_then(Value::as_bool) != Some(true) {
         return *bad_request(
             "the simulator serves this API streamed only: send `stream: true`",
