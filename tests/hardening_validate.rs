@@ -256,6 +256,7 @@ const FIELDS: &[(&str, &str, Kind, bool)] = &[
     ("load", "duration", Kind::Dur, false),
     ("load", "interval", Kind::Dur, false),
     ("workload", "prompt_pool", Kind::Num, false),
+    ("workload", "batch_size", Kind::Num, false),
     ("trace", "speed", Kind::Num, false),
     ("trace", "block_tokens", Kind::Num, true),
     ("trace", "max_requests", Kind::Num, true),
