@@ -36,6 +36,11 @@ pub(super) struct Blocked {
     pub requests: usize,
 }
 
+/// Fewer requests than this in a run are resampled one by one: the autocorrelation test
+/// cannot tell a queue from chance there (its band is ±2·√(log₁₀ n / n), ±0.48 at 24
+/// requests), and a block bootstrap would draw a handful of blocks.
+const MIN_BLOCKED: usize = 50;
+
 /// See [`Blocked`].
 pub(super) fn latency_blocks(lines: &[RequestLine], which: Latency) -> Blocked {
     let per_request: Vec<Groups> = by_repeat(lines)
@@ -46,7 +51,7 @@ pub(super) fn latency_blocks(lines: &[RequestLine], which: Latency) -> Blocked {
     let block: Vec<usize> = per_request
         .iter()
         .map(|g| {
-            if sessions {
+            if sessions || g.len() < MIN_BLOCKED {
                 return 1;
             }
             let means: Vec<f64> = g
