@@ -189,11 +189,19 @@ impl SloTerm {
                         }
                     })
                     .collect();
-                let design = interval::quantile(&v, q, level)
-                    .map_or(1.0, |e| quantile_design_effect(&v, e.value));
-                match interval::quantile_blocked(&v, q, level, design) {
-                    Some(e) => (e.value, e.lo, e.hi, e.n, design),
-                    None => (f64::NAN, f64::NEG_INFINITY, f64::INFINITY, 0, design),
+                // The plain interval first: its value gives the indicator's design effect,
+                // and it is the answer when that is 1 (no second sort).
+                match interval::quantile(&v, q, level) {
+                    None => (f64::NAN, f64::NEG_INFINITY, f64::INFINITY, 0, 1.0),
+                    Some(plain) => {
+                        let design = quantile_design_effect(&v, plain.value);
+                        let e = if design > 1.0 {
+                            interval::quantile_blocked(&v, q, level, design).unwrap_or(plain)
+                        } else {
+                            plain
+                        };
+                        (e.value, e.lo, e.hi, e.n, design)
+                    }
                 }
             }
         };
