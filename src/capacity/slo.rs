@@ -152,9 +152,11 @@ impl SloTerm {
     /// (a burst of slow ones, then a drained queue), so neighbours are not independent draws.
     /// The intervals then count n / d independent samples, d the design effect
     /// ([`crate::stats::design_effect`], 1 when no autocorrelation is significant) of the
-    /// series that drives the statistic: for a percentile, whether each request was at or
-    /// below the sample percentile (the sample quantile's variance is that indicator's
-    /// long-run variance over the density); for the error rate, whether it failed.
+    /// series that drives the verdict: for a percentile, whether each request was at or
+    /// below the term's bound (the verdict is the test "P(value <= max) >= q", the interval
+    /// that test inverted, and its variance is that indicator's long-run variance); for the
+    /// error rate, whether it failed. A probe whose requests all lie on one side of the
+    /// bound has d = 1 however they queued: no ordering of them moves the verdict.
     pub fn judge(&self, obs: &[Obs], level: f64) -> TermJudgement {
         let (value, lo, hi, n, design) = match self.metric {
             SloMetric::ErrorRate => {
@@ -189,19 +191,15 @@ impl SloTerm {
                         }
                     })
                     .collect();
-                // The plain interval first: its value gives the indicator's design effect,
-                // and it is the answer when that is 1 (no second sort).
-                match interval::quantile(&v, q, level) {
+                let design = quantile_design_effect(&v, self.max);
+                let e = if design > 1.0 {
+                    interval::quantile_blocked(&v, q, level, design)
+                } else {
+                    interval::quantile(&v, q, level)
+                };
+                match e {
                     None => (f64::NAN, f64::NEG_INFINITY, f64::INFINITY, 0, 1.0),
-                    Some(plain) => {
-                        let design = quantile_design_effect(&v, plain.value);
-                        let e = if design > 1.0 {
-                            interval::quantile_blocked(&v, q, level, design).unwrap_or(plain)
-                        } else {
-                            plain
-                        };
-                        (e.value, e.lo, e.hi, e.n, design)
-                    }
+                    Some(e) => (e.value, e.lo, e.hi, e.n, design),
                 }
             }
         };
@@ -275,8 +273,8 @@ pub struct TermJudgement {
     pub verdict: ProbeVerdict,
 }
 
-/// The design effect of a percentile at `value`: that of the indicator "at or below it" in
-/// the order the requests ended (a failure, infinitely slow, is above).
+/// The design effect of a percentile's test at `bound`: that of the indicator "at or below
+/// it" in the order the requests ended (a failure, infinitely slow, is above).
 fn quantile_design_effect(v: &[f64], value: f64) -> f64 {
     let below: Vec<f64> = v.iter().map(|x| f64::from(u8::from(*x <= value))).collect();
     crate::stats::design_effect(&below)
@@ -379,15 +377,41 @@ mod tests {
             j.hi - j.lo > k.hi - k.lo,
             "blocked {j:?} vs independent {k:?}"
         );
+        // The same queued series against a bound none of it comes near: every request is
+        // under it, the order cannot move the verdict, and it is inside on n requests (the
+        // design effect of the sample percentile would have left its upper end unbounded).
+        let far = SloTerm {
+            max: 5000.0,
+            ..term
+        };
+        let f = far.judge(&bursty, 0.997);
+        assert_eq!((f.design, f.verdict), (1.0, ProbeVerdict::Inside), "{f:?}");
+        let at_value = quantile_design_effect(
+            &bursty
+                .iter()
+                .map(|o| o.ttft_ms.unwrap())
+                .collect::<Vec<_>>(),
+            j.value,
+        );
+        assert!(at_value > 2.0, "{at_value}");
     }
 
     #[test]
     fn failures_count_as_infinitely_slow_and_in_the_error_rate() {
-        let mut obs: Vec<Obs> = (0..400).map(|_| ok(100.0)).collect();
-        obs.extend((0..40).map(|_| Obs {
-            failed: true,
-            ..Obs::default()
-        }));
+        // One failure after every ten successes (spread out: a run of 40 failures at the end
+        // would be one burst, see the test above).
+        let obs: Vec<Obs> = (0..440)
+            .map(|i| {
+                if i % 11 == 10 {
+                    Obs {
+                        failed: true,
+                        ..Obs::default()
+                    }
+                } else {
+                    ok(100.0)
+                }
+            })
+            .collect();
         let p99 = SloTerm {
             metric: SloMetric::parse("p99_ttft_ms").unwrap(),
             max: 500.0,
