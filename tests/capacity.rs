@@ -116,6 +116,74 @@ fn searches_converge_near_the_simulators_capacity_and_scale_with_its_speed() {
     assert!((1.5..2.6).contains(&ratio), "capacities {found:?}");
 }
 
+/// A goodput term (`goodput >= 0.9` of requests within the scenario's `slo:` TTFT bound)
+/// finds the simulator's capacity as the p90 TTFT term does, and counts a request good by
+/// the rule of the rung files' `request_goodput`: each probe's goodput in capacity.json is
+/// its rung's good requests over its measured ones.
+#[test]
+fn a_goodput_term_searches_the_simulator_by_the_rung_files_own_rule() {
+    let tmp = tempfile::tempdir().unwrap();
+    let sc = scenario(tmp.path(), 8.0, 1.0, 200.0, "slo: { ttft_ms: 200 }\n");
+    let text = std::fs::read_to_string(&sc).unwrap().replace(
+        "{ metric: p90_ttft_ms, max: 200 }",
+        "{ metric: goodput, min: 0.9 }",
+    );
+    assert!(text.contains("metric: goodput"), "{text}");
+    std::fs::write(&sc, text).unwrap();
+    let (r, dir, file) = search(&sc, &tmp.path().join("out"));
+    assert_eq!(file.slo[0].metric, "goodput");
+    assert_eq!((file.slo[0].min, file.slo[0].max), (Some(0.9), None));
+    assert_eq!(file.slo[0].per_request.unwrap().ttft_ms, Some(200.0));
+    assert!(
+        file.text.contains("goodput >= 0.9 (TTFT <= 200 ms)"),
+        "{}",
+        file.text
+    );
+    assert!(r.stderr.contains("(min 0.9"), "{}", r.stderr);
+    let truth = sim_capacity(8.0, 1.0);
+    let a = file.answer;
+    let (c, lo, hi) = (a.capacity.unwrap(), a.lo.unwrap(), a.hi.unwrap());
+    assert!(lo <= c && c <= hi && lo < hi, "{a:?}");
+    assert!(
+        (0.7..1.5).contains(&(c / truth)),
+        "capacity {c} against the simulator's {truth}: {}",
+        r.all()
+    );
+    // Inside probes hold at least 90 % good, outside ones less.
+    let rd = check_folder(&dir);
+    let mut seen = (false, false);
+    for p in &file.probes {
+        let t = &p.terms[0];
+        let rung = rd
+            .rungs
+            .iter()
+            .find(|r| r.entry.rate == p.level)
+            .expect("every probe is a rung");
+        let s = &rung.summary;
+        let good = (s.request_goodput * s.duration_s).round();
+        let measured = (s.completed + s.failed) as f64;
+        assert_eq!(measured as usize, p.requests, "probe at {}", p.level);
+        let value = t.value.unwrap();
+        assert!(
+            (value - good / measured).abs() < 1e-9,
+            "probe at {}: capacity.json {value}, rung file {good} good of {measured}",
+            p.level
+        );
+        match p.verdict {
+            ladder::capacity::ProbeVerdict::Inside => {
+                seen.0 = true;
+                assert!(t.lo.unwrap() >= 0.9 && value >= 0.9, "{p:?}");
+            }
+            ladder::capacity::ProbeVerdict::Outside => {
+                seen.1 = true;
+                assert!(t.hi.unwrap() < 0.9, "{p:?}");
+            }
+            ladder::capacity::ProbeVerdict::Uncertain => {}
+        }
+    }
+    assert_eq!(seen, (true, true), "{:?}", file.probes);
+}
+
 /// A candidate whose decode is 50 % slower has a third less capacity: `compare` fails it on
 /// the capacity row, in the terminal, Markdown and JUnit; the same build against itself
 /// does not regress.

@@ -4,7 +4,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::search::{round_sig, Answer, Over, Precision, Search, Stop};
-use super::slo::{ProbeVerdict, SloTerm};
+use super::slo::{PerRequest, ProbeVerdict, SloTerm};
 
 /// The file's name in a result folder.
 pub const CAPACITY_FILE: &str = "capacity.json";
@@ -40,11 +40,35 @@ pub struct CapacityFile {
     pub warnings: Vec<String>,
 }
 
-/// One SLO term: `metric <= max`.
+/// One SLO term: `metric <= max` (a percentile, the error rate) or `metric >= min`
+/// (goodput, with the per-request bounds that count a request good).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct SloLine {
     pub metric: String,
-    pub max: f64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub min: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub per_request: Option<PerRequest>,
+}
+
+impl SloLine {
+    /// The term as the scenario declared it.
+    pub fn of(t: &SloTerm) -> SloLine {
+        let floor = t.metric.is_floor();
+        SloLine {
+            metric: t.metric.name(),
+            max: (!floor).then_some(t.bound),
+            min: floor.then_some(t.bound),
+            per_request: floor.then_some(t.per_request),
+        }
+    }
+
+    /// Its bound, whichever side it is on.
+    pub fn bound(&self) -> Option<f64> {
+        self.max.or(self.min)
+    }
 }
 
 /// One probe.
@@ -67,7 +91,7 @@ pub struct ProbeLine {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct TermLine {
     pub metric: String,
-    /// The sample percentile or error rate; `null` when infinite (failed requests count as
+    /// The sample percentile, error rate or goodput fraction; `null` when infinite (failed requests count as
     /// infinitely slow) or not measured.
     pub value: Option<f64>,
     /// Its interval at `confidence`; `null` for an end the sample cannot bound.
@@ -171,14 +195,7 @@ impl CapacityFile {
                 Over::Users => "users".into(),
             },
             unit: unit.into(),
-            slo: c
-                .slo
-                .iter()
-                .map(|t| SloLine {
-                    metric: t.metric.name(),
-                    max: t.max,
-                })
-                .collect(),
+            slo: c.slo.iter().map(SloLine::of).collect(),
             confidence: c.confidence,
             precision: match c.precision {
                 Precision::Relative(p) => format!("{}%", p * 100.0),

@@ -455,10 +455,10 @@ mod tests {
     fn cfg() -> SearchConfig {
         SearchConfig {
             over: Over::Rate,
-            slo: vec![SloTerm {
-                metric: SloMetric::parse("p99_ttft_ms").unwrap(),
-                max: 500.0,
-            }],
+            slo: vec![SloTerm::at_most(
+                SloMetric::parse("p99_ttft_ms").unwrap(),
+                500.0,
+            )],
             start: 2.0,
             min: 0.1,
             max: 200.0,
@@ -718,6 +718,74 @@ mod tests {
         eprintln!("coverage {covered}/{trials}, median |error| {median:.4}");
         assert!(share >= 0.88, "coverage {share}");
         assert!(median < 0.03, "median error {median}");
+    }
+
+    /// The synthetic server again, a request good when its TTFT is at most 500 ms:
+    /// goodput is `1 − exp(−500 / mean)`, at least 0.95 while the mean is at most
+    /// `500 / ln 20` ms, i.e. up to `50 × (1 − 0.1 ln 20)` = 35.02 req/s.
+    const GOODPUT_CAPACITY: f64 = 50.0 * (1.0 - 0.1 * 2.995_732_273_553_991);
+
+    fn goodput_cfg() -> SearchConfig {
+        SearchConfig {
+            slo: vec![SloTerm {
+                metric: SloMetric::Goodput,
+                bound: 0.95,
+                per_request: crate::capacity::PerRequest {
+                    ttft_ms: Some(500.0),
+                    ..Default::default()
+                },
+            }],
+            ..cfg()
+        }
+    }
+
+    fn with_goodput(obs: Vec<Obs>) -> Vec<Obs> {
+        obs.into_iter()
+            .map(|o| Obs {
+                good: o.ttft_ms.is_some_and(|t| t <= 500.0),
+                ..o
+            })
+            .collect()
+    }
+
+    #[test]
+    fn a_goodput_verdict_flips_where_the_scripted_curve_crosses_its_floor() {
+        let term = goodput_cfg().slo[0];
+        let mut rng = ChaCha8Rng::seed_from_u64(9);
+        // 4000 requests a level: every level 10 % or more from the crossing is decided,
+        // inside below it and outside above it.
+        for rate in [5.0, 15.0, 25.0, 30.0, 31.5, 38.5, 40.0, 45.0] {
+            let obs = with_goodput(measure(&mut rng, rate, 4000));
+            let j = term.judge(&obs, 0.967);
+            let want = if rate < GOODPUT_CAPACITY {
+                ProbeVerdict::Inside
+            } else {
+                ProbeVerdict::Outside
+            };
+            assert_eq!(j.verdict, want, "at {rate} req/s: {j:?}");
+        }
+        // A search brackets the crossing.
+        let mut covered = 0;
+        for seed in 0..20 {
+            let mut rng = ChaCha8Rng::seed_from_u64(500 + seed);
+            let mut s = Search::new(goodput_cfg());
+            let a = loop {
+                match s.next() {
+                    Step::Measure { level, .. } => {
+                        let obs = with_goodput(measure(&mut rng, level, 400));
+                        s.record(level, obs, 400, Duration::from_secs_f64(400.0 / level));
+                    }
+                    Step::Stop(stop) => break s.answer(stop),
+                }
+            };
+            let (lo, hi, c) = (a.lo.unwrap(), a.hi.unwrap(), a.capacity.unwrap());
+            covered += usize::from(lo <= GOODPUT_CAPACITY && GOODPUT_CAPACITY <= hi);
+            assert!((c / GOODPUT_CAPACITY - 1.0).abs() < 0.1, "{a:?}");
+        }
+        assert!(
+            covered >= 17,
+            "the interval held the crossing {covered} times in 20"
+        );
     }
 
     #[test]

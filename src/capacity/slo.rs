@@ -9,6 +9,10 @@ use super::interval;
 pub struct Obs {
     /// The request failed (any error class but `interrupted`, which is not observed).
     pub failed: bool,
+    /// It succeeded and met every per-request bound of the scenario's `slo:` block: the
+    /// request the rung files' `request_goodput` counts (decided by the runner with that
+    /// one rule, `metrics::meets_slo`).
+    pub good: bool,
     pub ttft_ms: Option<f64>,
     pub tpot_ms: Option<f64>,
     pub e2el_ms: Option<f64>,
@@ -48,25 +52,30 @@ impl Latency {
     }
 }
 
-/// The metric of one SLO term: a latency percentile or the error rate.
+/// The metric of one SLO term: a latency percentile, the error rate or the goodput fraction.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum SloMetric {
     /// The `q`-quantile (0 < q < 1) of a latency over the probe's requests.
     Quantile { q: f64, of: Latency },
     /// Failed over measured requests.
     ErrorRate,
+    /// Good requests ([`Obs::good`]) over measured requests: bounded from below.
+    Goodput,
 }
 
 /// The metric names a search's SLO accepts, for hints.
 pub const SLO_METRICS_HINT: &str = "a latency percentile `p<N>_<latency>` or `median_<latency>` \
-    with latency `ttft_ms`, `tpot_ms` or `e2el_ms` (e.g. `p99_ttft_ms`, `p95_tpot_ms`), or \
-    `error_rate`";
+    with latency `ttft_ms`, `tpot_ms` or `e2el_ms` (e.g. `p99_ttft_ms`, `p95_tpot_ms`), \
+    `error_rate`, or `goodput` (with `min`)";
 
 impl SloMetric {
-    /// Parse `p99_ttft_ms`, `p99.9_e2el_ms`, `median_tpot_ms`, `error_rate`.
+    /// Parse `p99_ttft_ms`, `p99.9_e2el_ms`, `median_tpot_ms`, `error_rate`, `goodput`.
     pub fn parse(name: &str) -> Result<SloMetric, String> {
         if name == "error_rate" {
             return Ok(SloMetric::ErrorRate);
+        }
+        if name == "goodput" {
+            return Ok(SloMetric::Goodput);
         }
         let (q, rest) = if let Some(rest) = name.strip_prefix("median_") {
             (0.5, rest)
@@ -110,6 +119,7 @@ impl SloMetric {
     pub fn name(&self) -> String {
         match self {
             SloMetric::ErrorRate => "error_rate".into(),
+            SloMetric::Goodput => "goodput".into(),
             SloMetric::Quantile { q, of } if *q == 0.5 => format!("median_{}", of.key()),
             SloMetric::Quantile { q, of } => format!("p{}_{}", pct_text(*q), of.key()),
         }
@@ -119,10 +129,59 @@ impl SloMetric {
     pub fn label(&self) -> String {
         match self {
             SloMetric::ErrorRate => "error rate".into(),
+            SloMetric::Goodput => "goodput".into(),
             SloMetric::Quantile { q, of } if *q == 0.5 => format!("median {}", of.label()),
             SloMetric::Quantile { q, of } => format!("p{} {}", pct_text(*q), of.label()),
         }
     }
+
+    /// The term holds when the metric is at least its bound (goodput), not at most.
+    pub fn is_floor(&self) -> bool {
+        matches!(self, SloMetric::Goodput)
+    }
+
+    /// A fraction of requests (error rate, goodput) rather than milliseconds.
+    pub fn is_fraction(&self) -> bool {
+        matches!(self, SloMetric::ErrorRate | SloMetric::Goodput)
+    }
+}
+
+/// The per-request bounds a goodput term counts a request good by (the scenario's `slo:`
+/// block), milliseconds; for its description and `capacity.json`: [`Obs::good`] is decided
+/// by the runner.
+#[derive(Debug, Clone, Copy, PartialEq, Default, Serialize, Deserialize)]
+pub struct PerRequest {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ttft_ms: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tpot_ms: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub e2e_ms: Option<f64>,
+}
+
+impl PerRequest {
+    /// `TTFT <= 500 ms, TPOT <= 50 ms`.
+    pub fn describe(&self) -> String {
+        [
+            ("TTFT", self.ttft_ms),
+            ("TPOT", self.tpot_ms),
+            ("E2E latency", self.e2e_ms),
+        ]
+        .iter()
+        .filter_map(|(l, b)| b.map(|b| format!("{l} <= {} ms", num_text(b))))
+        .collect::<Vec<_>>()
+        .join(", ")
+    }
+
+    /// No bound is set: every successful request would be good.
+    pub fn is_empty(&self) -> bool {
+        self.ttft_ms.is_none() && self.tpot_ms.is_none() && self.e2e_ms.is_none()
+    }
+}
+
+fn num_text(x: f64) -> String {
+    let s = format!("{x:.6}");
+    s.trim_end_matches('0').trim_end_matches('.').to_string()
 }
 
 fn pct_text(q: f64) -> String {
@@ -130,20 +189,49 @@ fn pct_text(q: f64) -> String {
     s.trim_end_matches('0').trim_end_matches('.').to_string()
 }
 
-/// One term of the SLO: `metric <= max`.
+/// One term of the SLO: `metric <= bound`, or `metric >= bound` for a floor (goodput).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct SloTerm {
     pub metric: SloMetric,
-    pub max: f64,
+    /// The bound: the most a latency percentile or the error rate may be, the least the
+    /// goodput fraction may be ([`SloMetric::is_floor`]).
+    pub bound: f64,
+    /// What makes a request good, for a goodput term (empty otherwise).
+    pub per_request: PerRequest,
 }
 
 impl SloTerm {
-    /// `p99 TTFT <= 500 ms`, `error rate <= 0.01`.
+    /// A term bounded from above (a percentile, the error rate).
+    pub fn at_most(metric: SloMetric, max: f64) -> SloTerm {
+        SloTerm {
+            metric,
+            bound: max,
+            per_request: PerRequest::default(),
+        }
+    }
+
+    /// `p99 TTFT <= 500 ms`, `error rate <= 0.01`, `goodput >= 0.95 (TTFT <= 500 ms)`.
     pub fn describe(&self) -> String {
         match self.metric {
-            SloMetric::ErrorRate => format!("{} <= {}", self.metric.label(), self.max),
-            SloMetric::Quantile { .. } => format!("{} <= {} ms", self.metric.label(), self.max),
+            SloMetric::ErrorRate => format!("{} <= {}", self.metric.label(), self.bound),
+            SloMetric::Goodput => format!(
+                "{} >= {} ({})",
+                self.metric.label(),
+                self.bound,
+                self.per_request.describe()
+            ),
+            SloMetric::Quantile { .. } => {
+                format!("{} <= {} ms", self.metric.label(), self.bound)
+            }
         }
+    }
+
+    /// `max 500` or `min 0.95`, for a probe line.
+    pub fn bound_text(&self) -> (&'static str, f64) {
+        (
+            if self.metric.is_floor() { "min" } else { "max" },
+            self.bound,
+        )
     }
 
     /// This term's verdict on a probe's requests, at two-sided confidence `level`.
@@ -155,29 +243,13 @@ impl SloTerm {
     /// series that drives the verdict: for a percentile, whether each request was at or
     /// below the term's bound (the verdict is the test "P(value <= max) >= q", the interval
     /// that test inverted, and its variance is that indicator's long-run variance); for the
-    /// error rate, whether it failed. A probe whose requests all lie on one side of the
-    /// bound has d = 1 however they queued: no ordering of them moves the verdict.
+    /// error rate, whether it failed; for goodput, whether it was good. A probe whose
+    /// requests all lie on one side of the bound has d = 1 however they queued: no ordering
+    /// of them moves the verdict.
     pub fn judge(&self, obs: &[Obs], level: f64) -> TermJudgement {
         let (value, lo, hi, n, design) = match self.metric {
-            SloMetric::ErrorRate => {
-                let n = obs.len() as u64;
-                let k = obs.iter().filter(|o| o.failed).count() as u64;
-                let flags: Vec<f64> = obs.iter().map(|o| f64::from(u8::from(o.failed))).collect();
-                let design = crate::stats::design_effect(&flags);
-                let (lo, hi) = if design > 1.0 && n > 0 {
-                    let p = k as f64 / n as f64;
-                    let iv = crate::stats::wilson_p(p, n as f64 / design, level);
-                    (iv.lo, iv.hi)
-                } else {
-                    interval::wilson(k, n, level)
-                };
-                let value = if n == 0 {
-                    f64::NAN
-                } else {
-                    k as f64 / n as f64
-                };
-                (value, lo, hi, n as usize, design)
-            }
+            SloMetric::ErrorRate => fraction(obs.iter().map(|o| o.failed), level),
+            SloMetric::Goodput => fraction(obs.iter().map(|o| o.good), level),
             SloMetric::Quantile { q, of } => {
                 // A failed request met no latency bound: it counts as infinitely slow, so
                 // shedding load by refusing it never makes a percentile look better.
@@ -191,7 +263,7 @@ impl SloTerm {
                         }
                     })
                     .collect();
-                let design = quantile_design_effect(&v, self.max);
+                let design = quantile_design_effect(&v, self.bound);
                 let e = if design > 1.0 {
                     interval::quantile_blocked(&v, q, level, design)
                 } else {
@@ -203,9 +275,15 @@ impl SloTerm {
                 }
             }
         };
-        let verdict = if hi <= self.max {
+        // A floor holds when even the interval's lower end reaches it.
+        let (inside, outside) = if self.metric.is_floor() {
+            (lo >= self.bound, hi < self.bound)
+        } else {
+            (hi <= self.bound, lo > self.bound)
+        };
+        let verdict = if inside {
             ProbeVerdict::Inside
-        } else if lo > self.max {
+        } else if outside {
             ProbeVerdict::Outside
         } else {
             ProbeVerdict::Uncertain
@@ -222,12 +300,41 @@ impl SloTerm {
 
     /// How far a value is past the bound, on a log scale: `ln(value / max)`, clamped to
     /// ±7 (a value of 0, or infinite, still orders). Negative inside, positive outside.
+    /// For goodput, the share of requests that were not good against the share allowed:
+    /// `ln((1 − value) / (1 − min))`, which grows with the load as an error rate does.
     pub fn margin(&self, value: f64) -> f64 {
         if value.is_nan() {
             return 0.0;
         }
-        (value / self.max).ln().clamp(-7.0, 7.0)
+        let ratio = if self.metric.is_floor() {
+            (1.0 - value) / (1.0 - self.bound)
+        } else {
+            value / self.bound
+        };
+        ratio.ln().clamp(-7.0, 7.0)
     }
+}
+
+/// The share of `flags` that are set, with its Wilson interval at `level` over n / d
+/// requests, d the design effect of the flags in order: `(value, lo, hi, n, d)`.
+fn fraction(flags: impl Iterator<Item = bool>, level: f64) -> (f64, f64, f64, usize, f64) {
+    let flags: Vec<f64> = flags.map(|f| f64::from(u8::from(f))).collect();
+    let n = flags.len() as u64;
+    let k = flags.iter().filter(|f| **f > 0.0).count() as u64;
+    let design = crate::stats::design_effect(&flags);
+    let (lo, hi) = if design > 1.0 && n > 0 {
+        let p = k as f64 / n as f64;
+        let iv = crate::stats::wilson_p(p, n as f64 / design, level);
+        (iv.lo, iv.hi)
+    } else {
+        interval::wilson(k, n, level)
+    };
+    let value = if n == 0 {
+        f64::NAN
+    } else {
+        k as f64 / n as f64
+    };
+    (value, lo, hi, n as usize, design)
 }
 
 /// Where a probe stands against the SLO.
@@ -287,6 +394,7 @@ mod tests {
     fn ok(ttft: f64) -> Obs {
         Obs {
             failed: false,
+            good: true,
             ttft_ms: Some(ttft),
             tpot_ms: Some(10.0),
             e2el_ms: Some(ttft + 100.0),
@@ -301,6 +409,7 @@ mod tests {
             "median_tpot_ms",
             "p95_tpot_ms",
             "error_rate",
+            "goodput",
         ] {
             assert_eq!(SloMetric::parse(name).unwrap().name(), name);
         }
@@ -321,10 +430,7 @@ mod tests {
 
     #[test]
     fn a_probe_is_inside_only_when_the_whole_interval_is_under_the_bound() {
-        let term = SloTerm {
-            metric: SloMetric::parse("p90_ttft_ms").unwrap(),
-            max: 500.0,
-        };
+        let term = SloTerm::at_most(SloMetric::parse("p90_ttft_ms").unwrap(), 500.0);
         // The values of a ramp, in a seeded random order: independent draws (in order, a
         // ramp is one long correlated block; see the test below).
         let fast: Vec<Obs> = shuffled(300).map(|i| ok(100.0 + i as f64)).collect();
@@ -334,7 +440,10 @@ mod tests {
         // Values 320, 320.7, … 529.3: the p90 is 508.4, its 90 % interval the order
         // statistics 261 and 279 (502.0 and 514.6), which straddle a bound of 508.
         let near: Vec<Obs> = shuffled(300).map(|i| ok(320.0 + i as f64 * 0.7)).collect();
-        let term = SloTerm { max: 508.0, ..term };
+        let term = SloTerm {
+            bound: 508.0,
+            ..term
+        };
         let j = term.judge(&near, 0.9);
         assert_eq!(j.verdict, ProbeVerdict::Uncertain, "{j:?}");
         assert!(j.lo <= 508.0 && 508.0 < j.hi);
@@ -353,10 +462,7 @@ mod tests {
 
     #[test]
     fn requests_that_queued_together_count_as_fewer_independent_draws() {
-        let term = SloTerm {
-            metric: SloMetric::parse("p90_ttft_ms").unwrap(),
-            max: 500.0,
-        };
+        let term = SloTerm::at_most(SloMetric::parse("p90_ttft_ms").unwrap(), 500.0);
         // One long queue burst: TTFT an AR(1) series around 300 ms (φ 0.95), 400 requests.
         let mut rng = crate::stats::SplitMix64(5);
         let mut x = 0.0;
@@ -381,7 +487,7 @@ mod tests {
         // under it, the order cannot move the verdict, and it is inside on n requests (the
         // design effect of the sample percentile would have left its upper end unbounded).
         let far = SloTerm {
-            max: 5000.0,
+            bound: 5000.0,
             ..term
         };
         let f = far.judge(&bursty, 0.997);
@@ -412,15 +518,9 @@ mod tests {
                 }
             })
             .collect();
-        let p99 = SloTerm {
-            metric: SloMetric::parse("p99_ttft_ms").unwrap(),
-            max: 500.0,
-        };
+        let p99 = SloTerm::at_most(SloMetric::parse("p99_ttft_ms").unwrap(), 500.0);
         assert_eq!(p99.judge(&obs, 0.9).verdict, ProbeVerdict::Outside);
-        let errors = SloTerm {
-            metric: SloMetric::ErrorRate,
-            max: 0.01,
-        };
+        let errors = SloTerm::at_most(SloMetric::ErrorRate, 0.01);
         let j = errors.judge(&obs, 0.9);
         assert_eq!(j.verdict, ProbeVerdict::Outside);
         assert!((j.value - 40.0 / 440.0).abs() < 1e-12);
@@ -429,6 +529,85 @@ mod tests {
         assert_eq!(errors.judge(&clean, 0.9).verdict, ProbeVerdict::Uncertain);
         let clean: Vec<Obs> = (0..400).map(|_| ok(100.0)).collect();
         assert_eq!(errors.judge(&clean, 0.9).verdict, ProbeVerdict::Inside);
+    }
+
+    fn goodput_term() -> SloTerm {
+        SloTerm {
+            metric: SloMetric::parse("goodput").unwrap(),
+            bound: 0.95,
+            per_request: PerRequest {
+                ttft_ms: Some(500.0),
+                tpot_ms: Some(50.0),
+                e2e_ms: None,
+            },
+        }
+    }
+
+    /// 400 requests, the i-th good unless `bad(i)`.
+    fn goodput_obs(bad: impl Fn(usize) -> bool) -> Vec<Obs> {
+        (0..400)
+            .map(|i| Obs {
+                good: !bad(i),
+                ..ok(100.0)
+            })
+            .collect()
+    }
+
+    #[test]
+    fn goodput_is_the_share_of_good_requests_held_from_below() {
+        let term = goodput_term();
+        assert_eq!(term.metric.name(), "goodput");
+        assert!(term.metric.is_floor() && term.metric.is_fraction());
+        assert_eq!(
+            term.describe(),
+            "goodput >= 0.95 (TTFT <= 500 ms, TPOT <= 50 ms)"
+        );
+        assert_eq!(term.bound_text(), ("min", 0.95));
+        // Every request good: the Wilson lower end at 96.7 % over 400 is 0.989 >= 0.95.
+        let all = term.judge(&goodput_obs(|_| false), 0.967);
+        assert_eq!(
+            (all.value, all.verdict),
+            (1.0, ProbeVerdict::Inside),
+            "{all:?}"
+        );
+        assert!(all.lo > 0.95 && all.lo < 1.0, "{all:?}");
+        // One in five missed (spread out): 0.8, wholly under the floor.
+        let low = term.judge(&goodput_obs(|i| i % 5 == 0), 0.967);
+        assert_eq!(
+            (low.value, low.verdict),
+            (0.8, ProbeVerdict::Outside),
+            "{low:?}"
+        );
+        assert!(low.hi < 0.95, "{low:?}");
+        // One in twenty: 0.95 exactly, its interval straddles the floor.
+        let near = term.judge(&goodput_obs(|i| i % 20 == 0), 0.967);
+        assert_eq!(near.verdict, ProbeVerdict::Uncertain, "{near:?}");
+        assert!(
+            near.lo < 0.95 && 0.95 < near.hi && near.design == 1.0,
+            "{near:?}"
+        );
+        // The margin is the missed share against the share allowed: negative inside.
+        assert!(term.margin(1.0) == -7.0 && term.margin(0.99) < 0.0);
+        assert!((term.margin(0.9) - 2f64.ln()).abs() < 1e-12);
+        assert!(term.margin(0.8) > term.margin(0.9));
+    }
+
+    #[test]
+    fn missed_goodput_in_one_burst_counts_as_fewer_independent_draws() {
+        let term = goodput_term();
+        // 40 of 400 missed: one in ten, spread out, is clearly under 0.95 …
+        let spread = term.judge(&goodput_obs(|i| i % 10 == 0), 0.9);
+        assert_eq!(
+            (spread.design, spread.verdict),
+            (1.0, ProbeVerdict::Outside)
+        );
+        // … but the same 40 in one queue burst are a few independent looks at most: the
+        // design effect of the good/missed indicator widens the interval over the floor.
+        let burst = term.judge(&goodput_obs(|i| (200..240).contains(&i)), 0.9);
+        assert_eq!(burst.value, spread.value);
+        assert!(burst.design > 2.0, "{burst:?}");
+        assert_eq!(burst.verdict, ProbeVerdict::Uncertain, "{burst:?}");
+        assert!(burst.hi - burst.lo > spread.hi - spread.lo);
     }
 
     #[test]

@@ -196,7 +196,9 @@ mod tests {
             unit: "req/s".into(),
             slo: vec![crate::capacity::file::SloLine {
                 metric: "p99_ttft_ms".into(),
-                max: 500.0,
+                max: Some(500.0),
+                min: None,
+                per_request: None,
             }],
             confidence: 0.9,
             precision: "5%".into(),
@@ -281,7 +283,7 @@ mod tests {
     fn different_slos_or_a_missing_file_give_no_verdict() {
         let base = file(40.0, 39.0, 41.0);
         let mut other = file(30.0, 29.0, 31.0);
-        other.slo[0].max = 400.0;
+        other.slo[0].max = Some(400.0);
         let d = decide(drop5(), Some(&base), Some(&other));
         assert_eq!(d.verdict, Verdict::Inconclusive);
         assert!(d.note.contains("different SLOs"));

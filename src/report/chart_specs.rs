@@ -442,12 +442,11 @@ fn capacity_chart(report: &Report, max_rate: f64) -> Option<ChartSpec> {
         let Ok(metric) = crate::capacity::SloMetric::parse(&term.metric) else {
             continue;
         };
-        // Error rates in percent, latencies in ms.
-        let scale = if metric == crate::capacity::SloMetric::ErrorRate {
-            100.0
-        } else {
-            1.0
-        };
+        // Error rates and goodput in percent, latencies in ms.
+        let scale = if metric.is_fraction() { 100.0 } else { 1.0 };
+        // The end of the interval a verdict reads first: the upper for a bound from above,
+        // the lower for goodput's floor.
+        let floor = metric.is_floor();
         let mut value: Vec<(f64, f64)> = Vec::new();
         let mut upper: Vec<(f64, f64)> = Vec::new();
         for p in &c.probes {
@@ -455,7 +454,7 @@ fn capacity_chart(report: &Report, max_rate: f64) -> Option<ChartSpec> {
             if let Some(v) = t.value {
                 value.push((p.level, v * scale));
             }
-            if let Some(h) = t.hi {
+            if let Some(h) = if floor { t.lo } else { t.hi } {
                 upper.push((p.level, h * scale));
             }
         }
@@ -470,7 +469,10 @@ fn capacity_chart(report: &Report, max_rate: f64) -> Option<ChartSpec> {
             under: false,
         });
         lines.push(Line {
-            label: format!("{prefix}upper end of its interval"),
+            label: format!(
+                "{prefix}{} end of its interval",
+                if floor { "lower" } else { "upper" }
+            ),
             points: upper,
             color: ORANGE_,
             dashed: true,
@@ -501,11 +503,14 @@ fn capacity_chart(report: &Report, max_rate: f64) -> Option<ChartSpec> {
                 color: DARK,
             });
         }
+        let Some(bound) = term.bound() else { continue };
         hline = Some((
-            term.max * scale,
+            bound * scale,
             format!(
-                "SLO {what} <= {}",
-                crate::capacity::file::level_text(term.max * scale)
+                "SLO {what} {} {}{}",
+                if floor { ">=" } else { "<=" },
+                crate::capacity::file::level_text(bound * scale),
+                if scale == 100.0 { " %" } else { " ms" }
             ),
         ));
     }

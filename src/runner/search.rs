@@ -14,13 +14,13 @@ use super::ladder::{pooled, Held, Ladder};
 use super::{failures, print_outcome, RunError, RunOutcome};
 use crate::capacity::file::{level_text, slo_text};
 use crate::capacity::{
-    CapacityFile, Obs, Over, Precision, Search, SearchConfig, SloMetric, SloTerm, Step, Stop,
-    CAPACITY_FILE,
+    CapacityFile, Obs, Over, PerRequest, Precision, Search, SearchConfig, SloMetric, SloTerm, Step,
+    Stop, CAPACITY_FILE,
 };
 use crate::metrics::RungSummary;
 use crate::record::RequestRecord;
 use crate::results::{server_metrics_file_name, RunStatus, RunWriter};
-use crate::scenario::{LoadKind, Scenario, SearchOver, Threshold};
+use crate::scenario::{LoadKind, Scenario, SearchOver, Slo, SloBound, Threshold};
 
 /// The search's settings from a scenario with `load.search`.
 pub fn config_of(scenario: &Scenario) -> Result<SearchConfig, String> {
@@ -32,12 +32,7 @@ pub fn config_of(scenario: &Scenario) -> Result<SearchConfig, String> {
     let slo = s
         .slo
         .iter()
-        .map(|b| {
-            Ok(SloTerm {
-                metric: SloMetric::parse(&b.metric)?,
-                max: b.max,
-            })
-        })
+        .map(|b| term_of(b, &scenario.slo))
         .collect::<Result<Vec<_>, String>>()?;
     let chunk =
         u64::from(scenario.workload.requests_per_rung) + u64::from(scenario.load.warmup_requests);
@@ -70,15 +65,43 @@ pub fn config_of(scenario: &Scenario) -> Result<SearchConfig, String> {
     })
 }
 
-/// What a measured request tells the SLO; `None` for warmup and for requests abandoned by
-/// a stop (they have no outcome).
-pub fn obs_of(r: &RequestRecord) -> Option<Obs> {
+/// One SLO term of `load.search`: a goodput term counts requests good by the scenario's
+/// `slo:` block (the rule of `request_goodput`), and is bounded by `min`; every other term
+/// by `max` (`ladder validate` has said which is missing).
+fn term_of(b: &SloBound, per_request: &Slo) -> Result<SloTerm, String> {
+    let metric = SloMetric::parse(&b.metric)?;
+    let bound = if metric.is_floor() { b.min } else { b.max };
+    let side = if metric.is_floor() { "min" } else { "max" };
+    let bound = bound.ok_or_else(|| format!("SLO term `{}` needs `{side}`", b.metric))?;
+    let mut term = SloTerm::at_most(metric, bound);
+    if metric == SloMetric::Goodput {
+        term.per_request = PerRequest {
+            ttft_ms: per_request.ttft_ms,
+            tpot_ms: per_request.tpot_ms,
+            e2e_ms: per_request.e2e_ms,
+        };
+        if term.per_request.is_empty() {
+            return Err(
+                "a `goodput` SLO term needs a per-request bound in the scenario's \
+                        `slo:` block (ttft_ms, tpot_ms or e2e_ms)"
+                    .into(),
+            );
+        }
+    }
+    Ok(term)
+}
+
+/// What a measured request tells the SLO, `slo` the scenario's per-request bounds (what
+/// makes it good); `None` for warmup and for requests abandoned by a stop (they have no
+/// outcome).
+pub fn obs_of(r: &RequestRecord, slo: &Slo) -> Option<Obs> {
     if r.warmup || r.interrupted() {
         return None;
     }
     let ms = |d: Duration| d.as_secs_f64() * 1000.0;
     Some(Obs {
         failed: !r.ok(),
+        good: crate::metrics::compute::meets_slo(r, slo),
         ttft_ms: r.ttft().map(ms),
         tpot_ms: r.tpot().map(ms),
         e2el_ms: r.ok().then(|| ms(r.e2e())),
@@ -109,13 +132,14 @@ fn probe_line(s: &Search, kind: LoadKind) -> String {
         .iter()
         .zip(&p.terms)
         .map(|(t, j)| {
+            let (side, bound) = t.bound_text();
             format!(
-                "{} {} [{}, {}] (max {})",
+                "{} {} [{}, {}] ({side} {})",
                 t.metric.label(),
                 val(j.value),
                 val(j.lo),
                 val(j.hi),
-                val(t.max)
+                val(bound)
             )
         })
         .collect();
@@ -242,7 +266,11 @@ impl Ladder<'_> {
                 )
                 .await?;
             measured += 1;
-            let obs: Vec<Obs> = m.records.iter().filter_map(obs_of).collect();
+            let obs: Vec<Obs> = m
+                .records
+                .iter()
+                .filter_map(|r| obs_of(r, &scenario.slo))
+                .collect();
             let sent = m.records.len() as u64;
             let i = match held.iter().position(|(l, _)| *l == level) {
                 Some(i) => i,

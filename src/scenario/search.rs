@@ -24,7 +24,9 @@ pub struct SearchLoad {
     pub over: SearchOver,
     /// The SLO: every term must hold, e.g. `[{metric: p99_ttft_ms, max: 500}, {metric:
     /// error_rate, max: 0.01}]`. Metrics: `p<N>_ttft_ms`, `p<N>_tpot_ms`, `p<N>_e2el_ms`
-    /// (or `median_…`), `error_rate`. A failed request counts as beyond every latency bound.
+    /// (or `median_…`), `error_rate` (each with `max`), and `goodput` (with `min`: the
+    /// fraction of requests meeting every bound of the scenario's `slo:` block). A failed
+    /// request counts as beyond every latency bound and is never good.
     pub slo: Vec<SloBound>,
     /// The first probe's level.
     pub start: f64,
@@ -70,14 +72,20 @@ impl SearchOver {
     }
 }
 
-/// One SLO term of a search: `metric <= max`.
+/// One SLO term of a search: `metric <= max`, or `goodput >= min`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct SloBound {
-    /// `p99_ttft_ms`, `p95_tpot_ms`, `median_e2el_ms`, `error_rate`, …
+    /// `p99_ttft_ms`, `p95_tpot_ms`, `median_e2el_ms`, `error_rate`, `goodput`, …
     pub metric: String,
-    /// The bound: milliseconds for latencies, a fraction for `error_rate`.
-    pub max: f64,
+    /// The upper bound of a latency percentile (milliseconds) or of `error_rate` (a
+    /// fraction).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max: Option<f64>,
+    /// The lower bound of `goodput`: the least fraction of measured requests that must
+    /// succeed within every per-request bound of the scenario's `slo:` block (e.g. 0.95).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub min: Option<f64>,
 }
 
 /// The most a search may spend: requests sent (warmup included), wall time measuring, or
@@ -179,12 +187,12 @@ pub(super) fn check(v: &Value, out: &mut Vec<Problem>) {
             }
         }
     }
-    check_slo(s, out);
+    check_slo(v, s, out);
     check_levels(v, s, users, out);
     check_knobs(v, s, out);
 }
 
-fn check_slo(s: &Value, out: &mut Vec<Problem>) {
+fn check_slo(v: &Value, s: &Value, out: &mut Vec<Problem>) {
     let Some(terms) = s.get("slo").and_then(Value::as_array) else {
         return; // the schema reports a missing or mistyped list
     };
@@ -207,26 +215,90 @@ fn check_slo(s: &Value, out: &mut Vec<Problem>) {
             path.push(Seg::Key("metric".into()));
             out.push(Problem::value(path, e.clone()).hint(crate::capacity::slo::SLO_METRICS_HINT));
         }
-        let Some(max) = t.get("max").and_then(Value::as_f64) else {
-            continue;
+        let Some(Ok(metric)) = parsed else { continue };
+        check_term_bound(v, t, metric, &base, out);
+    }
+}
+
+/// A term's bound: `max` for a percentile or the error rate, `min` for goodput (which also
+/// needs a per-request bound in the scenario's `slo:` block).
+fn check_term_bound(
+    v: &Value,
+    t: &Value,
+    metric: crate::capacity::SloMetric,
+    base: &[Seg],
+    out: &mut Vec<Problem>,
+) {
+    use crate::capacity::SloMetric;
+    let at = |key: &str| {
+        let mut path = base.to_vec();
+        path.push(Seg::Key(key.into()));
+        path
+    };
+    let (want, other) = if metric.is_floor() {
+        ("min", "max")
+    } else {
+        ("max", "min")
+    };
+    if t.get(other).is_some_and(|x| !x.is_null()) {
+        let why = if metric.is_floor() {
+            "goodput is the share of good requests: the SLO bounds it from below, `min: 0.95`"
+        } else {
+            "a latency percentile or an error rate is bounded from above, `max: …`"
         };
-        let mut path = base.clone();
-        path.push(Seg::Key("max".into()));
-        match parsed {
-            Some(Ok(crate::capacity::SloMetric::ErrorRate)) if !(max > 0.0 && max < 1.0) => {
-                out.push(
-                    Problem::value(path, format!("an error-rate bound is a fraction strictly between 0 and 1, found {max}"))
-                        .hint("0.01 means 1 %; a bound of 0 can never be shown to hold (no finite sample proves zero errors)"),
-                );
-            }
-            _ if !(max.is_finite() && max > 0.0) => {
-                out.push(Problem::value(
-                    path,
-                    format!("must be a positive number of milliseconds, found {max}"),
-                ));
-            }
-            _ => {}
+        out.push(
+            Problem::key(
+                at(other),
+                format!("`{}` takes `{want}`, not `{other}`", metric.name()),
+            )
+            .hint(why),
+        );
+    }
+    if metric == SloMetric::Goodput {
+        let bounds = ["ttft_ms", "tpot_ms", "e2e_ms"];
+        if !bounds
+            .iter()
+            .any(|k| get(v, &["slo", k]).is_some_and(|x| !x.is_null()))
+        {
+            out.push(
+                Problem::value(at("metric"), "a `goodput` term counts requests meeting the scenario's `slo:` bounds, and it sets none")
+                    .hint("add the per-request bounds at the top level, e.g. `slo: { ttft_ms: 500, tpot_ms: 50 }` (the same rule as `request_goodput` in the rung files)"),
+            );
         }
+    }
+    let Some(x) = t.get(want).filter(|x| !x.is_null()) else {
+        if t.get(other).is_none_or(Value::is_null) {
+            out.push(Problem::value(
+                base.to_vec(),
+                format!("the term on `{}` has no `{want}`", metric.name()),
+            ));
+        }
+        return;
+    };
+    let Some(x) = x.as_f64() else {
+        return; // the schema reports the type
+    };
+    let path = at(want);
+    match metric {
+        SloMetric::ErrorRate if !(x > 0.0 && x < 1.0) => {
+            out.push(
+                Problem::value(path, format!("an error-rate bound is a fraction strictly between 0 and 1, found {x}"))
+                    .hint("0.01 means 1 %; a bound of 0 can never be shown to hold (no finite sample proves zero errors)"),
+            );
+        }
+        SloMetric::Goodput if !(x > 0.0 && x < 1.0) => {
+            out.push(
+                Problem::value(path, format!("a goodput bound is a fraction strictly between 0 and 1, found {x}"))
+                    .hint("0.95 means 95 % of requests good; a bound of 1 can never be shown to hold (no finite sample proves every request good)"),
+            );
+        }
+        SloMetric::Quantile { .. } if !(x.is_finite() && x > 0.0) => {
+            out.push(Problem::value(
+                path,
+                format!("must be a positive number of milliseconds, found {x}"),
+            ));
+        }
+        _ => {}
     }
 }
 
@@ -446,6 +518,53 @@ mod tests {
         ] {
             assert!(p.iter().any(|x| x.contains(says)), "{says}: {p:?}");
         }
+    }
+
+    #[test]
+    fn a_goodput_term_takes_min_and_the_scenarios_per_request_bounds() {
+        let with = |slo: Value, terms: Value| {
+            let v = json!({
+                "workload": { "requests_per_rung": 300 },
+                "slo": slo,
+                "load": { "search": search(json!({ "slo": terms })) },
+            });
+            let mut out = Vec::new();
+            check(&v, &mut out);
+            out.iter().map(|p| format!("{p:?}")).collect::<Vec<_>>()
+        };
+        let good = json!([{ "metric": "goodput", "min": 0.95 }]);
+        assert!(with(json!({ "ttft_ms": 500, "tpot_ms": 50 }), good.clone()).is_empty());
+        // No per-request bound: nothing would make a request good but succeeding.
+        let p = with(json!({ "max_error_rate": 0.05 }), good);
+        assert!(
+            p.len() == 1 && p[0].contains("sets none") && p[0].contains("ttft_ms: 500"),
+            "{p:?}"
+        );
+        let slo = json!({ "ttft_ms": 500 });
+        for (terms, says) in [
+            (
+                json!([{ "metric": "goodput", "max": 0.95 }]),
+                "takes `min`, not `max`",
+            ),
+            (
+                json!([{ "metric": "goodput", "min": 1.0 }]),
+                "strictly between 0 and 1",
+            ),
+            (json!([{ "metric": "goodput" }]), "has no `min`"),
+            (
+                json!([{ "metric": "p99_ttft_ms", "min": 500 }]),
+                "takes `max`, not `min`",
+            ),
+            (json!([{ "metric": "error_rate" }]), "has no `max`"),
+        ] {
+            let p = with(slo.clone(), terms);
+            assert!(p.len() == 1 && p[0].contains(says), "{says}: {p:?}");
+        }
+        let s: SearchLoad = serde_json::from_value(search(json!({
+            "slo": [{ "metric": "goodput", "min": 0.9 }]
+        })))
+        .unwrap();
+        assert_eq!((s.slo[0].min, s.slo[0].max), (Some(0.9), None));
     }
 
     #[test]
