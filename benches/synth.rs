@@ -42,6 +42,7 @@ fn main() {
         output_tokens: 256,
         range_ratio: 0.0,
         batch_size: None,
+        query_tokens: None,
         ignore_eos: true,
         requests_per_rung: prompts as u32,
         seed: 0,

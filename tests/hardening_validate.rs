@@ -257,6 +257,7 @@ const FIELDS: &[(&str, &str, Kind, bool)] = &[
     ("load", "interval", Kind::Dur, false),
     ("workload", "prompt_pool", Kind::Num, false),
     ("workload", "batch_size", Kind::Num, false),
+    ("workload", "query_tokens", Kind::Num, false),
     ("trace", "speed", Kind::Num, false),
     ("trace", "block_tokens", Kind::Num, true),
     ("trace", "max_requests", Kind::Num, true),

@@ -606,3 +606,74 @@ fn real_server_without_embeddings_is_named_at_preflight() {
         r.stderr
     );
 }
+
+#[test]
+fn real_rerank_counts_its_pairs_as_the_server_does() {
+    // llama-server --reranking with SmolLM2 (no classification head: the scores mean nothing,
+    // the cost and the counts are real; docs/endpoints.md).
+    let Some(s) = real("real_rerank", "LADDER_REAL_RERANK_URL") else {
+        return;
+    };
+    let tmp = tempfile::tempdir().unwrap();
+    let text = format!(
+        "version: 1\nname: rel\nendpoint:\n  base_url: {}\n  api: rerank\n  \
+         request_timeout: 60s\nmodel: {}\ntokenizer: {}\nworkload:\n  dataset: random\n  \
+         query_tokens: 8\n  input_tokens: 24\n  batch_size: 3\n  requests_per_rung: 4\n  \
+         seed: 0\nload:\n  arrival: constant\n  rates: [2, 4]\n  warmup_requests: 0\n  \
+         cooldown: 0s\n",
+        s.url, s.model, s.tokenizer
+    );
+    let sc = tmp.path().join("rel.yaml");
+    std::fs::write(&sc, text).unwrap();
+    let (r, dir) = run_ok(&sc, tmp.path(), Duration::from_secs(180));
+    let rd = check_folder(&dir);
+    for g in &rd.rungs {
+        let rate = g.summary.rate;
+        assert_eq!(g.summary.completed, 4, "rung {rate}: {}", r.all());
+        for l in lines(&dir.join(format!("requests_rate_{rate}.jsonl"))) {
+            assert_eq!(l["ok"], true, "{l}");
+            // Three pairs of an 8-token query and a 24-token document by SmolLM2's
+            // tokenizer, and exactly that by llama-server's own `usage.prompt_tokens` (it adds
+            // no special token to SmolLM2's pairs).
+            assert_eq!(l["input_tokens"], 96, "{l}");
+            assert_eq!(l["server_prompt_tokens"], 96, "{l}");
+            assert!(
+                l["ttft_ms"].is_null() && l["e2e_ms"].as_f64().unwrap() > 0.0,
+                "{l}"
+            );
+        }
+        let v = json(&dir.join(format!("result_rate_{rate}.json")));
+        assert_eq!(v["api"], "rerank", "{v}");
+        assert_eq!(v["total_input_tokens"], 4 * 96, "{v}");
+        assert!(v.get("median_ttft_ms").is_none(), "{v}");
+    }
+}
+
+#[test]
+fn real_server_without_rerank_is_named_at_preflight() {
+    // The plain server was started without --reranking: llama.cpp answers 501.
+    let Some(s) = real("real_rerank_off", "LADDER_REAL_SERVER_URL") else {
+        return;
+    };
+    let tmp = tempfile::tempdir().unwrap();
+    let text = format!(
+        "version: 1\nname: rel\nendpoint:\n  base_url: {}\n  api: rerank\n  \
+         request_timeout: 60s\nmodel: {}\ntokenizer: {}\nworkload:\n  dataset: random\n  \
+         query_tokens: 4\n  input_tokens: 8\n  requests_per_rung: 2\n  seed: 0\nload:\n  \
+         rates: [2]\n  cooldown: 0s\n",
+        s.url, s.model, s.tokenizer
+    );
+    let sc = tmp.path().join("rel.yaml");
+    std::fs::write(&sc, text).unwrap();
+    let r = run_ladder(&sc, tmp.path(), Duration::from_secs(120));
+    no_panic(&r);
+    assert!(!r.status.success(), "{}", r.all());
+    assert!(
+        r.stderr.contains("answered 501")
+            && r.stderr
+                .contains("--reranking (or --embedding --pooling rank)")
+            && r.stderr.contains("Start it with `--reranking`"),
+        "{}",
+        r.stderr
+    );
+}

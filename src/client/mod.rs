@@ -14,6 +14,7 @@ mod fetch;
 pub mod pooled;
 mod progress;
 mod redact;
+pub mod rerank;
 mod resource;
 mod secret;
 mod send;
@@ -133,7 +134,8 @@ pub struct PreparedRequest {
     body: Bytes,
     input_tokens: u32,
     max_tokens: u32,
-    /// Inputs the request carries (an embeddings batch's size; 1 for generation).
+    /// Inputs the request carries (an embeddings batch's size, a rerank request's documents;
+    /// 1 for generation).
     inputs: u32,
 }
 
@@ -316,6 +318,8 @@ impl Client {
             Api::Embeddings => "/v1/embeddings",
             Api::Messages => "/v1/messages",
             Api::Responses => "/v1/responses",
+            // vLLM and llama.cpp both serve it here (llama.cpp also at /rerank, /reranking).
+            Api::Rerank => "/v1/rerank",
         });
         let models_url = join("/v1/models");
         // Not under /v1: vLLM, SGLang and llama.cpp all serve it at the root.
@@ -496,8 +500,9 @@ impl Client {
     }
 
     /// [`Client::prepare`] for a request that may carry several inputs: an embeddings batch
-    /// sends `first` and `rest` in one request (`input_tokens` counts them all); the other
-    /// APIs take one prompt, and `rest` must be empty.
+    /// sends `first` and `rest` in one request (`input_tokens` counts them all); a rerank
+    /// request scores the documents `rest` against the query `first`; the other APIs take one
+    /// prompt, and `rest` must be empty.
     pub fn prepare_batch(
         &self,
         first: &str,
@@ -515,7 +520,20 @@ impl Client {
                 inputs: 1 + rest.len() as u32,
             };
         }
-        debug_assert!(rest.is_empty(), "only embeddings batch their inputs");
+        if self.inner.api == Api::Rerank {
+            // `first` is the query, `rest` the documents scored against it.
+            let docs = rest.len() as u32;
+            return PreparedRequest {
+                body: rerank::body(&self.inner.model, first, rest, &self.inner.extra_body),
+                input_tokens,
+                max_tokens: 0,
+                inputs: docs,
+            };
+        }
+        debug_assert!(
+            rest.is_empty(),
+            "only embeddings and rerank batch their inputs"
+        );
         let prompt = first;
         if self.inner.api.typed_events() {
             return PreparedRequest {

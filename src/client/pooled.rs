@@ -1,5 +1,6 @@
-//! Endpoints that answer with one JSON document and generate no tokens (`api: embeddings`):
-//! the request body, the one bounded read of the answer, and what the answer must hold.
+//! Endpoints that answer with one JSON document and generate no tokens (`api: embeddings`,
+//! `api: rerank`): the request body, the one bounded read of the answer, and what the
+//! answer must hold (a rerank answer: [`super::rerank::parse`]).
 //!
 //! A pooled request has no first token: its record carries no `first_token` (so no TTFT,
 //! TPOT or ITL), 0 output tokens, and the time its whole answer had arrived as its end.
@@ -18,8 +19,9 @@ use super::send::{after, classify_send_error, closed_unanswered, transport_fail,
 use super::{usage, Client, PreparedRequest, Usage, DETAIL_MAX, ERROR_BODY_CAP};
 use crate::record::{ErrorClass, RequestError, RequestRecord, TokenSource};
 
-/// Largest embeddings answer read: a batch of 64 vectors of 4096 floats written as JSON
-/// (about 20 bytes a float) is 5 MiB; eight times that leaves room for wider models.
+/// Largest embeddings (or rerank) answer read: a batch of 64 vectors of 4096 floats written
+/// as JSON (about 20 bytes a float) is 5 MiB; eight times that leaves room for wider models
+/// (and for vLLM's rerank answer, which echoes every document).
 pub const EMBEDDINGS_BODY_CAP: usize = 40 << 20;
 
 /// The body of one embeddings request: one input as a string, a batch as a list (both are
@@ -245,7 +247,7 @@ impl Client {
                 (f.at, None, Some(e))
             }
         };
-        let usage = answer.and_then(|a| a.usage);
+        let usage = answer.flatten();
         let rejected = usage
             .as_ref()
             .and_then(|u| usage::implausible(u, req.input_tokens, 0, 0));
@@ -275,7 +277,7 @@ impl Client {
         builder: reqwest::RequestBuilder,
         deadline: Instant,
         req: &PreparedRequest,
-    ) -> Result<(Instant, EmbeddingsAnswer), Fail> {
+    ) -> Result<(Instant, Option<Usage>), Fail> {
         let timed_out = || Fail {
             at: Instant::now(),
             ..Fail::new(
@@ -333,8 +335,14 @@ impl Client {
                 });
             }
         }
-        parse_embeddings(&body.bytes, req.inputs)
-            .map(|a| (end, a))
+        let parsed = if self.inner.api == crate::scenario::Api::Rerank {
+            let expected = super::rerank::expected_results(req.inputs, &self.inner.extra_body);
+            super::rerank::parse(&body.bytes, req.inputs, expected)
+        } else {
+            parse_embeddings(&body.bytes, req.inputs).map(|a| a.usage)
+        };
+        parsed
+            .map(|u| (end, u))
             .map_err(|(class, detail)| fail(class, detail))
     }
 }

@@ -429,7 +429,8 @@ impl RungSummary {
         let pooling = match m.get("api").and_then(Value::as_str) {
             None => None,
             Some("embeddings") => Some(crate::scenario::Api::Embeddings),
-            Some(other) => return Err(format!("unknown `api` {other:?} (embeddings)")),
+            Some("rerank") => Some(crate::scenario::Api::Rerank),
+            Some(other) => return Err(format!("unknown `api` {other:?} (embeddings, rerank)")),
         };
         let mut latency = BTreeMap::new();
         for which in Latency::ALL

@@ -453,9 +453,14 @@ fn rung_of(dir: &Path, file: &str, o: Map<String, Value>) -> Result<ImportedRung
         repeats: Vec::new(),
         offered_rate: None,
         ramp: None,
-        // vLLM's embeddings benchmark writes latency (`*_e2el_ms`) and no TTFT keys.
-        pooling: (!o.contains_key("mean_ttft_ms") && o.contains_key("mean_e2el_ms"))
-            .then_some(crate::scenario::Api::Embeddings),
+        // vLLM's embeddings and rerank benchmarks write latency (`*_e2el_ms`) and no TTFT
+        // keys; its `backend` (`vllm-rerank`) tells a rerank run.
+        pooling: (!o.contains_key("mean_ttft_ms") && o.contains_key("mean_e2el_ms")).then(
+            || match o.get("backend").and_then(Value::as_str) {
+                Some(b) if b.contains("rerank") => crate::scenario::Api::Rerank,
+                _ => crate::scenario::Api::Embeddings,
+            },
+        ),
         tokens: crate::metrics::tokens::TokenAccounting {
             requested_input_tokens: per_request(u("total_input_tokens")),
             mean_output_tokens: per_request(u("total_output_tokens")),

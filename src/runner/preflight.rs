@@ -139,6 +139,19 @@ pub enum PreflightError {
         /// Body excerpt.
         detail: String,
     },
+    /// `api: rerank` and the server serves no rerank endpoint as started (llama.cpp without
+    /// `--reranking` answers 501; vLLM answers 404 for a model that is not a scorer).
+    #[error(
+        "{url} answered {status}: this server does not serve rerank as started; start          llama-server with --reranking (or --embedding --pooling rank), vLLM with --task score          (--runner pooling in newer releases) and a reranker / cross-encoder model          (body: {detail})"
+    )]
+    RerankOff {
+        /// The URL tried.
+        url: String,
+        /// HTTP status.
+        status: u16,
+        /// Body excerpt.
+        detail: String,
+    },
     /// 429.
     #[error(
         "{url} answered 429: rate limited by the server or a gateway in front of it; raise the \
@@ -301,7 +314,11 @@ pub async fn preflight(
         _ => None,
     };
 
-    let req = client.prepare("Say hello.", 3, 4);
+    // A rerank probe scores one short document against a short query.
+    let req = match client.api() {
+        Api::Rerank => client.prepare_batch("Say hello.", &["Hello.".to_owned()], 3, 4),
+        _ => client.prepare("Say hello.", 3, 4),
+    };
     let start = Instant::now();
     let rec = client.send(&req, start, Duration::ZERO, 0, true).await;
     let Some(err) = rec.error.clone() else {
@@ -441,6 +458,20 @@ fn embeddings_off(status: u16, detail: &str, not_listed: bool) -> bool {
     }
 }
 
+/// True when a rerank probe's failure says the server serves no rerank: llama.cpp without
+/// `--reranking` answers 501 ("does not support reranking"); vLLM answers 404 on the path
+/// for a model it does not serve for scoring, or 400 saying the model does not support it.
+/// A 404 for a model `/v1/models` does not list is the model's fault, not this.
+fn rerank_off(status: u16, detail: &str, not_listed: bool) -> bool {
+    let d = detail.to_ascii_lowercase();
+    match status {
+        501 => true,
+        404 => !not_listed,
+        400 | 500 => (d.contains("rerank") || d.contains("scor")) && d.contains("support"),
+        _ => false,
+    }
+}
+
 /// The error for a failed probe: what came back, read with what `/v1/models` said.
 fn diagnose(
     client: &Client,
@@ -464,6 +495,13 @@ fn diagnose(
     let status = err.status.unwrap_or(0);
     if client.api() == Api::Embeddings && embeddings_off(status, &err.detail, not_listed) {
         return PreflightError::EmbeddingsOff {
+            url,
+            status,
+            detail: err.detail,
+        };
+    }
+    if client.api() == Api::Rerank && rerank_off(status, &err.detail, not_listed) {
+        return PreflightError::RerankOff {
             url,
             status,
             detail: err.detail,
@@ -500,7 +538,9 @@ fn diagnose(
                 models_url: models_url.clone(),
                 other: match client.api() {
                     Api::Completions => "chat",
-                    Api::Chat | Api::Embeddings | Api::Messages | Api::Responses => "completions",
+                    Api::Chat | Api::Embeddings | Api::Messages | Api::Responses | Api::Rerank => {
+                        "completions"
+                    }
                 },
             }
         }
@@ -542,6 +582,32 @@ mod tests {
         assert!(auth_hint(Some("VLLM_KEY"), true).contains("$VLLM_KEY"));
         assert!(auth_hint(Some("VLLM_KEY"), false).contains("not set"));
         assert!(auth_hint(None, false).contains("endpoint.api_key_env"));
+    }
+
+    #[test]
+    fn a_server_without_rerank_is_told_from_other_refusals() {
+        // llama-server started without --reranking, as it answered.
+        let llama = r#"{"error":{"code":501,"message":"This server does not support reranking. Start it with `--reranking`","type":"not_supported_error"}}"#;
+        assert!(rerank_off(501, llama, false));
+        assert!(rerank_off(404, "Not Found", false));
+        assert!(!rerank_off(404, "model `x` does not exist", true));
+        assert!(rerank_off(
+            400,
+            "The model does not support the Score API",
+            false
+        ));
+        assert!(!rerank_off(400, "query is too long", false));
+        assert!(!rerank_off(401, "bad key", false));
+        let e = PreflightError::RerankOff {
+            url: "http://h/v1/rerank".into(),
+            status: 501,
+            detail: "x".into(),
+        }
+        .to_string();
+        assert!(
+            e.contains("--reranking") && e.contains("--pooling rank") && e.contains("--task score"),
+            "{e}"
+        );
     }
 
     #[test]

@@ -167,13 +167,18 @@ pub enum Api {
     /// `response.output_text.delta` events, usage from `response.completed`. Same metrics as
     /// chat (docs/endpoints.md).
     Responses,
+    /// `POST /v1/rerank` (Jina/Cohere shape, served by vLLM and llama.cpp) with a `query` of
+    /// `workload.query_tokens` and `documents`, `workload.batch_size` of them, of
+    /// `workload.input_tokens` each: scored, not generated, so measured as embeddings
+    /// (docs/endpoints.md).
+    Rerank,
 }
 
 impl Api {
     /// True for the APIs that generate tokens (TTFT, TPOT and ITL exist); false for pooling
     /// endpoints (embeddings), whose answer is one document.
     pub fn generates(self) -> bool {
-        !matches!(self, Api::Embeddings)
+        !matches!(self, Api::Embeddings | Api::Rerank)
     }
 
     /// The name as written in a scenario (`completions`, `chat`, `embeddings`).
@@ -184,6 +189,7 @@ impl Api {
             Api::Embeddings => "embeddings",
             Api::Messages => "messages",
             Api::Responses => "responses",
+            Api::Rerank => "rerank",
         }
     }
 
@@ -215,11 +221,17 @@ pub struct Workload {
     /// Lengths are drawn uniformly from `[len*(1-r), len*(1+r)]`; 0 gives fixed lengths.
     #[serde(default)]
     pub range_ratio: f64,
-    /// `endpoint.api: embeddings` only: inputs per request (default 1), each a prompt of
-    /// `input_tokens`; a request's input tokens are the sum over its batch.
+    /// `endpoint.api: embeddings` and `rerank` only: inputs (embeddings) or documents
+    /// (rerank) per request (default 1), each a prompt of `input_tokens`; a request's input
+    /// tokens are the sum over its batch (rerank: over its query-document pairs).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(range(min = 1))]
     pub batch_size: Option<u32>,
+    /// `endpoint.api: rerank` only (and required there): the query's length in tokens; each
+    /// of the request's `batch_size` documents is scored against it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(range(min = 1))]
+    pub query_tokens: Option<u32>,
     /// Ask the server to ignore end-of-sequence so outputs have exactly `output_tokens`.
     #[serde(default = "default_true")]
     pub ignore_eos: bool,

@@ -78,23 +78,8 @@ pub(super) async fn embeddings(
             "context_length_exceeded",
         );
     }
-    match headers.get(FAULT_HEADER).and_then(|v| v.to_str().ok()) {
-        None => {}
-        Some("http_500") => {
-            return error(
-                StatusCode::INTERNAL_SERVER_ERROR,
-                "simulated internal server error",
-                "server_error",
-                "internal_error",
-            )
-        }
-        Some("unknown_model") => return *unknown_model(&model),
-        Some(other) => {
-            return *bad_request(
-                format!("{FAULT_HEADER} `{other}` is not simulated for embeddings (http_500, unknown_model)"),
-                "invalid_fault",
-            )
-        }
+    if let Some(r) = fault(&headers, &model, "embeddings") {
+        return r;
     }
     let total: u32 = counts.iter().fold(0u32, |a, n| a.saturating_add(*n));
     let index = app.counter.fetch_add(1, Relaxed);
@@ -106,8 +91,28 @@ pub(super) async fn embeddings(
     answer(&model, &counts, total, app.cfg.seed, index)
 }
 
+/// The answer an injected fault asks of a pooled route (`route` names it), if any: the
+/// pooled routes simulate `http_500` and `unknown_model` only.
+pub(super) fn fault(headers: &HeaderMap, model: &str, route: &str) -> Option<Response> {
+    match headers.get(FAULT_HEADER).and_then(|v| v.to_str().ok())? {
+        "http_500" => Some(error(
+            StatusCode::INTERNAL_SERVER_ERROR,
+            "simulated internal server error",
+            "server_error",
+            "internal_error",
+        )),
+        "unknown_model" => Some(*unknown_model(model)),
+        other => Some(*bad_request(
+            format!(
+                "{FAULT_HEADER} `{other}` is not simulated for {route} (http_500, unknown_model)"
+            ),
+            "invalid_fault",
+        )),
+    }
+}
+
 /// Runs the request's prefill through the engine; `Err` is the answer to send instead.
-async fn prefill(app: &App, total: u32) -> Result<(), Response> {
+pub(super) async fn prefill(app: &App, total: u32) -> Result<(), Response> {
     if app.stats.waiting.load(Relaxed) >= u64::from(app.cfg.max_waiting) {
         app.stats.rejected.fetch_add(1, Relaxed);
         return Err(error(

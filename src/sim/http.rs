@@ -56,6 +56,7 @@ pub(crate) fn router(app: Arc<App>) -> Router {
         .route("/v1/embeddings", post(super::embeddings::embeddings))
         .route("/v1/messages", post(super::typed::messages))
         .route("/v1/responses", post(super::typed::responses))
+        .route("/v1/rerank", post(super::rerank::rerank))
         .route("/tokenize", post(super::tokenize::tokenize))
         .fallback(|| async {
             error(

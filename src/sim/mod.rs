@@ -9,6 +9,7 @@ mod engine;
 mod http;
 mod metrics_page;
 mod prefix_cache;
+mod rerank;
 mod stream;
 mod tokenize;
 mod typed;

@@ -45,6 +45,10 @@ pub struct Prompt {
     pub batch: Vec<String>,
 }
 
+/// Mixed into the rung seed for a rerank workload's queries (they are drawn apart from its
+/// documents).
+const QUERY_SEED: u64 = 0x5155_4552_5900_0001;
+
 /// Groups `prompts` into requests of `size` inputs each, in order (`size` 0 or 1: as they
 /// are): a request's first prompt is its `text`, the rest its `batch`; its input tokens are
 /// the batch's sum, its output tokens the first's, and it is exact when all of them are.
@@ -221,6 +225,16 @@ impl PromptSet {
         rung_seed: u64,
     ) -> Result<PromptSet, WorkloadError> {
         let size = workload.batch_size.unwrap_or(1).max(1);
+        if let Some(query_tokens) = workload.query_tokens {
+            return Self::load_rerank(
+                workload,
+                query_tokens,
+                tokens,
+                dataset_path,
+                count,
+                rung_seed,
+            );
+        }
         if size == 1 {
             return Self::load_each(workload, tokens, dataset_path, count, rung_seed);
         }
@@ -232,6 +246,48 @@ impl PromptSet {
             rung_seed,
         )?;
         set.prompts = batched(std::mem::take(&mut set.prompts), size);
+        Ok(set)
+    }
+
+    /// Rerank requests (`workload.query_tokens`): `count` queries of `query_tokens` (drawn
+    /// under their own seed, so they are not the documents' words) and `count × B` documents
+    /// of `input_tokens`, B to a request. A request's `text` is its query, its `batch` its
+    /// documents, and its input tokens are those of its query-document pairs, as the server
+    /// scores them: B × query + the documents' sum.
+    fn load_rerank(
+        workload: &Workload,
+        query_tokens: u32,
+        tokens: Tokens<'_>,
+        dataset_path: Option<&Path>,
+        count: usize,
+        rung_seed: u64,
+    ) -> Result<PromptSet, WorkloadError> {
+        let docs = Workload {
+            query_tokens: None,
+            ..workload.clone()
+        };
+        let mut set = Self::load_with(&docs, tokens, dataset_path, count, rung_seed)?;
+        let queries = Workload {
+            input_tokens: query_tokens,
+            query_tokens: None,
+            batch_size: None,
+            ..workload.clone()
+        };
+        let qs = Self::load_each(
+            &queries,
+            tokens,
+            dataset_path,
+            count,
+            rung_seed ^ QUERY_SEED,
+        )?;
+        for (p, q) in set.prompts.iter_mut().zip(qs.prompts) {
+            let first = std::mem::replace(&mut p.text, q.text);
+            p.batch.insert(0, first);
+            let pairs = q.input_tokens.saturating_mul(p.batch.len() as u32);
+            p.input_tokens = p.input_tokens.saturating_add(pairs);
+            p.exact &= q.exact;
+        }
+        set.notes.extend(qs.notes);
         Ok(set)
     }
 

@@ -29,6 +29,7 @@ fn wl(input: u32, range_ratio: f64, sp: SharedPrefix) -> Workload {
         output_tokens: 8,
         range_ratio,
         batch_size: None,
+        query_tokens: None,
         ignore_eos: true,
         requests_per_rung: 200,
         seed: 3,

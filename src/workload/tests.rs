@@ -31,6 +31,7 @@ fn wl(input: u32, output: u32, range_ratio: f64, seed: u64) -> Workload {
         output_tokens: output,
         range_ratio,
         batch_size: None,
+        query_tokens: None,
         ignore_eos: true,
         requests_per_rung: 200,
         seed,
