@@ -239,6 +239,86 @@ fn a_gate_on_capacity_catches_a_slower_decode() {
     assert_ne!(r.status.code(), Some(1), "{}", r.all());
 }
 
+/// `ladder history` follows the searches' answers: a plain ladder, three searches of the
+/// simulator at speed 16, then three at speed 8 (half the capacity), all at the same SLO.
+/// The history of the folder follows capacity.json by default, leaves the plain ladder out
+/// with a note, and finds the step at the first slower search.
+#[test]
+fn history_follows_capacity_across_searches_and_finds_the_slower_server() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("out");
+    let plain = tmp.path().join("plain.yaml");
+    std::fs::write(
+        &plain,
+        format!(
+            "version: 1
+name: rel
+endpoint: {{ base_url: sim }}
+model: ladder-sim
+tokenizer: {TOKENIZER}
+workload: {{ input_tokens: 128, output_tokens: 64, requests_per_rung: 20, seed: 0 }}
+load: {{ rates: [20], cooldown: 0s }}
+sim: {{ seed: 0, max_num_seqs: 16, speed: 16 }}
+"
+        ),
+    )
+    .unwrap();
+    let r = run_ladder(&plain, &out, LIMIT);
+    assert_eq!(r.status.code(), Some(0), "{}", r.all());
+    let mut found = Vec::new();
+    for speed in [16.0, 16.0, 16.0, 8.0, 8.0, 8.0] {
+        let sc = scenario(tmp.path(), speed, 1.0, 200.0, "");
+        let (_, _, file) = search(&sc, &out);
+        found.push(file.answer.capacity.unwrap());
+    }
+    let md = tmp.path().join("h.md");
+    let r = spawn(ladder_cmd(&[
+        "history",
+        out.join("rel").to_str().unwrap(),
+        "--summary",
+        md.to_str().unwrap(),
+    ]))
+    .finish(LIMIT);
+    no_panic(&r);
+    assert_eq!(
+        r.status.code(),
+        Some(0),
+        "capacities {found:?}: {}",
+        r.all()
+    );
+    assert!(
+        r.stderr.contains("note: capacity: skipped #1 ")
+            && r.stderr
+                .contains("no capacity.json (not a capacity search)"),
+        "{}",
+        r.stderr
+    );
+    assert!(
+        r.stdout
+            .contains("capacity (req/s) at p90 TTFT <= 200 ms and error rate <= 0.05"),
+        "{}",
+        r.stdout
+    );
+    let steps: Vec<&str> = r.stdout.lines().filter(|l| l.contains("step at")).collect();
+    assert_eq!(steps.len(), 1, "capacities {found:?}: {}", r.stdout);
+    assert!(
+        steps[0].trim_start().starts_with("capacity: step at #5 ")
+            && steps[0].contains("regression"),
+        "capacities {found:?}: {}",
+        r.stdout
+    );
+    // The configuration diff names the speed.
+    assert!(r.stdout.contains("\"speed\": 8"), "{}", r.stdout);
+    assert!(
+        r.stdout
+            .contains("ok: no change point at the newest folder (#7)"),
+        "{}",
+        r.stdout
+    );
+    let md = std::fs::read_to_string(md).unwrap();
+    assert!(md.contains("capacity: step at #5"), "{md}");
+}
+
 fn validate(dir: &Path, yaml_extra: &str) -> Ran {
     let sc = scenario(dir, 8.0, 1.0, 200.0, yaml_extra);
     let text = std::fs::read_to_string(&sc).unwrap();

@@ -581,3 +581,188 @@ fn only_the_newest_ten_thousand_sub_folders_are_read() {
     let _ = newer;
     assert_eq!(ladder::history::series::MAX_FOLDERS, 10_000);
 }
+
+/// A capacity search's answer written into folder `dir` (as `ladder run` writes
+/// capacity.json): `point` with the interval ±3 %, or above its max when `None`.
+fn write_capacity(dir: &Path, point: Option<f64>) {
+    let (status, lo, hi, text) = match point {
+        Some(p) => (
+            "converged",
+            Some(p * 0.97),
+            Some(p * 1.03),
+            format!("capacity {p} req/s at p90 TTFT <= 200 ms"),
+        ),
+        None => (
+            "above_max",
+            Some(400.0),
+            None,
+            "capacity above 400 req/s (the search's max, inside) at p90 TTFT <= 200 ms".into(),
+        ),
+    };
+    let file = serde_json::json!({
+        "format_version": 1,
+        "over": "rate",
+        "unit": "req/s",
+        "slo": [{ "metric": "p90_ttft_ms", "max": 200.0 }],
+        "confidence": 0.9,
+        "precision": "5%",
+        "probes": [],
+        "answer": { "status": status, "capacity": point, "lo": lo, "hi": hi },
+        "text": text,
+        "requests": 2000,
+        "spent_s": 30.0,
+    });
+    fs::write(dir.join("capacity.json"), file.to_string()).unwrap();
+}
+
+/// Folders 1–8 of a scenario searched for its capacity, about 100 req/s and 70 from folder
+/// 8 on: the history follows capacity.json by default (the newest folder is a search), names
+/// the step with its config diff and fails on it while it is the newest; folders without a
+/// usable answer are each left out with a one-line note.
+#[test]
+fn capacity_searches_have_a_history_with_change_points() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path().join("results/hist");
+    let dirs: Vec<PathBuf> = (1..=8).map(|i| write_folder(&root, i, 8, 1.0)).collect();
+    for (i, d) in dirs.iter().enumerate() {
+        let n = i + 1;
+        match n {
+            3 => {}                       // a plain ladder: no capacity.json
+            5 => write_capacity(d, None), // above its max: no point
+            6 => fs::write(d.join("capacity.json"), "{ not json").unwrap(),
+            8 => write_capacity(d, Some(70.0)),
+            _ => write_capacity(d, Some(100.0 + noise(n, 0, 3))),
+        }
+    }
+    let md = tmp.path().join("h.md");
+    let html = tmp.path().join("h.html");
+    let r = history(&[s(&root), "--summary", s(&md), "--html", s(&html)]);
+    assert_eq!(r.status.code(), Some(1), "{}", r.all());
+    assert!(
+        r.stdout
+            .contains("regression: the newest folder (#8) is a change point for capacity"),
+        "{}",
+        r.stdout
+    );
+    let step = r
+        .stdout
+        .lines()
+        .find(|l| l.contains("step at"))
+        .unwrap_or_else(|| panic!("{}", r.stdout));
+    assert!(
+        step.starts_with("  capacity: step at #8 2026-01-09T00-00-00Z"),
+        "{step}"
+    );
+    assert!(step.contains("-> 70 (-30."), "{step}");
+    assert!(
+        r.stdout.contains("+      \"max_num_seqs\": 16"),
+        "{}",
+        r.stdout
+    );
+    // The table: one row per folder with an answer, the step marked, the one-sided answer.
+    assert!(
+        r.stdout.contains("capacity (req/s) at p90 TTFT <= 200 ms"),
+        "{}",
+        r.stdout
+    );
+    let row = |n: &str| {
+        r.stdout
+            .lines()
+            .find(|l| l.trim_start().starts_with(&format!("{n} ")) && l.contains("2026-"))
+            .map(str::to_string)
+    };
+    let eight = row("8").unwrap();
+    assert!(
+        eight.contains("70 v") && eight.contains("[67.9, 72.1]"),
+        "{eight}"
+    );
+    let five = row("5").unwrap();
+    assert!(
+        five.contains("[400, -]") && five.contains("above_max"),
+        "{five}"
+    );
+    assert!(row("3").is_none() && row("6").is_none(), "{}", r.stdout);
+    // One note per folder left out, and the default said aloud.
+    for says in [
+        "note: capacity: skipped #3 2026-01-04T00-00-00Z: no capacity.json",
+        "note: capacity: #5 2026-01-06T00-00-00Z has no point to follow",
+        "note: capacity: skipped #6 2026-01-07T00-00-00Z: unreadable capacity.json",
+        "note: the newest folder is a capacity search",
+    ] {
+        assert_eq!(r.stderr.matches(says).count(), 1, "{says}: {}", r.stderr);
+    }
+    let md = fs::read_to_string(&md).unwrap();
+    assert!(
+        md.contains("### capacity (req/s) at p90 TTFT \\<= 200 ms")
+            && md.contains("| 8 | 2026-01-09T00-00-00Z |")
+            && md.contains("capacity: step at #8"),
+        "{md}"
+    );
+    let page = fs::read_to_string(&html).unwrap();
+    assert_eq!(page.matches("<svg").count(), 1, "the capacity chart");
+    assert!(page.contains("#8 -30"), "its change point marker");
+    // JSON: the answers by folder, null where there is none; the step has no level.
+    let r = history(&[s(&root), "--json"]);
+    let v: serde_json::Value = serde_json::from_str(r.stdout.trim()).unwrap();
+    let values = v["capacity"]["values"].as_array().unwrap();
+    assert_eq!(values.len(), 8);
+    assert!(values[2].is_null() && values[5].is_null());
+    assert_eq!(values[7]["capacity"], 70.0);
+    assert_eq!(values[4]["status"], "above_max");
+    assert_eq!(v["change_points"][0]["metric"], "capacity");
+    assert!(v["change_points"][0]["level"].is_null());
+    // A folder later the step is no longer the newest: named at #8, exit 0.
+    let nine = write_folder(&root, 9, 8, 1.0);
+    write_capacity(&nine, Some(71.0));
+    let r = history(&[s(&root)]);
+    assert_eq!(r.status.code(), Some(0), "{}", r.all());
+    assert!(r.stdout.contains("capacity: step at #8"), "{}", r.stdout);
+    assert!(r
+        .stdout
+        .contains("ok: no change point at the newest folder (#9)"));
+    // A hand-edited answer (a negative capacity) is damaged: left out with a note.
+    let ten = write_folder(&root, 10, 8, 1.0);
+    write_capacity(&ten, Some(-5.0));
+    let r = history(&[s(&root)]);
+    assert_eq!(r.status.code(), Some(0), "{}", r.all());
+    assert!(
+        r.stderr.contains(
+            "note: capacity: skipped #10 2026-01-11T00-00-00Z: damaged capacity.json: the answer's capacity -5 is not a measured value (Negative)"
+        ),
+        "{}",
+        r.stderr
+    );
+    fs::remove_dir_all(&ten).unwrap();
+    // Rung metrics and capacity together: both tables.
+    let r = history(&[
+        s(&root),
+        "--metric",
+        "capacity",
+        "--metric",
+        "median_ttft_ms",
+    ]);
+    assert_eq!(r.status.code(), Some(0), "{}", r.all());
+    assert!(
+        r.stdout.contains("rates 5, 10 and capacity"),
+        "{}",
+        r.stdout
+    );
+    assert!(r.stdout.contains("median_ttft_ms") && r.stdout.contains("capacity (req/s)"));
+    // No folder is a search: `--metric capacity` has nothing to follow.
+    let plain = tmp.path().join("plain");
+    for i in 1..=3 {
+        write_folder(&plain, i, 99, 1.0);
+    }
+    let r = history(&[s(&plain), "--metric", "capacity"]);
+    assert_eq!(r.status.code(), Some(2), "{}", r.all());
+    assert!(
+        r.stderr
+            .contains("none of the 3 folders holds a capacity.json"),
+        "{}",
+        r.stderr
+    );
+    // Without `--metric`, a plain history is as before.
+    let r = history(&[s(&plain)]);
+    assert_eq!(r.status.code(), Some(0), "{}", r.all());
+    assert!(!r.stdout.contains("capacity"), "{}", r.stdout);
+}

@@ -4,7 +4,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::search::{round_sig, Answer, Over, Precision, Search, Stop};
-use super::slo::{PerRequest, ProbeVerdict, SloTerm};
+use super::slo::{PerRequest, ProbeVerdict, SloMetric, SloTerm};
 
 /// The file's name in a result folder.
 pub const CAPACITY_FILE: &str = "capacity.json";
@@ -68,6 +68,23 @@ impl SloLine {
     /// Its bound, whichever side it is on.
     pub fn bound(&self) -> Option<f64> {
         self.max.or(self.min)
+    }
+
+    /// The term for humans, as the search said it: `p99 TTFT <= 500 ms`.
+    pub fn describe(&self) -> String {
+        let term = SloMetric::parse(&self.metric).ok().and_then(|metric| {
+            Some(SloTerm {
+                metric,
+                bound: self.bound()?,
+                per_request: self.per_request.unwrap_or_default(),
+            })
+        });
+        match (term, self.max, self.min) {
+            (Some(t), _, _) => t.describe(),
+            (None, Some(max), _) => format!("{} <= {max}", self.metric),
+            (None, None, Some(min)) => format!("{} >= {min}", self.metric),
+            (None, None, None) => self.metric.clone(),
+        }
     }
 }
 
@@ -260,6 +277,8 @@ mod tests {
             answer_text(&above, "req/s", "error rate <= 0.01"),
             "capacity above 200 req/s (the search's max, inside) at error rate <= 0.01"
         );
+        let line = SloLine::of(&SloTerm::at_most(SloMetric::ErrorRate, 0.01));
+        assert_eq!(line.describe(), "error rate <= 0.01");
         let json = serde_json::to_value(a).unwrap();
         assert_eq!(json["status"], "converged");
         assert_eq!(serde_json::from_value::<Answer>(json).unwrap(), a);

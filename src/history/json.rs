@@ -54,6 +54,21 @@ pub fn document(h: &History) -> Value {
             series.push(json!({"level": rate, "metric": metric, "values": values}));
         }
     }
+    let capacity = h.capacity.as_ref().map(|c| {
+        let values: Vec<Value> = (0..h.folders.len())
+            .map(|i| match c.of(i) {
+                None => Value::Null,
+                Some(a) => json!({
+                    "capacity": a.point(),
+                    "lo": a.file.answer.lo,
+                    "hi": a.file.answer.hi,
+                    "status": a.file.answer.status,
+                    "text": a.file.text,
+                }),
+            })
+            .collect();
+        json!({"unit": c.unit(), "slo": c.slo_text(), "values": values})
+    });
     let regressions = h.latest_regressions().len();
     json!({
         "version": VERSION,
@@ -72,6 +87,7 @@ pub fn document(h: &History) -> Value {
         },
         "folders": folders,
         "series": series,
+        "capacity": capacity,
         "change_points": h.steps.iter().map(|s| step(h, s)).collect::<Vec<_>>(),
         "latest_regressions": regressions,
         "skipped": h.skipped.iter()

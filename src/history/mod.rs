@@ -2,10 +2,12 @@
 //! order, with the change points where a metric stepped and the configuration diff there.
 //!
 //! [`series`] loads the folders (checked as `compare` checks them), [`changepoint`] finds
-//! the steps of one series, [`render`] writes the terminal table, the Markdown summary and the HTML page.
+//! the steps of one series, [`capacity`] follows capacity searches' answers
+//! (`capacity.json`), [`render`] writes the terminal table, the Markdown summary and the HTML page.
 //! History is a sibling of `compare` and `report` at the end of the data flow: it reuses
 //! the config diff of one and the chart drawing of the other.
 
+pub mod capacity;
 pub mod changepoint;
 pub mod json;
 pub mod render;
@@ -31,7 +33,9 @@ pub const DEFAULT_METRICS: [&str; 4] = [
 pub struct HistoryOptions {
     /// Result folders, or folders of them.
     pub dirs: Vec<PathBuf>,
-    /// Metric keys of result_rate_<rate>.json; empty means [`DEFAULT_METRICS`].
+    /// Metric keys of result_rate_<rate>.json, or `capacity` (each folder's capacity.json
+    /// answer); empty means `capacity` when the newest folder is a capacity search, else
+    /// [`DEFAULT_METRICS`].
     pub metrics: Vec<String>,
     /// Rungs to follow; empty means every rate common to the folders.
     pub rates: Vec<f64>,
@@ -55,7 +59,8 @@ pub enum Worse {
 pub fn worse_direction(metric: &str) -> Option<Worse> {
     match metric {
         "error_rate" | "failed" => Some(Worse::Higher),
-        "request_throughput"
+        crate::capacity::CAPACITY_METRIC
+        | "request_throughput"
         | "qps"
         | "request_goodput"
         | "output_throughput"
@@ -71,7 +76,8 @@ pub fn worse_direction(metric: &str) -> Option<Worse> {
 /// A change point of one series, placed among the folders.
 #[derive(Debug, Clone)]
 pub struct Step {
-    pub rate: f64,
+    /// The rung of the series; `None` for the capacity series (a search's answer, no rung).
+    pub rate: Option<f64>,
     pub metric: String,
     /// Folder position (0-based, time order) where the step happened.
     pub folder: usize,
@@ -89,12 +95,16 @@ pub struct Step {
 pub struct History {
     pub folders: Vec<Folder>,
     pub skipped: Vec<Skipped>,
+    /// Rungs followed: empty when only `capacity` is.
     pub rates: Vec<f64>,
     /// What the rungs' levels count (every folder's, the same): req/s or users.
     pub load: crate::scenario::LoadKind,
+    /// Rung metrics followed (`capacity` is [`History::capacity`]).
     pub metrics: Vec<String>,
+    /// The capacity searches' answers, when `capacity` is followed.
+    pub capacity: Option<capacity::CapacitySeries>,
     pub detect: Config,
-    /// Every change point, by rate, metric, then folder.
+    /// Every change point, by rate, metric, then folder; the capacity series' last.
     pub steps: Vec<Step>,
     /// Notes for the user (scenarios that differ, rates missing in some folders).
     pub notes: Vec<String>,
@@ -123,34 +133,19 @@ impl History {
 /// Load, build every (rate, metric) series, find its change points.
 pub fn analyze(opts: &HistoryOptions) -> Result<History, String> {
     let cfg = opts.detect;
-    if !(cfg.alpha > 0.0 && cfg.alpha < 1.0) {
-        return Err(format!(
-            "--alpha {} is not a probability between 0 and 1 (e.g. 0.01)",
-            cfg.alpha
-        ));
-    }
-    if (cfg.permutations as f64 + 1.0) * cfg.alpha < 1.0 {
-        return Err(format!(
-            "--permutations {} cannot reach --alpha {}: the smallest p-value is 1/(permutations+1); use at least {}",
-            cfg.permutations,
-            cfg.alpha,
-            (1.0 / cfg.alpha).ceil() as usize - 1
-        ));
-    }
-    let metrics: Vec<String> = if opts.metrics.is_empty() {
+    check_detect(&cfg)?;
+    let is_capacity = |m: &String| m == crate::capacity::CAPACITY_METRIC;
+    let mut follow_capacity = opts.metrics.iter().any(is_capacity);
+    let mut metrics: Vec<String> = if opts.metrics.is_empty() {
         DEFAULT_METRICS.iter().map(|m| m.to_string()).collect()
     } else {
-        opts.metrics.clone()
+        opts.metrics
+            .iter()
+            .filter(|m| !is_capacity(m))
+            .cloned()
+            .collect()
     };
     for m in &metrics {
-        if m == crate::capacity::CAPACITY_METRIC {
-            return Err(
-                "--metric capacity: `ladder history` does not follow a capacity search's answer \
-                 yet; follow its probes' rung metrics with --rate, or read each folder's \
-                 capacity.json (docs/capacity.md)"
-                    .into(),
-            );
-        }
         crate::compare::validate_metric(m).map_err(|e| format!("--metric: {e}"))?;
     }
     let loaded = series::load(&opts.dirs)?;
@@ -179,40 +174,31 @@ pub fn analyze(opts: &HistoryOptions) -> Result<History, String> {
         ));
     }
     let mut notes = Vec::new();
-    let rates = if opts.rates.is_empty() {
-        let common = series::common_rates(&folders);
-        if common.is_empty() {
-            return Err(
-                "no rung rate is common to every folder; choose rungs with --rate R (missing values are left out of that rung's series)"
-                    .into(),
-            );
-        }
-        common
-    } else {
-        for r in &opts.rates {
-            if series::left_out(&folders, *r).len() == folders.len() {
-                return Err(format!(
-                    "--rate {}: no folder has a finished rung at that rate",
-                    rate_label(*r)
-                ));
-            }
-        }
-        opts.rates.clone()
-    };
-    // Say which folder each series lacks, and why (an interrupted run's unfinished rung).
-    for &r in &rates {
-        let out = series::left_out(&folders, r);
-        if !out.is_empty() {
-            let which: Vec<String> = out.iter().map(|(n, why)| format!("{n} ({why})")).collect();
-            notes.push(format!(
-                "rate {}: {} of {} folders have no finished rung there; left out of its series: {}",
-                rate_label(r),
-                out.len(),
-                folders.len(),
-                which.join(", ")
-            ));
-        }
+    // Capacity searches rarely share a probe rate: with no metric chosen, a history whose
+    // newest folder is one follows the searches' answers.
+    let newest_searched = folders
+        .last()
+        .is_some_and(|f| matches!(crate::compare::capacity::read(&f.dir), Ok(Some(_))));
+    if opts.metrics.is_empty() && newest_searched {
+        follow_capacity = true;
+        metrics.clear();
+        notes.push(
+            "the newest folder is a capacity search: following each folder's capacity.json \
+             answer (--metric capacity); --metric NAME follows a rung metric instead"
+                .into(),
+        );
     }
+    if metrics.is_empty() && !opts.rates.is_empty() {
+        notes.push(
+            "--rate chooses the rungs of rung metrics; only capacity is followed, so it is not used"
+                .into(),
+        );
+    }
+    let rates = if metrics.is_empty() {
+        Vec::new()
+    } else {
+        rung_rates(&folders, &opts.rates, &mut notes)?
+    };
     let mut names: Vec<&str> = folders
         .iter()
         .filter(|f| f.dir.imported.is_none())
@@ -231,39 +217,133 @@ pub fn analyze(opts: &HistoryOptions) -> Result<History, String> {
     for &rate in &rates {
         for metric in &metrics {
             let points = series::series(&folders, rate, metric);
-            let values: Vec<f64> = points.iter().map(|p| p.1).collect();
-            for cp in changepoint::detect(&values, &cfg) {
-                let (folder, previous) = (points[cp.index].0, points[cp.index - 1].0);
-                let regression = match worse_direction(metric) {
-                    Some(Worse::Higher) => cp.after > cp.before,
-                    Some(Worse::Lower) => cp.after < cp.before,
-                    None => false,
-                };
-                steps.push(Step {
-                    rate,
-                    metric: metric.clone(),
-                    folder,
-                    previous,
-                    change: cp,
-                    regression,
-                    config_diff: config_diff::unified(
-                        &folders[previous].dir.info,
-                        &folders[folder].dir.info,
-                    ),
-                });
-            }
+            steps.extend(steps_of(&folders, &points, Some(rate), metric, &cfg));
         }
     }
+    let capacity = if follow_capacity {
+        let c = capacity::load(&folders, &mut notes);
+        if c.answers.is_empty() {
+            return Err(format!(
+                "--metric capacity: none of the {} folders holds a capacity.json (the answer of \
+                 a capacity search, load.search; docs/capacity.md)",
+                folders.len()
+            ));
+        }
+        let metric = crate::capacity::CAPACITY_METRIC;
+        steps.extend(steps_of(&folders, &c.points(), None, metric, &cfg));
+        Some(c)
+    } else {
+        None
+    };
     Ok(History {
         folders,
         skipped: loaded.skipped,
         rates,
         load,
         metrics,
+        capacity,
         detect: cfg,
         steps,
         notes,
     })
+}
+
+/// `--alpha` is a probability the permutation test can reach.
+fn check_detect(cfg: &Config) -> Result<(), String> {
+    if !(cfg.alpha > 0.0 && cfg.alpha < 1.0) {
+        return Err(format!(
+            "--alpha {} is not a probability between 0 and 1 (e.g. 0.01)",
+            cfg.alpha
+        ));
+    }
+    if (cfg.permutations as f64 + 1.0) * cfg.alpha < 1.0 {
+        return Err(format!(
+            "--permutations {} cannot reach --alpha {}: the smallest p-value is 1/(permutations+1); use at least {}",
+            cfg.permutations,
+            cfg.alpha,
+            (1.0 / cfg.alpha).ceil() as usize - 1
+        ));
+    }
+    Ok(())
+}
+
+/// The rungs a history of rung metrics follows: `chosen` (each in some folder), or every
+/// rate common to the folders; with a note for each rung some folders lack, and why (an
+/// interrupted run's unfinished rung).
+fn rung_rates(
+    folders: &[Folder],
+    chosen: &[f64],
+    notes: &mut Vec<String>,
+) -> Result<Vec<f64>, String> {
+    let rates = if chosen.is_empty() {
+        let common = series::common_rates(folders);
+        if common.is_empty() {
+            return Err(
+                "no rung rate is common to every folder; choose rungs with --rate R (missing values are left out of that rung's series)"
+                    .into(),
+            );
+        }
+        common
+    } else {
+        for r in chosen {
+            if series::left_out(folders, *r).len() == folders.len() {
+                return Err(format!(
+                    "--rate {}: no folder has a finished rung at that rate",
+                    rate_label(*r)
+                ));
+            }
+        }
+        chosen.to_vec()
+    };
+    for &r in &rates {
+        let out = series::left_out(folders, r);
+        if !out.is_empty() {
+            let which: Vec<String> = out.iter().map(|(n, why)| format!("{n} ({why})")).collect();
+            notes.push(format!(
+                "rate {}: {} of {} folders have no finished rung there; left out of its series: {}",
+                rate_label(r),
+                out.len(),
+                folders.len(),
+                which.join(", ")
+            ));
+        }
+    }
+    Ok(rates)
+}
+
+/// The change points of one series, `points` its (folder position, value) in time order,
+/// placed among the folders with the configuration diff at each.
+fn steps_of(
+    folders: &[Folder],
+    points: &[(usize, f64)],
+    rate: Option<f64>,
+    metric: &str,
+    cfg: &Config,
+) -> Vec<Step> {
+    let values: Vec<f64> = points.iter().map(|p| p.1).collect();
+    changepoint::detect(&values, cfg)
+        .into_iter()
+        .map(|cp| {
+            let (folder, previous) = (points[cp.index].0, points[cp.index - 1].0);
+            let regression = match worse_direction(metric) {
+                Some(Worse::Higher) => cp.after > cp.before,
+                Some(Worse::Lower) => cp.after < cp.before,
+                None => false,
+            };
+            Step {
+                rate,
+                metric: metric.to_string(),
+                folder,
+                previous,
+                change: cp,
+                regression,
+                config_diff: config_diff::unified(
+                    &folders[previous].dir.info,
+                    &folders[folder].dir.info,
+                ),
+            }
+        })
+        .collect()
 }
 
 /// `ladder history`: analyze, print the tables and change points on stdout (notes and
@@ -362,6 +442,7 @@ mod tests {
             "qps",
             "request_goodput",
             "output_throughput",
+            "capacity",
         ] {
             assert_eq!(worse_direction(m), Some(Worse::Lower), "{m}");
         }

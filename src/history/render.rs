@@ -29,13 +29,20 @@ pub(super) fn direction(s: &Step) -> &'static str {
     }
 }
 
+/// The series a step is of: `rate 10 median_ttft_ms`, or `capacity`.
+fn series_name(s: &Step) -> String {
+    match s.rate {
+        Some(r) => format!("rate {} {}", rate_label(r), s.metric),
+        None => s.metric.clone(),
+    }
+}
+
 /// One line describing a change point.
 pub fn step_line(h: &History, s: &Step) -> String {
     let f = &h.folders[s.folder];
     format!(
-        "rate {} {}: step at #{} {} ({}): {} -> {} ({}), {}, p = {} ({})",
-        rate_label(s.rate),
-        s.metric,
+        "{}: step at #{} {} ({}): {} -> {} ({}), {}, p = {} ({})",
+        series_name(s),
         s.folder + 1,
         f.name,
         f.dir.info.started_at.format("%Y-%m-%d %H:%M:%SZ"),
@@ -62,7 +69,10 @@ pub fn verdict_line(h: &History) -> String {
     } else {
         let what: Vec<String> = regs
             .iter()
-            .map(|s| format!("{} at rate {}", s.metric, rate_label(s.rate)))
+            .map(|s| match s.rate {
+                Some(r) => format!("{} at rate {}", s.metric, rate_label(r)),
+                None => s.metric.clone(),
+            })
             .collect();
         format!(
             "regression: the newest folder (#{last}) is a change point for {}",
@@ -73,16 +83,22 @@ pub fn verdict_line(h: &History) -> String {
 
 fn header(h: &History) -> String {
     let (first, last) = (&h.folders[0], &h.folders[h.folders.len() - 1]);
+    let rates = h
+        .rates
+        .iter()
+        .map(|r| rate_label(*r))
+        .collect::<Vec<_>>()
+        .join(", ");
+    let followed = match (h.rates.is_empty(), h.capacity.is_some()) {
+        (false, false) => format!("rates {rates}"),
+        (false, true) => format!("rates {rates} and capacity"),
+        (true, _) => "capacity".to_string(),
+    };
     format!(
-        "{} folders from {} to {}; rates {}; alpha {} per test, {} permutations, seed {}",
+        "{} folders from {} to {}; {followed}; alpha {} per test, {} permutations, seed {}",
         h.folders.len(),
         first.dir.info.started_at.format("%Y-%m-%d %H:%M:%SZ"),
         last.dir.info.started_at.format("%Y-%m-%d %H:%M:%SZ"),
-        h.rates
-            .iter()
-            .map(|r| rate_label(*r))
-            .collect::<Vec<_>>()
-            .join(", "),
         num(h.detect.alpha),
         h.detect.permutations,
         h.detect.seed
@@ -97,7 +113,7 @@ fn cell(h: &History, folder: usize, rate: f64, metric: &str) -> String {
     let step = h
         .steps
         .iter()
-        .find(|s| s.folder == folder && s.rate == rate && s.metric == metric);
+        .find(|s| s.folder == folder && s.rate == Some(rate) && s.metric == metric);
     match step {
         Some(s) if s.change.after > s.change.before => format!("{} ^", num(v)),
         Some(_) => format!("{} v", num(v)),
@@ -157,6 +173,7 @@ pub fn terminal(h: &History) -> String {
             let _ = writeln!(out, "  {}", cells.join("  ").trim_end());
         }
     }
+    out.push_str(&crate::report::history_capacity::terminal(h));
     let _ = writeln!(out, "\nchange points (^ up, v down in the tables):");
     if h.steps.is_empty() {
         let _ = writeln!(out, "  none");
@@ -208,6 +225,7 @@ pub fn markdown(h: &History) -> String {
         }
         out.push('\n');
     }
+    out.push_str(&crate::report::history_capacity::markdown(h));
     let _ = writeln!(out, "### Change points\n");
     if h.steps.is_empty() {
         let _ = writeln!(out, "None.\n");
@@ -241,8 +259,15 @@ fn indent(text: &str, by: &str) -> String {
     text.lines().map(|l| format!("{by}{l}\n")).collect()
 }
 
-/// One chart per metric: a curve per rate over folder positions, a marker per change point.
+/// One chart per metric: a curve per rate over folder positions, a marker per change point;
+/// then the capacity chart.
 fn specs(h: &History) -> Vec<ChartSpec> {
+    let mut specs = rung_specs(h);
+    specs.extend(crate::report::history_capacity::chart(h));
+    specs
+}
+
+fn rung_specs(h: &History) -> Vec<ChartSpec> {
     h.metrics
         .iter()
         .map(|metric| {
@@ -329,6 +354,7 @@ pub fn html(h: &History) -> Result<String, ReportError> {
         }
         let _ = writeln!(out, "</table>");
     }
+    out.push_str(&crate::report::history_capacity::html_table(h));
     let _ = writeln!(out, "<h2>Change points</h2>");
     if h.steps.is_empty() {
         let _ = writeln!(out, "<p>None.</p>");

@@ -12,6 +12,7 @@ pub mod charts;
 pub mod csv;
 pub mod facts;
 pub mod focus;
+pub mod history_capacity;
 pub mod html;
 pub mod markdown;
 mod server_charts;
