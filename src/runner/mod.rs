@@ -227,7 +227,7 @@ fn run_all_into(opts: &RunOptions, done: &mut Vec<RunOutcome>) -> Result<(), Run
     }
     // Everything decidable without the network, as `ladder validate` checks it: nothing is
     // sent and no folder is made for a scenario that would fail later.
-    let prepared = prepare(&loaded, scenario).map_err(|found| {
+    let mut prepared = prepare(&loaded, scenario).map_err(|found| {
         RunError::Scenario(crate::scenario::Diagnostics(loaded.diagnose(&found)).to_string())
     })?;
     if let (Some(r), Some(t)) = (&prepared.trace, &prepared.scenario.load.trace) {
@@ -240,6 +240,7 @@ fn run_all_into(opts: &RunOptions, done: &mut Vec<RunOutcome>) -> Result<(), Run
         env_secrets: loaded.env_secrets.clone(),
         dataset_path: prepared.dataset_path.clone(),
         trace: prepared.trace.clone(),
+        first_prompts: std::sync::Mutex::new(prepared.first_prompts.take()),
     };
     let rt = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
@@ -388,6 +389,8 @@ struct RunContext<'a> {
     dataset_path: Option<PathBuf>,
     /// A trace replay's trace and prompts (`load.trace`).
     trace: Option<Arc<prepare::Replay>>,
+    /// The prompts `prepare` built for the first rung, taken by its plan.
+    first_prompts: std::sync::Mutex<Option<prepare::FirstPrompts>>,
 }
 
 /// Stop flag flipped by the first Ctrl-C or SIGTERM: no new requests, those in flight get
@@ -491,6 +494,7 @@ async fn run_scenario(
         sim,
         longest_prompt,
         trace: _,
+        first_prompts: _,
     } = prepared;
 
     let connect::Connected {

@@ -32,6 +32,23 @@ pub struct Prepared {
     pub longest_prompt: Option<Prompt>,
     /// A `load.trace` replay's trace and prompts, read and built once for every speed.
     pub trace: Option<Arc<Replay>>,
+    /// A file dataset's prompts as checked here, for the first rung to send rather than build
+    /// them again (see [`FirstPrompts`]).
+    pub first_prompts: Option<FirstPrompts>,
+}
+
+/// A file dataset's prompt set built (and checked) by `prepare`, with what it was built
+/// from. The rung plan takes it once, on its first rung, and uses it only when its own
+/// workload and count are these (a file's prompts do not depend on the rung's seed), so at
+/// most one rung's prompts are held and the prompts sent are the ones it would build.
+#[derive(Debug)]
+pub struct FirstPrompts {
+    /// The workload the set was built from.
+    pub workload: crate::scenario::Workload,
+    /// The prompts asked for (`warmup_requests + requests_per_rung`).
+    pub count: usize,
+    /// The prompts, in order.
+    pub set: PromptSet,
 }
 
 /// A trace read, and its prompts built, before anything is sent.
@@ -117,6 +134,9 @@ pub fn prepare(loaded: &Loaded, scenario: Scenario) -> Result<Prepared, Vec<Find
             }
         }
     };
+    // Kept only when built with the counter the run counts with (a local tokenizer or
+    // `none`; `tokenizer: server` counts once reached, so it builds them again).
+    let mut first_prompts = None;
     let (longest, trace) = match (&scenario.load.trace, &tokenizer) {
         (Some(t), Some(tok)) => match read_trace(&scenario, t, loaded, tok) {
             Ok(r) => (
@@ -142,18 +162,26 @@ pub fn prepare(loaded: &Loaded, scenario: Scenario) -> Result<Prepared, Vec<Find
         }
         (None, _) => (
             match (&tokenizer, special) {
-                (Some(tok), _) => check_prompts(
-                    &scenario,
-                    Tokens::Local(tok),
-                    dataset_path.as_deref(),
-                    &mut found,
-                ),
-                (None, Some(SourceKind::None)) => check_prompts(
-                    &scenario,
-                    Tokens::Absent,
-                    dataset_path.as_deref(),
-                    &mut found,
-                ),
+                (Some(tok), _) => {
+                    let (longest, first) = check_prompts_keeping(
+                        &scenario,
+                        Tokens::Local(tok),
+                        dataset_path.as_deref(),
+                        &mut found,
+                    );
+                    first_prompts = first;
+                    longest
+                }
+                (None, Some(SourceKind::None)) => {
+                    let (longest, first) = check_prompts_keeping(
+                        &scenario,
+                        Tokens::Absent,
+                        dataset_path.as_deref(),
+                        &mut found,
+                    );
+                    first_prompts = first;
+                    longest
+                }
                 // The server counts once it is reached; a dataset file is read (uncounted) now, so a
                 // broken file fails here and not after preflight.
                 (None, Some(SourceKind::Server))
@@ -178,6 +206,10 @@ pub fn prepare(loaded: &Loaded, scenario: Scenario) -> Result<Prepared, Vec<Find
         Some(sess) => session_history(&scenario, sess, longest, tokenizer.as_ref(), &mut found),
         None => longest,
     };
+    // A session rung builds its conversations, not a prompt set.
+    if scenario.workload.sessions.is_some() {
+        first_prompts = None;
+    }
     match source {
         Some(source) if found.is_empty() => Ok(Prepared {
             scenario,
@@ -187,6 +219,7 @@ pub fn prepare(loaded: &Loaded, scenario: Scenario) -> Result<Prepared, Vec<Find
             sim,
             longest_prompt: longest,
             trace,
+            first_prompts,
         }),
         _ => Err(found),
     }
@@ -453,10 +486,22 @@ pub(crate) fn check_prompts(
     dataset: Option<&std::path::Path>,
     found: &mut Vec<Finding>,
 ) -> Option<Prompt> {
+    check_prompts_keeping(s, tok, dataset, found).0
+}
+
+/// [`check_prompts`], also giving back a file dataset's prompt set when it passed (the first
+/// rung's prompts: see [`FirstPrompts`]).
+fn check_prompts_keeping(
+    s: &Scenario,
+    tok: Tokens<'_>,
+    dataset: Option<&std::path::Path>,
+    found: &mut Vec<Finding>,
+) -> (Option<Prompt>, Option<FirstPrompts>) {
     let count = s.load.warmup_requests as u64 + s.workload.requests_per_rung as u64;
     if count > limits::MAX_REQUESTS_PER_RUNG {
-        return None;
+        return (None, None);
     }
+    let mut first = None;
     let mut longest: Option<Prompt> = None;
     let mut keep = |p: Option<&Prompt>| {
         if let Some(p) = p {
@@ -494,10 +539,17 @@ pub(crate) fn check_prompts(
                 Ok(set) => {
                     keep(set.prompts.iter().max_by_key(|p| p.input_tokens));
                     let total: u64 = set.prompts.iter().map(|p| u64::from(p.input_tokens)).sum();
-                    if let Some(m) = limits::rung_tokens_problem(count, total) {
-                        found.push(
+                    match limits::rung_tokens_problem(count, total) {
+                        Some(m) => found.push(
                             Finding::at(&["workload", "path"], m).hint(limits::RUNG_SIZE_HINT),
-                        );
+                        ),
+                        None => {
+                            first = Some(FirstPrompts {
+                                workload: s.workload.clone(),
+                                count: count as usize,
+                                set,
+                            })
+                        }
                     }
                 }
                 Err(e) => push(e),
@@ -538,5 +590,64 @@ pub(crate) fn check_prompts(
             }
         }
     }
-    longest
+    (longest, first)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn prepared(dir: &std::path::Path, tokenizer: &str, extra: &str) -> Prepared {
+        let mut data = String::new();
+        for i in 0..5 {
+            data.push_str(&format!("{{\"prompt\": \"line {i} of the dataset\"}}\n"));
+        }
+        std::fs::write(dir.join("data.jsonl"), data).unwrap();
+        let sc = dir.join("s.yaml");
+        std::fs::write(
+            &sc,
+            format!(
+                "version: 1\nname: p\nendpoint:\n  base_url: sim\n  api: chat\nmodel: m\ntokenizer: {tokenizer}\n\
+                 workload:\n  dataset: jsonl\n  path: data.jsonl\n  output_tokens: 4\n  \
+                 requests_per_rung: 7\n{extra}load:\n  warmup_requests: 2\n  rates: [40]\n"
+            ),
+        )
+        .unwrap();
+        let l = crate::scenario::load(&sc).unwrap();
+        prepare(&l, l.scenario.clone()).unwrap()
+    }
+
+    /// The set `prepare` keeps is the one the first rung would build: same prompts, same
+    /// order, for the rung's count (cycling a short file included).
+    #[test]
+    fn keeps_the_first_rungs_file_prompts_as_the_rung_builds_them() {
+        let t = tempfile::tempdir().unwrap();
+        let p = prepared(t.path(), "none", "");
+        let first = p.first_prompts.expect("a file dataset's prompts are kept");
+        assert_eq!(first.count, 9);
+        assert_eq!(first.workload, p.scenario.workload);
+        let built = PromptSet::load_with(
+            &p.scenario.workload,
+            Tokens::Absent,
+            p.dataset_path.as_deref(),
+            9,
+            0,
+        )
+        .unwrap();
+        let text =
+            |s: &PromptSet| -> Vec<String> { s.prompts.iter().map(|p| p.text.clone()).collect() };
+        assert_eq!(first.set.prompts.len(), 9);
+        assert_eq!(text(&first.set), text(&built));
+        assert_eq!(first.set.notes, built.notes);
+    }
+
+    /// `tokenizer: server` counts once the server is reached, and a session rung builds
+    /// conversations: neither keeps the uncounted set.
+    #[test]
+    fn keeps_nothing_the_rung_would_not_send() {
+        let t = tempfile::tempdir().unwrap();
+        assert!(prepared(t.path(), "server", "").first_prompts.is_none());
+        let sessions = "  sessions:\n    turns: 2\n";
+        assert!(prepared(t.path(), "none", sessions).first_prompts.is_none());
+    }
 }

@@ -148,6 +148,15 @@ impl<'c> Ladder<'c> {
                 .unwrap_or(crate::scenario::DEFAULT_PROMPT_POOL) as usize,
             None => warmup + n,
         };
+        // The prompts `prepare` built checking a file dataset, taken by the first plan
+        // (used or not, so they are not held for the run): the same workload and count
+        // build the same prompts, on any rung.
+        let carried = self
+            .ctx
+            .first_prompts
+            .lock()
+            .ok()
+            .and_then(|mut c| c.take());
         let set = match (replay, &sessions) {
             (Some(r), _) => PromptSet {
                 prompts: r.prompts.clone(),
@@ -158,14 +167,17 @@ impl<'c> Ladder<'c> {
                 notes: plan.notes.clone(),
                 ..PromptSet::default()
             },
-            (None, None) => PromptSet::load_with(
-                workload,
-                self.tokens,
-                self.ctx.dataset_path.as_deref(),
-                count,
-                idx as u64,
-            )
-            .map_err(|e| RunError::Scenario(e.to_string()))?,
+            (None, None) => match carried.filter(|c| c.count == count && c.workload == *workload) {
+                Some(c) => c.set,
+                None => PromptSet::load_with(
+                    workload,
+                    self.tokens,
+                    self.ctx.dataset_path.as_deref(),
+                    count,
+                    idx as u64,
+                )
+                .map_err(|e| RunError::Scenario(e.to_string()))?,
+            },
         };
         if repeat == 0 {
             for note in set.notes {
