@@ -495,6 +495,7 @@ async fn run_scenario(
         longest_prompt,
         trace: _,
         first_prompts: _,
+        word_pools,
     } = prepared;
 
     let connect::Connected {
@@ -602,7 +603,7 @@ async fn run_scenario(
             scenario: &ladder,
             client: &client,
             tokens: match (&tokenizer, &server_tokens) {
-                (Some(tok), _) => Tokens::Local(tok),
+                (Some(tok), _) => Tokens::Pooled(tok, &word_pools),
                 (None, Some(counter)) => Tokens::Server(counter),
                 (None, None) => Tokens::Absent,
             },

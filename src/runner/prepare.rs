@@ -35,6 +35,9 @@ pub struct Prepared {
     /// A file dataset's prompts as checked here, for the first rung to send rather than build
     /// them again (see [`FirstPrompts`]).
     pub first_prompts: Option<FirstPrompts>,
+    /// The local tokenizer's word pool for random prompts, built by the checks here (when
+    /// they build random prompts) and reused by every rung.
+    pub word_pools: workload::WordPools,
 }
 
 /// A file dataset's prompt set built (and checked) by `prepare`, with what it was built
@@ -137,6 +140,7 @@ pub fn prepare(loaded: &Loaded, scenario: Scenario) -> Result<Prepared, Vec<Find
     // Kept only when built with the counter the run counts with (a local tokenizer or
     // `none`; `tokenizer: server` counts once reached, so it builds them again).
     let mut first_prompts = None;
+    let word_pools = workload::WordPools::default();
     let (longest, trace) = match (&scenario.load.trace, &tokenizer) {
         (Some(t), Some(tok)) => match read_trace(&scenario, t, loaded, tok) {
             Ok(r) => (
@@ -165,7 +169,7 @@ pub fn prepare(loaded: &Loaded, scenario: Scenario) -> Result<Prepared, Vec<Find
                 (Some(tok), _) => {
                     let (longest, first) = check_prompts_keeping(
                         &scenario,
-                        Tokens::Local(tok),
+                        Tokens::Pooled(tok, &word_pools),
                         dataset_path.as_deref(),
                         &mut found,
                     );
@@ -220,6 +224,7 @@ pub fn prepare(loaded: &Loaded, scenario: Scenario) -> Result<Prepared, Vec<Find
             longest_prompt: longest,
             trace,
             first_prompts,
+            word_pools,
         }),
         _ => Err(found),
     }

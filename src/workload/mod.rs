@@ -135,11 +135,40 @@ pub trait CountTokens: Sync {
     fn count(&self, texts: &[String]) -> Result<Vec<u32>, String>;
 }
 
+/// A local tokenizer's word pool for random prompts (a scan of its whole vocabulary and two
+/// batch encodes of it), built the first time a prompt set needs it and reused by every set
+/// built after it through the same [`Tokens::Pooled`]: the run's checks and each rung build
+/// random prompts from one pool. The pool depends on the tokenizer alone, so a set built
+/// with it is the set built without it.
+#[derive(Default)]
+pub struct WordPools(std::sync::OnceLock<synth::WordPool>);
+
+impl WordPools {
+    fn get(&self, tok: &Tokenizer) -> Result<&synth::WordPool, WorkloadError> {
+        if let Some(pool) = self.0.get() {
+            return Ok(pool);
+        }
+        let pool = synth::WordPool::new(tok)?;
+        Ok(self.0.get_or_init(|| pool))
+    }
+}
+
+impl std::fmt::Debug for WordPools {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("WordPools")
+            .field("built", &self.0.get().is_some())
+            .finish()
+    }
+}
+
 /// Where a workload's token counts come from (the scenario's `tokenizer:`).
 #[derive(Clone, Copy)]
 pub enum Tokens<'a> {
     /// A local `tokenizer.json` (file, model directory or hub id).
     Local(&'a Tokenizer),
+    /// A local tokenizer with the run's [`WordPools`]: as `Local`, the word pool built once
+    /// for all the sets built with it (it must be the pool of this tokenizer).
+    Pooled(&'a Tokenizer, &'a WordPools),
     /// `tokenizer: server`: the server's own tokenizer through its `/tokenize`.
     Server(&'a dyn CountTokens),
     /// `tokenizer: none`: dataset prompts go out uncounted and the server's usage counts them;
@@ -150,7 +179,7 @@ pub enum Tokens<'a> {
 impl<'a> Tokens<'a> {
     fn counter(self) -> Option<synth::Counter<'a>> {
         match self {
-            Tokens::Local(t) => Some(synth::Counter::Local(t)),
+            Tokens::Local(t) | Tokens::Pooled(t, _) => Some(synth::Counter::Local(t)),
             Tokens::Server(c) => Some(synth::Counter::Remote(c)),
             Tokens::Absent => None,
         }
@@ -306,7 +335,18 @@ impl PromptSet {
                 cleaned = tokenizer::without_truncation(t.clone());
                 Tokens::Local(&cleaned)
             }
+            // The pool is the cleaned tokenizer's on every call (this is the only way in).
+            Tokens::Pooled(t, pools)
+                if t.get_truncation().is_some() || t.get_padding().is_some() =>
+            {
+                cleaned = tokenizer::without_truncation(t.clone());
+                Tokens::Pooled(&cleaned, pools)
+            }
             other => other,
+        };
+        let pools = match tokens {
+            Tokens::Pooled(_, pools) => Some(pools),
+            _ => None,
         };
         let mut rng = prompt_rng(workload.seed, rung_seed);
         let env = template_env(workload.prompt_template.as_deref())?;
@@ -318,9 +358,9 @@ impl PromptSet {
         };
         match workload.dataset {
             Dataset::Random => match tokens.counter() {
-                Some(counter) => {
-                    build_random(workload, counter, &render, count, &mut rng, rung_seed)
-                }
+                Some(counter) => build_random(
+                    workload, counter, pools, &render, count, &mut rng, rung_seed,
+                ),
                 None => Err(WorkloadError::Setting {
                     setting: "tokenizer",
                     message: "the random dataset synthesises prompts of exact token lengths, \
@@ -436,9 +476,11 @@ fn length_range(len: u32, r: f64) -> (u32, u32) {
     (lo.max(1).min(hi.max(1)), hi.max(1))
 }
 
+#[allow(clippy::too_many_arguments)]
 fn build_random(
     workload: &Workload,
     counter: synth::Counter<'_>,
+    pools: Option<&WordPools>,
     render: &dyn Fn(&str) -> Result<String, WorkloadError>,
     count: usize,
     rng: &mut ChaCha8Rng,
@@ -457,14 +499,24 @@ fn build_random(
             message: "must be at least 1 for the random dataset".into(),
         });
     }
+    let built;
     let (pool, proven) = match counter {
         synth::Counter::Local(tok) => {
-            let pool = synth::WordPool::new(tok)?;
+            let pool = match pools {
+                Some(pools) => pools.get(tok)?,
+                None => {
+                    built = synth::WordPool::new(tok)?;
+                    &built
+                }
+            };
             let proven = workload.prompt_template.is_none() && pool.composes(tok);
             (pool, proven)
         }
         // Nothing is provable about a tokenizer ladder cannot read: every draft is counted.
-        synth::Counter::Remote(_) => (server_words::discover(counter)?, false),
+        synth::Counter::Remote(_) => {
+            built = server_words::discover(counter)?;
+            (&built, false)
+        }
     };
     let shaper = synth::Shaper {
         counter,
@@ -550,10 +602,10 @@ fn build_random(
     };
     let mut notes = Vec::new();
     let made = match &plan {
-        None => synth::synthesise(&pool, &shaper, &texts, overhead, rng)?,
+        None => synth::synthesise(pool, &shaper, &texts, overhead, rng)?,
         Some(plan) => {
             let (made, n) = plan.synthesise(
-                &pool,
+                pool,
                 counter,
                 render,
                 shaper.proven,

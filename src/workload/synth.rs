@@ -183,14 +183,14 @@ impl WordPool {
     /// each piece on its own as a pure function (word-level, word-piece, BPE without dropout),
     /// and the pool checked each piece gives one allowed token. (4) With special tokens off,
     /// no post-processor (or byte-level's, which only trims offsets) adds tokens. Anything
-    /// else (templates, Metaspace, custom split regexes, normalizers) is re-encoded.
+    /// else (templates, Metaspace, custom split regexes, normalizers) is re-encoded. A
+    /// `Sequence` of one such splitter and `Digits` counts as the splitter alone (see
+    /// [`WordPool::sequence_splits_by_word`]).
     pub(crate) fn composes(&self, tok: &Tokenizer) -> bool {
         let pre = match tok.get_pre_tokenizer() {
-            Some(PreTokenizerWrapper::WhitespaceSplit(_) | PreTokenizerWrapper::Whitespace(_)) => {
-                true
-            }
-            Some(PreTokenizerWrapper::ByteLevel(b)) => b.use_regex,
-            _ => false,
+            Some(PreTokenizerWrapper::Sequence(seq)) => self.sequence_splits_by_word(seq),
+            Some(p) => splits_by_word(p),
+            None => false,
         };
         let model = match tok.get_model() {
             ModelWrapper::WordLevel(_) | ModelWrapper::WordPiece(_) => true,
@@ -213,6 +213,30 @@ impl WordPool {
             && tok.get_normalizer().is_none()
             && tok.get_truncation().is_none()
             && tok.get_padding().is_none()
+    }
+
+    /// A `Sequence` pre-tokenizer splits pool words joined by spaces as its one word
+    /// splitter alone does when its other members are `Digits` and no pool word has a
+    /// numeric character: `Digits` splits at numeric characters only (`char::is_numeric`,
+    /// either mode), so on such a text it leaves every piece whole. SmolLM2's and other
+    /// StarCoder-family tokenizers are `Digits` then byte-level. A tokenizer built with
+    /// `Digits` keeps numeric words out of the pool anyway (` 7` is two pieces, ` ` and `7`);
+    /// the check makes the proof not depend on which tokenizer built the pool.
+    fn sequence_splits_by_word(
+        &self,
+        seq: &tokenizers::pre_tokenizers::sequence::Sequence,
+    ) -> bool {
+        let members: &[PreTokenizerWrapper] = seq.as_ref();
+        let (digits, splitters): (Vec<_>, Vec<_>) = members
+            .iter()
+            .partition(|p| matches!(p, PreTokenizerWrapper::Digits(_)));
+        let numeric = || {
+            self.rest
+                .iter()
+                .chain(&self.first)
+                .any(|w| w.chars().any(char::is_numeric))
+        };
+        splitters.len() == 1 && splits_by_word(splitters[0]) && (digits.is_empty() || !numeric())
     }
 
     /// Token ids a synthesised prompt must not contain.
@@ -242,6 +266,16 @@ impl WordPool {
             };
             words.push(pool.choose(rng).expect("pool is not empty"));
         }
+    }
+}
+
+/// Whether `p` on its own splits a text of words joined by single spaces into the words'
+/// own pieces (step (2) of [`WordPool::composes`]'s proof).
+fn splits_by_word(p: &PreTokenizerWrapper) -> bool {
+    match p {
+        PreTokenizerWrapper::WhitespaceSplit(_) | PreTokenizerWrapper::Whitespace(_) => true,
+        PreTokenizerWrapper::ByteLevel(b) => b.use_regex,
+        _ => false,
     }
 }
 

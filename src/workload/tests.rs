@@ -433,6 +433,104 @@ fn proof_is_refused_where_its_premises_fail() {
     assert!(!bpe_pool.composes(&t), "bpe dropout");
 }
 
+/// [`bpe`] behind SmolLM2's pre-tokenizer: `Digits` (one digit a piece), then byte-level.
+fn digits_bpe() -> &'static Tokenizer {
+    use tokenizers::pre_tokenizers::byte_level::ByteLevel;
+    use tokenizers::pre_tokenizers::digits::Digits;
+    use tokenizers::pre_tokenizers::sequence::Sequence;
+    use tokenizers::pre_tokenizers::PreTokenizerWrapper;
+    static T: OnceLock<Tokenizer> = OnceLock::new();
+    T.get_or_init(|| {
+        let mut t = bpe().clone();
+        t.with_pre_tokenizer(Some(PreTokenizerWrapper::Sequence(Sequence::new(vec![
+            PreTokenizerWrapper::Digits(Digits::new(true)),
+            PreTokenizerWrapper::ByteLevel(ByteLevel::new(false, true, true)),
+        ]))));
+        t
+    })
+}
+
+#[test]
+fn a_digits_then_byte_level_sequence_is_proven_and_gives_the_prompts_a_re_encode_gives() {
+    let tok = digits_bpe();
+    let pool = synth::WordPool::new(tok).unwrap();
+    assert!(pool.composes(tok), "Digits + ByteLevel, as SmolLM2's");
+    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(3);
+    let targets: Vec<u32> = (0..700).map(|_| rng.gen_range(1..=300)).collect();
+    let build = |proven: bool| {
+        let shaper = synth::Shaper {
+            counter: synth::Counter::Local(tok),
+            render: &plain,
+            proven,
+            fixed: 0,
+        };
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(42);
+        synth::synthesise(&pool, &shaper, &targets, 0, &mut rng).unwrap()
+    };
+    let (fast, verified) = (build(true), build(false));
+    let texts: Vec<&str> = fast.iter().map(|s| s.text.as_str()).collect();
+    let counts: Vec<u32> = tok
+        .encode_batch(texts.clone(), false)
+        .unwrap()
+        .iter()
+        .map(|e| e.len() as u32)
+        .collect();
+    assert_eq!(counts, targets, "an independent re-encode agrees");
+    let v: Vec<&str> = verified.iter().map(|s| s.text.as_str()).collect();
+    assert_eq!(v, texts, "same prompts whether proven or re-encoded");
+    // Through the prompt set too: the same prompts as with the proof off (a template that
+    // renders the body unchanged turns it off).
+    let w = wl(64, 8, 0.5, 5);
+    let mut templated = w.clone();
+    templated.prompt_template = Some("{{ prompt }}".into());
+    let a = PromptSet::load(&w, tok, None, 300, 2).unwrap();
+    let b = PromptSet::load(&templated, tok, None, 300, 2).unwrap();
+    assert_eq!(a.prompts, b.prompts);
+    assert!(a.prompts.iter().all(|p| p.exact));
+}
+
+#[test]
+fn a_sequence_is_refused_unless_digits_beside_one_word_splitter_and_no_numeric_word() {
+    use tokenizers::pre_tokenizers::byte_level::ByteLevel;
+    use tokenizers::pre_tokenizers::digits::Digits;
+    use tokenizers::pre_tokenizers::metaspace::Metaspace;
+    use tokenizers::pre_tokenizers::sequence::Sequence;
+    use tokenizers::pre_tokenizers::PreTokenizerWrapper as P;
+    let with = |members: Vec<P>| {
+        let mut t = bpe().clone();
+        t.with_pre_tokenizer(Some(P::Sequence(Sequence::new(members))));
+        t
+    };
+    let bl = || P::ByteLevel(ByteLevel::new(false, true, true));
+    let pool = synth::WordPool::new(bpe()).unwrap();
+    let own = |t: &Tokenizer| pool.composes(t);
+    assert!(own(&with(vec![bl()])), "a sequence of the splitter alone");
+    assert!(
+        own(&with(vec![bl(), P::Digits(Digits::new(false))])),
+        "digits after"
+    );
+    assert!(!own(&with(vec![bl(), bl()])), "two splitters");
+    assert!(
+        !own(&with(vec![P::Digits(Digits::new(true))])),
+        "no splitter"
+    );
+    assert!(
+        !own(&with(vec![
+            P::Digits(Digits::new(true)),
+            P::Metaspace(Metaspace::default())
+        ])),
+        "metaspace"
+    );
+    // A pool with a numeric word (one a tokenizer without `Digits` could have found):
+    // `Digits` would split it, so the proof is refused for that pool, and only that.
+    let words = |w: &[&str]| w.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+    let numeric = synth::WordPool::from_words(words(&["ka", "x7"]), words(&["ka"]));
+    assert!(numeric.composes(bpe()));
+    assert!(!numeric.composes(digits_bpe()), "a numeric pool word");
+    let letters = synth::WordPool::from_words(words(&["ka", "xy"]), words(&["ka"]));
+    assert!(letters.composes(digits_bpe()));
+}
+
 #[test]
 fn a_wrong_proof_is_caught_by_the_spot_check() {
     // Claiming proof for a template that adds tokens: the spot check sees every draft is
@@ -584,4 +682,34 @@ fn batches_group_prompts_in_order_and_sum_their_tokens() {
     );
     assert_eq!(batched(all.clone(), 1), all);
     assert_eq!(batched(all.clone(), 0), all);
+}
+
+/// A set built through the run's [`WordPools`] is the set built without them, on the first
+/// use (which builds the pool) and on the next ones (which reuse it), truncation included.
+#[test]
+fn pooled_sets_are_the_sets_built_without_the_pool() {
+    let mut truncating = fixture().clone();
+    truncating
+        .with_truncation(Some(tokenizers::TruncationParams {
+            max_length: 8,
+            ..Default::default()
+        }))
+        .unwrap();
+    for (name, tok) in [
+        ("fixture", fixture()),
+        ("bpe", bpe()),
+        ("truncating", &truncating),
+    ] {
+        let pools = WordPools::default();
+        assert!(format!("{pools:?}").contains("built: false"));
+        for (len, rung) in [(16, 0), (40, 1), (7, 2)] {
+            let w = wl(len, 8, 0.3, 9);
+            let plain = PromptSet::load_with(&w, Tokens::Local(tok), None, 50, rung).unwrap();
+            let pooled =
+                PromptSet::load_with(&w, Tokens::Pooled(tok, &pools), None, 50, rung).unwrap();
+            assert_eq!(plain.prompts, pooled.prompts, "{name} len {len}");
+            assert_eq!(plain.notes, pooled.notes, "{name} len {len}");
+            assert!(format!("{pools:?}").contains("built: true"), "{name}");
+        }
+    }
 }
