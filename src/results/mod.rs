@@ -1,9 +1,6 @@
 //! Result folders: layout, atomic writes, loading.
 
 mod check;
-mod check_derived;
-mod check_latency;
-mod check_pooled;
 mod line_scan;
 pub mod load;
 pub mod merge;

@@ -16,16 +16,16 @@ use std::path::Path;
 
 use serde_json::{Map, Value};
 
-use super::check::{bad, close};
-use super::load::{result_file_name, LoadError};
-use super::shard_merge::{bare_record_of, gap_of, ns};
-use super::types::{RequestLine, RunInfo, RunStatus};
+use super::{bad, close};
 use crate::metrics::compute::{achieved_rate, max_in_flight_of, meets_slo, peak_output_rate};
 use crate::metrics::prefix::PrefixSplit;
 use crate::metrics::reasoning::Reasoning;
 use crate::metrics::sessions::SessionSummary;
 use crate::metrics::{RungSummary, TokenAccounting};
 use crate::record::{RequestRecord, TokenSource};
+use crate::results::load::{result_file_name, LoadError};
+use crate::results::shard_merge::{bare_record_of, gap_of, ns};
+use crate::results::types::{RequestLine, RunInfo, RunStatus};
 use crate::scenario::{rate_label, Scenario, Slo};
 
 /// What the lines give besides counts and latencies, for one run of a rung (not a pool).
@@ -172,7 +172,7 @@ pub(super) fn tpot_of(l: &RequestLine) -> Option<f64> {
         first_token,
         ns(l.end_ms),
     )
-    .map(super::types::ms)
+    .map(crate::results::types::ms)
 }
 
 /// A pooled summary (several repeats) against the pool of its repeats' summaries, as the

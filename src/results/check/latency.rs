@@ -1,16 +1,16 @@
 //! A rung summary's latency statistics against the request lines' samples, each
 //! distribution recomputed as the writer computed it (`check::lines` calls it for one run,
-//! `check_pooled` for a pool).
+//! `pooled` for a pool).
 
 use std::path::Path;
 
-use super::check::{bad, close};
-use super::load::{result_file_name, LoadError};
-use super::types::RequestLine;
+use super::{bad, close};
 use crate::metrics::compute::{stats_micros, stats_unordered};
 use crate::metrics::{Latency, RungSummary, Stats};
+use crate::results::load::{result_file_name, LoadError};
+use crate::results::types::RequestLine;
 
-pub(super) fn latency_stats(
+pub(in crate::results) fn latency_stats(
     path: &Path,
     s: &RungSummary,
     measured: &[&RequestLine],

@@ -5,20 +5,26 @@
 //! [`run_info`] and [`rung_file`] check what `run.json` names (the scenario folder, the rung
 //! files), [`summary`] a rung's summary against its entry, [`lines`] a rung's request lines
 //! against its summary (counts, times, and the summary's statistics recomputed from them).
-//! `ResultDir` runs them as it loads, so every reader goes through them.
+//! `ResultDir` runs them as it loads, so every reader goes through them. The summary's
+//! derived keys are recomputed in `derived`, its latency statistics in `latency`, a pooled
+//! rung's in `pooled`.
 
 use std::collections::HashSet;
 use std::fs;
 use std::path::{Path, PathBuf};
 
-pub(super) use super::check_derived::Derived;
-pub(super) use super::check_latency::latency_stats;
-pub(crate) use super::check_latency::samples;
+mod derived;
+mod latency;
+mod pooled;
+
 use super::load::{requests_file_name, result_file_name, LoadError};
 use super::types::{RequestLine, RunInfo, RungEntry};
 use crate::metrics::RungSummary;
 use crate::scenario::{is_scenario_name, rate_label};
 use crate::values::measured;
+pub(super) use derived::Derived;
+pub(super) use latency::latency_stats;
+pub(crate) use latency::samples;
 
 pub(super) fn bad(path: &Path, problem: impl Into<String>) -> LoadError {
     LoadError::Tampered {
@@ -65,7 +71,7 @@ pub(crate) fn run_info(run_json: &Path, info: &RunInfo) -> Result<(), LoadError>
         }
         labels.push((label, e.rate));
     }
-    super::check_derived::planned_rungs(run_json, info)
+    derived::planned_rungs(run_json, info)
 }
 
 fn entry(run_json: &Path, e: &RungEntry) -> Result<(), LoadError> {
@@ -184,7 +190,7 @@ pub(crate) fn summary(
             ),
         ));
     }
-    super::check_derived::repeated_keys(path, raw, s)
+    derived::repeated_keys(path, raw, s)
 }
 
 fn ms(d: Option<f64>) -> String {
@@ -232,7 +238,7 @@ fn line(path: &Path, n: usize, l: &RequestLine) -> Result<(), LoadError> {
             l.e2e_ms
         )));
     }
-    let tpot = super::check_derived::tpot_of(l);
+    let tpot = derived::tpot_of(l);
     if !matches!((l.tpot_ms, tpot), (None, None))
         && !l.tpot_ms.zip(tpot).is_some_and(|(a, b)| close(a, b))
     {
@@ -253,7 +259,7 @@ fn line(path: &Path, n: usize, l: &RequestLine) -> Result<(), LoadError> {
 
 /// A rung's request lines against its summary: every line sane, the counts equal, and the
 /// summary's wall time, throughputs, latency statistics and every other key the lines give
-/// (`check_derived`) what the lines give. A rung of several repeats: each repeat's lines
+/// (`derived`) what the lines give. A rung of several repeats: each repeat's lines
 /// against its own summary, then the pool.
 pub(crate) fn lines(
     path: &Path,
@@ -311,7 +317,7 @@ pub(crate) fn lines(
             e => e,
         })?;
     }
-    super::check_pooled::pooled(path, s, all)
+    pooled::pooled(path, s, all)
 }
 
 /// The request indexes seen so far: a bit per index when they are about as many as the

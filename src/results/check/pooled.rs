@@ -4,10 +4,10 @@
 
 use std::path::Path;
 
-use super::check::{bad, close, latency_stats};
-use super::load::{result_file_name, LoadError};
-use super::types::RequestLine;
+use super::{bad, close, latency_stats};
 use crate::metrics::RungSummary;
+use crate::results::load::{result_file_name, LoadError};
+use crate::results::types::RequestLine;
 
 /// A pooled summary against its repeats and the lines of them all.
 pub(super) fn pooled(
@@ -80,13 +80,13 @@ pub(super) fn pooled(
     let measured: Vec<&RequestLine> = all
         .iter()
         .map(|&(_, l)| l)
-        .filter(|l| !l.warmup && !super::check::abandoned(l))
+        .filter(|l| !l.warmup && !super::abandoned(l))
         .collect();
     latency_stats(path, s, &measured)?;
     let finished: Vec<(usize, &RequestLine)> = all
         .iter()
         .copied()
-        .filter(|(_, l)| !super::check::abandoned(l))
+        .filter(|(_, l)| !super::abandoned(l))
         .collect();
-    super::check_derived::pooled(path, s, &finished)
+    super::derived::pooled(path, s, &finished)
 }
