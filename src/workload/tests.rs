@@ -713,3 +713,36 @@ fn pooled_sets_are_the_sets_built_without_the_pool() {
         }
     }
 }
+
+/// A real tokenizer's proof against a full re-encode, at a rung's size: the tokenizer.json in
+/// `LADDER_PROOF_TOKENIZER` (e.g. SmolLM2's), 50,000 prompts of 256 tokens built with the
+/// proof and without it (every draft re-encoded) must be the same texts, and an independent
+/// re-encode must give 256 for each. Needs the file, so run by hand:
+/// `LADDER_PROOF_TOKENIZER=~/.cache/ladder/smollm2-0.1.2/tokenizer.json cargo test --release --lib workload::tests::real_tokenizer -- --ignored --nocapture`.
+#[test]
+#[ignore]
+fn real_tokenizer_proof_matches_a_re_encode() {
+    let path = std::env::var("LADDER_PROOF_TOKENIZER").expect("set LADDER_PROOF_TOKENIZER");
+    let tok = tokenizer::load(Path::new(&path)).unwrap();
+    let pool = synth::WordPool::new(&tok).unwrap();
+    assert!(pool.composes(&tok), "the proof covers {path}");
+    let targets = vec![256u32; 50_000];
+    let build = |proven: bool| {
+        let shaper = synth::Shaper {
+            counter: synth::Counter::Local(&tok),
+            render: &plain,
+            proven,
+            fixed: 0,
+        };
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(0);
+        let t0 = std::time::Instant::now();
+        let made = synth::synthesise(&pool, &shaper, &targets, 0, &mut rng).unwrap();
+        (made, t0.elapsed())
+    };
+    let ((fast, t_fast), (slow, t_slow)) = (build(true), build(false));
+    println!("proven {t_fast:.2?}, re-encoded {t_slow:.2?}");
+    assert!(fast.iter().zip(&slow).all(|(a, b)| a.text == b.text && a.tokens == b.tokens));
+    let texts: Vec<&str> = fast.iter().map(|s| s.text.as_str()).collect();
+    let counts = tok.encode_batch_fast(texts, false).unwrap();
+    assert!(counts.iter().all(|e| e.len() == 256));
+}
