@@ -24,6 +24,10 @@ pub(crate) struct SimArgs {
     /// Extra served model names (repeatable; `sim-model` is always served) [default: none].
     #[arg(long = "served-model-names", num_args = 1..)]
     served_model_names: Vec<String>,
+    /// A served model with its own decode speed, `NAME=SPEED` with SPEED in (0, 1] (an
+    /// adapter slower than its base; repeatable; the name is served too) [default: none].
+    #[arg(long = "model-speed", value_parser = parse_model_speed)]
+    model_speed: Vec<ladder::sim::SimModel>,
     /// Context length in tokens.
     #[arg(long, default_value_t = d().max_model_len)]
     max_model_len: u32,
@@ -166,10 +170,27 @@ impl SimArgs {
             step_jitter
         );
         c.served_model_names = self.served_model_names.clone();
+        c.models = self.model_speed.clone();
         c.zero_cost = self.zero_cost;
         c.prefix_caching = self.prefix_caching;
         c
     }
+}
+
+/// `--model-speed NAME=SPEED`: the name, and a number (its range is checked with the other
+/// settings by `SimConfig::problems`).
+fn parse_model_speed(s: &str) -> Result<ladder::sim::SimModel, String> {
+    let (name, speed) = s
+        .rsplit_once('=')
+        .ok_or_else(|| format!("`{s}` is not NAME=SPEED (e.g. sql-lora=0.7)"))?;
+    let speed: f64 = speed
+        .trim()
+        .parse()
+        .map_err(|_| format!("`{speed}` in `{s}` is not a number (e.g. sql-lora=0.7)"))?;
+    Ok(ladder::sim::SimModel {
+        name: name.to_string(),
+        speed,
+    })
 }
 
 pub(crate) fn run_sim(args: SimArgs) -> i32 {

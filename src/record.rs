@@ -271,6 +271,8 @@ pub struct RequestRecord {
     pub prefix_first: bool,
     /// With `workload.sessions`: the session and turn this request is.
     pub session: Option<SessionTurn>,
+    /// With a `model` mix: the model this request named (`None` without a mix).
+    pub model: Option<std::sync::Arc<str>>,
 }
 
 /// Where a request sits in a multi-turn session (`workload.sessions`).

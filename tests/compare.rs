@@ -143,6 +143,7 @@ fn lines_for(spec: &Spec, rate: f64) -> Vec<RequestLine> {
                 session: None,
                 turn: None,
                 session_turns: None,
+                model: None,
             }
         })
         .collect()

@@ -309,6 +309,9 @@ const FIELDS: &[(&str, &str, Kind, bool)] = &[
     ("sim", "prefix_cache_block_size", Kind::Num, true),
     ("sim", "prefix_cache_tokens", Kind::Num, true),
     ("server_metrics", "interval", Kind::Dur, true),
+    // `model: [{name, weight}]` (written as a two-name mix) and `sim.models[].speed`.
+    ("model", "weight", Kind::Num, true),
+    ("sim_models", "speed", Kind::Num, false),
 ];
 
 struct Case {
@@ -363,7 +366,11 @@ fn render(dir: &Path, set: &[(usize, String)]) -> PathBuf {
     if let Some(v) = get("endpoint", "ttft_timeout") {
         text += &format!("  ttft_timeout: {v}\n");
     }
-    text += &format!("model: m\ntokenizer: {TOKENIZER}\nworkload:\n");
+    match get("model", "weight") {
+        Some(w) => text += &format!("model: [{{ name: m, weight: {w} }}, {{ name: m2 }}]\n"),
+        None => text += "model: m\n",
+    }
+    text += &format!("tokenizer: {TOKENIZER}\nworkload:\n");
     // A trace replay (`load.trace`) or a ramp (`load.ramp`) replaces the rates; neither
     // takes requests_per_rung, and a trace sets every length itself.
     let trace = flow_of(set, "trace");
@@ -455,7 +462,10 @@ fn render(dir: &Path, set: &[(usize, String)]) -> PathBuf {
             .collect()
     };
     for sec in ["slo", "sim", "server_metrics"] {
-        let kv = flow(sec);
+        let mut kv = flow(sec);
+        if let (Some(v), "sim") = (get("sim_models", "speed"), sec) {
+            kv.push(format!("models: [{{ name: m, speed: {v} }}]"));
+        }
         if !kv.is_empty() {
             text += &format!("{sec}: {{ {} }}\n", kv.join(", "));
         }
@@ -859,6 +869,8 @@ fn the_field_table_covers_the_scenario_schema() {
         ("sweep", Some("Sweep")),
         ("sim", Some("SimConfig")),
         ("server_metrics", Some("ServerMetrics")),
+        ("model", Some("WeightedModel")),
+        ("sim_models", Some("SimModel")),
     ];
     for (sec, def) in sections {
         let props = match def {

@@ -172,6 +172,7 @@ fn summary(s: &Shape, speedup: f64) -> RungSummary {
         offered_rate: None,
         ramp: None,
         pooling: None,
+        models: Vec::new(),
     }
 }
 

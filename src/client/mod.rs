@@ -137,6 +137,9 @@ pub struct PreparedRequest {
     /// Inputs the request carries (an embeddings batch's size, a rerank request's documents;
     /// 1 for generation).
     inputs: u32,
+    /// The model named in the body when the scenario mixes models (`None`: the client's one
+    /// model, and the record names none).
+    model: Option<Arc<str>>,
 }
 
 impl PreparedRequest {
@@ -151,6 +154,10 @@ impl PreparedRequest {
     /// Requested output tokens.
     pub fn max_tokens(&self) -> u32 {
         self.max_tokens
+    }
+    /// The model of a mixed scenario this request names (`None` without a mix).
+    pub fn model(&self) -> Option<&Arc<str>> {
+        self.model.as_ref()
     }
 }
 
@@ -510,24 +517,40 @@ impl Client {
         input_tokens: u32,
         max_tokens: u32,
     ) -> PreparedRequest {
+        self.prepare_batch_as(None, first, rest, input_tokens, max_tokens)
+    }
+
+    /// [`Client::prepare_batch`] naming `model` instead of the client's model (one name of a
+    /// scenario's mix); the request and its record carry the name.
+    pub fn prepare_batch_as(
+        &self,
+        model: Option<&Arc<str>>,
+        first: &str,
+        rest: &[String],
+        input_tokens: u32,
+        max_tokens: u32,
+    ) -> PreparedRequest {
+        let name: &str = model.map_or(&self.inner.model, |m| m);
+        let model = model.cloned();
         if self.inner.api == Api::Embeddings {
-            let body =
-                pooled::embeddings_body(&self.inner.model, first, rest, &self.inner.extra_body);
+            let body = pooled::embeddings_body(name, first, rest, &self.inner.extra_body);
             return PreparedRequest {
                 body,
                 input_tokens,
                 max_tokens: 0,
                 inputs: 1 + rest.len() as u32,
+                model,
             };
         }
         if self.inner.api == Api::Rerank {
             // `first` is the query, `rest` the documents scored against it.
             let docs = rest.len() as u32;
             return PreparedRequest {
-                body: rerank::body(&self.inner.model, first, rest, &self.inner.extra_body),
+                body: rerank::body(name, first, rest, &self.inner.extra_body),
                 input_tokens,
                 max_tokens: 0,
                 inputs: docs,
+                model,
             };
         }
         debug_assert!(
@@ -539,7 +562,7 @@ impl Client {
             return PreparedRequest {
                 body: typed::body(
                     self.inner.api,
-                    &self.inner.model,
+                    name,
                     prompt,
                     max_tokens,
                     self.inner.ignore_eos,
@@ -548,6 +571,7 @@ impl Client {
                 input_tokens,
                 max_tokens,
                 inputs: 1,
+                model,
             };
         }
         let chat = self.inner.api == Api::Chat;
@@ -556,6 +580,7 @@ impl Client {
             content: prompt,
         }];
         self.build(
+            model,
             (!chat).then_some(prompt),
             chat.then_some(&user[..]),
             input_tokens,
@@ -565,18 +590,27 @@ impl Client {
 
     /// Builds a chat request body whose `messages` are a whole conversation (a session's
     /// history and its new user message), for `api: chat`. `input_tokens` is what ladder
-    /// counted of the messages' text.
+    /// counted of the messages' text; `model` names one model of a mix (`None`: the
+    /// client's).
     pub fn prepare_chat(
         &self,
+        model: Option<&Arc<str>>,
         messages: &[ChatMessage<'_>],
         input_tokens: u32,
         max_tokens: u32,
     ) -> PreparedRequest {
-        self.build(None, Some(messages), input_tokens, max_tokens)
+        self.build(
+            model.cloned(),
+            None,
+            Some(messages),
+            input_tokens,
+            max_tokens,
+        )
     }
 
     fn build(
         &self,
+        model: Option<Arc<str>>,
         prompt: Option<&str>,
         messages: Option<&[ChatMessage<'_>]>,
         input_tokens: u32,
@@ -605,7 +639,7 @@ impl Client {
             extra: &'a BTreeMap<String, serde_json::Value>,
         }
         let body = Body {
-            model: &self.inner.model,
+            model: model.as_deref().unwrap_or(&self.inner.model),
             prompt,
             messages,
             max_tokens,
@@ -623,6 +657,7 @@ impl Client {
             input_tokens,
             max_tokens,
             inputs: 1,
+            model,
         }
     }
 }
@@ -674,6 +709,7 @@ mod tests {
         let c = Client::new(cfg(Api::Chat)).unwrap();
         let turn = |role, content| ChatMessage { role, content };
         let req = c.prepare_chat(
+            None,
             &[
                 turn(ChatRole::User, "one"),
                 turn(ChatRole::Assistant, "two \"2\""),

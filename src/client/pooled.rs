@@ -267,6 +267,7 @@ impl Client {
             error,
             usage_rejected: rejected,
             resent,
+            model: req.model.clone(),
             ..RequestRecord::default()
         };
         Measured::done(record)

@@ -279,6 +279,7 @@ impl Client {
             prefix_first: false,
             // The session runner tags a turn's record.
             session: None,
+            model: req.model.clone(),
         };
         Measured {
             record,

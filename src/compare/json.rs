@@ -48,7 +48,7 @@ fn row(r: &Row) -> Value {
             "text": render::interval(r.decision.interval),
         })
     });
-    json!({
+    let mut v = json!({
         // A capacity check judges the searches' answers, not one rung: no level.
         "level": (!r.rate.is_nan()).then_some(r.rate),
         "metric": r.check.metric,
@@ -61,7 +61,12 @@ fn row(r: &Row) -> Value {
         "method": r.method.to_string(),
         "verdict": verdict_key(r.decision.verdict),
         "note": (!r.decision.note.is_empty()).then_some(&r.decision.note),
-    })
+    });
+    // Only a rule on one model of a mix has the key: other rows are as before.
+    if let Some(m) = &r.check.model {
+        v["model"] = Value::from(m.clone());
+    }
+    v
 }
 
 /// The JSON document of a comparison; `command` is `compare` or `gate`.
@@ -75,7 +80,7 @@ pub fn document(c: &Comparison, strict: bool, command: &str) -> Value {
         "inconclusive": c.count(Verdict::Inconclusive),
         "regression": c.count(Verdict::Regression),
     });
-    json!({
+    let mut out = json!({
         "version": VERSION,
         "command": command,
         "verdict": verdict(c, strict),
@@ -115,5 +120,17 @@ pub fn document(c: &Comparison, strict: bool, command: &str) -> Value {
         "server_notes": c.server_notes.iter()
             .map(|(level, note)| json!({"level": level, "note": note}))
             .collect::<Vec<_>>(),
-    })
+    });
+    // Only a comparison of model mixes has these keys: others' JSON is as before.
+    if !c.model_rows.is_empty() {
+        out["model_rows"] = c
+            .model_rows
+            .iter()
+            .map(|r| {
+                json!({"level": r.rate, "model": r.model, "metric": r.metric,
+                       "baseline": r.base, "candidate": r.cand})
+            })
+            .collect();
+    }
+    out
 }

@@ -68,7 +68,7 @@ pub fn junit(c: &Comparison, strict: bool) -> String {
             c.load.name(),
             render::rung_cell(r.rate)
         ));
-        let name = escape(&format!("{} {}", r.check.metric, r.check.bound));
+        let name = escape(&format!("{} {}", r.check.label(), r.check.bound));
         let detail = format!(
             "baseline {} candidate {} ({} / {}), {} interval {} by {}{}",
             num(r.base),

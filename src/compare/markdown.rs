@@ -98,6 +98,27 @@ pub fn markdown(c: &Comparison, strict: bool) -> String {
             );
         }
     }
+    if !c.model_rows.is_empty() {
+        let _ = writeln!(o);
+        let _ = writeln!(
+            o,
+            "Per model (shown, not judged; a gate rule with `model:` judges one):"
+        );
+        let _ = writeln!(o);
+        let _ = writeln!(o, "| rung | model | metric | baseline | candidate |");
+        let _ = writeln!(o, "| ---: | --- | --- | ---: | ---: |");
+        for r in &c.model_rows {
+            let _ = writeln!(
+                o,
+                "| {} | {} | {} | {} | {} |",
+                render::rung_cell(r.rate),
+                cell(&code(&r.model)),
+                code(r.metric),
+                num(r.base),
+                num(r.cand)
+            );
+        }
+    }
     if !c.server_notes.is_empty() {
         let _ = writeln!(o);
         let _ = writeln!(o, "Server side (scraped `/metrics`):");

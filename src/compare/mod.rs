@@ -19,6 +19,7 @@ pub mod junit;
 pub mod large;
 pub mod markdown;
 mod mixed;
+pub mod models;
 pub mod render;
 pub mod rules;
 mod samples;
@@ -128,6 +129,19 @@ pub enum CompareError {
         crate::record::CLIENT_RESOURCE_FIX
     )]
     ClientLimited { rates: Vec<f64> },
+    /// A gate rule names a model one side's rung does not break down by.
+    #[error(
+        "rung {rate}: a gate rule judges model `{model}`, but the {side}'s rung has no \
+         requests of it (its models: [{}]); rerun with the same `model` mix, or drop the \
+         rule's `model:`",
+        listed.join(", ")
+    )]
+    ModelMissing {
+        rate: f64,
+        side: &'static str,
+        model: String,
+        listed: Vec<String>,
+    },
     /// A capacity.json that cannot be read.
     #[error("{which}: {message}")]
     Capacity {
@@ -230,8 +244,21 @@ pub struct Comparison {
     /// Per common rung, the server-side changes (from scraped `/metrics`) that go with the
     /// verdicts; only rungs where something moved.
     pub server_notes: Vec<(f64, String)>,
+    /// Per common rung whose two sides mix the same models: each model's main metrics on
+    /// both sides (shown, not judged; a gate rule with `model:` judges one).
+    pub model_rows: Vec<ModelRow>,
     /// What each side ran (baseline, candidate): model, lengths, load, server, endpoint.
     pub what_ran: [Vec<crate::report::facts::Fact>; 2],
+}
+
+/// One model's value of one metric on both sides of a rung ([`Comparison::model_rows`]).
+#[derive(Debug, Clone, PartialEq)]
+pub struct ModelRow {
+    pub rate: f64,
+    pub model: String,
+    pub metric: &'static str,
+    pub base: f64,
+    pub cand: f64,
 }
 
 /// The family of statistical checks one comparison runs, and the Bonferroni level each
@@ -639,6 +666,7 @@ pub fn compare(
     };
     let mut rows = Vec::new();
     let mut server_notes = Vec::new();
+    let mut model_rows = Vec::new();
     for &rate in &common {
         // The two sides' files are read and checked at once (a big rung takes seconds each).
         let (bres, cres) = std::thread::scope(|s| {
@@ -667,6 +695,60 @@ pub fn compare(
             lines: &cl,
             slo: cslo,
         };
+        match models::rows(&br.summary, &cr.summary) {
+            Ok(list) => {
+                model_rows.extend(
+                    list.into_iter()
+                        .map(|(model, metric, base, cand)| ModelRow {
+                            rate,
+                            model,
+                            metric,
+                            base,
+                            cand,
+                        }),
+                )
+            }
+            Err(w) if !warnings.contains(&w) => warnings.push(w),
+            Err(_) => {}
+        }
+        // Rules on one model of a mix judge that model's share of the rung alone.
+        let mut wanted: Vec<&str> = checks.iter().filter_map(|c| c.model.as_deref()).collect();
+        wanted.dedup();
+        let views = wanted
+            .iter()
+            .map(|m| {
+                models::views(rate, m, (&br.summary, &bl), (&cr.summary, &cl))
+                    .map(|v| (m.to_string(), v))
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+        let model_sides: Vec<(&str, Side, Side)> = views
+            .iter()
+            .map(|(m, [(bsum, blines), (csum, clines)])| {
+                (
+                    m.as_str(),
+                    Side {
+                        summary: bsum,
+                        lines: blines,
+                        slo: bslo,
+                    },
+                    Side {
+                        summary: csum,
+                        lines: clines,
+                        slo: cslo,
+                    },
+                )
+            })
+            .collect();
+        let sides_of = |check: &Check| -> (&Side, &Side) {
+            match check.model.as_deref() {
+                None => (&bs, &cs),
+                Some(m) => model_sides
+                    .iter()
+                    .find(|(n, _, _)| *n == m)
+                    .map(|(_, b, c)| (b, c))
+                    .expect("a view for every rule's model"),
+            }
+        };
         // A vLLM file saved without --save-detailed has no requests to resample: such rungs
         // are compared on their summary values (the error rate keeps its count-based test).
         // Without send times (older benchmark_serving.py files) the requests' latencies are
@@ -686,10 +768,11 @@ pub fn compare(
             let plain = (summary_only
                 || (untimed && matches!(model, evidence::Model::Throughput(_))))
                 && !matches!(model, evidence::Model::ErrorRate | evidence::Model::Plain);
-            let e = if plain && br.summary.completed > 0 && cr.summary.completed > 0 {
-                Ok(evidence::summary_only(&check.metric, &bs, &cs))
+            let (bs, cs) = sides_of(check);
+            let e = if plain && bs.summary.completed > 0 && cs.summary.completed > 0 {
+                Ok(evidence::summary_only(&check.metric, bs, cs))
             } else {
-                evidence::evidence(&check.metric, &bs, &cs, levels)
+                evidence::evidence(&check.metric, bs, cs, levels)
             };
             (plain, e)
         });
@@ -702,9 +785,10 @@ pub fn compare(
             && measured(&br.summary)
             && measured(&cr.summary);
         for (check, (plain, e)) in checks.iter().zip(evidences) {
+            let (bs, cs) = sides_of(check);
             let e = match e {
                 Err(ns) if ns.side == "candidate" && errors_judge => {
-                    Ok(no_successes(&check.metric, &bs, &cr.summary))
+                    Ok(no_successes(&check.metric, bs, cs.summary))
                 }
                 e => e,
             };
@@ -723,7 +807,7 @@ pub fn compare(
                 CompareError::NoSuccesses {
                     rate,
                     side: ns.side,
-                    metric: check.metric.clone(),
+                    metric: check.label(),
                     detail: format!("{} failed: {}", s.failed, classes.join(", ")),
                 }
             })?;
@@ -737,8 +821,8 @@ pub fn compare(
                 evidence::Model::of(&check.metric),
             ) {
                 let (bg, cg) = (
-                    evidence::latency_groups(&bl, which),
-                    evidence::latency_groups(&cl, which),
+                    evidence::latency_groups(bs.lines, which),
+                    evidence::latency_groups(cs.lines, which),
                 );
                 if bg.len().min(cg.len()) < stats::MIN_REQUESTS {
                     if let Some(d) =
@@ -819,6 +903,7 @@ pub fn compare(
         run_noise,
         rows,
         server_notes,
+        model_rows,
         what_ran: [b, c]
             .map(|d| crate::report::facts::of(&d.info, d.rungs.iter().map(|r| &r.summary))),
     })

@@ -87,7 +87,7 @@ pub fn verdict_word(v: Verdict) -> &'static str {
 pub fn cells(r: &Row) -> [String; 9] {
     [
         rung_cell(r.rate),
-        r.check.metric.clone(),
+        r.check.label(),
         r.check.threshold_text(),
         num(r.base),
         num(r.cand),
@@ -129,11 +129,11 @@ pub fn checks_listing(c: &Comparison) -> String {
         let t = match r.check.bound {
             super::Bound::Increase(_) | super::Bound::Decrease(_) => format!(
                 "{} {},floor={}",
-                r.check.metric,
+                r.check.label(),
                 r.check.bound,
                 super::threshold::floor_text(&r.check.metric, r.check.floor)
             ),
-            _ => format!("{} {}", r.check.metric, r.check.bound),
+            _ => format!("{} {}", r.check.label(), r.check.bound),
         };
         if !seen.contains(&t) {
             seen.push(t);
@@ -251,9 +251,37 @@ pub fn terminal(c: &Comparison, strict: bool) -> String {
             let _ = writeln!(o, "server side, {} {}: {n}", c.load.name(), num(*rate));
         }
     }
+    if !c.model_rows.is_empty() {
+        let _ = writeln!(o);
+        let _ = writeln!(
+            o,
+            "per model (shown, not judged; a gate rule with `model:` judges one):"
+        );
+        for r in &c.model_rows {
+            let _ = writeln!(o, "  {}", model_row_text(c, r));
+        }
+    }
     let _ = writeln!(o);
     let _ = writeln!(o, "{}", summary_line(c, strict));
     o
+}
+
+/// One per-model line: `rate 20  sql-lora  median_tpot_ms  29.8 → 35.1 (+17.8 %)`.
+pub fn model_row_text(c: &Comparison, r: &super::ModelRow) -> String {
+    let change = if r.base != 0.0 && r.base.is_finite() && r.cand.is_finite() {
+        format!(" ({:+.1} %)", 100.0 * (r.cand - r.base) / r.base.abs())
+    } else {
+        String::new()
+    };
+    format!(
+        "{} {}  {}  {}  {} → {}{change}",
+        c.load.name(),
+        rung_cell(r.rate),
+        r.model,
+        r.metric,
+        num(r.base),
+        num(r.cand)
+    )
 }
 
 /// The comparison as the overlay report shows it: [`summary_line`] as its headline, and
@@ -283,7 +311,7 @@ pub fn report_rows(c: &Comparison) -> Vec<crate::report::VerdictRow> {
             }
             crate::report::VerdictRow {
                 rate: r.rate,
-                metric: r.check.metric.clone(),
+                metric: r.check.label(),
                 base: r.base,
                 candidate: r.cand,
                 change: format!("{} {}", pct(r), interval(r.decision.interval)),

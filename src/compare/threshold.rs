@@ -30,6 +30,9 @@ pub struct Check {
     /// a regression (or an improvement) only when it is also wholly beyond this much.
     /// [`default_floor`] unless the rule sets `min_change` or `--threshold` sets `floor=`.
     pub floor: f64,
+    /// A gate rule's `model:`: judge only that model's requests of a mix (`None`: the whole
+    /// rung).
+    pub model: Option<String>,
 }
 
 impl Check {
@@ -39,6 +42,16 @@ impl Check {
             metric: metric.to_string(),
             bound,
             floor: default_floor(metric),
+            model: None,
+        }
+    }
+
+    /// The metric as tables name the check: `p99_tpot_ms`, or `p99_tpot_ms [sql-lora]` for
+    /// one model of a mix.
+    pub fn label(&self) -> String {
+        match &self.model {
+            Some(m) => format!("{} [{m}]", self.metric),
+            None => self.metric.clone(),
         }
     }
 
@@ -95,7 +108,7 @@ impl fmt::Display for Bound {
 
 impl fmt::Display for Check {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}{}", self.metric, self.threshold_text())
+        write!(f, "{}{}", self.label(), self.threshold_text())
     }
 }
 
@@ -219,11 +232,22 @@ pub fn from_gate_rules(rules: &[GateRule]) -> Result<Vec<Check>, ThresholdError>
                 ThresholdError(format!("gate rule on `{}`: min_change: {e}", r.metric))
             })?,
         };
+        if r.model.is_some()
+            && !crate::metrics::models::ModelSummary::metric_keys().contains(&r.metric)
+        {
+            return Err(ThresholdError(format!(
+                "gate rule on `{}` with `model:`: a model's breakdown has no such key; it has \
+                 counts, error_rate, request_throughput, output_throughput and the TTFT, TPOT, \
+                 ITL and E2E statistics",
+                r.metric
+            )));
+        }
         let mut push = |bound| {
             out.push(Check {
                 metric: r.metric.clone(),
                 bound,
                 floor,
+                model: r.model.clone(),
             })
         };
         if let Some(t) = r.max_increase {

@@ -407,6 +407,7 @@ fn summarize_finished(records: &[RequestRecord], ctx: &RungContext) -> RungSumma
         offered_rate: None,
         ramp: None,
         pooling: ctx.pooling,
+        models: super::models::ModelSummary::of(&measured, duration_s, ctx.pooling.is_some()),
     }
 }
 

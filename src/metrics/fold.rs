@@ -398,6 +398,8 @@ impl RungFold {
             latency,
             server: Default::default(),
             pooling: ctx.pooling,
+            // A timed (soak) rung folds its records as they come: no per-model breakdown.
+            models: Vec::new(),
             repeats: Vec::new(),
             offered_rate: None,
             ramp: None,

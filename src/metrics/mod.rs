@@ -5,6 +5,7 @@ pub mod counts;
 pub mod flow;
 pub mod fold;
 pub mod live;
+pub mod models;
 pub mod outliers;
 pub mod prefix;
 pub mod ramp;

@@ -292,6 +292,7 @@ mod tests {
             prefix_group: None,
             prefix_first: false,
             session: None,
+            model: None,
         }
     }
 

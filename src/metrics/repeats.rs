@@ -107,8 +107,32 @@ pub fn pool(
         // A ramp's windows are recomputed from every repeat's requests by the runner.
         ramp: None,
         pooling: first.pooling,
+        // Like the latency statistics, from every request: the caller sets it
+        // ([`pool_models`]).
+        models: Vec::new(),
         repeats: runs,
     }
+}
+
+/// A mix's breakdown of every repeat's requests together, its throughputs over the pool's
+/// summed `duration_s` (as the pool's own), so it adds up to the pool.
+pub fn pool_models(
+    all: Vec<super::models::ModelSummary>,
+    duration_s: f64,
+) -> Vec<super::models::ModelSummary> {
+    all.into_iter()
+        .map(|m| {
+            super::models::ModelSummary::from_counts(
+                &m.model,
+                m.num_prompts,
+                m.completed,
+                m.total_input_tokens,
+                m.total_output_tokens,
+                duration_s,
+                m.latency,
+            )
+        })
+        .collect()
 }
 
 /// Means over successful requests, pooled as weighted means of the repeats' means.

@@ -203,6 +203,9 @@ pub struct RungSummary {
     /// its TTFT, TPOT, ITL and scheduled-TTFT keys are absent (not 0), and `input_throughput`
     /// is written. `None` for a generation rung (no `api` key, as before it existed).
     pub pooling: Option<crate::scenario::Api>,
+    /// With a `model` mix: each model's share of the rung, in order of first appearance
+    /// (`models` key); empty without a mix (no key).
+    pub models: Vec<super::models::ModelSummary>,
 }
 
 impl RungSummary {
@@ -312,7 +315,18 @@ impl RungSummary {
                 serde_json::to_value(r).unwrap_or(Value::Null),
             );
         }
+        if !self.models.is_empty() {
+            m.insert(
+                "models".into(),
+                Value::Array(self.models.iter().map(|x| x.to_json(num)).collect()),
+            );
+        }
         m
+    }
+
+    /// One model's share of this rung, by name (a mix's breakdown).
+    pub fn model(&self, name: &str) -> Option<&super::models::ModelSummary> {
+        self.models.iter().find(|m| m.model == name)
     }
 
     /// The metric keys alone (without the per-repeat summaries).
@@ -511,6 +525,7 @@ impl RungSummary {
                 _ => None,
             },
             pooling,
+            models: super::models::read_list(m)?,
             ramp: match m.get("ramp") {
                 None => None,
                 Some(v) => Some(

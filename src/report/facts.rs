@@ -65,9 +65,19 @@ pub fn of<'a>(info: &RunInfo, rungs: impl IntoIterator<Item = &'a RungSummary>) 
     if let Some(d) = string(&sc["description"]) {
         fact("description", d);
     }
+    // A mix reads `base×2, sql-lora×1` (its names and weights).
+    let mix = || {
+        sc["model"]
+            .is_array()
+            .then(|| serde_json::from_value::<crate::scenario::ModelSpec>(sc["model"].clone()))
+            .and_then(Result::ok)
+            .map(|m| m.to_string())
+    };
     fact(
         "model",
-        string(&sc["model"]).unwrap_or_else(|| NOT_RECORDED.into()),
+        string(&sc["model"])
+            .or_else(mix)
+            .unwrap_or_else(|| NOT_RECORDED.into()),
     );
     fact(
         "API",

@@ -376,6 +376,12 @@ impl Exporter for Html {
             );
             side_table_html(
                 &mut out,
+                "Models",
+                super::models::MODELS_NOTE,
+                super::models::models_table(run),
+            );
+            side_table_html(
+                &mut out,
                 "Sessions",
                 super::sessions::SESSIONS_NOTE,
                 super::sessions::sessions_table(run),

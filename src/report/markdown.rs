@@ -107,6 +107,12 @@ fn run_section(out: &mut String, run: &RunReport, heading: &str) {
         table(out, &header, &rows, &right);
         out.push('\n');
     }
+    if let Some((header, rows)) = super::models::models_table(run) {
+        let _ = writeln!(out, "Models: {}\n", super::models::MODELS_NOTE);
+        let right: Vec<bool> = (0..header.len()).map(|i| i > 1).collect();
+        table(out, &header, &rows, &right);
+        out.push('\n');
+    }
     if let Some((header, rows)) = super::sessions::sessions_table(run) {
         let _ = writeln!(out, "Sessions: {}\n", super::sessions::SESSIONS_NOTE);
         let right: Vec<bool> = (0..header.len()).map(|i| i > 0).collect();

@@ -15,6 +15,7 @@ pub mod focus;
 pub mod history_capacity;
 pub mod html;
 pub mod markdown;
+mod models;
 mod server_charts;
 pub mod sessions;
 mod unfinished;

@@ -82,6 +82,7 @@ pub(super) fn scan(line: &[u8], gaps: &mut Vec<f64>) -> Option<RequestLine> {
             27 => l.session = c.or_null(Cursor::u32)?,
             28 => l.turn = c.or_null(Cursor::u32)?,
             29 => l.session_turns = c.or_null(Cursor::u32)?,
+            30 => l.model = c.or_null(|c| Some(c.string()?.to_string()))?,
             _ => return None,
         }
         match c.next()? {
@@ -102,7 +103,7 @@ pub(super) fn scan(line: &[u8], gaps: &mut Vec<f64>) -> Option<RequestLine> {
 
 /// The keys of a [`RequestLine`], in the writer's order; a key's bit is its position, and
 /// `scan` reads its value by that position.
-const KEYS: [&[u8]; 30] = [
+const KEYS: [&[u8]; 31] = [
     b"index",
     b"repeat",
     b"warmup",
@@ -133,6 +134,7 @@ const KEYS: [&[u8]; 30] = [
     b"session",
     b"turn",
     b"session_turns",
+    b"model",
 ];
 
 /// The keys serde_json requires (neither `Option` nor `#[serde(default)]`).

@@ -55,6 +55,9 @@ fn written(rng: &mut ChaCha8Rng) -> RequestLine {
         session: opt_u32(rng),
         turn: opt_u32(rng),
         session_turns: opt_u32(rng),
+        model: rng
+            .gen_bool(0.3)
+            .then(|| ["base", "sql-lora", "org/Model-7B:v2"][rng.gen_range(0..3)].into()),
     }
 }
 

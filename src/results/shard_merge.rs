@@ -604,6 +604,7 @@ pub(crate) fn bare_record_of(l: &RequestLine) -> RequestRecord {
         prefix_group: l.prefix_group,
         prefix_first: l.prefix_first,
         session: l.session_turn(),
+        model: l.model.as_deref().map(std::sync::Arc::from),
     }
 }
 

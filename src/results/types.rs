@@ -225,6 +225,9 @@ pub struct RequestLine {
     /// With `workload.sessions`: the turns the session was planned to have.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub session_turns: Option<u32>,
+    /// With a `model` mix: the model the request named (absent without a mix).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub model: Option<String>,
 }
 
 impl RequestLine {
@@ -342,6 +345,8 @@ pub(crate) struct RequestLineRef<'a> {
     turn: Option<u32>,
     #[serde(skip_serializing_if = "Option::is_none")]
     session_turns: Option<u32>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    model: Option<&'a str>,
 }
 
 fn itl_as_ms<S: Serializer>(gaps: &&ItlGaps, s: S) -> Result<S::Ok, S::Error> {
@@ -381,6 +386,7 @@ impl<'a> From<&'a RequestRecord> for RequestLineRef<'a> {
             session: r.session.map(|s| s.session),
             turn: r.session.map(|s| s.turn),
             session_turns: r.session.map(|s| s.turns),
+            model: r.model.as_deref(),
         }
     }
 }
@@ -421,6 +427,7 @@ mod tests {
                 turn: 1,
                 turns: 3,
             }),
+            model: Some(std::sync::Arc::from("sql-lora")),
             ..Default::default()
         };
         let failed = RequestRecord {
@@ -466,6 +473,7 @@ mod tests {
             session: Some(5),
             turn: Some(1),
             session_turns: Some(3),
+            model: Some("sql-lora".into()),
         };
         let owned_failed = RequestLine {
             repeat: 0,
@@ -498,6 +506,7 @@ mod tests {
             session: None,
             turn: None,
             session_turns: None,
+            model: None,
         };
         for (r, owned) in [(&ok, &owned_ok), (&failed, &owned_failed)] {
             let owned_json = serde_json::to_string(owned).unwrap();

@@ -461,6 +461,8 @@ fn rung_of(dir: &Path, file: &str, o: Map<String, Value>) -> Result<ImportedRung
                 _ => crate::scenario::Api::Embeddings,
             },
         ),
+        // vLLM's file has no per-model breakdown (its `--lora-modules` spread is not recorded).
+        models: Vec::new(),
         tokens: crate::metrics::tokens::TokenAccounting {
             requested_input_tokens: per_request(u("total_input_tokens")),
             mean_output_tokens: per_request(u("total_output_tokens")),

@@ -107,7 +107,7 @@ pub(super) async fn connect(
         base_url: base_url.clone(),
         api: scenario.endpoint.api,
         api_key: api_key.clone(),
-        model: scenario.model.clone(),
+        model: scenario.model.primary().to_string(),
         request_timeout: scenario.endpoint.request_timeout.0,
         ttft_timeout: scenario.endpoint.ttft_timeout.map(|d| d.0),
         headers: scenario.endpoint.headers.clone(),
@@ -193,7 +193,7 @@ pub(super) async fn connect(
     say(&format!("preflight: {endpoint}"));
     let report = preflight::preflight(
         &client,
-        &scenario.model,
+        scenario.model.primary(),
         scenario.endpoint.api_key_env.as_deref(),
         api_key.is_some(),
     )
@@ -209,7 +209,26 @@ pub(super) async fn connect(
             .unwrap_or_else(|| "n/a".into()),
         report.probe_e2e.as_secs_f64() * 1000.0
     ));
-    for w in &report.warnings {
+    // A mix: every other name gets the same probe, and is refused the same way.
+    let others = &scenario.model.names()[1..];
+    let mut mix_warnings = Vec::new();
+    if !others.is_empty() {
+        mix_warnings = preflight::probe_other_models(
+            &client,
+            others,
+            report.probe_prompt_tokens,
+            report.served_models.as_deref(),
+            scenario.endpoint.api_key_env.as_deref(),
+            api_key.is_some(),
+        )
+        .await
+        .map_err(|e| RunError::Preflight(shown.own.redact(&e.to_string()).into_owned()))?;
+        say(&format!(
+            "preflight ok: the mix's other models answered too ({})",
+            others.join(", ")
+        ));
+    }
+    for w in report.warnings.iter().chain(&mix_warnings) {
         let w = shown.own.redact(w).into_owned();
         say(&format!("warning: {w}"));
         early_warnings.push(w);
@@ -251,7 +270,7 @@ pub(super) async fn connect(
     if let Some(p) = &longest_prompt {
         let long = preflight::probe_longest(
             &client,
-            &scenario.model,
+            scenario.model.primary(),
             report.served_models.as_deref(),
             &p.text,
             &p.batch,

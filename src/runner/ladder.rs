@@ -607,5 +607,6 @@ fn pooled_repeats(h: &Held) -> RungSummary {
     let all = summarize(&all, &ctx);
     let mut pooled = repeats::pool(h.summaries.clone(), all.latency, all.reasoning);
     pooled.prefix = all.prefix;
+    pooled.models = repeats::pool_models(all.models, pooled.duration_s);
     pooled
 }

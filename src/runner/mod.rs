@@ -8,6 +8,7 @@ pub mod failures;
 mod in_flight;
 mod ladder;
 pub mod limits;
+mod models;
 mod overhead;
 pub mod preflight;
 pub mod prepare;

@@ -22,6 +22,8 @@ pub struct PreflightReport {
     pub probe_e2e: Duration,
     /// Output tokens of the probe.
     pub probe_output_tokens: u32,
+    /// The server's count of the probe's prompt, when its usage says.
+    pub probe_prompt_tokens: Option<u32>,
     /// Things worth telling the user even though preflight passed.
     pub warnings: Vec<String>,
 }
@@ -347,6 +349,7 @@ pub async fn preflight(
             probe_ttft: rec.ttft(),
             probe_e2e: rec.e2e(),
             probe_output_tokens: rec.output_tokens,
+            probe_prompt_tokens: rec.server_prompt_tokens,
             warnings,
         });
     };
@@ -359,6 +362,62 @@ pub async fn preflight(
         key_present,
         err,
     ))
+}
+
+/// After [`preflight`] passed for a mix's first model: the same short probe for each other
+/// name of the mix (`model` a list), so a name the server does not serve is refused before
+/// any load, with the list it does serve, as for one model. A name missing from `served`
+/// that still answers is a warning, as for one model; so is a name whose server count of the
+/// probe's prompt differs from the first model's (`first_count`): its tokenizer differs,
+/// and the scenario's one tokenizer cannot count both. Returns the warnings.
+pub async fn probe_other_models(
+    client: &Client,
+    names: &[&str],
+    first_count: Option<u32>,
+    served: Option<&[String]>,
+    api_key_env: Option<&str>,
+    key_present: bool,
+) -> Result<Vec<String>, PreflightError> {
+    let mut warnings = Vec::new();
+    for &name in names {
+        let model: std::sync::Arc<str> = std::sync::Arc::from(name);
+        let req = client.prepare_batch_as(Some(&model), "Say hello.", &[], 3, 4);
+        let rec = client
+            .send(&req, Instant::now(), Duration::ZERO, 0, true)
+            .await;
+        if let (Some(a), Some(b)) = (first_count, rec.server_prompt_tokens) {
+            if a != b {
+                warnings.push(client.redact(&format!(
+                    "model {} counts the probe's prompt as {b} tokens where {} counts {a}: \
+                     they tokenize differently, and the scenario's one tokenizer counts every \
+                     model's prompts (compare per-model `server_prompt_tokens`, or mix only \
+                     models that share a tokenizer, such as a base and its adapters)",
+                    markdown::code(name),
+                    markdown::code(client.model()),
+                )));
+            }
+        }
+        if let Some(err) = rec.error {
+            return Err(diagnose(
+                client,
+                name,
+                served,
+                api_key_env,
+                key_present,
+                err,
+            ));
+        }
+        if let Some(list) = served.filter(|l| !l.iter().any(|m| m == name)) {
+            let ids: Vec<String> = list.iter().map(|m| markdown::code(m)).collect();
+            warnings.push(client.redact(&format!(
+                "model {} is not in {} ({}), but the probe succeeded",
+                markdown::code(name),
+                client.models_url(),
+                ids.join(", ")
+            )));
+        }
+    }
+    Ok(warnings)
 }
 
 /// `max_tokens` of the longest-prompt probe: enough for one token back, no decoding cost.

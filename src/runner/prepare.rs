@@ -86,8 +86,11 @@ pub fn prepare(loaded: &Loaded, scenario: Scenario) -> Result<Prepared, Vec<Find
             let m = m.strip_prefix(&prefix).map(String::from).unwrap_or(m);
             found.push(Finding::at(&["sim", key], m).hint("docs/sim.md lists the settings"));
         }
-        if !cfg.served_model_names.contains(&scenario.model) {
-            cfg.served_model_names.push(scenario.model.clone());
+        // The built-in simulator serves every name the scenario sends.
+        for name in scenario.model.names() {
+            if !cfg.served_model_names.iter().any(|n| n == name) {
+                cfg.served_model_names.push(name.to_string());
+            }
         }
         Some(cfg)
     } else {

@@ -203,11 +203,20 @@ impl<'c> Ladder<'c> {
         };
         // Consumed as the bodies are built: a soak's pool of a million prompts would
         // otherwise hold every prompt's text twice until the rung starts.
+        // A model mix: request `i` names the model drawn for index `i` (a timed rung's pool
+        // entry `i`, which it cycles).
+        let mix = super::models::Mix::of(&scenario.model, scenario.workload.seed);
         let requests: Vec<_> = prompts
             .into_iter()
-            .map(|p| {
-                self.client
-                    .prepare_batch(&p.text, &p.batch, p.input_tokens, p.output_tokens)
+            .enumerate()
+            .map(|(i, p)| {
+                self.client.prepare_batch_as(
+                    mix.pick(i),
+                    &p.text,
+                    &p.batch,
+                    p.input_tokens,
+                    p.output_tokens,
+                )
             })
             .collect();
         // A concurrency rung: `rate` is its number of users (a shard runs its part of them);
@@ -290,6 +299,8 @@ impl<'c> Ladder<'c> {
             start,
             warmed,
             sessions: sessions.clone().map(|plan| super::sessions::SessionRung {
+                // A conversation keeps one model: drawn by its session index.
+                models: mix.assign(warmup + n),
                 plan,
                 warmup,
                 starts: match closed {

@@ -54,6 +54,8 @@ pub struct SessionRung {
     pub warmup: usize,
     /// When sessions start.
     pub starts: SessionStarts,
+    /// With a model mix: session `s`'s model, for all its turns (empty without a mix).
+    pub models: Vec<Arc<str>>,
 }
 
 /// What every session of a rung shares.
@@ -61,6 +63,7 @@ struct Shared {
     ctx: Dispatch,
     plan: Arc<SessionPlan>,
     warmup: usize,
+    models: Vec<Arc<str>>,
 }
 
 /// Start the rung's sessions; the returned task ends when every session has ended (or
@@ -75,6 +78,7 @@ pub(super) fn spawn(
         ctx: d,
         plan: rung.plan,
         warmup: rung.warmup,
+        models: rung.models,
     });
     match rung.starts {
         SessionStarts::Scheduled {
@@ -247,10 +251,12 @@ async fn run_session(shared: &Shared, s: usize, mut ready: Instant) {
             0 => 0,
             n => history_tokens.saturating_add(n),
         };
-        let req = shared
-            .ctx
-            .client
-            .prepare_chat(&messages, input, user.output_tokens);
+        let req = shared.ctx.client.prepare_chat(
+            shared.models.get(s),
+            &messages,
+            input,
+            user.output_tokens,
+        );
         drop(messages);
         let at = ready.saturating_duration_since(shared.ctx.start);
         let index = first + k as u32;

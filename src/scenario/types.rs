@@ -38,8 +38,10 @@ pub struct Scenario {
     pub extends: super::Extends,
     /// Where requests go and how they are authenticated.
     pub endpoint: Endpoint,
-    /// Model name sent in every request (the server's served model name).
-    pub model: String,
+    /// Model name sent in every request (the server's served model name), or a weighted
+    /// mix of names, `[{name: base, weight: 2}, {name: sql-lora, weight: 1}]`: each request
+    /// sends one, drawn by `workload.seed` and its index (docs/endpoints.md).
+    pub model: super::models::ModelSpec,
     /// The tokenizer: a Hugging Face `tokenizer.json` file, a model directory holding one
     /// (paths relative to the scenario file), a hub id `Org/Name[@revision]` read from the
     /// local Hugging Face cache (downloaded into it only with `tokenizer_download: true`),
@@ -529,6 +531,10 @@ pub struct GateRule {
     /// (docs/gate.md).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub min_change: Option<MinChange>,
+    /// With a `model` mix: judge only this model's requests (its per-model breakdown);
+    /// without it the rule judges the whole rung.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub model: Option<String>,
 }
 
 /// A single-variable experiment: run the whole ladder once for each value of one workload field.

@@ -82,6 +82,7 @@ pub(crate) fn check(
     super::endpoints::check(v, &mut out);
     super::soak::check(v, &mut out);
     super::search::check(v, &mut out);
+    super::models::check(v, &mut out);
     if let (Some(t), Some(check)) = (string(v, &["tokenizer"]), tokenizer_check) {
         let resolved = resolve_against(file, Path::new(t));
         // A hub id that is not a local path is looked up in the Hugging Face cache (or

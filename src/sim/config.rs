@@ -19,6 +19,9 @@ pub struct SimConfig {
     pub speed: f64,
     /// Extra model names served besides `sim-model` (e.g. the scenario's `model`).
     pub served_model_names: Vec<String>,
+    /// Served models with a speed of their own (a LoRA adapter decodes slower than its
+    /// base): each is served, and decodes `speed` tokens a step (in (0, 1]; other names 1).
+    pub models: Vec<SimModel>,
     /// Context length: prompt + max_tokens above it is refused with 400.
     pub max_model_len: u32,
     /// Most sequences running in one batch (vLLM `--max-num-seqs`).
@@ -100,6 +103,7 @@ impl Default for SimConfig {
             seed: 0,
             speed: 1.0,
             served_model_names: Vec::new(),
+            models: Vec::new(),
             max_model_len: 8192,
             max_num_seqs: 64,
             kv_cache_tokens: 32768,
@@ -138,6 +142,22 @@ impl Default for SimConfig {
 
 /// The model name always served.
 pub const DEFAULT_MODEL: &str = "sim-model";
+
+/// A served model with its own decode speed (`sim.models`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct SimModel {
+    /// The served name (a base model or an adapter).
+    pub name: String,
+    /// Its decode speed relative to the engine's, in (0, 1]: 0.5 makes its TPOT about twice
+    /// the engine's step (its first token and its prefill are not slowed).
+    #[serde(default = "full_speed")]
+    pub speed: f64,
+}
+
+fn full_speed() -> f64 {
+    1.0
+}
 
 impl SimConfig {
     /// Every problem with the settings, one message each; empty when usable.
@@ -216,6 +236,24 @@ impl SimConfig {
                 ),
             ));
         }
+        for m in &self.models {
+            if !(m.speed.is_finite() && m.speed > 0.0 && m.speed <= 1.0) {
+                p.push((
+                    "models",
+                    format!(
+                        "sim.models: `{}` has speed {}; a model's speed is in (0, 1] \
+                         (a fraction of the engine's decode rate)",
+                        m.name, m.speed
+                    ),
+                ));
+            }
+            if m.name.trim().is_empty() {
+                p.push((
+                    "models",
+                    "sim.models: a model name must not be empty".into(),
+                ));
+            }
+        }
         if self.reject_status != 429 && self.reject_status != 503 {
             p.push((
                 "reject_status",
@@ -257,10 +295,20 @@ impl SimConfig {
         ]
     }
 
-    /// Served model names: `sim-model` then `served_model_names`, without duplicates.
+    /// Decode speed of the served model `name` (`sim.models`; 1 for any other name).
+    pub fn model_speed(&self, name: &str) -> f64 {
+        self.models
+            .iter()
+            .find(|m| m.name == name)
+            .map_or(1.0, |m| m.speed)
+    }
+
+    /// Served model names: `sim-model`, `served_model_names`, then `models`' names, without
+    /// duplicates.
     pub fn model_names(&self) -> Vec<String> {
         let mut names = vec![DEFAULT_MODEL.to_string()];
-        for n in &self.served_model_names {
+        let with_speed = self.models.iter().map(|m| &m.name);
+        for n in self.served_model_names.iter().chain(with_speed) {
             if !names.contains(n) {
                 names.push(n.clone());
             }

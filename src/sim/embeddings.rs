@@ -130,6 +130,8 @@ pub(super) async fn prefill(app: &App, total: u32) -> Result<(), Response> {
         output_tokens: 1,
         kv_tokens: total.max(1) + 1,
         blocks: Vec::new(),
+        // Prefill only: a model's decode speed does not apply.
+        speed: 1.0,
         arrived: Instant::now(),
         tx,
     };

@@ -59,6 +59,9 @@ pub(crate) struct Job {
     pub blocks: Vec<u64>,
     pub arrived: Instant,
     pub tx: mpsc::UnboundedSender<Event>,
+    /// Decode speed of the request's model (`sim.models`), in (0, 1]: after its first token
+    /// it emits `speed` tokens a step on average (an adapter at 0.5 takes two steps a token).
+    pub speed: f64,
 }
 
 struct Seq {
@@ -68,6 +71,8 @@ struct Seq {
     pending: u32,
     /// When the engine produced this sequence's last token.
     last_token: Option<Instant>,
+    /// Decode progress of a slower model short of its next token (see [`Job::speed`]).
+    credit: f64,
 }
 
 /// Counters shared with the HTTP layer and `/metrics`.
@@ -257,6 +262,7 @@ pub(crate) async fn run(
                 generated: 0,
                 pending: 0,
                 last_token: None,
+                credit: 0.0,
             });
         }
         stats.running.store(running.len() as u64, Relaxed);
@@ -331,6 +337,15 @@ pub(crate) async fn run(
             idx += 1;
             if !emits {
                 return true;
+            }
+            // A slower model's decode step yields a token only once its credit reaches one
+            // (it still took its place in the batch); its first token is never held back.
+            if s.generated > 0 && s.job.speed < 1.0 {
+                s.credit += s.job.speed;
+                if s.credit < 1.0 {
+                    return true;
+                }
+                s.credit -= 1.0;
             }
             if let Some(t) = s.last_token.replace(step_end) {
                 stats.itl.0.observe(step_end.duration_since(t));

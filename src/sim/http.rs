@@ -473,6 +473,7 @@ async fn handle(app: Arc<App>, kind: Kind, headers: HeaderMap, body: Bytes) -> R
             output_tokens,
             kv_tokens: req.prompt_tokens + req.max_tokens,
             blocks: req.blocks,
+            speed: cfg.model_speed(&req.model),
             arrived: Instant::now(),
             tx,
         };

@@ -25,7 +25,7 @@ use axum::serve::ListenerExt;
 use tokio::sync::{mpsc, watch};
 use tokio::task::JoinHandle;
 
-pub use config::{SimConfig, DEFAULT_MODEL};
+pub use config::{SimConfig, SimModel, DEFAULT_MODEL};
 pub use http::FAULT_HEADER;
 
 /// Environment variable `ladder sim` reads the API key from when `--api-key` is not given.

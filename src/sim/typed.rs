@@ -148,7 +148,7 @@ async fn typed(app: Arc<App>, api: Api, headers: HeaderMap, body: Bytes) -> Resp
     } else {
         rng.gen_range(1..=max_tokens)
     };
-    let source = match admit(&app, prompt, output, max_tokens).await {
+    let source = match admit(&app, &model, prompt, output, max_tokens).await {
         Ok(s) => s,
         Err(r) => return r,
     };
@@ -180,7 +180,13 @@ async fn typed(app: Arc<App>, api: Api, headers: HeaderMap, body: Bytes) -> Resp
 }
 
 /// The engine's tokens for this request (after admission), or zero-cost ones.
-async fn admit(app: &App, prompt: u32, output: u32, max_tokens: u32) -> Result<Source, Response> {
+async fn admit(
+    app: &App,
+    model: &str,
+    prompt: u32,
+    output: u32,
+    max_tokens: u32,
+) -> Result<Source, Response> {
     let limited = || {
         error(
             StatusCode::TOO_MANY_REQUESTS,
@@ -211,6 +217,7 @@ async fn admit(app: &App, prompt: u32, output: u32, max_tokens: u32) -> Result<S
         output_tokens: output,
         kv_tokens: prompt + max_tokens,
         blocks: Vec::new(),
+        speed: app.cfg.model_speed(model),
         arrived: Instant::now(),
         tx,
     };

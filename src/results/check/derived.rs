@@ -17,7 +17,10 @@ use std::path::Path;
 use serde_json::{Map, Value};
 
 use super::{bad, close};
-use crate::metrics::compute::{achieved_rate, max_in_flight_of, meets_slo, peak_output_rate};
+use crate::metrics::compute::{
+    achieved_rate, max_in_flight_of, meets_slo, peak_output_rate, stats,
+};
+use crate::metrics::models::{ModelSummary, MODEL_LATENCIES};
 use crate::metrics::prefix::PrefixSplit;
 use crate::metrics::reasoning::Reasoning;
 use crate::metrics::sessions::SessionSummary;
@@ -104,8 +107,102 @@ impl Derived<'_> {
             .map(|l| bare_record_of(l))
             .collect();
         r.sessions = SessionSummary::of(&turns.iter().collect::<Vec<_>>());
+        r.models = models_of(&measured, s.duration_s, s.pooling.is_some());
+        same_models(path, s, &r.models)?;
+        models_add_up(path, s)?;
         differs(path, s, &r, "these request lines give")
     }
+}
+
+/// A mix's breakdown from the measured lines of one run, as `metrics::models` makes it from
+/// the records (each model's counts, tokens, throughputs over the rung's `duration_s`, and
+/// its TTFT, TPOT, ITL and E2E statistics).
+fn models_of(measured: &[&RequestLine], duration_s: f64, pooled: bool) -> Vec<ModelSummary> {
+    let mut names: Vec<&str> = Vec::new();
+    for l in measured {
+        if let Some(m) = l.model.as_deref() {
+            if !names.contains(&m) {
+                names.push(m);
+            }
+        }
+    }
+    names
+        .into_iter()
+        .map(|name| {
+            let mine: Vec<&RequestLine> = measured
+                .iter()
+                .copied()
+                .filter(|l| l.model.as_deref() == Some(name) && !l.interrupted())
+                .collect();
+            let ok = || mine.iter().filter(|l| l.ok);
+            let latency = MODEL_LATENCIES
+                .into_iter()
+                .filter(|l| !(pooled && l.is_token_timing()))
+                .map(|which| (which, stats(super::latency::samples(which, &mine))))
+                .collect();
+            ModelSummary::from_counts(
+                name,
+                mine.len() as u64,
+                ok().count() as u64,
+                ok().map(|l| u64::from(l.input_tokens)).sum(),
+                ok().map(|l| u64::from(l.output_tokens)).sum(),
+                duration_s,
+                latency,
+            )
+        })
+        .collect()
+}
+
+/// The stored breakdown names the models the lines name, in the same order.
+fn same_models(path: &Path, s: &RungSummary, lines: &[ModelSummary]) -> Result<(), LoadError> {
+    let stored: Vec<&str> = s.models.iter().map(|m| m.model.as_str()).collect();
+    let given: Vec<&str> = lines.iter().map(|m| m.model.as_str()).collect();
+    if stored == given {
+        return Ok(());
+    }
+    Err(bad(
+        path,
+        format!(
+            "{} breaks its requests down by the models [{}], but its request lines name [{}]",
+            result_file_name(s.rate),
+            stored.join(", "),
+            given.join(", ")
+        ),
+    ))
+}
+
+/// A mix's breakdown adds up to its rung: requests, successes, failures and tokens.
+pub(crate) fn models_add_up(path: &Path, s: &RungSummary) -> Result<(), LoadError> {
+    if s.models.is_empty() {
+        return Ok(());
+    }
+    let sum = |f: fn(&ModelSummary) -> u64| s.models.iter().map(f).fold(0u64, u64::saturating_add);
+    for (key, parts, whole) in [
+        ("num_prompts", sum(|m| m.num_prompts), s.num_prompts),
+        ("completed", sum(|m| m.completed), s.completed),
+        ("failed", sum(|m| m.failed), s.failed),
+        (
+            "total_input_tokens",
+            sum(|m| m.total_input_tokens),
+            s.total_input_tokens,
+        ),
+        (
+            "total_output_tokens",
+            sum(|m| m.total_output_tokens),
+            s.total_output_tokens,
+        ),
+    ] {
+        if parts != whole {
+            return Err(bad(
+                path,
+                format!(
+                    "{}: the models' `{key}` add up to {parts}, but the rung's is {whole}",
+                    result_file_name(s.rate)
+                ),
+            ));
+        }
+    }
+    Ok(())
 }
 
 /// run.json's rungs against the rungs its resolved scenario plans (`Scenario::rungs`: the

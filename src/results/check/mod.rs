@@ -317,7 +317,8 @@ pub(crate) fn lines(
             e => e,
         })?;
     }
-    pooled::pooled(path, s, all)
+    pooled::pooled(path, s, all)?;
+    derived::models_add_up(path, s)
 }
 
 /// The request indexes seen so far: a bit per index when they are about as many as the

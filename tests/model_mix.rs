@@ -1,0 +1,281 @@
+//! `model` as a weighted mix, end to end against the built-in simulator: the requests spread
+//! over the names about as the weights say, in the sequence the seed fixes; each request line
+//! names its model; each rung's results break down by model and add up to the rung; a
+//! slower adapter (`sim.models`) shows a slower per-model TPOT; preflight refuses a name the
+//! server does not serve, with the list it serves.
+
+mod support;
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use ladder::scenario::{ModelSpec, WeightedModel};
+use serde_json::Value;
+use support::{check_folder, no_panic, run_dir, run_ladder, TOKENIZER};
+
+const LIMIT: Duration = Duration::from_secs(120);
+
+/// A 2:1 mix of `base` and `sql-lora` on the simulator, the adapter decoding at `speed`.
+fn write(dir: &Path, n: u32, speed: f64, extra: &str) -> PathBuf {
+    let text = format!(
+        "version: 1\nname: rel\nendpoint:\n  base_url: sim\n  api: completions\n  \
+         request_timeout: 20s\nmodel:\n  - name: base\n    weight: 2\n  - name: sql-lora\n    \
+         weight: 1\ntokenizer: {TOKENIZER}\nworkload:\n  dataset: random\n  input_tokens: 16\n  \
+         output_tokens: 16\n  requests_per_rung: {n}\n  seed: 5\nload:\n  arrival: constant\n  \
+         rates: [30]\n  warmup_requests: 0\n  cooldown: 0s\nsim:\n  models:\n    - name: \
+         sql-lora\n      speed: {speed}\n{extra}"
+    );
+    let p = dir.join("mix.yaml");
+    std::fs::write(&p, text).unwrap();
+    p
+}
+
+fn mix() -> ModelSpec {
+    ModelSpec::Mix(vec![
+        WeightedModel {
+            name: "base".into(),
+            weight: 2.0,
+        },
+        WeightedModel {
+            name: "sql-lora".into(),
+            weight: 1.0,
+        },
+    ])
+}
+
+#[test]
+fn a_two_to_one_mix_splits_about_two_to_one_and_the_slow_adapter_shows_its_tpot() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("out");
+    let r = run_ladder(&write(tmp.path(), 150, 0.5, ""), &out, LIMIT);
+    no_panic(&r);
+    assert!(r.status.success(), "{}", r.all());
+    assert!(
+        r.all()
+            .contains("the mix's other models answered too (sql-lora)"),
+        "{}",
+        r.all()
+    );
+    let dir = run_dir(&out).unwrap();
+    let rd = check_folder(&dir);
+    let rung = &rd.rungs[0];
+    let lines = rd.requests(rung).unwrap();
+    // Each line names its model, the one the seed and its index draw.
+    let spec = mix();
+    for l in &lines {
+        assert_eq!(
+            l.model.as_deref(),
+            Some(spec.pick(5, u64::from(l.index))),
+            "{l:?}"
+        );
+    }
+    let s = &rung.summary;
+    assert_eq!(s.models.len(), 2, "{:?}", s.models);
+    let base = s.model("base").unwrap();
+    let lora = s.model("sql-lora").unwrap();
+    // About 2:1 (a draw per request, as vLLM's --lora-modules: not exactly).
+    let ratio = base.num_prompts as f64 / lora.num_prompts as f64;
+    assert!(
+        (1.4..2.9).contains(&ratio),
+        "{} : {}",
+        base.num_prompts,
+        lora.num_prompts
+    );
+    // The breakdown adds up to the rung.
+    assert_eq!(base.completed + lora.completed, s.completed);
+    assert_eq!(base.num_prompts + lora.num_prompts, s.num_prompts);
+    assert_eq!(
+        base.total_output_tokens + lora.total_output_tokens,
+        s.total_output_tokens
+    );
+    let sum = base.request_throughput + lora.request_throughput;
+    assert!(
+        (sum - s.request_throughput).abs() < 1e-9,
+        "{sum} vs {}",
+        s.request_throughput
+    );
+    // The adapter decodes at half speed: its TPOT is about twice the base's.
+    let (tb, tl) = (
+        base.stats(ladder::metrics::Latency::Tpot).median,
+        lora.stats(ladder::metrics::Latency::Tpot).median,
+    );
+    assert!(tl > 1.6 * tb, "base TPOT {tb} ms, sql-lora TPOT {tl} ms");
+    // The rung's JSON holds the breakdown under `models`, named as the rung's keys.
+    let v: Value =
+        serde_json::from_slice(&std::fs::read(dir.join("result_rate_30.json")).unwrap()).unwrap();
+    let models = v["models"].as_array().unwrap();
+    assert_eq!(models[0]["model"], "base", "{v}");
+    assert!(models[1]["median_tpot_ms"].as_f64().unwrap() > 0.0, "{v}");
+    // The breakdown is checked against the lines: an edited count or model name is refused.
+    tampered(&dir, "result_rate_30.json", |t| {
+        t.replacen("\"model\": \"sql-lora\"", "\"model\": \"other\"", 1)
+    });
+    let mut v2 = v.clone();
+    v2["models"][1]["completed"] = (lora.completed + 1).into();
+    v2["models"][1]["num_prompts"] = (lora.num_prompts + 1).into();
+    tampered(&dir, "result_rate_30.json", |_| v2.to_string());
+    let mut v3 = v.clone();
+    v3["models"][0]["median_tpot_ms"] = (tb * 2.0).into();
+    tampered(&dir, "result_rate_30.json", |_| v3.to_string());
+    tampered(&dir, "requests_rate_30.jsonl", |t| {
+        t.replacen("\"model\":\"base\"", "\"model\":\"sql-lora\"", 1)
+    });
+    // The reports show a Models table with each model's row, and the mix in "what was run".
+    let md = std::fs::read_to_string(dir.join("summary.md")).unwrap();
+    let table = &md[md
+        .find("Models: ")
+        .unwrap_or_else(|| panic!("no Models table: {md}"))..];
+    assert!(
+        table.contains("| 30 | sql-lora | 45 |") || table.contains("| sql-lora |"),
+        "{table}"
+    );
+    assert!(md.contains("base×2, sql-lora×1"), "{md}");
+    let html = std::fs::read_to_string(dir.join("report.html")).unwrap();
+    assert!(
+        html.contains("<h3>Models</h3>") && html.contains(">sql-lora<"),
+        "no Models table in report.html"
+    );
+    // run.json keeps the mix as written.
+    let run: Value = serde_json::from_slice(&std::fs::read(dir.join("run.json")).unwrap()).unwrap();
+    assert_eq!(run["scenario"]["model"][1]["name"], "sql-lora", "{run}");
+}
+
+/// `edit` applied to `file` of a copy of the folder `dir` must make the folder refused.
+fn tampered(dir: &Path, file: &str, edit: impl Fn(&str) -> String) {
+    let copy = tempfile::tempdir().unwrap();
+    for e in std::fs::read_dir(dir).unwrap() {
+        let p = e.unwrap().path();
+        std::fs::copy(&p, copy.path().join(p.file_name().unwrap())).unwrap();
+    }
+    let target = copy.path().join(file);
+    let text = std::fs::read_to_string(&target).unwrap();
+    let edited = edit(&text);
+    assert_ne!(edited, text, "the edit of {file} changed nothing");
+    std::fs::write(&target, edited).unwrap();
+    // The summaries are checked on opening, the request lines when they are read.
+    let refused = match ladder::results::ResultDir::open(copy.path()) {
+        Err(e) => e.to_string(),
+        Ok(rd) => match rd.rungs.iter().find_map(|r| rd.requests(r).err()) {
+            Some(e) => e.to_string(),
+            None => panic!("an edited {file} was accepted"),
+        },
+    };
+    eprintln!("refused as expected: {refused}");
+}
+
+/// A regression confined to the adapter (it decodes at 0.5 of the engine's speed instead of
+/// 0.9) is caught by the gate rule on that model, and not by the same rule on the whole rung,
+/// whose median request is the base model's.
+#[test]
+fn a_rule_on_one_model_catches_a_regression_the_whole_rung_rule_does_not() {
+    let rules = "gate:\n  - { metric: median_tpot_ms, max_increase: 20%, model: sql-lora }\n  \
+                 - { metric: median_tpot_ms, max_increase: 20% }\n";
+    let tmp = tempfile::tempdir().unwrap();
+    let mut dirs = Vec::new();
+    for (side, speed) in [("base", 0.9), ("cand", 0.5)] {
+        let d = tmp.path().join(side);
+        std::fs::create_dir_all(&d).unwrap();
+        let out = d.join("out");
+        let r = run_ladder(&write(&d, 150, speed, rules), &out, LIMIT);
+        no_panic(&r);
+        assert!(r.status.success(), "{side}: {}", r.all());
+        dirs.push(run_dir(&out).unwrap());
+    }
+    let live = support::spawn(support::ladder_cmd(&[
+        "compare",
+        dirs[0].to_str().unwrap(),
+        dirs[1].to_str().unwrap(),
+        "--json",
+    ]));
+    let r = live.finish(LIMIT);
+    no_panic(&r);
+    // Exit 1: a regression.
+    assert_eq!(r.status.code(), Some(1), "{}", r.all());
+    let v: Value = serde_json::from_str(&r.stdout).unwrap();
+    let rows = v["rows"].as_array().unwrap();
+    let of = |model: Option<&str>| {
+        rows.iter()
+            .find(|row| row["metric"] == "median_tpot_ms" && row["model"].as_str() == model)
+            .unwrap_or_else(|| panic!("no row for {model:?}: {v}"))
+    };
+    let (one, whole) = (of(Some("sql-lora")), of(None));
+    assert_eq!(one["verdict"], "regression", "{one}");
+    assert_ne!(whole["verdict"], "regression", "{whole}");
+    assert!(one["pct_change"].as_f64().unwrap() > 40.0, "{one}");
+    // The per-model rows show both models' numbers (same mix on both sides).
+    let shown = v["model_rows"].as_array().unwrap();
+    assert!(
+        shown
+            .iter()
+            .any(|x| x["model"] == "base" && x["metric"] == "median_tpot_ms"),
+        "{v}"
+    );
+    // The terminal table names the model of the rule.
+    let live = support::spawn(support::ladder_cmd(&[
+        "compare",
+        dirs[0].to_str().unwrap(),
+        dirs[1].to_str().unwrap(),
+    ]));
+    let t = live.finish(LIMIT);
+    assert!(
+        t.stdout.contains("median_tpot_ms [sql-lora]"),
+        "{}",
+        t.all()
+    );
+    assert!(t.stdout.contains("per model"), "{}", t.all());
+    eprintln!("{}", t.stdout);
+}
+
+/// `ladder sim` serves names from flags (`--served-model-names`, `--model-speed`); a mix
+/// naming one it does not serve is refused at preflight with the list it serves, before any
+/// load, as one unknown model is.
+#[test]
+fn preflight_refuses_a_name_of_the_mix_the_server_does_not_serve() {
+    use std::io::{BufRead, BufReader};
+    let mut child = std::process::Command::new(support::BIN)
+        .args(["sim", "--host", "127.0.0.1", "--port", "0", "--speed", "20"])
+        .args(["--model-speed", "base=1"])
+        .args(["--served-model-names", "other-lora"])
+        .env_remove("LADDER_SIM_API_KEY")
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut line = String::new();
+    BufReader::new(child.stdout.take().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    let addr = line
+        .trim()
+        .strip_prefix("listening on ")
+        .unwrap_or_else(|| panic!("first line: {line:?}"))
+        .to_string();
+    let tmp = tempfile::tempdir().unwrap();
+    let text = std::fs::read_to_string(write(tmp.path(), 10, 0.5, ""))
+        .unwrap()
+        .replace("base_url: sim", &format!("base_url: {addr}"));
+    let p = tmp.path().join("mix.yaml");
+    std::fs::write(&p, text).unwrap();
+    let r = run_ladder(&p, &tmp.path().join("out"), LIMIT);
+    child.kill().unwrap();
+    child.wait().unwrap();
+    no_panic(&r);
+    assert_eq!(r.status.code(), Some(2), "{}", r.all());
+    let all = r.all();
+    assert!(all.contains("model `sql-lora` is not served"), "{all}");
+    assert!(all.contains("other-lora"), "the served list: {all}");
+    assert!(!all.contains("rung 30"), "no load was sent: {all}");
+}
+
+#[test]
+fn ladder_sim_refuses_a_model_speed_out_of_range() {
+    for bad in ["sql-lora=0", "sql-lora=1.5", "sql-lora=x", "no-equals"] {
+        let live = support::spawn(support::ladder_cmd(&["sim", "--model-speed", bad]));
+        let r = live.finish(LIMIT);
+        assert_eq!(r.status.code(), Some(2), "{bad}: {}", r.all());
+        assert!(
+            r.stderr.contains("sql-lora") || r.stderr.contains(bad),
+            "{bad}: {}",
+            r.all()
+        );
+    }
+}
