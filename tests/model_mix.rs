@@ -279,3 +279,31 @@ fn ladder_sim_refuses_a_model_speed_out_of_range() {
         );
     }
 }
+
+/// `ladder validate` names every bad entry of a mix and every gate rule it cannot judge.
+#[test]
+fn validate_names_each_bad_entry_of_a_mix_and_each_rule_it_cannot_judge() {
+    let tmp = tempfile::tempdir().unwrap();
+    let p = write(
+        tmp.path(),
+        10,
+        0.5,
+        "gate:\n  - { metric: median_tpot_ms, max_increase: 20%, model: nope }\n  \
+         - { metric: p99_ttft_sched_ms, max_increase: 20%, model: base }\n",
+    );
+    let text = std::fs::read_to_string(&p)
+        .unwrap()
+        .replace("    weight: 1\n", "    weight: 0\n  - name: base\n");
+    std::fs::write(&p, text).unwrap();
+    let live = support::spawn(support::ladder_cmd(&["validate", p.to_str().unwrap()]));
+    let r = live.finish(LIMIT);
+    assert_eq!(r.status.code(), Some(2), "{}", r.all());
+    for want in [
+        "model[1]: weight must be above 0",
+        "model[2]: model `base` is listed twice",
+        "gate[0].model: model `nope` is not in the scenario's mix",
+        "gate[1].metric: `p99_ttft_sched_ms` is not in a model's breakdown",
+    ] {
+        assert!(r.stderr.contains(want), "{want}: {}", r.stderr);
+    }
+}

@@ -338,6 +338,22 @@ mod tests {
     }
 
     #[test]
+    fn validate_knows_the_same_keys_a_model_has() {
+        let keys = ModelSummary::metric_keys();
+        for k in &keys {
+            assert!(crate::scenario::models::is_model_metric(k), "{k}");
+        }
+        // And nothing else: every rung key outside the list is refused for `model:`.
+        for k in crate::metrics::RungSummary::metric_keys() {
+            assert_eq!(
+                crate::scenario::models::is_model_metric(&k),
+                keys.contains(&k),
+                "{k}"
+            );
+        }
+    }
+
+    #[test]
     fn an_entry_whose_counts_do_not_add_up_is_refused() {
         let mut v = rec_json();
         v["failed"] = 5.into();

@@ -248,7 +248,56 @@ pub(crate) fn check(v: &serde_json::Value, out: &mut Vec<super::diagnostic::Prob
                     .hint(format!("the mix lists: {}", names.join(", "))),
             );
         }
+        if let Some(metric) = rule.get("metric").and_then(serde_json::Value::as_str) {
+            if !is_model_metric(metric) {
+                let path = vec![
+                    Seg::Key("gate".into()),
+                    Seg::Index(i),
+                    Seg::Key("metric".into()),
+                ];
+                out.push(
+                    Problem::value(
+                        path,
+                        format!("`{metric}` is not in a model's breakdown, so a rule with `model:` cannot judge it"),
+                    )
+                    .hint("a model has counts, error_rate, request_throughput, output_throughput and the TTFT, TPOT, ITL and E2E statistics (e.g. `p99_tpot_ms`)"),
+                );
+            }
+        }
     }
+}
+
+/// True for a key of a model's breakdown (`metrics::models::ModelSummary::metric_keys`,
+/// which a test there keeps equal to this): what a gate rule with `model:` may name.
+pub fn is_model_metric(key: &str) -> bool {
+    const PLAIN: [&str; 8] = [
+        "num_prompts",
+        "completed",
+        "failed",
+        "error_rate",
+        "total_input_tokens",
+        "total_output_tokens",
+        "request_throughput",
+        "output_throughput",
+    ];
+    const DISTRIBUTIONS: [&str; 4] = ["ttft", "tpot", "itl", "e2el"];
+    const STATS: [&str; 9] = [
+        "mean", "median", "std", "p90", "p95", "p99", "p99.9", "min", "max",
+    ];
+    if PLAIN.contains(&key) {
+        return true;
+    }
+    if let Some(d) = key.strip_prefix("count_") {
+        return DISTRIBUTIONS.contains(&d);
+    }
+    let Some(rest) = key.strip_suffix("_ms") else {
+        return false;
+    };
+    STATS.iter().any(|s| {
+        rest.strip_prefix(s)
+            .and_then(|r| r.strip_prefix('_'))
+            .is_some_and(|d| DISTRIBUTIONS.contains(&d))
+    })
 }
 
 #[cfg(test)]

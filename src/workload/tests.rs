@@ -741,7 +741,10 @@ fn real_tokenizer_proof_matches_a_re_encode() {
     };
     let ((fast, t_fast), (slow, t_slow)) = (build(true), build(false));
     println!("proven {t_fast:.2?}, re-encoded {t_slow:.2?}");
-    assert!(fast.iter().zip(&slow).all(|(a, b)| a.text == b.text && a.tokens == b.tokens));
+    assert!(fast
+        .iter()
+        .zip(&slow)
+        .all(|(a, b)| a.text == b.text && a.tokens == b.tokens));
     let texts: Vec<&str> = fast.iter().map(|s| s.text.as_str()).collect();
     let counts = tok.encode_batch_fast(texts, false).unwrap();
     assert!(counts.iter().all(|e| e.len() == 256));
