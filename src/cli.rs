@@ -337,7 +337,11 @@ fn compare_cmd(command: Command) -> i32 {
                 return fail(&e);
             }
             if json {
-                crate::cli_json::print(&compare::json::document(&c, opts.strict, "compare"));
+                crate::cli_json::print(&ladder::report::comparison::json::document(
+                    &c,
+                    opts.strict,
+                    "compare",
+                ));
             }
             c.exit_code(opts.strict)
         }
@@ -437,10 +441,10 @@ fn compare_cmd(command: Command) -> i32 {
 /// The verdict table of `compare` and `gate` on stdout: escaped, then its verdict words,
 /// warnings and summary line coloured when stdout gets colour (`--color`).
 fn show_comparison(c: &ladder::compare::Comparison, strict: bool) {
-    use ladder::compare::render;
     use ladder::compare::Verdict;
+    use ladder::report::comparison::{self as render, ComparisonExporter, Terminal};
     use ladder::stdio::{paint, Style};
-    let text = terminal_line(&render::terminal(c, strict));
+    let text = terminal_line(&Terminal.render(c, strict));
     let style = |v: Verdict| match v {
         Verdict::Pass | Verdict::Improvement => Style::Good,
         Verdict::Regression => Style::Bad,
@@ -548,20 +552,22 @@ pub fn main() -> i32 {
             crate::cli_init::completions(shell, &mut <Cli as clap::CommandFactory>::command())
         }
         Command::Report { dirs, out, rung } => report(&dirs, out, rung),
-        Command::History(a) => ladder::history::run(&ladder::history::HistoryOptions {
-            summary: output_file("summary", &a.summary),
-            html: output_file("html", &a.html),
-            json: a.json,
-            dirs: a.dirs,
-            metrics: a.metrics,
-            rates: a.rates,
-            detect: ladder::history::Config {
-                alpha: a.alpha,
-                permutations: a.permutations,
-                seed: a.seed,
-                ..Default::default()
-            },
-        }),
+        Command::History(a) => {
+            ladder::commands::history::history(&ladder::history::HistoryOptions {
+                summary: output_file("summary", &a.summary),
+                html: output_file("html", &a.html),
+                json: a.json,
+                dirs: a.dirs,
+                metrics: a.metrics,
+                rates: a.rates,
+                detect: ladder::history::Config {
+                    alpha: a.alpha,
+                    permutations: a.permutations,
+                    seed: a.seed,
+                    ..Default::default()
+                },
+            })
+        }
         c @ (Command::Compare { .. } | Command::Gate { .. } | Command::Bless { .. }) => {
             compare_cmd(c)
         }
@@ -680,7 +686,7 @@ fn report(dirs: &[PathBuf], out: Option<PathBuf>, rung: Option<f64>) -> i32 {
                 &ladder::compare::CompareOptions::default(),
             );
             let verdicts = match compared {
-                Ok(c) => ladder::compare::render::report_verdicts(&c),
+                Ok(c) => ladder::report::comparison::verdicts(&c),
                 Err(e) => {
                     eprintln!("note: the overlay has no verdict table: {e}");
                     ladder::report::Verdicts {

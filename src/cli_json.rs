@@ -1,5 +1,5 @@
 //! The `--json` documents the binary builds itself (validate, merge, and the error document
-//! of every `--json` command), beside the library's (`compare::json`, `history::json`).
+//! of every `--json` command), beside the library's (`report::comparison::json`, `report::history::json`).
 //! Shapes: docs/json.md. Every document goes to stdout through `escape::json`.
 
 use std::path::Path;

@@ -25,6 +25,15 @@ pub fn num(v: f64) -> String {
     trimmed(v, decimals)
 }
 
+/// [`num`] with its sign when positive: `+1.5`, `-0.2`, `0`.
+pub fn signed(v: f64) -> String {
+    if v > 0.0 {
+        format!("+{}", num(v))
+    } else {
+        num(v)
+    }
+}
+
 /// `v` with `decimals` decimals, then without its trailing zeros and point: `5`, `2.5`,
 /// `12.25`.
 pub fn trimmed(v: f64, decimals: usize) -> String {
@@ -52,5 +61,8 @@ mod tests {
         assert_eq!(trimmed(5.0, 6), "5");
         assert_eq!(trimmed(12.25, 6), "12.25");
         assert_eq!(trimmed(100.0, 0), "100", "no point, no zeros to drop");
+        assert_eq!(signed(0.25), "+0.25");
+        assert_eq!(signed(-0.25), "-0.25");
+        assert_eq!(signed(0.0), "0");
     }
 }

@@ -47,17 +47,6 @@ const DEBT: &[(&str, &str)] = &[
     // `Scenario::sim` is the simulator's own `SimConfig` (a shared ground-floor type, or the
     // scenario owning it, would end it).
     ("src/scenario/types.rs", "sim"),
-    // The live progress table draws the sessions' lines through `report::sessions`.
-    ("src/runner/progress.rs", "report"),
-    // compare builds report's "what was run" facts and verdict rows, and renders Markdown
-    // through report (every renderer in report, fed by plain view models).
-    ("src/compare/config_diff.rs", "report"),
-    ("src/compare/markdown.rs", "report"),
-    ("src/compare/mod.rs", "report"),
-    ("src/compare/render.rs", "report"),
-    // history draws its charts and page with report's chart code and style.
-    ("src/history/mod.rs", "report"),
-    ("src/history/render.rs", "report"),
 ];
 
 /// One reference from a file to a top-level module other than its own.

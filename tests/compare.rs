@@ -20,6 +20,7 @@ use ladder::compare::verdict::{decide, Counts, Evidence, Method};
 use ladder::compare::{self, Bound, CompareOptions, Verdict};
 use ladder::metrics::{Latency, RungSummary, Stats};
 use ladder::record::TokenSource;
+use ladder::report::comparison::{ComparisonExporter, Junit, Markdown, Terminal};
 use ladder::results::shard_merge::record_of;
 use ladder::results::{
     requests_file_name, result_file_name, HostInfo, RequestLine, RunInfo, RunStatus, RungEntry,
@@ -565,7 +566,7 @@ fn unchanged_rerun_passes_and_says_no_configuration_change() {
     assert!(cmp.config_diff.is_none());
     assert_eq!(cmp.count(Verdict::Regression), 0, "{:#?}", cmp.rows);
     assert_eq!(cmp.exit_code(false), 0);
-    let text = compare::render::terminal(&cmp, false);
+    let text = Terminal.render(&cmp, false);
     assert!(text.contains("no configuration change"));
     assert!(text.contains("PASS"));
 }
@@ -599,10 +600,10 @@ fn golden_terminal_markdown_and_junit() {
     let mut cmp = compare::compare_dirs(&b, &c, &CompareOptions::default()).unwrap();
     cmp.base_label = "golden/quick".into();
     cmp.cand_label = "results/quick/2026-01-01T00-00-00Z".into();
-    check_golden("table.txt", &compare::render::terminal(&cmp, false));
-    check_golden("summary.md", &compare::markdown::markdown(&cmp, false));
-    check_golden("junit.xml", &compare::junit::junit(&cmp, false));
-    check_golden("junit-strict.xml", &compare::junit::junit(&cmp, true));
+    check_golden("table.txt", &Terminal.render(&cmp, false));
+    check_golden("summary.md", &Markdown.render(&cmp, false));
+    check_golden("junit.xml", &Junit.render(&cmp, false));
+    check_golden("junit-strict.xml", &Junit.render(&cmp, true));
 }
 
 // ---------- the binary: exit codes and messages ----------
@@ -1314,7 +1315,7 @@ fn folders_from_the_real_writer_compare() {
         ok.count(Verdict::Regression),
         0,
         "{}",
-        compare::render::terminal(&ok, false)
+        Terminal.render(&ok, false)
     );
     let bad = compare::compare_dirs(&base, &slow, &opts).unwrap();
     let median_rows: Vec<_> = bad

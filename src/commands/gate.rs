@@ -4,9 +4,8 @@
 use std::fs;
 use std::path::{Path, PathBuf};
 
-use crate::compare::{
-    compare, json, junit, markdown, render, CompareError, CompareOptions, Comparison,
-};
+use crate::compare::{compare, CompareError, CompareOptions, Comparison};
+use crate::report::comparison::{json, ComparisonExporter, Junit, Markdown, Terminal};
 use crate::results::{LoadError, ResultDir, RunStatus};
 use crate::runner::{self, RunError, RunOptions, RunOutcome};
 
@@ -125,10 +124,10 @@ fn io(path: &Path) -> impl FnOnce(std::io::Error) -> GateError + '_ {
 /// Write the outputs a gate asks for (Markdown summary, JUnit XML).
 pub fn write_outputs(c: &Comparison, opts: &GateOptions) -> Result<(), GateError> {
     if let Some(p) = &opts.summary {
-        fs::write(p, markdown::markdown(c, opts.strict)).map_err(io(p))?;
+        fs::write(p, Markdown.render(c, opts.strict)).map_err(io(p))?;
     }
     if let Some(p) = &opts.junit {
-        fs::write(p, junit::junit(c, opts.strict)).map_err(io(p))?;
+        fs::write(p, Junit.render(c, opts.strict)).map_err(io(p))?;
     }
     Ok(())
 }
@@ -174,7 +173,7 @@ pub fn gate(opts: &GateOptions) -> Result<Comparison, GateError> {
         (false, Some(show)) => show(&c, opts.strict),
         (false, None) => print!(
             "{}",
-            crate::escape::terminal::line(&render::terminal(&c, opts.strict))
+            crate::escape::terminal::line(&Terminal.render(&c, opts.strict))
         ),
     }
     write_outputs(&c, opts)?;

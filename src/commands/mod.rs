@@ -3,11 +3,12 @@
 //! arguments, calls it, prints and maps the outcome to an exit code (docs/architecture.md).
 //!
 //! So far `gate` (`ladder gate`: run, then compare against the golden baseline) and
-//! `ladder bless` beside it, with `replaced` (where bless keeps the baseline it replaces).
-//! The other commands still live in their modules (`runner::run`, `compare::compare_dirs`,
-//! `report`, `history::run`, `deploy`).
+//! `ladder bless` beside it, with `replaced` (where bless keeps the baseline it replaces),
+//! and `history` (`ladder history`). The other commands still live in their modules
+//! (`runner::run`, `compare::compare_dirs`, `report`, `deploy`).
 
 pub mod gate;
+pub mod history;
 pub mod replaced;
 
 pub use gate::{bless, gate, gate_outcome, BlessOptions, Blessed, GateError, GateOptions};

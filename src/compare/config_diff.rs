@@ -78,7 +78,7 @@ fn prune(imp: &mut Value, other: &mut Value) {
 /// out of both texts (compare's warning about the import says so, once).
 pub fn unified(base: &RunInfo, cand: &RunInfo) -> Option<String> {
     let (mut a, mut b) = (config_value(base), config_value(cand));
-    let vllm = |i: &RunInfo| crate::report::facts::imported_from_vllm(i);
+    let vllm = |i: &RunInfo| crate::results::facts::imported_from_vllm(i);
     if vllm(base) {
         prune(&mut a, &mut b);
     }

@@ -10,17 +10,14 @@ pub mod capacity;
 pub mod components;
 pub mod config_diff;
 pub mod evidence;
+pub mod explain;
 #[cfg(test)]
 mod family_tests;
 pub mod groups;
 pub mod hier;
-pub mod json;
-pub mod junit;
 pub mod large;
-pub mod markdown;
 mod mixed;
 pub mod models;
-pub mod render;
 pub mod rules;
 mod samples;
 pub mod settle;
@@ -248,7 +245,7 @@ pub struct Comparison {
     /// both sides (shown, not judged; a gate rule with `model:` judges one).
     pub model_rows: Vec<ModelRow>,
     /// What each side ran (baseline, candidate): model, lengths, load, server, endpoint.
-    pub what_ran: [Vec<crate::report::facts::Fact>; 2],
+    pub what_ran: [Vec<crate::results::facts::Fact>; 2],
 }
 
 /// One model's value of one metric on both sides of a rung ([`Comparison::model_rows`]).
@@ -905,7 +902,7 @@ pub fn compare(
         server_notes,
         model_rows,
         what_ran: [b, c]
-            .map(|d| crate::report::facts::of(&d.info, d.rungs.iter().map(|r| &r.summary))),
+            .map(|d| crate::results::facts::of(&d.info, d.rungs.iter().map(|r| &r.summary))),
     })
 }
 

@@ -306,26 +306,7 @@ fn finish(e: &Evidence, conds: &[Cond], unit: super::settle::Unit) -> Decision {
         Verdict::Inconclusive
     };
     let note = if verdict == Verdict::Inconclusive {
-        let limits: Vec<String> = conds
-            .iter()
-            .map(|c| format!("{} {}", interval_text(c), limit_text(c.scale, c.bad)))
-            .collect();
-        // Inconclusive with an interval wholly past its limit: another condition (the
-        // floor, or the threshold) is not surely passed, and a change counts only past both.
-        let (why, join) = if conds.iter().any(Cond::beyond_bad) {
-            (
-                " (a change counts only when it is past every limit)",
-                " but ",
-            )
-        } else {
-            ("", " and ")
-        };
-        format!(
-            "at the per-check level {}, {}{why}; {}",
-            super::stats::level_text(e.level),
-            limits.join(join),
-            super::settle::needed(e, conds, unit)
-        )
+        super::explain::inconclusive(e.level, conds, &super::settle::needed(e, conds, unit))
     } else {
         String::new()
     };
@@ -336,36 +317,10 @@ fn finish(e: &Evidence, conds: &[Cond], unit: super::settle::Unit) -> Decision {
     }
 }
 
-/// The interval and what it does at its limit: an inconclusive check's conditions each
-/// either straddle their limit or lie wholly past it (one within its limit is a pass).
-fn interval_text(c: &Cond) -> String {
-    format!(
-        "{} {}",
-        super::render::interval(Some((c.scale, c.iv))),
-        if c.beyond_bad() {
-            "lies wholly past"
-        } else {
-            "straddles"
-        }
-    )
-}
-
 fn abs(t: Threshold, base: f64) -> f64 {
     match t {
         Threshold::Relative(r) => r * base.abs(),
         Threshold::Absolute(a) => a,
-    }
-}
-
-fn limit_text(scale: Scale, v: f64) -> String {
-    match scale {
-        Scale::Ratio => format!("the threshold x{}", crate::format::num(v)),
-        Scale::Diff => format!(
-            "the limit {}{}",
-            if v >= 0.0 { "+" } else { "" },
-            crate::format::num(v)
-        ),
-        Scale::Value => format!("the bound {}", crate::format::num(v)),
     }
 }
 

@@ -2,9 +2,8 @@
 //! scenario and command-line values) cannot change the structure of what ladder writes:
 //! [`markdown`] (summary.md, gate and history Markdown), [`shell`] (the Slurm batch script),
 //! [`yaml`] (comments in a written scenario), [`terminal`] (ladder's stderr lines), [`html`]
-//! (report.html, the history page). JUnit XML has its own beside its writer
-//! (`compare::junit::escape`); JSON is written by serde_json and made terminal-safe by
-//! [`json`] (the `--json` documents on stdout).
+//! (report.html, the history page), [`xml`] (the JUnit report); JSON is written by
+//! serde_json and made terminal-safe by [`json`] (the `--json` documents on stdout).
 //! RELIABILITY.md's channel table names which one each channel goes through.
 
 pub mod html;
@@ -12,4 +11,5 @@ pub mod json;
 pub mod markdown;
 pub mod shell;
 pub mod terminal;
+pub mod xml;
 pub mod yaml;

@@ -3,14 +3,12 @@
 //!
 //! [`series`] loads the folders (checked as `compare` checks them), [`changepoint`] finds
 //! the steps of one series, [`capacity`] follows capacity searches' answers
-//! (`capacity.json`), [`render`] writes the terminal table, the Markdown summary and the HTML page.
-//! History is a sibling of `compare` and `report` at the end of the data flow: it reuses
-//! the config diff of one and the chart drawing of the other.
+//! (`capacity.json`), and [`analyze`] builds the [`History`] that `report::history` renders
+//! (terminal table, Markdown summary, HTML page, JSON); `commands::history` is the command.
+//! History stands on `compare`: it reuses its config diff and metric checks.
 
 pub mod capacity;
 pub mod changepoint;
-pub mod json;
-pub mod render;
 pub mod series;
 
 use std::path::PathBuf;
@@ -346,88 +344,6 @@ fn steps_of(
         .collect()
 }
 
-/// `ladder history`: analyze, print the tables and change points on stdout (notes and
-/// skipped folders on stderr), write `--summary` / `--html`; returns the exit code
-/// (0 no regression step at the newest folder, 1 one, 2 unusable input).
-pub fn run(opts: &HistoryOptions) -> i32 {
-    let h = match analyze(opts) {
-        Ok(h) => h,
-        Err(e) => {
-            eprintln!("error: {e}");
-            if opts.json {
-                println!("{}", error_document("history", &e));
-            }
-            return crate::exit::BAD_INPUT;
-        }
-    };
-    for s in &h.skipped {
-        eprintln!("note: skipped {}: {}", s.path.display(), s.reason);
-    }
-    for n in &h.notes {
-        eprintln!("note: {n}");
-    }
-    if !opts.json {
-        print!("{}", crate::escape::terminal::line(&render::terminal(&h)));
-    }
-    let mut outputs: Vec<(&PathBuf, Result<String, String>)> = Vec::new();
-    if let Some(p) = &opts.summary {
-        outputs.push((p, Ok(render::markdown(&h))));
-    }
-    if let Some(p) = &opts.html {
-        outputs.push((p, render::html(&h).map_err(|e| e.to_string())));
-    }
-    for (path, text) in outputs {
-        let written = text.and_then(|t| {
-            crate::results::atomic_write(path, t.as_bytes()).map_err(|e| e.to_string())
-        });
-        match written {
-            Ok(()) => eprintln!("wrote {}", path.display()),
-            Err(e) => {
-                eprintln!(
-                    "error: {}: cannot write: {e}; choose a writable path",
-                    path.display()
-                );
-                if opts.json {
-                    println!(
-                        "{}",
-                        error_document(
-                            "history",
-                            &format!("{}: cannot write: {e}", path.display())
-                        )
-                    );
-                }
-                return crate::exit::BAD_INPUT;
-            }
-        }
-    }
-    if opts.json {
-        println!("{}", crate::escape::json::document(&json::document(&h)));
-    } else {
-        let line = crate::escape::terminal::line(&render::verdict_line(&h));
-        // The verdict word coloured when stdout gets colour (`--color`).
-        let (word, style) = if h.exit_code() == crate::exit::OK {
-            ("ok:", crate::stdio::Style::Good)
-        } else {
-            ("regression:", crate::stdio::Style::Bad)
-        };
-        match line.strip_prefix(word) {
-            Some(rest) => println!("{}{rest}", crate::stdio::paint(style, word)),
-            None => println!("{line}"),
-        }
-    }
-    h.exit_code()
-}
-
-/// The JSON document of a command that ended with unusable input (exit 2), for `--json`.
-fn error_document(command: &str, message: &str) -> String {
-    crate::escape::json::document(&serde_json::json!({
-        "version": json::VERSION,
-        "command": command,
-        "exit_code": crate::exit::BAD_INPUT,
-        "error": message,
-    }))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -460,46 +376,5 @@ mod tests {
         ] {
             assert!(keys.iter().any(|k| k == m), "{m}");
         }
-    }
-
-    #[test]
-    fn index_charts_have_a_linear_whole_number_axis() {
-        use crate::report::charts::{self, ChartSpec, Line, XKind};
-        let spec = ChartSpec {
-            id: "history",
-            title: "median_ttft_ms".into(),
-            y_desc: "median_ttft_ms".into(),
-            lines: vec![Line {
-                label: "rate 5 req/s".into(),
-                points: (1..=40).map(|i| (i as f64, 50.0)).collect(),
-                color: charts::color(0),
-                dashed: false,
-                under: false,
-            }],
-            markers: vec![],
-            hline: None,
-            x_max: 40.0,
-            extra: Default::default(),
-        };
-        let svg = charts::render_svg_x(&spec, XKind::Index, "folder (# in time order)").unwrap();
-        assert!(
-            svg.contains("folder (# in time order)"),
-            "no log scale on an index axis"
-        );
-        assert!(!svg.contains("log scale"));
-        let ticks: Vec<&str> = svg
-            .split("<text")
-            .skip(1)
-            .filter_map(|t| t.split('>').nth(1))
-            .map(|t| t.split('<').next().unwrap_or("").trim())
-            .collect();
-        assert!(ticks.contains(&"40") || ticks.contains(&"35"), "{ticks:?}");
-        assert!(
-            !ticks.iter().any(|t| t.ends_with(".0")),
-            "whole numbers: {ticks:?}"
-        );
-        // The rate axis keeps its description.
-        let svg = charts::render_svg(&spec).unwrap();
-        assert!(svg.contains("offered rate (req/s, log scale)"));
     }
 }

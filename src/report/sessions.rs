@@ -88,27 +88,3 @@ pub(crate) fn turns_table(run: &RunReport) -> Option<Table> {
     }
     (!rows.is_empty()).then_some((header, rows))
 }
-
-/// The terminal's lines: per rung, sessions and TTFT p50 by turn (empty without sessions).
-pub fn terminal_lines(rungs: &[RungSummary], level: &str) -> String {
-    let mut out = String::new();
-    for r in rungs {
-        let Some(s) = &r.sessions else { continue };
-        let by_turn: Vec<String> = s
-            .by_turn
-            .iter()
-            .map(|t| format!("{}: {}", t.turn, ms(t.median_ttft_ms)))
-            .collect();
-        out.push_str(&format!(
-            "{level} {}: sessions {} complete {} (turns not sent {}), mean session {} ms; \
-             TTFT p50 ms by turn {}\n",
-            rate_label(r.rate),
-            s.sessions,
-            s.completed,
-            s.turns_not_sent,
-            ms(s.mean_duration_ms),
-            by_turn.join(", ")
-        ));
-    }
-    out
-}

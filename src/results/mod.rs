@@ -2,6 +2,7 @@
 
 mod check;
 mod line_scan;
+pub mod facts;
 pub mod load;
 pub mod merge;
 pub mod shard_info;

@@ -383,7 +383,7 @@ pub fn rung_table(rungs: &[RungSummary]) -> String {
             ));
         }
     }
-    out.push_str(&crate::report::sessions::terminal_lines(rungs, level));
+    out.push_str(&session_lines(rungs, level));
     if rungs.iter().any(|s| s.prefix.is_some()) {
         out.push_str(&format!(
             "{:>9} {:>7} {:>11} {:>11} {:>11} {:>12}\n",
@@ -403,6 +403,39 @@ pub fn rung_table(rungs: &[RungSummary]) -> String {
         }
     }
     out
+}
+
+/// The terminal's lines: per rung, sessions and TTFT p50 by turn (empty without sessions).
+fn session_lines(rungs: &[RungSummary], level: &str) -> String {
+    let mut out = String::new();
+    for r in rungs {
+        let Some(s) = &r.sessions else { continue };
+        let by_turn: Vec<String> = s
+            .by_turn
+            .iter()
+            .map(|t| format!("{}: {}", t.turn, ms_text(t.median_ttft_ms)))
+            .collect();
+        out.push_str(&format!(
+            "{level} {}: sessions {} complete {} (turns not sent {}), mean session {} ms; \
+             TTFT p50 ms by turn {}\n",
+            rate_label(r.rate),
+            s.sessions,
+            s.completed,
+            s.turns_not_sent,
+            ms_text(s.mean_duration_ms),
+            by_turn.join(", ")
+        ));
+    }
+    out
+}
+
+/// Milliseconds with one decimal, `-` when there is no value.
+fn ms_text(v: f64) -> String {
+    if v.is_finite() {
+        format!("{v:.1}")
+    } else {
+        "-".into()
+    }
 }
 
 #[cfg(test)]

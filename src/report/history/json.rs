@@ -1,11 +1,11 @@
 //! The history as JSON (`ladder history --json`): the same [`History`] the terminal table
-//! ([`super::render::terminal`]) prints, with the verdict and exit code from the same
+//! ([`super::Terminal`]) prints, with the verdict and exit code from the same
 //! methods ([`History::latest_regressions`], [`History::exit_code`]). Shape: docs/json.md.
 
 use serde_json::{json, Value};
 
-use super::render;
-use super::{History, Step};
+use super::{direction, step_line};
+use crate::history::{History, Step};
 
 /// The version of this shape: raised when a field is removed or changes meaning (new fields
 /// may be added without raising it).
@@ -23,10 +23,10 @@ fn step(h: &History, s: &Step) -> Value {
         "relative_change": s.change.relative(),
         "p_value": s.change.p_value,
         "test": s.change.test.name(),
-        "direction": render::direction(s),
+        "direction": direction(s),
         "regression": s.regression,
         "config_diff": s.config_diff,
-        "text": render::step_line(h, s),
+        "text": step_line(h, s),
     })
 }
 
@@ -75,7 +75,7 @@ pub fn document(h: &History) -> Value {
         "command": "history",
         "verdict": if regressions == 0 { "ok" } else { "regression" },
         "exit_code": h.exit_code(),
-        "summary": render::verdict_line(h),
+        "summary": super::verdict_line(h),
         "load": h.load.name(),
         "unit": h.load.unit(),
         "metrics": h.metrics,

@@ -2,8 +2,8 @@
 
 use std::fmt::Write;
 
-use super::render::{self, cells};
-use super::{Comparison, Verdict};
+use super::{cells, checks_listing, headers, rung_cell, summary_line, ComparisonExporter};
+use crate::compare::{Comparison, Verdict};
 use crate::escape::markdown::{cell, code, fenced, inline};
 use crate::format::num;
 
@@ -12,8 +12,16 @@ fn md_escape(s: &str) -> String {
     cell(&inline(s))
 }
 
-/// The Markdown summary.
-pub fn markdown(c: &Comparison, strict: bool) -> String {
+/// The Markdown summary (`--summary`), fit for `$GITHUB_STEP_SUMMARY`.
+pub struct Markdown;
+
+impl ComparisonExporter for Markdown {
+    fn render(&self, c: &Comparison, strict: bool) -> String {
+        markdown(c, strict)
+    }
+}
+
+fn markdown(c: &Comparison, strict: bool) -> String {
     let mut o = String::new();
     // A gate that judged nothing exits 2: no green mark for it.
     let icon = if c.failed(strict) {
@@ -25,7 +33,7 @@ pub fn markdown(c: &Comparison, strict: bool) -> String {
     };
     let _ = writeln!(o, "## ladder comparison: {} {icon}", code(&c.scenario));
     let _ = writeln!(o);
-    let _ = writeln!(o, "**{}**", md_escape(&render::summary_line(c, strict)));
+    let _ = writeln!(o, "**{}**", md_escape(&summary_line(c, strict)));
     let _ = writeln!(o);
     let [b, cand] = &c.what_ran;
     o.push_str(&crate::report::facts::markdown(
@@ -37,11 +45,7 @@ pub fn markdown(c: &Comparison, strict: bool) -> String {
     let _ = writeln!(o, "- candidate: {}", code(&c.cand_label));
     let _ = writeln!(o, "- {}", md_escape(&c.knee.describe()));
     let _ = writeln!(o, "- checks: {}", md_escape(&c.checks_source));
-    let _ = writeln!(
-        o,
-        "  - {}",
-        md_escape(render::checks_listing(c).trim_start())
-    );
+    let _ = writeln!(o, "  - {}", md_escape(checks_listing(c).trim_start()));
     let _ = writeln!(o, "- level: {}", md_escape(&c.family.describe()));
     let _ = writeln!(o, "- {}", md_escape(&c.run_noise.describe()));
     for ch in &c.config_changes {
@@ -68,7 +72,7 @@ pub fn markdown(c: &Comparison, strict: bool) -> String {
         }
     }
     let _ = writeln!(o);
-    let headers = render::headers(c.load);
+    let headers = headers(c.load);
     let _ = writeln!(o, "| {} |", headers.join(" | "));
     let _ = writeln!(o, "|{}", "---|".repeat(headers.len()));
     for r in &c.rows {
@@ -92,7 +96,7 @@ pub fn markdown(c: &Comparison, strict: bool) -> String {
                 o,
                 "- {} {} {}: {}",
                 c.load.name(),
-                render::rung_cell(r.rate),
+                rung_cell(r.rate),
                 code(&r.check.to_string()),
                 md_escape(&r.decision.note)
             );
@@ -111,7 +115,7 @@ pub fn markdown(c: &Comparison, strict: bool) -> String {
             let _ = writeln!(
                 o,
                 "| {} | {} | {} | {} | {} |",
-                render::rung_cell(r.rate),
+                rung_cell(r.rate),
                 cell(&code(&r.model)),
                 code(r.metric),
                 num(r.base),

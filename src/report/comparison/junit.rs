@@ -3,30 +3,22 @@
 
 use std::fmt::Write;
 
-use super::render;
-use super::{Comparison, Verdict};
-use crate::format::num;
+use super::{pct, rung_cell, ComparisonExporter};
+use crate::compare::explain::interval;
+use crate::compare::{Comparison, Verdict};
+use crate::escape::xml::escape;
+use crate::format::{num, signed};
 
-/// Escape text for XML attributes and content.
-pub fn escape(s: &str) -> String {
-    let mut o = String::with_capacity(s.len());
-    for ch in s.chars() {
-        match ch {
-            '&' => o.push_str("&amp;"),
-            '<' => o.push_str("&lt;"),
-            '>' => o.push_str("&gt;"),
-            '"' => o.push_str("&quot;"),
-            '\'' => o.push_str("&apos;"),
-            // Characters XML 1.0 cannot carry at all.
-            c if (c as u32) < 0x20 && !matches!(c, '\t' | '\n' | '\r') => o.push('\u{FFFD}'),
-            c => o.push(c),
-        }
+/// The JUnit XML document (`--junit`).
+pub struct Junit;
+
+impl ComparisonExporter for Junit {
+    fn render(&self, c: &Comparison, strict: bool) -> String {
+        junit(c, strict)
     }
-    o
 }
 
-/// The JUnit XML document.
-pub fn junit(c: &Comparison, strict: bool) -> String {
+fn junit(c: &Comparison, strict: bool) -> String {
     let failures = c.count(Verdict::Regression)
         + if strict {
             c.count(Verdict::Inconclusive)
@@ -66,17 +58,17 @@ pub fn junit(c: &Comparison, strict: bool) -> String {
             "{}.{}_{}",
             c.scenario,
             c.load.name(),
-            render::rung_cell(r.rate)
+            rung_cell(r.rate)
         ));
         let name = escape(&format!("{} {}", r.check.label(), r.check.bound));
         let detail = format!(
             "baseline {} candidate {} ({} / {}), {} interval {} by {}{}",
             num(r.base),
             num(r.cand),
-            render::signed(r.delta()),
-            render::pct(r),
-            super::stats::level_text(c.family.per_check),
-            render::interval(r.decision.interval),
+            signed(r.delta()),
+            pct(r),
+            crate::compare::stats::level_text(c.family.per_check),
+            interval(r.decision.interval),
             r.method,
             if r.decision.note.is_empty() {
                 String::new()
@@ -110,18 +102,4 @@ pub fn junit(c: &Comparison, strict: bool) -> String {
     let _ = writeln!(o, "  </testsuite>");
     let _ = writeln!(o, "</testsuites>");
     o
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn escapes_markup_and_control_characters() {
-        assert_eq!(
-            escape(r#"a<b & "c" 'd'>"#),
-            "a&lt;b &amp; &quot;c&quot; &apos;d&apos;&gt;"
-        );
-        assert_eq!(escape("x\u{1}y"), "x\u{FFFD}y");
-    }
 }

@@ -5,9 +5,9 @@
 
 use serde_json::{json, Value};
 
-use super::render;
-use super::verdict::{Scale, Verdict};
-use super::{Comparison, Row};
+use super::summary_line;
+use crate::compare::explain::interval;
+use crate::compare::{Comparison, Row, Scale, Verdict};
 
 /// The version of this shape: raised when a field is removed or changes meaning (new fields
 /// may be added without raising it).
@@ -45,7 +45,7 @@ fn row(r: &Row) -> Value {
             },
             "lo": i.lo,
             "hi": i.hi,
-            "text": render::interval(r.decision.interval),
+            "text": interval(r.decision.interval),
         })
     });
     let mut v = json!({
@@ -85,7 +85,7 @@ pub fn document(c: &Comparison, strict: bool, command: &str) -> Value {
         "command": command,
         "verdict": verdict(c, strict),
         "exit_code": c.exit_code(strict),
-        "summary": render::summary_line(c, strict),
+        "summary": summary_line(c, strict),
         "strict": strict,
         "baseline": c.base_label,
         "candidate": c.cand_label,

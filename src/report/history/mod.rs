@@ -1,0 +1,159 @@
+//! The history's formats (`ladder history`): one file per format, each a [`HistoryExporter`]
+//! fed by the [`History`] that `history::analyze` builds (the folders in time order, the
+//! series' change points with their config diffs, notes). The words every format shares (a
+//! step's line, the verdict line, the table's cells) are here.
+
+pub mod html;
+pub mod json;
+pub mod markdown;
+pub mod terminal;
+
+pub use html::Html;
+pub use markdown::Markdown;
+pub use terminal::Terminal;
+
+use super::ReportError;
+use crate::format::num;
+use crate::history::{History, Step};
+use crate::results::rate_label;
+
+/// One text format of a history: the sibling of [`super::Exporter`] for `ladder history`.
+pub trait HistoryExporter {
+    /// The document.
+    fn render(&self, h: &History) -> Result<String, ReportError>;
+}
+
+pub(super) fn pct(s: &Step) -> String {
+    match s.change.relative() {
+        Some(r) => format!("{:+.1} %", r * 100.0),
+        None => "n/a".into(),
+    }
+}
+
+pub(super) fn direction(s: &Step) -> &'static str {
+    if s.regression {
+        "regression"
+    } else if crate::history::worse_direction(&s.metric).is_some() {
+        "improvement"
+    } else {
+        "change"
+    }
+}
+
+/// The series a step is of: `rate 10 median_ttft_ms`, or `capacity`.
+fn series_name(s: &Step) -> String {
+    match s.rate {
+        Some(r) => format!("rate {} {}", rate_label(r), s.metric),
+        None => s.metric.clone(),
+    }
+}
+
+/// One line describing a change point.
+pub fn step_line(h: &History, s: &Step) -> String {
+    let f = &h.folders[s.folder];
+    format!(
+        "{}: step at #{} {} ({}): {} -> {} ({}), {}, p = {} ({})",
+        series_name(s),
+        s.folder + 1,
+        f.name,
+        f.dir.info.started_at.format("%Y-%m-%d %H:%M:%SZ"),
+        num(s.change.before),
+        num(s.change.after),
+        pct(s),
+        direction(s),
+        num(s.change.p_value),
+        s.change.test.name()
+    )
+}
+
+/// The last line: what the exit code means here.
+pub fn verdict_line(h: &History) -> String {
+    let last = h.folders.len();
+    let regs = h.latest_regressions();
+    if regs.is_empty() {
+        let at_last = h.steps.iter().filter(|s| s.folder + 1 == last).count();
+        if at_last > 0 {
+            format!("ok: the newest folder (#{last}) is a change point, but not a regression")
+        } else {
+            format!("ok: no change point at the newest folder (#{last})")
+        }
+    } else {
+        let what: Vec<String> = regs
+            .iter()
+            .map(|s| match s.rate {
+                Some(r) => format!("{} at rate {}", s.metric, rate_label(r)),
+                None => s.metric.clone(),
+            })
+            .collect();
+        format!(
+            "regression: the newest folder (#{last}) is a change point for {}",
+            what.join(", ")
+        )
+    }
+}
+
+pub(super) fn header(h: &History) -> String {
+    let (first, last) = (&h.folders[0], &h.folders[h.folders.len() - 1]);
+    let rates = h
+        .rates
+        .iter()
+        .map(|r| rate_label(*r))
+        .collect::<Vec<_>>()
+        .join(", ");
+    let followed = match (h.rates.is_empty(), h.capacity.is_some()) {
+        (false, false) => format!("rates {rates}"),
+        (false, true) => format!("rates {rates} and capacity"),
+        (true, _) => "capacity".to_string(),
+    };
+    format!(
+        "{} folders from {} to {}; {followed}; alpha {} per test, {} permutations, seed {}",
+        h.folders.len(),
+        first.dir.info.started_at.format("%Y-%m-%d %H:%M:%SZ"),
+        last.dir.info.started_at.format("%Y-%m-%d %H:%M:%SZ"),
+        num(h.detect.alpha),
+        h.detect.permutations,
+        h.detect.seed
+    )
+}
+
+/// The cell of one metric in one folder: value, with `▲`/`▼` where a step starts.
+fn cell(h: &History, folder: usize, rate: f64, metric: &str) -> String {
+    let Some(v) = h.folders[folder].value(rate, metric) else {
+        return "-".into();
+    };
+    let step = h
+        .steps
+        .iter()
+        .find(|s| s.folder == folder && s.rate == Some(rate) && s.metric == metric);
+    match step {
+        Some(s) if s.change.after > s.change.before => format!("{} ^", num(v)),
+        Some(_) => format!("{} v", num(v)),
+        None => num(v),
+    }
+}
+
+pub(super) fn rows(h: &History, rate: f64) -> Vec<Vec<String>> {
+    (0..h.folders.len())
+        .map(|i| {
+            let f = &h.folders[i];
+            let mut row = vec![
+                format!("{}", i + 1),
+                f.name.clone(),
+                f.dir
+                    .info
+                    .git_commit
+                    .as_deref()
+                    .map(|c| c[..c.len().min(10)].to_string())
+                    .unwrap_or_else(|| "-".into()),
+            ];
+            row.extend(h.metrics.iter().map(|m| cell(h, i, rate, m)));
+            row
+        })
+        .collect()
+}
+
+pub(super) fn head(h: &History) -> Vec<String> {
+    let mut v = vec!["#".to_string(), "folder".into(), "commit".into()];
+    v.extend(h.metrics.iter().cloned());
+    v
+}
