@@ -1,5 +1,5 @@
 //! The comparison as JSON (`ladder compare --json`, `ladder gate --json`): the same
-//! [`Comparison`] the terminal table ([`super::render`]) prints, and the verdict, counts and
+//! [`Comparison`] the terminal table ([`super::Terminal`]) prints, and the verdict, counts and
 //! exit code from the same methods ([`Comparison::failed`], [`Comparison::no_verdict`],
 //! [`Comparison::exit_code`]), so the two views cannot disagree. Shape: docs/json.md.
 
