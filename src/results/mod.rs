@@ -1,8 +1,8 @@
 //! Result folders: layout, atomic writes, loading.
 
 mod check;
-mod line_scan;
 pub mod facts;
+mod line_scan;
 pub mod load;
 pub mod merge;
 pub mod shard_info;
