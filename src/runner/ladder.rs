@@ -57,6 +57,30 @@ pub(super) struct Measured {
     pub(super) summary: RungSummary,
     pub(super) interrupted: bool,
     pub(super) rejected: Option<String>,
+    /// The server-metrics file text, when scraped.
+    pub(super) server_text: Option<String>,
+}
+
+impl Held {
+    /// A rung not measured yet.
+    pub(super) fn new() -> Held {
+        Held {
+            whole: true,
+            ..Held::default()
+        }
+    }
+
+    /// Keeps a measurement of this rung; gives back whether it was interrupted and why it
+    /// was rejected, if it was.
+    pub(super) fn keep(&mut self, m: Measured) -> (bool, Option<String>) {
+        if m.server_text.is_some() {
+            self.server_text = m.server_text;
+        }
+        self.whole &= !m.interrupted && m.rejected.is_none();
+        self.records.push(m.records);
+        self.summaries.push(m.summary);
+        (m.interrupted, m.rejected)
+    }
 }
 
 impl Ladder<'_> {
@@ -70,19 +94,12 @@ impl Ladder<'_> {
         let quiet = self.ctx.opts.quiet;
         let rates = scenario.rungs();
         let n_repeats = scenario.load.repeats.max(1);
-        let mut held: Vec<Held> = (0..rates.len())
-            .map(|_| Held {
-                whole: true,
-                ..Held::default()
-            })
-            .collect();
+        let mut held: Vec<Held> = (0..rates.len()).map(|_| Held::new()).collect();
         let mut log: Vec<String> = Vec::new();
         let mut interrupted = false;
-        let mut scrape_warned = false;
-        let mut dropped_warned = false;
-        // The server's identity is asked once, after the first rung whose metrics named the
-        // engine.
-        let mut identity_asked = false;
+        // Warnings said once; the server's identity is asked once, after the first rung
+        // whose metrics named the engine.
+        let mut said = Said::default();
         // A shard starts every rung at the instant all shards share (the cooldown included).
         let mut timeline = self.ctx.opts.shard.as_ref().map(|s| {
             shard::Timeline::new(
@@ -124,38 +141,32 @@ impl Ladder<'_> {
                     .filter(|s| s.rate < rate)
                     .collect();
                 let lower = failures::LowerRung::below(&below);
-                let (m, server_text) = self
-                    .measure(
-                        idx,
-                        rate,
-                        repeat,
-                        lower,
-                        scrape,
-                        &stop,
-                        writer,
-                        &mut log,
-                        &mut scrape_warned,
-                        &mut dropped_warned,
-                        &mut identity_asked,
-                        timeline.as_mut(),
-                    )
-                    .await?;
+                let at = At {
+                    idx,
+                    rate,
+                    repeat,
+                    lower,
+                    scrape,
+                    timeline: timeline.as_mut(),
+                };
+                let out = Out {
+                    stop: &stop,
+                    writer,
+                    log: &mut log,
+                    said: &mut said,
+                };
+                let m = self.measure(at, out).await?;
                 let h = &mut held[idx];
-                if server_text.is_some() {
-                    h.server_text = server_text;
-                }
-                h.whole &= !m.interrupted && m.rejected.is_none();
-                h.records.push(m.records);
-                h.summaries.push(m.summary);
+                let (cut, rejected) = h.keep(m);
                 let last = repeat + 1 == n_repeats;
-                if let Some(why) = m.rejected {
+                if let Some(why) = rejected {
                     h.whole = false;
                     self.flush(writer, &rates, &mut held)?;
                     writer.warn(why.clone());
                     let _ = writer.write_file("run.log", (log.join("\n") + "\n").as_bytes());
                     return Err(RunError::Rejected(why));
                 }
-                if m.interrupted {
+                if cut {
                     interrupted = true;
                     break 'repeats;
                 }
@@ -268,78 +279,62 @@ impl Ladder<'_> {
         Ok(())
     }
 
-    /// Measure repeat `repeat` of rung `idx`; returns the measurement and, when scraped,
-    /// the server-metrics file text.
-    #[allow(clippy::too_many_arguments)]
-    pub(super) async fn measure(
-        &self,
-        idx: usize,
-        rate: f64,
-        repeat: u32,
-        lower: Option<failures::LowerRung>,
-        scrape: Option<&ScrapeSetup>,
-        stop: &watch::Receiver<bool>,
-        writer: &mut RunWriter,
-        log: &mut Vec<String>,
-        scrape_warned: &mut bool,
-        dropped_warned: &mut bool,
-        identity_asked: &mut bool,
-        timeline: Option<&mut shard::Timeline>,
-    ) -> Result<(Measured, Option<String>), RunError> {
-        let quiet = self.ctx.opts.quiet;
+    /// Measure one repeat of one rung ([`At`]) into `out`; returns the measurement with,
+    /// when scraped, the server-metrics file text.
+    pub(super) async fn measure(&self, at: At<'_>, out: Out<'_>) -> Result<Measured, RunError> {
         let scenario = self.scenario;
+        let At {
+            idx,
+            rate,
+            repeat,
+            lower,
+            scrape,
+            timeline,
+        } = at;
+        let Out {
+            stop,
+            writer,
+            log,
+            said,
+        } = out;
+        let mut planned = self
+            .plan(idx, rate, repeat, stop, writer, log, timeline)
+            .await?;
+        let kind = planned.kind;
+        let mut bar = self.bar(&planned, idx, rate, repeat);
+        let base = self.rung_context(&planned, rate);
+        let rung_ctx = |interrupted: bool| RungContext {
+            interrupted,
+            ..base.clone()
+        };
+        let mut sink = match planned.timed {
+            Some(d) => Some(
+                soak::SoakSink::open(writer, rung_ctx(false), kind, d, planned.groups.clone())
+                    .map_err(|e| RunError::Output(e.to_string()))?,
+            ),
+            None => None,
+        };
+        let warmed_rx = planned.warmed_rx.take();
+        let scraper = scrape.map(|s| match warmed_rx {
+            Some(rx) => s.start_when(rx),
+            None => s.start(
+                planned
+                    .start
+                    .unwrap_or_else(|| Instant::now() + rung::START_LEAD)
+                    + planned.first_measured,
+            ),
+        });
         let super::rung_plan::Planned {
             plan,
-            kind,
             warmup,
             n,
             timed,
             replay,
             inexact,
-            closed,
-            max_concurrency,
-            burstiness,
             groups,
-            first_measured,
-            start,
-            warmed_rx,
-            requests_total,
-        } = self
-            .plan(idx, rate, repeat, stop, writer, log, timeline)
-            .await?;
-        let rungs = scenario.rungs().len();
-        let steps = rungs * scenario.load.repeats.max(1) as usize;
-        let step = repeat as usize * rungs + idx + 1;
-        let mut bar = match timed {
-            Some(d) => progress::RungBar::timed(kind, rate, d, quiet),
-            None => progress::RungBar::new(kind, rate, requests_total as u64, quiet),
-        }
-        .at_step(step, steps);
-        let rung_ctx = |interrupted: bool| RungContext {
-            rate,
-            load: kind,
-            // vLLM writes its default burstiness (1) for a concurrency run.
-            burstiness: if closed.is_some() { 1.0 } else { burstiness },
-            max_concurrency: closed.map_or(max_concurrency, |u| Some(u.count)),
-            slo: scenario.slo.clone(),
-            inexact_prompts: inexact,
-            interrupted,
-            pooling: (!scenario.endpoint.api.generates()).then_some(scenario.endpoint.api),
-        };
-        let mut sink = match timed {
-            Some(d) => Some(
-                soak::SoakSink::open(writer, rung_ctx(false), kind, d, groups.clone())
-                    .map_err(|e| RunError::Output(e.to_string()))?,
-            ),
-            None => None,
-        };
-        let scraper = scrape.map(|s| match warmed_rx {
-            Some(rx) => s.start_when(rx),
-            None => {
-                s.start(start.unwrap_or_else(|| Instant::now() + rung::START_LEAD) + first_measured)
-            }
-        });
-        let run = rung::run_rung(
+            ..
+        } = planned;
+        let mut run = rung::run_rung(
             self.client.clone(),
             plan,
             stop.clone(),
@@ -352,187 +347,343 @@ impl Ladder<'_> {
             Some(s) => Some(s.finish().await),
             None => None,
         };
-        let mut run = run;
         tag_prefix_groups(&mut run.records, &groups);
         let ctx = rung_ctx(run.interrupted || run.rejected.is_some());
-        let (mut summary, streamed) = match sink {
-            Some(sink) => {
-                let (summary, stream, late, failed) = sink.finish(&ctx);
-                if let Some(e) = failed {
-                    return Err(RunError::Output(e.to_string()));
-                }
-                (summary, Some((stream, late)))
-            }
-            None => (summarize(&run.records, &ctx), None),
-        };
+        let (mut summary, streamed) = self.summary_of(&run.records, sink, &ctx)?;
         summary.offered_rate = match (replay, &scenario.load.ramp) {
             (Some(r), _) => Some(r.trace.offered_rate(rate)),
             (None, Some(ramp)) => Some((warmup + n) as f64 / ramp.over.0.as_secs_f64()),
             _ => None,
         };
-        if let Some(ramp) = &scenario.load.ramp {
-            summary.ramp = Some(crate::metrics::ramp::report(
-                &run.records,
-                ramp,
-                &scenario.slo,
-            ));
-        }
-        let mut server_text = None;
-        if let (Some(sc), Some(setup)) = (&scraped, scrape) {
-            summary.server = ServerSummary::from_scrapes(&sc.scrapes, sc.failures);
-            if let (Some(e), false) = (&sc.first_error, *scrape_warned) {
-                *scrape_warned = true;
-                let w = format!(
-                    "cannot scrape server metrics at {}: {e}; the run goes on without them \
-                     (set server_metrics.url, or server_metrics.enabled: false)",
-                    setup.shown_url
-                );
-                bar.println(&format!("warning: {w}"));
-                writer.warn(w);
+        let server_text = match (&scraped, scrape) {
+            (Some(sc), Some(setup)) => {
+                let told = &mut Told {
+                    writer: &mut *writer,
+                    said: &mut *said,
+                    bar: &mut bar,
+                };
+                self.server_part(sc, setup, &mut summary, &kind.level(rate), told)
+                    .await
             }
-            if let (Some(first), false) = (&sc.dropped.first, *dropped_warned) {
-                *dropped_warned = true;
-                // A metric name comes from the server: it may echo the key.
-                let first = self.client.redactor().redact(first).into_owned();
-                let w = format!(
-                    "the server metrics page at {} gave values that are not values, dropped from \
-                     the results: {} in rung {} (first: {first}); values are kept when finite, \
-                     at most {:e} and, for counters, histograms and mapped metrics, not negative",
-                    setup.shown_url,
-                    sc.dropped.count,
-                    kind.level(rate),
-                    servermetrics::sanitize::MAX_SERVER_VALUE,
-                );
-                bar.println(&format!("warning: {w}"));
-                writer.warn(w);
-            }
-            if let (Some(engine), false) = (&summary.server.engine, *identity_asked) {
-                *identity_asked = true;
-                if let Some(mut id) = setup.identify(engine).await {
-                    let r = self.client.redactor();
-                    for v in [&mut id.version, &mut id.model].into_iter().flatten() {
-                        *v = r.redact(v).into_owned();
-                    }
-                    writer.set_server(id);
-                }
-            }
-            if !sc.scrapes.is_empty() {
-                let mut text = String::new();
-                for s in &sc.scrapes {
-                    text.push_str(&servermetrics::series_line(s).to_string());
-                    text.push('\n');
-                }
-                server_text = Some(text);
-            }
-        }
+            _ => None,
+        };
         bar.finish(&summary);
         let which = if scenario.load.repeats > 1 {
             format!(" (repeat {})", repeat + 1)
         } else {
             String::new()
         };
-        log.push(format!(
-            "rung {rate}{which}: sent {} finished {} completed {} failed {} interrupted {} qps {:.3}",
-            run.sent,
-            summary.num_prompts + summary.warmup_requests,
-            summary.completed,
-            summary.failed,
-            summary.interrupted_requests,
-            summary.request_throughput
-        ));
-        let mut warn = |w: String, bar: &mut progress::RungBar| {
-            // A repeat says what the first one said: once is enough.
-            if !writer.info().warnings.contains(&w) {
-                bar.println(&format!("warning: {w}"));
-                writer.warn(w);
-            }
+        log.push(log_line(rate, &which, run.sent, &summary));
+        let level = kind.level(rate);
+        let mut told = Told {
+            writer,
+            said,
+            bar: &mut bar,
         };
-        if run.abandoned > 0 {
+        let said_of = RungSaid {
+            level: &level,
+            which: &which,
+            abandoned: run.abandoned,
+            stopped: run.rejected.is_some(),
+            inexact,
+            replayed: replay.is_some(),
+            timed,
+            lower: lower.as_ref(),
+        };
+        self.rung_warnings(&summary, &said_of, &mut told);
+        if let Some((stream, late)) = streamed {
+            let cut = run.interrupted || run.rejected.is_some();
+            streamed_rung(&summary, stream, late, cut, &level, &mut told)?;
+        }
+        let rejected = run.rejected.as_ref().map(|r| r.describe(kind, rate));
+        Ok(Measured {
+            records: run.records,
+            summary,
+            interrupted: run.interrupted,
+            rejected,
+            server_text,
+        })
+    }
+
+    /// The rung's summary (a timed rung's from its streamed files, with the stream and its
+    /// late arrivals), its ramp's window table included.
+    fn summary_of(
+        &self,
+        records: &[RequestRecord],
+        sink: Option<soak::SoakSink>,
+        ctx: &RungContext,
+    ) -> Result<(RungSummary, Streamed), RunError> {
+        let (mut summary, streamed) = match sink {
+            Some(sink) => {
+                let (summary, stream, late, failed) = sink.finish(ctx);
+                if let Some(e) = failed {
+                    return Err(RunError::Output(e.to_string()));
+                }
+                (summary, Some((stream, late)))
+            }
+            None => (summarize(records, ctx), None),
+        };
+        if let Some(ramp) = &self.scenario.load.ramp {
+            summary.ramp = Some(crate::metrics::ramp::report(
+                records,
+                ramp,
+                &self.scenario.slo,
+            ));
+        }
+        Ok((summary, streamed))
+    }
+
+    /// The rung's progress bar, at its step of the whole ladder.
+    fn bar(
+        &self,
+        planned: &super::rung_plan::Planned<'_>,
+        idx: usize,
+        rate: f64,
+        repeat: u32,
+    ) -> progress::RungBar {
+        let quiet = self.ctx.opts.quiet;
+        let rungs = self.scenario.rungs().len();
+        let steps = rungs * self.scenario.load.repeats.max(1) as usize;
+        let step = repeat as usize * rungs + idx + 1;
+        match planned.timed {
+            Some(d) => progress::RungBar::timed(planned.kind, rate, d, quiet),
+            None => {
+                progress::RungBar::new(planned.kind, rate, planned.requests_total as u64, quiet)
+            }
+        }
+        .at_step(step, steps)
+    }
+
+    /// The rung's context for its summary, from its plan (not interrupted).
+    fn rung_context(&self, planned: &super::rung_plan::Planned<'_>, rate: f64) -> RungContext {
+        let scenario = self.scenario;
+        RungContext {
+            rate,
+            load: planned.kind,
+            // vLLM writes its default burstiness (1) for a concurrency run.
+            burstiness: if planned.closed.is_some() {
+                1.0
+            } else {
+                planned.burstiness
+            },
+            max_concurrency: planned
+                .closed
+                .map_or(planned.max_concurrency, |u| Some(u.count)),
+            slo: scenario.slo.clone(),
+            inexact_prompts: planned.inexact,
+            interrupted: false,
+            pooling: (!scenario.endpoint.api.generates()).then_some(scenario.endpoint.api),
+        }
+    }
+
+    /// The server's side of a scraped rung: its summary into `summary`, the warnings said once
+    /// a run (a failed scrape, dropped values), the server's identity (asked once), and the
+    /// server-metrics file text.
+    async fn server_part(
+        &self,
+        sc: &servermetrics::RungScrapes,
+        setup: &ScrapeSetup,
+        summary: &mut RungSummary,
+        level: &str,
+        told: &mut Told<'_>,
+    ) -> Option<String> {
+        summary.server = ServerSummary::from_scrapes(&sc.scrapes, sc.failures);
+        if let (Some(e), false) = (&sc.first_error, told.said.scrape_failed) {
+            told.said.scrape_failed = true;
+            let w = format!(
+                "cannot scrape server metrics at {}: {e}; the run goes on without them \
+                 (set server_metrics.url, or server_metrics.enabled: false)",
+                setup.shown_url
+            );
+            told.bar.println(&format!("warning: {w}"));
+            told.writer.warn(w);
+        }
+        if let (Some(first), false) = (&sc.dropped.first, told.said.dropped) {
+            told.said.dropped = true;
+            // A metric name comes from the server: it may echo the key.
+            let first = self.client.redactor().redact(first).into_owned();
+            let w = format!(
+                "the server metrics page at {} gave values that are not values, dropped from \
+                 the results: {} in rung {level} (first: {first}); values are kept when finite, \
+                 at most {:e} and, for counters, histograms and mapped metrics, not negative",
+                setup.shown_url,
+                sc.dropped.count,
+                servermetrics::sanitize::MAX_SERVER_VALUE,
+            );
+            told.bar.println(&format!("warning: {w}"));
+            told.writer.warn(w);
+        }
+        if let (Some(engine), false) = (&summary.server.engine, told.said.identity_asked) {
+            told.said.identity_asked = true;
+            if let Some(mut id) = setup.identify(engine).await {
+                let r = self.client.redactor();
+                for v in [&mut id.version, &mut id.model].into_iter().flatten() {
+                    *v = r.redact(v).into_owned();
+                }
+                told.writer.set_server(id);
+            }
+        }
+        if sc.scrapes.is_empty() {
+            return None;
+        }
+        let mut text = String::new();
+        for s in &sc.scrapes {
+            text.push_str(&servermetrics::series_line(s).to_string());
+            text.push('\n');
+        }
+        Some(text)
+    }
+
+    /// The rung's warnings: abandoned requests, inexact prompts, and the summary's own
+    /// (rung, failure, token and cache warnings), each said once a run.
+    fn rung_warnings(&self, summary: &RungSummary, r: &RungSaid<'_>, told: &mut Told<'_>) {
+        let scenario = self.scenario;
+        let level = r.level;
+        if r.abandoned > 0 {
             // A rung stopped for deterministic rejections abandons its stragglers the same way.
-            let when = match run.rejected {
-                Some(_) => "when the rung was stopped",
-                None => "at the interrupt",
+            let when = if r.stopped {
+                "when the rung was stopped"
+            } else {
+                "at the interrupt"
             };
-            warn(
-                format!(
-                    "rung {}: {} requests in flight {when} were recorded as interrupted \
-                     (request lines of class `interrupted`; not failures, not in the error rate)",
-                    kind.level(rate),
-                    run.abandoned
-                ),
-                &mut bar,
-            );
+            told.warn(format!(
+                "rung {level}: {} requests in flight {when} were recorded as interrupted \
+                 (request lines of class `interrupted`; not failures, not in the error rate)",
+                r.abandoned
+            ));
         }
-        if inexact > 0 {
-            let length = match replay {
-                Some(_) => "their recorded length".to_string(),
-                None => format!("exactly {} tokens long", scenario.workload.input_tokens),
+        if r.inexact > 0 {
+            let length = if r.replayed {
+                "their recorded length".to_string()
+            } else {
+                format!("exactly {} tokens long", scenario.workload.input_tokens)
             };
-            warn(
-                format!(
-                    "rung {}: {inexact} prompts could not be made {length} (within 1 token)",
-                    kind.level(rate),
-                ),
-                &mut bar,
-            );
+            told.warn(format!(
+                "rung {level}: {} prompts could not be made {length} (within 1 token)",
+                r.inexact
+            ));
         }
-        let token_warnings = warnings::token_warnings(
-            &summary,
-            scenario.endpoint.api,
-            scenario.workload.ignore_eos,
-        );
-        let failure = failures::failure_warning(&summary, lower.as_ref());
-        let cache = warnings::cache_warning(&summary, &scenario.workload, timed.is_some());
-        for w in warnings::rung_warnings_for(&summary, timed)
+        let token_warnings =
+            warnings::token_warnings(summary, scenario.endpoint.api, scenario.workload.ignore_eos);
+        let failure = failures::failure_warning(summary, r.lower);
+        let cache = warnings::cache_warning(summary, &scenario.workload, r.timed.is_some());
+        for w in warnings::rung_warnings_for(summary, r.timed)
             .into_iter()
             .chain(failure)
             .chain(token_warnings)
             .chain(cache)
         {
-            warn(format!("{w}{which}"), &mut bar);
+            told.warn(format!("{w}{}", r.which));
         }
-        if let Some((stream, late)) = streamed {
-            if late > 0 {
-                warn(
-                    format!(
-                        "rung {}: {late} {}; max_concurrent_requests and \
-                         max_output_tokens_per_s may be off by them",
-                        kind.level(rate),
-                        crate::results::load::LATE_ARRIVALS
-                    ),
-                    &mut bar,
-                );
-            }
-            // A rung whose warmup took all of its duration measured nothing: not a result.
-            let empty = summary.num_prompts == 0;
-            if empty && !run.interrupted && run.rejected.is_none() {
-                warn(
-                    format!(
-                        "rung {}: no request was measured: its {} warmup requests took all of \
-                         load.duration, so the rung is marked incomplete; lower \
-                         load.warmup_requests or raise load.duration",
-                        kind.level(rate),
-                        summary.warmup_requests
-                    ),
-                    &mut bar,
-                );
-            }
-            let complete = !run.interrupted && run.rejected.is_none() && !empty;
-            writer
-                .finish_streamed_rung(&summary, stream, complete)
-                .map_err(|e| RunError::Output(e.to_string()))?;
-        }
-        let rejected = run.rejected.as_ref().map(|r| r.describe(kind, rate));
-        Ok((
-            Measured {
-                records: run.records,
-                summary,
-                interrupted: run.interrupted,
-                rejected,
-            },
-            server_text,
-        ))
     }
+}
+
+/// A timed rung's request stream and its late arrivals.
+type Streamed = Option<(crate::results::RequestStream, u64)>;
+
+/// Which measurement [`Ladder::measure`] takes: repeat `repeat` of rung `idx` at `rate`.
+pub(super) struct At<'s> {
+    pub idx: usize,
+    pub rate: f64,
+    pub repeat: u32,
+    /// The last rung measured below this one, for the failure warning's "did it grow with
+    /// the load".
+    pub lower: Option<failures::LowerRung>,
+    /// The scrape of the server's metrics, when this measurement scrapes.
+    pub scrape: Option<&'s ScrapeSetup>,
+    /// A shard's shared timeline of rung starts.
+    pub timeline: Option<&'s mut shard::Timeline>,
+}
+
+/// Where a measurement goes and what it has said: shared by every measurement of a ladder
+/// (its rungs and repeats, or a search's probes).
+pub(super) struct Out<'o> {
+    pub stop: &'o watch::Receiver<bool>,
+    pub writer: &'o mut RunWriter,
+    pub log: &'o mut Vec<String>,
+    pub said: &'o mut Said,
+}
+
+/// Warnings a run says once, whichever measurement meets them first.
+#[derive(Default)]
+pub(super) struct Said {
+    scrape_failed: bool,
+    dropped: bool,
+    identity_asked: bool,
+}
+
+/// The terminal line and the result folder a warning goes to.
+struct Told<'t> {
+    writer: &'t mut RunWriter,
+    said: &'t mut Said,
+    bar: &'t mut progress::RungBar,
+}
+
+impl Told<'_> {
+    /// A warning said once: a repeat says what the first one said.
+    fn warn(&mut self, w: String) {
+        if !self.writer.info().warnings.contains(&w) {
+            self.bar.println(&format!("warning: {w}"));
+            self.writer.warn(w);
+        }
+    }
+}
+
+/// What a rung's warnings are about, beside its summary.
+struct RungSaid<'r> {
+    level: &'r str,
+    /// ` (repeat N)` when the rung is repeated.
+    which: &'r str,
+    abandoned: u64,
+    /// The rung was stopped for deterministic rejections.
+    stopped: bool,
+    inexact: u64,
+    replayed: bool,
+    timed: Option<Duration>,
+    lower: Option<&'r failures::LowerRung>,
+}
+
+/// The run.log line of a measured rung.
+fn log_line(rate: f64, which: &str, sent: u64, summary: &RungSummary) -> String {
+    format!(
+        "rung {rate}{which}: sent {sent} finished {} completed {} failed {} interrupted {} qps {:.3}",
+        summary.num_prompts + summary.warmup_requests,
+        summary.completed,
+        summary.failed,
+        summary.interrupted_requests,
+        summary.request_throughput
+    )
+}
+
+/// A rung run for a duration: its warnings and the end of its streamed files.
+fn streamed_rung(
+    summary: &RungSummary,
+    stream: crate::results::RequestStream,
+    late: u64,
+    cut: bool,
+    level: &str,
+    told: &mut Told<'_>,
+) -> Result<(), RunError> {
+    if late > 0 {
+        told.warn(format!(
+            "rung {level}: {late} {}; max_concurrent_requests and \
+             max_output_tokens_per_s may be off by them",
+            crate::results::load::LATE_ARRIVALS
+        ));
+    }
+    // A rung whose warmup took all of its duration measured nothing: not a result.
+    let empty = summary.num_prompts == 0;
+    if empty && !cut {
+        told.warn(format!(
+            "rung {level}: no request was measured: its {} warmup requests took all of \
+             load.duration, so the rung is marked incomplete; lower \
+             load.warmup_requests or raise load.duration",
+            summary.warmup_requests
+        ));
+    }
+    told.writer
+        .finish_streamed_rung(summary, stream, !cut && !empty)
+        .map_err(|e| RunError::Output(e.to_string()))
 }
 
 /// Mark each record with its prompt's prefix group (`groups[index]`) and whether it was the

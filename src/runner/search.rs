@@ -10,7 +10,7 @@ use chrono::Utc;
 use tokio::sync::watch;
 use tokio::time::Instant;
 
-use super::ladder::{pooled, Held, Ladder};
+use super::ladder::{pooled, At, Held, Ladder, Out, Said};
 use super::{failures, print_outcome, RunError, RunOutcome};
 use crate::capacity::file::{level_text, slo_text};
 use crate::capacity::{
@@ -203,7 +203,7 @@ impl Ladder<'_> {
         log.push(intro);
         let mut search = Search::new(cfg);
         let mut held: Vec<(f64, Held)> = Vec::new();
-        let (mut scrape_warned, mut dropped_warned, mut identity_asked) = (false, false, false);
+        let mut said = Said::default();
         let mut measured = 0usize;
         let stopped = 'search: loop {
             let step = search.next();
@@ -249,22 +249,21 @@ impl Ladder<'_> {
             // Every measurement has arrivals and prompts of its own (`idx` seeds them); the
             // server's metrics are scraped during a probe's first measurement.
             let scrape = self.scrape.filter(|_| extension == 0);
-            let (m, server_text) = self
-                .measure(
-                    measured,
-                    level,
-                    extension,
-                    lower,
-                    scrape,
-                    &stop,
-                    writer,
-                    &mut log,
-                    &mut scrape_warned,
-                    &mut dropped_warned,
-                    &mut identity_asked,
-                    None,
-                )
-                .await?;
+            let at = At {
+                idx: measured,
+                rate: level,
+                repeat: extension,
+                lower,
+                scrape,
+                timeline: None,
+            };
+            let out = Out {
+                stop: &stop,
+                writer,
+                log: &mut log,
+                said: &mut said,
+            };
+            let m = self.measure(at, out).await?;
             measured += 1;
             let obs: Vec<Obs> = m
                 .records
@@ -275,30 +274,18 @@ impl Ladder<'_> {
             let i = match held.iter().position(|(l, _)| *l == level) {
                 Some(i) => i,
                 None => {
-                    held.push((
-                        level,
-                        Held {
-                            whole: true,
-                            ..Held::default()
-                        },
-                    ));
+                    held.push((level, Held::new()));
                     held.len() - 1
                 }
             };
-            let h = &mut held[i].1;
-            if server_text.is_some() {
-                h.server_text = server_text;
-            }
-            h.whole &= !m.interrupted && m.rejected.is_none();
-            h.records.push(m.records);
-            h.summaries.push(m.summary);
-            if let Some(why) = m.rejected {
+            let (cut, rejected) = held[i].1.keep(m);
+            if let Some(why) = rejected {
                 self.write_done(writer, &held, None)?;
                 writer.warn(why.clone());
                 let _ = writer.write_file("run.log", (log.join("\n") + "\n").as_bytes());
                 return Err(RunError::Rejected(why));
             }
-            if m.interrupted {
+            if cut {
                 break 'search Stop::Interrupted;
             }
             search.record(level, obs, sent, t0.elapsed());
