@@ -44,6 +44,20 @@ pub struct Drift {
     pub within_half: f64,
     /// Two-sided level of the between bound (half the family's error budget).
     pub level: f64,
+    /// What a pooled estimate needs to widen this check again: its within-run interval and
+    /// each side's unfloored excess; None when the drift was assumed, not measured.
+    pub pool: Option<PoolInput>,
+}
+
+/// A check's own measurement of drift, kept so that the checks of one metric can pool it
+/// ([`pool`], [`rewiden`]).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct PoolInput {
+    /// The interval of the pooled requests at the within level, before drift.
+    pub within: BootstrapResult,
+    /// Each side's excess between-run variance, not floored at 0, and its degrees of
+    /// freedom (None for a side of one run).
+    pub excess: [Option<(f64, usize)>; 2],
 }
 
 impl Drift {
@@ -88,6 +102,12 @@ impl SideRuns<'_> {
     /// The side's excess between-run variance and its degrees of freedom (None with fewer
     /// than two runs, or a statistic that is not positive in some run).
     fn excess(&self) -> Option<(f64, usize)> {
+        self.raw_excess().map(|(e, df)| (e.max(0.0), df))
+    }
+
+    /// [`Self::excess`] before the floor at 0: pooled over checks, the negative parts
+    /// cancel the chance excesses of others instead of biasing the pool upward.
+    fn raw_excess(&self) -> Option<(f64, usize)> {
         let r = self.per_run.len();
         if r < 2
             || self
@@ -106,7 +126,7 @@ impl SideRuns<'_> {
         } else {
             0.0
         };
-        Some(((s2 - within_one).max(0.0), r - 1))
+        Some((s2 - within_one, r - 1))
     }
 }
 
@@ -189,8 +209,34 @@ pub fn widen(
             half: h,
             within_half,
             level: drift_level,
+            pool: None,
         },
     )
+}
+
+/// τ² pooled over the checks of one metric (its rungs), with the pooled degrees of freedom:
+/// a run's drift is a property of the run, shared by its rungs, so k rungs measured with R
+/// runs a side estimate it with k·(R − 1) degrees of freedom a side instead of R − 1. The
+/// unfloored excesses are averaged by their degrees of freedom, then floored at 0. None
+/// when no check measured drift.
+pub fn pool<'a>(inputs: impl IntoIterator<Item = &'a PoolInput>) -> Option<(f64, usize)> {
+    let (mut sum, mut df) = (0.0, 0usize);
+    for (e, d) in inputs.into_iter().flat_map(|p| p.excess.iter().flatten()) {
+        if e.is_finite() {
+            sum += e * *d as f64;
+            df += d;
+        }
+    }
+    (df > 0).then(|| ((sum / df as f64).max(0.0), df))
+}
+
+/// A check widened again by a pooled τ² (`tau2`, `df`) instead of its own: the same
+/// within-run interval and runs, the same level.
+pub fn rewiden(d: &Drift, tau2: f64, df: usize) -> Option<(BootstrapResult, Drift)> {
+    let p = d.pool?;
+    let (r, mut nd) = widen(p.within, tau2, df, d.runs, d.level);
+    nd.pool = d.pool;
+    Some((r, nd))
 }
 
 /// `within` (intervals of the pooled requests at `level`) with the runs' drift added: τ²
@@ -220,7 +266,11 @@ pub fn with_drift(
     ];
     match estimate(sides[0], sides[1], assumed) {
         Some((tau2, df)) => {
-            let (r, d) = widen(within, tau2, df, runs, drift_level);
+            let (r, mut d) = widen(within, tau2, df, runs, drift_level);
+            let excess = sides.map(|s| s.raw_excess());
+            if excess.iter().any(Option::is_some) {
+                d.pool = Some(PoolInput { within, excess });
+            }
             (r, Some(d))
         }
         None => (within, None),

@@ -341,6 +341,7 @@ mod tests {
             half: 0.07,
             within_half: 0.03,
             level: 0.975,
+            pool: None,
         };
         let e = Evidence {
             base: 3.47,

@@ -529,6 +529,7 @@ mod tests {
             half: 0.05,
             within_half: 0.01,
             level: 0.975,
+            pool: None,
         });
         let soak = decide_in(b, 0.0, &runs, Unit::Duration(Duration::from_secs(60)));
         assert!(
