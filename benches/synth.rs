@@ -43,6 +43,7 @@ fn main() {
         range_ratio: 0.0,
         batch_size: None,
         query_tokens: None,
+        images: None,
         ignore_eos: true,
         requests_per_rung: prompts as u32,
         seed: 0,

@@ -273,6 +273,17 @@ pub struct RequestRecord {
     pub session: Option<SessionTurn>,
     /// With a `model` mix: the model this request named (`None` without a mix).
     pub model: Option<std::sync::Arc<str>>,
+    /// With `workload.images`: the images the request carried.
+    pub images: Option<ImagesSent>,
+}
+
+/// The images a chat request carried (`workload.images`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ImagesSent {
+    /// How many.
+    pub count: u32,
+    /// Bytes of their `data:` URLs in the body.
+    pub bytes: u64,
 }
 
 /// Where a request sits in a multi-turn session (`workload.sessions`).

@@ -856,7 +856,7 @@ async fn the_long_probe_is_tried_once_more_after_a_closed_connection_but_not_aft
     })
     .await;
     let client = Client::new(config(&base)).unwrap();
-    let long = probe_longest(&client, "alpha", None, "a b c", &[], 3, None, false)
+    let long = probe_longest(&client, "alpha", None, "a b c", &[], &[], 3, None, false)
         .await
         .unwrap();
     assert!(long.ttft.is_some());
@@ -874,7 +874,7 @@ async fn the_long_probe_is_tried_once_more_after_a_closed_connection_but_not_aft
     })
     .await;
     let client = Client::new(config(&base)).unwrap();
-    let err = probe_longest(&client, "alpha", None, "a b c", &[], 3000, None, false)
+    let err = probe_longest(&client, "alpha", None, "a b c", &[], &[], 3000, None, false)
         .await
         .unwrap_err();
     assert!(

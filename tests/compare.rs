@@ -145,6 +145,8 @@ fn lines_for(spec: &Spec, rate: f64) -> Vec<RequestLine> {
                 turn: None,
                 session_turns: None,
                 model: None,
+                images: None,
+                image_bytes: None,
             }
         })
         .collect()

@@ -265,6 +265,9 @@ const FIELDS: &[(&str, &str, Kind, bool)] = &[
     ("ramp", "to", Kind::Num, false),
     ("ramp", "over", Kind::Dur, false),
     ("ramp", "windows", Kind::Num, true),
+    ("images", "per_request", Kind::Num, false),
+    ("images", "width", Kind::Num, false),
+    ("images", "height", Kind::Num, false),
     ("sessions", "turns", Kind::Num, false),
     ("sessions", "think_time", Kind::Dur, false),
     ("slo", "ttft_ms", Kind::Num, true),
@@ -360,7 +363,9 @@ fn render(dir: &Path, set: &[(usize, String)]) -> PathBuf {
     );
     // Sessions (`workload.sessions`) are chat conversations.
     let sessions = flow_of(set, "sessions");
-    if !sessions.is_empty() {
+    // Images (`workload.images`) go in chat content parts.
+    let images = flow_of(set, "images");
+    if !sessions.is_empty() || !images.is_empty() {
         text += "  api: chat\n";
     }
     if let Some(v) = get("endpoint", "ttft_timeout") {
@@ -396,6 +401,15 @@ fn render(dir: &Path, set: &[(usize, String)]) -> PathBuf {
     }
     if let Some(v) = get("workload", "range_ratio") {
         text += &format!("  range_ratio: {v}\n");
+    }
+    if !images.is_empty() {
+        let mut kv = images.clone();
+        for (k, d) in [("per_request", "1"), ("width", "8"), ("height", "8")] {
+            if !kv.iter().any(|x| x.starts_with(&format!("{k}:"))) {
+                kv.push(format!("{k}: {d}"));
+            }
+        }
+        text += &format!("  images: {{ {} }}\n", kv.join(", "));
     }
     if !sessions.is_empty() {
         let mut kv = sessions.clone();
@@ -863,6 +877,7 @@ fn the_field_table_covers_the_scenario_schema() {
         ("load", Some("Load")),
         ("trace", Some("TraceLoad")),
         ("ramp", Some("RampLoad")),
+        ("images", Some("Images")),
         ("sessions", Some("Sessions")),
         ("slo", Some("Slo")),
         ("gate", Some("GateRule")),

@@ -22,6 +22,7 @@ pub mod sse;
 mod tokenize;
 pub mod typed;
 pub mod usage;
+mod vision;
 
 use std::collections::BTreeMap;
 use std::net::IpAddr;
@@ -140,6 +141,9 @@ pub struct PreparedRequest {
     /// The model named in the body when the scenario mixes models (`None`: the client's one
     /// model, and the record names none).
     model: Option<Arc<str>>,
+    /// Images in its content (`workload.images`) and their encoded bytes, for its record.
+    images: u32,
+    image_bytes: u64,
 }
 
 impl PreparedRequest {
@@ -540,6 +544,8 @@ impl Client {
                 max_tokens: 0,
                 inputs: 1 + rest.len() as u32,
                 model,
+                images: 0,
+                image_bytes: 0,
             };
         }
         if self.inner.api == Api::Rerank {
@@ -551,6 +557,8 @@ impl Client {
                 max_tokens: 0,
                 inputs: docs,
                 model,
+                images: 0,
+                image_bytes: 0,
             };
         }
         debug_assert!(
@@ -572,6 +580,8 @@ impl Client {
                 max_tokens,
                 inputs: 1,
                 model,
+                images: 0,
+                image_bytes: 0,
             };
         }
         let chat = self.inner.api == Api::Chat;
@@ -658,6 +668,40 @@ impl Client {
             max_tokens,
             inputs: 1,
             model,
+            images: 0,
+            image_bytes: 0,
+        }
+    }
+
+    /// A chat request of `prompt` with `images` (`data:` URLs) as content parts, naming
+    /// `model` (a mix's pick) or the client's model; `images` empty is
+    /// [`Client::prepare_batch_as`] of the prompt alone.
+    pub fn prepare_images(
+        &self,
+        model: Option<&Arc<str>>,
+        prompt: &str,
+        images: &[String],
+        input_tokens: u32,
+        max_tokens: u32,
+    ) -> PreparedRequest {
+        if images.is_empty() {
+            return self.prepare_batch_as(model, prompt, &[], input_tokens, max_tokens);
+        }
+        PreparedRequest {
+            body: vision::body(
+                model.map_or(&self.inner.model, |m| m),
+                prompt,
+                images,
+                max_tokens,
+                self.inner.ignore_eos,
+                &self.inner.extra_body,
+            ),
+            input_tokens,
+            max_tokens,
+            inputs: 1,
+            model: model.cloned(),
+            images: images.len() as u32,
+            image_bytes: images.iter().map(|u| u.len() as u64).sum(),
         }
     }
 }

@@ -216,7 +216,9 @@ impl Client {
 
         let since = |t: Instant| t.saturating_duration_since(rung_start);
         let rejected = prog.usage.as_ref().and_then(|u| {
-            usage::implausible(u, req.input_tokens, req.max_tokens, prog.token_chunks)
+            // Image tokens are the server's to count: ladder's text count bounds no prompt.
+            let counted = if req.images > 0 { 0 } else { req.input_tokens };
+            usage::implausible(u, counted, req.max_tokens, prog.token_chunks)
         });
         let trusted = prog.usage.filter(|_| rejected.is_none());
         let mut pending = None;
@@ -280,6 +282,10 @@ impl Client {
             // The session runner tags a turn's record.
             session: None,
             model: req.model.clone(),
+            images: (req.images > 0).then_some(crate::record::ImagesSent {
+                count: req.images,
+                bytes: req.image_bytes,
+            }),
         };
         Measured {
             record,

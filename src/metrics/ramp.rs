@@ -293,6 +293,7 @@ mod tests {
             prefix_first: false,
             session: None,
             model: None,
+            images: None,
         }
     }
 

@@ -36,7 +36,7 @@ const EXACT_DIGITS: u64 = 1 << 53;
 pub(super) fn scan(line: &[u8], gaps: &mut Vec<f64>) -> Option<RequestLine> {
     let mut c = Cursor::new(line);
     let mut l = RequestLine::default();
-    let mut seen = 0u32;
+    let mut seen = 0u64;
     c.eat(b'{')?;
     if c.peek() == Some(b'}') {
         return None; // required keys missing: serde_json names them
@@ -46,7 +46,7 @@ pub(super) fn scan(line: &[u8], gaps: &mut Vec<f64>) -> Option<RequestLine> {
     loop {
         let key = c.key()?;
         at = (at..KEYS.len()).chain(0..at).find(|&k| KEYS[k] == key)?;
-        let bit = 1u32 << at;
+        let bit = 1u64 << at;
         if seen & bit != 0 {
             return None; // a duplicate key is an error serde_json words
         }
@@ -83,6 +83,8 @@ pub(super) fn scan(line: &[u8], gaps: &mut Vec<f64>) -> Option<RequestLine> {
             28 => l.turn = c.or_null(Cursor::u32)?,
             29 => l.session_turns = c.or_null(Cursor::u32)?,
             30 => l.model = c.or_null(|c| Some(c.string()?.to_string()))?,
+            31 => l.images = c.or_null(Cursor::u32)?,
+            32 => l.image_bytes = c.or_null(|c| c.uint())?,
             _ => return None,
         }
         match c.next()? {
@@ -103,7 +105,7 @@ pub(super) fn scan(line: &[u8], gaps: &mut Vec<f64>) -> Option<RequestLine> {
 
 /// The keys of a [`RequestLine`], in the writer's order; a key's bit is its position, and
 /// `scan` reads its value by that position.
-const KEYS: [&[u8]; 31] = [
+const KEYS: [&[u8]; 33] = [
     b"index",
     b"repeat",
     b"warmup",
@@ -135,10 +137,12 @@ const KEYS: [&[u8]; 31] = [
     b"turn",
     b"session_turns",
     b"model",
+    b"images",
+    b"image_bytes",
 ];
 
 /// The keys serde_json requires (neither `Option` nor `#[serde(default)]`).
-const REQUIRED: u32 = bits(&[
+const REQUIRED: u64 = bits(&[
     b"index",
     b"warmup",
     b"scheduled_ms",
@@ -152,7 +156,7 @@ const REQUIRED: u32 = bits(&[
     b"ok",
 ]);
 
-const fn bits(names: &[&[u8]]) -> u32 {
+const fn bits(names: &[&[u8]]) -> u64 {
     let mut out = 0;
     let mut n = 0;
     while n < names.len() {

@@ -58,6 +58,8 @@ fn written(rng: &mut ChaCha8Rng) -> RequestLine {
         model: rng
             .gen_bool(0.3)
             .then(|| ["base", "sql-lora", "org/Model-7B:v2"][rng.gen_range(0..3)].into()),
+        images: opt_u32(rng),
+        image_bytes: opt_u32(rng).map(|n| u64::from(n) << rng.gen_range(0..30)),
     }
 }
 

@@ -605,6 +605,10 @@ pub(crate) fn bare_record_of(l: &RequestLine) -> RequestRecord {
         prefix_first: l.prefix_first,
         session: l.session_turn(),
         model: l.model.as_deref().map(std::sync::Arc::from),
+        images: l.images.map(|count| crate::record::ImagesSent {
+            count,
+            bytes: l.image_bytes.unwrap_or(0),
+        }),
     }
 }
 

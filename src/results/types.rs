@@ -228,6 +228,12 @@ pub struct RequestLine {
     /// With a `model` mix: the model the request named (absent without a mix).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub model: Option<String>,
+    /// With `workload.images`: the images the request carried (absent otherwise).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub images: Option<u32>,
+    /// With `workload.images`: bytes of their `data:` URLs in the request body.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub image_bytes: Option<u64>,
 }
 
 impl RequestLine {
@@ -347,6 +353,10 @@ pub(crate) struct RequestLineRef<'a> {
     session_turns: Option<u32>,
     #[serde(skip_serializing_if = "Option::is_none")]
     model: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    images: Option<u32>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    image_bytes: Option<u64>,
 }
 
 fn itl_as_ms<S: Serializer>(gaps: &&ItlGaps, s: S) -> Result<S::Ok, S::Error> {
@@ -387,6 +397,8 @@ impl<'a> From<&'a RequestRecord> for RequestLineRef<'a> {
             turn: r.session.map(|s| s.turn),
             session_turns: r.session.map(|s| s.turns),
             model: r.model.as_deref(),
+            images: r.images.map(|i| i.count),
+            image_bytes: r.images.map(|i| i.bytes),
         }
     }
 }
@@ -474,6 +486,8 @@ mod tests {
             turn: Some(1),
             session_turns: Some(3),
             model: Some("sql-lora".into()),
+            images: None,
+            image_bytes: None,
         };
         let owned_failed = RequestLine {
             repeat: 0,
@@ -507,6 +521,8 @@ mod tests {
             turn: None,
             session_turns: None,
             model: None,
+            images: None,
+            image_bytes: None,
         };
         for (r, owned) in [(&ok, &owned_ok), (&failed, &owned_failed)] {
             let owned_json = serde_json::to_string(owned).unwrap();

@@ -274,6 +274,7 @@ pub(super) async fn connect(
             report.served_models.as_deref(),
             &p.text,
             &p.batch,
+            &p.images,
             p.input_tokens,
             scenario.endpoint.api_key_env.as_deref(),
             api_key.is_some(),

@@ -467,6 +467,12 @@ fn expand_sweep(s: &Scenario) -> Vec<Scenario> {
                     c.workload.output_tokens = v;
                     "output_tokens"
                 }
+                SweepField::ImageSize => {
+                    if let Some(im) = &mut c.workload.images {
+                        (im.width, im.height) = (v, v);
+                    }
+                    "image_size"
+                }
             };
             c.name = format!("{}.{field}-{v}", s.name);
             c.sweep = None;

@@ -443,12 +443,17 @@ pub async fn probe_longest(
     served: Option<&[String]>,
     prompt: &str,
     batch: &[String],
+    images: &[String],
     tokens: u32,
     api_key_env: Option<&str>,
     key_present: bool,
 ) -> Result<LongProbe, PreflightError> {
-    // An embeddings batch goes whole: its inputs together are the request's length.
-    let req = client.prepare_batch(prompt, batch, tokens, LONG_PROBE_MAX_TOKENS);
+    // An embeddings batch goes whole: its inputs together are the request's length; a chat
+    // request's images go with it.
+    let req = match images.is_empty() {
+        true => client.prepare_batch(prompt, batch, tokens, LONG_PROBE_MAX_TOKENS),
+        false => client.prepare_images(None, prompt, images, tokens, LONG_PROBE_MAX_TOKENS),
+    };
     // It follows the short probe at once, on that probe's pooled connection, which a server
     // may close just then (llama-server does after every stream): the client sends it once
     // more on a new connection (`RequestRecord::resent`), so such a close says nothing here.

@@ -388,6 +388,7 @@ fn session_history(
         output_tokens: p.output_tokens,
         exact: false,
         batch: Vec::new(),
+        images: Vec::new(),
     })
 }
 

@@ -209,14 +209,21 @@ impl<'c> Ladder<'c> {
         let requests: Vec<_> = prompts
             .into_iter()
             .enumerate()
-            .map(|(i, p)| {
-                self.client.prepare_batch_as(
+            .map(|(i, p)| match p.images.is_empty() {
+                true => self.client.prepare_batch_as(
                     mix.pick(i),
                     &p.text,
                     &p.batch,
                     p.input_tokens,
                     p.output_tokens,
-                )
+                ),
+                false => self.client.prepare_images(
+                    mix.pick(i),
+                    &p.text,
+                    &p.images,
+                    p.input_tokens,
+                    p.output_tokens,
+                ),
             })
             .collect();
         // A concurrency rung: `rate` is its number of users (a shard runs its part of them);

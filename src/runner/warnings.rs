@@ -212,8 +212,9 @@ pub fn token_warnings(s: &RungSummary, api: Api, ignore_eos: bool) -> Vec<String
             let cause = match (api, diff > 0.0) {
                 (Api::Chat, true) => {
                     "likely the chat template's overhead (api: chat wraps each message in role \
-                     markers and may add a system prompt); ladder's input token counts and \
-                     throughputs cover the prompt text only"
+                     markers and may add a system prompt) and, with `workload.images`, the \
+                     images' tokens; ladder's input token counts and throughputs cover the \
+                     prompt text only"
                 }
                 (_, true) => {
                     "likely a tokenizer/model mismatch (does `tokenizer` belong to the served \

@@ -12,6 +12,7 @@ pub mod extra_body;
 pub mod from_vllm;
 pub mod hub_id;
 pub mod identity;
+pub mod images;
 pub mod init;
 pub mod limits;
 pub mod load;

@@ -234,6 +234,10 @@ pub struct Workload {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(range(min = 1))]
     pub query_tokens: Option<u32>,
+    /// `endpoint.api: chat` only: synthetic images sent with every request as data URLs in
+    /// its content parts (docs/endpoints.md).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub images: Option<super::images::Images>,
     /// Ask the server to ignore end-of-sequence so outputs have exactly `output_tokens`.
     #[serde(default = "default_true")]
     pub ignore_eos: bool,
@@ -555,6 +559,8 @@ pub enum SweepField {
     InputTokens,
     /// `workload.output_tokens`.
     OutputTokens,
+    /// `workload.images.width` and `height` together: square images of each value's side.
+    ImageSize,
 }
 
 impl Scenario {

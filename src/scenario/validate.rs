@@ -80,6 +80,7 @@ pub(crate) fn check(
     super::shapes::check(v, &mut out);
     super::sessions::check(v, &mut out);
     super::endpoints::check(v, &mut out);
+    super::images::check(v, &mut out);
     super::soak::check(v, &mut out);
     super::search::check(v, &mut out);
     super::models::check(v, &mut out);

@@ -259,7 +259,7 @@ fn prompt_tokens(kind: Kind, v: &Value) -> Result<u64, Refusal> {
                     "invalid_messages",
                 ));
             };
-            let mut n = 0;
+            let (mut n, mut images) = (0, 0);
             for m in msgs {
                 match m.get("content") {
                     Some(Value::String(s)) => n += count_words(s),
@@ -268,6 +268,24 @@ fn prompt_tokens(kind: Kind, v: &Value) -> Result<u64, Refusal> {
                             if let Some(Value::String(s)) = p.get("text") {
                                 n += count_words(s);
                             }
+                            // An image part costs its patches (docs/sim.md).
+                            match super::images::part_tokens(p) {
+                                Some(Ok(t)) => {
+                                    images += 1;
+                                    n += t;
+                                }
+                                Some(Err(why)) => return Err(bad_request(why, "invalid_image")),
+                                None => {}
+                            }
+                        }
+                        if images > super::images::MAX_IMAGES {
+                            return Err(bad_request(
+                                format!(
+                                    "more than {} images in one request",
+                                    super::images::MAX_IMAGES
+                                ),
+                                "invalid_image",
+                            ));
                         }
                     }
                     Some(Value::Null) | None => {}

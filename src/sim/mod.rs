@@ -7,6 +7,7 @@ mod config;
 mod embeddings;
 mod engine;
 mod http;
+mod images;
 mod metrics_page;
 mod prefix_cache;
 mod rerank;

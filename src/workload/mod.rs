@@ -5,6 +5,7 @@
 
 pub mod arrival;
 pub mod dataset;
+pub mod images;
 mod prefix;
 mod server_words;
 pub mod sessions;
@@ -43,6 +44,9 @@ pub struct Prompt {
     /// `workload.batch_size` above 1 (embeddings): the batch's other inputs, sent after
     /// `text` in the same request; `input_tokens` counts them all. Empty otherwise.
     pub batch: Vec<String>,
+    /// `workload.images` (chat): the request's images as `data:` URLs, sent after `text` in
+    /// its content parts. Empty otherwise.
+    pub images: Vec<String>,
 }
 
 /// Mixed into the rung seed for a rerank workload's queries (they are drawn apart from its
@@ -247,6 +251,30 @@ impl PromptSet {
     /// With `workload.batch_size` B above 1 (embeddings), `count × B` prompts are made and
     /// grouped B to a request ([`batched`]): `count` requests.
     pub fn load_with(
+        workload: &Workload,
+        tokens: Tokens<'_>,
+        dataset_path: Option<&Path>,
+        count: usize,
+        rung_seed: u64,
+    ) -> Result<PromptSet, WorkloadError> {
+        let mut set = Self::load_text(workload, tokens, dataset_path, count, rung_seed)?;
+        if let Some(spec) = &workload.images {
+            for (i, p) in set.prompts.iter_mut().enumerate() {
+                p.images =
+                    images::data_urls(spec, workload.seed, rung_seed, i).map_err(|message| {
+                        WorkloadError::Setting {
+                            setting: "workload.images",
+                            message,
+                        }
+                    })?;
+            }
+        }
+        Ok(set)
+    }
+
+    /// [`PromptSet::load_with`]'s texts: one prompt, a batch, or a query and its documents
+    /// per request.
+    fn load_text(
         workload: &Workload,
         tokens: Tokens<'_>,
         dataset_path: Option<&Path>,
@@ -637,6 +665,7 @@ fn build_random(
                 output_tokens: out,
                 exact,
                 batch: Vec::new(),
+                images: Vec::new(),
             }
         })
         .collect();
@@ -765,6 +794,7 @@ fn build_from_file(
                 output_tokens: outs[j],
                 exact: true,
                 batch: Vec::new(),
+                images: Vec::new(),
             }
         })
         .collect();

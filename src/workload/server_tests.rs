@@ -56,6 +56,7 @@ fn wl(input: u32, range_ratio: f64) -> Workload {
         range_ratio,
         batch_size: None,
         query_tokens: None,
+        images: None,
         ignore_eos: true,
         requests_per_rung: 200,
         seed: 3,

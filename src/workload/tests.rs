@@ -32,6 +32,7 @@ fn wl(input: u32, output: u32, range_ratio: f64, seed: u64) -> Workload {
         range_ratio,
         batch_size: None,
         query_tokens: None,
+        images: None,
         ignore_eos: true,
         requests_per_rung: 200,
         seed,
@@ -655,6 +656,7 @@ fn batches_group_prompts_in_order_and_sum_their_tokens() {
         output_tokens: 7,
         exact,
         batch: Vec::new(),
+        images: Vec::new(),
     };
     let all = vec![
         p("a", 3, true),

@@ -280,6 +280,7 @@ impl Trace {
                     output_tokens: line.output_length,
                     exact: s.tokens == line.input_length,
                     batch: Vec::new(),
+                    images: Vec::new(),
                 });
                 continue;
             }
@@ -314,6 +315,7 @@ impl Trace {
                 output_tokens: line.output_length,
                 exact: tokens == line.input_length,
                 batch: Vec::new(),
+                images: Vec::new(),
             });
         }
         let mut notes = Vec::new();
