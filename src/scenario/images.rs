@@ -113,7 +113,9 @@ pub(super) fn check(v: &Value, out: &mut Vec<Problem>) {
         int("height").unwrap_or(1),
         p(&["workload", "images", "height"]),
     ));
-    let mut biggest = int("width").unwrap_or(1) * int("height").unwrap_or(1);
+    let mut biggest = int("width")
+        .unwrap_or(1)
+        .saturating_mul(int("height").unwrap_or(1));
     if sweeps_size {
         for (i, x) in get(v, &["sweep", "values"])
             .and_then(Value::as_array)
