@@ -84,23 +84,7 @@ pub fn terminal(h: &History) -> String {
     let _ = writeln!(out, "\n{}", title(c));
     let head = head();
     let rows = rows(h, c);
-    let widths: Vec<usize> = (0..head.len())
-        .map(|i| {
-            rows.iter()
-                .map(|r| r[i].chars().count())
-                .chain(std::iter::once(head[i].len()))
-                .max()
-                .unwrap_or(0)
-        })
-        .collect();
-    for r in std::iter::once(&head).chain(rows.iter()) {
-        let cells: Vec<String> = r
-            .iter()
-            .zip(&widths)
-            .map(|(x, w)| format!("{x:<w$}"))
-            .collect();
-        let _ = writeln!(out, "  {}", cells.join("  ").trim_end());
-    }
+    super::history::terminal::table(&mut out, &head, &rows);
     out
 }
 

@@ -23,23 +23,7 @@ fn terminal(h: &History) -> String {
         let _ = writeln!(out, "\n{}", h.load.rung(*rate));
         let head = head(h);
         let rows = rows(h, *rate);
-        let widths: Vec<usize> = (0..head.len())
-            .map(|c| {
-                rows.iter()
-                    .map(|r| r[c].chars().count())
-                    .chain(std::iter::once(head[c].len()))
-                    .max()
-                    .unwrap_or(0)
-            })
-            .collect();
-        for r in std::iter::once(&head).chain(rows.iter()) {
-            let cells: Vec<String> = r
-                .iter()
-                .zip(&widths)
-                .map(|(c, w)| format!("{c:<w$}"))
-                .collect();
-            let _ = writeln!(out, "  {}", cells.join("  ").trim_end());
-        }
+        table(&mut out, &head, &rows);
     }
     out.push_str(&crate::report::history_capacity::terminal(h));
     let _ = writeln!(out, "\nchange points (^ up, v down in the tables):");
@@ -66,4 +50,26 @@ fn terminal(h: &History) -> String {
         }
     }
     out
+}
+
+/// `head` and `rows` as left-aligned columns, two spaces apart and indented two, one line
+/// each (a rung's table, and the capacity table of `report::history_capacity`).
+pub(crate) fn table(out: &mut String, head: &[String], rows: &[Vec<String>]) {
+    let widths: Vec<usize> = (0..head.len())
+        .map(|c| {
+            rows.iter()
+                .map(|r| r[c].chars().count())
+                .chain(std::iter::once(head[c].len()))
+                .max()
+                .unwrap_or(0)
+        })
+        .collect();
+    for r in std::iter::once(head).chain(rows.iter().map(Vec::as_slice)) {
+        let cells: Vec<String> = r
+            .iter()
+            .zip(&widths)
+            .map(|(c, w)| format!("{c:<w$}"))
+            .collect();
+        let _ = writeln!(out, "  {}", cells.join("  ").trim_end());
+    }
 }
