@@ -186,15 +186,8 @@ pub fn parse_embeddings(
             "the embeddings answer is not what OpenAI's API sends: {e}"
         ))
     })?;
-    if let Some(err) = wire.error.filter(|e| !e.is_null()) {
-        let msg = err
-            .get("message")
-            .and_then(serde_json::Value::as_str)
-            .map_or_else(|| err.to_string(), str::to_owned);
-        return Err((
-            ErrorClass::StreamError,
-            format!("error object in the answer: {msg}"),
-        ));
+    if let Some(err) = error_object(wire.error) {
+        return Err(err);
     }
     let Some(Data(vectors)) = wire.data else {
         return Err(malformed("the embeddings answer has no `data` list".into()));
@@ -346,6 +339,21 @@ impl Client {
             .map(|u| (end, u))
             .map_err(|(class, detail)| fail(class, detail))
     }
+}
+
+/// An `error` object in a pooling answer (embeddings, rerank) as the request's failure:
+/// its `message`, or the whole object when it has none (`StreamError`). None when absent
+/// or null.
+pub(super) fn error_object(error: Option<serde_json::Value>) -> Option<(ErrorClass, String)> {
+    let err = error.filter(|e| !e.is_null())?;
+    let msg = err
+        .get("message")
+        .and_then(serde_json::Value::as_str)
+        .map_or_else(|| err.to_string(), str::to_owned);
+    Some((
+        ErrorClass::StreamError,
+        format!("error object in the answer: {msg}"),
+    ))
 }
 
 #[cfg(test)]

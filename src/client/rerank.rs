@@ -87,15 +87,8 @@ pub fn parse(
             "the rerank answer is not what vLLM's or llama.cpp's /v1/rerank sends: {e}"
         ))
     })?;
-    if let Some(err) = wire.error.filter(|e| !e.is_null()) {
-        let msg = err
-            .get("message")
-            .and_then(serde_json::Value::as_str)
-            .map_or_else(|| err.to_string(), str::to_owned);
-        return Err((
-            ErrorClass::StreamError,
-            format!("error object in the answer: {msg}"),
-        ));
+    if let Some(err) = super::pooled::error_object(wire.error) {
+        return Err(err);
     }
     let Some(results) = wire.results else {
         return Err(malformed("the rerank answer has no `results` list".into()));
