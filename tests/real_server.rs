@@ -677,3 +677,77 @@ fn real_server_without_rerank_is_named_at_preflight() {
         r.stderr
     );
 }
+
+/// A short `api` (messages or responses) run on the plain llama-server: the same metrics as
+/// chat, with the token counts read from the API's own final events.
+fn real_typed_api_run(test: &str, api: &str) {
+    let Some(s) = real(test, "LADDER_REAL_SERVER_URL") else {
+        return;
+    };
+    let tmp = tempfile::tempdir().unwrap();
+    let mut sc = Scenario::new(&s.url, &s.model, &s.tokenizer);
+    sc.api = api;
+    sc.input_tokens = 32;
+    sc.output_tokens = 8;
+    sc.n = 3;
+    let (r, dir) = run_ok(&sc.write(tmp.path()), tmp.path(), Duration::from_secs(180));
+    let info = json(&dir.join("run.json"));
+    // Preflight's longest probe went through the same API and measured the chat template's
+    // overhead from its usage (llama-server templates these requests as chat).
+    let overhead = info["prompt_overhead"].as_i64().expect("measured");
+    assert!(overhead > 2, "{info}");
+    let ls = lines(&dir.join("requests_rate_2.jsonl"));
+    assert_eq!(ls.len(), 3, "{}", r.all());
+    for l in &ls {
+        assert_eq!(l["ok"], true, "{l}\n{}", r.all());
+        assert!(l["ttft_ms"].as_f64().unwrap() > 0.0, "{l}");
+        assert!(l["tpot_ms"].as_f64().unwrap() > 0.0, "{l}");
+        assert_eq!(l["itl_ms"].as_array().unwrap().len(), 7, "{l}");
+        // The output count is the server's (message_delta / response.completed usage) and
+        // matches what was asked; the prompt count is the server's too: Messages' usage
+        // splits it into input_tokens and cache_read_input_tokens (the shared template
+        // prefix, read from llama-server's prompt cache), which ladder adds back up.
+        assert_eq!(l["token_source"], "usage", "{l}");
+        assert_eq!(l["output_tokens"], 8, "{l}");
+        assert_eq!(l["server_completion_tokens"], 8, "{l}");
+        assert_eq!(l["input_tokens"], 32, "{l}");
+        assert_eq!(l["server_prompt_tokens"], 32 + overhead, "{l}");
+    }
+    let rung = json(&dir.join("result_rate_2.json"));
+    assert_eq!(rung["completed"], 3, "{rung}");
+    assert_eq!(rung["total_output_tokens"], 24, "{rung}");
+    assert_eq!(rung["mean_server_output_tokens"], 8.0, "{rung}");
+    assert_eq!(rung["untrusted_usage"], 0, "{rung}");
+    for k in [
+        "median_ttft_ms",
+        "p99_ttft_ms",
+        "median_tpot_ms",
+        "median_itl_ms",
+    ] {
+        assert!(rung[k].as_f64().unwrap() > 0.0, "{k}: {rung}");
+    }
+    // The prompt-count warning names the template, not a tokenizer mismatch.
+    let warnings: Vec<&str> = info["warnings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(Value::as_str)
+        .filter(|w| w.contains("prompt tokens per request"))
+        .collect();
+    assert!(
+        warnings.len() == 1
+            && warnings[0].contains("chat template")
+            && !warnings[0].contains("mismatch"),
+        "{warnings:?}"
+    );
+}
+
+#[test]
+fn real_messages_stream_and_count_as_the_server_does() {
+    real_typed_api_run("real_messages", "messages");
+}
+
+#[test]
+fn real_responses_stream_and_count_as_the_server_does() {
+    real_typed_api_run("real_responses", "responses");
+}

@@ -332,6 +332,50 @@ mod tests {
     }
 
     #[test]
+    fn llama_servers_own_events_read_as_the_server_counts() {
+        // Captured from llama-server (llama.cpp 11434, SmolLM2; docs/endpoints.md): its
+        // Messages start splits the prompt into cache reads and the rest.
+        let start = parse(
+            Api::Messages,
+            br#"{"type":"message_start","message":{"id":"chatcmpl-f","type":"message","role":"assistant","content":[],"model":"smollm2-135m","stop_reason":null,"stop_sequence":null,"usage":{"cache_read_input_tokens":32,"input_tokens":1,"output_tokens":0}}}"#,
+        );
+        assert!(
+            matches!(
+                start,
+                Chunk::Data {
+                    usage: Some(Usage {
+                        prompt_tokens: Some(33),
+                        completion_tokens: None,
+                        ..
+                    }),
+                    ..
+                }
+            ),
+            "{start:?}"
+        );
+        let done = parse(
+            Api::Responses,
+            br#"{"type":"response.completed","response":{"id":"resp_X","object":"response","created_at":1796613071,"status":"completed","model":"smollm2-135m","output":[{"type":"message","status":"completed","id":"msg_f","content":[{"type":"output_text","annotations":[],"logprobs":[],"text":"Hello! I'sure I"}],"role":"assistant"}],"usage":{"input_tokens":33,"output_tokens":6,"total_tokens":39,"input_tokens_details":{"cached_tokens":32}}},"timings":{"cache_n":32,"prompt_n":1,"predicted_n":6}}"#,
+        );
+        assert_eq!(
+            done,
+            Chunk::DoneWith(Usage {
+                prompt_tokens: Some(33),
+                completion_tokens: Some(6),
+                reasoning_tokens: None
+            })
+        );
+        // The `…done` events repeat the text: they must not count as tokens.
+        assert_eq!(
+            text(parse(
+                Api::Responses,
+                br#"{"type":"response.output_text.done","item_id":"msg_f","text":"Hello! I'sure I"}"#
+            )),
+            (String::new(), false)
+        );
+    }
+
+    #[test]
     fn bodies_carry_each_apis_fields() {
         let extra = BTreeMap::new();
         let v: serde_json::Value =

@@ -216,6 +216,13 @@ pub fn token_warnings(s: &RungSummary, api: Api, ignore_eos: bool) -> Vec<String
                      images' tokens; ladder's input token counts and throughputs cover the \
                      prompt text only"
                 }
+                // The server applies its chat template to a Messages or Responses request too
+                // (llama-server: the same +30 as chat for SmolLM2).
+                (Api::Messages | Api::Responses, true) => {
+                    "likely the chat template's overhead (the server wraps the message or input \
+                     in its chat template's role markers and may add a system prompt); ladder's \
+                     input token counts and throughputs cover the prompt text only"
+                }
                 (_, true) => {
                     "likely a tokenizer/model mismatch (does `tokenizer` belong to the served \
                      model?) or tokens the server adds (BOS)"
@@ -534,6 +541,15 @@ mod tests {
         assert!(w[0].contains("chat template"), "{}", w[0]);
         let w = token_warnings(&tokens(128.0, 159.0, 8.0, 8.0), Api::Completions, true);
         assert!(w[0].contains("tokenizer/model mismatch"), "{}", w[0]);
+        // Servers template Messages and Responses requests as chat (llama-server: +30).
+        for api in [Api::Messages, Api::Responses] {
+            let w = token_warnings(&tokens(32.0, 62.0, 8.0, 8.0), api, true);
+            assert!(
+                w[0].contains("chat template") && !w[0].contains("mismatch"),
+                "{}",
+                w[0]
+            );
+        }
         let w = token_warnings(&tokens(512.0, 300.0, 8.0, 8.0), Api::Chat, true);
         assert!(w[0].contains("truncated"), "{}", w[0]);
         let w = token_warnings(&tokens(128.0, 128.0, 32.0, 5.0), Api::Completions, true);
