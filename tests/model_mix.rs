@@ -307,3 +307,114 @@ fn validate_names_each_bad_entry_of_a_mix_and_each_rule_it_cannot_judge() {
         assert!(r.stderr.contains(want), "{want}: {}", r.stderr);
     }
 }
+
+/// The breakdown of `s` adds up to it (requests, successes, output tokens, requests/s).
+fn adds_up(s: &ladder::metrics::RungSummary) {
+    assert_eq!(s.models.len(), 2, "{:?}", s.models);
+    let sum = |f: fn(&ladder::metrics::models::ModelSummary) -> f64| -> f64 {
+        s.models.iter().map(f).sum()
+    };
+    assert_eq!(sum(|m| m.num_prompts as f64), s.num_prompts as f64);
+    assert_eq!(sum(|m| m.completed as f64), s.completed as f64);
+    assert_eq!(
+        sum(|m| m.total_output_tokens as f64),
+        s.total_output_tokens as f64
+    );
+    let qps = sum(|m| m.request_throughput);
+    assert!((qps - s.request_throughput).abs() < 1e-9, "{qps} vs {s:?}");
+    assert!(s.models.iter().all(|m| m.completed > 0), "{:?}", s.models);
+}
+
+/// A timed (soak) rung folds its records as they come, and still breaks them down by model,
+/// as the lines give it (`results::check` recomputes it from them and refuses an edit).
+#[test]
+fn a_timed_rung_breaks_its_requests_down_by_model() {
+    let tmp = tempfile::tempdir().unwrap();
+    let p = write(tmp.path(), 1, 0.5, "");
+    let text = std::fs::read_to_string(&p)
+        .unwrap()
+        .replace("  requests_per_rung: 1\n", "")
+        .replace(
+            "rates: [30]\n",
+            "rates: [30]\n  duration: 3s\n  interval: 1s\n",
+        );
+    std::fs::write(&p, text).unwrap();
+    let out = tmp.path().join("out");
+    let r = run_ladder(&p, &out, LIMIT);
+    no_panic(&r);
+    assert!(r.status.success(), "{}", r.all());
+    let dir = run_dir(&out).unwrap();
+    let rd = check_folder(&dir);
+    let s = &rd.rungs[0].summary;
+    assert!(s.num_prompts > 50, "{s:?}");
+    adds_up(s);
+    let lines = rd.requests(&rd.rungs[0]).unwrap();
+    let lora = s.model("sql-lora").unwrap();
+    let named = lines
+        .iter()
+        .filter(|l| !l.warmup && l.model.as_deref() == Some("sql-lora"))
+        .count();
+    assert_eq!(lora.num_prompts, named as u64);
+    let (tb, tl) = (
+        s.model("base")
+            .unwrap()
+            .stats(ladder::metrics::Latency::Tpot)
+            .median,
+        lora.stats(ladder::metrics::Latency::Tpot).median,
+    );
+    assert!(tl > 1.6 * tb, "base TPOT {tb} ms, sql-lora TPOT {tl} ms");
+    let v: Value =
+        serde_json::from_slice(&std::fs::read(dir.join("result_rate_30.json")).unwrap()).unwrap();
+    let mut edited = v.clone();
+    edited["models"][1]["median_tpot_ms"] = (tl * 2.0).into();
+    tampered(&dir, "result_rate_30.json", |_| edited.to_string());
+    let mut dropped = v.clone();
+    dropped.as_object_mut().unwrap().remove("models");
+    tampered(&dir, "result_rate_30.json", |_| dropped.to_string());
+}
+
+/// `ladder bless --add` pools a mix's breakdown over every run's requests, as a run with
+/// `load.repeats` pools it; the pool is checked against all the lines.
+#[test]
+fn bless_add_pools_the_breakdown_of_both_runs() {
+    let tmp = tempfile::tempdir().unwrap();
+    let p = write(tmp.path(), 45, 0.5, "");
+    let mut runs = Vec::new();
+    for i in 0..2 {
+        let out = tmp.path().join(format!("out{i}"));
+        let r = run_ladder(&p, &out, LIMIT);
+        no_panic(&r);
+        assert!(r.status.success(), "{}", r.all());
+        runs.push(run_dir(&out).unwrap());
+    }
+    let golden = tmp.path().join("golden");
+    let g = golden.to_str().unwrap();
+    for args in [
+        vec!["bless", runs[0].to_str().unwrap(), "--golden", g],
+        vec!["bless", "--add", runs[1].to_str().unwrap(), "--golden", g],
+    ] {
+        let r = support::spawn(support::ladder_cmd(&args)).finish(LIMIT);
+        no_panic(&r);
+        assert!(r.status.success(), "{args:?}: {}", r.all());
+    }
+    let rd = check_folder(&golden.join("rel"));
+    let s = &rd.rungs[0].summary;
+    assert_eq!(s.repeats.len(), 2, "{s:?}");
+    assert_eq!(s.num_prompts, 90);
+    adds_up(s);
+    let pooled = s.model("sql-lora").unwrap().num_prompts;
+    let each: u64 = runs
+        .iter()
+        .map(|d| {
+            let one = check_folder(d);
+            one.rungs[0].summary.model("sql-lora").unwrap().num_prompts
+        })
+        .sum();
+    assert_eq!(pooled, each);
+    let file = golden.join("rel").join("result_rate_30.json");
+    let mut v: Value = serde_json::from_slice(&std::fs::read(&file).unwrap()).unwrap();
+    v["models"][0]["p99_tpot_ms"] = 1e6.into();
+    tampered(&golden.join("rel"), "result_rate_30.json", |_| {
+        v.to_string()
+    });
+}

@@ -324,9 +324,16 @@ fn rung_files(dir: &Path) -> Vec<(String, Vec<u8>)> {
     v
 }
 
-fn one_run(extra_load: &str) -> (tempfile::TempDir, ResultDir) {
+/// A 2:1 mix of two names (each request line names its model; each rung breaks down by it).
+const MIX: &str = "model:\n  - name: sim-model\n    weight: 2\n  - name: sim-lora\n    weight: 1\n";
+
+fn one_run(extra_load: &str, mix: bool) -> (tempfile::TempDir, ResultDir) {
     let tmp = tempfile::tempdir().unwrap();
     let sc = scenario(tmp.path(), "sim", extra_load);
+    if mix {
+        let text = fs::read_to_string(&sc).unwrap();
+        fs::write(&sc, text.replace("model: sim-model\n", MIX)).unwrap();
+    }
     let out = tmp.path().join("out");
     let r = spawn(ladder_cmd(&[
         "run",
@@ -349,10 +356,23 @@ fn one_run(extra_load: &str) -> (tempfile::TempDir, ResultDir) {
 
 #[test]
 fn a_run_split_into_shards_and_merged_has_byte_for_byte_the_same_metrics() {
-    for extra in ["", "  repeats: 2\n"] {
-        let (tmp, run) = one_run(extra);
+    // With a model mix too: the merged rungs' per-model breakdown (pooled over the repeats)
+    // is the run's own.
+    for (extra, mix) in [
+        ("", false),
+        ("  repeats: 2\n", false),
+        ("", true),
+        ("  repeats: 2\n", true),
+    ] {
+        let (tmp, run) = one_run(extra, mix);
         let want = rung_files(&run.path);
         assert_eq!(want.len(), 2);
+        assert_eq!(
+            want.iter()
+                .all(|(_, b)| String::from_utf8_lossy(b).contains("\"sim-lora\"")),
+            mix,
+            "{extra:?}"
+        );
         for n in [1u32, 3, 4] {
             let shards = split(&run, n, &tmp.path().join(format!("split-{n}")));
             let out = tmp.path().join(format!("merged-{n}"));
@@ -365,7 +385,7 @@ fn a_run_split_into_shards_and_merged_has_byte_for_byte_the_same_metrics() {
                 let (g, gs) = metrics_and_server(gb);
                 assert!(
                     w == g,
-                    "{extra:?} {n} shards: {wn} differs:\n--- run\n{w}\n--- merged\n{g}"
+                    "{extra:?} mix {mix} {n} shards: {wn} differs:\n--- run\n{w}\n--- merged\n{g}"
                 );
                 assert_eq!(ws.len(), gs.len());
                 for ((wk, wv), (gk, gv)) in ws.iter().zip(&gs) {
@@ -383,7 +403,7 @@ fn a_run_split_into_shards_and_merged_has_byte_for_byte_the_same_metrics() {
 
 #[test]
 fn merge_refuses_missing_duplicate_failed_and_foreign_shards() {
-    let (tmp, run) = one_run("");
+    let (tmp, run) = one_run("", false);
     let shards = split(&run, 3, &tmp.path().join("split"));
     let refuse = |dirs: Vec<PathBuf>, needle: &str| {
         let out = tmp.path().join(format!("m-{}", needle.len()));
@@ -462,7 +482,7 @@ fn merge_refuses_missing_duplicate_failed_and_foreign_shards() {
 /// naming the file and line.
 #[test]
 fn merge_refuses_lines_a_shard_does_not_own() {
-    let (tmp, run) = one_run("");
+    let (tmp, run) = one_run("", false);
     // Shard i gets the lines of shard (i + 1) % 3: every index once overall.
     let swapped = split_by(&run, 3, &tmp.path().join("swapped"), &|l, i| {
         (l.index % 3 == (i + 1) % 3).then(|| l.clone())
@@ -498,7 +518,7 @@ fn merge_refuses_lines_a_shard_does_not_own() {
 /// run and say to merge first.
 #[test]
 fn a_shard_folder_is_not_a_whole_run() {
-    let (tmp, run) = one_run("");
+    let (tmp, run) = one_run("", false);
     let shards = split(&run, 2, &tmp.path().join("split"));
     let golden = tmp.path().join("golden");
     let want = "is shard 1 of 2: it holds 1/2 of every rung's requests, not the whole run: merge \

@@ -21,6 +21,7 @@ use std::time::Duration;
 
 use super::compute::{achieved_rate, meets_slo, RungContext};
 use super::counts::MicrosCounts;
+use super::models::{ModelSummary, MODEL_LATENCIES};
 use super::prefix::PrefixSplit;
 use super::reasoning::Reasoning;
 use super::summary::{Latency, RungSummary};
@@ -49,6 +50,8 @@ pub struct RungFold {
     tokens: Tokens,
     reasoning: ReasoningFold,
     prefix: Option<PrefixFold>,
+    /// A model mix's breakdown, in the order the models first appear.
+    models: Vec<ModelFold>,
     in_flight: InFlight,
     peak_rate: PeakRate,
     settled: Duration,
@@ -78,6 +81,66 @@ struct PrefixFold {
     groups: BTreeSet<u32>,
     cold: MicrosCounts,
     warm: MicrosCounts,
+}
+
+/// One model's share of a mix, folded as [`super::models::ModelSummary::of`] computes it.
+#[derive(Debug, Clone)]
+struct ModelFold {
+    name: String,
+    measured: u64,
+    ok: u64,
+    input_tokens: u64,
+    output_tokens: u64,
+    /// TTFT, TPOT, ITL and E2E of its successes (`MODEL_LATENCIES`).
+    latency: BTreeMap<Latency, MicrosCounts>,
+}
+
+impl ModelFold {
+    fn add(&mut self, r: &RequestRecord) {
+        self.measured += 1;
+        if !r.ok() {
+            return;
+        }
+        self.ok += 1;
+        self.input_tokens += u64::from(r.input_tokens);
+        self.output_tokens += u64::from(r.output_tokens);
+        let mut put = |l: Latency, d: Option<Duration>| {
+            if let Some(d) = d {
+                self.latency.entry(l).or_default().add(d);
+            }
+        };
+        put(Latency::E2el, Some(r.e2e()));
+        put(Latency::Ttft, r.ttft());
+        put(Latency::Tpot, r.tpot());
+        let itl = self.latency.entry(Latency::Itl).or_default();
+        for &us in r.itl.micros() {
+            itl.add_micros(u64::from(us));
+        }
+    }
+
+    fn summary(&self, duration_s: f64, pooled: bool) -> ModelSummary {
+        let latency = MODEL_LATENCIES
+            .into_iter()
+            .filter(|l| !(pooled && l.is_token_timing()))
+            .map(|l| {
+                let c = self.latency.get(&l).cloned().unwrap_or_default();
+                let s = match l {
+                    Latency::Itl => c.stats_micros(),
+                    _ => c.stats(),
+                };
+                (l, s)
+            })
+            .collect();
+        ModelSummary::from_counts(
+            &self.name,
+            self.measured,
+            self.ok,
+            self.input_tokens,
+            self.output_tokens,
+            duration_s,
+            latency,
+        )
+    }
 }
 
 /// The sweep of send (+1) and end (−1) edges for the peak number in flight: edges before
@@ -202,6 +265,7 @@ impl RungFold {
             tokens: Tokens::default(),
             reasoning: ReasoningFold::default(),
             prefix: None,
+            models: Vec::new(),
             in_flight: InFlight::default(),
             peak_rate: PeakRate::default(),
             settled: Duration::ZERO,
@@ -222,7 +286,17 @@ impl RungFold {
 
     /// Distinct latency values held, over every distribution (what the memory follows).
     pub fn distinct_values(&self) -> usize {
-        self.latency.values().map(MicrosCounts::distinct).sum()
+        let models: usize = self
+            .models
+            .iter()
+            .flat_map(|m| m.latency.values())
+            .map(MicrosCounts::distinct)
+            .sum();
+        self.latency
+            .values()
+            .map(MicrosCounts::distinct)
+            .sum::<usize>()
+            + models
     }
 
     /// No record folded from now on was sent before `t`: events before it are final.
@@ -256,6 +330,23 @@ impl RungFold {
         self.last_end = Some(self.last_end.map_or(r.end, |t| t.max(r.end)));
         if let Some(e) = &r.error {
             *self.errors.entry(e.class.key().to_string()).or_default() += 1;
+        }
+        if let Some(name) = r.model.as_deref() {
+            let at = match self.models.iter().position(|m| m.name == name) {
+                Some(i) => i,
+                None => {
+                    self.models.push(ModelFold {
+                        name: name.to_string(),
+                        measured: 0,
+                        ok: 0,
+                        input_tokens: 0,
+                        output_tokens: 0,
+                        latency: BTreeMap::new(),
+                    });
+                    self.models.len() - 1
+                }
+            };
+            self.models[at].add(r);
         }
         let put = |f: &mut Self, l: Latency, d: Option<Duration>| {
             if let Some(d) = d {
@@ -398,8 +489,11 @@ impl RungFold {
             latency,
             server: Default::default(),
             pooling: ctx.pooling,
-            // A timed (soak) rung folds its records as they come: no per-model breakdown.
-            models: Vec::new(),
+            models: self
+                .models
+                .iter()
+                .map(|m| m.summary(duration_s, ctx.pooling.is_some()))
+                .collect(),
             repeats: Vec::new(),
             offered_rate: None,
             ramp: None,

@@ -108,6 +108,9 @@ pub fn add_run(base: &ResultDir, add: &ResultDir, to: &Path) -> Result<(), Merge
                 .iter()
                 .map(|l| (l.prefix_group, l.prefix_first, l.ttft_ms.filter(|_| l.ok))),
         );
+        // Each model's share of every repeat's requests, as the runner pools repeats.
+        pooled.models =
+            super::check::models_of(&measured, pooled.duration_s, pooled.pooling.is_some());
         let mut text = Vec::new();
         for l in &lb {
             serde_json::to_writer(&mut text, l).expect("a request line serialises");

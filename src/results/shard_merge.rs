@@ -543,6 +543,8 @@ pub fn rung_summary(lines: &[RequestLine], parts: &[&RungSummary], slo: &Slo) ->
     // As the runner pools them: the cold / warm split over every repeat's requests.
     let mut pooled = repeats::pool(runs, all.latency, all.reasoning);
     pooled.prefix = all.prefix;
+    // As the runner pools them: each model's share of every repeat's requests together.
+    pooled.models = repeats::pool_models(all.models, pooled.duration_s);
     pooled
 }
 

@@ -117,7 +117,11 @@ impl Derived<'_> {
 /// A mix's breakdown from the measured lines of one run, as `metrics::models` makes it from
 /// the records (each model's counts, tokens, throughputs over the rung's `duration_s`, and
 /// its TTFT, TPOT, ITL and E2E statistics).
-fn models_of(measured: &[&RequestLine], duration_s: f64, pooled: bool) -> Vec<ModelSummary> {
+pub(crate) fn models_of(
+    measured: &[&RequestLine],
+    duration_s: f64,
+    pooled: bool,
+) -> Vec<ModelSummary> {
     let mut names: Vec<&str> = Vec::new();
     for l in measured {
         if let Some(m) = l.model.as_deref() {
@@ -151,6 +155,21 @@ fn models_of(measured: &[&RequestLine], duration_s: f64, pooled: bool) -> Vec<Mo
             )
         })
         .collect()
+}
+
+/// A pool of repeats' breakdown against the one every repeat's lines give together (the
+/// pool's throughputs over its summed duration, as the runner pools them).
+pub(crate) fn pooled_models(
+    path: &Path,
+    s: &RungSummary,
+    all: &[(usize, &RequestLine)],
+) -> Result<(), LoadError> {
+    let measured: Vec<&RequestLine> = all.iter().map(|&(_, l)| l).filter(|l| !l.warmup).collect();
+    let mut r = s.clone();
+    r.models = models_of(&measured, s.duration_s, s.pooling.is_some());
+    same_models(path, s, &r.models)?;
+    models_add_up(path, s)?;
+    differs(path, s, &r, "its repeats' request lines together give")
 }
 
 /// The stored breakdown names the models the lines name, in the same order.

@@ -22,6 +22,7 @@ use super::types::{RequestLine, RunInfo, RungEntry};
 use crate::metrics::RungSummary;
 use crate::scenario::{is_scenario_name, rate_label};
 use crate::values::measured;
+pub(crate) use derived::models_of;
 pub(super) use derived::Derived;
 pub(super) use latency::latency_stats;
 pub(crate) use latency::samples;
@@ -318,7 +319,7 @@ pub(crate) fn lines(
         })?;
     }
     pooled::pooled(path, s, all)?;
-    derived::models_add_up(path, s)
+    derived::pooled_models(path, s, all)
 }
 
 /// The request indexes seen so far: a bit per index when they are about as many as the
