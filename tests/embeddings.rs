@@ -9,11 +9,8 @@ mod support;
 use std::path::Path;
 use std::time::Duration;
 
-use axum::http::StatusCode;
-use axum::routing::{get, post};
-use axum::Router;
 use serde_json::Value;
-use support::{check_folder, ladder_cmd, no_panic, run_dir, run_ladder, spawn, TOKENIZER};
+use support::{check_folder, ladder_cmd, no_panic, pooled, run_dir, run_ladder, spawn, TOKENIZER};
 
 const LIMIT: Duration = Duration::from_secs(120);
 
@@ -109,40 +106,11 @@ fn an_embeddings_ladder_on_the_simulator_has_latency_and_input_tokens_and_no_tok
 /// A server with models but no embeddings endpoint, answering `status` there (llama.cpp
 /// without `--embeddings`: 501; vLLM serving a generation model: 404).
 fn no_embeddings_server(status: u16) -> String {
-    let (tx, rx) = std::sync::mpsc::channel();
-    std::thread::spawn(move || {
-        let rt = tokio::runtime::Builder::new_current_thread()
-            .enable_all()
-            .build()
-            .unwrap();
-        rt.block_on(async move {
-            let refuse = move || async move {
-                let code = StatusCode::from_u16(status).unwrap();
-                let msg = if status == 501 {
-                    "This server does not support embeddings. Start it with `--embeddings`"
-                } else {
-                    "Not Found"
-                };
-                (
-                    code,
-                    axum::Json(serde_json::json!({"error": {"code": status, "message": msg}})),
-                )
-            };
-            let app = Router::new()
-                .route(
-                    "/v1/models",
-                    get(|| async {
-                        axum::Json(serde_json::json!({"data": [{"id": "ladder-sim"}]}))
-                    }),
-                )
-                .route("/v1/embeddings", post(refuse));
-            let l = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-            tx.send(l.local_addr().unwrap()).unwrap();
-            axum::serve(l, app).await.unwrap();
-        });
-    });
-    let addr = rx.recv_timeout(Duration::from_secs(10)).unwrap();
-    format!("http://{addr}")
+    pooled::refusing(
+        "/v1/embeddings",
+        status,
+        "This server does not support embeddings. Start it with `--embeddings`",
+    )
 }
 
 #[test]
@@ -208,110 +176,45 @@ fn what_an_embeddings_rung_cannot_measure_is_refused_by_validate() {
 /// then, in turn: a 200 of 41 MiB, a 500 echoing the key, a 200 with one vector short, and a
 /// 200 carrying an error object that echoes the key.
 fn hostile_embeddings_server() -> String {
-    use std::sync::atomic::{AtomicUsize, Ordering};
-    use std::sync::Arc;
-    let (tx, rx) = std::sync::mpsc::channel();
-    std::thread::spawn(move || {
-        let rt = tokio::runtime::Builder::new_multi_thread()
-            .worker_threads(2)
-            .enable_all()
-            .build()
-            .unwrap();
-        rt.block_on(async move {
-            let n = Arc::new(AtomicUsize::new(0));
-            let answer = move |body: axum::body::Bytes| {
-                let i = n.fetch_add(1, Ordering::SeqCst);
-                async move {
-                    let v: Value = serde_json::from_slice(&body).unwrap();
-                    let inputs = v["input"].as_array().map_or(1, Vec::len);
-                    let good = || {
-                        let data: Vec<Value> = (0..inputs)
-                            .map(|i| serde_json::json!({"index": i, "embedding": [0.5, -0.5]}))
-                            .collect();
-                        serde_json::json!({"data": data, "usage": {"prompt_tokens": 16 * inputs}})
-                            .to_string()
-                    };
-                    let key = support::KEY;
-                    let (status, text) = match i {
-                        0 | 1 => (200, good()),
-                        i => match (i - 2) % 4 {
-                            0 => {
-                                // 41 MiB of one long vector: past the 40 MiB cap.
-                                let mut s = String::from(r#"{"data":[{"embedding":["#);
-                                s.push_str(&"0.1,".repeat(41 << 18));
-                                s.push_str("0.1]}]}");
-                                (200, s)
-                            }
-                            1 => (500, format!("{{\"error\":\"backend said {key}\"}}")),
-                            2 => (
-                                200,
-                                serde_json::json!({"data": [{"embedding": [1.0]}]}).to_string(),
-                            ),
-                            _ => (
-                                200,
-                                format!("{{\"error\":{{\"message\":\"bad key {key}\"}}}}"),
-                            ),
-                        },
-                    };
-                    (
-                        StatusCode::from_u16(status).unwrap(),
-                        [("content-type", "application/json")],
-                        text,
-                    )
-                }
-            };
-            let app = Router::new()
-                .route(
-                    "/v1/models",
-                    get(|| async {
-                        axum::Json(serde_json::json!({"data": [{"id": "ladder-sim"}]}))
-                    }),
-                )
-                .route("/v1/embeddings", post(answer));
-            let l = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-            tx.send(l.local_addr().unwrap()).unwrap();
-            axum::serve(l, app).await.unwrap();
-        });
-    });
-    let addr = rx.recv_timeout(Duration::from_secs(10)).unwrap();
-    format!("http://{addr}")
+    pooled::answering("/v1/embeddings", |i, v| {
+        let inputs = v["input"].as_array().map_or(1, Vec::len);
+        let good = || {
+            let data: Vec<Value> = (0..inputs)
+                .map(|i| serde_json::json!({"index": i, "embedding": [0.5, -0.5]}))
+                .collect();
+            serde_json::json!({"data": data, "usage": {"prompt_tokens": 16 * inputs}}).to_string()
+        };
+        let key = support::KEY;
+        match i {
+            0 | 1 => (200, good()),
+            // 41 MiB of one long vector: past the 40 MiB cap.
+            i if (i - 2) % 4 == 0 => (
+                200,
+                pooled::oversized(r#"{"data":[{"embedding":["#, "0.1,", "0.1]}]}"),
+            ),
+            i if (i - 2) % 4 == 1 => (500, format!("{{\"error\":\"backend said {key}\"}}")),
+            i if (i - 2) % 4 == 2 => (
+                200,
+                serde_json::json!({"data": [{"embedding": [1.0]}]}).to_string(),
+            ),
+            _ => (
+                200,
+                format!("{{\"error\":{{\"message\":\"bad key {key}\"}}}}"),
+            ),
+        }
+    })
 }
 
 #[test]
 fn hostile_embeddings_answers_end_in_one_class_each_and_the_key_is_never_stored() {
-    let url = hostile_embeddings_server();
     let tmp = tempfile::tempdir().unwrap();
-    let text = std::fs::read_to_string(scenario(tmp.path(), &url, ""))
-        .unwrap()
-        .replace(
-            "  request_timeout: 5s\n",
-            &format!(
-                "  request_timeout: 20s\n  api_key_env: {}\n",
-                support::KEY_VAR
-            ),
-        )
-        .replace("requests_per_rung: 12", "requests_per_rung: 8")
-        .replace("warmup_requests: 2", "warmup_requests: 0")
-        .replace("rates: [20, 40]", "rates: [4]");
-    let sc = tmp.path().join("hostile.yaml");
-    std::fs::write(&sc, text).unwrap();
-    let out = tmp.path().join("out");
-    let r = run_ladder(&sc, &out, LIMIT);
-    no_panic(&r);
-    assert!(r.status.success(), "{}", r.all());
-    assert!(!r.all().contains(support::KEY), "{}", r.all());
-    let dir = run_dir(&out).unwrap();
-    let rd = check_folder(&dir);
+    let sc = scenario(tmp.path(), "sim", "");
+    let (rd, details) = pooled::hostile_run(&sc, &hostile_embeddings_server(), 8);
     let s = &rd.rungs[0].summary;
     assert_eq!(s.completed, 0, "{s:?}");
     assert_eq!(s.errors_by_class["malformed"], 4, "{s:?}");
     assert_eq!(s.errors_by_class["server_5xx"], 2, "{s:?}");
     assert_eq!(s.errors_by_class["stream_error"], 2, "{s:?}");
-    let lines = rd.requests(&rd.rungs[0]).unwrap();
-    let details: Vec<&str> = lines
-        .iter()
-        .filter_map(|l| l.error_detail.as_deref())
-        .collect();
     assert!(
         details
             .iter()
@@ -321,9 +224,5 @@ fn hostile_embeddings_answers_end_in_one_class_each_and_the_key_is_never_stored(
     assert!(
         details.iter().any(|d| d.contains("1 vectors for 3 inputs")),
         "{details:?}"
-    );
-    assert!(
-        !support::all_text_under(&dir).contains(support::KEY),
-        "the key reached the folder"
     );
 }

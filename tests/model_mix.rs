@@ -231,33 +231,22 @@ fn a_rule_on_one_model_catches_a_regression_the_whole_rung_rule_does_not() {
 /// load, as one unknown model is.
 #[test]
 fn preflight_refuses_a_name_of_the_mix_the_server_does_not_serve() {
-    use std::io::{BufRead, BufReader};
-    let mut child = std::process::Command::new(support::BIN)
-        .args(["sim", "--host", "127.0.0.1", "--port", "0", "--speed", "20"])
-        .args(["--model-speed", "base=1"])
-        .args(["--served-model-names", "other-lora"])
-        .env_remove("LADDER_SIM_API_KEY")
-        .stdout(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut line = String::new();
-    BufReader::new(child.stdout.take().unwrap())
-        .read_line(&mut line)
-        .unwrap();
-    let addr = line
-        .trim()
-        .strip_prefix("listening on ")
-        .unwrap_or_else(|| panic!("first line: {line:?}"))
-        .to_string();
+    let sim = support::serve::SimProc::start(&[
+        "--speed",
+        "20",
+        "--model-speed",
+        "base=1",
+        "--served-model-names",
+        "other-lora",
+    ]);
     let tmp = tempfile::tempdir().unwrap();
     let text = std::fs::read_to_string(write(tmp.path(), 10, 0.5, ""))
         .unwrap()
-        .replace("base_url: sim", &format!("base_url: {addr}"));
+        .replace("base_url: sim", &format!("base_url: {}", sim.url()));
     let p = tmp.path().join("mix.yaml");
     std::fs::write(&p, text).unwrap();
     let r = run_ladder(&p, &tmp.path().join("out"), LIMIT);
-    child.kill().unwrap();
-    child.wait().unwrap();
+    drop(sim);
     no_panic(&r);
     assert_eq!(r.status.code(), Some(2), "{}", r.all());
     let all = r.all();

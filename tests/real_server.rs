@@ -538,17 +538,20 @@ fn real_cold_runs_get_no_cache_share_and_warm_runs_do() {
     assert!(w2 > 0.5, "the second warm run: {w2} (first {w1})");
 }
 
-#[test]
-fn real_embeddings_count_tokens_as_the_server_does() {
-    let Some(s) = real("real_embeddings", "LADDER_REAL_EMBED_URL") else {
+/// A pooled `api` (embeddings or rerank) run of two rungs (2 and 4 req/s) of 4 requests
+/// with `workload` lines, on the server at `url_var`: every request succeeds with `tokens`
+/// input tokens by the model's tokenizer and exactly that by the server's own
+/// `usage.prompt_tokens`, with an E2E and no TTFT; the rungs carry `api` and no TTFT keys.
+fn real_pooled_counts(test: &str, url_var: &str, api: &str, workload: &str, tokens: u64) {
+    let Some(s) = real(test, url_var) else {
         return;
     };
     let tmp = tempfile::tempdir().unwrap();
     let text = format!(
-        "version: 1\nname: rel\nendpoint:\n  base_url: {}\n  api: embeddings\n  \
-         request_timeout: 60s\nmodel: {}\ntokenizer: {}\nworkload:\n  dataset: random\n  \
-         input_tokens: 24\n  batch_size: 3\n  requests_per_rung: 4\n  seed: 0\nload:\n  \
-         arrival: constant\n  rates: [2, 4]\n  warmup_requests: 0\n  cooldown: 0s\n",
+        "version: 1\nname: rel\nendpoint:\n  base_url: {}\n  api: {api}\n  \
+         request_timeout: 60s\nmodel: {}\ntokenizer: {}\nworkload:\n  dataset: random\n\
+         {workload}  requests_per_rung: 4\n  seed: 0\nload:\n  arrival: constant\n  \
+         rates: [2, 4]\n  warmup_requests: 0\n  cooldown: 0s\n",
         s.url, s.model, s.tokenizer
     );
     let sc = tmp.path().join("rel.yaml");
@@ -560,10 +563,8 @@ fn real_embeddings_count_tokens_as_the_server_does() {
         assert_eq!(g.summary.completed, 4, "rung {rate}: {}", r.all());
         for l in lines(&dir.join(format!("requests_rate_{rate}.jsonl"))) {
             assert_eq!(l["ok"], true, "{l}");
-            // Three inputs of 24 tokens by the model's tokenizer, and exactly that by the
-            // server's own `usage.prompt_tokens`.
-            assert_eq!(l["input_tokens"], 72, "{l}");
-            assert_eq!(l["server_prompt_tokens"], 72, "{l}");
+            assert_eq!(l["input_tokens"], tokens, "{l}");
+            assert_eq!(l["server_prompt_tokens"], tokens, "{l}");
             assert_eq!(l["output_tokens"], 0, "{l}");
             assert!(
                 l["ttft_ms"].is_null() && l["e2e_ms"].as_f64().unwrap() > 0.0,
@@ -571,14 +572,27 @@ fn real_embeddings_count_tokens_as_the_server_does() {
             );
         }
         let v = json(&dir.join(format!("result_rate_{rate}.json")));
-        assert_eq!(v["api"], "embeddings", "{v}");
-        assert_eq!(v["total_input_tokens"], 4 * 72, "{v}");
+        assert_eq!(v["api"], api, "{v}");
+        assert_eq!(v["total_input_tokens"], 4 * tokens, "{v}");
         assert!(
             v.get("median_ttft_ms").is_none() && v.get("p99_tpot_ms").is_none(),
             "{v}"
         );
         assert!(v["input_throughput"].as_f64().unwrap() > 0.0, "{v}");
     }
+}
+
+#[test]
+fn real_embeddings_count_tokens_as_the_server_does() {
+    // Three inputs of 24 tokens by the model's tokenizer, and exactly that by the server's own
+    // `usage.prompt_tokens`.
+    real_pooled_counts(
+        "real_embeddings",
+        "LADDER_REAL_EMBED_URL",
+        "embeddings",
+        "  input_tokens: 24\n  batch_size: 3\n",
+        72,
+    );
 }
 
 #[test]
@@ -610,43 +624,16 @@ fn real_server_without_embeddings_is_named_at_preflight() {
 #[test]
 fn real_rerank_counts_its_pairs_as_the_server_does() {
     // llama-server --reranking with SmolLM2 (no classification head: the scores mean nothing,
-    // the cost and the counts are real; docs/endpoints.md).
-    let Some(s) = real("real_rerank", "LADDER_REAL_RERANK_URL") else {
-        return;
-    };
-    let tmp = tempfile::tempdir().unwrap();
-    let text = format!(
-        "version: 1\nname: rel\nendpoint:\n  base_url: {}\n  api: rerank\n  \
-         request_timeout: 60s\nmodel: {}\ntokenizer: {}\nworkload:\n  dataset: random\n  \
-         query_tokens: 8\n  input_tokens: 24\n  batch_size: 3\n  requests_per_rung: 4\n  \
-         seed: 0\nload:\n  arrival: constant\n  rates: [2, 4]\n  warmup_requests: 0\n  \
-         cooldown: 0s\n",
-        s.url, s.model, s.tokenizer
+    // the cost and the counts are real; docs/endpoints.md). Three pairs of an 8-token query
+    // and a 24-token document by SmolLM2's tokenizer, and exactly that by llama-server's own
+    // `usage.prompt_tokens` (it adds no special token to SmolLM2's pairs).
+    real_pooled_counts(
+        "real_rerank",
+        "LADDER_REAL_RERANK_URL",
+        "rerank",
+        "  query_tokens: 8\n  input_tokens: 24\n  batch_size: 3\n",
+        96,
     );
-    let sc = tmp.path().join("rel.yaml");
-    std::fs::write(&sc, text).unwrap();
-    let (r, dir) = run_ok(&sc, tmp.path(), Duration::from_secs(180));
-    let rd = check_folder(&dir);
-    for g in &rd.rungs {
-        let rate = g.summary.rate;
-        assert_eq!(g.summary.completed, 4, "rung {rate}: {}", r.all());
-        for l in lines(&dir.join(format!("requests_rate_{rate}.jsonl"))) {
-            assert_eq!(l["ok"], true, "{l}");
-            // Three pairs of an 8-token query and a 24-token document by SmolLM2's
-            // tokenizer, and exactly that by llama-server's own `usage.prompt_tokens` (it adds
-            // no special token to SmolLM2's pairs).
-            assert_eq!(l["input_tokens"], 96, "{l}");
-            assert_eq!(l["server_prompt_tokens"], 96, "{l}");
-            assert!(
-                l["ttft_ms"].is_null() && l["e2e_ms"].as_f64().unwrap() > 0.0,
-                "{l}"
-            );
-        }
-        let v = json(&dir.join(format!("result_rate_{rate}.json")));
-        assert_eq!(v["api"], "rerank", "{v}");
-        assert_eq!(v["total_input_tokens"], 4 * 96, "{v}");
-        assert!(v.get("median_ttft_ms").is_none(), "{v}");
-    }
 }
 
 #[test]

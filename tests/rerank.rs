@@ -8,11 +8,8 @@ mod support;
 use std::path::Path;
 use std::time::Duration;
 
-use axum::http::StatusCode;
-use axum::routing::{get, post};
-use axum::Router;
 use serde_json::Value;
-use support::{check_folder, ladder_cmd, no_panic, run_dir, run_ladder, spawn, TOKENIZER};
+use support::{check_folder, ladder_cmd, no_panic, pooled, run_dir, run_ladder, spawn, TOKENIZER};
 
 const LIMIT: Duration = Duration::from_secs(120);
 
@@ -118,40 +115,11 @@ fn the_simulators_rerank_costs_grow_with_the_documents() {
 /// A server with models but no rerank endpoint, answering `status` there (llama.cpp
 /// without `--reranking`: 501 with its own message; vLLM serving a generation model: 404).
 fn no_rerank_server(status: u16) -> String {
-    let (tx, rx) = std::sync::mpsc::channel();
-    std::thread::spawn(move || {
-        let rt = tokio::runtime::Builder::new_current_thread()
-            .enable_all()
-            .build()
-            .unwrap();
-        rt.block_on(async move {
-            let refuse = move || async move {
-                let code = StatusCode::from_u16(status).unwrap();
-                let msg = if status == 501 {
-                    "This server does not support reranking. Start it with `--reranking`"
-                } else {
-                    "Not Found"
-                };
-                (
-                    code,
-                    axum::Json(serde_json::json!({"error": {"code": status, "message": msg}})),
-                )
-            };
-            let app = Router::new()
-                .route(
-                    "/v1/models",
-                    get(|| async {
-                        axum::Json(serde_json::json!({"data": [{"id": "ladder-sim"}]}))
-                    }),
-                )
-                .route("/v1/rerank", post(refuse));
-            let l = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-            tx.send(l.local_addr().unwrap()).unwrap();
-            axum::serve(l, app).await.unwrap();
-        });
-    });
-    let addr = rx.recv_timeout(Duration::from_secs(10)).unwrap();
-    format!("http://{addr}")
+    pooled::refusing(
+        "/v1/rerank",
+        status,
+        "This server does not support reranking. Start it with `--reranking`",
+    )
 }
 
 #[test]
@@ -222,118 +190,56 @@ fn a_rerank_scenario_is_checked() {
 }
 
 /// A rerank server that checks each body's shape (a `query` string and 3 `documents`) and
-/// answers its first two requests (preflight's probes) well, then in turn: a result short, a
-/// document scored twice, a 500 echoing the key, and a 200 error object echoing the key.
+/// answers its first two requests (preflight's probes) well, then in turn: a 200 of 41 MiB
+/// (past the pooled cap), a result short, a document scored twice, a 500 echoing the key,
+/// and a 200 error object echoing the key.
 fn hostile_rerank_server() -> String {
-    use std::sync::atomic::{AtomicUsize, Ordering};
-    use std::sync::Arc;
-    let (tx, rx) = std::sync::mpsc::channel();
-    std::thread::spawn(move || {
-        let rt = tokio::runtime::Builder::new_current_thread()
-            .enable_all()
-            .build()
-            .unwrap();
-        rt.block_on(async move {
-            let n = Arc::new(AtomicUsize::new(0));
-            let answer = move |body: axum::body::Bytes| {
-                let i = n.fetch_add(1, Ordering::SeqCst);
-                async move {
-                    let v: Value = serde_json::from_slice(&body).unwrap();
-                    let docs = v["documents"].as_array().map_or(0, Vec::len);
-                    let shaped = v["query"].is_string() && v.get("input").is_none();
-                    let result = |k: usize| serde_json::json!({"index": k, "relevance_score": 0.5});
-                    let list = |ks: &[usize]| {
-                        let r: Vec<Value> = ks.iter().map(|k| result(*k)).collect();
-                        serde_json::json!({"results": r, "usage": {"total_tokens": 72}}).to_string()
-                    };
-                    let key = support::KEY;
-                    let (status, text) = match i {
-                        _ if !shaped => (422, "not a rerank body".to_owned()),
-                        0 => (200, list(&[0])),
-                        1 => (200, list(&(0..docs).collect::<Vec<_>>())),
-                        i => match (i - 2) % 4 {
-                            0 => (200, list(&[0, 1])),
-                            1 => (200, list(&[0, 1, 1])),
-                            2 => (500, format!("{{\"error\":\"backend said {key}\"}}")),
-                            _ => (
-                                200,
-                                format!("{{\"error\":{{\"message\":\"bad key {key}\"}}}}"),
-                            ),
-                        },
-                    };
-                    (
-                        StatusCode::from_u16(status).unwrap(),
-                        [("content-type", "application/json")],
-                        text,
-                    )
-                }
-            };
-            let app = Router::new()
-                .route(
-                    "/v1/models",
-                    get(|| async {
-                        axum::Json(serde_json::json!({"data": [{"id": "ladder-sim"}]}))
-                    }),
-                )
-                .route("/v1/rerank", post(answer));
-            let l = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-            tx.send(l.local_addr().unwrap()).unwrap();
-            axum::serve(l, app).await.unwrap();
-        });
-    });
-    let addr = rx.recv_timeout(Duration::from_secs(10)).unwrap();
-    format!("http://{addr}")
+    pooled::answering("/v1/rerank", |i, v| {
+        let docs = v["documents"].as_array().map_or(0, Vec::len);
+        let shaped = v["query"].is_string() && v.get("input").is_none();
+        let result = |k: usize| serde_json::json!({"index": k, "relevance_score": 0.5});
+        let list = |ks: &[usize]| {
+            let r: Vec<Value> = ks.iter().map(|k| result(*k)).collect();
+            serde_json::json!({"results": r, "usage": {"total_tokens": 72}}).to_string()
+        };
+        let key = support::KEY;
+        match i {
+            _ if !shaped => (422, "not a rerank body".to_owned()),
+            0 => (200, list(&[0])),
+            1 => (200, list(&(0..docs).collect::<Vec<_>>())),
+            // 41 MiB of results (as vLLM echoing long documents would send): past the cap.
+            i if (i - 2) % 5 == 0 => (
+                200,
+                pooled::oversized(
+                    r#"{"results":["#,
+                    r#"{"index":0,"relevance_score":0.5,"document":{"text":"padding padding padding"}},"#,
+                    r#"{"index":1,"relevance_score":0.5}]}"#,
+                ),
+            ),
+            i if (i - 2) % 5 == 1 => (200, list(&[0, 1])),
+            i if (i - 2) % 5 == 2 => (200, list(&[0, 1, 1])),
+            i if (i - 2) % 5 == 3 => (500, format!("{{\"error\":\"backend said {key}\"}}")),
+            _ => (
+                200,
+                format!("{{\"error\":{{\"message\":\"bad key {key}\"}}}}"),
+            ),
+        }
+    })
 }
 
 #[test]
 fn hostile_rerank_answers_end_in_one_class_each_and_the_key_is_never_stored() {
-    let url = hostile_rerank_server();
     let tmp = tempfile::tempdir().unwrap();
-    let text = std::fs::read_to_string(scenario(tmp.path(), &url, ""))
-        .unwrap()
-        .replace(
-            "  request_timeout: 5s\n",
-            &format!(
-                "  request_timeout: 20s\n  api_key_env: {}\n",
-                support::KEY_VAR
-            ),
-        )
-        .replace("requests_per_rung: 12", "requests_per_rung: 8")
-        .replace("warmup_requests: 2", "warmup_requests: 0")
-        .replace("rates: [20, 40]", "rates: [4]");
-    let sc = tmp.path().join("hostile.yaml");
-    std::fs::write(&sc, text).unwrap();
-    let out = tmp.path().join("out");
-    let r = run_ladder(&sc, &out, LIMIT);
-    no_panic(&r);
-    assert!(r.status.success(), "{}", r.all());
-    assert!(!r.all().contains(support::KEY), "{}", r.all());
-    let dir = run_dir(&out).unwrap();
-    let rd = check_folder(&dir);
+    let sc = scenario(tmp.path(), "sim", "");
+    let (rd, details) = pooled::hostile_run(&sc, &hostile_rerank_server(), 10);
     let s = &rd.rungs[0].summary;
     assert_eq!(s.completed, 0, "{s:?}");
-    assert_eq!(s.errors_by_class["malformed"], 4, "{s:?}");
+    // Two of each: 41 MiB, a result short, a document twice (malformed); 500; error object.
+    assert_eq!(s.errors_by_class["malformed"], 6, "{s:?}");
     assert_eq!(s.errors_by_class["server_5xx"], 2, "{s:?}");
     assert_eq!(s.errors_by_class["stream_error"], 2, "{s:?}");
-    let lines = rd.requests(&rd.rungs[0]).unwrap();
-    let details: Vec<&str> = lines
-        .iter()
-        .filter_map(|l| l.error_detail.as_deref())
-        .collect();
-    assert!(
-        details
-            .iter()
-            .any(|d| d.contains("2 results for 3 expected")),
-        "{details:?}"
-    );
-    assert!(
-        details
-            .iter()
-            .any(|d| d.contains("document 1 is scored twice")),
-        "{details:?}"
-    );
-    assert!(
-        !support::all_text_under(&dir).contains(support::KEY),
-        "the key reached the folder"
-    );
+    let count = |needle: &str| details.iter().filter(|d| d.contains(needle)).count();
+    assert_eq!(count("larger than 41943040 bytes"), 2, "{details:?}");
+    assert_eq!(count("2 results for 3 expected"), 2, "{details:?}");
+    assert_eq!(count("document 1 is scored twice"), 2, "{details:?}");
 }

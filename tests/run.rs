@@ -9,11 +9,13 @@
 //! Interrupts, server restarts and raw fault servers for the client live in
 //! tests/reliability.rs; this file covers the run as a whole.
 
+mod support;
+
 use std::collections::BTreeMap;
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{SocketAddr, TcpListener, TcpStream};
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Output, Stdio};
+use std::process::{Command, Output, Stdio};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -139,45 +141,23 @@ fn assert_exit2(o: &Output) -> String {
     err
 }
 
-/// A `ladder sim --port 0` process, killed on drop.
-struct SimProc {
-    child: Child,
-    addr: SocketAddr,
-}
+/// A `ladder sim --speed 20` process, killed on drop.
+struct SimProc(support::serve::SimProc);
 
 impl SimProc {
     fn start(args: &[&str], envs: &[(&str, &str)]) -> SimProc {
-        let mut cmd = Command::new(BIN);
-        cmd.args(["sim", "--port", "0", "--speed", "20"])
-            .args(args)
-            .env_remove("LADDER_SIM_API_KEY")
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null());
-        for (k, v) in envs {
-            cmd.env(k, v);
-        }
-        let mut child = cmd.spawn().expect("ladder sim starts");
-        let mut line = String::new();
-        BufReader::new(child.stdout.take().unwrap())
-            .read_line(&mut line)
-            .unwrap();
-        let addr = line
-            .trim()
-            .strip_prefix("listening on http://")
-            .unwrap_or_else(|| panic!("unexpected first line: {line:?}"))
-            .parse()
-            .unwrap();
-        SimProc { child, addr }
+        let mut all = vec!["--speed", "20"];
+        all.extend_from_slice(args);
+        SimProc(support::serve::SimProc::start_env(&all, envs))
     }
 
     fn url(&self) -> String {
-        format!("http://{}", self.addr)
+        self.0.url()
     }
 
     /// A counter from `GET /metrics` (summed over label sets).
     fn metric(&self, name: &str) -> f64 {
-        let body = http_get(self.addr, "/metrics");
+        let body = http_get(self.0.addr.parse().unwrap(), "/metrics");
         body.lines()
             .filter(|l| l.starts_with(name) && !l.starts_with('#'))
             .filter(|l| {
@@ -186,13 +166,6 @@ impl SimProc {
             })
             .map(|l| l.rsplit(' ').next().unwrap().parse::<f64>().unwrap())
             .sum()
-    }
-}
-
-impl Drop for SimProc {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
     }
 }
 

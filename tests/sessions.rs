@@ -12,8 +12,7 @@ use std::time::Duration;
 
 use axum::body::Bytes;
 use axum::extract::State;
-use axum::routing::{get, post};
-use axum::Router;
+use axum::routing::post;
 use ladder::results::{RequestLine, ResultDir};
 use serde_json::Value;
 use support::{no_panic, run_ladder, TOKENIZER};
@@ -29,29 +28,10 @@ type Seen = Arc<Mutex<Vec<(Vec<(String, String)>, String)>>>;
 /// matched against what was actually answered. Stops with the test process.
 fn recording_server() -> (String, Seen) {
     let seen: Seen = Arc::default();
-    let state = seen.clone();
-    let (tx, rx) = std::sync::mpsc::channel();
-    std::thread::spawn(move || {
-        let rt = tokio::runtime::Builder::new_multi_thread()
-            .worker_threads(2)
-            .enable_all()
-            .build()
-            .unwrap();
-        rt.block_on(async move {
-            let app = Router::new()
-                .route(
-                    "/v1/models",
-                    get(|| async { axum::Json(serde_json::json!({"data": [{"id": "m"}]})) }),
-                )
-                .route("/v1/chat/completions", post(chat))
-                .with_state(state);
-            let l = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-            tx.send(l.local_addr().unwrap()).unwrap();
-            axum::serve(l, app).await.unwrap();
-        });
-    });
-    let addr = rx.recv_timeout(Duration::from_secs(10)).unwrap();
-    (format!("http://{addr}"), seen)
+    let app = support::serve::listing("m")
+        .route("/v1/chat/completions", post(chat))
+        .with_state(seen.clone());
+    (support::serve::serve(app), seen)
 }
 
 async fn chat(State(seen): State<Seen>, body: Bytes) -> axum::response::Response {

@@ -1,6 +1,8 @@
 //! Integration tests of the built-in simulator over loopback with a real HTTP client.
 //! Shapes are asserted with ratios and generous margins, never tight wall-clock bounds.
 
+mod support;
+
 use std::net::SocketAddr;
 use std::time::Duration;
 
@@ -860,23 +862,9 @@ async fn load_curve_flattens_and_ttft_jumps_at_capacity() {
 
 #[test]
 fn cli_prints_the_bound_port_and_serves() {
-    use std::io::{BufRead, BufReader};
-    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_ladder"))
-        .args(["sim", "--host", "127.0.0.1", "--port", "0", "--speed", "50"])
-        .args(["--served-model-names", "cli-model"])
-        .env_remove("LADDER_SIM_API_KEY")
-        .stdout(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut line = String::new();
-    BufReader::new(child.stdout.take().unwrap())
-        .read_line(&mut line)
-        .unwrap();
-    let addr = line
-        .trim()
-        .strip_prefix("listening on http://")
-        .unwrap_or_else(|| panic!("first line: {line:?}"))
-        .to_string();
+    let sim =
+        support::serve::SimProc::start(&["--speed", "50", "--served-model-names", "cli-model"]);
+    let addr = sim.addr.clone();
     let rt = tokio::runtime::Runtime::new().unwrap();
     let models: Value = rt.block_on(async {
         client()
@@ -888,8 +876,7 @@ fn cli_prints_the_bound_port_and_serves() {
             .await
             .unwrap()
     });
-    child.kill().unwrap();
-    child.wait().unwrap();
+    drop(sim);
     assert_eq!(models["data"][1]["id"], "cli-model");
 }
 

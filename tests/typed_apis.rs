@@ -12,8 +12,7 @@ use std::time::Duration;
 use axum::body::Bytes;
 use axum::extract::State;
 use axum::http::HeaderMap;
-use axum::routing::{get, post};
-use axum::Router;
+use axum::routing::post;
 use serde_json::Value;
 use support::{check_folder, no_panic, run_dir, run_ladder, KEY, KEY_VAR, TOKENIZER};
 
@@ -116,31 +115,10 @@ use axum::response::IntoResponse;
 
 fn recording_messages_server() -> (String, Seen) {
     let seen: Seen = Arc::default();
-    let state = seen.clone();
-    let (tx, rx) = std::sync::mpsc::channel();
-    std::thread::spawn(move || {
-        let rt = tokio::runtime::Builder::new_multi_thread()
-            .worker_threads(2)
-            .enable_all()
-            .build()
-            .unwrap();
-        rt.block_on(async move {
-            let app = Router::new()
-                .route(
-                    "/v1/models",
-                    get(|| async {
-                        axum::Json(serde_json::json!({"data": [{"id": "ladder-sim"}]}))
-                    }),
-                )
-                .route("/v1/messages", post(messages))
-                .with_state(state);
-            let l = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-            tx.send(l.local_addr().unwrap()).unwrap();
-            axum::serve(l, app).await.unwrap();
-        });
-    });
-    let addr = rx.recv_timeout(Duration::from_secs(10)).unwrap();
-    (format!("http://{addr}"), seen)
+    let app = support::serve::listing("ladder-sim")
+        .route("/v1/messages", post(messages))
+        .with_state(seen.clone());
+    (support::serve::serve(app), seen)
 }
 
 #[test]

@@ -3,7 +3,9 @@
 //! what it needs (`mod support;`), so unused items are expected per file.
 #![allow(dead_code)]
 
+pub mod pooled;
 pub mod real;
+pub mod serve;
 pub mod skip;
 
 use std::io::{BufRead, BufReader, Read, Write};
