@@ -7,6 +7,24 @@ use ladder::escape::terminal::line as terminal_line;
 
 use crate::cli_sim::{run_sim, SimArgs};
 
+/// The terminal the library's [`ladder::notes::Notes`] speak to: stderr and stdout through
+/// `ladder::stdio` (escaped, surviving a closed pipe).
+struct Terminal;
+
+impl ladder::notes::Sink for Terminal {
+    fn err(&self, line: &str) {
+        eprintln!("{line}");
+    }
+    fn out(&self, text: &str) {
+        print!("{text}");
+    }
+}
+
+/// The notes every command gets: the terminal.
+fn notes() -> ladder::notes::Notes {
+    ladder::notes::Notes::to(std::sync::Arc::new(Terminal))
+}
+
 /// Versioned load-test ladders for LLM inference servers, with a CI regression gate.
 #[derive(Parser, Debug)]
 #[command(
@@ -302,6 +320,8 @@ impl GateArgs {
                 },
                 judge_saturated: self.judge_saturated,
             },
+            show: Some(show_comparison),
+            notes: notes(),
             ..Default::default()
         })
     }
@@ -309,7 +329,7 @@ impl GateArgs {
 
 /// `ladder compare` / `gate` / `bless`: run, print, map the outcome to an exit code.
 fn compare_cmd(command: Command) -> i32 {
-    use ladder::{commands, compare};
+    use ladder::commands;
     match command {
         Command::Compare {
             base,
@@ -324,26 +344,10 @@ fn compare_cmd(command: Command) -> i32 {
                 Ok(o) => o,
                 Err(e) => return fail(&e),
             };
-            let c = match compare::compare_dirs(&base, &candidate, &opts.compare) {
-                Ok(c) => c,
-                Err(e) => return fail(&e),
-            };
-            // With --json the document comes after the files are written: a write error is
-            // then the one document on stdout.
-            if !json {
-                show_comparison(&c, opts.strict);
+            match commands::compare::compare(&base, &candidate, &opts) {
+                Ok(c) => c.exit_code(opts.strict),
+                Err(e) => fail(&e),
             }
-            if let Err(e) = commands::gate::write_outputs(&c, &opts) {
-                return fail(&e);
-            }
-            if json {
-                crate::cli_json::print(&ladder::report::comparison::json::document(
-                    &c,
-                    opts.strict,
-                    "compare",
-                ));
-            }
-            c.exit_code(opts.strict)
         }
         Command::Gate {
             scenario,
@@ -360,15 +364,9 @@ fn compare_cmd(command: Command) -> i32 {
                     scenario,
                     golden: Some(golden),
                     out,
-                    // Quiet: the path is printed after the verdict, so an error (no
-                    // baseline) stays the first line of stderr after progress.
                     // After the run (whose own Ctrl-C handling stops it gracefully) and
                     // its reports, a signal ends the comparison.
-                    on_run_dir: Some(|dir| {
-                        write_reports(dir, true);
-                        crate::cli_signal::exit_on_signal();
-                    }),
-                    show: Some(show_comparison),
+                    on_run_dir: Some(|_| crate::cli_signal::exit_on_signal()),
                     repeats,
                     ..o
                 },
@@ -528,6 +526,7 @@ pub fn main() -> i32 {
                 no_stdout: false,
                 shard,
                 prompt_nonce: None,
+                notes: notes(),
             }),
             Err(m) => {
                 eprintln!("error: {m}");
@@ -540,8 +539,8 @@ pub fn main() -> i32 {
             wait,
             json,
         } => merge(&shards, &out, wait.as_deref(), json),
-        Command::Slurm(a) => ladder::deploy::slurm::main(&a),
-        Command::Kube(a) => ladder::deploy::kube::main(&a),
+        Command::Slurm(a) => deployed(ladder::commands::deploy::slurm(&a, &notes())),
+        Command::Kube(a) => deployed(ladder::commands::deploy::kube(&a, &notes())),
         Command::Schema => {
             println!("{}", ladder::scenario::schema_json());
             ladder::exit::OK
@@ -552,22 +551,20 @@ pub fn main() -> i32 {
             crate::cli_init::completions(shell, &mut <Cli as clap::CommandFactory>::command())
         }
         Command::Report { dirs, out, rung } => report(&dirs, out, rung),
-        Command::History(a) => {
-            ladder::commands::history::history(&ladder::history::HistoryOptions {
-                summary: output_file("summary", &a.summary),
-                html: output_file("html", &a.html),
-                json: a.json,
-                dirs: a.dirs,
-                metrics: a.metrics,
-                rates: a.rates,
-                detect: ladder::history::Config {
-                    alpha: a.alpha,
-                    permutations: a.permutations,
-                    seed: a.seed,
-                    ..Default::default()
-                },
-            })
-        }
+        Command::History(a) => history(&ladder::history::HistoryOptions {
+            summary: output_file("summary", &a.summary),
+            html: output_file("html", &a.html),
+            json: a.json,
+            dirs: a.dirs,
+            metrics: a.metrics,
+            rates: a.rates,
+            detect: ladder::history::Config {
+                alpha: a.alpha,
+                permutations: a.permutations,
+                seed: a.seed,
+                ..Default::default()
+            },
+        }),
         c @ (Command::Compare { .. } | Command::Gate { .. } | Command::Bless { .. }) => {
             compare_cmd(c)
         }
@@ -629,16 +626,12 @@ impl ShardArgs {
 }
 
 fn merge(shards: &[PathBuf], out: &std::path::Path, wait: Option<&str>, json: bool) -> i32 {
-    use ladder::results::shard_merge;
     let wait = match wait.map(humantime::parse_duration).transpose() {
         Ok(w) => w,
         Err(e) => return fail("merge", json, &format!("--wait: {e}; e.g. --wait 2h")),
     };
-    let merged = shard_merge::shard_dirs(shards, wait).and_then(|d| shard_merge::merge(&d, out));
-    match merged {
+    match ladder::commands::merge::merge(shards, out, wait, &notes()) {
         Ok(m) => {
-            eprintln!("{}", m.describe());
-            write_reports(out, false);
             if json {
                 crate::cli_json::print(&crate::cli_json::merge(&m));
             } else {
@@ -669,46 +662,7 @@ fn report(dirs: &[PathBuf], out: Option<PathBuf>, rung: Option<f64>) -> i32 {
         );
         return ladder::exit::BAD_INPUT;
     }
-    // A folder compare would refuse (edited, damaged) is refused here too, before any drawing.
-    if let Err(e) = dirs.iter().try_for_each(|d| ladder::report::check(d)) {
-        eprintln!("error: {e}");
-        return ladder::exit::BAD_INPUT;
-    }
-    let written = match dirs {
-        [dir] => ladder::report::write_run_at(dir, out.as_deref().unwrap_or(dir), rung),
-        [base, candidate] => {
-            let out = out.unwrap_or_else(|| candidate.join("compare"));
-            // The verdicts of `ladder compare BASE CANDIDATE` (default checks, or the
-            // baseline's `gate:` rules); runs that cannot be compared are still overlaid.
-            let compared = ladder::compare::compare_dirs(
-                base,
-                candidate,
-                &ladder::compare::CompareOptions::default(),
-            );
-            let verdicts = match compared {
-                Ok(c) => ladder::report::comparison::verdicts(&c),
-                Err(e) => {
-                    eprintln!("note: the overlay has no verdict table: {e}");
-                    ladder::report::Verdicts {
-                        // One line: the error's own lines (a list of differences) joined.
-                        headline: format!(
-                            "NO VERDICT: the runs were not compared: {}",
-                            e.to_string()
-                                .lines()
-                                .map(str::trim)
-                                .filter(|l| !l.is_empty())
-                                .collect::<Vec<_>>()
-                                .join("; ")
-                                .replace(":; ", ": ")
-                        ),
-                        rows: Vec::new(),
-                    }
-                }
-            };
-            ladder::report::write_comparison_at(base, candidate, &out, Some(verdicts), rung)
-        }
-        _ => unreachable!("clap allows one or two folders"),
-    };
+    let written = ladder::commands::report::report(dirs, out, rung, &notes());
     match written {
         Ok(paths) => {
             for p in paths {
@@ -723,28 +677,11 @@ fn report(dirs: &[PathBuf], out: Option<PathBuf>, rung: Option<f64>) -> i32 {
     }
 }
 
-/// The one place a run's folder gets its reports (summary.md, summary.csv, report.html,
-/// analysis.json): after `ladder run` and after the run of `ladder gate`, partial runs
-/// included. A report that cannot be written is a warning, never a failed run.
-fn write_reports(dir: &std::path::Path, quiet: bool) {
-    match ladder::report::write_all(dir) {
-        Ok(()) if !quiet => eprintln!("report: {}", dir.join("report.html").display()),
-        Ok(()) => {}
-        Err(e) => eprintln!("warning: no report for {}: {e}", dir.display()),
-    }
-}
-
 fn run(opts: ladder::runner::RunOptions) -> i32 {
     use ladder::runner::RunError;
-    // Reports are written for every folder the run produced, partial ones included.
-    let reports = |dir: &std::path::Path| write_reports(dir, opts.quiet);
-    let (finished, result) = ladder::runner::run_all_keeping(&opts);
-    // Every ladder that finished gets its reports, also when a later one of a sweep did not.
-    for o in &finished {
-        reports(&o.dir);
-    }
-    match result {
-        Ok(()) => ladder::exit::OK,
+    // Every folder the run produced gets its reports, partial ones included.
+    match ladder::commands::run::run(&opts) {
+        Ok(_) => ladder::exit::OK,
         Err(e) => {
             match &e {
                 // Scenario problems come as `file:line:col: error: ...` lines (as from
@@ -755,11 +692,6 @@ fn run(opts: ladder::runner::RunOptions) -> i32 {
                         opts.scenario_path.display()
                     );
                     eprintln!("{m}");
-                }
-                // A stopped or failed run still gets reports of the rungs it finished.
-                RunError::Interrupted { dir, .. } | RunError::Failed { dir, .. } => {
-                    reports(dir);
-                    eprintln!("error: {}", terminal_line(&e.to_string()));
                 }
                 // Preflight errors quote the server's answer: shown, never obeyed.
                 _ => eprintln!("error: {}", terminal_line(&e.to_string())),
@@ -834,4 +766,46 @@ fn check_one(f: &std::path::Path) -> crate::cli_json::Checked {
             ..Default::default()
         },
     }
+}
+
+/// `ladder slurm` / `ladder kube`: what was written is said by the command; an error here.
+fn deployed(r: Result<(), ladder::deploy::DeployError>) -> i32 {
+    match r {
+        Ok(()) => ladder::exit::OK,
+        Err(e) => {
+            eprintln!("error: {e}");
+            ladder::exit::BAD_INPUT
+        }
+    }
+}
+
+/// `ladder history`: the command shows the tables and writes the files; here its verdict
+/// line (coloured when stdout gets colour) or its JSON document, and the exit code.
+fn history(opts: &ladder::history::HistoryOptions) -> i32 {
+    use ladder::stdio::{paint, Style};
+    let h = match ladder::commands::history::history(opts, &notes()) {
+        Ok(h) => h,
+        Err(e) => {
+            eprintln!("error: {e}");
+            if opts.json && e.has_document() {
+                crate::cli_json::print(&crate::cli_json::error("history", &e.json_message()));
+            }
+            return ladder::exit::BAD_INPUT;
+        }
+    };
+    if opts.json {
+        crate::cli_json::print(&ladder::report::history::json::document(&h));
+    } else {
+        let line = terminal_line(&ladder::report::history::verdict_line(&h));
+        let (word, style) = if h.exit_code() == ladder::exit::OK {
+            ("ok:", Style::Good)
+        } else {
+            ("regression:", Style::Bad)
+        };
+        match line.strip_prefix(word) {
+            Some(rest) => println!("{}{rest}", paint(style, word)),
+            None => println!("{line}"),
+        }
+    }
+    h.exit_code()
 }

@@ -6,20 +6,6 @@
 //! tests/architecture.rs).
 //! [`capacity`] is the SLO search the runner drives and `compare` gates on.
 
-// Shadow std's printing macros in every module below (textual scope): a closed pipe is not a
-// panic (see [`stdio`]).
-macro_rules! println {
-    () => { $crate::stdio::out(format_args!(""), true) };
-    ($($t:tt)*) => { $crate::stdio::out(format_args!($($t)*), true) };
-}
-macro_rules! print {
-    ($($t:tt)*) => { $crate::stdio::out(format_args!($($t)*), false) };
-}
-macro_rules! eprintln {
-    () => { $crate::stdio::err(format_args!(""), true) };
-    ($($t:tt)*) => { $crate::stdio::err(format_args!($($t)*), true) };
-}
-
 pub mod capacity;
 pub mod client;
 pub mod commands;
@@ -30,6 +16,7 @@ pub mod fileread;
 mod format;
 pub mod history;
 pub mod metrics;
+pub mod notes;
 pub mod record;
 pub mod report;
 pub mod results;

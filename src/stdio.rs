@@ -1,10 +1,10 @@
 //! Terminal output that survives a closed pipe. Rust ignores SIGPIPE, so a write to a closed
 //! stdout or stderr (`ladder run X 2>&1 | head`, `| grep -q`) fails with EPIPE, and the std
 //! `println!` / `eprintln!` panic on it (exit 101, before the folder is written or instead of
-//! the gate's verdict). The crate's own `println!`, `print!`, `eprintln!` and `eprint!`
-//! (defined in `lib.rs` and `main.rs`, shadowing std's everywhere in ladder) write through
-//! here and drop the error: output nobody reads is not a failure, and the command keeps its
-//! own exit code.
+//! the gate's verdict). The binary's own `println!`, `print!` and `eprintln!` (defined in
+//! `main.rs`, shadowing std's in every `cli*.rs`) write through here and drop the error:
+//! output nobody reads is not a failure, and the command keeps its own exit code. The library
+//! never prints: it speaks through `notes::Notes`, which the binary points at this module.
 
 use std::fmt::Arguments;
 use std::io::{IsTerminal, Write};

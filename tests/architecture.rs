@@ -23,7 +23,9 @@ const FLOORS: &[(&str, &[&str])] = &[
         ],
     ),
     // stdout and stderr, which escape every line for the terminal.
-    ("streams", &["stdio"]),
+    // stdout and stderr (`stdio`), and the lines the library hands the binary to print there
+    // (`notes`).
+    ("streams", &["notes", "stdio"]),
     // The SLO search's decisions from probe outcomes: no I/O, importing only the ground floor, read by
     // the scenario (its `load.search` types) and driven by the runner.
     ("search", &["capacity"]),
@@ -230,16 +232,18 @@ fn first_segments(code: &[u8], i: usize) -> Vec<String> {
 struct SourceFile {
     path: PathBuf,
     module: Vec<String>,
+    /// Declared under `#[cfg(test)]` (itself or a module above it): test code.
+    test: bool,
 }
 
 /// Every file of the library's module tree, from `src/lib.rs` along `mod NAME;`.
 fn module_tree() -> Vec<SourceFile> {
     let mut out = Vec::new();
-    walk(&src().join("lib.rs"), vec![], true, &mut out);
+    walk(&src().join("lib.rs"), vec![], true, false, &mut out);
     out
 }
 
-fn walk(path: &Path, module: Vec<String>, owns_dir: bool, out: &mut Vec<SourceFile>) {
+fn walk(path: &Path, module: Vec<String>, owns_dir: bool, test: bool, out: &mut Vec<SourceFile>) {
     let raw = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
     let code = strip(&raw);
     let bytes = code.as_bytes();
@@ -271,11 +275,13 @@ fn walk(path: &Path, module: Vec<String>, owns_dir: bool, out: &mut Vec<SourceFi
         let mut m = module.clone();
         m.push(name);
         let owns = child.file_name().is_some_and(|f| f == "mod.rs");
-        walk(&child, m, owns, out);
+        let test = test || raw[start..at].contains("cfg(test)");
+        walk(&child, m, owns, test, out);
     }
     out.push(SourceFile {
         path: path.to_path_buf(),
         module,
+        test,
     });
 }
 
@@ -538,4 +544,105 @@ fn the_scan_sees_imports_through_comments_strings_groups_and_super_chains() {
         .iter()
         .any(|f| f.path.ends_with("compare/mixed_tests.rs")
             && f.module == ["compare", "mixed", "tests"]));
+}
+
+// ---- the library never prints or exits (docs/architecture.md, "Who prints") ----
+
+/// What only the binary may do: print to the terminal or end the process.
+const PRINTS: &[&str] = &[
+    "println!",
+    "print!",
+    "eprintln!",
+    "eprint!",
+    "dbg!",
+    "process::exit",
+];
+
+/// `code` (already [`strip`]ped) with the bodies of inline `#[cfg(test)] mod NAME { … }`
+/// blocks blanked: tests may print what they measured.
+fn without_test_modules(raw: &str, code: &str) -> String {
+    let b = code.as_bytes();
+    let mut out = b.to_vec();
+    for (at, _, _) in declarations(b).into_iter().filter(|d| !d.2) {
+        let start = code[..at].rfind([';', '}', '{']).map_or(0, |p| p + 1);
+        if !raw[start..at].contains("cfg(test)") {
+            continue;
+        }
+        let open = find(b, b"{", at).expect("an inline module has a body");
+        let mut depth = 0;
+        for (i, &c) in b.iter().enumerate().skip(open) {
+            match c {
+                b'{' => depth += 1,
+                b'}' => depth -= 1,
+                _ => {}
+            }
+            if c != b'\n' {
+                out[i] = b' ';
+            }
+            if depth == 0 {
+                break;
+            }
+        }
+    }
+    String::from_utf8(out).expect("blanking keeps UTF-8 (only ASCII bytes replaced)")
+}
+
+/// Every (line, what) in `raw` that prints or exits, outside comments, strings and tests.
+fn prints_in(raw: &str) -> Vec<(usize, &'static str)> {
+    let code = without_test_modules(raw, &strip(raw));
+    let b = code.as_bytes();
+    let mut hits = Vec::new();
+    for what in PRINTS {
+        let mut i = 0;
+        while let Some(p) = find(b, what.as_bytes(), i) {
+            i = p + what.len();
+            if p > 0 && is_ident(b[p - 1]) {
+                continue;
+            }
+            hits.push((code[..p].matches('\n').count() + 1, *what));
+        }
+    }
+    hits.sort();
+    hits
+}
+
+#[test]
+fn the_print_check_sees_prints_and_exits_but_not_tests_comments_or_strings() {
+    let raw = "fn f() {\n    eprintln!(\"x\");\n    let s = \"println!\"; // print!(\n    std::process::exit(2);\n}\n\
+               fn g() { dprint!(); }\n\
+               #[cfg(test)]\nmod tests {\n    fn t() { println!(\"{}\", 1); }\n}\n\
+               fn h() { print!(\"y\"); }\n";
+    assert_eq!(
+        prints_in(raw),
+        vec![(2, "eprintln!"), (4, "process::exit"), (11, "print!")]
+    );
+}
+
+/// Library code speaks through `notes::Notes` and returns typed errors: only the binary
+/// (`src/main.rs`, `src/cli*.rs`, outside this module tree) prints or picks an exit, and
+/// `stdio`, which is how it prints, is the one module below it that writes to the terminal.
+#[test]
+fn the_library_never_prints_or_exits() {
+    let found: Vec<String> = module_tree()
+        .iter()
+        .filter(|f| !f.test && f.module.first().is_none_or(|m| m != "stdio"))
+        .flat_map(|f| {
+            let raw = std::fs::read_to_string(&f.path).expect("read above");
+            let rel = f
+                .path
+                .strip_prefix(src())
+                .unwrap_or(&f.path)
+                .display()
+                .to_string();
+            prints_in(&raw)
+                .into_iter()
+                .map(move |(line, what)| format!("src/{rel}:{line}: {what}"))
+        })
+        .collect();
+    assert!(
+        found.is_empty(),
+        "library code prints or exits:\n  {}\nhand the line to the `notes::Notes` the \
+         command was given (or return it), and let the binary print it and pick the exit code",
+        found.join("\n  ")
+    );
 }

@@ -468,9 +468,13 @@ fn merge_refuses_missing_duplicate_failed_and_foreign_shards() {
     );
     // The run's shards folder given twice is "given twice", not "not a result folder".
     let root = tmp.path().join("split");
-    let e = ladder::results::shard_merge::shard_dirs(&[root.clone(), root.join(".")], None)
-        .unwrap_err()
-        .to_string();
+    let e = ladder::results::shard_merge::shard_dirs(
+        &[root.clone(), root.join(".")],
+        None,
+        &ladder::notes::Notes::default(),
+    )
+    .unwrap_err()
+    .to_string();
     assert!(e.contains("is given twice"), "{e}");
     // The three as written merge.
     ladder::results::shard_merge::merge(&shards, &tmp.path().join("ok")).unwrap();

@@ -5,6 +5,7 @@ use std::fs;
 use std::path::{Path, PathBuf};
 
 use crate::compare::{compare, CompareError, CompareOptions, Comparison};
+use crate::notes::Notes;
 use crate::report::comparison::{json, ComparisonExporter, Junit, Markdown, Terminal};
 use crate::results::{LoadError, ResultDir, RunStatus};
 use crate::runner::{self, RunError, RunOptions, RunOutcome};
@@ -29,12 +30,14 @@ pub struct GateOptions {
     pub json: bool,
     pub compare: CompareOptions,
     /// Called with the fresh run's folder as soon as the run ends (a stopped or failed run
-    /// that left a folder included), before the comparison: `ladder gate` writes the same
-    /// reports there as `ladder run` (the CLI passes its one report writer).
+    /// that left a folder included) and its reports are written, before the comparison
+    /// (the CLI's: a signal then ends the comparison).
     pub on_run_dir: Option<fn(&Path)>,
-    /// Prints the verdict table (the CLI's, which colours it); `None`: the plain table.
-    /// Not called with `json`.
+    /// Prints the verdict table (the CLI's, which colours it); `None`: the plain table,
+    /// through `notes`. Not called with `json`.
     pub show: Option<fn(&Comparison, bool)>,
+    /// Where the run's progress and notes, the verdict table and the JSON document go.
+    pub notes: Notes,
 }
 
 /// Why a gate or bless could not produce a verdict (exit 2).
@@ -139,6 +142,7 @@ fn run_options(opts: &GateOptions) -> RunOptions {
         out_dir: opts.out.clone(),
         repeats: opts.repeats,
         no_stdout: opts.json,
+        notes: opts.notes.clone(),
         ..Default::default()
     }
 }
@@ -147,17 +151,20 @@ fn run_options(opts: &GateOptions) -> RunOptions {
 /// write the requested files. Returns the comparison; its `exit_code` is the gate's.
 pub fn gate(opts: &GateOptions) -> Result<Comparison, GateError> {
     precheck(opts)?;
-    let outcome = runner::run(&run_options(opts)).map_err(|e| {
-        if let (Some(f), RunError::Interrupted { dir, .. } | RunError::Failed { dir, .. }) =
-            (opts.on_run_dir, &e)
-        {
+    let ran = |dir: &Path| {
+        // The same reports as `ladder run`'s (quiet: the path is printed after the verdict).
+        super::report::write_reports(dir, true, &opts.notes);
+        if let Some(f) = opts.on_run_dir {
             f(dir);
+        }
+    };
+    let outcome = runner::run(&run_options(opts)).map_err(|e| {
+        if let RunError::Interrupted { dir, .. } | RunError::Failed { dir, .. } = &e {
+            ran(dir);
         }
         GateError::Run(e.to_string())
     })?;
-    if let Some(f) = opts.on_run_dir {
-        f(&outcome.dir);
-    }
+    ran(&outcome.dir);
     let c = gate_outcome(opts, &outcome).map_err(|e| {
         if e.about_baseline() {
             GateError::AfterRun {
@@ -168,24 +175,31 @@ pub fn gate(opts: &GateOptions) -> Result<Comparison, GateError> {
             e
         }
     })?;
+    deliver(&c, opts, "gate")?;
+    Ok(c)
+}
+
+/// A comparison's verdict table (unless `--json`), its files, then (with `--json`) its
+/// document: after the files are written, so that a write error is then the one document on
+/// stdout (the CLI prints it).
+pub(super) fn deliver(c: &Comparison, opts: &GateOptions, command: &str) -> Result<(), GateError> {
     match (opts.json, opts.show) {
         (true, _) => {}
-        (false, Some(show)) => show(&c, opts.strict),
-        (false, None) => print!(
-            "{}",
-            crate::escape::terminal::line(&Terminal.render(&c, opts.strict))
-        ),
+        (false, Some(show)) => show(c, opts.strict),
+        (false, None) => opts.notes.out(&crate::escape::terminal::line(
+            &Terminal.render(c, opts.strict),
+        )),
     }
-    write_outputs(&c, opts)?;
-    // With --json the document comes after the files are written: a write error is then
-    // the one document on stdout (the CLI prints it).
+    write_outputs(c, opts)?;
     if opts.json {
-        println!(
-            "{}",
-            crate::escape::json::document(&json::document(&c, opts.strict, "gate"))
-        );
+        opts.notes
+            .out_line(&crate::escape::json::document(&json::document(
+                c,
+                opts.strict,
+                command,
+            )));
     }
-    Ok(c)
+    Ok(())
 }
 
 impl GateError {

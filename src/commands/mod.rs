@@ -1,14 +1,20 @@
 //! What a command does end to end, above the modules it strings together: a command runs,
 //! compares, writes and reports through them, and the binary (`src/cli.rs`) only parses its
 //! arguments, calls it, prints and maps the outcome to an exit code (docs/architecture.md).
+//! A command speaks through the [`crate::notes::Notes`] it is given and returns a typed
+//! result or error; it never prints and never decides an exit code.
 //!
-//! So far `gate` (`ladder gate`: run, then compare against the golden baseline) and
-//! `ladder bless` beside it, with `replaced` (where bless keeps the baseline it replaces),
-//! and `history` (`ladder history`). The other commands still live in their modules
-//! (`runner::run`, `compare::compare_dirs`, `report`, `deploy`).
+//! `run`, `gate` (run, then compare against the golden baseline) and `bless` beside it (with
+//! `replaced`, where bless keeps the baseline it replaces), `compare`, `report` (and the one
+//! report writer after a run), `merge`, `history`, and `deploy` (`slurm`, `kube`).
 
+pub mod compare;
+pub mod deploy;
 pub mod gate;
 pub mod history;
+pub mod merge;
 pub mod replaced;
+pub mod report;
+pub mod run;
 
 pub use gate::{bless, gate, gate_outcome, BlessOptions, Blessed, GateError, GateOptions};

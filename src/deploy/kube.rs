@@ -12,7 +12,7 @@ use std::path::PathBuf;
 use chrono::{DateTime, SecondsFormat, Utc};
 use serde_json::{json, Value};
 
-use super::{duration, emit, env_vars_read, sharded_scenario};
+use super::{duration, env_vars_read, sharded_scenario};
 use crate::client::is_secret_name;
 use crate::results::write::timestamp_dir_name;
 use crate::scenario::Loaded;
@@ -321,28 +321,4 @@ pub fn manifests_at(a: &KubeArgs, now: DateTime<Utc>) -> Result<(Value, Vec<Stri
         }),
         notes,
     ))
-}
-
-/// `ladder kube`.
-pub fn main(a: &KubeArgs) -> i32 {
-    match manifests(a) {
-        Ok((v, notes)) => {
-            for n in notes {
-                eprintln!("note: {n}");
-            }
-            let start = v
-                .pointer("/items/1/spec/template/spec/containers/0/command/6")
-                .and_then(Value::as_str)
-                .unwrap_or("");
-            eprintln!("the shards start at {start}: apply before then (kubectl apply -f FILE), or write the manifests again");
-            emit(
-                &(serde_json::to_string_pretty(&v).expect("serialises") + "\n"),
-                a.output.as_deref(),
-            )
-        }
-        Err(m) => {
-            eprintln!("error: {m}");
-            crate::exit::BAD_INPUT
-        }
-    }
 }

@@ -68,22 +68,35 @@ fn lead(text: &str) -> Result<Duration, String> {
     Ok(d)
 }
 
-/// Write `text` to `out`, or stdout without one.
-fn emit(text: &str, out: Option<&Path>) -> i32 {
+/// Why `ladder slurm` or `ladder kube` wrote nothing (exit 2).
+#[derive(Debug, thiserror::Error)]
+pub enum DeployError {
+    /// The scenario or a flag cannot make a sharded run (the message says which and why).
+    #[error("{0}")]
+    Refused(String),
+    /// The output file could not be written.
+    #[error("cannot write {}: {source}", path.display())]
+    Write {
+        path: std::path::PathBuf,
+        source: std::io::Error,
+    },
+}
+
+/// Write `text` to `out` (saying so on the error stream), or to the output stream without one.
+pub fn emit(
+    text: &str,
+    out: Option<&Path>,
+    notes: &crate::notes::Notes,
+) -> Result<(), DeployError> {
     match out {
-        Some(p) => match std::fs::write(p, text) {
-            Ok(()) => {
-                eprintln!("wrote {}", p.display());
-                crate::exit::OK
-            }
-            Err(e) => {
-                eprintln!("error: cannot write {}: {e}", p.display());
-                crate::exit::BAD_INPUT
-            }
-        },
-        None => {
-            print!("{text}");
-            crate::exit::OK
+        Some(p) => {
+            std::fs::write(p, text).map_err(|source| DeployError::Write {
+                path: p.to_path_buf(),
+                source,
+            })?;
+            notes.err(&format!("wrote {}", p.display()));
         }
+        None => notes.out(text),
     }
+    Ok(())
 }

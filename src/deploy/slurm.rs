@@ -3,7 +3,7 @@
 
 use std::path::PathBuf;
 
-use super::{duration, emit, env_vars_read, sharded_scenario};
+use super::{duration, env_vars_read, sharded_scenario};
 use crate::escape::shell::{directive_value, quote as sh_quote};
 
 /// Flags of `ladder slurm`.
@@ -117,17 +117,6 @@ pub fn script(a: &SlurmArgs) -> Result<String, String> {
         sh_quote(&a.ladder)
     ));
     Ok(t)
-}
-
-/// `ladder slurm`.
-pub fn main(a: &SlurmArgs) -> i32 {
-    match script(a) {
-        Ok(text) => emit(&text, a.output.as_deref()),
-        Err(m) => {
-            eprintln!("error: {m}");
-            crate::exit::BAD_INPUT
-        }
-    }
 }
 
 #[cfg(test)]

@@ -60,6 +60,9 @@ pub enum ReportError {
         base: &'static str,
         cand: &'static str,
     },
+    /// `ladder report` was given neither one folder nor two.
+    #[error("a report is of one result folder, or of two (BASE CANDIDATE), not of {0}")]
+    Folders(usize),
     /// `--rung` names a level the run has no rung at.
     #[error("{dir}: no rung at {level} (--rung); its rungs: {levels}")]
     NoSuchRung {

@@ -77,7 +77,11 @@ fn refused(m: impl Into<String>) -> MergeError {
 /// result folder (a run's `<scenario>.shards/<start>/`), the `shard-*` folders in it. With
 /// `wait`, first wait up to that long until the folder holds every shard (the count its
 /// shards' run.json give) and none of them is still `running`.
-pub fn shard_dirs(dirs: &[PathBuf], wait: Option<Duration>) -> Result<Vec<PathBuf>, MergeError> {
+pub fn shard_dirs(
+    dirs: &[PathBuf],
+    wait: Option<Duration>,
+    notes: &crate::notes::Notes,
+) -> Result<Vec<PathBuf>, MergeError> {
     for (i, d) in dirs.iter().enumerate() {
         let same = |o: &PathBuf| match (fs::canonicalize(o), fs::canonicalize(d)) {
             (Ok(a), Ok(b)) => a == b,
@@ -118,11 +122,11 @@ pub fn shard_dirs(dirs: &[PathBuf], wait: Option<Duration>) -> Result<Vec<PathBu
                 )));
             }
             if !ready && wait.is_some() {
-                eprintln!(
+                notes.err(&format!(
                     "warning: waited {} for the shards in {}; merging what is there (a missing or unfinished shard is refused)",
                     humantime_secs(wait.unwrap_or_default()),
                     parent.display()
-                );
+                ));
             }
             return Ok(found);
         }

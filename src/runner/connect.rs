@@ -44,7 +44,7 @@ pub(super) async fn connect(
     // Lines may hold server text (warnings naming its answers): shown, never obeyed.
     let say = |line: &str| {
         if !quiet {
-            eprintln!("{}", crate::escape::terminal::line(line));
+            ctx.opts.notes.err(&crate::escape::terminal::line(line));
         }
     };
 

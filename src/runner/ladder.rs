@@ -116,7 +116,10 @@ impl Ladder<'_> {
                     .map(|f| format!(" (simulator speed x{f:.3})"))
                     .unwrap_or_default();
                 if !quiet {
-                    eprintln!("repeat {} of {n_repeats}{drift}", repeat + 1);
+                    self.ctx
+                        .opts
+                        .notes
+                        .err(&format!("repeat {} of {n_repeats}{drift}", repeat + 1));
                 }
                 log.push(format!("repeat {} of {n_repeats}{drift}", repeat + 1));
             }
@@ -206,7 +209,7 @@ impl Ladder<'_> {
                     o.describe()
                 );
                 if !self.ctx.opts.quiet {
-                    eprintln!("warning: {w}");
+                    self.ctx.opts.notes.err(&format!("warning: {w}"));
                 }
                 log.push(format!("warning: {w}"));
                 writer.warn(w);
@@ -452,6 +455,7 @@ impl Ladder<'_> {
             }
         }
         .at_step(step, steps)
+        .with_notes(self.ctx.opts.notes.clone())
     }
 
     /// The rung's context for its summary, from its plan (not interrupted).

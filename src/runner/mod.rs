@@ -64,6 +64,9 @@ pub struct RunOptions {
     /// `prompt_nonce`). `None`: a fresh one from the OS, or for a shard one derived from
     /// `--start-at`, so every shard of a run writes the same prompts.
     pub prompt_nonce: Option<u64>,
+    /// Where progress, notes, warnings, the rung table and the `results:` line go (the
+    /// default: nowhere).
+    pub notes: crate::notes::Notes,
 }
 
 /// A finished (complete or interrupted) run.
@@ -220,7 +223,7 @@ fn run_all_into(opts: &RunOptions, done: &mut Vec<RunOutcome>) -> Result<(), Run
     let loaded = crate::scenario::load(&opts.scenario_path)
         .map_err(|d| RunError::Scenario(d.to_string()))?;
     for note in &loaded.notes {
-        eprintln!("note: {note}");
+        opts.notes.err(&format!("note: {note}"));
     }
     let mut scenario = with_overrides(&loaded.scenario, opts)?;
     if scenario.workload.cache == crate::scenario::CacheMode::Cold {
@@ -232,7 +235,8 @@ fn run_all_into(opts: &RunOptions, done: &mut Vec<RunOutcome>) -> Result<(), Run
         RunError::Scenario(crate::scenario::Diagnostics(loaded.diagnose(&found)).to_string())
     })?;
     if let (Some(r), Some(t)) = (&prepared.trace, &prepared.scenario.load.trace) {
-        eprintln!("note: {}", r.length_note(&t.speed));
+        opts.notes
+            .err(&format!("note: {}", r.length_note(&t.speed)));
     }
     let ctx = RunContext {
         opts,
@@ -398,18 +402,18 @@ struct RunContext<'a> {
 /// [`STOP_GRACE`]. A second signal drops the sender, which ends the rung at once (its finished
 /// requests are still written). The handlers are installed here, before the load, so no
 /// signal between two waits is missed.
-fn stop_signal() -> watch::Receiver<bool> {
+fn stop_signal(notes: crate::notes::Notes) -> watch::Receiver<bool> {
     let (tx, rx) = watch::channel(false);
     let mut signals = StopSignals::install();
     tokio::spawn(async move {
         signals.next().await;
-        eprintln!(
+        notes.err(&format!(
             "\nstopping: no new requests; waiting up to {}s for requests in flight (Ctrl-C again to stop at once)",
             STOP_GRACE.as_secs()
-        );
+        ));
         let _ = tx.send(true);
         signals.next().await;
-        eprintln!("stopping now: requests in flight are abandoned; writing what finished");
+        notes.err("stopping now: requests in flight are abandoned; writing what finished");
         drop(tx);
     });
     rx
@@ -490,7 +494,7 @@ async fn run_scenario(
     // Lines may hold server text (warnings naming its answers): shown, never obeyed.
     let say = |line: &str| {
         if !quiet {
-            eprintln!("{}", crate::escape::terminal::line(line));
+            ctx.opts.notes.err(&crate::escape::terminal::line(line));
         }
     };
     let Prepared {
@@ -530,7 +534,7 @@ async fn run_scenario(
         say(&format!("warning: {w}"));
         early_warnings.push(w);
     }
-    let stop = stop_signal();
+    let stop = stop_signal(ctx.opts.notes.clone());
     let sim_ref = sim_server.as_ref();
     for (i, mut ladder) in expand_sweep(&scenario).into_iter().enumerate() {
         ladder.workload.server_overhead = overhead.shorten_by;
@@ -662,6 +666,7 @@ fn mark_failed(writer: &mut RunWriter, e: RunError) -> RunError {
 }
 
 fn print_outcome(opts: &RunOptions, dir: &Path, scenario: &Scenario, rungs: &[RungSummary]) {
+    let notes = &opts.notes;
     let analysis = analyze(rungs, &scenario.slo, scenario.load.baseline_rate);
     if opts.json {
         let v = serde_json::json!({
@@ -671,28 +676,28 @@ fn print_outcome(opts: &RunOptions, dir: &Path, scenario: &Scenario, rungs: &[Ru
             "rungs": rungs,
             "analysis": analysis,
         });
-        println!("{}", serde_json::to_string(&v).expect("serialises"));
+        notes.out_line(&serde_json::to_string(&v).expect("serialises"));
     } else if !opts.quiet && !opts.no_stdout {
         if scenario.workload.sessions.is_some() && scenario.load.concurrency.is_empty() {
-            println!(
+            notes.out_line(
                 "note: with workload.sessions a rung's rate is sessions started per second; \
-                 qps, TTFT and the other columns count requests (one per turn)"
+                 qps, TTFT and the other columns count requests (one per turn)",
             );
         }
-        println!("{}", rung_table(rungs));
+        notes.out_line(&rung_table(rungs));
         let ramp = rungs.iter().find_map(|r| r.ramp.as_ref());
         match ramp {
             // A ramp is one rung: its windows are its analysis, not a knee over rungs.
             Some(ramp) => {
-                println!(
+                notes.out_line(&format!(
                     "Ramp {} -> {} req/s, by window (rates req/s, latencies ms):",
                     ramp.from, ramp.to
-                );
-                println!("{}", ramp.text_table());
-                println!("{}\n", ramp.verdict());
+                ));
+                notes.out_line(&ramp.text_table());
+                notes.out_line(&format!("{}\n", ramp.verdict()));
             }
-            None => println!("{analysis}"),
+            None => notes.out_line(&analysis.to_string()),
         }
-        println!("results: {}", dir.display());
+        notes.out_line(&format!("results: {}", dir.display()));
     }
 }

@@ -37,6 +37,8 @@ pub struct RungBar {
     name: String,
     /// Elapsed time at the previous live line.
     prev: Duration,
+    /// Where the plain lines go (off a terminal, or with the bar hidden).
+    notes: crate::notes::Notes,
 }
 
 impl RungBar {
@@ -67,7 +69,14 @@ impl RungBar {
             timed: None,
             name: kind.rung(level),
             prev: Duration::ZERO,
+            notes: crate::notes::Notes::default(),
         }
+    }
+
+    /// The bar's plain lines go to `notes` (by default nowhere).
+    pub fn with_notes(mut self, notes: crate::notes::Notes) -> RungBar {
+        self.notes = notes;
+        self
     }
 
     /// A bar for a rung run for `duration`: it fills with time, shows elapsed and remaining
@@ -128,7 +137,7 @@ impl RungBar {
             s.error_rate() * 100.0
         );
         if self.plain {
-            eprintln!("{}", self.plain_end(s, &done));
+            self.notes.err(&self.plain_end(s, &done));
         }
         self.bar.finish_with_message(done);
     }
@@ -155,10 +164,8 @@ impl RungBar {
             return;
         }
         self.beat = Instant::now();
-        eprintln!(
-            "{}",
-            self.heartbeat_line(live, sent, self.started.elapsed())
-        );
+        self.notes
+            .err(&self.heartbeat_line(live, sent, self.started.elapsed()));
     }
 
     fn heartbeat_line(&self, live: &LiveStats, sent: u64, elapsed: Duration) -> String {
@@ -182,7 +189,7 @@ impl RungBar {
             return;
         }
         if self.bar.is_hidden() {
-            eprintln!("{line}");
+            self.notes.err(line);
         } else {
             self.bar.println(line);
         }

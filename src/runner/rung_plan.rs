@@ -182,7 +182,10 @@ impl<'c> Ladder<'c> {
         if repeat == 0 {
             for note in set.notes {
                 if !quiet {
-                    eprintln!("note: rung {}: {note}", kind.level(rate));
+                    self.ctx
+                        .opts
+                        .notes
+                        .err(&format!("note: rung {}: {note}", kind.level(rate)));
                 }
                 log.push(format!("note: rung {rate}: {note}"));
             }

@@ -176,7 +176,7 @@ impl Ladder<'_> {
         let cfg = config_of(scenario).map_err(RunError::Scenario)?;
         let say = |line: &str| {
             if !quiet {
-                eprintln!("{line}");
+                self.ctx.opts.notes.err(line);
             }
         };
         let mut log: Vec<String> = Vec::new();
@@ -344,11 +344,14 @@ impl Ladder<'_> {
                 "analysis": analysis,
                 "capacity": file,
             });
-            println!("{}", serde_json::to_string(&v).expect("serialises"));
+            self.ctx
+                .opts
+                .notes
+                .out_line(&serde_json::to_string(&v).expect("serialises"));
         } else {
             print_outcome(self.ctx.opts, &dir, scenario, &summaries);
             if !quiet && !self.ctx.opts.no_stdout {
-                println!("{}", file.text);
+                self.ctx.opts.notes.out_line(&file.text);
             }
         }
         if interrupted {
