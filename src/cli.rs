@@ -21,7 +21,7 @@ impl ladder::notes::Sink for Terminal {
 }
 
 /// The notes every command gets: the terminal.
-fn notes() -> ladder::notes::Notes {
+pub(crate) fn notes() -> ladder::notes::Notes {
     ladder::notes::Notes::to(std::sync::Arc::new(Terminal))
 }
 
@@ -164,7 +164,7 @@ enum Command {
     /// Write a commented scenario from flags, or convert a vLLM benchmark command line:
     /// `ladder init --from-vllm "$COMMON_ARGS" --rates 5,10,20 --name mine -o loadtests/mine.yaml`.
     #[command(after_help = crate::cli_examples::INIT)]
-    Init(Box<crate::cli_init::InitArgs>),
+    Init(Box<ladder::commands::init::InitArgs>),
     /// Print a shell completion script: `ladder completions bash > ~/.local/share/bash-completion/completions/ladder`.
     #[command(after_help = crate::cli_examples::COMPLETIONS)]
     Completions {
@@ -706,8 +706,10 @@ fn run(opts: ladder::runner::RunOptions) -> i32 {
 /// `ladder validate FILE...`: problems to stderr, `ok: FILE` to stdout (with `--json` one
 /// document instead); 0 when all are valid.
 fn validate(files: &[PathBuf], json: bool) -> i32 {
-    let checked: Vec<(&std::path::Path, crate::cli_json::Checked)> =
-        files.iter().map(|f| (f.as_path(), check_one(f))).collect();
+    let checked: Vec<(&std::path::Path, ladder::commands::validate::Checked)> = files
+        .iter()
+        .map(|f| (f.as_path(), ladder::commands::validate::check(f)))
+        .collect();
     for (f, c) in &checked {
         for d in &c.problems {
             eprintln!("{d}");
@@ -731,41 +733,6 @@ fn validate(files: &[PathBuf], json: bool) -> i32 {
         crate::cli_json::print(&crate::cli_json::validate(&checked, code));
     }
     code
-}
-
-/// One file's problems, notes and warnings, as `run` would find them before preflight.
-fn check_one(f: &std::path::Path) -> crate::cli_json::Checked {
-    let (loaded, mut problems) =
-        ladder::scenario::check_file(f, Some(&ladder::workload::tokenizer::check));
-    // What `run` would refuse before preflight, `validate` refuses too (the same code).
-    let loaded =
-        loaded.filter(|_| problems.is_empty()).and_then(|l| {
-            match ladder::runner::prepare(&l, l.scenario.clone()) {
-                Ok(p) => {
-                    let mut l = l;
-                    if let (Some(r), Some(t)) = (&p.trace, &l.scenario.load.trace) {
-                        l.notes.push(r.length_note(&t.speed));
-                    }
-                    Some(l)
-                }
-                Err(found) => {
-                    problems.extend(l.diagnose(&found));
-                    None
-                }
-            }
-        });
-    match loaded {
-        Some(l) => crate::cli_json::Checked {
-            warnings: ladder::compare::size::warnings(&l.scenario),
-            notes: l.notes,
-            problems,
-            ok: true,
-        },
-        None => crate::cli_json::Checked {
-            problems,
-            ..Default::default()
-        },
-    }
 }
 
 /// `ladder slurm` / `ladder kube`: what was written is said by the command; an error here.

@@ -25,15 +25,6 @@ pub fn error(command: &str, message: &str) -> Value {
     })
 }
 
-/// What `ladder validate` found in one file: the same lists its stderr lines are made of.
-#[derive(Debug, Default)]
-pub struct Checked {
-    pub problems: Vec<ladder::scenario::Diagnostic>,
-    pub notes: Vec<String>,
-    pub warnings: Vec<String>,
-    pub ok: bool,
-}
-
 fn diagnostic(d: &ladder::scenario::Diagnostic) -> Value {
     json!({
         "file": d.file.display().to_string(),
@@ -48,7 +39,7 @@ fn diagnostic(d: &ladder::scenario::Diagnostic) -> Value {
 }
 
 /// `ladder validate --json`.
-pub fn validate(files: &[(&Path, Checked)], exit_code: i32) -> Value {
+pub fn validate(files: &[(&Path, ladder::commands::validate::Checked)], exit_code: i32) -> Value {
     let files: Vec<Value> = files
         .iter()
         .map(|(path, c)| {

@@ -12,9 +12,11 @@ pub mod compare;
 pub mod deploy;
 pub mod gate;
 pub mod history;
+pub mod init;
 pub mod merge;
 pub mod replaced;
 pub mod report;
 pub mod run;
+pub mod validate;
 
 pub use gate::{bless, gate, gate_outcome, BlessOptions, Blessed, GateError, GateOptions};
