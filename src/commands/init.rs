@@ -213,9 +213,9 @@ pub fn init(a: &InitArgs, notes: &Notes) -> Result<(), InitError> {
     if draft.rates.is_empty() {
         draft.rates = Draft::default().rates;
         draft.baseline_rate = a.baseline_rate.or(from_vllm::baseline_for(&draft.rates));
-        notes.err(&format!(
-            "note: no rates given: the seed guide's ladder 5,10,20,30,40,50 (or pass --rates)"
-        ));
+        notes.err(
+            "note: no rates given: the seed guide's ladder 5,10,20,30,40,50 (or pass --rates)",
+        );
     } else if a.rates.is_some() && a.baseline_rate.is_none() && a.from_vllm.is_some() {
         draft.baseline_rate = from_vllm::baseline_for(&draft.rates);
     }
