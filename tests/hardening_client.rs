@@ -124,49 +124,12 @@ fn out_of_open_files_is_the_clients_failure_not_server_overload() {
     }
 }
 
-/// A `ladder sim` in its own process (not under the client's limit), killed on drop.
-struct SimProcess {
-    child: std::process::Child,
-    url: String,
-}
-
-impl SimProcess {
-    fn start(args: &[&str]) -> SimProcess {
-        use std::io::BufRead;
-        let mut child = Command::new(BIN)
-            .args(["sim", "--port", "0"])
-            .args(args)
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("spawn ladder sim");
-        let mut line = String::new();
-        std::io::BufReader::new(child.stdout.take().unwrap())
-            .read_line(&mut line)
-            .unwrap();
-        let url = line
-            .trim()
-            .strip_prefix("listening on ")
-            .unwrap_or_else(|| panic!("sim did not start: {line:?}"))
-            .to_owned();
-        SimProcess { child, url }
-    }
-}
-
-impl Drop for SimProcess {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
 #[test]
 fn out_of_open_files_against_the_sim_is_the_clients_never_connect() {
     // The simulator (its own process, its own limits) holds each stream ≈ 1.5 s (60 tokens,
     // 25 ms steps); 80 requests arrive within ≈ 0.1 s while `ladder run` has a hard limit of
     // 40 open files, so later requests cannot open a socket (EMFILE).
-    let sim = SimProcess::start(&[
+    let sim = serve::SimProc::start(&[
         "--served-model-names",
         "m",
         "--step-base-ms",
@@ -175,7 +138,7 @@ fn out_of_open_files_against_the_sim_is_the_clients_never_connect() {
         "0",
     ]);
     let tmp = tempfile::tempdir().unwrap();
-    let mut sc = Sc::new(sim.url.clone());
+    let mut sc = Sc::new(sim.url());
     sc.n = 80;
     sc.output_tokens = 60;
     sc.baseline = 800.0;
@@ -242,9 +205,9 @@ fn under_any_low_open_file_limit_the_error_names_the_limit_never_the_server() {
     // run passes: no panic, and every failure names the client's open-file limit and the
     // fix; none blames the server. (Whether a limit fails at start-up, at preflight or in
     // the rung depends on how many descriptors this platform's runtime takes.)
-    let sim = SimProcess::start(&["--served-model-names", "m"]);
+    let sim = serve::SimProc::start(&["--served-model-names", "m"]);
     let tmp = tempfile::tempdir().unwrap();
-    let path = Sc::new(sim.url.clone()).write(tmp.path());
+    let path = Sc::new(sim.url()).write(tmp.path());
     let mut passed = 0;
     for limit in 4..=24 {
         let out = tmp.path().join(format!("out{limit}"));
