@@ -27,6 +27,8 @@ in-process simulator on 127.0.0.1.
 import argparse
 import json
 import math
+import os
+import random
 import subprocess
 import sys
 import tempfile
@@ -102,29 +104,12 @@ def requests(folder, rate):
             yield r
 
 
-def truth(args, work):
-    """Brute force: the rate where the pooled p<q> TTFT crosses the bound (or errors do)."""
-    cap = sim_capacity(args.speed)
-    rates = []
-    r = cap * args.truth_from
-    while r <= cap * args.truth_to:
-        rates.append(float(f"{r:.3g}"))
-        r *= 1.0 + args.truth_step
-    rates = sorted(set(rates))
-    pooled = {r: [] for r in rates}
-    for k in range(args.truth_runs):
-        out = work / f"truth-{k}"
-        out.mkdir()
-        load = "  rates: [" + ", ".join(str(r) for r in rates) + "]"
-        folder = run(scenario(args, 1000 + k, load), out)
-        for r in rates:
-            for req in requests(folder, r):
-                ok = req.get("ok", False)
-                ttft = req.get("ttft_ms")
-                pooled[r].append((ok, ttft))
+def crossing(args, per_rate):
+    """The rate where the SLO's worst margin, computed on `per_rate` ({rate: [(ok, ttft)]}),
+    first crosses zero (log-linear between the rates around it), and the margins."""
     margins = []
-    for r in rates:
-        reqs = pooled[r]
+    for r in sorted(per_rate):
+        reqs = per_rate[r]
         ttfts = [t if ok and t is not None else math.inf for ok, t in reqs]
         errors = sum(1 for ok, _ in reqs if not ok) / max(1, len(reqs))
         m = max(
@@ -136,7 +121,70 @@ def truth(args, work):
         if ma <= 0 < mb:
             t = -ma / (mb - ma)
             return math.exp(math.log(a) + t * (math.log(b) - math.log(a))), margins
-    sys.exit(f"the truth ladder never crossed the SLO: {margins}")
+    return math.nan, margins
+
+
+def truth_runs(args, work):
+    """Each truth run's requests per rate: [{rate: [(ok, ttft)]}], cached in --truth-cache
+    (the simulator and the runner, not the search, decide them)."""
+    caches = [Path(c) for c in (args.truth_cache or "").split(",") if c]
+    if caches and all(c.exists() for c in caches):
+        runs = []
+        for c in caches:
+            raw = json.loads(c.read_text())
+            runs += [{float(r): [tuple(x) for x in v] for r, v in run.items()} for run in raw]
+        # Rates every run has (a shorter ladder is a prefix of a longer one).
+        common = set.intersection(*(set(run) for run in runs))
+        return [{r: run[r] for r in common} for run in runs]
+    cap = sim_capacity(args.speed)
+    rates = []
+    r = cap * args.truth_from
+    while r <= cap * args.truth_to:
+        rates.append(float(f"{r:.3g}"))
+        r *= 1.0 + args.truth_step
+    rates = sorted(set(rates))
+    runs = []
+    for k in range(args.truth_runs):
+        out = work / f"truth-{k}"
+        out.mkdir()
+        load = "  rates: [" + ", ".join(str(r) for r in rates) + "]"
+        folder = run(scenario(args, args.truth_seed_base + k, load), out)
+        per = {r: [] for r in rates}
+        for r in rates:
+            for req in requests(folder, r):
+                per[r].append((req.get("ok", False), req.get("ttft_ms")))
+        runs.append(per)
+        print(f"truth run {k}: crossing {crossing(args, per)[0]:.2f} req/s", flush=True)
+    if caches:
+        caches[0].write_text(
+            json.dumps([{str(r): v for r, v in run.items()} for run in runs])
+        )
+    return runs
+
+
+def truth(args, work):
+    """Brute force: the rate where the pooled p<q> TTFT crosses the bound (or errors do),
+    with the spread of single runs' crossings and a bootstrap over runs of the pooled one
+    (the truth's own precision)."""
+    runs = truth_runs(args, work)
+    pooled = {r: [x for run in runs for x in run[r]] for r in runs[0]}
+    true_cap, margins = crossing(args, pooled)
+    if math.isnan(true_cap):
+        sys.exit(f"the truth ladder never crossed the SLO: {margins}")
+    singles = [crossing(args, run)[0] for run in runs]
+    rng = random.Random(7)
+    boots = []
+    for _ in range(200):
+        pick = [runs[rng.randrange(len(runs))] for _ in runs]
+        c = crossing(args, {r: [x for run in pick for x in run[r]] for r in runs[0]})[0]
+        if not math.isnan(c):
+            boots.append(c)
+    boots.sort()
+    spread = {
+        "single_runs": singles,
+        "bootstrap_90": [boots[len(boots) // 20], boots[len(boots) * 19 // 20]] if boots else None,
+    }
+    return true_cap, margins, spread
 
 
 def search(args, seed, work):
@@ -155,15 +203,53 @@ def search(args, seed, work):
     return cap, wall
 
 
-def fixed_ladder_seconds(args):
-    """A ladder from start to max with rungs `precision` apart, one probe size per rung."""
-    total, r = 0.0, args.start
+def fixed_ladder_seconds(args, cooldowns=False):
+    """A ladder from start to max with rungs `precision` apart, one probe size per rung;
+    with `cooldowns`, the same cooldown between rungs as the search has between probes."""
+    total, r, rungs = 0.0, args.start, 0
     while r <= args.max:
         total += args.requests / r
+        rungs += 1
         r *= 1.0 + args.precision / 100.0
-    return total
+    return total + (args.cooldown * (rungs - 1) if cooldowns else 0.0)
 
 
+
+
+def rescore(args):
+    """Coverage, error and time of earlier runs' searches against the truth of the cached
+    truth runs (several caches pooled): searches and truth runs measured side by side."""
+    with tempfile.TemporaryDirectory() as tmp:
+        true_cap, _, spread = truth(args, Path(tmp))
+    b = spread["bootstrap_90"]
+    print(
+        f"truth: {true_cap:.2f} req/s from {len(spread['single_runs'])} runs "
+        f"(single runs {min(spread['single_runs']):.1f}..{max(spread['single_runs']):.1f}; "
+        f"bootstrap 90 % [{b[0]:.2f}, {b[1]:.2f}])"
+    )
+    for path in args.rescore:
+        rows = json.loads(Path(path).read_text())["runs"]
+        k = sum(1 for r in rows if r["lo"] is not None and r["hi"] is not None
+                and r["lo"] <= true_cap <= r["hi"])
+        n = len(rows)
+        lo, hi = wilson(k, n)
+        errs = sorted(abs(r["capacity"] / true_cap - 1.0) for r in rows if r["capacity"])
+        spent = sorted(r["spent_s"] for r in rows)
+        loads = [r.get("load_average") for r in rows if r.get("load_average") is not None]
+        within5 = sum(1 for e in errs if e <= 0.05)
+        print(
+            f"{path}: coverage {k}/{n} [{100 * lo:.0f}, {100 * hi:.0f}] %; |error| median "
+            f"{100 * errs[len(errs) // 2]:.1f} %, max {100 * errs[-1]:.1f} %, within 5 %: "
+            f"{within5}/{len(errs)}; search {spent[len(spent) // 2]:.0f} s median "
+            f"({spent[0]:.0f}..{spent[-1]:.0f}) against {fixed_ladder_seconds(args):.0f} s "
+            f"for the fixed ladder ({fixed_ladder_seconds(args, True):.0f} s with its cooldowns)"
+            + (f"; load average {min(loads):.1f}..{max(loads):.1f}" if loads else "")
+        )
+        for r in rows:
+            print(
+                f"  seed {r['seed']}: {r['capacity']} [{r['lo']}, {r['hi']}] {r['status']}, "
+                f"{r['probes']} probes, {r['spent_s']:.0f} s"
+            )
 
 
 def main():
@@ -186,17 +272,38 @@ def main():
     # the next one starts, or the next one measures it.
     ap.add_argument("--cooldown", type=float, default=2.0)
     ap.add_argument("--json")
+    ap.add_argument("--truth-cache", help="read (or write) the truth runs' requests here")
+    ap.add_argument("--truth-only", action="store_true", help="compute the truth and stop")
+    ap.add_argument("--truth-seed-base", type=int, default=1000)
+    ap.add_argument("--seed-base", type=int, default=0)
     ap.add_argument("--bin", type=Path, default=BIN, help="the ladder binary")
+    ap.add_argument(
+        "--rescore",
+        nargs="+",
+        metavar="JSON",
+        help="score the searches of earlier --json files against the truth of --truth-cache",
+    )
     args = ap.parse_args()
+    if args.rescore:
+        rescore(args)
+        return
     ARGS_BIN[0] = args.bin
     if not args.bin.exists():
         sys.exit("build first: cargo build --release --locked")
     with tempfile.TemporaryDirectory() as tmp:
         work = Path(tmp)
-        true_cap, margins = truth(args, work)
-        print(f"truth: {true_cap:.2f} req/s (saturated throughput {sim_capacity(args.speed):.1f})")
+        true_cap, margins, spread = truth(args, work)
+        b = spread["bootstrap_90"]
+        print(
+            f"truth: {true_cap:.2f} req/s (saturated throughput {sim_capacity(args.speed):.1f}); "
+            f"single runs cross at {', '.join(f'{c:.1f}' for c in spread['single_runs'])}; "
+            f"bootstrap over runs 90 %: [{b[0]:.2f}, {b[1]:.2f}]" if b else "",
+            flush=True,
+        )
+        if args.truth_only:
+            return
         rows = []
-        for seed in range(args.seeds):
+        for seed in range(args.seed_base, args.seed_base + args.seeds):
             cap, wall = search(args, seed, work)
             a = cap["answer"]
             lo, hi, c = a.get("lo"), a.get("hi"), a.get("capacity")
@@ -215,12 +322,24 @@ def main():
                     "wall_s": wall,
                     "probes": len(cap["probes"]),
                     "requests": cap["requests"],
+                    "load_average": os.getloadavg()[0],
+                    "probes_detail": [
+                        {
+                            "level": p["level"],
+                            "verdict": p["verdict"],
+                            "measurements": p["measurements"],
+                            "repeats": [r["verdict"] for r in p.get("repeats", [])],
+                            "terms": [(t["value"], t["lo"], t["hi"]) for t in p["terms"]],
+                        }
+                        for p in cap["probes"]
+                    ],
                 }
             )
             print(
                 f"seed {seed}: {cap['text']} ({a['status']}, {len(cap['probes'])} probes, "
                 f"{cap['spent_s']:.0f} s): error {err * 100:+.1f} %, "
-                f"{'covers' if covered else 'MISSES'} the truth"
+                f"{'covers' if covered else 'MISSES'} the truth",
+                flush=True,
             )
     n = len(rows)
     k = sum(r["covered"] for r in rows)
@@ -231,6 +350,7 @@ def main():
     summary = {
         "truth": true_cap,
         "truth_margins": margins,
+        "truth_spread": spread,
         "coverage": k / n if n else math.nan,
         "coverage_wilson95": [lo, hi],
         "median_abs_error": errs[len(errs) // 2] if errs else math.nan,

@@ -102,6 +102,18 @@ pub struct ProbeLine {
     pub terms: Vec<TermLine>,
     /// `[highest inside, lowest outside]` once this probe was judged (`null`: none yet).
     pub bracket: [Option<f64>; 2],
+    /// Its repeats as a bound of the bracket, each judged alone (`verdict` is then
+    /// `uncertain` when one of them disagreed: a disputed probe bounds nothing).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub repeats: Vec<RepeatLine>,
+}
+
+/// One repeat of a bounding probe.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RepeatLine {
+    pub requests: usize,
+    pub verdict: ProbeVerdict,
+    pub terms: Vec<TermLine>,
 }
 
 /// One SLO term's verdict on one probe.
@@ -116,6 +128,28 @@ pub struct TermLine {
     pub hi: Option<f64>,
     pub n: usize,
     pub verdict: ProbeVerdict,
+}
+
+fn term_lines(slo: &[SloTerm], terms: &[super::slo::TermJudgement]) -> Vec<TermLine> {
+    slo.iter()
+        .zip(terms)
+        .map(|(t, j)| TermLine {
+            metric: t.metric.name(),
+            value: finite(j.value),
+            lo: finite(j.lo),
+            hi: finite(j.hi),
+            n: j.n,
+            verdict: j.verdict,
+        })
+        .collect()
+}
+
+fn verdict_word(v: ProbeVerdict) -> &'static str {
+    match v {
+        ProbeVerdict::Inside => "inside",
+        ProbeVerdict::Outside => "outside",
+        ProbeVerdict::Uncertain => "uncertain",
+    }
 }
 
 fn finite(x: f64) -> Option<f64> {
@@ -204,6 +238,23 @@ impl CapacityFile {
                 answer.hi.map_or("-".into(), level_text)
             ));
         }
+        for p in s.probes().iter().filter(|p| p.disputed()) {
+            warnings.push(format!(
+                "{} {unit} was judged {} by its measurements but not by each of its repeats: \
+                 it bounds nothing (runs at that level disagree)",
+                level_text(p.level),
+                verdict_word(p.measured())
+            ));
+        }
+        if c.confirm > 0 && !s.confirmed() {
+            warnings.push(format!(
+                "the bracket's ends were not repeated {} time(s) each before the search \
+                 stopped ({}): the interval holds the sampling noise of one run at each end, \
+                 not the run-to-run noise",
+                c.confirm,
+                answer.status.describe()
+            ));
+        }
         let (requests, spent) = s.spent();
         CapacityFile {
             format_version: CAPACITY_FORMAT_VERSION,
@@ -226,20 +277,17 @@ impl CapacityFile {
                     measurements: p.chunks,
                     requests: p.obs.len(),
                     verdict: p.verdict,
-                    terms: c
-                        .slo
+                    terms: term_lines(&c.slo, &p.terms),
+                    bracket: [p.bracket.0, p.bracket.1],
+                    repeats: p
+                        .repeats
                         .iter()
-                        .zip(&p.terms)
-                        .map(|(t, j)| TermLine {
-                            metric: t.metric.name(),
-                            value: finite(j.value),
-                            lo: finite(j.lo),
-                            hi: finite(j.hi),
-                            n: j.n,
-                            verdict: j.verdict,
+                        .map(|r| RepeatLine {
+                            requests: r.obs.len(),
+                            verdict: r.verdict,
+                            terms: term_lines(&c.slo, &r.terms),
                         })
                         .collect(),
-                    bracket: [p.bracket.0, p.bracket.1],
                 })
                 .collect(),
             text: answer_text(&answer, unit, &slo),

@@ -190,8 +190,8 @@ pub fn with_overrides(
         if n > 1 && scenario.load.search.is_some() {
             return Err(RunError::Scenario(format!(
                 "--repeats {n} does not combine with `load.search` in {}: the search measures an \
-                 uncertain probe again itself (`search.max_extensions`); run the whole search \
-                 again to see run-to-run noise, or drop --repeats",
+                 uncertain probe again itself (`search.max_extensions`) and repeats the \
+                 bracket's ends (`search.confirm`); drop --repeats",
                 opts.scenario_path.display()
             )));
         }

@@ -1,8 +1,10 @@
 //! Driving a capacity search (`load.search`): each probe is measured as an ordinary rung of
 //! the result folder (its usual files), its requests are judged against the SLO by
 //! [`crate::capacity`], which picks the next probe, and the search's path and answer go to
-//! `capacity.json`. An uncertain probe's extensions are further measurements of the same
-//! rung, each with arrivals and prompts of its own, written as its repeats.
+//! `capacity.json`. An uncertain probe's extensions, and the repeats of the bracket's ends,
+//! are further measurements of the same rung, each with arrivals and prompts of its own,
+//! written as its repeats; a probe's files are written when the search ends (a bound may be
+//! measured again after later probes).
 
 use std::time::Duration;
 
@@ -60,6 +62,7 @@ pub fn config_of(scenario: &Scenario) -> Result<SearchConfig, String> {
         confidence: s.confidence,
         chunk_requests: chunk,
         max_extensions: s.max_extensions,
+        confirm: s.confirm,
         budget_requests,
         budget_time,
     })
@@ -124,8 +127,9 @@ fn val(x: f64) -> String {
 /// The terminal's line for the probe just judged: its level, size, verdict, each term's
 /// value and interval, and the bracket now.
 fn probe_line(s: &Search, kind: LoadKind) -> String {
-    let n = s.probes().len();
-    let p = s.probes().last().expect("a probe was just recorded");
+    let i = s.last_measured().expect("a probe was just recorded");
+    let n = i + 1;
+    let p = &s.probes()[i];
     let terms: Vec<String> = s
         .config()
         .slo
@@ -147,6 +151,25 @@ fn probe_line(s: &Search, kind: LoadKind) -> String {
         1 => String::new(),
         c => format!(", {c} measurements"),
     };
+    let repeats: String = p
+        .repeats
+        .iter()
+        .map(|r| {
+            format!(
+                ", repeat {}",
+                match r.verdict {
+                    crate::capacity::ProbeVerdict::Inside => "inside",
+                    crate::capacity::ProbeVerdict::Outside => "OUTSIDE",
+                    crate::capacity::ProbeVerdict::Uncertain => "uncertain",
+                }
+            )
+        })
+        .collect();
+    let measurements = if p.disputed() {
+        format!("{measurements}{repeats} (disputed)")
+    } else {
+        format!("{measurements}{repeats}")
+    };
     let end = |x: Option<f64>| x.map_or("-".to_string(), level_text);
     let verdict = match p.verdict {
         crate::capacity::ProbeVerdict::Inside => "inside",
@@ -161,6 +184,50 @@ fn probe_line(s: &Search, kind: LoadKind) -> String {
         end(p.bracket.0),
         end(p.bracket.1)
     )
+}
+
+/// The terminal's line before a level is measured again: an extension of an uncertain
+/// probe, a repeat of a bound, or an extension of an uncertain repeat; `None` for a new
+/// probe.
+fn again_line(
+    s: &Search,
+    kind: LoadKind,
+    level: f64,
+    extension: u32,
+    repeat: bool,
+) -> Option<String> {
+    let i = s.probes().iter().position(|p| p.level == level)?;
+    let p = &s.probes()[i];
+    let open = p
+        .repeats
+        .last()
+        .filter(|r| r.verdict == crate::capacity::ProbeVerdict::Uncertain);
+    Some(match (repeat, open) {
+        (true, Some(r)) => format!(
+            "probe {}: repeat {} uncertain at {} requests; measuring {} again (its extension {} of {})",
+            i + 1,
+            p.repeats.len(),
+            r.obs.len(),
+            kind.level(level),
+            r.chunks,
+            s.config().max_extensions
+        ),
+        (true, None) => format!(
+            "probe {}: bounds the bracket; measuring {} again to confirm its verdict (repeat {} of {})",
+            i + 1,
+            kind.level(level),
+            p.repeats.len() + 1,
+            s.config().confirm
+        ),
+        (false, _) if extension > 0 => format!(
+            "probe {}: uncertain at {} requests; measuring {} again (extension {extension} of {})",
+            i + 1,
+            p.obs.len(),
+            kind.level(level),
+            s.config().max_extensions
+        ),
+        (false, _) => return None,
+    })
 }
 
 impl Ladder<'_> {
@@ -206,17 +273,13 @@ impl Ladder<'_> {
         let mut said = Said::default();
         let mut measured = 0usize;
         let stopped = 'search: loop {
-            let step = search.next();
-            // A probe the search has moved on from is written now: its level is not
-            // measured again.
-            let next = match step {
-                Step::Measure { level, .. } => Some(level),
-                Step::Stop(_) => None,
-            };
-            self.write_done(writer, &held, next)?;
-            let (level, extension) = match step {
+            let (level, extension, repeat) = match search.next() {
                 Step::Stop(s) => break 'search s,
-                Step::Measure { level, extension } => (level, extension),
+                Step::Measure {
+                    level,
+                    extension,
+                    repeat,
+                } => (level, extension, repeat),
             };
             if *stop.borrow() {
                 break 'search Stop::Interrupted;
@@ -229,14 +292,7 @@ impl Ladder<'_> {
                     _ = s.changed() => { break 'search Stop::Interrupted; }
                 }
             }
-            if extension > 0 {
-                let line = format!(
-                    "probe {}: uncertain at {} requests; measuring {} again (extension {extension} of {})",
-                    search.probes().len(),
-                    search.probes().last().map_or(0, |p| p.obs.len()),
-                    kind.level(level),
-                    search.config().max_extensions
-                );
+            if let Some(line) = again_line(&search, kind, level, extension, repeat) {
                 say(&line);
                 log.push(line);
             }
@@ -280,7 +336,7 @@ impl Ladder<'_> {
             };
             let (cut, rejected) = held[i].1.keep(m);
             if let Some(why) = rejected {
-                self.write_done(writer, &held, None)?;
+                self.write_done(writer, &held)?;
                 writer.warn(why.clone());
                 let _ = writer.write_file("run.log", (log.join("\n") + "\n").as_bytes());
                 return Err(RunError::Rejected(why));
@@ -293,7 +349,7 @@ impl Ladder<'_> {
             say(&line);
             log.push(line);
         };
-        self.write_done(writer, &held, None)?;
+        self.write_done(writer, &held)?;
         let interrupted = stopped == Stop::Interrupted;
         let answer = search.answer(stopped);
         let file = CapacityFile::of(&search, answer);
@@ -368,18 +424,12 @@ impl Ladder<'_> {
         })
     }
 
-    /// Write the files of every probe measured and not yet written, but `keep` (the level
-    /// about to be measured again). A probe is complete when none of its measurements was
-    /// cut short.
-    fn write_done(
-        &self,
-        writer: &mut RunWriter,
-        held: &[(f64, Held)],
-        keep: Option<f64>,
-    ) -> Result<(), RunError> {
+    /// Write the files of every probe measured and not yet written. A probe is complete
+    /// when none of its measurements was cut short.
+    fn write_done(&self, writer: &mut RunWriter, held: &[(f64, Held)]) -> Result<(), RunError> {
         for (level, h) in held.iter() {
             let written = writer.info().rungs.iter().any(|e| e.rate == *level);
-            if written || keep == Some(*level) || h.summaries.is_empty() {
+            if written || h.summaries.is_empty() {
                 continue;
             }
             let summary = pooled(h, self.scenario);

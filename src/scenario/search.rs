@@ -50,6 +50,11 @@ pub struct SearchLoad {
     /// before it is left uncertain (default 2).
     #[serde(default = "default_extensions")]
     pub max_extensions: u32,
+    /// Repeats of each probe bounding the final bracket, each with requests of its own and
+    /// judged alone; a bound stands only when every repeat agrees (default 1; 0: none).
+    /// They put run-to-run noise into the interval.
+    #[serde(default = "default_confirm")]
+    pub confirm: u32,
     /// Most the search may spend; default 30 measurements' worth of requests.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub budget: Option<SearchBudget>,
@@ -111,6 +116,12 @@ fn default_confidence() -> f64 {
 fn default_extensions() -> u32 {
     2
 }
+fn default_confirm() -> u32 {
+    1
+}
+
+/// Most repeats of one bound.
+pub const MAX_CONFIRM: u32 = 5;
 
 /// Measurements the default budget allows.
 pub const DEFAULT_BUDGET_MEASUREMENTS: u64 = 30;
@@ -137,7 +148,7 @@ const NOT_WITH_SEARCH: [(&str, &str); 7] = [
     ("trace", "a trace replay's load is the trace's own timing: its only knob is the speed, and a search over trace speeds is not implemented; search over `rate` with the trace's lengths as a dataset instead"),
     ("ramp", "a ramp is one rung of rising rate; a search runs rungs of steady load"),
     ("duration", "a probe is sized by `workload.requests_per_rung` (its verdict's interval rests on that count), not by time; bound the search's time with `search.budget.duration`"),
-    ("repeats", "an uncertain probe is measured again by the search itself (`search.max_extensions`); run the whole search again to see run-to-run noise"),
+    ("repeats", "the search measures an uncertain probe again itself (`search.max_extensions`) and repeats the bracket's ends (`search.confirm`) for run-to-run noise"),
 ];
 
 /// Every problem of `load.search` and of the keys around it.
@@ -398,6 +409,17 @@ fn check_knobs(v: &Value, s: &Value, out: &mut Vec<Problem>) {
                 p(&["load", "search", "max_extensions"]),
                 format!("at most {MAX_EXTENSIONS}, found {x}"),
             ));
+        }
+    }
+    if let Some(x) = s.get("confirm").and_then(Value::as_f64) {
+        if x > f64::from(MAX_CONFIRM) {
+            out.push(
+                Problem::value(
+                    p(&["load", "search", "confirm"]),
+                    format!("at most {MAX_CONFIRM}, found {x}"),
+                )
+                .hint("1: each end of the bracket is measured once more and must agree"),
+            );
         }
     }
     if let Some(b) = s.get("budget").filter(|x| !x.is_null()) {
