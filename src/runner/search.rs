@@ -127,14 +127,30 @@ fn val(x: f64) -> String {
 /// The terminal's line for the probe just judged: its level, size, verdict, each term's
 /// value and interval, and the bracket now.
 fn probe_line(s: &Search, kind: LoadKind) -> String {
+    use crate::capacity::ProbeVerdict;
+    let word = |v: ProbeVerdict| match v {
+        ProbeVerdict::Inside => "inside",
+        ProbeVerdict::Outside => "OUTSIDE",
+        ProbeVerdict::Uncertain => "uncertain",
+    };
     let i = s.last_measured().expect("a probe was just recorded");
-    let n = i + 1;
     let p = &s.probes()[i];
+    // A probe's measurements come first, its repeats (judged alone) after them.
+    let (what, terms, verdict, requests, chunks) = match p.repeats.last() {
+        Some(r) => (
+            format!(" repeat {}", p.repeats.len()),
+            &r.terms,
+            r.verdict,
+            r.obs.len(),
+            r.chunks,
+        ),
+        None => (String::new(), &p.terms, p.verdict, p.obs.len(), p.chunks),
+    };
     let terms: Vec<String> = s
         .config()
         .slo
         .iter()
-        .zip(&p.terms)
+        .zip(terms)
         .map(|(t, j)| {
             let (side, bound) = t.bound_text();
             format!(
@@ -147,39 +163,23 @@ fn probe_line(s: &Search, kind: LoadKind) -> String {
             )
         })
         .collect();
-    let measurements = match p.chunks {
+    let measurements = match chunks {
         1 => String::new(),
         c => format!(", {c} measurements"),
     };
-    let repeats: String = p
-        .repeats
-        .iter()
-        .map(|r| {
-            format!(
-                ", repeat {}",
-                match r.verdict {
-                    crate::capacity::ProbeVerdict::Inside => "inside",
-                    crate::capacity::ProbeVerdict::Outside => "OUTSIDE",
-                    crate::capacity::ProbeVerdict::Uncertain => "uncertain",
-                }
-            )
-        })
-        .collect();
-    let measurements = if p.disputed() {
-        format!("{measurements}{repeats} (disputed)")
-    } else {
-        format!("{measurements}{repeats}")
+    let open = verdict == ProbeVerdict::Uncertain && chunks <= s.config().max_extensions;
+    let standing = match (p.repeats.is_empty(), p.disputed()) {
+        (true, _) => String::new(),
+        (false, _) if open => "; the repeat is extended".to_string(),
+        (false, true) => format!("; disputed: {} bounds nothing", kind.level(p.level)),
+        (false, false) => format!("; {} stands", word(p.verdict)),
     };
     let end = |x: Option<f64>| x.map_or("-".to_string(), level_text);
-    let verdict = match p.verdict {
-        crate::capacity::ProbeVerdict::Inside => "inside",
-        crate::capacity::ProbeVerdict::Outside => "OUTSIDE",
-        crate::capacity::ProbeVerdict::Uncertain => "uncertain",
-    };
     format!(
-        "probe {n}: {} ({} requests{measurements}): {verdict}: {}; bracket [{}, {}]",
+        "probe {}{what}: {} ({requests} requests{measurements}): {}: {}{standing}; bracket [{}, {}]",
+        i + 1,
         kind.level(p.level),
-        p.obs.len(),
+        word(verdict),
         terms.join(", "),
         end(p.bracket.0),
         end(p.bracket.1)
