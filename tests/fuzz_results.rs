@@ -256,7 +256,8 @@ fn read_all(i: usize, good: &Path, bad: &Path, out: &Path, t: &mut Tally) -> Res
                     html: None,
                     json: false,
                 })
-                .map(|_| ()),
+                .map(|_| ())
+                .map_err(|e| e.to_string()),
             );
         }
         results

@@ -13,7 +13,7 @@ use crate::report::history::{HistoryExporter, Html, Markdown, Terminal};
 pub enum HistoryError {
     /// The folders or options are unusable (the analysis says why).
     #[error("{0}")]
-    Analyze(String),
+    Analyze(#[from] crate::history::AnalyzeError),
     /// The terminal tables could not be drawn.
     #[error("{0}")]
     Render(crate::report::ReportError),
@@ -45,7 +45,7 @@ impl HistoryError {
 /// Returns the history: the caller prints its verdict line or JSON document, and its
 /// `exit_code` is the command's (0 no regression step at the newest folder, 1 one).
 pub fn history(opts: &HistoryOptions, notes: &Notes) -> Result<History, HistoryError> {
-    let h = crate::history::analyze(opts).map_err(HistoryError::Analyze)?;
+    let h = crate::history::analyze(opts)?;
     for s in &h.skipped {
         notes.err(&format!("note: skipped {}: {}", s.path.display(), s.reason));
     }

@@ -128,8 +128,65 @@ impl History {
     }
 }
 
+/// Why a history cannot be analysed: the options or the folders are unusable (exit 2).
+#[derive(Debug, thiserror::Error)]
+pub enum AnalyzeError {
+    #[error("--alpha {0} is not a probability between 0 and 1 (e.g. 0.01)")]
+    Alpha(f64),
+    #[error(
+        "--permutations {permutations} cannot reach --alpha {alpha}: the smallest p-value is \
+         1/(permutations+1); use at least {least}"
+    )]
+    Permutations {
+        permutations: usize,
+        alpha: f64,
+        least: usize,
+    },
+    #[error("--metric: {0}")]
+    Metric(crate::compare::ThresholdError),
+    /// An argument is not a folder (`reason`: the system's error, or "not a folder").
+    #[error(
+        "{}: {reason}; give result folders (results/<scenario>/<timestamp>) or a scenario's \
+         results folder (results/<scenario>/)",
+        path.display()
+    )]
+    NotAFolder { path: PathBuf, reason: String },
+    /// Every argument was skipped: `why` holds one line per skipped folder.
+    #[error(
+        "no usable result folder among the arguments{}{}",
+        if why.is_empty() { "" } else { ":\n" },
+        why.join("\n")
+    )]
+    NoFolders { why: Vec<String> },
+    #[error(
+        "the folders mix {kind} ladders ({}) and {other_kind} ladders ({}): a history follows \
+         one kind of ladder; give the folders of one scenario",
+        first.display(),
+        other.display()
+    )]
+    MixedLadders {
+        kind: &'static str,
+        first: PathBuf,
+        other_kind: &'static str,
+        other: PathBuf,
+    },
+    #[error(
+        "--metric capacity: none of the {0} folders holds a capacity.json (the answer of a \
+         capacity search, load.search; docs/capacity.md)"
+    )]
+    NoCapacity(usize),
+    #[error(
+        "no rung rate is common to every folder; choose rungs with --rate R (missing values are \
+         left out of that rung's series)"
+    )]
+    NoCommonRate,
+    /// `--rate` names a rung no folder finished (the rate as labelled).
+    #[error("--rate {0}: no folder has a finished rung at that rate")]
+    NoSuchRate(String),
+}
+
 /// Load, build every (rate, metric) series, find its change points.
-pub fn analyze(opts: &HistoryOptions) -> Result<History, String> {
+pub fn analyze(opts: &HistoryOptions) -> Result<History, AnalyzeError> {
     let cfg = opts.detect;
     check_detect(&cfg)?;
     let is_capacity = |m: &String| m == crate::capacity::CAPACITY_METRIC;
@@ -144,7 +201,7 @@ pub fn analyze(opts: &HistoryOptions) -> Result<History, String> {
             .collect()
     };
     for m in &metrics {
-        crate::compare::validate_metric(m).map_err(|e| format!("--metric: {e}"))?;
+        crate::compare::validate_metric(m).map_err(AnalyzeError::Metric)?;
     }
     let loaded = series::load(&opts.dirs)?;
     let folders = loaded.folders;
@@ -154,22 +211,17 @@ pub fn analyze(opts: &HistoryOptions) -> Result<History, String> {
             .iter()
             .map(|s| format!("  {}: {}", s.path.display(), s.reason))
             .collect();
-        return Err(format!(
-            "no usable result folder among the arguments{}{}",
-            if why.is_empty() { "" } else { ":\n" },
-            why.join("\n")
-        ));
+        return Err(AnalyzeError::NoFolders { why });
     }
     // A rate rung and a concurrency rung with the same number are different experiments.
     let load = folders[0].dir.info.load;
     if let Some(other) = folders.iter().find(|f| f.dir.info.load != load) {
-        return Err(format!(
-            "the folders mix {} ladders ({}) and {} ladders ({}): a history follows one kind of ladder; give the folders of one scenario",
-            load.name(),
-            folders[0].dir.path.display(),
-            other.dir.info.load.name(),
-            other.dir.path.display()
-        ));
+        return Err(AnalyzeError::MixedLadders {
+            kind: load.name(),
+            first: folders[0].dir.path.clone(),
+            other_kind: other.dir.info.load.name(),
+            other: other.dir.path.clone(),
+        });
     }
     let mut notes = Vec::new();
     // Capacity searches rarely share a probe rate: with no metric chosen, a history whose
@@ -221,11 +273,7 @@ pub fn analyze(opts: &HistoryOptions) -> Result<History, String> {
     let capacity = if follow_capacity {
         let c = capacity::load(&folders, &mut notes);
         if c.answers.is_empty() {
-            return Err(format!(
-                "--metric capacity: none of the {} folders holds a capacity.json (the answer of \
-                 a capacity search, load.search; docs/capacity.md)",
-                folders.len()
-            ));
+            return Err(AnalyzeError::NoCapacity(folders.len()));
         }
         let metric = crate::capacity::CAPACITY_METRIC;
         steps.extend(steps_of(&folders, &c.points(), None, metric, &cfg));
@@ -247,20 +295,16 @@ pub fn analyze(opts: &HistoryOptions) -> Result<History, String> {
 }
 
 /// `--alpha` is a probability the permutation test can reach.
-fn check_detect(cfg: &Config) -> Result<(), String> {
+fn check_detect(cfg: &Config) -> Result<(), AnalyzeError> {
     if !(cfg.alpha > 0.0 && cfg.alpha < 1.0) {
-        return Err(format!(
-            "--alpha {} is not a probability between 0 and 1 (e.g. 0.01)",
-            cfg.alpha
-        ));
+        return Err(AnalyzeError::Alpha(cfg.alpha));
     }
     if (cfg.permutations as f64 + 1.0) * cfg.alpha < 1.0 {
-        return Err(format!(
-            "--permutations {} cannot reach --alpha {}: the smallest p-value is 1/(permutations+1); use at least {}",
-            cfg.permutations,
-            cfg.alpha,
-            (1.0 / cfg.alpha).ceil() as usize - 1
-        ));
+        return Err(AnalyzeError::Permutations {
+            permutations: cfg.permutations,
+            alpha: cfg.alpha,
+            least: (1.0 / cfg.alpha).ceil() as usize - 1,
+        });
     }
     Ok(())
 }
@@ -272,23 +316,17 @@ fn rung_rates(
     folders: &[Folder],
     chosen: &[f64],
     notes: &mut Vec<String>,
-) -> Result<Vec<f64>, String> {
+) -> Result<Vec<f64>, AnalyzeError> {
     let rates = if chosen.is_empty() {
         let common = series::common_rates(folders);
         if common.is_empty() {
-            return Err(
-                "no rung rate is common to every folder; choose rungs with --rate R (missing values are left out of that rung's series)"
-                    .into(),
-            );
+            return Err(AnalyzeError::NoCommonRate);
         }
         common
     } else {
         for r in chosen {
             if series::left_out(folders, *r).len() == folders.len() {
-                return Err(format!(
-                    "--rate {}: no folder has a finished rung at that rate",
-                    rate_label(*r)
-                ));
+                return Err(AnalyzeError::NoSuchRate(rate_label(*r)));
             }
         }
         chosen.to_vec()

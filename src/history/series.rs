@@ -66,21 +66,17 @@ pub const MAX_FOLDERS: usize = 10_000;
 /// Load every folder named by `args`: each is a result folder (ladder's, or vLLM result
 /// files) or a folder of them (`results/<scenario>/`). `Err` names an argument that is
 /// not a folder at all.
-pub fn load(args: &[PathBuf]) -> Result<Loaded, String> {
+pub fn load(args: &[PathBuf]) -> Result<Loaded, super::AnalyzeError> {
     let mut out = Loaded::default();
     let mut seen = BTreeSet::new();
     for arg in args {
-        let meta = fs::metadata(arg).map_err(|e| {
-            format!(
-                "{}: {e}; give result folders (results/<scenario>/<timestamp>) or a scenario's results folder (results/<scenario>/)",
-                arg.display()
-            )
-        })?;
+        let not_a_folder = |reason: String| super::AnalyzeError::NotAFolder {
+            path: arg.clone(),
+            reason,
+        };
+        let meta = fs::metadata(arg).map_err(|e| not_a_folder(e.to_string()))?;
         if !meta.is_dir() {
-            return Err(format!(
-                "{}: not a folder; give result folders (results/<scenario>/<timestamp>) or a scenario's results folder (results/<scenario>/)",
-                arg.display()
-            ));
+            return Err(not_a_folder("not a folder".into()));
         }
         match open(arg) {
             Ok(d) => push(&mut out, &mut seen, arg, d),
