@@ -1,7 +1,7 @@
 //! The one-way rule of docs/architecture.md, checked on the source text: a top-level module of
-//! `src/` imports only modules on lower floors. Today's exceptions are listed in [`DEBT`], each
-//! with the file that makes it, and an exception that is gone must leave the list: a new
-//! back-arrow fails here, and the debt can only shrink.
+//! `src/` imports only modules on lower floors, with no exceptions (the last two back-arrows,
+//! `scenario -> metrics` and `scenario -> sim`, ended in issue #36 and the list of tolerated
+//! ones went with them): a back-arrow fails here.
 //!
 //! Read as text, with no parser: comments and string literals are blanked, then every
 //! `crate::NAME` (also `$crate::`, and `crate::{A, B}` groups) and every `super::` chain that
@@ -38,17 +38,6 @@ const FLOORS: &[(&str, &[&str])] = &[
     ("beyond one run", &["deploy", "history"]),
     ("report", &["report"]),
     ("commands", &["commands"]),
-];
-
-/// Today's back-arrows: (the file, the module on its floor or above that it imports). Each is
-/// a place to fix (issue #36), not a pattern to copy; remove an entry when its arrow is gone.
-const DEBT: &[(&str, &str)] = &[
-    // The gate rules' metric names are checked against `RungSummary::metric_keys` (a key
-    // list that scenario and metrics can both read would end it).
-    ("src/scenario/load.rs", "metrics"),
-    // `Scenario::sim` is the simulator's own `SimConfig` (a shared ground-floor type, or the
-    // scenario owning it, would end it).
-    ("src/scenario/types.rs", "sim"),
 ];
 
 /// One reference from a file to a top-level module other than its own.
@@ -465,7 +454,6 @@ fn every_module_has_one_floor() {
 fn no_module_imports_a_module_on_its_floor_or_above() {
     let new: Vec<String> = back_arrows()
         .into_iter()
-        .filter(|a| !DEBT.contains(&(a.file.as_str(), a.to.as_str())))
         .map(|a| {
             format!(
                 "{}:{}: {} ({}) imports {} ({})",
@@ -481,22 +469,8 @@ fn no_module_imports_a_module_on_its_floor_or_above() {
     assert!(
         new.is_empty(),
         "arrows against the one-way rule of docs/architecture.md:\n  {}\nMove what both need \
-         down to a floor below both (or the caller up), rather than adding to DEBT.",
+         down to a floor below both (or the caller up).",
         new.join("\n  ")
-    );
-}
-
-#[test]
-fn every_debt_entry_is_still_a_back_arrow() {
-    let now: BTreeSet<(String, String)> =
-        back_arrows().into_iter().map(|a| (a.file, a.to)).collect();
-    let paid: Vec<_> = DEBT
-        .iter()
-        .filter(|(f, m)| !now.contains(&(f.to_string(), m.to_string())))
-        .collect();
-    assert!(
-        paid.is_empty(),
-        "these back-arrows are gone: remove them from DEBT here and in docs/architecture.md: {paid:?}"
     );
 }
 

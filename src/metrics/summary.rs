@@ -542,18 +542,7 @@ impl RungSummary {
 
     /// Every numeric metric key a gate rule may name.
     pub fn metric_keys() -> Vec<String> {
-        let mut keys: Vec<String> = RungSummary::default()
-            .to_json_map()
-            .into_iter()
-            .filter(|(k, _)| k != "max_concurrency" && k != "interrupted")
-            .filter(|(_, v)| v.is_number())
-            .map(|(k, _)| k)
-            .collect();
-        keys.extend(super::reasoning::Reasoning::keys());
-        keys.extend(super::prefix::PrefixSplit::keys());
-        keys.extend(super::sessions::SessionSummary::keys());
-        keys.push("input_throughput".into());
-        keys
+        crate::scenario::metric_keys::rung_metric_keys()
     }
 }
 
@@ -633,6 +622,29 @@ mod tests {
             .unwrap()
             .max_output_tokens_per_s
             .is_nan());
+    }
+
+    /// The numeric keys of a rung's JSON (and of its optional parts), in the order they are
+    /// written: what [`RungSummary::metric_keys`] (the list `scenario::metric_keys` keeps)
+    /// must name, no more and no fewer.
+    fn keys_of_the_json() -> Vec<String> {
+        let mut keys: Vec<String> = RungSummary::default()
+            .to_json_map()
+            .into_iter()
+            .filter(|(k, _)| k != "max_concurrency" && k != "interrupted")
+            .filter(|(_, v)| v.is_number())
+            .map(|(k, _)| k)
+            .collect();
+        keys.extend(super::super::reasoning::Reasoning::keys());
+        keys.extend(super::super::prefix::PrefixSplit::keys());
+        keys.extend(super::super::sessions::SessionSummary::keys());
+        keys.push("input_throughput".into());
+        keys
+    }
+
+    #[test]
+    fn metric_keys_are_the_numeric_keys_of_a_rung_json() {
+        assert_eq!(RungSummary::metric_keys(), keys_of_the_json());
     }
 
     #[test]

@@ -189,7 +189,7 @@ pub fn check_text(
     tokenizer_check: Option<TokenizerCheck<'_>>,
 ) -> (Option<Loaded>, Vec<Diagnostic>) {
     let vars: BTreeMap<String, String> = std::env::vars().collect();
-    let metric_keys = crate::metrics::RungSummary::metric_keys();
+    let metric_keys = super::metric_keys::rung_metric_keys();
     analyse(path, text, &vars, tokenizer_check, &metric_keys)
 }
 

@@ -68,7 +68,7 @@ pub struct Scenario {
     pub sweep: Option<Sweep>,
     /// Settings of the built-in simulator, used when `endpoint.base_url` is `sim`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub sim: Option<crate::sim::SimConfig>,
+    pub sim: Option<super::sim::SimConfig>,
     /// Scraping the server's Prometheus `/metrics` page during each rung (on by default).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub server_metrics: Option<ServerMetrics>,

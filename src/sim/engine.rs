@@ -13,7 +13,7 @@ use std::time::Duration;
 use tokio::sync::{mpsc, watch};
 use tokio::time::Instant;
 
-use super::config::SimConfig;
+use super::SimConfig;
 use super::prefix_cache::PrefixCache;
 
 /// How far the step clock may fall behind wall time before it is reset (catch-up bound).
@@ -309,7 +309,7 @@ pub(crate) async fn run(
             + prefill_tokens as f64 * cfg.prefill_per_token_us / 1000.0;
         // Run-to-run drift (one factor per run) and background noise (one per step).
         steps = steps.wrapping_add(1);
-        let jitter = super::config::lognormal_factor(
+        let jitter = crate::scenario::sim::lognormal_factor(
             cfg.step_jitter,
             cfg.seed ^ steps.wrapping_mul(0xD1B5_4A32_D192_ED03),
         );

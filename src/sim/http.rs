@@ -16,7 +16,7 @@ use serde_json::{json, Value};
 use tokio::sync::{mpsc, watch};
 use tokio::time::Instant;
 
-use super::config::SimConfig;
+use super::SimConfig;
 use super::engine::{Event, Job, Stats};
 use super::metrics_page::metrics;
 use super::prefix_cache;

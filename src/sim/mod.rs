@@ -3,7 +3,6 @@
 //! A real HTTP server (axum on the caller's tokio runtime) in front of a modelled
 //! continuously-batching engine; docs/sim.md describes the model and every setting.
 
-mod config;
 mod embeddings;
 mod engine;
 mod http;
@@ -26,7 +25,7 @@ use axum::serve::ListenerExt;
 use tokio::sync::{mpsc, watch};
 use tokio::task::JoinHandle;
 
-pub use config::{SimConfig, SimModel, DEFAULT_MODEL};
+pub use crate::scenario::sim::{SimConfig, SimModel, DEFAULT_MODEL};
 pub use http::FAULT_HEADER;
 
 /// Environment variable `ladder sim` reads the API key from when `--api-key` is not given.

@@ -1,4 +1,6 @@
 //! Simulator settings: command-line flags of `ladder sim` and the scenario's `sim:` section.
+//! The scenario owns the type (its `sim:` key is one of its sections); the simulator
+//! (`crate::sim`) reads it from here and re-exports it.
 //!
 //! Flags and scenario keys share names (`--max-num-seqs` ↔ `max_num_seqs`). docs/sim.md
 //! describes the engine model and the capacity formula ([`SimConfig::capacity_rps`]).
