@@ -450,12 +450,107 @@ fn status_warning(which: &str, d: &ResultDir) -> Option<String> {
     }
 }
 
-/// Compare two loaded result folders.
+/// Compare two loaded result folders: refuse what cannot be compared, match the rungs, size
+/// the family of checks, judge every check on every common rung (each rung's files read
+/// once), then the checks pooled over rungs and those on the capacity searches' answers.
 pub fn compare(
     b: &ResultDir,
     c: &ResultDir,
     opts: &CompareOptions,
 ) -> Result<Comparison, CompareError> {
+    refuse_unlike_runs(b, c)?;
+    let checks = Checks::of(b, c, opts)?;
+    let config_changes = config_diff::imported_changes(b, c)
+        .unwrap_or_else(|| config_diff::fundamental_changes(&b.info, &c.info));
+    if !config_changes.is_empty() && !opts.allow_config_change {
+        return Err(CompareError::ConfigChange(config_changes));
+    }
+    let mut warnings = side_warnings(b, c, checks.rules_differ.clone());
+    let common = common_rungs(b, c, checks.searches(), &mut warnings)?;
+    let (mut family, pooled_errors) = family_of(b, c, &common, &checks.rung);
+    let judge = RungJudge {
+        b,
+        c,
+        opts,
+        checks: &checks.rung,
+        slo: [
+            Slo::from_scenario(&b.info.scenario),
+            Slo::from_scenario(&c.info.scenario),
+        ],
+        saturated: [saturated_from(b), saturated_from(c)],
+        levels: evidence::Levels {
+            per_check: family.per_check,
+            family: family.level,
+            assumed_drift: opts.drift,
+        },
+    };
+    let mut judged = Judged {
+        rows: Vec::new(),
+        poolable: Vec::new(),
+        run_noise: RunNoise {
+            base: 1,
+            cand: 1,
+            assumed: opts.drift,
+        },
+        server_notes: Vec::new(),
+        model_rows: Vec::new(),
+    };
+    for &rate in &common {
+        judge.rung(rate, &mut judged, &mut warnings)?;
+    }
+    let Judged {
+        mut rows,
+        poolable,
+        run_noise,
+        server_notes,
+        model_rows,
+    } = judged;
+    pool_drift(&mut rows, poolable);
+    for check in pooled_errors {
+        pooled_error_rate(check, &mut rows, family.per_check);
+    }
+    for check in &checks.capacity {
+        rows.push(capacity::row(
+            check,
+            checks.capacities.0.as_ref(),
+            checks.capacities.1.as_ref(),
+        ));
+    }
+    // A vLLM side's rung is sized by its benchmark's --num-prompts: the advice names both.
+    if b.imported.is_some() || c.imported.is_some() {
+        for r in &mut rows {
+            r.decision.note = settle::name_vllm_knob(&r.decision.note);
+        }
+    }
+    check_rungs_not_compared(b, c, &common)?;
+    let knee = KneeShift {
+        load: c.info.load,
+        base: knee_of(b),
+        cand: knee_of(c),
+    };
+    family.drift = run_noise.measured() || opts.drift.is_some();
+    Ok(Comparison {
+        base_label: b.path.display().to_string(),
+        cand_label: c.path.display().to_string(),
+        scenario: c.info.scenario_name.clone(),
+        load: c.info.load,
+        config_diff: config_diff::unified(&b.info, &c.info),
+        config_changes,
+        warnings,
+        checks_source: checks.source,
+        knee,
+        family,
+        run_noise,
+        rows,
+        server_notes,
+        model_rows,
+        what_ran: [b, c]
+            .map(|d| crate::results::facts::of(&d.info, d.rungs.iter().map(|r| &r.summary))),
+    })
+}
+
+/// Refuse two folders that are not two whole runs of one kind of load.
+fn refuse_unlike_runs(b: &ResultDir, c: &ResultDir) -> Result<(), CompareError> {
     // One shard's folder holds 1/N of every rung: its throughputs are 1/N of the run's.
     for (which, d) in [("baseline", b), ("candidate", c)] {
         if let Some(s) = &d.info.shard {
@@ -472,33 +567,65 @@ pub fn compare(
             cand: c.info.load,
         });
     }
-    let kind = c.info.load;
-    let (checks, mut checks_source, rules_differ) =
-        checks_for(b, c, &opts.overrides, opts.candidate_rules_first, opts.only)?;
-    // A capacity check judges the two searches' answers, not a rung: it is set apart.
-    let (mut capacity_checks, checks): (Vec<Check>, Vec<Check>) = checks
-        .into_iter()
-        .partition(|ch| ch.metric == crate::capacity::CAPACITY_METRIC);
-    let read_capacity = |which: &'static str, d: &ResultDir| {
-        capacity::read(d).map_err(|message| CompareError::Capacity { which, message })
-    };
-    let capacities = (
-        read_capacity("baseline", b)?,
-        read_capacity("candidate", c)?,
-    );
-    let searches = capacities.0.is_some() && capacities.1.is_some();
-    if searches && capacity_checks.is_empty() && !opts.only {
-        capacity_checks.push(Check::new(
-            crate::capacity::CAPACITY_METRIC,
-            Bound::Decrease(crate::scenario::Threshold::Relative(0.05)),
-        ));
-        checks_source.push_str(" + capacity -5% (both runs are capacity searches)");
+    Ok(())
+}
+
+/// The checks of a comparison: those judged on every common rung and those on the two
+/// capacity searches' answers, where they came from, and the two answers.
+struct Checks {
+    rung: Vec<Check>,
+    capacity: Vec<Check>,
+    /// Where the checks came from (`Comparison::checks_source`).
+    source: String,
+    /// A warning when the two sides' `gate:` rules differ.
+    rules_differ: Option<String>,
+    capacities: (
+        Option<crate::capacity::CapacityFile>,
+        Option<crate::capacity::CapacityFile>,
+    ),
+}
+
+impl Checks {
+    fn of(b: &ResultDir, c: &ResultDir, opts: &CompareOptions) -> Result<Checks, CompareError> {
+        let (checks, mut source, rules_differ) =
+            checks_for(b, c, &opts.overrides, opts.candidate_rules_first, opts.only)?;
+        // A capacity check judges the two searches' answers, not a rung: it is set apart.
+        let (mut capacity, rung): (Vec<Check>, Vec<Check>) = checks
+            .into_iter()
+            .partition(|ch| ch.metric == crate::capacity::CAPACITY_METRIC);
+        let read_capacity = |which: &'static str, d: &ResultDir| {
+            capacity::read(d).map_err(|message| CompareError::Capacity { which, message })
+        };
+        let capacities = (
+            read_capacity("baseline", b)?,
+            read_capacity("candidate", c)?,
+        );
+        let searches = capacities.0.is_some() && capacities.1.is_some();
+        if searches && capacity.is_empty() && !opts.only {
+            capacity.push(Check::new(
+                crate::capacity::CAPACITY_METRIC,
+                Bound::Decrease(crate::scenario::Threshold::Relative(0.05)),
+            ));
+            source.push_str(" + capacity -5% (both runs are capacity searches)");
+        }
+        Ok(Checks {
+            rung,
+            capacity,
+            source,
+            rules_differ,
+            capacities,
+        })
     }
-    let config_changes = config_diff::imported_changes(b, c)
-        .unwrap_or_else(|| config_diff::fundamental_changes(&b.info, &c.info));
-    if !config_changes.is_empty() && !opts.allow_config_change {
-        return Err(CompareError::ConfigChange(config_changes));
+
+    /// True when both runs are capacity searches.
+    fn searches(&self) -> bool {
+        self.capacities.0.is_some() && self.capacities.1.is_some()
     }
+}
+
+/// The warnings about the two folders as wholes: a run that did not complete, rules that
+/// differ, a side imported from vLLM's files.
+fn side_warnings(b: &ResultDir, c: &ResultDir, rules_differ: Option<String>) -> Vec<String> {
     let mut warnings: Vec<String> = [
         status_warning("baseline", b),
         status_warning("candidate", c),
@@ -515,8 +642,14 @@ pub fn compare(
             warnings.extend(d.info.warnings.iter().map(|w| format!("{which}: {w}")));
         }
     }
-    // A rung whose requests failed on the client (out of open files, local ports) measured
-    // the client, not the server: it is not compared, and the output says so.
+    warnings
+}
+
+/// The rungs of either side whose requests failed on the client (out of open files, local
+/// ports): they measured the client, not the server, so they are not compared, and a
+/// warning says so.
+fn client_limited_rungs(b: &ResultDir, c: &ResultDir, warnings: &mut Vec<String>) -> Vec<f64> {
+    let kind = c.info.load;
     let mut client_limited = Vec::new();
     for (which, d) in [("baseline", b), ("candidate", c)] {
         for r in d.rungs.iter().filter(|r| r.entry.complete) {
@@ -534,6 +667,20 @@ pub fn compare(
             }
         }
     }
+    client_limited
+}
+
+/// The levels of the rungs both sides completed and can be compared on, sorted, with a
+/// warning for each rung of one side only; refused when there is none to compare (unless
+/// both runs are capacity searches, whose answers are compared anyway).
+fn common_rungs(
+    b: &ResultDir,
+    c: &ResultDir,
+    searches: bool,
+    warnings: &mut Vec<String>,
+) -> Result<Vec<f64>, CompareError> {
+    let kind = c.info.load;
+    let mut client_limited = client_limited_rungs(b, c, warnings);
     let usable = |d: &ResultDir| -> Vec<f64> {
         d.rungs
             .iter()
@@ -598,30 +745,21 @@ pub fn compare(
             cand: crates,
         });
     }
-    fn load<'a>(
-        d: &'a ResultDir,
-        which: &'static str,
-        rate: f64,
-    ) -> Result<
-        (
-            &'a crate::results::LoadedRung,
-            Vec<crate::results::RequestLine>,
-        ),
-        CompareError,
-    > {
-        let rung = d.rung(rate).expect("rate listed above");
-        d.requests(rung)
-            .map(|lines| (rung, lines))
-            .map_err(|source| CompareError::Load { which, source })
-    }
-    let (bslo, cslo) = (
-        Slo::from_scenario(&b.info.scenario),
-        Slo::from_scenario(&c.info.scenario),
-    );
+    Ok(common)
+}
+
+/// The family of tests the checks make (its size sets each check's level), and the
+/// error-rate checks pooled over small rungs.
+fn family_of<'c>(
+    b: &ResultDir,
+    c: &ResultDir,
+    common: &[f64],
+    checks: &'c [Check],
+) -> (Family, Vec<&'c Check>) {
     // The family: every rung × check with a noise model; a summary-only rung compares
     // latencies and throughputs plainly, so only its error_rate checks count.
     let mut size = 0;
-    for &rate in &common {
+    for &rate in common {
         let (br, cr) = (b.rung(rate).expect("common"), c.rung(rate).expect("common"));
         let summary_only = !b.has_requests(br) || !c.has_requests(cr);
         let untimed = !b.has_send_times(br) || !c.has_send_times(cr);
@@ -652,70 +790,178 @@ pub fn compare(
         })
         .collect();
     size += pooled_errors.len();
-    let mut family = Family::of(size);
-    let saturated = [saturated_from(b), saturated_from(c)];
-    let levels = evidence::Levels {
-        per_check: family.per_check,
-        family: family.level,
-        assumed_drift: opts.drift,
-    };
-    let mut run_noise = RunNoise {
-        base: 1,
-        cand: 1,
-        assumed: opts.drift,
-    };
-    let mut rows = Vec::new();
-    let mut server_notes = Vec::new();
-    let mut model_rows = Vec::new();
-    // Checks whose drift their runs measured, below saturation on both sides: their τ² is
-    // pooled over the rungs of each metric once every rung is in ([`pool_drift`]).
-    let mut poolable: Vec<(usize, Evidence, settle::Unit)> = Vec::new();
-    for &rate in &common {
-        // The two sides' files are read and checked at once (a big rung takes seconds each).
-        let (bres, cres) = std::thread::scope(|s| {
-            let cand = s.spawn(|| load(c, "candidate", rate));
-            let base = load(b, "baseline", rate);
-            (
-                base,
-                cand.join().expect("loading the candidate's rung panicked"),
-            )
-        });
-        let ((br, bl), (cr, cl)) = (bres?, cres?);
-        run_noise.base = run_noise.base.max(evidence::runs_in(&bl));
-        run_noise.cand = run_noise.cand.max(evidence::runs_in(&cl));
+    (Family::of(size), pooled_errors)
+}
+
+/// Every rung's lines were checked as they were compared; the rungs not compared (one side
+/// only, incomplete, client-limited) are checked now, so a folder is refused whole as
+/// `ResultDir::open_finished` would, with each file read once.
+fn check_rungs_not_compared(
+    b: &ResultDir,
+    c: &ResultDir,
+    common: &[f64],
+) -> Result<(), CompareError> {
+    for (which, d) in [("baseline", b), ("candidate", c)] {
+        for r in d.rungs.iter().filter(|r| !common.contains(&r.entry.rate)) {
+            d.requests(r)
+                .map_err(|source| CompareError::Load { which, source })?;
+        }
+    }
+    Ok(())
+}
+
+/// One side's rung at `rate` and its request lines (read and checked).
+fn load_rung<'a>(
+    d: &'a ResultDir,
+    which: &'static str,
+    rate: f64,
+) -> Result<
+    (
+        &'a crate::results::LoadedRung,
+        Vec<crate::results::RequestLine>,
+    ),
+    CompareError,
+> {
+    let rung = d.rung(rate).expect("rate listed above");
+    d.requests(rung)
+        .map(|lines| (rung, lines))
+        .map_err(|source| CompareError::Load { which, source })
+}
+
+/// A rung of each side (the two read and checked at once: a big rung takes seconds each).
+#[allow(clippy::type_complexity)]
+fn load_both<'a>(
+    b: &'a ResultDir,
+    c: &'a ResultDir,
+    rate: f64,
+) -> Result<
+    (
+        (
+            &'a crate::results::LoadedRung,
+            Vec<crate::results::RequestLine>,
+        ),
+        (
+            &'a crate::results::LoadedRung,
+            Vec<crate::results::RequestLine>,
+        ),
+    ),
+    CompareError,
+> {
+    let (bres, cres) = std::thread::scope(|s| {
+        let cand = s.spawn(|| load_rung(c, "candidate", rate));
+        let base = load_rung(b, "baseline", rate);
+        (
+            base,
+            cand.join().expect("loading the candidate's rung panicked"),
+        )
+    });
+    Ok((bres?, cres?))
+}
+
+/// What judging the common rungs gathers, rung by rung.
+struct Judged {
+    rows: Vec<Row>,
+    /// Checks whose drift their runs measured, below saturation on both sides: their τ² is
+    /// pooled over the rungs of each metric once every rung is in ([`pool_drift`]).
+    poolable: Vec<(usize, Evidence, settle::Unit)>,
+    run_noise: RunNoise,
+    server_notes: Vec<(f64, String)>,
+    model_rows: Vec<ModelRow>,
+}
+
+/// What judging one rung needs, the same for every rung.
+struct RungJudge<'a> {
+    b: &'a ResultDir,
+    c: &'a ResultDir,
+    opts: &'a CompareOptions,
+    checks: &'a [Check],
+    /// The baseline's and the candidate's SLO.
+    slo: [Slo; 2],
+    /// The level each side saturated at, if it did.
+    saturated: [Option<f64>; 2],
+    levels: evidence::Levels,
+}
+
+/// The two sides of a rung: whole, and for each model a rule names, that model's share.
+struct RungSides<'a> {
+    base: Side<'a>,
+    cand: Side<'a>,
+    models: Vec<(&'a str, Side<'a>, Side<'a>)>,
+}
+
+impl<'a> RungSides<'a> {
+    /// The two sides a check judges.
+    fn of(&self, check: &Check) -> (&Side<'a>, &Side<'a>) {
+        match check.model.as_deref() {
+            None => (&self.base, &self.cand),
+            Some(m) => self
+                .models
+                .iter()
+                .find(|(n, _, _)| *n == m)
+                .map(|(_, b, c)| (b, c))
+                .expect("a view for every rule's model"),
+        }
+    }
+}
+
+/// What a rung's checks are decided with besides their evidence.
+struct RungShape {
+    /// A side has no requests to resample: latencies and throughputs are compared plainly.
+    summary_only: bool,
+    /// The error rate judges an outage (every candidate request failed).
+    errors_judge: bool,
+    unit: settle::Unit,
+}
+
+/// One model's rung summary and request lines, on both sides.
+type ModelView = (
+    String,
+    [(
+        crate::metrics::RungSummary,
+        Vec<crate::results::RequestLine>,
+    ); 2],
+);
+
+impl RungJudge<'_> {
+    /// Judge every check on the rung at `rate`, adding its rows to `out`.
+    fn rung(
+        &self,
+        rate: f64,
+        out: &mut Judged,
+        warnings: &mut Vec<String>,
+    ) -> Result<(), CompareError> {
+        let (b, c) = (self.b, self.c);
+        let ((br, bl), (cr, cl)) = load_both(b, c, rate)?;
+        out.run_noise.base = out.run_noise.base.max(evidence::runs_in(&bl));
+        out.run_noise.cand = out.run_noise.cand.max(evidence::runs_in(&cl));
         if let Some(n) =
             crate::servermetrics::describe_change(&br.summary.server, &cr.summary.server)
         {
-            server_notes.push((rate, n));
+            out.server_notes.push((rate, n));
         }
-        let bs = Side {
-            summary: &br.summary,
-            lines: &bl,
-            slo: bslo,
-        };
-        let cs = Side {
-            summary: &cr.summary,
-            lines: &cl,
-            slo: cslo,
-        };
         match models::rows(&br.summary, &cr.summary) {
             Ok(list) => {
-                model_rows.extend(
-                    list.into_iter()
-                        .map(|(model, metric, base, cand)| ModelRow {
-                            rate,
-                            model,
-                            metric,
-                            base,
-                            cand,
-                        }),
-                )
+                out.model_rows
+                    .extend(
+                        list.into_iter()
+                            .map(|(model, metric, base, cand)| ModelRow {
+                                rate,
+                                model,
+                                metric,
+                                base,
+                                cand,
+                            }),
+                    )
             }
             Err(w) if !warnings.contains(&w) => warnings.push(w),
             Err(_) => {}
         }
         // Rules on one model of a mix judge that model's share of the rung alone.
-        let mut wanted: Vec<&str> = checks.iter().filter_map(|c| c.model.as_deref()).collect();
+        let mut wanted: Vec<&str> = self
+            .checks
+            .iter()
+            .filter_map(|c| c.model.as_deref())
+            .collect();
         wanted.dedup();
         let views = wanted
             .iter()
@@ -723,202 +969,211 @@ pub fn compare(
                 models::views(rate, m, (&br.summary, &bl), (&cr.summary, &cl))
                     .map(|v| (m.to_string(), v))
             })
-            .collect::<Result<Vec<_>, _>>()?;
-        let model_sides: Vec<(&str, Side, Side)> = views
-            .iter()
-            .map(|(m, [(bsum, blines), (csum, clines)])| {
-                (
-                    m.as_str(),
-                    Side {
-                        summary: bsum,
-                        lines: blines,
-                        slo: bslo,
-                    },
-                    Side {
-                        summary: csum,
-                        lines: clines,
-                        slo: cslo,
-                    },
-                )
-            })
-            .collect();
-        let sides_of = |check: &Check| -> (&Side, &Side) {
-            match check.model.as_deref() {
-                None => (&bs, &cs),
-                Some(m) => model_sides
-                    .iter()
-                    .find(|(n, _, _)| *n == m)
-                    .map(|(_, b, c)| (b, c))
-                    .expect("a view for every rule's model"),
-            }
-        };
+            .collect::<Result<Vec<ModelView>, _>>()?;
+        let sides = self.sides((&br.summary, &bl), (&cr.summary, &cl), &views);
         // A vLLM file saved without --save-detailed has no requests to resample: such rungs
         // are compared on their summary values (the error rate keeps its count-based test).
         // Without send times (older benchmark_serving.py files) the requests' latencies are
         // resampled but throughputs are their files' summary values.
         let summary_only = !b.has_requests(br) || !c.has_requests(cr);
         let untimed = !b.has_send_times(br) || !c.has_send_times(cr);
-        // Each check's evidence stands alone: computed on every core, then used in order.
-        let past_knee = saturated.iter().any(|k| k.is_some_and(|k| rate >= k));
-        let evidences = evidence::par_map(&checks, |check| {
+        let evidences = self.evidences(rate, &sides, summary_only, untimed);
+        // An outage (every candidate request failed) is a regression the error rate judges,
+        // not unusable input: its latency checks say "no successes" instead of refusing.
+        let measured = |s: &crate::metrics::RungSummary| s.completed.saturating_add(s.failed) > 0;
+        let shape = RungShape {
+            summary_only,
+            errors_judge: self
+                .checks
+                .iter()
+                .any(|c| evidence::Model::of(&c.metric) == evidence::Model::ErrorRate)
+                && measured(&br.summary)
+                && measured(&cr.summary),
+            unit: unit_of(c, cr),
+        };
+        for (check, evidence) in self.checks.iter().zip(evidences) {
+            let (row, pool) = self.decide(rate, check, sides.of(check), evidence, &shape)?;
+            if let Some(e) = pool {
+                out.poolable.push((out.rows.len(), e, shape.unit));
+            }
+            out.rows.push(row);
+        }
+        Ok(())
+    }
+
+    /// The rung's sides, whole and per model of `views`.
+    fn sides<'s>(
+        &self,
+        (bsum, blines): (
+            &'s crate::metrics::RungSummary,
+            &'s [crate::results::RequestLine],
+        ),
+        (csum, clines): (
+            &'s crate::metrics::RungSummary,
+            &'s [crate::results::RequestLine],
+        ),
+        views: &'s [ModelView],
+    ) -> RungSides<'s> {
+        let [bslo, cslo] = self.slo;
+        let side = |summary, lines, slo| Side {
+            summary,
+            lines,
+            slo,
+        };
+        RungSides {
+            base: side(bsum, blines, bslo),
+            cand: side(csum, clines, cslo),
+            models: views
+                .iter()
+                .map(|(m, [(bsum, blines), (csum, clines)])| {
+                    (
+                        m.as_str(),
+                        side(bsum, blines, bslo),
+                        side(csum, clines, cslo),
+                    )
+                })
+                .collect(),
+        }
+    }
+
+    /// Each check's evidence on the rung, and whether it compares summary values plainly.
+    /// Each stands alone: computed on every core, then used in order.
+    fn evidences(
+        &self,
+        rate: f64,
+        sides: &RungSides,
+        summary_only: bool,
+        untimed: bool,
+    ) -> Vec<(bool, Result<Evidence, evidence::NoSuccesses>)> {
+        let past_knee = self.saturated.iter().any(|k| k.is_some_and(|k| rate >= k));
+        evidence::par_map(self.checks, |check| {
             let model = evidence::Model::of(&check.metric);
             let levels = evidence::Levels {
-                assumed_drift: levels
+                assumed_drift: self
+                    .levels
                     .assumed_drift
-                    .filter(|_| speed_moves(model, b.info.load, past_knee)),
-                ..levels
+                    .filter(|_| speed_moves(model, self.b.info.load, past_knee)),
+                ..self.levels
             };
             let plain = (summary_only
                 || (untimed && matches!(model, evidence::Model::Throughput(_))))
                 && !matches!(model, evidence::Model::ErrorRate | evidence::Model::Plain);
-            let (bs, cs) = sides_of(check);
+            let (bs, cs) = sides.of(check);
             let e = if plain && bs.summary.completed > 0 && cs.summary.completed > 0 {
                 Ok(evidence::summary_only(&check.metric, bs, cs))
             } else {
                 evidence::evidence(&check.metric, bs, cs, levels)
             };
             (plain, e)
-        });
-        // An outage (every candidate request failed) is a regression the error rate judges,
-        // not unusable input: its latency checks say "no successes" instead of refusing.
-        let measured = |s: &crate::metrics::RungSummary| s.completed.saturating_add(s.failed) > 0;
-        let errors_judge = checks
-            .iter()
-            .any(|c| evidence::Model::of(&c.metric) == evidence::Model::ErrorRate)
-            && measured(&br.summary)
-            && measured(&cr.summary);
-        for (check, (plain, e)) in checks.iter().zip(evidences) {
-            let (bs, cs) = sides_of(check);
-            let e = match e {
-                Err(ns) if ns.side == "candidate" && errors_judge => {
-                    Ok(no_successes(&check.metric, bs, cs.summary))
-                }
-                e => e,
+        })
+    }
+
+    /// One check's row on one rung from its evidence, and the evidence again when its drift
+    /// is to be pooled over the rungs.
+    fn decide(
+        &self,
+        rate: f64,
+        check: &Check,
+        (bs, cs): (&Side, &Side),
+        (plain, e): (bool, Result<Evidence, evidence::NoSuccesses>),
+        shape: &RungShape,
+    ) -> Result<(Row, Option<Evidence>), CompareError> {
+        let e = match e {
+            Err(ns) if ns.side == "candidate" && shape.errors_judge => {
+                Ok(no_successes(&check.metric, bs, cs.summary))
+            }
+            e => e,
+        };
+        let e = e.map_err(|ns| {
+            let s = if ns.side == "baseline" {
+                bs.summary
+            } else {
+                cs.summary
             };
-            let e = e.map_err(|ns| {
-                let s = if ns.side == "baseline" {
-                    bs.summary
-                } else {
-                    cs.summary
-                };
-                let classes: Vec<String> = s
-                    .errors_by_class
-                    .iter()
-                    .filter(|(_, n)| **n > 0)
-                    .map(|(k, n)| format!("{k} {n}"))
-                    .collect();
-                CompareError::NoSuccesses {
-                    rate,
-                    side: ns.side,
-                    metric: check.label(),
-                    detail: format!("{} failed: {}", s.failed, classes.join(", ")),
-                }
-            })?;
-            let mut decision = verdict::decide_in(check.bound, check.floor, &e, unit_of(c, cr));
-            let mut method = e.method;
-            // Too few requests (or sessions) for the bootstrap: a cruder test rather than none.
-            if let (Verdict::Inconclusive, Some(_), false, evidence::Model::Latency(stat, which)) = (
-                decision.verdict,
-                &e.too_few,
-                plain,
-                evidence::Model::of(&check.metric),
-            ) {
-                let (bg, cg) = (
-                    evidence::latency_groups(bs.lines, which),
-                    evidence::latency_groups(cs.lines, which),
-                );
-                if bg.len().min(cg.len()) < stats::MIN_REQUESTS {
-                    if let Some(d) =
-                        small::decide(check.bound, check.floor, stat, &bg, &cg, family.per_check)
-                    {
-                        decision = d;
-                        method = Method::Rank;
-                    }
-                }
-            }
-            let latency = matches!(
-                evidence::Model::of(&check.metric),
-                evidence::Model::Latency(..)
-            );
-            let past = |s: Option<f64>| s.is_some_and(|k| rate >= k);
-            if latency && !opts.judge_saturated && (past(saturated[0]) || past(saturated[1])) {
-                decision = past_saturation(rate, saturated[0], saturated[1]);
-            }
-            if plain && decision.note.is_empty() {
-                decision.note = match summary_only {
-                    true => evidence::SUMMARY_ONLY.into(),
-                    false => evidence::SUMMARY_ONLY_UNTIMED.into(),
-                };
-            }
-            if !plain
-                && method != Method::Rank
-                && !past(saturated[0])
-                && !past(saturated[1])
-                && e.drift.is_some_and(|d| d.pool.is_some())
-            {
-                poolable.push((rows.len(), e.clone(), unit_of(c, cr)));
-            }
-            rows.push(Row {
+            let classes: Vec<String> = s
+                .errors_by_class
+                .iter()
+                .filter(|(_, n)| **n > 0)
+                .map(|(k, n)| format!("{k} {n}"))
+                .collect();
+            CompareError::NoSuccesses {
                 rate,
-                check: check.clone(),
-                base: e.base,
-                cand: e.cand,
-                method,
-                decision,
-                errors: e.counts.filter(|c| !c.overdispersed()).map(|c| c.sides),
-            });
+                side: ns.side,
+                metric: check.label(),
+                detail: format!("{} failed: {}", s.failed, classes.join(", ")),
+            }
+        })?;
+        let mut decision = verdict::decide_in(check.bound, check.floor, &e, shape.unit);
+        let mut method = e.method;
+        if !plain {
+            if let Some(d) = self.rank_test(check, &decision, &e, (bs, cs)) {
+                decision = d;
+                method = Method::Rank;
+            }
         }
-    }
-    pool_drift(&mut rows, poolable);
-    for check in pooled_errors {
-        pooled_error_rate(check, &mut rows, family.per_check);
-    }
-    for check in &capacity_checks {
-        rows.push(capacity::row(
-            check,
-            capacities.0.as_ref(),
-            capacities.1.as_ref(),
-        ));
-    }
-    // A vLLM side's rung is sized by its benchmark's --num-prompts: the advice names both.
-    if b.imported.is_some() || c.imported.is_some() {
-        for r in &mut rows {
-            r.decision.note = settle::name_vllm_knob(&r.decision.note);
+        let latency = matches!(
+            evidence::Model::of(&check.metric),
+            evidence::Model::Latency(..)
+        );
+        let past = |s: Option<f64>| s.is_some_and(|k| rate >= k);
+        let past_either = past(self.saturated[0]) || past(self.saturated[1]);
+        if latency && !self.opts.judge_saturated && past_either {
+            decision = past_saturation(rate, self.saturated[0], self.saturated[1]);
         }
-    }
-    // Every rung's lines were checked as they were compared; the rungs not compared
-    // (one side only, incomplete, client-limited) are checked now, so a folder is refused
-    // whole as `ResultDir::open_finished` would, with each file read once.
-    for (which, d) in [("baseline", b), ("candidate", c)] {
-        for r in d.rungs.iter().filter(|r| !common.contains(&r.entry.rate)) {
-            d.requests(r)
-                .map_err(|source| CompareError::Load { which, source })?;
+        if plain && decision.note.is_empty() {
+            decision.note = match shape.summary_only {
+                true => evidence::SUMMARY_ONLY.into(),
+                false => evidence::SUMMARY_ONLY_UNTIMED.into(),
+            };
         }
+        let pool = !plain
+            && method != Method::Rank
+            && !past_either
+            && e.drift.is_some_and(|d| d.pool.is_some());
+        let pooled = pool.then(|| e.clone());
+        let row = Row {
+            rate,
+            check: check.clone(),
+            base: e.base,
+            cand: e.cand,
+            method,
+            decision,
+            errors: e.counts.filter(|c| !c.overdispersed()).map(|c| c.sides),
+        };
+        Ok((row, pooled))
     }
-    let knee = KneeShift {
-        load: c.info.load,
-        base: knee_of(b),
-        cand: knee_of(c),
-    };
-    family.drift = run_noise.measured() || opts.drift.is_some();
-    Ok(Comparison {
-        base_label: b.path.display().to_string(),
-        cand_label: c.path.display().to_string(),
-        scenario: c.info.scenario_name.clone(),
-        load: c.info.load,
-        config_diff: config_diff::unified(&b.info, &c.info),
-        config_changes,
-        warnings,
-        checks_source,
-        knee,
-        family,
-        run_noise,
-        rows,
-        server_notes,
-        model_rows,
-        what_ran: [b, c]
-            .map(|d| crate::results::facts::of(&d.info, d.rungs.iter().map(|r| &r.summary))),
-    })
+
+    /// Too few requests (or sessions) for the bootstrap on a latency check left undecided:
+    /// a cruder test (ranks) rather than none, when it decides.
+    fn rank_test(
+        &self,
+        check: &Check,
+        decision: &Decision,
+        e: &Evidence,
+        (bs, cs): (&Side, &Side),
+    ) -> Option<Decision> {
+        let evidence::Model::Latency(stat, which) = evidence::Model::of(&check.metric) else {
+            return None;
+        };
+        if decision.verdict != Verdict::Inconclusive || e.too_few.is_none() {
+            return None;
+        }
+        let (bg, cg) = (
+            evidence::latency_groups(bs.lines, which),
+            evidence::latency_groups(cs.lines, which),
+        );
+        if bg.len().min(cg.len()) >= stats::MIN_REQUESTS {
+            return None;
+        }
+        small::decide(
+            check.bound,
+            check.floor,
+            stat,
+            &bg,
+            &cg,
+            self.levels.per_check,
+        )
+    }
 }
 
 /// Borrow strength across rungs: each metric's checks below saturation (`poolable`: row

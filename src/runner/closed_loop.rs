@@ -13,7 +13,7 @@
 //! holding a measured request waits until every warmup request has finished, so the measured
 //! part starts with all `N` users together on a warm server (never in the cold first burst
 //! beside the warmup requests), and the server-metrics scraper starts at that instant
-//! (`RungPlan::warmed`).
+//! (`SendPlan::warmed`).
 //!
 //! A request's `scheduled` time is when its user became ready to send it: the rung start
 //! for a user's first request (the warmup phase's end for a first measured one), else the

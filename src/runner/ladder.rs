@@ -19,8 +19,8 @@ use tokio::sync::watch;
 use tokio::time::Instant;
 
 use super::{
-    failures, print_outcome, progress, rung, shard, sim_host, soak, warnings, RunContext, RunError,
-    RunOutcome, STOP_GRACE,
+    failures, print_outcome, progress, rung, rung_plan, shard, sim_host, soak, warnings,
+    RunContext, RunError, RunOutcome, STOP_GRACE,
 };
 use crate::client::Client;
 use crate::metrics::{repeats, summarize, RungContext, RungSummary};
@@ -83,7 +83,17 @@ impl Held {
     }
 }
 
-impl Ladder<'_> {
+impl<'c> Ladder<'c> {
+    /// What planning a rung reads of the ladder.
+    fn plan_inputs(&self) -> rung_plan::Inputs<'c> {
+        rung_plan::Inputs {
+            ctx: self.ctx,
+            scenario: self.scenario,
+            client: self.client,
+            tokens: self.tokens,
+        }
+    }
+
     /// Run every repeat of every rung into `writer`'s folder and finish it.
     pub async fn run(
         &self,
@@ -300,9 +310,15 @@ impl Ladder<'_> {
             log,
             said,
         } = out;
-        let mut planned = self
-            .plan(idx, rate, repeat, stop, writer, log, timeline)
-            .await?;
+        let mut planned = rung_plan::plan_rung(
+            self.plan_inputs(),
+            rung_plan::RungAt { idx, rate, repeat },
+            stop,
+            writer,
+            log,
+            timeline,
+        )
+        .await?;
         let kind = planned.kind;
         let mut bar = self.bar(&planned, idx, rate, repeat);
         let base = self.rung_context(&planned, rate);
@@ -327,8 +343,8 @@ impl Ladder<'_> {
                     + planned.first_measured,
             ),
         });
-        let super::rung_plan::Planned {
-            plan,
+        let rung_plan::RungPlan {
+            send,
             warmup,
             n,
             timed,
@@ -339,7 +355,7 @@ impl Ladder<'_> {
         } = planned;
         let mut run = rung::run_rung(
             self.client.clone(),
-            plan,
+            send,
             stop.clone(),
             STOP_GRACE,
             &mut bar,
@@ -439,7 +455,7 @@ impl Ladder<'_> {
     /// The rung's progress bar, at its step of the whole ladder.
     fn bar(
         &self,
-        planned: &super::rung_plan::Planned<'_>,
+        planned: &rung_plan::RungPlan<'_>,
         idx: usize,
         rate: f64,
         repeat: u32,
@@ -459,7 +475,7 @@ impl Ladder<'_> {
     }
 
     /// The rung's context for its summary, from its plan (not interrupted).
-    fn rung_context(&self, planned: &super::rung_plan::Planned<'_>, rate: f64) -> RungContext {
+    fn rung_context(&self, planned: &rung_plan::RungPlan<'_>, rate: f64) -> RungContext {
         let scenario = self.scenario;
         RungContext {
             rate,
@@ -707,29 +723,6 @@ fn tag_prefix_groups(records: &mut [RequestRecord], groups: &[u32]) {
             r.prefix_first = first.get(&g) == Some(&r.index);
         }
     }
-}
-
-pub(super) fn n_repeats(s: &Scenario) -> u32 {
-    s.load.repeats.max(1)
-}
-
-/// A shard's share of a rung: the requests and send times it owns, with their rung indices.
-pub(super) fn shard_share<R>(
-    requests: Vec<R>,
-    schedule: Vec<Duration>,
-    owned: impl Fn(usize) -> bool,
-) -> (Vec<R>, Vec<Duration>, Option<Vec<u32>>) {
-    let mut keep = (Vec::new(), Vec::new(), Vec::new());
-    let mut at = schedule.into_iter();
-    for (i, r) in requests.into_iter().enumerate() {
-        let t = at.next();
-        if owned(i) {
-            keep.0.push(r);
-            keep.1.extend(t);
-            keep.2.push(i as u32);
-        }
-    }
-    (keep.0, keep.1, Some(keep.2))
 }
 
 /// The summary of a rung from its repeats: the one repeat's own, or their pool.

@@ -17,7 +17,7 @@ use crate::metrics::LiveStats;
 use crate::record::RequestRecord;
 
 /// Everything needed to dispatch one rung, built before it starts.
-pub struct RungPlan {
+pub struct SendPlan {
     /// Request bodies, warmup first.
     pub requests: Vec<PreparedRequest>,
     /// Absolute send offsets from the rung start, same order.
@@ -138,7 +138,7 @@ fn counting_pool() -> Arc<Semaphore> {
 /// them at once.
 pub async fn run_rung(
     client: Arc<Client>,
-    mut plan: RungPlan,
+    mut plan: SendPlan,
     mut stop: watch::Receiver<bool>,
     grace: Duration,
     observer: &mut dyn RungObserver,

@@ -2,6 +2,9 @@
 //! rate, a ramp, a trace's timestamps, or closed-loop users), sessions and shared prefixes,
 //! its shard's share, and, for a shard, the agreed start. Everything here happens before the
 //! first send.
+//!
+//! [`plan_rung`] is a free function of what it reads ([`Inputs`]): the ladder (`ladder.rs`)
+//! calls it and measures the [`RungPlan`] it returns; this file does not know the ladder.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -9,15 +12,34 @@ use std::time::Duration;
 use tokio::sync::watch;
 use tokio::time::Instant;
 
-use super::ladder::{n_repeats, shard_share, Ladder};
-use super::{prepare, rung, rung_seed, shard, RunError};
+use super::{prepare, rung, rung_seed, shard, RunContext, RunError};
+use crate::client::{Client, PreparedRequest};
 use crate::results::RunWriter;
-use crate::scenario::{Arrival, LoadKind};
-use crate::workload::{self, PromptSet};
+use crate::scenario::{Arrival, LoadKind, Scenario, Workload};
+use crate::workload::{self, PromptSet, SessionPlan};
+
+/// What planning a rung reads: the run's context, the scenario, the client that builds the
+/// request bodies, and where token counts come from.
+#[derive(Clone, Copy)]
+pub(super) struct Inputs<'c> {
+    pub ctx: &'c RunContext<'c>,
+    pub scenario: &'c Scenario,
+    pub client: &'c Arc<Client>,
+    pub tokens: workload::Tokens<'c>,
+}
+
+/// Which repeat of which rung: its index in the ladder, its level and the repeat (0-based).
+#[derive(Clone, Copy)]
+pub(super) struct RungAt {
+    pub idx: usize,
+    pub rate: f64,
+    pub repeat: u32,
+}
 
 /// A planned repeat of a rung, and what its measurement needs to know of the plan.
-pub(super) struct Planned<'a> {
-    pub plan: rung::RungPlan,
+pub(super) struct RungPlan<'a> {
+    /// What the dispatch loops send.
+    pub send: rung::SendPlan,
     pub kind: LoadKind,
     pub warmup: usize,
     /// Measured requests (sessions for a session rung).
@@ -44,23 +66,191 @@ pub(super) struct Planned<'a> {
     pub requests_total: usize,
 }
 
-impl<'c> Ladder<'c> {
-    /// Plans repeat `repeat` of rung `idx` (at `rate`): notes about its prompts go to the
-    /// terminal and `log` on the first repeat.
-    #[allow(clippy::too_many_arguments)]
-    pub(super) async fn plan(
-        &self,
-        idx: usize,
-        rate: f64,
-        repeat: u32,
-        stop: &watch::Receiver<bool>,
-        writer: &mut RunWriter,
-        log: &mut Vec<String>,
-        timeline: Option<&mut shard::Timeline>,
-    ) -> Result<Planned<'c>, RunError> {
-        let scenario = self.scenario;
-        let quiet = self.ctx.opts.quiet;
-        let kind = scenario.load_kind();
+/// Plans repeat `at.repeat` of rung `at.idx` (at `at.rate`): notes about its prompts go to
+/// the terminal and `log` on the first repeat; a shard waits here for the agreed start.
+pub(super) async fn plan_rung<'c>(
+    inp: Inputs<'c>,
+    at: RungAt,
+    stop: &watch::Receiver<bool>,
+    writer: &mut RunWriter,
+    log: &mut Vec<String>,
+    timeline: Option<&mut shard::Timeline>,
+) -> Result<RungPlan<'c>, RunError> {
+    let scenario = inp.scenario;
+    let kind = scenario.load_kind();
+    let RungAt { idx, rate, repeat } = at;
+    let Counts {
+        warmup,
+        n,
+        timed,
+        replay,
+        shaped,
+    } = Counts::of(inp, idx, rate)?;
+    // Prompts and bodies are built before the rung: nothing of this on the send path.
+    // The same lengths, order and schedule on every repeat (the seeds are the rung's).
+    let fresh = repeat_workload(&scenario.workload, repeat);
+    let workload = fresh.as_ref().unwrap_or(&scenario.workload);
+    let sessions = session_plan(inp, workload, warmup + n, idx)?;
+    let count = match timed {
+        Some(_) => scenario
+            .workload
+            .prompt_pool
+            .unwrap_or(crate::scenario::DEFAULT_PROMPT_POOL) as usize,
+        None => warmup + n,
+    };
+    let set = prompt_set(inp, workload, replay, sessions.as_deref(), count, idx)?;
+    if repeat == 0 {
+        for note in set.notes {
+            if !inp.ctx.opts.quiet {
+                inp.ctx
+                    .opts
+                    .notes
+                    .err(&format!("note: rung {}: {note}", kind.level(rate)));
+            }
+            log.push(format!("note: rung {rate}: {note}"));
+        }
+    }
+    let prompts = set.prompts;
+    let groups = set.prefix_groups;
+    let sharding = inp.ctx.opts.shard.as_ref().map(|s| s.shard);
+    let owned = |i: usize| sharding.is_none_or(|s| s.owns(i as u64));
+    // A timed rung's pool serves warmup and measured requests alike.
+    let measured_from = if timed.is_some() { 0 } else { warmup };
+    let inexact = match &sessions {
+        Some(plan) => super::sessions::inexact_measured(plan, warmup),
+        None => prompts[measured_from..]
+            .iter()
+            .enumerate()
+            .filter(|(i, p)| !p.exact && owned(measured_from + i))
+            .count() as u64,
+    };
+    let mix = super::models::Mix::of(&scenario.model, scenario.workload.seed);
+    let requests = bodies(inp.client, &mix, prompts);
+    // A concurrency rung: `rate` is its number of users (a shard runs its part of them);
+    // no arrival schedule.
+    let part = |n: u32| sharding.map_or(n, |s| s.part(n));
+    let closed = (kind == LoadKind::Concurrency).then(|| super::dispatch::Users {
+        count: part(rate as u32),
+        think_time: scenario.load.think_time.map_or(Duration::ZERO, |d| d.0),
+    });
+    let mut schedule = match (closed, shaped) {
+        (Some(_), _) => Vec::new(),
+        (None, Some(s)) => s,
+        // Drawn as the rung goes; only the first measured send is needed here.
+        (None, None) if timed.is_some() => arrivals(scenario, rate, idx, Duration::MAX)?
+            .nth(warmup)
+            .into_iter()
+            .collect(),
+        (None, None) => workload::schedule(
+            scenario.load.arrival,
+            rate,
+            scenario.load.burstiness,
+            warmup + n,
+            rung_seed(scenario.workload.seed, idx),
+        )
+        .map_err(|e| RunError::Scenario(e.to_string()))?,
+    };
+    // Server metrics from the first measured send on (warmup left out).
+    let first_measured = match timed {
+        Some(_) => schedule.first().copied().unwrap_or_default(),
+        None => schedule.get(warmup).copied().unwrap_or_default(),
+    };
+    let max_concurrency = scenario.load.max_concurrency.map(part);
+    let span = schedule.last().copied().unwrap_or_default();
+    // A session rung's schedule is its sessions' starts (sessions per second).
+    let session_starts = match &sessions {
+        Some(_) => std::mem::take(&mut schedule),
+        None => Vec::new(),
+    };
+    let (requests, schedule, indices) = match sharding {
+        None => (requests, schedule, None),
+        Some(_) => shard_share(requests, schedule, owned),
+    };
+    let start = match timeline {
+        Some(t) => {
+            let repeat = if scenario.load.repeats.max(1) > 1 {
+                repeat + 1
+            } else {
+                0
+            };
+            let planned = t.take(span);
+            Some(shard::wait_for_start(planned, rate, repeat, stop, writer).await?)
+        }
+        None => None,
+    };
+    // A concurrency rung's measured part starts when its warmup has finished: the
+    // scraper waits to be told.
+    let (warmed, warmed_rx) = match closed {
+        Some(_) => {
+            let (tx, rx) = watch::channel(None);
+            (Some(tx), Some(rx))
+        }
+        None => (None, None),
+    };
+    let send = rung::SendPlan {
+        requests,
+        schedule,
+        warmup,
+        max_concurrency,
+        closed,
+        indices,
+        start,
+        warmed,
+        sessions: sessions.clone().map(|plan| super::sessions::SessionRung {
+            // A conversation keeps one model: drawn by its session index.
+            models: mix.assign(warmup + n),
+            plan,
+            warmup,
+            starts: match closed {
+                Some(users) => super::sessions::SessionStarts::Users(users),
+                None => super::sessions::SessionStarts::Scheduled {
+                    at: session_starts,
+                    max_concurrency,
+                },
+            },
+        }),
+        timed: match timed {
+            Some(duration) => Some(timed_send(scenario, rate, idx, duration, closed.is_some())?),
+            None => None,
+        },
+    };
+    // A session rung's bar counts its turns (each is one request).
+    let requests_total = sessions.as_ref().map_or(warmup + n, |p| p.total_turns());
+    Ok(RungPlan {
+        send,
+        kind,
+        warmup,
+        n,
+        timed,
+        replay,
+        inexact,
+        closed,
+        max_concurrency,
+        burstiness: burstiness(scenario),
+        groups,
+        first_measured,
+        start,
+        warmed_rx,
+        requests_total,
+    })
+}
+
+/// How many requests a rung sends and when, as far as its load's shape decides it.
+struct Counts<'c> {
+    warmup: usize,
+    /// Measured requests.
+    n: usize,
+    /// A rung run for a duration.
+    timed: Option<Duration>,
+    /// A trace replay's trace and prompts.
+    replay: Option<&'c prepare::Replay>,
+    /// The send times of a trace or a ramp, known before the prompts.
+    shaped: Option<Vec<Duration>>,
+}
+
+impl<'c> Counts<'c> {
+    fn of(inp: Inputs<'c>, idx: usize, rate: f64) -> Result<Counts<'c>, RunError> {
+        let scenario = inp.scenario;
         let mut warmup = scenario.load.warmup_requests as usize;
         let mut n = scenario.workload.requests_per_rung as usize;
         // A rung run for a duration cycles a pool of prompts (see `soak`).
@@ -68,8 +258,8 @@ impl<'c> Ladder<'c> {
         // A trace replay sends the trace's lines at its timestamps over the speed (the first
         // `warmup_requests` lines as warmup); a ramp sends what its rising rate draws. Both
         // know their send times before their prompts.
-        let replay = match kind {
-            LoadKind::Trace => Some(self.ctx.trace.as_deref().ok_or_else(|| {
+        let replay = match scenario.load_kind() {
+            LoadKind::Trace => Some(inp.ctx.trace.as_deref().ok_or_else(|| {
                 RunError::Scenario("a trace ladder without its trace read".into())
             })?),
             _ => None,
@@ -95,265 +285,189 @@ impl<'c> Ladder<'c> {
             };
             n = s.len() - warmup;
         }
-        // vLLM's meaning: the gamma shape; 1 is Poisson, and evenly spaced (constant)
-        // arrivals are the limit of an infinite shape (written as "inf" in result files).
-        let burstiness = match scenario.load.arrival {
-            Arrival::Gamma => scenario.load.burstiness.unwrap_or(1.0),
-            Arrival::Poisson => 1.0,
-            Arrival::Constant => f64::INFINITY,
-        };
-        // Prompts and bodies are built before the rung: nothing of this on the send path.
-        // The same lengths, order and schedule on every repeat (the seeds are the rung's).
-        // `cache: cold`: every repeat writes new words (its own nonce), so no repeat is
-        // answered from a cache the one before filled. Shared prefixes are new in every
-        // repeat (same shape) either way, so each repeat's first request of a group is a
-        // cache miss again.
-        let fresh;
-        let workload = match (
-            &scenario.workload.shared_prefix,
-            scenario.workload.cache_nonce,
-        ) {
-            (sp, nonce) if repeat > 0 && (sp.is_some() || nonce.is_some()) => {
-                let mut w = scenario.workload.clone();
-                w.shared_prefix = sp.as_ref().map(|sp| crate::scenario::SharedPrefix {
-                    repeat,
-                    ..sp.clone()
-                });
-                w.cache_nonce = nonce.map(|n| workload::repeat_nonce(n, repeat));
-                fresh = w;
-                &fresh
-            }
-            _ => &scenario.workload,
-        };
-        // A session rung: `warmup + n` sessions, whose turns' bodies are built as answers
-        // arrive; it sends no prepared requests.
-        let sessions = match &scenario.workload.sessions {
-            Some(s) => Some(Arc::new(
-                workload::SessionPlan::build(
-                    workload,
-                    s,
-                    self.tokens,
-                    self.ctx.dataset_path.as_deref(),
-                    warmup + n,
-                    idx as u64,
-                )
-                .map_err(|e| RunError::Scenario(e.to_string()))?,
-            )),
-            None => None,
-        };
-        let count = match timed {
-            Some(_) => scenario
-                .workload
-                .prompt_pool
-                .unwrap_or(crate::scenario::DEFAULT_PROMPT_POOL) as usize,
-            None => warmup + n,
-        };
-        // The prompts `prepare` built checking a file dataset, taken by the first plan
-        // (used or not, so they are not held for the run): the same workload and count
-        // build the same prompts, on any rung.
-        let carried = self
-            .ctx
-            .first_prompts
-            .lock()
-            .ok()
-            .and_then(|mut c| c.take());
-        let set = match (replay, &sessions) {
-            (Some(r), _) => PromptSet {
-                prompts: r.prompts.clone(),
-                notes: r.notes.clone(),
-                prefix_groups: Vec::new(),
-            },
-            (None, Some(plan)) => PromptSet {
-                notes: plan.notes.clone(),
-                ..PromptSet::default()
-            },
-            (None, None) => match carried.filter(|c| c.count == count && c.workload == *workload) {
-                Some(c) => c.set,
-                None => PromptSet::load_with(
-                    workload,
-                    self.tokens,
-                    self.ctx.dataset_path.as_deref(),
-                    count,
-                    idx as u64,
-                )
-                .map_err(|e| RunError::Scenario(e.to_string()))?,
-            },
-        };
-        if repeat == 0 {
-            for note in set.notes {
-                if !quiet {
-                    self.ctx
-                        .opts
-                        .notes
-                        .err(&format!("note: rung {}: {note}", kind.level(rate)));
-                }
-                log.push(format!("note: rung {rate}: {note}"));
-            }
-        }
-        let prompts = set.prompts;
-        let groups = set.prefix_groups;
-        let sharding = self.ctx.opts.shard.as_ref().map(|s| s.shard);
-        let owned = |i: usize| sharding.is_none_or(|s| s.owns(i as u64));
-        // A timed rung's pool serves warmup and measured requests alike.
-        let measured_from = if timed.is_some() { 0 } else { warmup };
-        let inexact = match &sessions {
-            Some(plan) => super::sessions::inexact_measured(plan, warmup),
-            None => prompts[measured_from..]
-                .iter()
-                .enumerate()
-                .filter(|(i, p)| !p.exact && owned(measured_from + i))
-                .count() as u64,
-        };
-        // Consumed as the bodies are built: a soak's pool of a million prompts would
-        // otherwise hold every prompt's text twice until the rung starts.
-        // A model mix: request `i` names the model drawn for index `i` (a timed rung's pool
-        // entry `i`, which it cycles).
-        let mix = super::models::Mix::of(&scenario.model, scenario.workload.seed);
-        let requests: Vec<_> = prompts
-            .into_iter()
-            .enumerate()
-            .map(|(i, p)| match p.images.is_empty() {
-                true => self.client.prepare_batch_as(
-                    mix.pick(i),
-                    &p.text,
-                    &p.batch,
-                    p.input_tokens,
-                    p.output_tokens,
-                ),
-                false => self.client.prepare_images(
-                    mix.pick(i),
-                    &p.text,
-                    &p.images,
-                    p.input_tokens,
-                    p.output_tokens,
-                ),
-            })
-            .collect();
-        // A concurrency rung: `rate` is its number of users (a shard runs its part of them);
-        // no arrival schedule.
-        let part = |n: u32| sharding.map_or(n, |s| s.part(n));
-        let closed = (kind == LoadKind::Concurrency).then(|| super::dispatch::Users {
-            count: part(rate as u32),
-            think_time: scenario.load.think_time.map_or(Duration::ZERO, |d| d.0),
-        });
-        let arrivals = |until: Duration| {
-            workload::Arrivals::new(
-                scenario.load.arrival,
-                rate,
-                scenario.load.burstiness,
-                rung_seed(scenario.workload.seed, idx),
-                until,
-            )
-            .map_err(|e| RunError::Scenario(e.to_string()))
-        };
-        let mut schedule = match (closed, shaped) {
-            (Some(_), _) => Vec::new(),
-            (None, Some(s)) => s,
-            // Drawn as the rung goes; only the first measured send is needed here.
-            (None, None) if timed.is_some() => {
-                arrivals(Duration::MAX)?.nth(warmup).into_iter().collect()
-            }
-            (None, None) => workload::schedule(
-                scenario.load.arrival,
-                rate,
-                scenario.load.burstiness,
-                warmup + n,
-                rung_seed(scenario.workload.seed, idx),
-            )
-            .map_err(|e| RunError::Scenario(e.to_string()))?,
-        };
-        // Server metrics from the first measured send on (warmup left out).
-        let first_measured = match timed {
-            Some(_) => schedule.first().copied().unwrap_or_default(),
-            None => schedule.get(warmup).copied().unwrap_or_default(),
-        };
-        let max_concurrency = scenario.load.max_concurrency.map(part);
-        let span = schedule.last().copied().unwrap_or_default();
-        // A session rung's schedule is its sessions' starts (sessions per second).
-        let session_starts = match &sessions {
-            Some(_) => std::mem::take(&mut schedule),
-            None => Vec::new(),
-        };
-        let (requests, schedule, indices) = match sharding {
-            None => (requests, schedule, None),
-            Some(_) => shard_share(requests, schedule, owned),
-        };
-        let start = match timeline {
-            Some(t) => {
-                let repeat = if n_repeats(scenario) > 1 {
-                    repeat + 1
-                } else {
-                    0
-                };
-                let planned = t.take(span);
-                Some(shard::wait_for_start(planned, rate, repeat, stop, writer).await?)
-            }
-            None => None,
-        };
-        // A concurrency rung's measured part starts when its warmup has finished: the
-        // scraper waits to be told.
-        let (warmed, warmed_rx) = match closed {
-            Some(_) => {
-                let (tx, rx) = watch::channel(None);
-                (Some(tx), Some(rx))
-            }
-            None => (None, None),
-        };
-        let plan = rung::RungPlan {
-            requests,
-            schedule,
-            warmup,
-            max_concurrency,
-            closed,
-            indices,
-            start,
-            warmed,
-            sessions: sessions.clone().map(|plan| super::sessions::SessionRung {
-                // A conversation keeps one model: drawn by its session index.
-                models: mix.assign(warmup + n),
-                plan,
-                warmup,
-                starts: match closed {
-                    Some(users) => super::sessions::SessionStarts::Users(users),
-                    None => super::sessions::SessionStarts::Scheduled {
-                        at: session_starts,
-                        max_concurrency,
-                    },
-                },
-            }),
-            timed: match timed {
-                Some(duration) => Some(rung::Timed {
-                    duration,
-                    interval: scenario
-                        .load
-                        .interval
-                        .map_or(crate::scenario::DEFAULT_SOAK_INTERVAL, |i| i.0),
-                    arrivals: match closed {
-                        Some(_) => None,
-                        None => Some(arrivals(duration)?),
-                    },
-                }),
-                None => None,
-            },
-        };
-        // A session rung's bar counts its turns (each is one request).
-        let requests_total = sessions.as_ref().map_or(warmup + n, |p| p.total_turns());
-        Ok(Planned {
-            plan,
-            kind,
+        Ok(Counts {
             warmup,
             n,
             timed,
             replay,
-            inexact,
-            closed,
-            max_concurrency,
-            burstiness,
-            groups,
-            first_measured,
-            start,
-            warmed_rx,
-            requests_total,
+            shaped,
         })
     }
+}
+
+/// vLLM's meaning: the gamma shape; 1 is Poisson, and evenly spaced (constant) arrivals are
+/// the limit of an infinite shape (written as "inf" in result files).
+fn burstiness(scenario: &Scenario) -> f64 {
+    match scenario.load.arrival {
+        Arrival::Gamma => scenario.load.burstiness.unwrap_or(1.0),
+        Arrival::Poisson => 1.0,
+        Arrival::Constant => f64::INFINITY,
+    }
+}
+
+/// The workload of a repeat after the first, when it differs from the scenario's.
+/// `cache: cold`: every repeat writes new words (its own nonce), so no repeat is answered
+/// from a cache the one before filled. Shared prefixes are new in every repeat (same shape)
+/// either way, so each repeat's first request of a group is a cache miss again.
+fn repeat_workload(w: &Workload, repeat: u32) -> Option<Workload> {
+    let (sp, nonce) = (&w.shared_prefix, w.cache_nonce);
+    if repeat == 0 || (sp.is_none() && nonce.is_none()) {
+        return None;
+    }
+    let mut w = w.clone();
+    w.shared_prefix = sp.as_ref().map(|sp| crate::scenario::SharedPrefix {
+        repeat,
+        ..sp.clone()
+    });
+    w.cache_nonce = nonce.map(|n| workload::repeat_nonce(n, repeat));
+    Some(w)
+}
+
+/// A session rung: `count` sessions, whose turns' bodies are built as answers arrive; it
+/// sends no prepared requests.
+fn session_plan(
+    inp: Inputs<'_>,
+    workload: &Workload,
+    count: usize,
+    idx: usize,
+) -> Result<Option<Arc<SessionPlan>>, RunError> {
+    let Some(s) = &inp.scenario.workload.sessions else {
+        return Ok(None);
+    };
+    SessionPlan::build(
+        workload,
+        s,
+        inp.tokens,
+        inp.ctx.dataset_path.as_deref(),
+        count,
+        idx as u64,
+    )
+    .map(|p| Some(Arc::new(p)))
+    .map_err(|e| RunError::Scenario(e.to_string()))
+}
+
+/// The rung's prompts: a trace's, none for sessions (only their notes), or `count` built
+/// from the workload.
+fn prompt_set(
+    inp: Inputs<'_>,
+    workload: &Workload,
+    replay: Option<&prepare::Replay>,
+    sessions: Option<&SessionPlan>,
+    count: usize,
+    idx: usize,
+) -> Result<PromptSet, RunError> {
+    // The prompts `prepare` built checking a file dataset, taken by the first plan (used or
+    // not, so they are not held for the run): the same workload and count build the same
+    // prompts, on any rung.
+    let carried = inp.ctx.first_prompts.lock().ok().and_then(|mut c| c.take());
+    Ok(match (replay, sessions) {
+        (Some(r), _) => PromptSet {
+            prompts: r.prompts.clone(),
+            notes: r.notes.clone(),
+            prefix_groups: Vec::new(),
+        },
+        (None, Some(plan)) => PromptSet {
+            notes: plan.notes.clone(),
+            ..PromptSet::default()
+        },
+        (None, None) => match carried.filter(|c| c.count == count && c.workload == *workload) {
+            Some(c) => c.set,
+            None => PromptSet::load_with(
+                workload,
+                inp.tokens,
+                inp.ctx.dataset_path.as_deref(),
+                count,
+                idx as u64,
+            )
+            .map_err(|e| RunError::Scenario(e.to_string()))?,
+        },
+    })
+}
+
+/// The request bodies, consumed from the prompts as they are built: a soak's pool of a
+/// million prompts would otherwise hold every prompt's text twice until the rung starts. A
+/// model mix: request `i` names the model drawn for index `i` (a timed rung's pool entry
+/// `i`, which it cycles).
+fn bodies(
+    client: &Client,
+    mix: &super::models::Mix,
+    prompts: Vec<workload::Prompt>,
+) -> Vec<PreparedRequest> {
+    prompts
+        .into_iter()
+        .enumerate()
+        .map(|(i, p)| match p.images.is_empty() {
+            true => client.prepare_batch_as(
+                mix.pick(i),
+                &p.text,
+                &p.batch,
+                p.input_tokens,
+                p.output_tokens,
+            ),
+            false => client.prepare_images(
+                mix.pick(i),
+                &p.text,
+                &p.images,
+                p.input_tokens,
+                p.output_tokens,
+            ),
+        })
+        .collect()
+}
+
+/// An open-loop rung's arrivals, drawn as the rung goes, up to `until`.
+fn arrivals(
+    scenario: &Scenario,
+    rate: f64,
+    idx: usize,
+    until: Duration,
+) -> Result<workload::Arrivals, RunError> {
+    workload::Arrivals::new(
+        scenario.load.arrival,
+        rate,
+        scenario.load.burstiness,
+        rung_seed(scenario.workload.seed, idx),
+        until,
+    )
+    .map_err(|e| RunError::Scenario(e.to_string()))
+}
+
+/// How a rung run for `duration` sends (its arrivals, unless it is closed-loop) and reports.
+fn timed_send(
+    scenario: &Scenario,
+    rate: f64,
+    idx: usize,
+    duration: Duration,
+    closed: bool,
+) -> Result<rung::Timed, RunError> {
+    Ok(rung::Timed {
+        duration,
+        interval: scenario
+            .load
+            .interval
+            .map_or(crate::scenario::DEFAULT_SOAK_INTERVAL, |i| i.0),
+        arrivals: match closed {
+            true => None,
+            false => Some(arrivals(scenario, rate, idx, duration)?),
+        },
+    })
+}
+
+/// A shard's share of a rung: the requests and send times it owns, with their rung indices.
+pub(super) fn shard_share<R>(
+    requests: Vec<R>,
+    schedule: Vec<Duration>,
+    owned: impl Fn(usize) -> bool,
+) -> (Vec<R>, Vec<Duration>, Option<Vec<u32>>) {
+    let mut keep = (Vec::new(), Vec::new(), Vec::new());
+    let mut at = schedule.into_iter();
+    for (i, r) in requests.into_iter().enumerate() {
+        let t = at.next();
+        if owned(i) {
+            keep.0.push(r);
+            keep.1.extend(t);
+            keep.2.push(i as u32);
+        }
+    }
+    (keep.0, keep.1, Some(keep.2))
 }

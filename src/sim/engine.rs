@@ -13,8 +13,8 @@ use std::time::Duration;
 use tokio::sync::{mpsc, watch};
 use tokio::time::Instant;
 
-use super::SimConfig;
 use super::prefix_cache::PrefixCache;
+use super::SimConfig;
 
 /// How far the step clock may fall behind wall time before it is reset (catch-up bound).
 const MAX_LAG: Duration = Duration::from_millis(50);

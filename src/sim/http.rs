@@ -16,11 +16,11 @@ use serde_json::{json, Value};
 use tokio::sync::{mpsc, watch};
 use tokio::time::Instant;
 
-use super::SimConfig;
 use super::engine::{Event, Job, Stats};
 use super::metrics_page::metrics;
 use super::prefix_cache;
 use super::stream::{Gen, Phase, Source, StreamState};
+use super::SimConfig;
 
 /// Largest body frame built from token events that are ready at once.
 pub(super) const COALESCE_BYTES: usize = 16 * 1024;
