@@ -595,7 +595,7 @@ impl ShardArgs {
         let Some(text) = &self.shard else {
             return Ok(None);
         };
-        let shard = shard::Shard::parse(text)?;
+        let shard = shard::Shard::parse(text).map_err(|e| e.to_string())?;
         let Some(at) = &self.start_at else {
             return Err(format!(
                 "--shard {text} needs --start-at: every shard must start at the same instant, e.g. \
@@ -609,8 +609,8 @@ impl ShardArgs {
             ),
             None => None,
         };
-        let start_at = shard::parse_start_at(at)?;
-        let wait = shard::start_wait(start_at, chrono::Utc::now())?;
+        let start_at = shard::parse_start_at(at).map_err(|e| e.to_string())?;
+        let wait = shard::start_wait(start_at, chrono::Utc::now()).map_err(|e| e.to_string())?;
         eprintln!(
             "note: shard {} starts its first rung at {} (in {}, after preflight)",
             shard.label(),

@@ -168,8 +168,8 @@ pub fn manifests_at(a: &KubeArgs, now: DateTime<Utc>) -> Result<(Value, Vec<Stri
     let s = &loaded.scenario;
     let start_at = match &a.start_at {
         Some(t) => {
-            let at = crate::runner::shard::parse_start_at(t)?;
-            crate::runner::shard::start_wait(at, now)?;
+            let at = crate::runner::shard::parse_start_at(t).map_err(|e| e.to_string())?;
+            crate::runner::shard::start_wait(at, now).map_err(|e| e.to_string())?;
             at
         }
         None => {

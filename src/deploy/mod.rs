@@ -16,7 +16,7 @@ fn sharded_scenario(path: &Path, shards: u32) -> Result<Loaded, String> {
     let loaded = crate::scenario::load(path).map_err(|d| d.to_string())?;
     let s = &loaded.scenario;
     let run = ShardRun {
-        shard: Shard::parse_with(&format!("0/{shards}"), |_| None)?,
+        shard: Shard::parse_with(&format!("0/{shards}"), |_| None).map_err(|e| e.to_string())?,
         start_at: chrono::Utc::now(),
         drain: None,
     };

@@ -52,55 +52,120 @@ pub const AUTO_HELP: &str = "--shard auto reads SLURM_PROCID and SLURM_NTASKS (s
 /// Most shards a run may have.
 pub const MAX_SHARDS: u32 = 4096;
 
+/// Why `--shard` or `--start-at` cannot be used (the messages name the flag and say what
+/// to give instead).
+#[derive(Debug, thiserror::Error)]
+pub enum ShardError {
+    #[error(
+        "--shard {0:?}: give INDEX/COUNT with a 0-based index, e.g. --shard 0/4, or --shard auto"
+    )]
+    Form(String),
+    #[error("--shard {text:?}: the {what} {value:?} is not a whole number, e.g. --shard 0/4")]
+    NotANumber {
+        text: String,
+        what: &'static str,
+        value: String,
+    },
+    /// A count or index out of bounds; `flag` is how it was given (`--shard 4/4`,
+    /// `--shard auto (SLURM_PROCID/SLURM_NTASKS)`).
+    #[error("{flag}: {bounds}")]
+    Bounds { flag: String, bounds: Bounds },
+    #[error("--shard auto: ${key} is {value:?}, not a whole number")]
+    EnvNumber { key: String, value: String },
+    #[error("--shard auto: JOB_COMPLETION_INDEX is set but LADDER_SHARDS (the number of shards, the Job's completions) is not; set it in the pod's env")]
+    NoLadderShards,
+    #[error("--shard auto: no shard in the environment; {AUTO_HELP}, or give --shard INDEX/COUNT")]
+    NoEnv,
+    #[error("--start-at {0:?}: after `@` give Unix seconds (a finite number, not below 0), e.g. --start-at @$(( $(date +%s) + 60 ))")]
+    StartAtSeconds(String),
+    #[error("--start-at {0:?}: not a time")]
+    StartAtNotATime(String),
+    #[error("--start-at {text:?}: {source}; give an RFC 3339 time (2026-12-04T15:00:00Z) or @UNIX_SECONDS")]
+    StartAtFormat {
+        text: String,
+        source: chrono::ParseError,
+    },
+    /// `at` (RFC 3339) is `wait` from now, past [`MAX_START_WAIT`] (both as lengths for people).
+    #[error(
+        "--start-at {at} is {wait} from now, more than the limit of {limit}: is it a typo (milliseconds \
+         for seconds, a wrong year)? Give the instant every shard starts, a minute or so \
+         ahead, e.g. --start-at @$(( $(date +%s) + 60 ))"
+    )]
+    TooFar {
+        at: String,
+        wait: String,
+        limit: String,
+    },
+}
+
+/// A shard count or index out of bounds.
+#[derive(Debug, thiserror::Error)]
+pub enum Bounds {
+    #[error("the shard count must be from 1 to {MAX_SHARDS}")]
+    Count,
+    #[error(
+        "shard index {index} is not below the count {count}: indices are 0-based (0 to {last})"
+    )]
+    Index { index: u32, count: u32, last: u32 },
+}
+
 impl Shard {
     /// Parse `i/N` (0-based `i`) or `auto` (see [`AUTO_HELP`]) from the process environment.
-    pub fn parse(text: &str) -> Result<Shard, String> {
+    pub fn parse(text: &str) -> Result<Shard, ShardError> {
         Shard::parse_with(text, |k| std::env::var(k).ok())
     }
 
     /// [`Shard::parse`] with the environment given.
-    pub fn parse_with(text: &str, env: impl Fn(&str) -> Option<String>) -> Result<Shard, String> {
+    pub fn parse_with(
+        text: &str,
+        env: impl Fn(&str) -> Option<String>,
+    ) -> Result<Shard, ShardError> {
         let text = text.trim();
         if text == "auto" {
             return Shard::from_env(env);
         }
         let Some((i, n)) = text.split_once('/') else {
-            return Err(format!(
-                "--shard {text:?}: give INDEX/COUNT with a 0-based index, e.g. --shard 0/4, or --shard auto"
-            ));
+            return Err(ShardError::Form(text.to_string()));
         };
-        let num = |s: &str, what: &str| {
-            s.trim().parse::<u32>().map_err(|_| {
-                format!(
-                    "--shard {text:?}: the {what} {s:?} is not a whole number, e.g. --shard 0/4"
-                )
+        let num = |s: &str, what: &'static str| {
+            s.trim().parse::<u32>().map_err(|_| ShardError::NotANumber {
+                text: text.to_string(),
+                what,
+                value: s.to_string(),
             })
         };
-        Shard::new(num(i, "index")?, num(n, "count")?).map_err(|m| format!("--shard {text}: {m}"))
+        Shard::new(num(i, "index")?, num(n, "count")?).map_err(|bounds| ShardError::Bounds {
+            flag: format!("--shard {text}"),
+            bounds,
+        })
     }
 
-    fn new(index: u32, count: u32) -> Result<Shard, String> {
+    fn new(index: u32, count: u32) -> Result<Shard, Bounds> {
         if count == 0 || count > MAX_SHARDS {
-            return Err(format!("the shard count must be from 1 to {MAX_SHARDS}"));
+            return Err(Bounds::Count);
         }
         if index >= count {
-            return Err(format!(
-                "shard index {index} is not below the count {count}: indices are 0-based (0 to {})",
-                count - 1
-            ));
+            return Err(Bounds::Index {
+                index,
+                count,
+                last: count - 1,
+            });
         }
         Ok(Shard { index, count })
     }
 
-    fn from_env(env: impl Fn(&str) -> Option<String>) -> Result<Shard, String> {
-        let num = |k: &str| -> Result<Option<u32>, String> {
+    fn from_env(env: impl Fn(&str) -> Option<String>) -> Result<Shard, ShardError> {
+        let num = |k: &str| -> Result<Option<u32>, ShardError> {
             match env(k) {
                 None => Ok(None),
                 Some(v) => v
                     .trim()
                     .parse::<u32>()
                     .map(Some)
-                    .map_err(|_| format!("--shard auto: ${k} is {v:?}, not a whole number")),
+                    .map_err(|_| ShardError::EnvNumber {
+                        key: k.to_string(),
+                        value: v.clone(),
+                    }),
             }
         };
         let (i, n, from) = if let (Some(i), Some(n)) = (num("SLURM_PROCID")?, num("SLURM_NTASKS")?)
@@ -108,13 +173,16 @@ impl Shard {
             (i, n, "SLURM_PROCID/SLURM_NTASKS")
         } else if let Some(i) = num("JOB_COMPLETION_INDEX")? {
             let Some(n) = num("LADDER_SHARDS")? else {
-                return Err("--shard auto: JOB_COMPLETION_INDEX is set but LADDER_SHARDS (the number of shards, the Job's completions) is not; set it in the pod's env".into());
+                return Err(ShardError::NoLadderShards);
             };
             (i, n, "JOB_COMPLETION_INDEX/LADDER_SHARDS")
         } else {
-            return Err(format!("--shard auto: no shard in the environment; {AUTO_HELP}, or give --shard INDEX/COUNT"));
+            return Err(ShardError::NoEnv);
         };
-        Shard::new(i, n).map_err(|m| format!("--shard auto ({from}): {m}"))
+        Shard::new(i, n).map_err(|bounds| ShardError::Bounds {
+            flag: format!("--shard auto ({from})"),
+            bounds,
+        })
     }
 
     /// True when request number `key` of a rung belongs to this shard.
@@ -136,26 +204,27 @@ impl Shard {
 
 /// Parse `--start-at`: an RFC 3339 time (`2026-12-04T15:00:00Z`) or `@` and Unix seconds
 /// (`@1796396400`, as `date +%s` prints).
-pub fn parse_start_at(text: &str) -> Result<DateTime<Utc>, String> {
+pub fn parse_start_at(text: &str) -> Result<DateTime<Utc>, ShardError> {
     let t = text.trim();
     if let Some(secs) = t.strip_prefix('@') {
         let s: f64 = secs
             .parse()
             .ok()
             .filter(|s: &f64| s.is_finite() && *s >= 0.0)
-            .ok_or_else(|| {
-                format!("--start-at {t:?}: after `@` give Unix seconds (a finite number, not below 0), e.g. --start-at @$(( $(date +%s) + 60 ))")
-            })?;
+            .ok_or_else(|| ShardError::StartAtSeconds(t.to_string()))?;
         let whole = s.floor();
         let nanos = ((s - whole) * 1e9).round() as u32;
         return Utc
             .timestamp_opt(whole as i64, nanos.min(999_999_999))
             .single()
-            .ok_or_else(|| format!("--start-at {t:?}: not a time"));
+            .ok_or_else(|| ShardError::StartAtNotATime(t.to_string()));
     }
     DateTime::parse_from_rfc3339(t)
         .map(|d| d.with_timezone(&Utc))
-        .map_err(|e| format!("--start-at {t:?}: {e}; give an RFC 3339 time (2026-12-04T15:00:00Z) or @UNIX_SECONDS"))
+        .map_err(|source| ShardError::StartAtFormat {
+            text: t.to_string(),
+            source,
+        })
 }
 
 /// Longest wait for `--start-at` (and `--lead`): a start further ahead is a typo (seconds
@@ -164,17 +233,14 @@ pub const MAX_START_WAIT: Duration = Duration::from_secs(7 * 24 * 3600);
 
 /// How long a shard started `now` waits for `at` (zero when `at` has passed: the first rung
 /// then reports the shard late); an error past [`MAX_START_WAIT`].
-pub fn start_wait(at: DateTime<Utc>, now: DateTime<Utc>) -> Result<Duration, String> {
+pub fn start_wait(at: DateTime<Utc>, now: DateTime<Utc>) -> Result<Duration, ShardError> {
     let wait = (at - now).to_std().unwrap_or_default();
     if wait > MAX_START_WAIT {
-        return Err(format!(
-            "--start-at {} is {} from now, more than the limit of {}: is it a typo (milliseconds \
-             for seconds, a wrong year)? Give the instant every shard starts, a minute or so \
-             ahead, e.g. --start-at @$(( $(date +%s) + 60 ))",
-            at.to_rfc3339_opts(chrono::SecondsFormat::Secs, true),
-            super::prepare::show_length(wait),
-            super::prepare::show_length(MAX_START_WAIT),
-        ));
+        return Err(ShardError::TooFar {
+            at: at.to_rfc3339_opts(chrono::SecondsFormat::Secs, true),
+            wait: super::prepare::show_length(wait),
+            limit: super::prepare::show_length(MAX_START_WAIT),
+        });
     }
     Ok(wait)
 }
@@ -383,7 +449,7 @@ mod tests {
         for bad in ["4/4", "1/0", "x/4", "3", "-1/4"] {
             assert!(Shard::parse_with(bad, env(&[])).is_err(), "{bad}");
         }
-        let e = Shard::parse_with("4/4", env(&[])).unwrap_err();
+        let e = Shard::parse_with("4/4", env(&[])).unwrap_err().to_string();
         assert!(e.contains("0-based"), "{e}");
     }
 
@@ -403,12 +469,15 @@ mod tests {
             Shard::parse_with("auto", env(&kube)).unwrap(),
             Shard { index: 1, count: 2 }
         );
-        let e = Shard::parse_with("auto", env(&[("JOB_COMPLETION_INDEX", "1")])).unwrap_err();
+        let e = Shard::parse_with("auto", env(&[("JOB_COMPLETION_INDEX", "1")]))
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("LADDER_SHARDS"), "{e}");
-        let e = Shard::parse_with("auto", env(&[])).unwrap_err();
+        let e = Shard::parse_with("auto", env(&[])).unwrap_err().to_string();
         assert!(e.contains("SLURM_PROCID"), "{e}");
         let e = Shard::parse_with("auto", env(&[("SLURM_PROCID", "4"), ("SLURM_NTASKS", "4")]))
-            .unwrap_err();
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("SLURM_PROCID/SLURM_NTASKS"), "{e}");
     }
 
@@ -435,9 +504,12 @@ mod tests {
             parse_start_at("@1796396400.25").unwrap(),
             a + chrono::Duration::milliseconds(250)
         );
-        assert!(parse_start_at("tomorrow").unwrap_err().contains("RFC 3339"));
+        assert!(parse_start_at("tomorrow")
+            .unwrap_err()
+            .to_string()
+            .contains("RFC 3339"));
         for bad in ["@nan", "@NaN", "@inf", "@-inf", "@-5", "@1e300"] {
-            let e = parse_start_at(bad).unwrap_err();
+            let e = parse_start_at(bad).unwrap_err().to_string();
             assert!(e.contains("--start-at"), "{bad}: {e}");
         }
         assert_eq!(
@@ -449,7 +521,7 @@ mod tests {
             Duration::from_secs(90)
         );
         let far = parse_start_at("@32503680000").unwrap(); // the year 3000
-        let e = start_wait(far, a).unwrap_err();
+        let e = start_wait(far, a).unwrap_err().to_string();
         assert!(
             e.contains("more than the limit of 7days") && e.contains("typo"),
             "{e}"
