@@ -137,12 +137,10 @@ pub fn wilson(k: u64, n: u64, level: f64) -> (f64, f64) {
     (iv.lo, iv.hi)
 }
 
-/// z of a two-sided normal interval at `level` (1.645 at 90 %): the ground floor's.
-pub use crate::stats::z_for;
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::stats::z_for;
     use rand::{Rng, SeedableRng};
     use rand_chacha::ChaCha8Rng;
 

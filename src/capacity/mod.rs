@@ -6,10 +6,10 @@
 //! the answer, [`file`] is `capacity.json`. The runner (`runner::search`) measures the
 //! probes; `compare` gates on two answers. docs/capacity.md says what the interval means.
 
-pub mod file;
-pub mod interval;
-pub mod search;
-pub mod slo;
+pub(crate) mod file;
+pub(crate) mod interval;
+pub(crate) mod search;
+pub(crate) mod slo;
 
 pub use file::{CapacityFile, CAPACITY_FILE};
 

@@ -11,17 +11,17 @@
 mod body;
 pub mod chunk;
 mod fetch;
-pub mod pooled;
+pub(crate) mod pooled;
 mod progress;
 mod redact;
-pub mod rerank;
+pub(crate) mod rerank;
 mod resource;
 mod secret;
 mod send;
 pub mod sse;
 mod tokenize;
-pub mod typed;
-pub mod usage;
+pub(crate) mod typed;
+pub(crate) mod usage;
 mod vision;
 
 use std::collections::BTreeMap;

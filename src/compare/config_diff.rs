@@ -6,12 +6,6 @@ use similar::TextDiff;
 
 use crate::results::{ResultDir, RunInfo};
 
-/// The text diffed for a run: its resolved scenario and its environment, pretty JSON with
-/// sorted keys (timestamps and status are left out: they always differ).
-pub fn config_text(info: &RunInfo) -> String {
-    text_of(&config_value(info))
-}
-
 /// Pretty JSON with sorted keys and a final line break.
 fn text_of(v: &Value) -> String {
     // serde_json's Map is a BTreeMap here (no preserve_order), so keys come out sorted.
@@ -20,7 +14,8 @@ fn text_of(v: &Value) -> String {
     s
 }
 
-/// [`config_text`]'s value.
+/// The value diffed for a run: its resolved scenario and its environment (timestamps and
+/// status are left out: they always differ).
 fn config_value(info: &RunInfo) -> Value {
     // A soak's count of requests is unused (an older run.json recorded the default): no
     // change to show between an older soak and a newer one.

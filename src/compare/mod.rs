@@ -4,27 +4,27 @@
 //!
 //! The statistics and every parameter are documented in docs/gate.md.
 
-pub mod bless_check;
+pub(crate) mod bless_check;
 mod cache;
-pub mod capacity;
-pub mod components;
-pub mod config_diff;
+pub(crate) mod capacity;
+pub(crate) mod components;
+pub(crate) mod config_diff;
 pub mod evidence;
-pub mod explain;
+pub(crate) mod explain;
 #[cfg(test)]
 mod family_tests;
-pub mod groups;
-pub mod hier;
-pub mod large;
+pub(crate) mod groups;
+pub(crate) mod hier;
+pub(crate) mod large;
 mod mixed;
-pub mod models;
-pub mod rules;
+pub(crate) mod models;
+pub(crate) mod rules;
 mod samples;
-pub mod settle;
+pub(crate) mod settle;
 pub mod size;
-pub mod small;
+pub(crate) mod small;
 pub mod stats;
-pub mod threshold;
+pub(crate) mod threshold;
 pub mod verdict;
 
 use crate::scenario::LoadKind;

@@ -6,10 +6,10 @@
 //! serde_json and made terminal-safe by [`json`] (the `--json` documents on stdout).
 //! RELIABILITY.md's channel table names which one each channel goes through.
 
-pub mod html;
+pub(crate) mod html;
 pub mod json;
 pub mod markdown;
-pub mod shell;
+pub(crate) mod shell;
 pub mod terminal;
-pub mod xml;
-pub mod yaml;
+pub(crate) mod xml;
+pub(crate) mod yaml;

@@ -7,8 +7,8 @@
 //! (terminal table, Markdown summary, HTML page, JSON); `commands::history` is the command.
 //! History stands on `compare`: it reuses its config diff and metric checks.
 
-pub mod capacity;
-pub mod changepoint;
+pub(crate) mod capacity;
+pub(crate) mod changepoint;
 pub mod series;
 
 use std::path::PathBuf;

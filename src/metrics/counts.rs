@@ -40,6 +40,7 @@ impl MicrosCounts {
     }
 
     /// Add every count of `other` (the merge of two distributions).
+    #[cfg(test)]
     pub fn merge(&mut self, other: &MicrosCounts) {
         for (&us, &c) in &other.counts {
             *self.counts.entry(us).or_default() += c;
@@ -48,13 +49,9 @@ impl MicrosCounts {
     }
 
     /// Number of samples.
+    #[cfg(test)]
     pub fn len(&self) -> u64 {
         self.n
-    }
-
-    /// True with no sample.
-    pub fn is_empty(&self) -> bool {
-        self.n == 0
     }
 
     /// Distinct values held (what the memory is proportional to).

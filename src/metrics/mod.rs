@@ -1,19 +1,19 @@
 //! Per-request records → latency distributions and rung summaries.
 
 pub mod compute;
-pub mod counts;
-pub mod flow;
-pub mod fold;
-pub mod live;
-pub mod models;
-pub mod outliers;
-pub mod prefix;
-pub mod ramp;
-pub mod reasoning;
-pub mod repeats;
-pub mod sessions;
-pub mod summary;
-pub mod tokens;
+pub(crate) mod counts;
+pub(crate) mod flow;
+pub(crate) mod fold;
+pub(crate) mod live;
+pub(crate) mod models;
+pub(crate) mod outliers;
+pub(crate) mod prefix;
+pub(crate) mod ramp;
+pub(crate) mod reasoning;
+pub(crate) mod repeats;
+pub(crate) mod sessions;
+pub(crate) mod summary;
+pub(crate) mod tokens;
 
 pub use compute::{summarize, RungContext};
 pub use fold::RungFold;

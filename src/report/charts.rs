@@ -254,7 +254,8 @@ impl XAxis {
     }
 }
 
-/// Draw one chart as an SVG document string.
+/// Draw one chart as an SVG document string (on the rate axis).
+#[cfg(test)]
 pub fn render_svg(spec: &ChartSpec) -> Result<String, ReportError> {
     render_svg_x(spec, XKind::Rate, "offered rate (req/s)")
 }

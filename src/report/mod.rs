@@ -8,18 +8,18 @@
 mod chart_rung;
 mod chart_specs;
 mod chart_tokens;
-pub mod charts;
+pub(crate) mod charts;
 pub mod comparison;
-pub mod csv;
-pub mod facts;
-pub mod focus;
-pub mod history;
-pub mod history_capacity;
-pub mod html;
-pub mod markdown;
+pub(crate) mod csv;
+pub(crate) mod facts;
+pub(crate) mod focus;
+pub(crate) mod history;
+pub(crate) mod history_capacity;
+pub(crate) mod html;
+pub(crate) mod markdown;
 mod models;
 mod server_charts;
-pub mod sessions;
+pub(crate) mod sessions;
 mod unfinished;
 
 use std::fs;

@@ -1,16 +1,16 @@
 //! Result folders: layout, atomic writes, loading.
 
 mod check;
-pub mod facts;
+pub(crate) mod facts;
 mod line_scan;
-pub mod load;
-pub mod merge;
-pub mod shard_info;
+pub(crate) mod load;
+pub(crate) mod merge;
+pub(crate) mod shard_info;
 pub mod shard_merge;
-pub mod stream;
-pub mod types;
+pub(crate) mod stream;
+pub(crate) mod types;
 pub mod vllm;
-pub mod write;
+pub(crate) mod write;
 
 pub use load::{
     rate_label, requests_file_name, result_file_name, server_metrics_file_name, LoadError,

@@ -1,10 +1,10 @@
 //! Running a scenario: preflight, the rate ladder, rung dispatch, cancellation.
 
-pub mod closed_loop;
+pub(crate) mod closed_loop;
 mod connect;
 mod dispatch;
 mod environment;
-pub mod failures;
+pub(crate) mod failures;
 mod in_flight;
 mod ladder;
 pub mod limits;
@@ -13,16 +13,16 @@ mod overhead;
 pub mod preflight;
 pub mod prepare;
 mod progress;
-pub mod rejection;
-pub mod rung;
+pub(crate) mod rejection;
+pub(crate) mod rung;
 mod rung_plan;
-pub mod search;
+pub(crate) mod search;
 mod server_tokens;
-pub mod sessions;
+pub(crate) mod sessions;
 pub mod shard;
 mod sim_host;
 mod soak;
-pub mod warnings;
+pub(crate) mod warnings;
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;

@@ -45,6 +45,7 @@ fn limits_now() -> String {
 }
 
 /// Warnings for one rung of a count of requests, each a full sentence with what to do.
+#[cfg(test)]
 pub fn rung_warnings(s: &RungSummary) -> Vec<String> {
     rung_warnings_for(s, None)
 }

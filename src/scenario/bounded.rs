@@ -92,6 +92,7 @@ pub fn render<S: Serialize>(t: &Template<'_, '_>, ctx: S) -> Result<String, Erro
 }
 
 /// Render a template source string under the per-render budget.
+#[cfg(test)]
 pub fn render_str<S: Serialize>(env: &Environment<'_>, src: &str, ctx: S) -> Result<String, Error> {
     render(&env.template_from_str(src)?, ctx)
 }

@@ -4,13 +4,13 @@
 //!
 //! A scrape failure never fails a run: the runner notes it once and goes on.
 
-pub mod cache;
-pub mod engines;
-pub mod identity;
-pub mod parse;
-pub mod sanitize;
-pub mod scrape;
-pub mod summary;
+pub(crate) mod cache;
+pub(crate) mod engines;
+pub(crate) mod identity;
+pub(crate) mod parse;
+pub(crate) mod sanitize;
+pub(crate) mod scrape;
+pub(crate) mod summary;
 
 pub use engines::{Concept, Engine, Snapshot};
 pub use identity::ServerIdentity;

@@ -3,18 +3,18 @@
 //! Everything here runs before a rung starts, never on the hot path: [`PromptSet::build`]
 //! returns the rung's prompts and [`schedule`] its absolute send offsets.
 
-pub mod arrival;
-pub mod dataset;
-pub mod images;
+pub(crate) mod arrival;
+pub(crate) mod dataset;
+pub(crate) mod images;
 mod prefix;
 mod server_words;
-pub mod sessions;
+pub(crate) mod sessions;
 mod synth;
 #[doc(hidden)]
 pub mod testkit;
 pub mod tokenizer;
 pub mod tokenizer_source;
-pub mod trace;
+pub(crate) mod trace;
 
 use std::path::{Path, PathBuf};
 

@@ -5,9 +5,9 @@
 //! (the summary line, the table's cells) are here.
 
 pub mod json;
-pub mod junit;
-pub mod markdown;
-pub mod terminal;
+pub(crate) mod junit;
+pub(crate) mod markdown;
+pub(crate) mod terminal;
 
 pub use junit::Junit;
 pub use markdown::Markdown;

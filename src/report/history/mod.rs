@@ -3,10 +3,10 @@
 //! series' change points with their config diffs, notes). The words every format shares (a
 //! step's line, the verdict line, the table's cells) are here.
 
-pub mod html;
-pub mod json;
-pub mod markdown;
-pub mod terminal;
+pub(crate) mod html;
+pub(crate) mod json;
+pub(crate) mod markdown;
+pub(crate) mod terminal;
 
 pub use html::Html;
 pub use markdown::Markdown;
