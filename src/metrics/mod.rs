@@ -5,7 +5,7 @@ pub(crate) mod counts;
 pub(crate) mod flow;
 pub(crate) mod fold;
 pub(crate) mod live;
-pub(crate) mod models;
+pub mod models;
 pub(crate) mod outliers;
 pub(crate) mod prefix;
 pub(crate) mod ramp;

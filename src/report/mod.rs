@@ -13,7 +13,7 @@ pub mod comparison;
 pub(crate) mod csv;
 pub(crate) mod facts;
 pub(crate) mod focus;
-pub(crate) mod history;
+pub mod history;
 pub(crate) mod history_capacity;
 pub(crate) mod html;
 pub(crate) mod markdown;

@@ -4,7 +4,7 @@
 //! step's line, the verdict line, the table's cells) are here.
 
 pub(crate) mod html;
-pub(crate) mod json;
+pub mod json;
 pub(crate) mod markdown;
 pub(crate) mod terminal;
 
