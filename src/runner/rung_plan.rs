@@ -133,23 +133,8 @@ pub(super) async fn plan_rung<'c>(
         count: part(rate as u32),
         think_time: scenario.load.think_time.map_or(Duration::ZERO, |d| d.0),
     });
-    let mut schedule = match (closed, shaped) {
-        (Some(_), _) => Vec::new(),
-        (None, Some(s)) => s,
-        // Drawn as the rung goes; only the first measured send is needed here.
-        (None, None) if timed.is_some() => arrivals(scenario, rate, idx, Duration::MAX)?
-            .nth(warmup)
-            .into_iter()
-            .collect(),
-        (None, None) => workload::schedule(
-            scenario.load.arrival,
-            rate,
-            scenario.load.burstiness,
-            warmup + n,
-            rung_seed(scenario.workload.seed, idx),
-        )
-        .map_err(|e| RunError::Scenario(e.to_string()))?,
-    };
+    let at = RungAt { idx, rate, repeat };
+    let mut schedule = send_times(scenario, at, (warmup, n), closed.is_some(), timed, shaped)?;
     // Server metrics from the first measured send on (warmup left out).
     let first_measured = match timed {
         Some(_) => schedule.first().copied().unwrap_or_default(),
@@ -167,15 +152,7 @@ pub(super) async fn plan_rung<'c>(
         Some(_) => shard_share(requests, schedule, owned),
     };
     let start = match timeline {
-        Some(t) => {
-            let repeat = if scenario.load.repeats.max(1) > 1 {
-                repeat + 1
-            } else {
-                0
-            };
-            let planned = t.take(span);
-            Some(shard::wait_for_start(planned, rate, repeat, stop, writer).await?)
-        }
+        Some(t) => Some(shard_start(scenario, at, t.take(span), stop, writer).await?),
         None => None,
     };
     // A concurrency rung's measured part starts when its warmup has finished: the
@@ -196,18 +173,17 @@ pub(super) async fn plan_rung<'c>(
         indices,
         start,
         warmed,
-        sessions: sessions.clone().map(|plan| super::sessions::SessionRung {
+        sessions: sessions.clone().map(|plan| {
             // A conversation keeps one model: drawn by its session index.
-            models: mix.assign(warmup + n),
-            plan,
-            warmup,
-            starts: match closed {
-                Some(users) => super::sessions::SessionStarts::Users(users),
-                None => super::sessions::SessionStarts::Scheduled {
-                    at: session_starts,
-                    max_concurrency,
-                },
-            },
+            let models = mix.assign(warmup + n);
+            session_rung(
+                plan,
+                models,
+                warmup,
+                closed,
+                session_starts,
+                max_concurrency,
+            )
         }),
         timed: match timed {
             Some(duration) => Some(timed_send(scenario, rate, idx, duration, closed.is_some())?),
@@ -451,6 +427,76 @@ fn timed_send(
             false => Some(arrivals(scenario, rate, idx, duration)?),
         },
     })
+}
+
+/// The rung's send offsets: none for closed-loop users, a trace's or a ramp's, only the
+/// first measured one of a timed rung (the rest are drawn as it goes), else the arrival
+/// schedule of its warmup and measured requests.
+fn send_times(
+    scenario: &Scenario,
+    RungAt { idx, rate, .. }: RungAt,
+    (warmup, n): (usize, usize),
+    closed: bool,
+    timed: Option<Duration>,
+    shaped: Option<Vec<Duration>>,
+) -> Result<Vec<Duration>, RunError> {
+    Ok(match (closed, shaped) {
+        (true, _) => Vec::new(),
+        (false, Some(s)) => s,
+        // Drawn as the rung goes; only the first measured send is needed here.
+        (false, None) if timed.is_some() => arrivals(scenario, rate, idx, Duration::MAX)?
+            .nth(warmup)
+            .into_iter()
+            .collect(),
+        (false, None) => workload::schedule(
+            scenario.load.arrival,
+            rate,
+            scenario.load.burstiness,
+            warmup + n,
+            rung_seed(scenario.workload.seed, idx),
+        )
+        .map_err(|e| RunError::Scenario(e.to_string()))?,
+    })
+}
+
+/// A session rung's conversations: started by closed-loop users, or at `starts` (with at most
+/// `max_concurrency` in flight).
+fn session_rung(
+    plan: Arc<SessionPlan>,
+    models: Vec<Arc<str>>,
+    warmup: usize,
+    closed: Option<super::dispatch::Users>,
+    starts: Vec<Duration>,
+    max_concurrency: Option<u32>,
+) -> super::sessions::SessionRung {
+    super::sessions::SessionRung {
+        models,
+        plan,
+        warmup,
+        starts: match closed {
+            Some(users) => super::sessions::SessionStarts::Users(users),
+            None => super::sessions::SessionStarts::Scheduled {
+                at: starts,
+                max_concurrency,
+            },
+        },
+    }
+}
+
+/// A shard's agreed start of the rung, `planned` on its timeline: it waits for it here.
+async fn shard_start(
+    scenario: &Scenario,
+    at: RungAt,
+    planned: chrono::DateTime<chrono::Utc>,
+    stop: &watch::Receiver<bool>,
+    writer: &mut RunWriter,
+) -> Result<Instant, RunError> {
+    let repeat = if scenario.load.repeats.max(1) > 1 {
+        at.repeat + 1
+    } else {
+        0
+    };
+    shard::wait_for_start(planned, at.rate, repeat, stop, writer).await
 }
 
 /// A shard's share of a rung: the requests and send times it owns, with their rung indices.
