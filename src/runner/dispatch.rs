@@ -1,5 +1,5 @@
 //! What the three dispatch loops of a rung share: the open loop at precomputed send times
-//! (`rung`), closed-loop users (`closed_loop`) and sessions (`sessions`). `rung::run_rung`
+//! (`open_loop`), closed-loop users (`closed_loop`) and sessions (`sessions`). `rung::run_rung`
 //! builds one [`Dispatch`] and hands it to the loop the plan asks for; the loops import this
 //! file, never each other.
 

@@ -9,6 +9,7 @@ mod in_flight;
 mod ladder;
 pub mod limits;
 mod models;
+mod open_loop;
 mod overhead;
 pub mod preflight;
 pub mod prepare;

@@ -1,6 +1,7 @@
-//! One rung: open-loop dispatch at precomputed send times (or closed-loop users, see
-//! [`super::closed_loop`]), a bounded channel of records, and cancellation with a grace
-//! period for requests in flight.
+//! One rung: the dispatch loop its plan asks for (open loop at send times,
+//! [`super::open_loop`]; closed-loop users, [`super::closed_loop`]; conversations,
+//! [`super::sessions`]), a bounded channel of records collected here, and cancellation with
+//! a grace period for requests in flight.
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
@@ -9,7 +10,7 @@ use std::time::Duration;
 use tokio::sync::{mpsc, watch, Semaphore};
 use tokio::time::Instant;
 
-use super::dispatch::{deliver, Dispatch};
+use super::dispatch::Dispatch;
 use super::rejection::{self, Rejection};
 use crate::client::{Client, PreparedRequest};
 use crate::metrics::live::Window;
@@ -110,12 +111,6 @@ pub struct Interval<'a> {
     pub last: bool,
 }
 
-/// Period of the dispatch timer: longer than any rung, so it only fires where it is re-armed.
-const TIMER_PERIOD: Duration = Duration::from_secs(7 * 24 * 3600);
-
-/// How long after a send time tokio's timer steps in if the high-resolution one has not fired.
-const TIMER_BACKSTOP: Duration = Duration::from_millis(3);
-
 /// Lead time before the first send, so the first arrivals are not late by construction.
 pub(crate) const START_LEAD: Duration = Duration::from_millis(20);
 
@@ -178,81 +173,20 @@ pub async fn run_rung(
         };
         super::closed_loop::spawn(closed, ctx)
     } else {
-        let Dispatch {
-            client,
-            start,
-            mut stop,
-            mut halt,
-            tx,
-            sent,
-            in_flight,
-            counting,
-        } = ctx;
-        let sem = plan
-            .max_concurrency
-            .map(|c| Arc::new(Semaphore::new(c.max(1) as usize)));
-        let warmup = plan.warmup;
         // A timed rung cycles its pool of requests at arrivals drawn as they are due.
         // The pool is shared, never copied: `Iterator::cycle` would clone the whole pool
         // (a million bodies' reference counts) each time it wraps, on the dispatch thread.
-        let mut sends: Box<dyn Iterator<Item = (PreparedRequest, Duration)> + Send> =
-            match timed.and_then(|t| t.arrivals) {
-                Some(arrivals) => Box::new(pool_cycle(plan.requests).zip(arrivals)),
-                None => Box::new(plan.requests.into_iter().zip(plan.schedule)),
-            };
-        // The dispatch loop is a task on the runtime, woken by an OS high-resolution timer
-        // (timerfd on Linux) registered in tokio's reactor: tokio's own timer fires on 1 ms
-        // ticks, up to a tick late. The send task is spawned from the worker that polls the
-        // dispatcher, so it runs next on that worker, with no hand-off between threads.
-        // One timer (one descriptor) serves the whole rung, re-armed for each send: a timer
-        // per sleep would need a new descriptor exactly when the rung's connections have
-        // used them all up, and tokio-hrtime panics when it cannot get one. It is first armed
-        // a period away, so it never fires unawaited; and tokio's own timer, a few ms after
-        // each send time, backs it up: a re-armed timerfd whose stale readiness tokio-hrtime
-        // reads as "not yet" would otherwise leave the rung waiting forever.
-        tokio::spawn(async move {
-            let mut timer =
-                tokio_hrtime::interval_at(start.into_std() + TIMER_PERIOD, TIMER_PERIOD);
-            for (i, (req, at)) in sends.by_ref().enumerate() {
-                if *stop.borrow() || *halt.borrow() {
-                    break;
-                }
-                let due = start + at;
-                if due > Instant::now() {
-                    timer.reset_at(due.into_std());
-                    tokio::select! {
-                        biased;
-                        _ = stop.changed() => break,
-                        _ = halt.changed() => break,
-                        _ = timer.tick() => {}
-                        _ = tokio::time::sleep_until(due + TIMER_BACKSTOP) => {}
-                    }
-                }
-                let permit = match &sem {
-                    Some(s) => tokio::select! {
-                        p = s.clone().acquire_owned() => p.ok(),
-                        _ = stop.changed() => break,
-                    },
-                    None => None,
-                };
-                let client = client.clone();
-                let tx = tx.clone();
-                let counting = counting.clone();
-                let index = indices.as_ref().map_or(i as u32, |v| v[i]);
-                let warm = (index as usize) < warmup;
-                sent.fetch_add(1, Ordering::Relaxed);
-                in_flight.sent(index, start, at, warm);
-                tokio::spawn(async move {
-                    let measured = client.measure(&req, start, at, index, warm).await;
-                    // Timing is final: free the slot before any re-tokenizing.
-                    drop(permit);
-                    deliver(measured, &counting, &tx).await;
-                });
-            }
-            // Freeing a large pool takes a while (~100 ms for 200,000 bodies): not on this
-            // worker, where the last send task and the streams in flight wait their turn.
-            drop(tokio::task::spawn_blocking(move || drop(sends)));
-        })
+        let sends: super::open_loop::Sends = match timed.and_then(|t| t.arrivals) {
+            Some(arrivals) => Box::new(pool_cycle(plan.requests).zip(arrivals)),
+            None => Box::new(plan.requests.into_iter().zip(plan.schedule)),
+        };
+        let open = super::open_loop::OpenLoop {
+            sends,
+            indices,
+            warmup: plan.warmup,
+            max_concurrency: plan.max_concurrency,
+        };
+        super::open_loop::spawn(open, ctx)
     };
 
     let mut live = LiveStats::default();
