@@ -181,19 +181,16 @@ pub fn widen(
         lo: iv.lo * (-h).exp(),
         hi: iv.hi * h.exp(),
     };
-    let c = within.cand.abs();
+    let ratio_scaled = p.is_finite();
     let widened = BootstrapResult {
         base: within.base,
         cand: within.cand,
-        ratio: if p.is_finite() {
+        ratio: if ratio_scaled {
             scale(within.ratio, h)
         } else {
             within.ratio
         },
-        diff: Interval {
-            lo: within.diff.lo - c * (1.0 - (-h).exp()),
-            hi: within.diff.hi + c * (h.exp() - 1.0),
-        },
+        diff: widen_diff(&within, h, ratio_scaled),
         cand_ci: if within.cand_ci.lo >= 0.0 {
             scale(within.cand_ci, hc)
         } else {
@@ -212,6 +209,41 @@ pub fn widen(
             pool: None,
         },
     )
+}
+
+/// The difference interval of `within` widened by the same drift half-width `h` as its ratio
+/// interval, so that the two tell one story (docs/gate.md, "Why `-np 1` was missed").
+///
+/// The ratio's bounds move on the log scale, `r_lo → r_lo·e^−h` and `r_hi → r_hi·e^h`; the
+/// difference's bounds move by what that move is worth at the baseline's point value `b`:
+///
+/// ```text
+/// d_lo' = d_lo − b · r_lo · (1 − e^−h)        d_hi' = d_hi + b · r_hi · (e^h − 1)
+/// ```
+///
+/// i.e. `d' − d = b · (r' − r)` at each end: when the within intervals agree
+/// (`d = b · (r − 1)`), the widened ones agree too (`d' = b · (r' − 1)`). The old widening
+/// used the candidate's point value `c` at both ends (`d_lo − c · (1 − e^−h)`): for a large
+/// change (`c ≫ b · r_lo`) it pulled the difference's lower bound far below what the ratio's
+/// lower bound implies (x[2.38, 32.3] next to d[−985, +15,556] at b = 661 ms), so the floor
+/// held back a check whose ratio lay wholly past its threshold. Without a usable ratio (a
+/// baseline that is not positive, an unbounded or negative ratio bound) the point value
+/// `|c|` stays the scale, as before.
+fn widen_diff(within: &BootstrapResult, h: f64, ratio_scaled: bool) -> Interval {
+    let (down, up) = (1.0 - (-h).exp(), h.exp() - 1.0);
+    let r = within.ratio;
+    let b = within.base;
+    let usable = ratio_scaled && b > 0.0 && b.is_finite() && r.lo >= 0.0 && r.hi.is_finite();
+    let (at_lo, at_hi) = if usable {
+        (b * r.lo, b * r.hi)
+    } else {
+        let c = within.cand.abs();
+        (c, c)
+    };
+    Interval {
+        lo: within.diff.lo - at_lo * down,
+        hi: within.diff.hi + at_hi * up,
+    }
 }
 
 /// τ² pooled over the checks of one metric (its rungs), with the pooled degrees of freedom:

@@ -257,3 +257,109 @@ fn the_pool_averages_unfloored_excesses_by_degrees_of_freedom() {
     assert_eq!(pool([&neg]), Some((0.0, 2)));
     assert_eq!(pool([&input(None, None)]), None);
 }
+
+/// A within-run result of baseline `b` whose intervals agree: d = b · (r − 1).
+fn agreeing(b: f64, r_lo: f64, r_hi: f64) -> BootstrapResult {
+    let p = (r_lo * r_hi).sqrt();
+    BootstrapResult {
+        base: b,
+        cand: b * p,
+        ratio: Interval { lo: r_lo, hi: r_hi },
+        diff: Interval {
+            lo: b * (r_lo - 1.0),
+            hi: b * (r_hi - 1.0),
+        },
+        cand_ci: Interval {
+            lo: b * p * 0.9,
+            hi: b * p * 1.1,
+        },
+    }
+}
+
+/// τ² that gives drift half-width `h` for 3 v 3 runs at `level` with `df` degrees of freedom.
+fn tau2_for(h: f64, level: f64, df: usize) -> f64 {
+    (h / quantile(level, df)).powi(2) / (2.0 / 3.0)
+}
+
+fn judged(r: &BootstrapResult, floor: f64) -> crate::compare::Verdict {
+    use crate::compare::verdict::{decide, Evidence};
+    let e = Evidence {
+        base: r.base,
+        cand: r.cand,
+        ratio: Some(r.ratio),
+        diff: Some(r.diff),
+        cand_ci: Some(r.cand_ci),
+        method: crate::compare::Method::Bootstrap,
+        level: 0.9969,
+        requests: 200,
+        counts: None,
+        too_few: None,
+        repeats: [3, 3],
+        drift: None,
+        blocks: [12, 12],
+    };
+    let b = crate::compare::Bound::Increase(crate::scenario::Threshold::Relative(0.25));
+    decide(b, floor, &e).verdict
+}
+
+/// The real server's `-np 1` check (docs/gate.md, "Why `-np 1` was missed"): a 661 ms
+/// baseline, a ratio widened by drift to x[2.38, 32.3]. The difference is widened by the
+/// same move of the ratio's bounds, so it lies wholly past the 10 ms floor: a regression.
+/// The old widening (at the candidate's point value) gave d[−365, …] and held it back.
+#[test]
+fn drift_widens_the_difference_as_it_widens_the_ratio() {
+    let (level, df) = (0.9984, 4);
+    let h = (4.0f64 / 2.38).ln();
+    let within = agreeing(661.0, 4.0, 32.3 * (-h).exp());
+    let (w, d) = widen(within, tau2_for(h, level, df), df, [3, 3], level);
+    assert!((d.half - h).abs() < 1e-9, "{}", d.half);
+    assert!((w.ratio.lo - 2.38).abs() < 1e-9, "{:?}", w.ratio);
+    assert!((w.ratio.hi - 32.3).abs() < 1e-9, "{:?}", w.ratio);
+    // One story: each bound of the difference is b · (the ratio's bound − 1).
+    for (dd, rr) in [(w.diff.lo, w.ratio.lo), (w.diff.hi, w.ratio.hi)] {
+        assert!((dd - 661.0 * (rr - 1.0)).abs() < 1e-6, "{dd} vs {rr}");
+    }
+    assert!(w.diff.lo > 900.0, "{:?}", w.diff);
+    // The data exercise the defect: the candidate's point value put the bound below zero.
+    let old_lo = within.diff.lo - within.cand * (1.0 - (-h).exp());
+    assert!(old_lo < 0.0, "{old_lo}");
+    assert_eq!(judged(&w, 10.0), crate::compare::Verdict::Regression);
+}
+
+/// The floor still keeps small absolute changes from being called regressions: a ratio past
+/// +25 % whose difference straddles the 10 ms floor stays inconclusive, one wholly under it
+/// passes, and an unchanged ratio (straddling x1) is never a regression.
+#[test]
+fn drift_widening_keeps_the_floor_for_small_absolute_changes() {
+    use crate::compare::Verdict;
+    let (level, df) = (0.9984, 4);
+    let tau2 = tau2_for(0.05, level, df);
+    let widen3 = |r: BootstrapResult| widen(r, tau2, df, [3, 3], level).0;
+    // 20 ms → about 29 ms: x[1.28, 1.68] past x1.25, d[+5.7, +13.7] straddles +10.
+    let straddles = widen3(agreeing(20.0, 1.35, 1.6));
+    assert!(straddles.ratio.lo > 1.25 && straddles.diff.lo < 10.0 && straddles.diff.hi > 10.0);
+    assert_eq!(judged(&straddles, 10.0), Verdict::Inconclusive);
+    // 10 ms → about 14.7 ms: past x1.25 but d[+2.8, +6.8] is wholly within the floor.
+    let tiny = widen3(agreeing(10.0, 1.35, 1.6));
+    assert!(
+        tiny.ratio.lo > 1.25 && tiny.diff.hi < 10.0,
+        "{:?}",
+        tiny.diff
+    );
+    assert_eq!(judged(&tiny, 10.0), Verdict::Pass);
+    // Unchanged at 661 ms with a wide drift: the ratio straddles x1, never a regression.
+    let h = 0.5;
+    let same = widen(
+        agreeing(661.0, 0.9, 1.1),
+        tau2_for(h, level, df),
+        df,
+        [3, 3],
+        level,
+    )
+    .0;
+    assert!(same.diff.lo < 0.0 && same.diff.hi > 0.0);
+    assert_ne!(judged(&same, 10.0), Verdict::Regression);
+    // The widening never narrows the difference's interval.
+    let within = agreeing(661.0, 0.9, 1.1);
+    assert!(same.diff.lo < within.diff.lo && same.diff.hi > within.diff.hi);
+}
