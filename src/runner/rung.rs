@@ -137,7 +137,7 @@ pub async fn run_rung(
     mut stop: watch::Receiver<bool>,
     grace: Duration,
     observer: &mut dyn RungObserver,
-    mut sink: Option<&mut dyn RecordSink>,
+    sink: Option<&mut dyn RecordSink>,
 ) -> RungRun {
     let total = plan.requests.len();
     let timed = plan.timed.take();
@@ -189,124 +189,186 @@ pub async fn run_rung(
         super::open_loop::spawn(open, ctx)
     };
 
-    let mut live = LiveStats::default();
-    let mut window = Window::default();
     let mut ticker = interval.map(|every| {
         let mut t = tokio::time::interval_at(start + every, every);
         t.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
         t
     });
-    let mut records = Vec::with_capacity(if sink.is_some() { 0 } else { total });
-    let mut interrupted = *stop.borrow();
-    // Records received (warmup included): the rest of `sent` is in flight.
-    let mut received: u64 = 0;
-    let mut deadline: Option<Instant> = None;
-    let mut watch_rejections = rejection::Watch::default();
-    let mut rejected = None;
-    loop {
-        let grace_over = async {
-            match deadline {
-                Some(d) => tokio::time::sleep_until(d).await,
-                None => std::future::pending().await,
-            }
-        };
-        tokio::select! {
-            rec = rx.recv() => match rec {
-                Some(rec) => {
-                    in_flight.done(rec.index);
-                    received += 1;
-                    if let Some(r) = watch_rejections.record(&rec) {
-                        let _ = halt_tx.send(true);
-                        let d = Instant::now() + REJECTION_GRACE.min(grace);
-                        deadline = Some(deadline.map_or(d, |old| old.min(d)));
-                        rejected = Some(r);
-                    }
-                    live.record(&rec);
-                    observer.on_record(&live, sent.load(Ordering::Relaxed));
-                    match sink.as_deref_mut() {
-                        Some(sink) => {
-                            window.record(&rec);
-                            sink.record(rec);
-                        }
-                        None => records.push(rec),
-                    }
-                }
-                None => break,
-            },
-            _ = next_tick(&mut ticker) => {
-                let elapsed = Instant::now().saturating_duration_since(start);
-                let sent = sent.load(Ordering::Relaxed);
-                observer.on_interval(&Interval {
-                    window: &window,
-                    elapsed,
-                    sent,
-                    in_flight: sent.saturating_sub(received),
-                    stopping: interrupted,
-                    last: false,
-                });
-                window = Window::default();
-                if let Some(sink) = sink.as_deref_mut() {
-                    sink.tick(elapsed);
-                }
-            },
-            changed = stop.changed() => match changed {
-                // The sender is gone (a second signal): stop at once, keep what finished.
-                Err(_) => {
-                    interrupted = true;
-                    break;
-                }
-                Ok(()) if *stop.borrow() && deadline.is_none() => {
-                    interrupted = true;
-                    deadline = Some(Instant::now() + grace);
-                }
-                Ok(()) => {}
-            },
-            _ = grace_over => break,
-        }
-    }
+    let mut c = Collector {
+        kept: Kept {
+            records: Vec::with_capacity(if sink.is_some() { 0 } else { total }),
+            sink,
+            window: Window::default(),
+        },
+        live: LiveStats::default(),
+        in_flight: in_flight.clone(),
+        sent: sent.clone(),
+        start,
+        grace,
+        halt: halt_tx,
+        received: 0,
+        interrupted: *stop.borrow(),
+        deadline: None,
+        rejections: rejection::Watch::default(),
+        rejected: None,
+    };
+    c.collect(&mut rx, &mut stop, &mut ticker, observer).await;
     // The dispatcher has ended (all sent) or is ending (stop seen): not waited for, aborted.
     dispatcher.abort();
     let sent = sent.load(Ordering::Relaxed);
+    let mut kept = c.kept;
     // A timed rung sends until its duration, not a count: only a stop cuts it short.
-    let short = sink.is_none() && (records.len() as u64) < total as u64;
+    let short = kept.sink.is_none() && (kept.records.len() as u64) < total as u64;
     // Records already delivered are kept; the requests still out are abandoned, each with a
     // record of its own (never counted as finished, see `record::ErrorClass::Interrupted`).
     while let Ok(rec) = rx.try_recv() {
         in_flight.done(rec.index);
-        match sink.as_deref_mut() {
-            Some(sink) => {
-                window.record(&rec);
-                sink.record(rec);
-            }
-            None => records.push(rec),
-        }
+        kept.finished(rec);
     }
     let now = Instant::now().saturating_duration_since(start);
     let left = in_flight.abandon(now);
     let abandoned = left.len() as u64;
     for rec in left {
-        match sink.as_deref_mut() {
-            Some(sink) => sink.record(rec),
-            None => records.push(rec),
-        }
+        kept.abandoned(rec);
     }
     // The interval the rung ended in gets its line too, so the lines add up to the summary.
     if ticker.is_some() {
         observer.on_interval(&Interval {
-            window: &window,
+            window: &kept.window,
             elapsed: now,
             sent,
             in_flight: 0,
-            stopping: interrupted,
+            stopping: c.interrupted,
             last: true,
         });
     }
     RungRun {
-        interrupted: rejected.is_none() && (interrupted || short),
-        records,
+        interrupted: c.rejected.is_none() && (c.interrupted || short),
+        records: kept.records,
         sent,
         abandoned,
-        rejected,
+        rejected: c.rejected,
+    }
+}
+
+/// Where a rung's records go: kept, or handed to a timed rung's sink (the finished ones
+/// also counted in the current interval's window).
+struct Kept<'s> {
+    records: Vec<RequestRecord>,
+    sink: Option<&'s mut dyn RecordSink>,
+    window: Window,
+}
+
+impl Kept<'_> {
+    /// A request that finished (with any outcome).
+    fn finished(&mut self, rec: RequestRecord) {
+        match self.sink.as_deref_mut() {
+            Some(sink) => {
+                self.window.record(&rec);
+                sink.record(rec);
+            }
+            None => self.records.push(rec),
+        }
+    }
+
+    /// A request a stop abandoned in flight: kept, never in an interval's window.
+    fn abandoned(&mut self, rec: RequestRecord) {
+        match self.sink.as_deref_mut() {
+            Some(sink) => sink.record(rec),
+            None => self.records.push(rec),
+        }
+    }
+}
+
+/// The collecting side of a rung: records as they arrive, the observer's progress, a timed
+/// rung's intervals, the stop's grace and the rejection watch that halts dispatch.
+struct Collector<'s> {
+    kept: Kept<'s>,
+    live: LiveStats,
+    in_flight: super::in_flight::InFlight,
+    sent: Arc<AtomicU64>,
+    start: Instant,
+    grace: Duration,
+    /// Turned true when the server rejects every request the same way: dispatch stops.
+    halt: watch::Sender<bool>,
+    /// Records received (warmup included): the rest of `sent` is in flight.
+    received: u64,
+    interrupted: bool,
+    /// When the requests still in flight are given up (a stop's grace, or a rejection's).
+    deadline: Option<Instant>,
+    rejections: rejection::Watch,
+    rejected: Option<Rejection>,
+}
+
+impl Collector<'_> {
+    /// Receive until every sender is gone (all requests done), a stop's grace runs out, or
+    /// the stop's sender is dropped (a second signal: stop at once, keep what finished).
+    async fn collect(
+        &mut self,
+        rx: &mut mpsc::Receiver<RequestRecord>,
+        stop: &mut watch::Receiver<bool>,
+        ticker: &mut Option<tokio::time::Interval>,
+        observer: &mut dyn RungObserver,
+    ) {
+        loop {
+            let deadline = self.deadline;
+            let grace_over = async move {
+                match deadline {
+                    Some(d) => tokio::time::sleep_until(d).await,
+                    None => std::future::pending().await,
+                }
+            };
+            tokio::select! {
+                rec = rx.recv() => match rec {
+                    Some(rec) => self.on_record(rec, observer),
+                    None => break,
+                },
+                _ = next_tick(ticker) => self.on_tick(observer),
+                changed = stop.changed() => match changed {
+                    Err(_) => {
+                        self.interrupted = true;
+                        break;
+                    }
+                    Ok(()) if *stop.borrow() && self.deadline.is_none() => {
+                        self.interrupted = true;
+                        self.deadline = Some(Instant::now() + self.grace);
+                    }
+                    Ok(()) => {}
+                },
+                _ = grace_over => break,
+            }
+        }
+    }
+
+    fn on_record(&mut self, rec: RequestRecord, observer: &mut dyn RungObserver) {
+        self.in_flight.done(rec.index);
+        self.received += 1;
+        if let Some(r) = self.rejections.record(&rec) {
+            let _ = self.halt.send(true);
+            let d = Instant::now() + REJECTION_GRACE.min(self.grace);
+            self.deadline = Some(self.deadline.map_or(d, |old| old.min(d)));
+            self.rejected = Some(r);
+        }
+        self.live.record(&rec);
+        observer.on_record(&self.live, self.sent.load(Ordering::Relaxed));
+        self.kept.finished(rec);
+    }
+
+    fn on_tick(&mut self, observer: &mut dyn RungObserver) {
+        let elapsed = Instant::now().saturating_duration_since(self.start);
+        let sent = self.sent.load(Ordering::Relaxed);
+        observer.on_interval(&Interval {
+            window: &self.kept.window,
+            elapsed,
+            sent,
+            in_flight: sent.saturating_sub(self.received),
+            stopping: self.interrupted,
+            last: false,
+        });
+        self.kept.window = Window::default();
+        if let Some(sink) = self.kept.sink.as_deref_mut() {
+            sink.tick(elapsed);
+        }
     }
 }
 
