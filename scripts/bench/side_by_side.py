@@ -14,6 +14,15 @@ that names PreTrainedTokenizerFast), so nothing is fetched from a hub.
   python3 scripts/bench/side_by_side.py fidelity          # low rate, modelled (not zero-cost) sim
   python3 scripts/bench/side_by_side.py oha --rate 5000 --requests 20000 --output-tokens 16
   python3 scripts/bench/side_by_side.py endpoints --rate 2000 --requests 10000 --output-tokens 16
+  python3 scripts/bench/side_by_side.py vllm-pooled --rate 20 --requests 200 --input-tokens 64 \
+      --batch-size 4 --runs 3     # needs `vllm` (--vllm, default /tmp/vllm-venv/bin/vllm)
+
+`vllm-pooled` runs ladder (`api: embeddings`, then `api: rerank`) and vLLM's `vllm bench serve`
+(`--backend openai-embeddings --dataset-name random`, `--backend vllm-rerank --dataset-name
+random-rerank`) alternately, each against a fresh zero-cost simulator, same Poisson rate,
+request count, batch size, input length (rerank: vLLM's split, a query of len // 2 - 1 and
+documents of len - query - 1) and tokenizer (--vllm-tokenizer, SmolLM2's by default), vLLM
+offline (HF_HUB_OFFLINE). Both read input tokens from the server's `usage.prompt_tokens`.
 
 `endpoints` runs ladder alone, twice per pair, against a fresh zero-cost simulator each time:
 `api: completions` (streamed, `--output-tokens`) and `api: embeddings` (one input of
@@ -43,7 +52,8 @@ import urllib.request
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from e2e import ROOT, TOKENIZER, run_measured, scenario, start_sim, stop  # noqa: E402
+from e2e import (ROOT, TOKENIZER, proc_cpu_s, run_measured, scenario, start_sim,  # noqa: E402
+                 stop)
 
 
 def guidellm_run(venv, url, rate, n, input_tokens, output_tokens, seed, workdir, core="0"):
@@ -273,10 +283,155 @@ def run_endpoints_pair(args):
     return out["embeddings"], out["completions"]
 
 
+def vllm_pooled_run(vllm, url, api, rate, n_requests, input_tokens, batch, tok_dir, workdir,
+                    core="0"):
+    """vLLM's `vllm bench serve` against the simulator's /v1/embeddings (`openai-embeddings`,
+    `random` dataset) or /v1/rerank (`vllm-rerank`, `random-rerank`): `n_requests` requests of
+    `batch` inputs (documents) each, Poisson at `rate`. vLLM counts `--num-prompts` in inputs,
+    so it gets `n_requests * batch`. Offline (HF_HUB_OFFLINE), wait4() CPU of the process."""
+    res_dir = Path(workdir) / "vllm-res"
+    backend, endpoint, dataset = {
+        "embeddings": ("openai-embeddings", "/v1/embeddings", "random"),
+        "rerank": ("vllm-rerank", "/v1/rerank", "random-rerank")}[api]
+    cmd = ["taskset", "-c", core, vllm, "bench", "serve", "--backend", backend,
+           "--endpoint", endpoint, "--base-url", url, "--dataset-name", dataset,
+           "--random-input-len", str(input_tokens), "--random-batch-size", str(batch),
+           "--num-prompts", str(n_requests * batch), "--request-rate", str(rate),
+           "--model", "sim-model", "--tokenizer", str(tok_dir), "--seed", "0",
+           "--percentile-metrics", "e2el", "--metric-percentiles", "50,99",
+           "--save-result", "--result-dir", str(res_dir), "--result-filename", "out.json",
+           "--disable-tqdm"]
+    env = dict(os.environ, HF_HUB_OFFLINE="1", TRANSFORMERS_OFFLINE="1", PYTHONUNBUFFERED="1")
+    log = Path(workdir) / "vllm.log"
+    t0 = time.monotonic()
+    with open(log, "w") as lf:
+        pid = os.posix_spawnp("taskset", cmd, env, file_actions=[
+            (os.POSIX_SPAWN_DUP2, lf.fileno(), 1), (os.POSIX_SPAWN_DUP2, lf.fileno(), 2)])
+        window = main_run_cpu(pid, log, time.monotonic() + 600)
+        _, status, ru = os.wait4(pid, 0)
+    wall = time.monotonic() - t0
+    out = res_dir / "out.json"
+    if os.waitstatus_to_exitcode(status) != 0 or not out.exists():
+        raise SystemExit(f"vllm bench serve failed; log:\n{log.read_text()[-3000:]}\ncmd: {cmd}")
+    return json.loads(out.read_text()), {
+        "wall_s": wall, "cpu_s": ru.ru_utime + ru.ru_stime, "peak_rss_mb": ru.ru_maxrss / 1024,
+        "main_run_cpu_s": window, "cmd": " ".join(cmd[3:])}
+
+
+def main_run_cpu(pid, log, deadline):
+    """CPU seconds process `pid` spends between vLLM's "Starting main benchmark run..." and
+    its result banner (both in `log`, written unbuffered), polled every 5 ms from /proc: the
+    client's cost of the measured requests without Python's and torch's start-up. None if
+    either line never shows (the caller then sees the failure from the exit status)."""
+    start = None
+    while time.monotonic() < deadline:
+        try:
+            cpu = proc_cpu_s(pid)
+        except (FileNotFoundError, ProcessLookupError, ValueError):
+            return None
+        text = log.read_text(errors="replace")
+        if start is None and "Starting main benchmark run" in text:
+            start = cpu
+        if start is not None and "Serving Benchmark Result" in text:
+            return cpu - start
+        with open(f"/proc/{pid}/stat") as f:
+            if f.read().rsplit(")", 1)[1].split()[0] == "Z":
+                return None
+        time.sleep(0.005)
+    return None
+
+
+def pooled_shape(args, api):
+    """ladder's workload lines of the shape vLLM's dataset builds: embeddings, `batch` inputs
+    of `--input-tokens`; rerank, vLLM's split of `--random-input-len` into a query of
+    input_len // 2 - 1 tokens and documents of input_len - query - 1 (one separator each)."""
+    if api == "embeddings":
+        return f"  input_tokens: {args.input_tokens}\n  batch_size: {args.batch_size}\n"
+    query = args.input_tokens // 2 - 1
+    doc = args.input_tokens - query - 1
+    return (f"  query_tokens: {query}\n  input_tokens: {doc}\n"
+            f"  batch_size: {args.batch_size}\n")
+
+
+def run_vllm_pooled_pair(args, tok_dir):
+    """Per API: ladder, then vLLM's client, each against its own fresh zero-cost simulator on
+    core 1, same API, shape, tokenizer, Poisson rate and request count. CPU per request is
+    the CPU of the measured requests alone over their count: ladder's tokio worker threads
+    (hot_cpu; its start-up, mostly loading the tokenizer, and prompt building left out;
+    `cpu_us_per_request_whole` keeps them), vLLM's process between its "Starting main
+    benchmark run" and result lines (Python's and torch's ~11 s start-up, prompt building
+    and its initial test request left out)."""
+    out = {}
+    for api in ("embeddings", "rerank"):
+        sim, url = start_sim(args.ladder, 1, seed=0, zero_cost=True)
+        try:
+            text = scenario(url, "side-by-side", input_tokens=args.input_tokens,
+                            output_tokens=1, n=args.requests, rates=[args.rate])
+            text = text.replace("  api: completions", f"  api: {api}")
+            text = text.replace("  ttft_ms: 100000\n  tpot_ms: 100000\n", "  e2e_ms: 100000\n")
+            text = text.replace(f"  input_tokens: {args.input_tokens}\n  output_tokens: 1\n",
+                                pooled_shape(args, api))
+            text = text.replace("  ignore_eos: true\n", "")
+            # The tokenizer vLLM's client builds its prompts with: the simulator counts words,
+            # so the same tokenizer makes the same words a prompt on both sides.
+            text = text.replace(f"tokenizer: {TOKENIZER}", f"tokenizer: {tok_dir / 'tokenizer.json'}")
+            rungs, res = run_measured(args.ladder, text)
+        finally:
+            stop(sim)
+        r = rungs[0]
+        lad = {"completed": r["completed"], "failed": r["failed"],
+               "request_throughput": r.get("request_throughput"),
+               "total_input_tokens": r.get("total_input_tokens"),
+               "input_tokens_per_s": r.get("input_throughput"),
+               "median_e2el_ms": r.get("median_e2el_ms"), "p99_e2el_ms": r.get("p99_e2el_ms"),
+               "duration_s": r.get("duration"),
+               "cpu_s": res["cpu_s"], "main_run_cpu_s": res["hot_cpu_s"],
+               "peak_rss_mb": res["peak_rss_bytes"] / 2**20,
+               "cpu_us_per_request": res["hot_cpu_s"] / args.requests * 1e6,
+               "cpu_us_per_request_whole": res["cpu_s"] / args.requests * 1e6}
+        sim, url = start_sim(args.ladder, 1, seed=0, zero_cost=True)
+        try:
+            with tempfile.TemporaryDirectory() as d:
+                v, vres = vllm_pooled_run(args.vllm, url, api, args.rate, args.requests,
+                                          args.input_tokens, args.batch_size, tok_dir, d)
+        finally:
+            stop(sim)
+        done = v.get("completed") or 0
+        vl = {"completed": done, "failed": v.get("failed", 0),
+              "request_throughput": v.get("request_throughput"),
+              "total_input_tokens": v.get("total_input_tokens"),
+              "input_tokens_per_s": v.get("total_token_throughput"),
+              "median_e2el_ms": v.get("median_e2el_ms"), "p99_e2el_ms": v.get("p99_e2el_ms"),
+              "duration_s": v.get("duration"),
+              "cpu_s": vres["cpu_s"], "main_run_cpu_s": vres["main_run_cpu_s"],
+              "peak_rss_mb": vres["peak_rss_mb"],
+              "cpu_us_per_request": (vres["main_run_cpu_s"] / done * 1e6
+                                     if vres["main_run_cpu_s"] is not None and done else None),
+              "cmd": vres["cmd"]}
+        out[api] = (lad, vl)
+    return out
+
+
+def vllm_pooled_tokenizer(args, workdir):
+    """The tokenizer folder vLLM's client reads (local: nothing is fetched from a hub)."""
+    tok_dir = Path(workdir) / "tok"
+    tok_dir.mkdir(exist_ok=True)
+    shutil.copy(args.vllm_tokenizer, tok_dir / "tokenizer.json")
+    (tok_dir / "tokenizer_config.json").write_text(
+        json.dumps({"tokenizer_class": "PreTrainedTokenizerFast"}))
+    return tok_dir
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("mode", choices=["load", "fidelity", "oha", "endpoints"])
+    ap.add_argument("mode", choices=["load", "fidelity", "oha", "endpoints", "vllm-pooled"])
+    ap.add_argument("--vllm", default=str(Path("/tmp/vllm-venv") / "bin" / "vllm"),
+                    help="vLLM's CLI (vllm-pooled: `vllm bench serve`)")
+    ap.add_argument("--vllm-tokenizer", default=str(Path.home() / ".cache" / "ladder"
+                                                    / "smollm2-0.1.2" / "tokenizer.json"),
+                    help="vllm-pooled: tokenizer.json vLLM's client builds its prompts with")
+    ap.add_argument("--batch-size", type=int, default=4,
+                    help="vllm-pooled: inputs (embeddings) or documents (rerank) per request")
     ap.add_argument("--oha", default=shutil.which("oha") or str(ROOT / "target" / "bench-peers"
                                                                 / "bin" / "oha"))
     ap.add_argument("--connections", type=int, default=200,
@@ -292,6 +447,8 @@ def main():
     ap.add_argument("--runs", type=int, default=1,
                     help="repeat the pair; medians are printed with every run's value")
     args = ap.parse_args()
+    if args.mode == "vllm-pooled":
+        return vllm_pooled_main(args)
     pairs = []
     for i in range(args.runs):
         print(f"pair {i + 1}/{args.runs}", file=sys.stderr)
@@ -325,9 +482,15 @@ def main():
                 "cpu_us_per_request", "peak_rss_mb", "median_e2el_from_scheduled_ms",
                 "p99_e2el_from_scheduled_ms", "p99_lag_ms"]
 
-    def fig(x):
-        return f"{x:,.3f}" if isinstance(x, float) else str(x)
+    print_table(me, peer, pairs, rows)
 
+
+def fig(x):
+    return f"{x:,.3f}" if isinstance(x, float) else str(x)
+
+
+def print_table(me, peer, pairs, rows):
+    """A markdown table of medians over the pairs, with their ratio and every run's value."""
     print(f"\n| metric | {me} (median of {len(pairs)}) | {peer} (median of {len(pairs)}) "
           f"| {me} / {peer} | {me} runs | {peer} runs |")
     print("| --- | ---: | ---: | ---: | --- | --- |")
@@ -339,6 +502,31 @@ def main():
         ratio = f"{ma / mb:.3f}" if ma is not None and mb else "n/a"
         print(f"| {k} | {fig(ma)} | {fig(mb)} | {ratio} | {', '.join(fig(v) for v in la)} | "
               f"{', '.join(fig(v) for v in gb)} |")
+
+
+
+def vllm_pooled_main(args):
+    """`vllm-pooled`: ladder against vLLM's client on embeddings and rerank, alternating."""
+    with tempfile.TemporaryDirectory() as d:
+        tok_dir = vllm_pooled_tokenizer(args, d)
+        runs = []
+        for i in range(args.runs):
+            print(f"pair {i + 1}/{args.runs}", file=sys.stderr)
+            runs.append(run_vllm_pooled_pair(args, tok_dir))
+    doc = {"mode": args.mode, "rate": args.rate, "requests": args.requests,
+           "input_tokens": args.input_tokens, "batch_size": args.batch_size,
+           "date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+           "pairs": [{api: {"ladder": lad, "vllm": vl} for api, (lad, vl) in r.items()}
+                     for r in runs]}
+    print(json.dumps(doc, indent=1, default=str))
+    if args.out:
+        Path(args.out).write_text(json.dumps(doc, indent=1, default=str))
+    rows = ["completed", "failed", "request_throughput", "total_input_tokens",
+            "input_tokens_per_s", "duration_s", "median_e2el_ms", "p99_e2el_ms", "cpu_s",
+            "main_run_cpu_s", "cpu_us_per_request", "cpu_us_per_request_whole", "peak_rss_mb"]
+    for api in ("embeddings", "rerank"):
+        print(f"\n{api}:")
+        print_table("ladder", "vLLM", [r[api] for r in runs], rows)
 
 
 if __name__ == "__main__":
