@@ -210,7 +210,18 @@ pub(crate) fn run_sim(args: SimArgs) -> i32 {
             return ladder::exit::BAD_INPUT;
         }
     };
-    match rt.block_on(ladder::sim::serve_until_signal(cfg, addr, args.api_key)) {
+    let listening = |at: std::net::SocketAddr| -> std::io::Result<()> {
+        use std::io::Write;
+        let mut out = std::io::stdout().lock();
+        writeln!(out, "listening on http://{at}")?;
+        out.flush()
+    };
+    match rt.block_on(ladder::sim::serve_until_signal(
+        cfg,
+        addr,
+        args.api_key,
+        listening,
+    )) {
         Ok(()) => ladder::exit::OK,
         Err(e) => {
             eprintln!("error: ladder sim: cannot serve on {addr}: {e}");

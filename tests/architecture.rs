@@ -530,6 +530,8 @@ const PRINTS: &[&str] = &[
     "eprint!",
     "dbg!",
     "process::exit",
+    "io::stdout(",
+    "io::stderr(",
 ];
 
 /// `code` (already [`strip`]ped) with the bodies of inline `#[cfg(test)] mod NAME { … }`

@@ -6,7 +6,8 @@
 //!
 //! `run`, `gate` (run, then compare against the golden baseline) and `bless` beside it (with
 //! `replaced`, where bless keeps the baseline it replaces), `compare`, `report` (and the one
-//! report writer after a run), `merge`, `history`, and `deploy` (`slurm`, `kube`).
+//! report writer after a run), `merge`, `history`, `deploy` (`slurm`, `kube`), `init` and
+//! `validate`.
 
 pub mod compare;
 pub mod deploy;

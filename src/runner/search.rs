@@ -4,7 +4,9 @@
 //! `capacity.json`. An uncertain probe's extensions, and the repeats of the bracket's ends,
 //! are further measurements of the same rung, each with arrivals and prompts of its own,
 //! written as its repeats; a probe's files are written when the search ends (a bound may be
-//! measured again after later probes).
+//! measured again after later probes): on a stop, a rejection or an error too, so nothing
+//! measured is lost — but a process killed outright (SIGKILL, out of memory) leaves only
+//! run.json and run.log.
 
 use std::time::Duration;
 
@@ -319,7 +321,14 @@ impl Ladder<'_> {
                 log: &mut log,
                 said: &mut said,
             };
-            let m = self.measure(at, out).await?;
+            let m = match self.measure(at, out).await {
+                Ok(m) => m,
+                Err(e) => {
+                    // Nothing measured is lost: the probes held so far get their rung files.
+                    let _ = self.write_done(writer, &held);
+                    return Err(e);
+                }
+            };
             measured += 1;
             let obs: Vec<Obs> = m
                 .records

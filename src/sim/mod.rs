@@ -199,19 +199,19 @@ impl Drop for SimServer {
     }
 }
 
-/// `ladder sim`: serve until SIGINT/SIGTERM. Prints `listening on http://ADDR` on stdout
-/// first (flushed), so scripts and tests can read the bound port.
+/// `ladder sim`: serve until SIGINT/SIGTERM. `on_listening` hears the bound address first
+/// (the binary prints `listening on http://ADDR` there, so scripts and tests can read the
+/// port); its error ends the serving.
 pub async fn serve_until_signal(
     cfg: SimConfig,
     addr: SocketAddr,
     api_key: Option<String>,
+    on_listening: impl FnOnce(SocketAddr) -> io::Result<()>,
 ) -> io::Result<()> {
-    use std::io::Write;
     let server = SimServer::start_with_api_key(cfg, addr, api_key).await?;
-    {
-        let mut out = io::stdout().lock();
-        writeln!(out, "listening on http://{}", server.local_addr())?;
-        out.flush()?;
+    if let Err(e) = on_listening(server.local_addr()) {
+        server.shutdown().await;
+        return Err(e);
     }
     wait_for_signal().await;
     server.shutdown().await;

@@ -164,6 +164,12 @@ pub(crate) fn pooled_models(
     s: &RungSummary,
     all: &[(usize, &RequestLine)],
 ) -> Result<(), LoadError> {
+    // A pool without a breakdown claims none: pools written before they carried one (merged
+    // shards with repeats and `bless --add`, from c5550e0 to 5328e68) stay readable. A single
+    // run's rung has carried its breakdown since model mixes exist, and is held to it above.
+    if s.models.is_empty() {
+        return Ok(());
+    }
     let measured: Vec<&RequestLine> = all.iter().map(|&(_, l)| l).filter(|l| !l.warmup).collect();
     let mut r = s.clone();
     r.models = models_of(&measured, s.duration_s, s.pooling.is_some());
