@@ -329,19 +329,32 @@ fn signal_during_cooldown_keeps_finished_rungs_complete() {
 
 #[test]
 fn signal_during_preflight_stops_without_a_folder() {
-    for sig in ["INT", "TERM"] {
+    // The third case starts ladder with SIGINT ignored, as a shell starts a background job:
+    // its stop handler, installed before preflight, still ends the run.
+    for (sig, inherit_ignored) in [("INT", false), ("TERM", false), ("INT", true)] {
         let server = fault_server(Fault::StallModels, 0);
         let tmp = tempfile::tempdir().unwrap();
         let mut sc = Sc::new(server.url());
         sc.timeout = "60s";
         let path = sc.write(tmp.path());
         let out = tmp.path().join("out");
-        let live = spawn(ladder_cmd(&[
+        let mut cmd = ladder_cmd(&[
             "run",
             path.to_str().unwrap(),
             "--out",
             out.to_str().unwrap(),
-        ]));
+        ]);
+        if inherit_ignored {
+            use std::os::unix::process::CommandExt;
+            // SAFETY: signal(2) is async-signal-safe, as pre_exec requires.
+            unsafe {
+                cmd.pre_exec(|| {
+                    libc::signal(libc::SIGINT, libc::SIG_IGN);
+                    Ok(())
+                });
+            }
+        }
+        let live = spawn(cmd);
         live.wait_line("preflight:", Duration::from_secs(60));
         // Wait until the models request is in (preflight is blocked on it).
         let end = Instant::now() + Duration::from_secs(30);
@@ -352,7 +365,14 @@ fn signal_during_preflight_stops_without_a_folder() {
         live.signal(sig);
         let ran = live.finish(Duration::from_secs(30));
         no_panic(&ran);
-        assert!(!ran.status.success(), "{sig}");
+        assert_eq!(ran.status.code(), Some(2), "{sig}: {}", ran.stderr);
+        assert!(
+            ran.stderr.contains(&format!(
+                "stopped by SIG{sig} during preflight; no load was sent"
+            )),
+            "{sig}: {}",
+            ran.stderr
+        );
         // Nothing was measured yet: no folder, and no load request was sent.
         assert!(run_dir(&out).is_none(), "{sig}");
         assert_eq!(server.posts.load(Ordering::SeqCst), 0, "{sig}");

@@ -104,6 +104,12 @@ pub enum RunError {
     /// A shard was not ready at a rung's shared start: the run stopped rather than skew.
     #[error("{0}")]
     ShardLate(String),
+    /// Stopped by a signal before the load (during preflight): nothing was measured and no
+    /// result folder was written.
+    #[error(
+        "stopped by {signal} during preflight; no load was sent and no result folder was written"
+    )]
+    StoppedInPreflight { signal: &'static str },
     /// Stopped by a signal; finished rungs are in the folder.
     #[error("interrupted: {complete} of {total} rungs complete; partial results in {dir}")]
     Interrupted {
@@ -403,9 +409,8 @@ struct RunContext<'a> {
 /// [`STOP_GRACE`]. A second signal drops the sender, which ends the rung at once (its finished
 /// requests are still written). The handlers are installed here, before the load, so no
 /// signal between two waits is missed.
-fn stop_signal(notes: crate::notes::Notes) -> watch::Receiver<bool> {
+fn stop_signal(notes: crate::notes::Notes, mut signals: StopSignals) -> watch::Receiver<bool> {
     let (tx, rx) = watch::channel(false);
-    let mut signals = StopSignals::install();
     tokio::spawn(async move {
         signals.next().await;
         notes.err(&format!(
@@ -440,16 +445,17 @@ impl StopSignals {
         StopSignals {}
     }
 
-    async fn next(&mut self) {
+    /// The next signal's name.
+    async fn next(&mut self) -> &'static str {
         #[cfg(unix)]
         if let Some((int, term)) = &mut self.streams {
-            tokio::select! {
-                _ = int.recv() => {}
-                _ = term.recv() => {}
-            }
-            return;
+            return tokio::select! {
+                _ = int.recv() => "SIGINT",
+                _ = term.recv() => "SIGTERM",
+            };
         }
         let _ = tokio::signal::ctrl_c().await;
+        "Ctrl-C"
     }
 }
 
@@ -510,6 +516,22 @@ async fn run_scenario(
         word_pools,
     } = prepared;
 
+    // The stop handlers go in before preflight: a signal while the server is probed ends the
+    // run there (whatever disposition the process inherited: a background job of a shell
+    // starts with SIGINT ignored), and one during the load is counted from here on.
+    let mut signals = StopSignals::install();
+    let connecting = connect::connect(
+        ctx,
+        &scenario,
+        tokenizer.as_ref(),
+        tokenizer_source,
+        sim,
+        longest_prompt,
+    );
+    let connected = tokio::select! {
+        c = connecting => c?,
+        signal = signals.next() => return Err(RunError::StoppedInPreflight { signal }),
+    };
     let connect::Connected {
         client,
         endpoint,
@@ -520,22 +542,14 @@ async fn run_scenario(
         tokenizer_sha256,
         tokenizer_source,
         sim_server,
-    } = connect::connect(
-        ctx,
-        &scenario,
-        tokenizer.as_ref(),
-        tokenizer_source,
-        sim,
-        longest_prompt,
-    )
-    .await?;
+    } = connected;
 
     let mut early_warnings = early_warnings;
     if let Some(w) = cold_dataset_caveat(&scenario) {
         say(&format!("warning: {w}"));
         early_warnings.push(w);
     }
-    let stop = stop_signal(ctx.opts.notes.clone());
+    let stop = stop_signal(ctx.opts.notes.clone(), signals);
     let sim_ref = sim_server.as_ref();
     for (i, mut ladder) in expand_sweep(&scenario).into_iter().enumerate() {
         ladder.workload.server_overhead = overhead.shorten_by;
