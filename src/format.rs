@@ -2,7 +2,7 @@
 //! history pages, the analysis' sentences), written once so that a number reads the same
 //! wherever it is shown. Formats read back by programs keep their exact writers: CSV
 //! (`report::csv`, the shortest text that reads back to the same number), YAML
-//! (`scenario::init`), JSON (serde_json).
+//! (`scenario::init`), JSON (serde_json, through [`json_number`]).
 
 /// A number for tables and messages: fixed precision by magnitude (one decimal at 0 and from
 /// 100 up, two from 1, four below), trailing zeros dropped, so output is stable and
@@ -23,6 +23,14 @@ pub fn num(v: f64) -> String {
         4
     };
     trimmed(v, decimals)
+}
+
+/// A number for a JSON file: JSON has no NaN or infinity, so those become `null` and the file
+/// stays parseable; every finite number is written exactly (serde_json's shortest form).
+pub fn json_number(v: f64) -> serde_json::Value {
+    serde_json::Number::from_f64(v)
+        .map(serde_json::Value::Number)
+        .unwrap_or(serde_json::Value::Null)
 }
 
 /// [`num`] with its sign when positive: `+1.5`, `-0.2`, `0`.
@@ -58,6 +66,9 @@ mod tests {
         assert_eq!(num(0.123456), "0.1235");
         assert_eq!(num(f64::NAN), "n/a");
         assert_eq!(num(f64::NEG_INFINITY), "-inf");
+        assert_eq!(json_number(2.5), serde_json::json!(2.5));
+        assert_eq!(json_number(f64::NAN), serde_json::Value::Null);
+        assert_eq!(json_number(f64::INFINITY), serde_json::Value::Null);
         assert_eq!(trimmed(5.0, 6), "5");
         assert_eq!(trimmed(12.25, 6), "12.25");
         assert_eq!(trimmed(100.0, 0), "100", "no point, no zeros to drop");

@@ -17,6 +17,7 @@
 //! `2 · ERROR_FLOOR` apart).
 
 use super::summary::RungSummary;
+use crate::format::num;
 
 /// Robust z a run must pass: 1.4826 · MAD estimates a normal spread, and 5 of them is
 /// beyond any chance spread of three to a hundred runs (ratios to the median beyond it are
@@ -75,16 +76,6 @@ impl Outlier {
             if self.others.len() == 1 { "" } else { "s" },
             num(self.median)
         )
-    }
-}
-
-fn num(v: f64) -> String {
-    if v.abs() >= 100.0 {
-        format!("{v:.0}")
-    } else if v.abs() >= 1.0 {
-        format!("{v:.2}")
-    } else {
-        format!("{v:.4}")
     }
 }
 
@@ -187,7 +178,7 @@ mod tests {
         assert_eq!(o[0].others, [25.0, 28.0]);
         assert_eq!(
             o[0].describe(),
-            "run 3: median_ttft_ms 5044 against 25.00, 28.00 in the other runs (median of all 28.00)"
+            "run 3: median_ttft_ms 5044 against 25, 28 in the other runs (median of all 28)"
         );
     }
 

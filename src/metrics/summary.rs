@@ -5,6 +5,7 @@
 //! and adds what vLLM lacks (error classes, dispatch lag, latency from the scheduled time,
 //! latency with failures included). The flat key layout is built here, in one place.
 
+use crate::format::json_number as num;
 use std::collections::BTreeMap;
 
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
@@ -544,13 +545,6 @@ impl RungSummary {
     pub fn metric_keys() -> Vec<String> {
         crate::scenario::metric_keys::rung_metric_keys()
     }
-}
-
-/// JSON has no NaN/inf: they become null so files stay parseable.
-fn num(v: f64) -> Value {
-    serde_json::Number::from_f64(v)
-        .map(Value::Number)
-        .unwrap_or(Value::Null)
 }
 
 impl Serialize for RungSummary {

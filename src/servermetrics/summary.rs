@@ -1,6 +1,7 @@
 //! Per-rung aggregates of the scrapes: gauge statistics, counter deltas (resets handled),
 //! histogram bucket deltas with estimated quantiles.
 
+use crate::format::json_number as num;
 use std::collections::BTreeMap;
 use std::time::Duration;
 
@@ -244,12 +245,6 @@ pub fn series_line(s: &Scraped) -> Value {
         m.insert("raw".into(), Value::Object(raw));
     }
     Value::Object(m)
-}
-
-fn num(v: f64) -> Value {
-    serde_json::Number::from_f64(v)
-        .map(Value::Number)
-        .unwrap_or(Value::Null)
 }
 
 /// The nearest-rank quantile at `q` in (0, 1]: the smallest sample with at least `q` of them
