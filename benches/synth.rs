@@ -16,7 +16,8 @@ use std::path::Path;
 use std::time::Instant;
 
 use ladder::scenario::types::{Dataset, Workload};
-use ladder::workload::{testkit, tokenizer, PromptSet};
+use ladder::tokens;
+use ladder::workload::{testkit, PromptSet};
 
 fn main() {
     // cargo bench passes `--bench`; keep only numeric arguments.
@@ -30,7 +31,7 @@ fn main() {
 
     let fixture =
         Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios/tokenizers/ladder-tiny.json");
-    let word = tokenizer::load(&fixture).expect("shipped tokenizer loads");
+    let word = tokens::load(&fixture).expect("shipped tokenizer loads");
     let t0 = Instant::now();
     let bpe = testkit::byte_level_bpe();
     eprintln!("trained the BPE tokenizer in {:.2?}", t0.elapsed());

@@ -27,6 +27,7 @@ pub mod servermetrics;
 pub mod sim;
 mod stats;
 pub mod stdio;
+pub mod tokens;
 pub mod values;
 pub mod workload;
 

@@ -30,7 +30,11 @@ const FLOORS: &[(&str, &[&str])] = &[
     // the scenario (its `load.search` types) and driven by the runner.
     ("search", &["capacity"]),
     ("vocabulary", &["record", "scenario"]),
-    ("edges", &["client", "sim", "workload"]),
+    ("edges", &["client", "sim"]),
+    // Counting tokens: a local tokenizer, where it comes from, the server's through the client.
+    ("tokens", &["tokens"]),
+    // Prompts and arrivals, counted by `tokens`.
+    ("workload", &["workload"]),
     ("server metrics", &["servermetrics"]),
     ("metrics", &["metrics"]),
     ("results", &["results"]),

@@ -1257,8 +1257,8 @@ fn output_tokens_are_retokenized_when_the_server_sends_no_usage() {
         server.addr
     ));
     assert_ok(&s.run(&["--quiet"], &[], &[]));
-    let tok = ladder::workload::tokenizer::load(&tokenizer()).unwrap();
-    let want = ladder::workload::count_tokens(&tok, &NO_USAGE_CHUNKS.concat());
+    let tok = ladder::tokens::load(&tokenizer()).unwrap();
+    let want = ladder::tokens::count(&tok, &NO_USAGE_CHUNKS.concat());
     assert!(want >= 4, "the chunks hold several tokens: {want}");
     let dir = s.result_dir();
     let r = read_json(&dir.join("result_rate_40.json"));

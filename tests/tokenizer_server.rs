@@ -290,7 +290,7 @@ fn real_server_tokenizer_matches_the_local_tokenizer_and_the_servers_usage() {
     };
     // The same texts, counted by the GGUF's own tokenizer through /tokenize and by the
     // tokenizer.json converted from it: they agree.
-    let local = ladder::workload::tokenizer::load(Path::new(&s.tokenizer)).unwrap();
+    let local = ladder::tokens::load(Path::new(&s.tokenizer)).unwrap();
     for text in [
         "The quick brown fox jumps over the lazy dog.",
         "Größe, naïve café; 東京 — ¿qué? {\"json\": [1, 2.5e-3]}",
@@ -298,7 +298,7 @@ fn real_server_tokenizer_matches_the_local_tokenizer_and_the_servers_usage() {
     ] {
         assert_eq!(
             llama_tokenize(&s.url, text),
-            ladder::workload::count_tokens(&local, text) as usize,
+            ladder::tokens::count(&local, text) as usize,
             "{text:?}"
         );
     }

@@ -12,7 +12,7 @@ use std::process::Command;
 use std::time::Duration;
 
 use ladder::results::ResultDir;
-use ladder::workload::tokenizer_source::SourceKind;
+use ladder::tokens::SourceKind;
 
 const COMMIT: &str = "0123456789abcdef0123456789abcdef01234567";
 const COMMIT_V1: &str = "fedcba9876543210fedcba9876543210fedcba98";

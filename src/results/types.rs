@@ -82,7 +82,7 @@ pub struct RunInfo {
     /// Where the tokenizer came from: file, model directory or hub id (with its cache path,
     /// revision and commit). Absent in folders written before it was recorded.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub tokenizer_source: Option<crate::workload::tokenizer_source::TokenizerSource>,
+    pub tokenizer_source: Option<crate::tokens::TokenizerSource>,
     /// Scheme, host and port requests went to (`sim` for the built-in simulator).
     pub endpoint: String,
     /// The client machine.

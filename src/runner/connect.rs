@@ -4,15 +4,14 @@
 
 use std::sync::Arc;
 
-use super::server_tokens::ServerTokens;
 use super::{check_fd_limit, RunContext, RunError};
 use super::{environment, limits, overhead, preflight, prepare, sim_host, warnings};
 use crate::client::{ApiKey, Client, ClientConfig};
 use crate::scenario::Scenario;
 use crate::servermetrics::ScrapeSetup;
 use crate::sim::SimConfig;
-use crate::workload::tokenizer_source::{SourceKind, TokenizerSource};
-use crate::workload::{self, Prompt, Tokenizer, Tokens};
+use crate::tokens::{self, ServerTokens, SourceKind, Tokenizer, TokenizerSource};
+use crate::workload::{Prompt, Tokens};
 
 /// A server that answered preflight, and what was learnt on the way.
 pub(super) struct Connected {
@@ -205,9 +204,7 @@ impl ClientSetup {
         let client = match tokenizer {
             Some(tok) => {
                 let tok = Arc::clone(tok);
-                client.with_token_counter(Arc::new(move |text: &str| {
-                    workload::count_tokens(&tok, text)
-                }))
+                client.with_token_counter(Arc::new(move |text: &str| tokens::count(&tok, text)))
             }
             None => client,
         };

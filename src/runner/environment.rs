@@ -42,9 +42,8 @@ pub fn git_commit() -> Option<String> {
 /// SHA-256 of a tokenizer file, hex (read through the bounded reader, at most the tokenizer
 /// limit).
 pub fn sha256_file(path: &Path) -> std::io::Result<String> {
-    let bytes =
-        crate::fileread::read_bounded(path, crate::workload::tokenizer::MAX_TOKENIZER_BYTES)
-            .map_err(crate::fileread::ReadError::into_io)?;
+    let bytes = crate::fileread::read_bounded(path, crate::tokens::MAX_TOKENIZER_BYTES)
+        .map_err(crate::fileread::ReadError::into_io)?;
     Ok(hex::encode(Sha256::digest(&bytes)))
 }
 

@@ -18,7 +18,6 @@ pub(crate) mod rejection;
 pub(crate) mod rung;
 mod rung_plan;
 pub(crate) mod search;
-mod server_tokens;
 pub(crate) mod sessions;
 pub mod shard;
 mod sim_host;

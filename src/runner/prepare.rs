@@ -10,8 +10,9 @@ use std::sync::Arc;
 use crate::scenario::limits;
 use crate::scenario::{Dataset, Finding, KeySeg, Loaded, Scenario, SweepField};
 use crate::sim::SimConfig;
-use crate::workload::tokenizer_source::{self, HubSettings, SourceKind, TokenizerSource};
-use crate::workload::{self, Prompt, PromptSet, Tokenizer, Tokens};
+use crate::tokens::source::{self as tokenizer_source, HubSettings};
+use crate::tokens::{self, SourceKind, Tokenizer, TokenizerSource};
+use crate::workload::{self, Prompt, PromptSet, Tokens};
 
 /// A scenario ready to run: what `prepare` built and checked.
 pub struct Prepared {
@@ -126,15 +127,15 @@ pub fn prepare(loaded: &Loaded, scenario: Scenario) -> Result<Prepared, Vec<Find
                 &HubSettings::from_env(scenario.tokenizer_download),
             );
             match source {
-                Ok(src) => match workload::tokenizer::load(&src.path) {
+                Ok(src) => match tokens::load(&src.path) {
                     Ok(t) => (Some(t), Some(src)),
                     Err(m) => {
-                        found.push(Finding::at(&["tokenizer"], m));
+                        found.push(Finding::at(&["tokenizer"], m.to_string()));
                         (None, None)
                     }
                 },
                 Err(m) => {
-                    found.push(Finding::at(&["tokenizer"], m));
+                    found.push(Finding::at(&["tokenizer"], m.to_string()));
                     (None, None)
                 }
             }
@@ -371,7 +372,7 @@ fn session_history(
         text.push_str(w);
         n += 1;
     }
-    let counted = u64::from(workload::count_tokens(tok, &text));
+    let counted = u64::from(tokens::count(tok, &text));
     if counted > history {
         // Words of several tokens: keep the share of words that fits.
         let keep = (n as f64 * history as f64 / counted as f64).floor() as usize;
@@ -381,7 +382,7 @@ fn session_history(
             .collect::<Vec<_>>()
             .join(" ");
     }
-    let tokens = workload::count_tokens(tok, &text);
+    let tokens = tokens::count(tok, &text);
     Some(Prompt {
         text,
         input_tokens: tokens,

@@ -1,6 +1,6 @@
 //! The `tokenizer:` value as a Hugging Face hub id: `Org/Name`, optionally pinned to a
 //! revision with `@` (`Qwen/Qwen2.5-7B-Instruct@main`, `...@<commit sha>`, `...@v1.0`). Only the
-//! syntax lives here; finding it in the cache or downloading it is `workload::tokenizer_source`.
+//! syntax lives here; finding it in the cache or downloading it is `tokens::source`.
 
 /// A model repository on the Hugging Face hub and the revision to read.
 #[derive(Debug, Clone, PartialEq, Eq)]

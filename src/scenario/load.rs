@@ -132,7 +132,7 @@ pub fn load(path: &Path) -> Result<Loaded, Diagnostics> {
 }
 
 /// Every problem of a scenario file, including whether its tokenizer loads (through the
-/// injected `tokenizer_check`, e.g. `ladder::workload::tokenizer::check`). Empty when valid.
+/// injected `tokenizer_check`, e.g. `ladder::tokens::check`). Empty when valid.
 pub fn validate_file(
     path: &Path,
     tokenizer_check: &dyn Fn(&Path) -> Result<(), String>,

@@ -7,13 +7,10 @@ pub(crate) mod arrival;
 pub(crate) mod dataset;
 pub(crate) mod images;
 mod prefix;
-mod server_words;
 pub(crate) mod sessions;
 mod synth;
 #[doc(hidden)]
 pub mod testkit;
-pub mod tokenizer;
-pub mod tokenizer_source;
 pub(crate) mod trace;
 
 use std::path::{Path, PathBuf};
@@ -23,9 +20,9 @@ use rand_chacha::ChaCha8Rng;
 
 pub use arrival::{ramp_schedule, schedule, Arrivals, ScheduleError};
 pub use sessions::SessionPlan;
-pub use tokenizer::Tokenizer;
 
 use crate::scenario::types::{Dataset, InputLength, Workload};
+use crate::tokens::{self, CountError, CountTokens, Counter, Tokenizer};
 use dataset::{FileOutput, FilePrompt};
 
 /// One request's prompt, ready to send.
@@ -120,23 +117,12 @@ pub enum WorkloadError {
     },
 }
 
-/// Token count of `text` encoded without special tokens (used to re-tokenize outputs when the
-/// server sends no usage). Returns 0 if the tokenizer fails on the text.
-///
-/// Counts are only right when the tokenizer has no truncation or padding configured;
-/// [`tokenizer::load`] clears both.
-pub fn count_tokens(tokenizer: &Tokenizer, text: &str) -> u32 {
-    tokenizer
-        .encode_fast(text, false)
-        .map(|e| e.len() as u32)
-        .unwrap_or(0)
-}
-
-/// Counts tokens with a tokenizer ladder cannot read itself (the server's `/tokenize`). The
-/// runner implements it over the client; workload only asks.
-pub trait CountTokens: Sync {
-    /// Token counts of `texts` without special tokens, in order, or why they cannot be had.
-    fn count(&self, texts: &[String]) -> Result<Vec<u32>, String>;
+impl From<CountError> for WorkloadError {
+    fn from(e: CountError) -> Self {
+        WorkloadError::Tokenizer {
+            message: e.to_string(),
+        }
+    }
 }
 
 /// A local tokenizer's word pool for random prompts (a scan of its whole vocabulary and two
@@ -181,10 +167,10 @@ pub enum Tokens<'a> {
 }
 
 impl<'a> Tokens<'a> {
-    fn counter(self) -> Option<synth::Counter<'a>> {
+    fn counter(self) -> Option<Counter<'a>> {
         match self {
-            Tokens::Local(t) | Tokens::Pooled(t, _) => Some(synth::Counter::Local(t)),
-            Tokens::Server(c) => Some(synth::Counter::Remote(c)),
+            Tokens::Local(t) | Tokens::Pooled(t, _) => Some(Counter::Local(t)),
+            Tokens::Server(c) => Some(Counter::Remote(c)),
             Tokens::Absent => None,
         }
     }
@@ -360,14 +346,14 @@ impl PromptSet {
         let cleaned;
         let tokens = match tokens {
             Tokens::Local(t) if t.get_truncation().is_some() || t.get_padding().is_some() => {
-                cleaned = tokenizer::without_truncation(t.clone());
+                cleaned = tokens::without_truncation(t.clone());
                 Tokens::Local(&cleaned)
             }
             // The pool is the cleaned tokenizer's on every call (this is the only way in).
             Tokens::Pooled(t, pools)
                 if t.get_truncation().is_some() || t.get_padding().is_some() =>
             {
-                cleaned = tokenizer::without_truncation(t.clone());
+                cleaned = tokens::without_truncation(t.clone());
                 Tokens::Pooled(&cleaned, pools)
             }
             other => other,
@@ -507,7 +493,7 @@ fn length_range(len: u32, r: f64) -> (u32, u32) {
 #[allow(clippy::too_many_arguments)]
 fn build_random(
     workload: &Workload,
-    counter: synth::Counter<'_>,
+    counter: Counter<'_>,
     pools: Option<&WordPools>,
     render: &dyn Fn(&str) -> Result<String, WorkloadError>,
     count: usize,
@@ -529,7 +515,7 @@ fn build_random(
     }
     let built;
     let (pool, proven) = match counter {
-        synth::Counter::Local(tok) => {
+        Counter::Local(tok) => {
             let pool = match pools {
                 Some(pools) => pools.get(tok)?,
                 None => {
@@ -541,8 +527,9 @@ fn build_random(
             (pool, proven)
         }
         // Nothing is provable about a tokenizer ladder cannot read: every draft is counted.
-        synth::Counter::Remote(_) => {
-            built = server_words::discover(counter)?;
+        Counter::Remote(_) => {
+            let words = tokens::server_words::discover(counter)?;
+            built = synth::WordPool::from_words(words.rest, words.first);
             (&built, false)
         }
     };
@@ -690,7 +677,7 @@ fn build_random(
             (0..count).map(|i| prompts[i % distinct].clone()).collect()
         }
     };
-    if let synth::Counter::Local(tok) = counter {
+    if let Counter::Local(tok) = counter {
         debug_assert!(prompts.iter().all(|p| !tok
             .encode_fast(p.text.as_str(), false)
             .map(|e| e.get_ids().iter().any(|i| pool.forbidden().contains(i)))
@@ -705,7 +692,7 @@ fn build_random(
 
 fn build_from_file(
     workload: &Workload,
-    counter: Option<synth::Counter<'_>>,
+    counter: Option<Counter<'_>>,
     render: &dyn Fn(&str) -> Result<String, WorkloadError>,
     path: &Path,
     count: usize,

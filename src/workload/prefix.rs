@@ -21,6 +21,7 @@ use super::synth::{self, Shaper, Synthesised, WordPool};
 use super::WorkloadError;
 use crate::scenario::limits;
 use crate::scenario::types::SharedPrefix;
+use crate::tokens::Counter;
 
 const KEY: &str = "workload.shared_prefix";
 
@@ -94,7 +95,7 @@ impl Plan {
     pub(crate) fn synthesise(
         &self,
         pool: &WordPool,
-        counter: synth::Counter<'_>,
+        counter: Counter<'_>,
         render: &dyn Fn(&str) -> Result<String, WorkloadError>,
         proven: bool,
         texts: &[u32],

@@ -12,7 +12,7 @@ fn fixture() -> &'static Tokenizer {
     static T: OnceLock<Tokenizer> = OnceLock::new();
     T.get_or_init(|| {
         let p = Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios/tokenizers/ladder-tiny.json");
-        tokenizer::load(&p).unwrap()
+        tokens::load(&p).unwrap()
     })
 }
 
@@ -195,7 +195,7 @@ fn input_tokens_can_count_the_suffix_only() {
     let set = PromptSet::load(&wl(10, 0.0, s), tok, None, 6, 0).unwrap();
     for p in &set.prompts {
         assert_eq!(p.input_tokens, 60);
-        assert_eq!(count_tokens(tok, &p.text), 60);
+        assert_eq!(tokens::count(tok, &p.text), 60);
     }
     check_groups("suffix", tok, &set, 50, 2);
 }

@@ -15,9 +15,9 @@ struct Remote {
 }
 
 impl CountTokens for Remote {
-    fn count(&self, texts: &[String]) -> Result<Vec<u32>, String> {
+    fn count(&self, texts: &[String]) -> Result<Vec<u32>, CountError> {
         self.texts.fetch_add(texts.len(), Ordering::SeqCst);
-        Ok(texts.iter().map(|t| count_tokens(&self.tok, t)).collect())
+        Ok(texts.iter().map(|t| tokens::count(&self.tok, t)).collect())
     }
 }
 
@@ -27,7 +27,7 @@ struct Words {
 }
 
 impl CountTokens for Words {
-    fn count(&self, texts: &[String]) -> Result<Vec<u32>, String> {
+    fn count(&self, texts: &[String]) -> Result<Vec<u32>, CountError> {
         Ok(texts
             .iter()
             .map(|t| {
@@ -42,8 +42,11 @@ impl CountTokens for Words {
 struct Failing;
 
 impl CountTokens for Failing {
-    fn count(&self, _: &[String]) -> Result<Vec<u32>, String> {
-        Err("http://127.0.0.1:9/tokenize answered 404 Not Found".into())
+    fn count(&self, _: &[String]) -> Result<Vec<u32>, CountError> {
+        Err(crate::client::TokenizeError(
+            "http://127.0.0.1:9/tokenize answered 404 Not Found".into(),
+        )
+        .into())
     }
 }
 
@@ -83,7 +86,7 @@ fn server_counts_make_every_random_prompt_exact_at_a_bounded_cost() {
     for p in &set.prompts {
         assert!(p.exact, "{p:?}");
         assert!((32..=96).contains(&p.input_tokens), "{p:?}");
-        assert_eq!(count_tokens(&remote.tok, &p.text), p.input_tokens, "{p:?}");
+        assert_eq!(tokens::count(&remote.tok, &p.text), p.input_tokens, "{p:?}");
     }
     let distinct: std::collections::HashSet<&str> =
         set.prompts.iter().map(|p| p.text.as_str()).collect();
@@ -132,7 +135,7 @@ fn server_failures_and_unusable_tokenizers_say_what_to_do() {
     // A tokenizer that splits every common word in three leaves no pool.
     struct Thirds;
     impl CountTokens for Thirds {
-        fn count(&self, texts: &[String]) -> Result<Vec<u32>, String> {
+        fn count(&self, texts: &[String]) -> Result<Vec<u32>, CountError> {
             Ok(texts
                 .iter()
                 .map(|t| 3 * t.split_whitespace().count() as u32)

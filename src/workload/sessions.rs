@@ -129,12 +129,12 @@ mod tests {
         .unwrap()
     }
 
-    fn tokenizer() -> crate::workload::Tokenizer {
+    fn tokenizer() -> crate::tokens::Tokenizer {
         let path = concat!(
             env!("CARGO_MANIFEST_DIR"),
             "/scenarios/tokenizers/ladder-tiny.json"
         );
-        crate::workload::tokenizer::load(Path::new(path)).unwrap()
+        crate::tokens::load(Path::new(path)).unwrap()
     }
 
     fn sessions(turns: Turns) -> Sessions {

@@ -22,7 +22,8 @@ use tokenizers::pre_tokenizers::PreTokenizerWrapper;
 use tokenizers::processors::PostProcessorWrapper;
 use tokenizers::Tokenizer;
 
-use super::{CountTokens, WorkloadError};
+use super::WorkloadError;
+use crate::tokens::Counter;
 
 /// Trim/append rounds before switching to swapping the last word.
 const ADJUST_ROUNDS: usize = 8;
@@ -291,55 +292,13 @@ pub(crate) struct Shaper<'a> {
     pub fixed: u32,
 }
 
-/// What counts a draft's tokens: the local tokenizer, or one ladder cannot read (the server's
-/// `/tokenize`, through [`CountTokens`]).
-#[derive(Clone, Copy)]
-pub(crate) enum Counter<'a> {
-    Local(&'a Tokenizer),
-    Remote(&'a dyn CountTokens),
-}
-
-impl Counter<'_> {
-    pub(crate) fn counts(&self, texts: &[String]) -> Result<Vec<u32>, WorkloadError> {
-        match self {
-            Counter::Local(tok) => {
-                let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
-                Ok(tok
-                    .encode_batch_fast(refs, false)
-                    .map_err(tok_err)?
-                    .iter()
-                    .map(|e| e.len() as u32)
-                    .collect())
-            }
-            Counter::Remote(c) => {
-                let counts = c.count(texts).map_err(tok_err)?;
-                if counts.len() != texts.len() {
-                    return Err(tok_err(format!(
-                        "{} counts for {} texts",
-                        counts.len(),
-                        texts.len()
-                    )));
-                }
-                Ok(counts)
-            }
-        }
-    }
-
-    pub(crate) fn count(&self, text: &str) -> Result<u32, WorkloadError> {
-        match self {
-            Counter::Local(tok) => Ok(tok.encode_fast(text, false).map_err(tok_err)?.len() as u32),
-            Counter::Remote(_) => Ok(self.counts(&[text.to_string()])?[0]),
-        }
-    }
-}
-
 impl Shaper<'_> {
     fn count(&self, text: &str) -> Result<u32, WorkloadError> {
-        self.counter.count(text)
+        Ok(self.counter.count(text)?)
     }
 
     fn counts(&self, texts: &[String]) -> Result<Vec<u32>, WorkloadError> {
-        self.counter.counts(texts)
+        Ok(self.counter.counts(texts)?)
     }
 }
 

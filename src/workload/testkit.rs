@@ -7,7 +7,7 @@ use tokenizers::normalizers::NormalizerWrapper;
 use tokenizers::pre_tokenizers::byte_level::ByteLevel;
 use tokenizers::{AddedToken, TokenizerBuilder, TokenizerImpl};
 
-use super::Tokenizer;
+use crate::tokens::Tokenizer;
 
 /// The special tokens [`byte_level_bpe`] carries.
 pub const BPE_SPECIALS: [&str; 3] = ["<|endoftext|>", "<|im_start|>", "<unk>"];
@@ -50,7 +50,7 @@ pub fn byte_level_bpe() -> Tokenizer {
 /// end up whole, as in a real LLM vocabulary, and the made-up ones split.
 pub fn english_byte_level_bpe() -> Tokenizer {
     let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(7);
-    let words = super::server_words::WORDS;
+    let words = crate::tokens::server_words::WORDS;
     let odd = ["zq", "xv", "kj", "qw"];
     let corpus: Vec<String> = (0..3000)
         .map(|_| {

@@ -14,7 +14,7 @@ fn fixture() -> &'static Tokenizer {
     static T: OnceLock<Tokenizer> = OnceLock::new();
     T.get_or_init(|| {
         let p = Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios/tokenizers/ladder-tiny.json");
-        tokenizer::load(&p).unwrap()
+        tokens::load(&p).unwrap()
     })
 }
 
@@ -75,7 +75,7 @@ fn random_prompts_have_exact_lengths() {
             for p in &set.prompts {
                 assert!(p.exact, "{name} len {len}: {} tokens", p.input_tokens);
                 assert_eq!(p.input_tokens, len);
-                assert_eq!(count_tokens(tok, &p.text), len, "{name}: {:?}", p.text);
+                assert_eq!(tokens::count(tok, &p.text), len, "{name}: {:?}", p.text);
                 assert_eq!(p.output_tokens, 64);
                 assert_eq!(p.text.trim(), p.text, "{name}: no stray whitespace");
             }
@@ -100,7 +100,7 @@ fn range_ratio_bounds_and_mean() {
                 p.output_tokens
             );
             assert!(p.exact);
-            assert_eq!(count_tokens(tok, &p.text), p.input_tokens);
+            assert_eq!(tokens::count(tok, &p.text), p.input_tokens);
             sum_in += p.input_tokens as f64;
             sum_out += p.output_tokens as f64;
         }
@@ -173,7 +173,7 @@ fn template_tokens_are_subtracted() {
                 p.text
             );
             assert!(p.exact, "{tpl:?}: {} tokens", p.input_tokens);
-            assert_eq!(count_tokens(tok, &p.text), p.input_tokens);
+            assert_eq!(tokens::count(tok, &p.text), p.input_tokens);
             assert!((60..=100).contains(&p.input_tokens));
         }
     }
@@ -307,7 +307,7 @@ fn truncation_in_tokenizer_json_does_not_cap_counts() {
     let ps = PromptSet::build(&wl(64, 8, 0.0, 0), &t, None, 5, 0).unwrap();
     assert!(ps.iter().all(|p| p.exact && p.input_tokens == 64));
     assert_eq!(
-        count_tokens(&tokenizer::without_truncation(t), &ps[0].text),
+        tokens::count(&tokens::without_truncation(t), &ps[0].text),
         64
     );
 }
@@ -340,7 +340,7 @@ fn speed_10k_prompts_of_512() {
 fn adjust_loop_repairs_a_wrong_overhead_and_keeps_the_closest_when_impossible() {
     let render = |b: &str| -> Result<String, WorkloadError> { Ok(format!("baba babe {b} babi")) };
     let shaper = synth::Shaper {
-        counter: synth::Counter::Local(fixture()),
+        counter: Counter::Local(fixture()),
         render: &render,
         proven: false,
         fixed: 0,
@@ -352,7 +352,7 @@ fn adjust_loop_repairs_a_wrong_overhead_and_keeps_the_closest_when_impossible() 
     let got: Vec<u32> = made.iter().map(|s| s.tokens).collect();
     assert_eq!(got, vec![10, 50, 4]);
     for s in &made {
-        assert_eq!(count_tokens(fixture(), &s.text), s.tokens);
+        assert_eq!(tokens::count(fixture(), &s.text), s.tokens);
     }
     // 2 tokens cannot be reached (the template alone is 3): the 3-token text is kept.
     let made = synth::synthesise(&pool, &shaper, &[2], 0, &mut rng).unwrap();
@@ -376,7 +376,7 @@ fn proven_counts_match_a_full_re_encode_and_give_identical_prompts() {
         let targets: Vec<u32> = (0..700).map(|_| rng.gen_range(1..=300)).collect();
         let build = |proven: bool| {
             let shaper = synth::Shaper {
-                counter: synth::Counter::Local(tok),
+                counter: Counter::Local(tok),
                 render: &plain,
                 proven,
                 fixed: 0,
@@ -460,7 +460,7 @@ fn a_digits_then_byte_level_sequence_is_proven_and_gives_the_prompts_a_re_encode
     let targets: Vec<u32> = (0..700).map(|_| rng.gen_range(1..=300)).collect();
     let build = |proven: bool| {
         let shaper = synth::Shaper {
-            counter: synth::Counter::Local(tok),
+            counter: Counter::Local(tok),
             render: &plain,
             proven,
             fixed: 0,
@@ -538,7 +538,7 @@ fn a_wrong_proof_is_caught_by_the_spot_check() {
     // off, falls back to encoding, and the adjust loop makes all prompts exact.
     let render = |b: &str| -> Result<String, WorkloadError> { Ok(format!("baba {b}")) };
     let shaper = synth::Shaper {
-        counter: synth::Counter::Local(fixture()),
+        counter: Counter::Local(fixture()),
         render: &render,
         proven: true,
         fixed: 0,
@@ -549,7 +549,7 @@ fn a_wrong_proof_is_caught_by_the_spot_check() {
     let made = synth::synthesise(&pool, &shaper, &targets, 0, &mut rng).unwrap();
     for s in &made {
         assert_eq!(s.tokens, 20);
-        assert_eq!(count_tokens(fixture(), &s.text), 20, "{:?}", s.text);
+        assert_eq!(tokens::count(fixture(), &s.text), 20, "{:?}", s.text);
     }
 }
 
@@ -565,7 +565,7 @@ fn input_length_server_shortens_the_text_by_the_servers_overhead() {
         for (p, q) in set.prompts.iter().zip(&plain.prompts) {
             // The same drawn length is the server's prompt: text 7 tokens shorter.
             assert_eq!(p.input_tokens, q.input_tokens, "{name}");
-            assert_eq!(count_tokens(tok, &p.text) + 7, p.input_tokens, "{name}");
+            assert_eq!(tokens::count(tok, &p.text) + 7, p.input_tokens, "{name}");
             assert!(p.exact, "{name}");
         }
         // `text` ignores a measured overhead.
@@ -618,7 +618,7 @@ fn a_nonce_changes_the_words_and_keeps_every_length() {
                     (y.input_tokens, y.output_tokens, y.exact),
                     "{name}"
                 );
-                assert_eq!(count_tokens(tok, &x.text), x.input_tokens, "{name}");
+                assert_eq!(tokens::count(tok, &x.text), x.input_tokens, "{name}");
             }
         }
         // New words from the first token on: no prompt of one run shares its first two
@@ -725,13 +725,13 @@ fn pooled_sets_are_the_sets_built_without_the_pool() {
 #[ignore]
 fn real_tokenizer_proof_matches_a_re_encode() {
     let path = std::env::var("LADDER_PROOF_TOKENIZER").expect("set LADDER_PROOF_TOKENIZER");
-    let tok = tokenizer::load(Path::new(&path)).unwrap();
+    let tok = tokens::load(Path::new(&path)).unwrap();
     let pool = synth::WordPool::new(&tok).unwrap();
     assert!(pool.composes(&tok), "the proof covers {path}");
     let targets = vec![256u32; 50_000];
     let build = |proven: bool| {
         let shaper = synth::Shaper {
-            counter: synth::Counter::Local(&tok),
+            counter: Counter::Local(&tok),
             render: &plain,
             proven,
             fixed: 0,

@@ -16,9 +16,10 @@ use rand_chacha::ChaCha8Rng;
 use serde_json::Value;
 use sha2::{Digest, Sha256};
 
-use super::{count_tokens, synth, Prompt, PromptSet, Tokenizer, WorkloadError};
+use super::{synth, Prompt, PromptSet, WorkloadError};
 use crate::scenario::limits;
 use crate::scenario::shapes::MAX_TRACE_BYTES;
+use crate::tokens::{self, Counter, Tokenizer};
 
 /// One request of a trace.
 #[derive(Debug, Clone, PartialEq)]
@@ -258,7 +259,7 @@ impl Trace {
         let pool = synth::WordPool::new(tok)?;
         let render = |s: &str| Ok(s.to_string());
         let shaper = synth::Shaper {
-            counter: synth::Counter::Local(tok),
+            counter: Counter::Local(tok),
             render: &render,
             proven: pool.composes(tok),
             fixed: 0,
@@ -307,7 +308,7 @@ impl Trace {
             let tokens = if shaper.proven {
                 words.len() as u32
             } else {
-                count_tokens(tok, &text)
+                tokens::count(tok, &text)
             };
             prompts.push(Prompt {
                 text,

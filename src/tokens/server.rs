@@ -9,8 +9,8 @@ use std::sync::Arc;
 use sha2::{Digest, Sha256};
 use tokio::runtime::Handle;
 
-use crate::client::{Client, TokenizeShape};
-use crate::workload::CountTokens;
+use super::{CountError, CountTokens};
+use crate::client::{Client, TokenizeError, TokenizeShape};
 
 /// A fixed text whose ids fingerprint the server's tokenizer: run.json's `tokenizer_sha256`
 /// for `tokenizer: server` is the SHA-256 of these ids, so compare's config diff sees a
@@ -28,12 +28,9 @@ pub struct ServerTokens {
 impl ServerTokens {
     /// Finds the server's `/tokenize` shape and fingerprints its tokenizer; call inside the
     /// run's runtime, after preflight has reached the server.
-    pub async fn connect(client: Arc<Client>) -> Result<(ServerTokens, String), String> {
-        let shape = client.tokenize_shape().await.map_err(|e| e.to_string())?;
-        let ids = client
-            .token_ids(FINGERPRINT_TEXT, shape)
-            .await
-            .map_err(|e| e.to_string())?;
+    pub async fn connect(client: Arc<Client>) -> Result<(ServerTokens, String), TokenizeError> {
+        let shape = client.tokenize_shape().await?;
+        let ids = client.token_ids(FINGERPRINT_TEXT, shape).await?;
         let mut h = Sha256::new();
         for id in ids {
             h.update(id.to_le_bytes());
@@ -56,11 +53,10 @@ impl ServerTokens {
 }
 
 impl CountTokens for ServerTokens {
-    fn count(&self, texts: &[String]) -> Result<Vec<u32>, String> {
-        tokio::task::block_in_place(|| {
+    fn count(&self, texts: &[String]) -> Result<Vec<u32>, CountError> {
+        Ok(tokio::task::block_in_place(|| {
             self.handle
                 .block_on(self.client.count_tokens(self.shape, texts))
-        })
-        .map_err(|e| e.to_string())
+        })?)
     }
 }

@@ -10,8 +10,7 @@
 //! counts. Every prompt built from the pool is still counted by the server before it is
 //! sent: the pool only makes the first draft exact.
 
-use super::synth::{Counter, WordPool};
-use super::WorkloadError;
+use super::{CountError, Counter};
 
 /// Counted before each segment (see the module doc).
 const ANCHOR: &str = "The";
@@ -54,8 +53,17 @@ pub(crate) const WORDS: &[&str] = &[
     "bring", "write", "stand", "learn", "lead", "read",
 ];
 
-/// Find the pool through `counter` (the server's tokenizer).
-pub(crate) fn discover(counter: Counter<'_>) -> Result<WordPool, WorkloadError> {
+/// The words the server's tokenizer keeps whole, in candidate order.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct ServerWords {
+    /// One token after a space.
+    pub rest: Vec<String>,
+    /// Of the first of `rest`, those that are one token at the very start of a text too.
+    pub first: Vec<String>,
+}
+
+/// Find the words through `counter` (the server's tokenizer).
+pub(crate) fn discover(counter: Counter<'_>) -> Result<ServerWords, CountError> {
     let words = WORDS;
     let anchor = counter.count(ANCHOR)?;
     let mut single: Vec<&str> = Vec::new();
@@ -92,15 +100,9 @@ pub(crate) fn discover(counter: Counter<'_>) -> Result<WordPool, WorkloadError> 
         .map(|w| w.to_string())
         .collect();
     if rest.len() < MIN_WORDS {
-        return Err(WorkloadError::Tokenizer {
-            message: format!(
-                "the server's tokenizer keeps only {} of {} common English words whole, too \
-                 few to synthesise random prompts of exact lengths with `tokenizer: server`; \
-                 give a local tokenizer (a tokenizer.json file, a model directory or a hub id) \
-                 or a jsonl / sharegpt dataset",
-                rest.len(),
-                words.len()
-            ),
+        return Err(CountError::FewWords {
+            kept: rest.len(),
+            of: words.len(),
         });
     }
     let bare: Vec<String> = rest.iter().take(FIRST_CHECKED).cloned().collect();
@@ -111,5 +113,5 @@ pub(crate) fn discover(counter: Counter<'_>) -> Result<WordPool, WorkloadError> 
         .filter(|(_, n)| *n == 1)
         .map(|(w, _)| w)
         .collect();
-    Ok(WordPool::from_words(rest, first))
+    Ok(ServerWords { rest, first })
 }

@@ -12,6 +12,97 @@ use crate::scenario::hub_id::HubId;
 /// The file a model directory or hub snapshot holds the tokenizer in.
 pub const TOKENIZER_FILE: &str = "tokenizer.json";
 
+/// Why the scenario's `tokenizer:` names no `tokenizer.json` ladder can read; every message
+/// says what to do.
+#[derive(Debug, thiserror::Error)]
+pub enum SourceError {
+    /// A directory without a `tokenizer.json`.
+    #[error(
+        "{} is a directory without a tokenizer.json: point `tokenizer` at a model directory \
+         that has one (as `huggingface-cli download ORG/NAME` makes), at the file itself, or at \
+         a hub id `Org/Name`",
+        dir.display()
+    )]
+    DirWithoutFile {
+        /// The directory.
+        dir: PathBuf,
+    },
+    /// Neither an existing path nor shaped like a hub id.
+    #[error(
+        "tokenizer file {} does not exist (`tokenizer` is a tokenizer.json file, a model \
+         directory, or a hub id `Org/Name[@revision]`)",
+        path.display()
+    )]
+    Missing {
+        /// The path, resolved against the scenario's folder.
+        path: PathBuf,
+    },
+    /// The hub id's cached snapshot has no `tokenizer.json` and may not be downloaded.
+    #[error(
+        "{id}: the cached snapshot {} has no tokenizer.json; fetch it with \
+         `huggingface-cli download {} tokenizer.json{}`, or point `tokenizer` at a \
+         tokenizer.json file",
+        snapshot.display(),
+        id.repo,
+        rev_flag(id)
+    )]
+    NoFileInSnapshot {
+        /// The hub id.
+        id: HubId,
+        /// The snapshot folder.
+        snapshot: PathBuf,
+    },
+    /// Not in the cache, and `HF_HUB_OFFLINE` forbids downloading.
+    #[error(
+        "{id} is not in the Hugging Face cache at {} and HF_HUB_OFFLINE is set, so it cannot \
+         be downloaded: fetch it where you are online (`huggingface-cli download {} \
+         tokenizer.json{}`) and copy the cache here (or set HF_HUB_CACHE / HF_HOME to \
+         where it is), or point `tokenizer` at a tokenizer.json file",
+        cache_dir.display(),
+        id.repo,
+        rev_flag(id)
+    )]
+    Offline {
+        /// The hub id.
+        id: HubId,
+        /// The hub cache folder.
+        cache_dir: PathBuf,
+    },
+    /// Not in the cache, and the scenario does not allow downloading.
+    #[error(
+        "{id} is not in the Hugging Face cache at {} (looked for {}/refs/{}); set \
+         `tokenizer_download: true` to let ladder download its tokenizer.json there, run \
+         `huggingface-cli download {} tokenizer.json{}`, set HF_HUB_CACHE / HF_HOME to the \
+         cache that has it, or point `tokenizer` at a tokenizer.json file",
+        cache_dir.display(),
+        id.cache_folder(),
+        id.revision,
+        id.repo,
+        rev_flag(id)
+    )]
+    NotCached {
+        /// The hub id.
+        id: HubId,
+        /// The hub cache folder.
+        cache_dir: PathBuf,
+    },
+    /// The download failed.
+    #[error(
+        "cannot download tokenizer.json of {id} into {}: {message}; check the id and your \
+         network; a gated model needs HF_TOKEN set to a token with access to it; or point \
+         `tokenizer` at a tokenizer.json file",
+        cache_dir.display()
+    )]
+    Download {
+        /// The hub id as written.
+        id: String,
+        /// The hub cache folder.
+        cache_dir: PathBuf,
+        /// What went wrong.
+        message: String,
+    },
+}
+
 /// What kind of `tokenizer:` value was used.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -177,7 +268,7 @@ pub fn resolve(
     written: &str,
     resolved: &Path,
     hub: &HubSettings,
-) -> Result<TokenizerSource, String> {
+) -> Result<TokenizerSource, SourceError> {
     let local = |kind, path: PathBuf| TokenizerSource {
         kind,
         path,
@@ -192,22 +283,17 @@ pub fn resolve(
         if inner.is_file() {
             return Ok(local(SourceKind::Dir, inner));
         }
-        return Err(format!(
-            "{} is a directory without a {TOKENIZER_FILE}: point `tokenizer` at a model \
-             directory that has one (as `huggingface-cli download ORG/NAME` makes), at the file \
-             itself, or at a hub id `Org/Name`",
-            resolved.display()
-        ));
+        return Err(SourceError::DirWithoutFile {
+            dir: resolved.to_path_buf(),
+        });
     }
     if resolved.exists() {
         return Ok(local(SourceKind::File, resolved.to_path_buf()));
     }
     let Some(id) = HubId::parse(written) else {
-        return Err(format!(
-            "tokenizer file {} does not exist (`tokenizer` is a tokenizer.json file, a model \
-             directory, or a hub id `Org/Name[@revision]`)",
-            resolved.display()
-        ));
+        return Err(SourceError::Missing {
+            path: resolved.to_path_buf(),
+        });
     };
     match cached(&id, &hub.cache_dir) {
         Cached::Found { path, commit } => Ok(TokenizerSource {
@@ -219,34 +305,17 @@ pub fn resolve(
             downloaded: false,
             tokenize_api: None,
         }),
-        Cached::NoFile { snapshot } if !hub.download || hub.offline => Err(format!(
-            "{id}: the cached snapshot {} has no {TOKENIZER_FILE}; fetch it with \
-             `huggingface-cli download {} {TOKENIZER_FILE}{}`, or point `tokenizer` at a \
-             tokenizer.json file",
-            snapshot.display(),
-            id.repo,
-            rev_flag(&id)
-        )),
-        _ if hub.offline => Err(format!(
-            "{id} is not in the Hugging Face cache at {} and HF_HUB_OFFLINE is set, so it \
-             cannot be downloaded: fetch it where you are online (`huggingface-cli download {} \
-             {TOKENIZER_FILE}{}`) and copy the cache here (or set HF_HUB_CACHE / HF_HOME to \
-             where it is), or point `tokenizer` at a tokenizer.json file",
-            hub.cache_dir.display(),
-            id.repo,
-            rev_flag(&id)
-        )),
-        _ if !hub.download => Err(format!(
-            "{id} is not in the Hugging Face cache at {} (looked for {}/refs/{}); set \
-             `tokenizer_download: true` to let ladder download its {TOKENIZER_FILE} there, run \
-             `huggingface-cli download {} {TOKENIZER_FILE}{}`, set HF_HUB_CACHE / HF_HOME to the \
-             cache that has it, or point `tokenizer` at a tokenizer.json file",
-            hub.cache_dir.display(),
-            id.cache_folder(),
-            id.revision,
-            id.repo,
-            rev_flag(&id)
-        )),
+        Cached::NoFile { snapshot } if !hub.download || hub.offline => {
+            Err(SourceError::NoFileInSnapshot { id, snapshot })
+        }
+        _ if hub.offline => Err(SourceError::Offline {
+            id,
+            cache_dir: hub.cache_dir.clone(),
+        }),
+        _ if !hub.download => Err(SourceError::NotCached {
+            id,
+            cache_dir: hub.cache_dir.clone(),
+        }),
         _ => download(&id, hub),
     }
 }
@@ -296,17 +365,14 @@ fn cached(id: &HubId, cache_dir: &Path) -> Cached {
 
 /// Download the hub id's `tokenizer.json` into the cache (hf-hub writes the same layout), on a
 /// runtime of its own: this runs before the run's runtime exists, and in `ladder validate`.
-fn download(id: &HubId, hub: &HubSettings) -> Result<TokenizerSource, String> {
+fn download(id: &HubId, hub: &HubSettings) -> Result<TokenizerSource, SourceError> {
     use hf_hub::api::tokio::ApiBuilder;
     use hf_hub::{Cache, Repo, RepoType};
 
-    let fail = |e: &dyn std::fmt::Display| {
-        format!(
-            "cannot download {TOKENIZER_FILE} of {id} into {}: {e}; check the id and your \
-             network; a gated model needs HF_TOKEN set to a token with access to it; or point \
-             `tokenizer` at a tokenizer.json file",
-            hub.cache_dir.display()
-        )
+    let fail = |e: &dyn std::fmt::Display| SourceError::Download {
+        id: id.to_string(),
+        cache_dir: hub.cache_dir.clone(),
+        message: e.to_string(),
     };
     let mut builder =
         ApiBuilder::from_cache(Cache::new(hub.cache_dir.clone())).with_progress(false);
@@ -364,6 +430,47 @@ mod tests {
             PathBuf::from("/home/u/.cache/huggingface/hub")
         );
         assert!(truthy(Some("1")) && truthy(Some("TRUE")) && !truthy(Some("0")) && !truthy(None));
+    }
+
+    /// The messages as they read when they were `format!`ed strings, word for word.
+    #[test]
+    fn hub_errors_read_as_before() {
+        let id = HubId::parse("Org/Name@v2").unwrap();
+        let cache_dir = PathBuf::from("/c");
+        let e = SourceError::NoFileInSnapshot {
+            id: id.clone(),
+            snapshot: PathBuf::from("/c/snap"),
+        };
+        assert_eq!(
+            e.to_string(),
+            "Org/Name@v2: the cached snapshot /c/snap has no tokenizer.json; fetch it with \
+             `huggingface-cli download Org/Name tokenizer.json --revision v2`, or point \
+             `tokenizer` at a tokenizer.json file"
+        );
+        let e = SourceError::Offline {
+            id: id.clone(),
+            cache_dir: cache_dir.clone(),
+        };
+        assert_eq!(
+            e.to_string(),
+            "Org/Name@v2 is not in the Hugging Face cache at /c and HF_HUB_OFFLINE is set, so it \
+             cannot be downloaded: fetch it where you are online (`huggingface-cli download \
+             Org/Name tokenizer.json --revision v2`) and copy the cache here (or set \
+             HF_HUB_CACHE / HF_HOME to where it is), or point `tokenizer` at a tokenizer.json \
+             file"
+        );
+        let e = SourceError::NotCached {
+            id: HubId::parse("Org/Name").unwrap(),
+            cache_dir,
+        };
+        assert_eq!(
+            e.to_string(),
+            "Org/Name is not in the Hugging Face cache at /c (looked for \
+             models--Org--Name/refs/main); set `tokenizer_download: true` to let ladder \
+             download its tokenizer.json there, run `huggingface-cli download Org/Name \
+             tokenizer.json`, set HF_HUB_CACHE / HF_HOME to the cache that has it, or point \
+             `tokenizer` at a tokenizer.json file"
+        );
     }
 
     #[test]
