@@ -11,6 +11,17 @@
 //! ⌊pos⌋ and ⌈pos⌉; exactly on a rank it is that sample. An empty sample has none (NaN). A
 //! percentile `q` in 0..=100 is the quantile at `q / 100.0`, as numpy's `percentile` divides
 //! (99.9 / 100 is one bit away from the literal 0.999, so callers given percents divide).
+//!
+//! Every sample percentile ladder computes uses it: a rung's percentiles and their checks
+//! (`metrics::compute`), the bootstrap's percentile intervals and the engines' medians and
+//! quantiles (`compare`), a capacity probe's percentile (`capacity::interval`, where a failed
+//! request counts as `+inf` and a percentile past one is infinite) and the median of repeated
+//! runs (`metrics::outliers`). Three things that look alike are not sample percentiles by
+//! this convention, on purpose: a Prometheus histogram's quantile (`servermetrics::summary`)
+//! interpolates within a bucket, as PromQL's `histogram_quantile` does; the `server_p95_*` of
+//! a gauge over the scrapes is the nearest rank (a value the server did report); and a
+//! report's empirical CDF and its timeline's median TTFT per bin (`report::focus`) read
+//! order statistics directly (the CDF's steps, the lower middle sample).
 
 /// Where the quantile at `p` (clamped to [0, 1]) of `n ≥ 1` sorted samples falls: the two
 /// 0-based ranks it interpolates between and the weight of the upper one.

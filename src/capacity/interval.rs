@@ -74,7 +74,8 @@ pub fn quantile_ranks(n: usize, q: f64, level: f64) -> (Option<usize>, Option<us
 /// A percentile of a sample with its distribution-free interval.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct QuantileEstimate {
-    /// The sample percentile, interpolated between order statistics as numpy (and vLLM) do.
+    /// The sample percentile, interpolated between order statistics as numpy (and vLLM) do
+    /// ([`crate::stats`]' convention).
     pub value: f64,
     /// Lower end; `-inf` when the sample cannot bound it.
     pub lo: f64,
@@ -107,15 +108,13 @@ pub fn quantile_blocked(
     let mut v = values.to_vec();
     v.sort_by(f64::total_cmp);
     let n = v.len();
-    let pos = q.clamp(0.0, 1.0) * (n - 1) as f64;
-    let k = pos.floor() as usize;
-    let frac = pos - k as f64;
-    let value = if frac == 0.0 || k + 1 >= n {
-        v[k]
-    } else if v[k + 1].is_infinite() {
-        v[k + 1]
+    // The one quantile convention (`crate::stats`); past a failure (`+inf`, infinitely slow)
+    // the percentile is infinite, also between two failures (where interpolating gives NaN).
+    let (k, above, frac) = crate::stats::linear_ranks(n, q);
+    let value = if frac != 0.0 && v[above].is_infinite() {
+        v[above]
     } else {
-        v[k] + frac * (v[k + 1] - v[k])
+        crate::stats::interpolate(v[k], v[above], frac)
     };
     let m = ((n as f64 / design.max(1.0)).ceil() as usize).clamp(1, n);
     let (l, u) = quantile_ranks(m, q, level);

@@ -79,14 +79,9 @@ impl Outlier {
     }
 }
 
+/// The median by the one quantile convention ([`crate::stats`]).
 fn median(v: &mut [f64]) -> f64 {
-    v.sort_by(f64::total_cmp);
-    let n = v.len();
-    if n % 2 == 1 {
-        v[n / 2]
-    } else {
-        (v[n / 2 - 1] + v[n / 2]) / 2.0
-    }
+    crate::stats::quantile(v, 0.5)
 }
 
 /// The runs of one rung that are outliers on some key metric: `runs` are the rung's runs in
