@@ -152,6 +152,31 @@ fn verdict_word(v: ProbeVerdict) -> &'static str {
     }
 }
 
+/// What ran out when a search stopped on its budget, and what to change.
+fn budget_advice(s: &Search) -> String {
+    let c = s.config();
+    let (requests, elapsed) = s.spent();
+    let mut spent = Vec::new();
+    if let Some(b) = c.budget_requests {
+        spent.push(format!("{requests} of {b} requests"));
+    }
+    if let Some(t) = c.budget_time {
+        spent.push(format!(
+            "{:.0} s of {:.0} s",
+            elapsed.as_secs_f64(),
+            t.as_secs_f64()
+        ));
+    }
+    format!(
+        "the budget ran out ({} spent; the next measurement of {} requests would overspend \
+         it) before the bracket was as narrow as the precision asked: raise \
+         load.search.budget (requests or duration), start nearer the capacity \
+         (load.search.start), or accept a coarser load.search.precision",
+        spent.join(", "),
+        c.chunk_requests
+    )
+}
+
 fn finite(x: f64) -> Option<f64> {
     x.is_finite().then_some(x)
 }
@@ -239,12 +264,25 @@ impl CapacityFile {
             ));
         }
         for p in s.probes().iter().filter(|p| p.disputed()) {
+            let uncertain_only = p
+                .repeats
+                .iter()
+                .filter(|r| r.verdict != p.measured())
+                .all(|r| r.verdict == ProbeVerdict::Uncertain);
             warnings.push(format!(
-                "{} {unit} was judged {} by its measurements but not by each of its repeats: \
-                 it bounds nothing (runs at that level disagree)",
+                "{} {unit} was judged {} by its measurements but not by each of its repeats \
+                 ({}): it bounds nothing",
                 level_text(p.level),
-                verdict_word(p.measured())
+                verdict_word(p.measured()),
+                if uncertain_only {
+                    "a repeat stayed uncertain: it did not confirm the verdict"
+                } else {
+                    "runs at that level disagree"
+                }
             ));
+        }
+        if answer.status == Stop::Budget {
+            warnings.push(budget_advice(s));
         }
         if c.confirm > 0 && !s.confirmed() {
             warnings.push(format!(

@@ -1052,9 +1052,91 @@ mod tests {
             "{:?}",
             file.warnings
         );
+        // What ran out, and what to change.
+        let spent = format!("{} of {budget} requests spent", s.spent().0);
+        assert!(
+            file.warnings
+                .iter()
+                .any(|w| w.contains(&spent) && w.contains("raise load.search.budget")),
+            "{:?}",
+            file.warnings
+        );
         assert_eq!(
             file.probes.iter().map(|p| p.repeats.len()).sum::<usize>(),
             1
+        );
+    }
+
+    #[test]
+    fn a_repeat_that_stays_uncertain_leaves_its_bound_unconfirmed_not_contradicted() {
+        // Runs agree that 100 ms is inside, but the lower bound's repeats get 100 requests a
+        // measurement: with its extensions too few to show a p99 inside, it stays uncertain.
+        let mut s = Search::new(SearchConfig {
+            confirm: 1,
+            ..cfg()
+        });
+        let lower_repeat = |s: &Search, level: f64| {
+            s.probes()
+                .iter()
+                .any(|p| p.level == level && p.measured() == ProbeVerdict::Inside)
+        };
+        let stop = loop {
+            match s.next() {
+                Step::Measure { level, repeat, .. } => {
+                    let ms = if level <= 27.0 { 100.0 } else { 900.0 };
+                    let n = if repeat && lower_repeat(&s, level) {
+                        100
+                    } else {
+                        400
+                    };
+                    let obs = (0..n)
+                        .map(|_| Obs {
+                            ttft_ms: Some(ms),
+                            ..Obs::default()
+                        })
+                        .collect();
+                    s.record(level, obs, n as u64, Duration::from_secs(1));
+                }
+                Step::Stop(stop) => break stop,
+            }
+        };
+        let unconfirmed: Vec<&Probe> = s.probes().iter().filter(|p| p.disputed()).collect();
+        assert!(!unconfirmed.is_empty());
+        for p in &unconfirmed {
+            assert_eq!(p.measured(), ProbeVerdict::Inside);
+            assert!(p
+                .repeats
+                .iter()
+                .all(|r| r.verdict == ProbeVerdict::Uncertain));
+        }
+        let file = crate::capacity::CapacityFile::of(&s, s.answer(stop));
+        let said: Vec<&String> = file
+            .warnings
+            .iter()
+            .filter(|w| w.contains("not by each of its repeats"))
+            .collect();
+        assert_eq!(said.len(), unconfirmed.len(), "{:?}", file.warnings);
+        assert!(
+            said.iter()
+                .all(|w| w.contains("a repeat stayed uncertain") && !w.contains("disagree")),
+            "{said:?}"
+        );
+        // A repeat outside is a disagreement (the scripted runs of the test above).
+        let (s, a) = scripted(
+            SearchConfig {
+                confirm: 1,
+                ..cfg()
+            },
+            27.0,
+            25.0,
+        );
+        let file = crate::capacity::CapacityFile::of(&s, a);
+        assert!(
+            file.warnings
+                .iter()
+                .any(|w| w.contains("runs at that level disagree")),
+            "{:?}",
+            file.warnings
         );
     }
 
