@@ -549,79 +549,17 @@ async fn run_scenario(
         early_warnings.push(w);
     }
     let stop = stop_signal(ctx.opts.notes.clone(), signals);
-    let sim_ref = sim_server.as_ref();
-    for (i, mut ladder) in expand_sweep(&scenario).into_iter().enumerate() {
-        ladder.workload.server_overhead = overhead.shorten_by;
-        // Each ladder of a sweep writes prompts of its own.
-        ladder.workload.cache_nonce = ladder
-            .workload
-            .cache_nonce
-            .map(|n| n ^ (i as u64).wrapping_mul(0xA076_1D64_78BD_642F));
-        let info = RunInfo {
-            format_version: RESULTS_FORMAT_VERSION,
-            tool_version: env!("CARGO_PKG_VERSION").to_string(),
-            scenario_name: ladder.name.clone(),
-            scenario_file: ctx.opts.scenario_path.display().to_string(),
-            load: ladder.load_kind(),
-            scenario: environment::redacted_scenario(
-                &ladder,
-                &ctx.env_headers,
-                &ctx.env_body,
-                &ctx.env_secrets,
-                client.redactor(),
-            )
-            .value,
-            git_commit: environment::git_commit(),
-            tokenizer_sha256: tokenizer_sha256.clone(),
-            tokenizer_source: Some(tokenizer_source.clone()),
-            endpoint: endpoint.clone(),
-            host: environment::host_info(),
-            started_at: Utc::now(),
-            ended_at: None,
-            status: RunStatus::Running,
-            status_detail: None,
-            rungs: vec![],
-            warnings: early_warnings.clone(),
-            server: None,
-            prompt_overhead: overhead.measured,
-            prompt_nonce: ladder.workload.cache_nonce.map(|n| format!("{n:016x}")),
-            trace: ctx.trace.as_ref().map(|r| crate::results::TraceInfo {
-                path: ladder
-                    .load
-                    .trace
-                    .as_ref()
-                    .map(|t| t.path.display().to_string())
-                    .unwrap_or_default(),
-                sha256: r.trace.sha256.clone(),
-                requests: r.trace.lines.len() as u64,
-                file_lines: r.trace.file_lines as u64,
-                span_ms: r.trace.lines.last().map_or(0.0, |l| l.timestamp_ms)
-                    - r.trace.lines.first().map_or(0.0, |l| l.timestamp_ms),
-            }),
-            shard: ctx.opts.shard.as_ref().map(|s| crate::results::ShardInfo {
-                index: s.shard.index,
-                count: s.shard.count,
-                start_at: s.start_at,
-                drain_ms: s
-                    .drain
-                    .unwrap_or(ladder.endpoint.request_timeout.0)
-                    .as_secs_f64()
-                    * 1000.0,
-                clock: shard::clock_sync(),
-                rung_starts: vec![],
-            }),
-            shards: None,
-        };
-        let root = ctx
-            .opts
-            .out_dir
-            .clone()
-            .unwrap_or_else(|| PathBuf::from("results"));
-        let writer = match &ctx.opts.shard {
-            Some(s) => RunWriter::create_exact(&shard::folder(&root, &ladder.name, s), info),
-            None => RunWriter::create(&root, info),
-        }
-        .map_err(|e| RunError::Output(e.to_string()))?;
+    let header = RunHeader {
+        client: &client,
+        endpoint: &endpoint,
+        warnings: &early_warnings,
+        tokenizer_sha256: &tokenizer_sha256,
+        tokenizer_source: &tokenizer_source,
+        prompt_overhead: overhead.measured,
+    };
+    for (i, ladder) in expand_sweep(&scenario).into_iter().enumerate() {
+        let ladder = sweep_ladder(ladder, i, overhead.shorten_by);
+        let writer = open_writer(ctx, &ladder, run_info(ctx, &ladder, &header))?;
         say(&format!("writing {}", writer.dir().display()));
         let rungs = ladder::Ladder {
             ctx,
@@ -633,7 +571,7 @@ async fn run_scenario(
                 (None, None) => Tokens::Absent,
             },
             scrape: scrape.as_ref(),
-            sim: sim_ref,
+            sim: sim_server.as_ref(),
         };
         let outcome = run_ladder(rungs, writer, stop.clone()).await?;
         outcomes.push(outcome);
@@ -642,6 +580,118 @@ async fn run_scenario(
         }
     }
     Ok(())
+}
+
+/// The `i`th ladder of a sweep as it runs: prompts shortened by the server's measured
+/// overhead, and a prompt nonce of its own.
+fn sweep_ladder(mut ladder: Scenario, i: usize, shorten_by: u32) -> Scenario {
+    ladder.workload.server_overhead = shorten_by;
+    // Each ladder of a sweep writes prompts of its own.
+    ladder.workload.cache_nonce = ladder
+        .workload
+        .cache_nonce
+        .map(|n| n ^ (i as u64).wrapping_mul(0xA076_1D64_78BD_642F));
+    ladder
+}
+
+/// What every ladder's run.json says of the connection (the same for each ladder of a
+/// sweep).
+struct RunHeader<'a> {
+    /// Its redactor hides the secrets in the scenario written to run.json.
+    client: &'a crate::client::Client,
+    endpoint: &'a str,
+    /// Warnings said before the result folder existed.
+    warnings: &'a [String],
+    tokenizer_sha256: &'a str,
+    tokenizer_source: &'a crate::workload::tokenizer_source::TokenizerSource,
+    prompt_overhead: Option<i64>,
+}
+
+/// run.json as a ladder starts: running, no rungs yet.
+fn run_info(ctx: &RunContext<'_>, ladder: &Scenario, header: &RunHeader<'_>) -> RunInfo {
+    RunInfo {
+        format_version: RESULTS_FORMAT_VERSION,
+        tool_version: env!("CARGO_PKG_VERSION").to_string(),
+        scenario_name: ladder.name.clone(),
+        scenario_file: ctx.opts.scenario_path.display().to_string(),
+        load: ladder.load_kind(),
+        scenario: environment::redacted_scenario(
+            ladder,
+            &ctx.env_headers,
+            &ctx.env_body,
+            &ctx.env_secrets,
+            header.client.redactor(),
+        )
+        .value,
+        git_commit: environment::git_commit(),
+        tokenizer_sha256: header.tokenizer_sha256.to_string(),
+        tokenizer_source: Some(header.tokenizer_source.clone()),
+        endpoint: header.endpoint.to_string(),
+        host: environment::host_info(),
+        started_at: Utc::now(),
+        ended_at: None,
+        status: RunStatus::Running,
+        status_detail: None,
+        rungs: vec![],
+        warnings: header.warnings.to_vec(),
+        server: None,
+        prompt_overhead: header.prompt_overhead,
+        prompt_nonce: ladder.workload.cache_nonce.map(|n| format!("{n:016x}")),
+        trace: trace_info(ctx, ladder),
+        shard: shard_info(ctx, ladder),
+        shards: None,
+    }
+}
+
+/// run.json's account of a trace replay's trace.
+fn trace_info(ctx: &RunContext<'_>, ladder: &Scenario) -> Option<crate::results::TraceInfo> {
+    ctx.trace.as_ref().map(|r| crate::results::TraceInfo {
+        path: ladder
+            .load
+            .trace
+            .as_ref()
+            .map(|t| t.path.display().to_string())
+            .unwrap_or_default(),
+        sha256: r.trace.sha256.clone(),
+        requests: r.trace.lines.len() as u64,
+        file_lines: r.trace.file_lines as u64,
+        span_ms: r.trace.lines.last().map_or(0.0, |l| l.timestamp_ms)
+            - r.trace.lines.first().map_or(0.0, |l| l.timestamp_ms),
+    })
+}
+
+/// run.json's account of this shard of a sharded run.
+fn shard_info(ctx: &RunContext<'_>, ladder: &Scenario) -> Option<crate::results::ShardInfo> {
+    ctx.opts.shard.as_ref().map(|s| crate::results::ShardInfo {
+        index: s.shard.index,
+        count: s.shard.count,
+        start_at: s.start_at,
+        drain_ms: s
+            .drain
+            .unwrap_or(ladder.endpoint.request_timeout.0)
+            .as_secs_f64()
+            * 1000.0,
+        clock: shard::clock_sync(),
+        rung_starts: vec![],
+    })
+}
+
+/// The ladder's result folder: a new one under the results root, or a shard's own.
+fn open_writer(
+    ctx: &RunContext<'_>,
+    ladder: &Scenario,
+    info: RunInfo,
+) -> Result<RunWriter, RunError> {
+    let root = ctx
+        .opts
+        .out_dir
+        .clone()
+        .unwrap_or_else(|| PathBuf::from("results"));
+    match &ctx.opts.shard {
+        Some(s) => RunWriter::create_exact(&shard::folder(&root, &ladder.name, s), info),
+        None => RunWriter::create(&root, info),
+    }
+    .map_err(|e| RunError::Output(e.to_string()))
 }
 
 /// Run every rung into `writer`'s folder. Whatever stops the ladder, the folder ends in a

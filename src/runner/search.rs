@@ -250,6 +250,49 @@ fn again_line(
     })
 }
 
+/// The terminal's first line of a search: what it looks for, from where, how precisely,
+/// within what budget.
+fn intro_line(cfg: &SearchConfig, kind: LoadKind) -> String {
+    let budget = match (cfg.budget_requests, cfg.budget_time) {
+        (Some(r), Some(t)) => format!("{r} requests or {}", crate::scenario::DurationStr(t)),
+        (Some(r), None) => format!("{r} requests"),
+        (None, Some(t)) => crate::scenario::DurationStr(t).to_string(),
+        (None, None) => "no limit".into(),
+    };
+    format!(
+        "searching for the capacity at {} from {} up to {} (precision {}, each verdict at {} % \
+         confidence over up to {} looks, budget {budget})",
+        slo_text(&cfg.slo),
+        kind.level(cfg.start),
+        kind.level(cfg.max),
+        match cfg.precision {
+            Precision::Relative(r) => format!("{} %", r * 100.0),
+            Precision::Absolute(a) => format!("{a} {}", kind.unit()),
+        },
+        cfg.confidence * 100.0,
+        1 + cfg.max_extensions
+    )
+}
+
+/// A search between its measurements: the search itself, what each level measured so far,
+/// the warnings said, and the lines of run.log.
+struct Probing {
+    search: Search,
+    held: Vec<(f64, Held)>,
+    said: Said,
+    log: Vec<String>,
+    /// Measurements made so far (each seeds its own arrivals and prompts).
+    measured: usize,
+}
+
+/// One measurement the search asks for ([`Step::Measure`]).
+#[derive(Clone, Copy)]
+struct Ask {
+    level: f64,
+    extension: u32,
+    repeat: bool,
+}
+
 impl Ladder<'_> {
     /// Run the search of `load.search` into `writer`'s folder and finish it.
     pub(super) async fn run_search(
@@ -257,148 +300,149 @@ impl Ladder<'_> {
         writer: &mut RunWriter,
         stop: watch::Receiver<bool>,
     ) -> Result<RunOutcome, RunError> {
-        let scenario = self.scenario;
-        let quiet = self.ctx.opts.quiet;
-        let kind = scenario.load_kind();
-        let cfg = config_of(scenario).map_err(RunError::Scenario)?;
-        let say = |line: &str| {
-            if !quiet {
-                self.ctx.opts.notes.err(line);
-            }
+        let cfg = config_of(self.scenario).map_err(RunError::Scenario)?;
+        let intro = intro_line(&cfg, self.scenario.load_kind());
+        self.say_search(&intro);
+        let mut p = Probing {
+            search: Search::new(cfg),
+            held: Vec::new(),
+            said: Said::default(),
+            log: vec![intro],
+            measured: 0,
         };
-        let mut log: Vec<String> = Vec::new();
-        let budget = match (cfg.budget_requests, cfg.budget_time) {
-            (Some(r), Some(t)) => format!("{r} requests or {}", crate::scenario::DurationStr(t)),
-            (Some(r), None) => format!("{r} requests"),
-            (None, Some(t)) => crate::scenario::DurationStr(t).to_string(),
-            (None, None) => "no limit".into(),
-        };
-        let intro = format!(
-            "searching for the capacity at {} from {} up to {} (precision {}, each verdict at {} % \
-             confidence over up to {} looks, budget {budget})",
-            slo_text(&cfg.slo),
-            kind.level(cfg.start),
-            kind.level(cfg.max),
-            match cfg.precision {
-                Precision::Relative(r) => format!("{} %", r * 100.0),
-                Precision::Absolute(a) => format!("{a} {}", kind.unit()),
-            },
-            cfg.confidence * 100.0,
-            1 + cfg.max_extensions
-        );
-        say(&intro);
-        log.push(intro);
-        let mut search = Search::new(cfg);
-        let mut held: Vec<(f64, Held)> = Vec::new();
-        let mut said = Said::default();
-        let mut measured = 0usize;
-        let stopped = 'search: loop {
-            let (level, extension, repeat) = match search.next() {
-                Step::Stop(s) => break 'search s,
+        let stopped = loop {
+            let ask = match p.search.next() {
+                Step::Stop(s) => break s,
                 Step::Measure {
                     level,
                     extension,
                     repeat,
-                } => (level, extension, repeat),
+                } => Ask {
+                    level,
+                    extension,
+                    repeat,
+                },
             };
-            if *stop.borrow() {
-                break 'search Stop::Interrupted;
+            if let Some(s) = self.probe(&mut p, writer, &stop, ask).await? {
+                break s;
             }
-            let t0 = Instant::now();
-            if measured > 0 {
-                let mut s = stop.clone();
-                tokio::select! {
-                    _ = tokio::time::sleep(scenario.load.cooldown.0) => {}
-                    _ = s.changed() => { break 'search Stop::Interrupted; }
-                }
-            }
-            if let Some(line) = again_line(&search, kind, level, extension, repeat) {
-                say(&line);
-                log.push(line);
-            }
-            let lower = held
-                .iter()
-                .filter(|(l, _)| *l < level)
-                .max_by(|a, b| a.0.total_cmp(&b.0))
-                .and_then(|(_, h)| h.summaries.last())
-                .and_then(failures::LowerRung::of);
-            // Every measurement has arrivals and prompts of its own (`idx` seeds them); the
-            // server's metrics are scraped during a probe's first measurement.
-            let scrape = self.scrape.filter(|_| extension == 0);
-            let at = At {
-                idx: measured,
-                rate: level,
-                repeat: extension,
-                lower,
-                scrape,
-                timeline: None,
-            };
-            let out = Out {
-                stop: &stop,
-                writer,
-                log: &mut log,
-                said: &mut said,
-            };
-            let m = match self.measure(at, out).await {
-                Ok(m) => m,
-                Err(e) => {
-                    // Nothing measured is lost: the probes held so far get their rung files.
-                    let _ = self.write_done(writer, &held);
-                    return Err(e);
-                }
-            };
-            measured += 1;
-            let obs: Vec<Obs> = m
-                .records
-                .iter()
-                .filter_map(|r| obs_of(r, &scenario.slo))
-                .collect();
-            let sent = m.records.len() as u64;
-            let i = match held.iter().position(|(l, _)| *l == level) {
-                Some(i) => i,
-                None => {
-                    held.push((level, Held::new()));
-                    held.len() - 1
-                }
-            };
-            let (cut, rejected) = held[i].1.keep(m);
-            if let Some(why) = rejected {
-                self.write_done(writer, &held)?;
-                writer.warn(why.clone());
-                let _ = writer.write_file("run.log", (log.join("\n") + "\n").as_bytes());
-                return Err(RunError::Rejected(why));
-            }
-            if cut {
-                break 'search Stop::Interrupted;
-            }
-            search.record(level, obs, sent, t0.elapsed());
-            let line = probe_line(&search, kind);
-            say(&line);
-            log.push(line);
         };
-        self.write_done(writer, &held)?;
-        let interrupted = stopped == Stop::Interrupted;
-        let answer = search.answer(stopped);
-        let file = CapacityFile::of(&search, answer);
-        let json = serde_json::to_string_pretty(&file).expect("capacity.json serialises");
-        writer
-            .write_file(CAPACITY_FILE, (json + "\n").as_bytes())
-            .map_err(|e| RunError::Output(e.to_string()))?;
-        for w in &file.warnings {
-            say(&format!("warning: capacity: {w}"));
-            writer.warn(format!("capacity: {w}"));
+        self.write_done(writer, &p.held)?;
+        self.finish_search(writer, p, stopped)
+    }
+
+    /// A search's line for the terminal (unless quiet).
+    fn say_search(&self, line: &str) {
+        if !self.ctx.opts.quiet {
+            self.ctx.opts.notes.err(line);
         }
-        let done = format!(
-            "search ended ({}) after {} probes, {} requests, {:.0} s: {}",
-            answer.status.describe(),
-            search.probes().len(),
-            file.requests,
-            file.spent_s,
-            file.text
-        );
-        log.push(done.clone());
-        say(&done);
-        let _ = writer.write_file("run.log", (log.join("\n") + "\n").as_bytes());
+    }
+
+    /// Make the measurement `ask` and record it in the search; `Some` when the search
+    /// stops here (a signal, or a measurement cut short). A rejected measurement, or an
+    /// error, writes the probes held so far and ends the search with the error.
+    async fn probe(
+        &self,
+        p: &mut Probing,
+        writer: &mut RunWriter,
+        stop: &watch::Receiver<bool>,
+        ask: Ask,
+    ) -> Result<Option<Stop>, RunError> {
+        let Ask {
+            level,
+            extension,
+            repeat,
+        } = ask;
+        let kind = self.scenario.load_kind();
+        if *stop.borrow() {
+            return Ok(Some(Stop::Interrupted));
+        }
+        let t0 = Instant::now();
+        if p.measured > 0 {
+            let mut s = stop.clone();
+            tokio::select! {
+                _ = tokio::time::sleep(self.scenario.load.cooldown.0) => {}
+                _ = s.changed() => { return Ok(Some(Stop::Interrupted)); }
+            }
+        }
+        if let Some(line) = again_line(&p.search, kind, level, extension, repeat) {
+            self.say_search(&line);
+            p.log.push(line);
+        }
+        let lower = p
+            .held
+            .iter()
+            .filter(|(l, _)| *l < level)
+            .max_by(|a, b| a.0.total_cmp(&b.0))
+            .and_then(|(_, h)| h.summaries.last())
+            .and_then(failures::LowerRung::of);
+        // Every measurement has arrivals and prompts of its own (`idx` seeds them); the
+        // server's metrics are scraped during a probe's first measurement.
+        let scrape = self.scrape.filter(|_| extension == 0);
+        let at = At {
+            idx: p.measured,
+            rate: level,
+            repeat: extension,
+            lower,
+            scrape,
+            timeline: None,
+        };
+        let out = Out {
+            stop,
+            writer,
+            log: &mut p.log,
+            said: &mut p.said,
+        };
+        let m = match self.measure(at, out).await {
+            Ok(m) => m,
+            Err(e) => {
+                // Nothing measured is lost: the probes held so far get their rung files.
+                let _ = self.write_done(writer, &p.held);
+                return Err(e);
+            }
+        };
+        p.measured += 1;
+        let obs: Vec<Obs> = m
+            .records
+            .iter()
+            .filter_map(|r| obs_of(r, &self.scenario.slo))
+            .collect();
+        let sent = m.records.len() as u64;
+        let i = match p.held.iter().position(|(l, _)| *l == level) {
+            Some(i) => i,
+            None => {
+                p.held.push((level, Held::new()));
+                p.held.len() - 1
+            }
+        };
+        let (cut, rejected) = p.held[i].1.keep(m);
+        if let Some(why) = rejected {
+            self.write_done(writer, &p.held)?;
+            writer.warn(why.clone());
+            let _ = writer.write_file("run.log", (p.log.join("\n") + "\n").as_bytes());
+            return Err(RunError::Rejected(why));
+        }
+        if cut {
+            return Ok(Some(Stop::Interrupted));
+        }
+        p.search.record(level, obs, sent, t0.elapsed());
+        let line = probe_line(&p.search, kind);
+        self.say_search(&line);
+        p.log.push(line);
+        Ok(None)
+    }
+
+    /// After the search stopped (`stopped`) and its probes' files are written: capacity.json,
+    /// run.log, the folder's status, and the outcome on the terminal.
+    fn finish_search(
+        &self,
+        writer: &mut RunWriter,
+        mut p: Probing,
+        stopped: Stop,
+    ) -> Result<RunOutcome, RunError> {
+        let interrupted = stopped == Stop::Interrupted;
+        let file = self.write_capacity(writer, &p.search, stopped, &mut p.log)?;
+        let _ = writer.write_file("run.log", (p.log.join("\n") + "\n").as_bytes());
         let complete = writer.info().rungs.iter().filter(|e| e.complete).count();
         let (status, detail) = if interrupted {
             (
@@ -414,11 +458,63 @@ impl Ladder<'_> {
             .finish(status, detail, Utc::now())
             .map_err(|e| RunError::Output(e.to_string()))?;
         let dir = writer.dir().to_path_buf();
-        let mut summaries: Vec<RungSummary> =
-            held.iter().map(|(_, h)| pooled(h, scenario)).collect();
+        let mut summaries: Vec<RungSummary> = p
+            .held
+            .iter()
+            .map(|(_, h)| pooled(h, self.scenario))
+            .collect();
         summaries.sort_by(|a, b| a.rate.total_cmp(&b.rate));
-        if self.ctx.opts.json {
-            let analysis = crate::metrics::analyze(&summaries, &scenario.slo, None);
+        self.print_search(&dir, &summaries, &file);
+        if interrupted {
+            return Err(RunError::Interrupted {
+                dir,
+                complete,
+                total: p.search.probes().len(),
+            });
+        }
+        Ok(RunOutcome {
+            dir,
+            info,
+            rungs: summaries,
+        })
+    }
+
+    /// Write capacity.json with the search's answer, say its warnings and its last line.
+    fn write_capacity(
+        &self,
+        writer: &mut RunWriter,
+        search: &Search,
+        stopped: Stop,
+        log: &mut Vec<String>,
+    ) -> Result<CapacityFile, RunError> {
+        let answer = search.answer(stopped);
+        let file = CapacityFile::of(search, answer);
+        let json = serde_json::to_string_pretty(&file).expect("capacity.json serialises");
+        writer
+            .write_file(CAPACITY_FILE, (json + "\n").as_bytes())
+            .map_err(|e| RunError::Output(e.to_string()))?;
+        for w in &file.warnings {
+            self.say_search(&format!("warning: capacity: {w}"));
+            writer.warn(format!("capacity: {w}"));
+        }
+        let done = format!(
+            "search ended ({}) after {} probes, {} requests, {:.0} s: {}",
+            answer.status.describe(),
+            search.probes().len(),
+            file.requests,
+            file.spent_s,
+            file.text
+        );
+        log.push(done.clone());
+        self.say_search(&done);
+        Ok(file)
+    }
+
+    /// The search's outcome on stdout: the rung table and the answer, or one JSON document.
+    fn print_search(&self, dir: &std::path::Path, summaries: &[RungSummary], file: &CapacityFile) {
+        let opts = self.ctx.opts;
+        if opts.json {
+            let analysis = crate::metrics::analyze(summaries, &self.scenario.slo, None);
             let v = serde_json::json!({
                 "version": 1,
                 "command": "run",
@@ -427,28 +523,14 @@ impl Ladder<'_> {
                 "analysis": analysis,
                 "capacity": file,
             });
-            self.ctx
-                .opts
-                .notes
+            opts.notes
                 .out_line(&serde_json::to_string(&v).expect("serialises"));
         } else {
-            print_outcome(self.ctx.opts, &dir, scenario, &summaries);
-            if !quiet && !self.ctx.opts.no_stdout {
-                self.ctx.opts.notes.out_line(&file.text);
+            print_outcome(opts, dir, self.scenario, summaries);
+            if !opts.quiet && !opts.no_stdout {
+                opts.notes.out_line(&file.text);
             }
         }
-        if interrupted {
-            return Err(RunError::Interrupted {
-                dir,
-                complete,
-                total: search.probes().len(),
-            });
-        }
-        Ok(RunOutcome {
-            dir,
-            info,
-            rungs: summaries,
-        })
     }
 
     /// Write the files of every probe measured and not yet written. A probe is complete
