@@ -603,7 +603,7 @@ struct RunHeader<'a> {
     /// Warnings said before the result folder existed.
     warnings: &'a [String],
     tokenizer_sha256: &'a str,
-    tokenizer_source: &'a crate::workload::tokenizer_source::TokenizerSource,
+    tokenizer_source: &'a crate::tokens::TokenizerSource,
     prompt_overhead: Option<i64>,
 }
 
