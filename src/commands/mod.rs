@@ -9,6 +9,7 @@
 //! report writer after a run), `merge`, `history`, `deploy` (`slurm`, `kube`), `init` and
 //! `validate`.
 
+pub mod bless;
 pub mod compare;
 pub mod deploy;
 pub mod gate;
@@ -20,4 +21,5 @@ pub mod report;
 pub mod run;
 pub mod validate;
 
-pub use gate::{bless, gate, gate_outcome, BlessOptions, Blessed, GateError, GateOptions};
+pub use bless::{bless, BlessOptions, Blessed};
+pub use gate::{gate, gate_outcome, GateError, GateOptions};
