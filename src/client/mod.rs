@@ -8,6 +8,7 @@
 //! [`ErrorClass`]: crate::record::ErrorClass
 //! [`RequestRecord`]: crate::record::RequestRecord
 
+mod answer_error;
 mod body;
 pub mod chunk;
 mod fetch;

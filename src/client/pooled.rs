@@ -12,6 +12,7 @@ use serde::de::{self, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
 use serde::{Deserialize, Serialize};
 use tokio::time::{timeout_at, Instant};
 
+use super::answer_error::error_object;
 use super::body::{read_bounded, End};
 use super::progress::Fail;
 use super::secret::truncate;
@@ -339,21 +340,6 @@ impl Client {
             .map(|u| (end, u))
             .map_err(|(class, detail)| fail(class, detail))
     }
-}
-
-/// An `error` object in a pooling answer (embeddings, rerank) as the request's failure:
-/// its `message`, or the whole object when it has none (`StreamError`). None when absent
-/// or null.
-pub(super) fn error_object(error: Option<serde_json::Value>) -> Option<(ErrorClass, String)> {
-    let err = error.filter(|e| !e.is_null())?;
-    let msg = err
-        .get("message")
-        .and_then(serde_json::Value::as_str)
-        .map_or_else(|| err.to_string(), str::to_owned);
-    Some((
-        ErrorClass::StreamError,
-        format!("error object in the answer: {msg}"),
-    ))
 }
 
 #[cfg(test)]

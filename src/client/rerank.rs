@@ -8,6 +8,7 @@ use bytes::Bytes;
 use serde::Deserialize;
 use serde::Serialize;
 
+use super::answer_error::error_object;
 use super::Usage;
 use crate::record::ErrorClass;
 
@@ -87,7 +88,7 @@ pub fn parse(
             "the rerank answer is not what vLLM's or llama.cpp's /v1/rerank sends: {e}"
         ))
     })?;
-    if let Some(err) = super::pooled::error_object(wire.error) {
+    if let Some(err) = error_object(wire.error) {
         return Err(err);
     }
     let Some(results) = wire.results else {
