@@ -7,40 +7,9 @@ use std::path::{Path, PathBuf};
 
 use super::check;
 use super::line_scan;
+use super::load_error::LoadError;
 use super::types::{RequestLine, RunInfo, RunStatus, RungEntry, RESULTS_FORMAT_VERSION};
 use crate::metrics::RungSummary;
-
-/// Why a folder could not be loaded as a result folder.
-#[derive(Debug, thiserror::Error)]
-pub enum LoadError {
-    #[error("{0}: not a result folder (no run.json, and no vLLM result files); give a folder written by `ladder run` (e.g. results/<scenario>/<timestamp>) or a folder of vLLM benchmark result JSON files")]
-    NotAResultDir(PathBuf),
-    #[error("{0}: no such file or folder; give a folder written by `ladder run` (e.g. results/<scenario>/<timestamp>) or a folder of vLLM benchmark result JSON files")]
-    Missing(PathBuf),
-    #[error("{path}: {source}")]
-    Io {
-        path: PathBuf,
-        source: std::io::Error,
-    },
-    #[error("{path}: not valid ladder JSON: {message}")]
-    Parse { path: PathBuf, message: String },
-    #[error("{path}: written by a newer ladder (results format {found}, this build reads up to {supported}); upgrade ladder")]
-    FutureFormat {
-        path: PathBuf,
-        found: u32,
-        supported: u32,
-    },
-    /// Something ladder never writes: a path out of the folder, a count or time that does
-    /// not add up. The folder was edited or damaged.
-    #[error("{path}: {problem}; ladder never writes this, so the folder was edited or damaged: use the folder as ladder wrote it, or re-run the scenario")]
-    Tampered { path: PathBuf, problem: String },
-    /// A rung file that run.json lists is not in the folder.
-    #[error("{path}: missing: {dir}/run.json lists this rung's file, but the folder does not hold it (a folder copied in part, or a file deleted); copy the whole result folder, or re-run the scenario")]
-    MissingFile { path: PathBuf, dir: PathBuf },
-    /// run.json still says `running`.
-    #[error("{0}: run status is `running`: the run never finished (its process was killed, or is still running), so its numbers are not final; re-run the scenario and use that folder")]
-    NeverFinished(PathBuf),
-}
 
 /// One rung loaded back.
 #[derive(Debug, Clone)]
@@ -330,29 +299,12 @@ fn each_line<R: Read, E>(
     }
 }
 
-pub use crate::scenario::rate_label;
-
-/// `result_rate_<rate>.json`.
-pub fn result_file_name(rate: f64) -> String {
-    format!("result_rate_{}.json", rate_label(rate))
-}
-
-/// `server_metrics_rate_<rate>.jsonl`: the scrapes of the server's metrics during the rung.
-pub fn server_metrics_file_name(rate: f64) -> String {
-    format!("server_metrics_rate_{}.jsonl", rate_label(rate))
-}
-
 /// What the runner's warning about a streamed rung's out-of-order arrivals says (then its
 /// peak in flight and peak output rate may be off, and are not checked).
 pub(crate) const LATE_ARRIVALS: &str = "requests arrived later than their send order allows";
 
 /// Fewer bytes than any request line ladder writes (its keys alone take more).
 const MIN_LINE_BYTES: u64 = 128;
-
-/// `requests_rate_<rate>.jsonl`.
-pub fn requests_file_name(rate: f64) -> String {
-    format!("requests_rate_{}.jsonl", rate_label(rate))
-}
 
 #[cfg(test)]
 mod tests {
@@ -408,14 +360,5 @@ mod tests {
             },
         );
         assert_eq!((e, seen), (Err("stop".to_string()), 2));
-    }
-
-    #[test]
-    fn rate_labels_have_no_trailing_zeros() {
-        assert_eq!(rate_label(5.0), "5");
-        assert_eq!(rate_label(0.5), "0.5");
-        assert_eq!(rate_label(12.25), "12.25");
-        assert_eq!(result_file_name(10.0), "result_rate_10.json");
-        assert_eq!(requests_file_name(2.5), "requests_rate_2.5.jsonl");
     }
 }

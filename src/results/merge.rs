@@ -11,7 +11,8 @@ use std::io::Write;
 use std::path::Path;
 
 use super::check::samples;
-use super::load::{LoadError, ResultDir};
+use super::load::ResultDir;
+use super::load_error::LoadError;
 use super::types::{RequestLine, RungEntry};
 use super::write::{atomic_write, vllm_run_keys, WriteError};
 use crate::metrics::compute::stats;
@@ -121,7 +122,7 @@ pub fn add_run(base: &ResultDir, add: &ResultDir, to: &Path) -> Result<(), Merge
         map.extend(vllm_run_keys(&info));
         let json = serde_json::to_vec_pretty(&map).expect("summary serialises");
         atomic_write(&to.join(&rung.entry.result_file), &json)?;
-        let metrics = super::load::server_metrics_file_name(rung.entry.rate);
+        let metrics = super::names::server_metrics_file_name(rung.entry.rate);
         if let Ok(bytes) =
             crate::fileread::read_bounded(&base.path.join(&metrics), super::load::MAX_SERIES_BYTES)
         {

@@ -17,7 +17,8 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use super::load::{LoadError, LoadedRung, ResultDir};
+use super::load::{LoadedRung, ResultDir};
+use super::load_error::LoadError;
 use super::shard_info::{MergedShard, MergedShards, ShardRungLag};
 use super::types::{RequestLine, RunInfo, RunStatus, RungEntry};
 use super::write::{atomic_write, vllm_run_keys, WriteError};
@@ -272,7 +273,7 @@ pub fn merge(dirs: &[PathBuf], out: &Path) -> Result<Merged, MergeError> {
         map.extend(vllm_run_keys(&info));
         let json = serde_json::to_vec_pretty(&map).expect("summary serialises");
         atomic_write(&out.join(&rung.entry.result_file), &json)?;
-        let metrics = super::load::server_metrics_file_name(rate);
+        let metrics = super::names::server_metrics_file_name(rate);
         if let Ok(bytes) =
             crate::fileread::read_bounded(&first.path.join(&metrics), super::load::MAX_SERIES_BYTES)
         {

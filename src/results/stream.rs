@@ -9,7 +9,7 @@ use std::fs;
 use std::io::{BufWriter, Write};
 use std::path::PathBuf;
 
-use super::load::{requests_file_name, result_file_name};
+use super::names::{requests_file_name, result_file_name};
 use super::types::{RequestLineRef, RungEntry};
 use super::write::{atomic_write, vllm_run_keys, RunWriter, WriteError};
 use crate::metrics::RungSummary;

@@ -20,7 +20,8 @@ use std::path::Path;
 
 use serde_json::{Map, Value};
 
-use super::load::{requests_file_name, result_file_name, LoadError};
+use super::load_error::LoadError;
+use super::names::{requests_file_name, result_file_name};
 use super::types::{HostInfo, RequestLine, RunInfo, RunStatus, RungEntry, RESULTS_FORMAT_VERSION};
 use crate::metrics::{Latency, RungSummary, Stats};
 use crate::record::{ErrorClass, TokenSource};

@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 
 use chrono::{DateTime, Utc};
 
-use super::load::{requests_file_name, result_file_name};
+use super::names::{requests_file_name, result_file_name};
 use super::types::{RequestLineRef, RunInfo, RunStatus, RungEntry};
 use crate::metrics::RungSummary;
 use crate::record::RequestRecord;

@@ -7,7 +7,8 @@ use std::path::Path;
 use super::{bad, close};
 use crate::metrics::compute::{stats_micros, stats_unordered};
 use crate::metrics::{Latency, RungSummary, Stats};
-use crate::results::load::{result_file_name, LoadError};
+use crate::results::load_error::LoadError;
+use crate::results::names::result_file_name;
 use crate::results::types::RequestLine;
 
 pub(in crate::results) fn latency_stats(

@@ -17,7 +17,8 @@ mod derived;
 mod latency;
 mod pooled;
 
-use super::load::{requests_file_name, result_file_name, LoadError};
+use super::load_error::LoadError;
+use super::names::{requests_file_name, result_file_name};
 use super::types::{RequestLine, RunInfo, RungEntry};
 use crate::metrics::RungSummary;
 use crate::scenario::{is_scenario_name, rate_label};

@@ -6,7 +6,8 @@ use std::path::Path;
 
 use super::{bad, close, latency_stats};
 use crate::metrics::RungSummary;
-use crate::results::load::{result_file_name, LoadError};
+use crate::results::load_error::LoadError;
+use crate::results::names::result_file_name;
 use crate::results::types::RequestLine;
 
 /// A pooled summary against its repeats and the lines of them all.
