@@ -1,13 +1,15 @@
 //! Charts of the rung looked at closely ([`super::focus`]): the CDF of its TTFT and of its
 //! E2E (with the SLO as a vertical line), and its course over time.
 
-use super::charts::{ChartSpec, Extra, Line, Marker, BLUE_, DARK, GREEN_, KNEE, ORANGE_, RED_};
+use super::chart_model::{
+    ChartSpec, Extra, Line, Marker, BLUE_, DARK, GREEN_, KNEE, ORANGE_, RED_,
+};
 use super::focus::Focus;
 use super::{Report, RunReport};
 
 /// Each run with its focus rung, label prefix and dash (base dashed in an overlay).
 fn focused(report: &Report) -> Vec<(&RunReport, &Focus, String, bool)> {
-    super::charts::runs(report)
+    super::chart_data::runs(report)
         .into_iter()
         .filter_map(|(run, prefix, dashed)| run.focus.as_ref().map(|f| (run, f, prefix, dashed)))
         .collect()

@@ -2,7 +2,8 @@
 //! percentiles, throughput against the offered rate, errors, goodput), drawn by
 //! [`super::charts::render_svg`].
 
-use super::charts::{
+use super::chart_data::{error_flags, knee_markers, max_rate, runs, x_name};
+use super::chart_model::{
     ChartSpec, Extra, Line, Marker, BLUE_, DARK, GREEN_, GREY_, KNEE, ORANGE_, PALETTE, RED_,
 };
 use super::{Report, RunReport};
@@ -24,33 +25,6 @@ fn latency_series(
         .map(|r| (r.rate, r.stats(which)))
         .filter(|(_, s)| s.count > 0)
         .map(|(rate, s)| (rate, get(&s)))
-        .collect()
-}
-
-/// Label prefix and dash for each run: a single run is plain; in an overlay the base is dashed.
-pub(super) fn runs(report: &Report) -> Vec<(&RunReport, String, bool)> {
-    if report.is_overlay() {
-        report
-            .runs
-            .iter()
-            .enumerate()
-            .map(|(i, r)| (r, format!("{} ", r.label), i == 0))
-            .collect()
-    } else {
-        vec![(&report.runs[0], String::new(), false)]
-    }
-}
-
-pub(super) fn knee_markers(report: &Report) -> Vec<Marker> {
-    runs(report)
-        .into_iter()
-        .filter_map(|(run, prefix, dashed)| {
-            run.analysis.knee.as_ref().map(|k| Marker {
-                rate: k.rate,
-                label: format!("{prefix}knee {}", run.info.load.level(k.rate)),
-                color: if dashed { GREY_ } else { KNEE },
-            })
-        })
         .collect()
 }
 
@@ -129,36 +103,6 @@ fn percentiles(report: &Report, id: &'static str, what: &str, which: Latency) ->
     })
 }
 
-/// What the x axis holds, for chart titles: "offered rate" on a rate ladder, else the
-/// ladder's own axis ("concurrency (users)", …).
-pub(super) fn x_name(report: &Report) -> &'static str {
-    match report.load() {
-        crate::scenario::LoadKind::Rate => "offered rate",
-        other => other.axis(),
-    }
-}
-
-/// The rungs where some run had errors, with the highest error rate there: marked on the
-/// charts over the ladder, so a median that falls as requests are turned away (only the
-/// fast ones complete) is not read as an improvement.
-pub(super) fn error_flags(report: &Report) -> Vec<(f64, String)> {
-    let mut by: Vec<(f64, f64)> = Vec::new();
-    for r in report.runs.iter().flat_map(|r| r.rungs.iter()) {
-        let e = r.error_rate();
-        if e.is_nan() || e <= 0.0 {
-            continue;
-        }
-        match by.iter_mut().find(|b| b.0 == r.rate) {
-            Some(b) => b.1 = b.1.max(e),
-            None => by.push((r.rate, e)),
-        }
-    }
-    by.sort_by(|a, b| a.0.total_cmp(&b.0));
-    by.into_iter()
-        .map(|(rate, e)| (rate, super::chart_tokens::error_label(e)))
-        .collect()
-}
-
 /// In an overlay, each candidate point of a chart over the ladder annotated with its change
 /// against the base at the same level, on the chart's first pair of curves (`base X`,
 /// `candidate X`) that are not drawn underneath.
@@ -185,14 +129,6 @@ fn annotate_change(report: &Report, spec: &mut ChartSpec) {
             spec.extra.notes.push((x, y, format!("{pct:+.0}%")));
         }
     }
-}
-
-pub(super) fn max_rate(report: &Report) -> f64 {
-    report
-        .runs
-        .iter()
-        .flat_map(|r| r.rungs.iter().map(|r| r.rate))
-        .fold(0.0, f64::max)
 }
 
 /// The y = x reference, from 0 and then sampled geometrically from the lowest rate, so it

@@ -2,8 +2,8 @@
 //! speed = 1/TPOT), and the frontier: latency against the throughput achieved. Left out
 //! when no rung produced output tokens (an embeddings endpoint has none, nor a TTFT).
 
-use super::chart_specs::{error_flags, max_rate, runs, x_name};
-use super::charts::{ChartSpec, Extra, Line, BLUE_, GREEN_, ORANGE_, RED_};
+use super::chart_data::{error_flags, error_label, knee_markers, max_rate, runs, x_name};
+use super::chart_model::{ChartSpec, Extra, Line, BLUE_, GREEN_, ORANGE_, RED_};
 use super::Report;
 use crate::metrics::{Latency, RungSummary};
 use crate::results::rate_label;
@@ -104,7 +104,7 @@ pub fn specs(report: &Report) -> Vec<ChartSpec> {
             title: format!("Output tokens/s vs {}", x_name(report)),
             y_desc: "output tokens/s".into(),
             lines: total,
-            markers: super::chart_specs::knee_markers(report),
+            markers: knee_markers(report),
             hline: None,
             x_max: max,
             extra: Extra {
@@ -120,7 +120,7 @@ pub fn specs(report: &Report) -> Vec<ChartSpec> {
             title: format!("One user's output speed vs {}", x_name(report)),
             y_desc: "tokens/s per user".into(),
             lines: user,
-            markers: super::chart_specs::knee_markers(report),
+            markers: knee_markers(report),
             hline: slo
                 .tpot_ms
                 .filter(|t| *t > 0.0)
@@ -152,14 +152,4 @@ pub fn specs(report: &Report) -> Vec<ChartSpec> {
         });
     }
     out
-}
-
-/// `67 % err`, `0.4 % err`.
-pub(super) fn error_label(rate: f64) -> String {
-    let pct = rate * 100.0;
-    if pct >= 1.0 {
-        format!("{pct:.0}% err")
-    } else {
-        format!("{pct:.1}% err")
-    }
 }

@@ -328,7 +328,7 @@ impl Exporter for Html {
         }
 
         let _ = writeln!(out, "<h2>Charts</h2>\n<div class=\"charts\">");
-        for spec in charts::specs(report) {
+        for spec in super::chart_specs::specs(report) {
             let svg = match &spec.extra.x_desc {
                 Some(d) => charts::render_svg_x(&spec, charts::XKind::Linear, d)?,
                 None => charts::render_svg_x(&spec, charts::XKind::Rate, report.x_desc())?,

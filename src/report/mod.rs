@@ -5,6 +5,8 @@
 //! render the same [`Report`]: one run, or two runs overlaid (base and candidate) with the
 //! comparer's verdicts as plain rows ([`VerdictRow`]).
 
+mod chart_data;
+pub(crate) mod chart_model;
 mod chart_rung;
 mod chart_specs;
 mod chart_tokens;
@@ -14,7 +16,6 @@ pub(crate) mod csv;
 pub(crate) mod facts;
 pub(crate) mod focus;
 pub mod history;
-pub(crate) mod history_capacity;
 pub(crate) mod html;
 pub(crate) mod markdown;
 mod models;

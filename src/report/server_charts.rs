@@ -2,10 +2,8 @@
 //! the ladder, and the TTFT decomposition (server queue + server TTFT vs the client's TTFT).
 //! Drawn only when some rung has them.
 
-use super::charts::{
-    knee_markers, max_rate, runs, x_name, ChartSpec, Line, BLUE_, GREEN_, GREY_, ORANGE_, PURPLE_,
-    RED_,
-};
+use super::chart_data::{knee_markers, max_rate, runs, x_name};
+use super::chart_model::{ChartSpec, Line, BLUE_, GREEN_, GREY_, ORANGE_, PURPLE_, RED_};
 use super::Report;
 use crate::metrics::{Latency, RungSummary};
 
@@ -128,7 +126,7 @@ pub fn specs(report: &Report) -> Vec<ChartSpec> {
             markers: markers.clone(),
             hline: None,
             x_max,
-            extra: crate::report::charts::Extra {
+            extra: super::chart_model::Extra {
                 note,
                 ..Default::default()
             },

@@ -5,12 +5,13 @@
 
 use std::fmt::Write;
 
-use super::charts::{self, ChartSpec, Line, Marker};
+use super::table;
 use crate::capacity::file::level_text;
 use crate::capacity::Stop;
 use crate::escape::{html::esc, markdown};
 use crate::history::capacity::CapacitySeries;
 use crate::history::History;
+use crate::report::charts::{self, ChartSpec, Line, Marker};
 
 /// The capacity series, when followed.
 fn series(h: &History) -> Option<&CapacitySeries> {
@@ -84,7 +85,7 @@ pub fn terminal(h: &History) -> String {
     let _ = writeln!(out, "\n{}", title(c));
     let head = head();
     let rows = rows(h, c);
-    super::history::terminal::table(&mut out, &head, &rows);
+    table(&mut out, &head, &rows);
     out
 }
 

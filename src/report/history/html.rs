@@ -23,7 +23,7 @@ impl HistoryExporter for Html {
 /// then the capacity chart.
 fn specs(h: &History) -> Vec<ChartSpec> {
     let mut specs = rung_specs(h);
-    specs.extend(crate::report::history_capacity::chart(h));
+    specs.extend(super::capacity::chart(h));
     specs
 }
 
@@ -113,7 +113,7 @@ fn html(h: &History) -> Result<String, ReportError> {
         }
         let _ = writeln!(out, "</table>");
     }
-    out.push_str(&crate::report::history_capacity::html_table(h));
+    out.push_str(&super::capacity::html_table(h));
     let _ = writeln!(out, "<h2>Change points</h2>");
     if h.steps.is_empty() {
         let _ = writeln!(out, "<p>None.</p>");

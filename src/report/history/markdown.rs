@@ -40,7 +40,7 @@ fn markdown(h: &History) -> String {
         }
         out.push('\n');
     }
-    out.push_str(&crate::report::history_capacity::markdown(h));
+    out.push_str(&super::capacity::markdown(h));
     let _ = writeln!(out, "### Change points\n");
     if h.steps.is_empty() {
         let _ = writeln!(out, "None.\n");

@@ -3,6 +3,7 @@
 //! series' change points with their config diffs, notes). The words every format shares (a
 //! step's line, the verdict line, the table's cells) are here.
 
+pub(crate) mod capacity;
 pub(crate) mod html;
 pub mod json;
 pub(crate) mod markdown;
@@ -11,6 +12,8 @@ pub(crate) mod terminal;
 pub use html::Html;
 pub use markdown::Markdown;
 pub use terminal::Terminal;
+
+use std::fmt::Write;
 
 use super::ReportError;
 use crate::format::num;
@@ -156,4 +159,26 @@ pub(super) fn head(h: &History) -> Vec<String> {
     let mut v = vec!["#".to_string(), "folder".into(), "commit".into()];
     v.extend(h.metrics.iter().cloned());
     v
+}
+
+/// `head` and `rows` as left-aligned columns, two spaces apart and indented two, one line
+/// each (a rung's table, and the capacity table of [`capacity`]).
+pub(super) fn table(out: &mut String, head: &[String], rows: &[Vec<String>]) {
+    let widths: Vec<usize> = (0..head.len())
+        .map(|c| {
+            rows.iter()
+                .map(|r| r[c].chars().count())
+                .chain(std::iter::once(head[c].len()))
+                .max()
+                .unwrap_or(0)
+        })
+        .collect();
+    for r in std::iter::once(head).chain(rows.iter().map(Vec::as_slice)) {
+        let cells: Vec<String> = r
+            .iter()
+            .zip(&widths)
+            .map(|(c, w)| format!("{c:<w$}"))
+            .collect();
+        let _ = writeln!(out, "  {}", cells.join("  ").trim_end());
+    }
 }

@@ -3,7 +3,7 @@
 
 use std::fmt::Write;
 
-use super::{head, header, rows, step_line, HistoryExporter};
+use super::{head, header, rows, step_line, table, HistoryExporter};
 use crate::history::History;
 use crate::report::ReportError;
 
@@ -25,7 +25,7 @@ fn terminal(h: &History) -> String {
         let rows = rows(h, *rate);
         table(&mut out, &head, &rows);
     }
-    out.push_str(&crate::report::history_capacity::terminal(h));
+    out.push_str(&super::capacity::terminal(h));
     let _ = writeln!(out, "\nchange points (^ up, v down in the tables):");
     if h.steps.is_empty() {
         let _ = writeln!(out, "  none");
@@ -50,26 +50,4 @@ fn terminal(h: &History) -> String {
         }
     }
     out
-}
-
-/// `head` and `rows` as left-aligned columns, two spaces apart and indented two, one line
-/// each (a rung's table, and the capacity table of `report::history_capacity`).
-pub(crate) fn table(out: &mut String, head: &[String], rows: &[Vec<String>]) {
-    let widths: Vec<usize> = (0..head.len())
-        .map(|c| {
-            rows.iter()
-                .map(|r| r[c].chars().count())
-                .chain(std::iter::once(head[c].len()))
-                .max()
-                .unwrap_or(0)
-        })
-        .collect();
-    for r in std::iter::once(head).chain(rows.iter().map(Vec::as_slice)) {
-        let cells: Vec<String> = r
-            .iter()
-            .zip(&widths)
-            .map(|(c, w)| format!("{c:<w$}"))
-            .collect();
-        let _ = writeln!(out, "  {}", cells.join("  ").trim_end());
-    }
 }
