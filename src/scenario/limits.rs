@@ -111,6 +111,9 @@ pub fn rung_tokens_problem(requests: u64, total_tokens: u64) -> Option<String> {
 pub const RUNG_SIZE_HINT: &str =
     "lower `requests_per_rung` / `warmup_requests` or `input_tokens` (docs/scenarios.md, Limits)";
 
+/// Longest `load.duration` of one rung (a soak), and so the longest trace replay.
+pub const MAX_DURATION: std::time::Duration = std::time::Duration::from_secs(7 * 24 * 3600);
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -7,6 +7,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use super::defaults::default_requests_per_rung;
 use super::diagnostic::Problem;
 use super::identity::rate_label;
 use super::yaml::Seg;
@@ -195,7 +196,7 @@ pub(super) fn check(v: &Value, out: &mut Vec<Problem>) {
         .get("workload")
         .and_then(|w| w.get("requests_per_rung"))
         .and_then(Value::as_f64)
-        .unwrap_or(f64::from(super::types::default_requests_per_rung()));
+        .unwrap_or(f64::from(default_requests_per_rung()));
     // A rung run for a duration (`load.duration`) has no count of requests to run out of.
     let requests = match load_key(v, "duration") {
         Some(_) => f64::INFINITY,

@@ -5,6 +5,7 @@
 
 mod base_url;
 pub(crate) mod bounded;
+pub(crate) mod defaults;
 pub(crate) mod diagnostic;
 pub mod endpoints;
 pub(crate) mod extends;
@@ -33,6 +34,7 @@ pub(crate) mod validate;
 pub(crate) mod values;
 mod yaml;
 
+pub use defaults::{DEFAULT_PROMPT_POOL, DEFAULT_SOAK_INTERVAL};
 pub use diagnostic::{Diagnostic, Diagnostics};
 pub use extends::{Extends, MAX_EXTENDS_CHAIN};
 pub use extra_body::{MAX_EXTRA_BODY_BYTES, RESERVED_BODY_FIELDS};

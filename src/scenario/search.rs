@@ -6,11 +6,12 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use super::defaults::default_requests_per_rung;
 use super::diagnostic::Problem;
 use super::limits;
 use super::load_kind::MAX_USERS;
 use super::shapes::{get, p};
-use super::types::{DurationStr, Threshold};
+use super::values::{DurationStr, Threshold};
 use super::yaml::Seg;
 
 /// `load.search`: probe rates (or users) adaptively until the highest level within the SLO
@@ -349,7 +350,7 @@ fn check_levels(v: &Value, s: &Value, users: bool, out: &mut Vec<Problem>) {
     if users {
         let requests = get(v, &["workload", "requests_per_rung"])
             .and_then(Value::as_f64)
-            .unwrap_or(f64::from(super::types::default_requests_per_rung()));
+            .unwrap_or(f64::from(default_requests_per_rung()));
         if let Some(max) = level("max").filter(|m| *m > requests) {
             out.push(
                 Problem::value(
@@ -437,7 +438,7 @@ fn check_knobs(v: &Value, s: &Value, out: &mut Vec<Problem>) {
             |keys: &[&str], default: f64| get(v, keys).and_then(Value::as_f64).unwrap_or(default);
         let chunk = int(
             &["workload", "requests_per_rung"],
-            f64::from(super::types::default_requests_per_rung()),
+            f64::from(default_requests_per_rung()),
         ) + int(&["load", "warmup_requests"], 0.0);
         if let Some(r) = requests.filter(|r| *r < chunk) {
             out.push(

@@ -10,8 +10,9 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use super::defaults::default_requests_per_rung;
 use super::diagnostic::Problem;
-use super::types::DurationStr;
+use super::values::DurationStr;
 use super::yaml::Seg;
 
 /// Most turns of one session.
@@ -181,7 +182,7 @@ pub(super) fn check(v: &Value, out: &mut Vec<Problem>) {
     // Every turn is a request: the rung's size is its sessions times their turns.
     let sessions = get(v, &["workload", "requests_per_rung"])
         .and_then(Value::as_f64)
-        .unwrap_or(f64::from(super::types::default_requests_per_rung()))
+        .unwrap_or(f64::from(default_requests_per_rung()))
         + get(v, &["load", "warmup_requests"])
             .and_then(Value::as_f64)
             .unwrap_or(0.0);

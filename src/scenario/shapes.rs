@@ -12,7 +12,7 @@ use serde_json::Value;
 use super::diagnostic::Problem;
 use super::identity::rate_label;
 use super::limits::{self, show};
-use super::types::DurationStr;
+use super::values::DurationStr;
 use super::yaml::Seg;
 
 /// Slowest and fastest replay speed of a trace.
@@ -24,7 +24,7 @@ pub const MAX_TRACE_BYTES: u64 = 256 * 1024 * 1024;
 /// Largest `load.trace.block_tokens`.
 pub const MAX_BLOCK_TOKENS: u32 = 65_536;
 /// Longest trace replay at its slowest speed (the soak's limit, `load.duration`).
-pub const MAX_REPLAY: Duration = super::soak::MAX_DURATION;
+pub const MAX_REPLAY: Duration = limits::MAX_DURATION;
 /// Longest ramp.
 pub const MAX_RAMP: Duration = Duration::from_secs(24 * 3600);
 /// Most windows of a ramp's report.

@@ -5,13 +5,12 @@ use std::time::Duration;
 
 use serde_json::Value;
 
+use super::defaults::{DEFAULT_PROMPT_POOL, DEFAULT_SOAK_INTERVAL};
 use super::diagnostic::Problem;
 use super::limits;
-use super::types::DurationStr;
+use super::limits::MAX_DURATION;
+use super::values::DurationStr;
 use super::yaml::Seg;
-
-/// Longest `load.duration` of one rung.
-pub const MAX_DURATION: Duration = Duration::from_secs(7 * 24 * 3600);
 
 /// Shortest `load.interval`: each one rewrites the rung's summary file.
 pub const MIN_INTERVAL: Duration = Duration::from_millis(100);
@@ -156,7 +155,7 @@ pub(super) fn check(v: &Value, out: &mut Vec<Problem>) {
     let warmup = get(v, &["load", "warmup_requests"])
         .and_then(Value::as_f64)
         .unwrap_or(0.0);
-    let pool = pool.unwrap_or(f64::from(super::types::DEFAULT_PROMPT_POOL));
+    let pool = pool.unwrap_or(f64::from(DEFAULT_PROMPT_POOL));
     let len = get(v, &["workload", "input_tokens"])
         .and_then(Value::as_u64)
         .unwrap_or(512);
@@ -250,10 +249,7 @@ pub fn notes(s: &super::types::Scenario) -> Vec<String> {
             ));
         }
     }
-    let every = s
-        .load
-        .interval
-        .map_or(super::types::DEFAULT_SOAK_INTERVAL, |i| i.0);
+    let every = s.load.interval.map_or(DEFAULT_SOAK_INTERVAL, |i| i.0);
     if every >= t {
         out.push(format!(
             "load.interval {} is not shorter than load.duration {}: the rung prints no live \

@@ -9,6 +9,7 @@ use std::time::Duration;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
+use super::defaults::default_requests_per_rung;
 pub use super::values::{DurationStr, MinChange, Threshold};
 
 /// The scenario format version this build writes and reads natively.
@@ -373,9 +374,6 @@ fn default_output_tokens() -> u32 {
 fn default_true() -> bool {
     true
 }
-pub(crate) fn default_requests_per_rung() -> u32 {
-    200
-}
 
 /// Prompt dataset kind.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
@@ -458,12 +456,6 @@ pub struct Load {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub interval: Option<DurationStr>,
 }
-
-/// Default `load.interval` of a duration rung.
-pub const DEFAULT_SOAK_INTERVAL: Duration = Duration::from_secs(10);
-
-/// Default `workload.prompt_pool` of a duration rung.
-pub const DEFAULT_PROMPT_POOL: u32 = 1000;
 
 fn one_repeat() -> u32 {
     1
