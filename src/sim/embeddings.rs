@@ -22,11 +22,11 @@ use serde_json::{json, Value};
 use tokio::sync::mpsc;
 use tokio::time::Instant;
 
-use super::engine::{Event, Job};
-use super::http::{
+use super::app::{
     authorized, bad_request, error, json_with_model, shutting_down, unknown_model, App,
     FAULT_HEADER,
 };
+use super::engine::{Event, Job};
 
 /// Numbers in each simulated vector.
 pub const EMBEDDING_DIM: usize = 8;

@@ -1,8 +1,8 @@
 //! HTTP surface of the simulator (axum): routes, request parsing, SSE framing, faults.
 
-use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
+use std::sync::atomic::Ordering::Relaxed;
 use std::sync::Arc;
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::Duration;
 
 use axum::body::{Body, Bytes};
 use axum::extract::State;
@@ -13,31 +13,18 @@ use axum::{Json, Router};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use serde_json::{json, Value};
-use tokio::sync::{mpsc, watch};
+use tokio::sync::mpsc;
 use tokio::time::Instant;
 
-use super::engine::{Event, Job, Stats};
+use super::app::{
+    authorized, bad_request, error, json_with_model, shutting_down, unix_now, unknown_model, App,
+    Fault, Kind, Refusal, FAULT_HEADER,
+};
+use super::engine::{Event, Job};
 use super::metrics_page::metrics;
 use super::prefix_cache;
 use super::stream::{Gen, Phase, Source, StreamState};
 use super::SimConfig;
-
-/// Largest body frame built from token events that are ready at once.
-pub(super) const COALESCE_BYTES: usize = 16 * 1024;
-
-/// Per-request fault header; its values are the [`Fault`] names.
-pub const FAULT_HEADER: &str = "x-ladder-fault";
-
-/// State shared by every handler.
-pub(crate) struct App {
-    pub cfg: SimConfig,
-    pub names: Vec<String>,
-    pub api_key: Option<String>,
-    pub stats: Arc<Stats>,
-    pub jobs: mpsc::UnboundedSender<Job>,
-    pub counter: AtomicU64,
-    pub shutdown: watch::Receiver<bool>,
-}
 
 pub(crate) fn router(app: Arc<App>) -> Router {
     Router::new()
@@ -69,60 +56,6 @@ pub(crate) fn router(app: Arc<App>) -> Router {
         .with_state(app)
 }
 
-/// An injected failure.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) enum Fault {
-    Http500,
-    Http429,
-    DropMidStream,
-    MalformedChunk,
-    StreamError,
-    Stall,
-    UnknownModel,
-}
-
-impl Fault {
-    const ALL: [Fault; 7] = [
-        Fault::Http500,
-        Fault::Http429,
-        Fault::DropMidStream,
-        Fault::MalformedChunk,
-        Fault::StreamError,
-        Fault::Stall,
-        Fault::UnknownModel,
-    ];
-
-    fn parse(s: &str) -> Option<Fault> {
-        Some(match s.trim() {
-            "http_500" => Fault::Http500,
-            "http_429" => Fault::Http429,
-            "drop_mid_stream" => Fault::DropMidStream,
-            "malformed_chunk" => Fault::MalformedChunk,
-            "stream_error" => Fault::StreamError,
-            "stall" => Fault::Stall,
-            "unknown_model" => Fault::UnknownModel,
-            _ => return None,
-        })
-    }
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) enum Kind {
-    Completions,
-    Chat,
-}
-
-pub(super) fn error(
-    status: StatusCode,
-    message: impl Into<String>,
-    kind: &str,
-    code: &str,
-) -> Response {
-    let body =
-        json!({"error": {"message": message.into(), "type": kind, "param": null, "code": code}});
-    (status, Json(body)).into_response()
-}
-
 fn with_retry_after(mut r: Response, secs: u32) -> Response {
     r.headers_mut()
         .insert(header::RETRY_AFTER, HeaderValue::from(secs));
@@ -146,47 +79,6 @@ fn rejection(cfg: &SimConfig, why: &str) -> Response {
         )
     };
     with_retry_after(r, cfg.retry_after_s)
-}
-
-/// Errors of request checks are boxed: a `Response` is large for a `Result`'s error side.
-type Refusal = Box<Response>;
-
-pub(super) fn unknown_model(model: &str) -> Refusal {
-    Box::new(error(
-        StatusCode::NOT_FOUND,
-        format!("The model `{model}` does not exist."),
-        "NotFoundError",
-        "model_not_found",
-    ))
-}
-
-pub(super) fn bad_request(message: impl Into<String>, code: &str) -> Refusal {
-    Box::new(error(
-        StatusCode::BAD_REQUEST,
-        message,
-        "invalid_request_error",
-        code,
-    ))
-}
-
-pub(super) fn authorized(app: &App, headers: &HeaderMap) -> Result<(), Refusal> {
-    let Some(key) = &app.api_key else {
-        return Ok(());
-    };
-    let given = headers
-        .get(header::AUTHORIZATION)
-        .and_then(|v| v.to_str().ok())
-        .and_then(|v| v.strip_prefix("Bearer "));
-    if given == Some(key.as_str()) {
-        Ok(())
-    } else {
-        Err(Box::new(error(
-            StatusCode::UNAUTHORIZED,
-            "Incorrect or missing API key; send `Authorization: Bearer <key>`.",
-            "invalid_request_error",
-            "invalid_api_key",
-        )))
-    }
 }
 
 async fn models(State(app): State<Arc<App>>, headers: HeaderMap) -> Response {
@@ -302,35 +194,6 @@ fn prompt_tokens(kind: Kind, v: &Value) -> Result<u64, Refusal> {
     }
 }
 
-/// A request body as every generating route reads it: a JSON object naming a served model.
-pub(super) fn json_with_model(app: &App, body: &[u8]) -> Result<(Value, String), Refusal> {
-    let v: Value = serde_json::from_slice(body).map_err(|e| {
-        bad_request(
-            format!("request body is not valid JSON: {e}"),
-            "invalid_json",
-        )
-    })?;
-    if !v.is_object() {
-        return Err(bad_request(
-            "request body must be a JSON object",
-            "invalid_json",
-        ));
-    }
-    let model = match v.get("model") {
-        Some(Value::String(m)) => m.clone(),
-        _ => {
-            return Err(bad_request(
-                "`model` is required (a string); GET /v1/models lists the served names",
-                "missing_model",
-            ))
-        }
-    };
-    if !app.names.contains(&model) {
-        return Err(unknown_model(&model));
-    }
-    Ok((v, model))
-}
-
 fn parse(app: &App, kind: Kind, body: &[u8]) -> Result<Req, Refusal> {
     let (v, model) = json_with_model(app, body)?;
     let template = match kind {
@@ -389,13 +252,6 @@ fn parse(app: &App, kind: Kind, body: &[u8]) -> Result<Req, Refusal> {
             Vec::new()
         },
     })
-}
-
-pub(super) fn unix_now() -> u64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map(|d| d.as_secs())
-        .unwrap_or(0)
 }
 
 async fn handle(app: Arc<App>, kind: Kind, headers: HeaderMap, body: Bytes) -> Response {
@@ -545,13 +401,4 @@ async fn handle(app: Arc<App>, kind: Kind, headers: HeaderMap, body: Bytes) -> R
             .into_response();
     }
     st.whole_response().await
-}
-
-pub(super) fn shutting_down() -> Response {
-    error(
-        StatusCode::SERVICE_UNAVAILABLE,
-        "the simulator is shutting down",
-        "server_error",
-        "service_unavailable",
-    )
 }

@@ -7,8 +7,8 @@ use axum::extract::State;
 use axum::http::header;
 use axum::response::{IntoResponse, Response};
 
+use super::app::App;
 use super::engine::Histogram;
-use super::http::App;
 
 pub(super) async fn metrics(State(app): State<Arc<App>>) -> Response {
     let s = &app.stats;

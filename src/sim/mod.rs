@@ -3,6 +3,7 @@
 //! A real HTTP server (axum on the caller's tokio runtime) in front of a modelled
 //! continuously-batching engine; docs/sim.md describes the model and every setting.
 
+mod app;
 mod embeddings;
 mod engine;
 mod http;
@@ -26,7 +27,7 @@ use tokio::sync::{mpsc, watch};
 use tokio::task::JoinHandle;
 
 pub use crate::scenario::sim::{SimConfig, SimModel, DEFAULT_MODEL};
-pub use http::FAULT_HEADER;
+pub use app::FAULT_HEADER;
 
 /// Environment variable `ladder sim` reads the API key from when `--api-key` is not given.
 pub const API_KEY_ENV: &str = "LADDER_SIM_API_KEY";
@@ -127,7 +128,7 @@ impl SimServer {
             jobs_rx,
             stop_rx.clone(),
         ));
-        let app = Arc::new(http::App {
+        let app = Arc::new(app::App {
             names: cfg.model_names(),
             cfg,
             api_key,

@@ -20,8 +20,8 @@ use axum::response::{IntoResponse, Response};
 use axum::Json;
 use serde_json::{json, Value};
 
+use super::app::{authorized, bad_request, json_with_model, App};
 use super::embeddings::{fault, prefill};
-use super::http::{authorized, bad_request, json_with_model, App};
 
 /// The query's and each document's token counts, or why the body is not a rerank request.
 fn counts(v: &Value) -> Result<(u32, Vec<u32>), &'static str> {

@@ -16,9 +16,12 @@ use serde_json::{json, Value};
 use tokio::sync::{mpsc, watch};
 use tokio::time::Instant;
 
+use super::app::{error, shutting_down, unix_now, Fault, Kind};
 use super::engine::{Event, Stats};
-use super::http::{error, shutting_down, unix_now, Fault, Kind, COALESCE_BYTES};
 use super::words::{words, WORD_COUNT};
+
+/// Largest body frame built from token events that are ready at once.
+pub(super) const COALESCE_BYTES: usize = 16 * 1024;
 
 /// Where a request's tokens come from.
 pub(super) enum Source {

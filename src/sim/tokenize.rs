@@ -13,7 +13,7 @@ use axum::response::{IntoResponse, Response};
 use axum::Json;
 use serde_json::{json, Value};
 
-use super::http::{authorized, bad_request, unknown_model, App};
+use super::app::{authorized, bad_request, unknown_model, App};
 
 /// Vocabulary size the ids are folded into (SmolLM2's, any size would do).
 const VOCAB: u32 = 49_152;

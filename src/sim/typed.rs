@@ -24,8 +24,8 @@ use serde_json::{json, Value};
 use tokio::sync::mpsc;
 use tokio::time::Instant;
 
+use super::app::{authorized, bad_request, error, json_with_model, shutting_down, App};
 use super::engine::{Event, Job};
-use super::http::{authorized, bad_request, error, json_with_model, shutting_down, App};
 use super::stream::Source;
 use super::words::{words, WORD_COUNT};
 
