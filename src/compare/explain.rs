@@ -4,7 +4,7 @@
 //! output formats (every renderer is in `report`, which shows these words as they are).
 
 use super::stats::Interval;
-use super::verdict::{Cond, Scale};
+use super::verdict_types::{Cond, Scale};
 use crate::format::{num, signed};
 
 /// The interval a verdict rests on: `x[0.93, 1.08]` (ratio), `d[-0.01, +0.02]`

@@ -26,6 +26,7 @@ pub(crate) mod small;
 pub mod stats;
 pub(crate) mod threshold;
 pub mod verdict;
+pub(crate) mod verdict_types;
 
 use crate::scenario::LoadKind;
 use std::path::Path;

@@ -2,10 +2,49 @@
 //! request (a session's turns in one), per latency distribution or as throughput triples,
 //! split by repeat; and the rates those triples give.
 
-use super::evidence::{Slo, Weight};
 use super::groups::Groups;
 use crate::metrics::Latency;
 use crate::results::RequestLine;
+
+/// SLO bounds used to count good requests for `request_goodput`.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct Slo {
+    pub ttft_ms: Option<f64>,
+    pub tpot_ms: Option<f64>,
+    pub e2e_ms: Option<f64>,
+}
+
+impl Slo {
+    /// Read from a resolved scenario's `slo` object.
+    pub fn from_scenario(s: &serde_json::Value) -> Self {
+        let g = |k: &str| s.get("slo").and_then(|o| o.get(k)).and_then(|v| v.as_f64());
+        Slo {
+            ttft_ms: g("ttft_ms"),
+            tpot_ms: g("tpot_ms"),
+            e2e_ms: g("e2e_ms"),
+        }
+    }
+
+    pub(super) fn met(&self, r: &RequestLine) -> bool {
+        let within = |v: Option<f64>, b: Option<f64>| match (v, b) {
+            (_, None) => true,
+            (Some(v), Some(b)) => v <= b,
+            (None, Some(_)) => false,
+        };
+        r.ok && within(r.ttft_ms, self.ttft_ms)
+            && within(r.tpot_ms, self.tpot_ms)
+            && within(Some(r.e2e_ms), self.e2e_ms)
+    }
+}
+
+/// What each request contributes to a throughput.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Weight {
+    Requests,
+    OutputTokens,
+    AllTokens,
+    GoodRequests,
+}
 
 /// Per-request sample groups of one latency distribution (measured requests only; the
 /// success-only distributions skip failures). ITL keeps each request's gaps together.

@@ -5,7 +5,7 @@
 use std::time::Duration;
 
 use super::components::Drift;
-use super::verdict::{Cond, Counts, Evidence, Scale};
+use super::verdict_types::{Cond, Counts, Evidence, Scale};
 
 /// What the user sizes a rung in, so that the advice names the key to change.
 #[derive(Debug, Clone, Copy, PartialEq, Default)]
@@ -326,7 +326,7 @@ mod tests {
     use super::*;
     use crate::compare::components::Drift;
     use crate::compare::stats::Interval;
-    use crate::compare::verdict::Method;
+    use crate::compare::verdict_types::Method;
 
     /// The calibration's case (3 vs 9, +25 % TPOT): the ratio interval x[1.130, 1.393] lies
     /// wholly past x1.1, but the difference d[+0.45, +1.36] straddles the 0.5 ms floor. The
