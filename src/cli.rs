@@ -686,7 +686,7 @@ fn run(opts: ladder::runner::RunOptions) -> i32 {
             match &e {
                 // Scenario problems come as `file:line:col: error: ...` lines (as from
                 // `ladder validate`): a first line says what they stopped.
-                RunError::Scenario(m) if m.contains(": error: ") => {
+                RunError::Scenario(m) if m.to_string().contains(": error: ") => {
                     eprintln!(
                         "error: {} cannot be run; nothing was sent:",
                         opts.scenario_path.display()

@@ -16,4 +16,4 @@ pub use file::{CapacityFile, CAPACITY_FILE};
 /// The gate's name for a search's answer: `{ metric: capacity, max_decrease: 5% }`.
 pub const CAPACITY_METRIC: &str = "capacity";
 pub use search::{Answer, Over, Precision, Search, SearchConfig, Step, Stop};
-pub use slo::{Obs, PerRequest, ProbeVerdict, SloMetric, SloTerm};
+pub use slo::{Obs, PerRequest, ProbeVerdict, SloMetric, SloMetricError, SloTerm};

@@ -63,6 +63,29 @@ pub enum SloMetric {
     Goodput,
 }
 
+/// Why a name is no SLO metric ([`SloMetric::parse`]).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum SloMetricError {
+    /// Not a metric name at all.
+    #[error("unknown SLO metric `{name}`")]
+    Unknown { name: String },
+    /// A percentile outside (0, 100); `found` as written.
+    #[error("`{name}`: a percentile is between 0 and 100 (exclusive), found {found}")]
+    PercentileRange { name: String, found: String },
+    /// A mean (`mean_<latency>`).
+    #[error(
+        "`{name}`: a mean has no distribution-free interval (one slow request moves it \
+         without bound); bound a percentile instead, e.g. `median_{latency}`"
+    )]
+    Mean { name: String, latency: String },
+    /// A percentile of inter-token gaps.
+    #[error(
+        "`{name}`: inter-token gaps are many per request, so their percentile \
+         has no per-request interval; bound `tpot_ms` instead"
+    )]
+    InterTokenGaps { name: String },
+}
+
 /// The metric names a search's SLO accepts, for hints.
 pub const SLO_METRICS_HINT: &str = "a latency percentile `p<N>_<latency>` or `median_<latency>` \
     with latency `ttft_ms`, `tpot_ms` or `e2el_ms` (e.g. `p99_ttft_ms`, `p95_tpot_ms`), \
@@ -70,7 +93,8 @@ pub const SLO_METRICS_HINT: &str = "a latency percentile `p<N>_<latency>` or `me
 
 impl SloMetric {
     /// Parse `p99_ttft_ms`, `p99.9_e2el_ms`, `median_tpot_ms`, `error_rate`, `goodput`.
-    pub fn parse(name: &str) -> Result<SloMetric, String> {
+    pub fn parse(name: &str) -> Result<SloMetric, SloMetricError> {
+        let unknown = || SloMetricError::Unknown { name: name.into() };
         if name == "error_rate" {
             return Ok(SloMetric::ErrorRate);
         }
@@ -80,37 +104,29 @@ impl SloMetric {
         let (q, rest) = if let Some(rest) = name.strip_prefix("median_") {
             (0.5, rest)
         } else if let Some(rest) = name.strip_prefix('p') {
-            let (num, rest) = rest
-                .split_once('_')
-                .ok_or_else(|| format!("unknown SLO metric `{name}`"))?;
-            let pct: f64 = num
-                .parse()
-                .map_err(|_| format!("unknown SLO metric `{name}`"))?;
+            let (num, rest) = rest.split_once('_').ok_or_else(unknown)?;
+            let pct: f64 = num.parse().map_err(|_| unknown())?;
             if !(pct > 0.0 && pct < 100.0) {
-                return Err(format!(
-                    "`{name}`: a percentile is between 0 and 100 (exclusive), found {num}"
-                ));
+                return Err(SloMetricError::PercentileRange {
+                    name: name.into(),
+                    found: num.into(),
+                });
             }
             (pct / 100.0, rest)
         } else if let Some(rest) = name.strip_prefix("mean_") {
-            return Err(format!(
-                "`{name}`: a mean has no distribution-free interval (one slow request moves it \
-                 without bound); bound a percentile instead, e.g. `median_{rest}`"
-            ));
+            return Err(SloMetricError::Mean {
+                name: name.into(),
+                latency: rest.into(),
+            });
         } else {
-            return Err(format!("unknown SLO metric `{name}`"));
+            return Err(unknown());
         };
         let of = match rest {
             "ttft_ms" => Latency::Ttft,
             "tpot_ms" => Latency::Tpot,
             "e2el_ms" => Latency::E2el,
-            "itl_ms" => {
-                return Err(format!(
-                    "`{name}`: inter-token gaps are many per request, so their percentile \
-                     has no per-request interval; bound `tpot_ms` instead"
-                ))
-            }
-            _ => return Err(format!("unknown SLO metric `{name}`")),
+            "itl_ms" => return Err(SloMetricError::InterTokenGaps { name: name.into() }),
+            _ => return Err(unknown()),
         };
         Ok(SloMetric::Quantile { q, of })
     }
@@ -425,7 +441,40 @@ mod tests {
         }
         assert!(SloMetric::parse("mean_ttft_ms")
             .unwrap_err()
+            .to_string()
             .contains("median_ttft_ms"));
+    }
+
+    #[test]
+    fn each_refused_metric_name_says_why_in_its_own_words() {
+        let err = |n: &str| SloMetric::parse(n).unwrap_err();
+        assert_eq!(
+            err("p100_ttft_ms"),
+            SloMetricError::PercentileRange {
+                name: "p100_ttft_ms".into(),
+                found: "100".into()
+            }
+        );
+        assert_eq!(
+            err("p100_ttft_ms").to_string(),
+            "`p100_ttft_ms`: a percentile is between 0 and 100 (exclusive), found 100"
+        );
+        assert_eq!(
+            err("pxx_ttft_ms"),
+            SloMetricError::Unknown {
+                name: "pxx_ttft_ms".into()
+            }
+        );
+        assert_eq!(err("ttft").to_string(), "unknown SLO metric `ttft`");
+        assert!(matches!(
+            err("p99_itl_ms"),
+            SloMetricError::InterTokenGaps { .. }
+        ));
+        assert_eq!(
+            err("mean_e2el_ms").to_string(),
+            "`mean_e2el_ms`: a mean has no distribution-free interval (one slow request moves \
+             it without bound); bound a percentile instead, e.g. `median_e2el_ms`"
+        );
     }
 
     #[test]

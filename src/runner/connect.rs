@@ -4,7 +4,7 @@
 
 use std::sync::Arc;
 
-use super::{check_fd_limit, RunContext, RunError};
+use super::{check_fd_limit, PreflightFailure, RunContext, RunError, ScenarioError};
 use super::{environment, limits, overhead, preflight, prepare, sim_host, warnings};
 use crate::client::{ApiKey, Client, ClientConfig};
 use crate::scenario::Scenario;
@@ -51,17 +51,17 @@ pub(super) async fn connect(
     // `tokenizer: none` has none.
     let mut tokenizer_sha256 = if tokenizer_source.is_local() {
         let path = &tokenizer_source.path;
-        environment::sha256_file(path)
-            .map_err(|e| RunError::Scenario(format!("{}: {e}", path.display())))?
+        environment::sha256_file(path).map_err(|source| ScenarioError::Tokenizer {
+            path: path.clone(),
+            source,
+        })?
     } else {
         String::new()
     };
     // The built-in simulator, when asked for, lives as long as the run keeps `Connected`.
     let (sim_server, base_url) = match sim {
         Some(cfg) => {
-            let host = sim_host::SimHost::start(cfg).map_err(|e| {
-                RunError::Preflight(format!("cannot start the built-in simulator: {e}"))
-            })?;
+            let host = sim_host::SimHost::start(cfg).map_err(PreflightFailure::Simulator)?;
             let url = host.base_url();
             say(&format!("started the built-in simulator at {url}"));
             (Some(host), url)
@@ -198,7 +198,7 @@ impl ClientSetup {
             max_connections,
             extra_body: scenario.endpoint.extra_body.clone(),
         })
-        .map_err(|e| RunError::Preflight(e.to_string()))?;
+        .map_err(PreflightFailure::Client)?;
         // Outputs without usage are re-tokenized locally; with no local tokenizer their token
         // chunks are counted.
         let client = match tokenizer {
@@ -278,7 +278,10 @@ struct ServerCounted {
 
 impl Server<'_> {
     fn refused(&self, e: impl std::fmt::Display) -> RunError {
-        RunError::Preflight(self.own.redact(&e.to_string()).into_owned())
+        PreflightFailure::Server {
+            redacted: self.own.redact(&e.to_string()).into_owned(),
+        }
+        .into()
     }
 
     /// Preflight of the model (and of a mix's other models): their warnings are said and
@@ -351,9 +354,8 @@ impl Server<'_> {
         );
         if !found.is_empty() {
             let why: Vec<String> = found.iter().map(|f| f.message.clone()).collect();
-            return Err(RunError::Scenario(
-                self.own.redact(&why.join("; ")).into_owned(),
-            ));
+            let redacted = self.own.redact(&why.join("; ")).into_owned();
+            return Err(ScenarioError::ServerCounted { redacted }.into());
         }
         Ok(ServerCounted {
             counter,
@@ -410,7 +412,7 @@ impl Server<'_> {
                 p.input_tokens,
                 long.server_prompt_tokens,
             )
-            .map_err(RunError::Preflight)?;
+            .map_err(PreflightFailure::from)?;
         }
         if let Some(n) = &overhead.note {
             (self.say)(n);

@@ -56,7 +56,7 @@ pub(super) struct Measured {
     pub(super) records: Vec<RequestRecord>,
     pub(super) summary: RungSummary,
     pub(super) interrupted: bool,
-    pub(super) rejected: Option<String>,
+    pub(super) rejected: Option<super::RungRejected>,
     /// The server-metrics file text, when scraped.
     pub(super) server_text: Option<String>,
 }
@@ -72,7 +72,7 @@ impl Held {
 
     /// Keeps a measurement of this rung; gives back whether it was interrupted and why it
     /// was rejected, if it was.
-    pub(super) fn keep(&mut self, m: Measured) -> (bool, Option<String>) {
+    pub(super) fn keep(&mut self, m: Measured) -> (bool, Option<super::RungRejected>) {
         if m.server_text.is_some() {
             self.server_text = m.server_text;
         }
@@ -175,9 +175,9 @@ impl<'c> Ladder<'c> {
                 if let Some(why) = rejected {
                     h.whole = false;
                     self.flush(writer, &rates, &mut held)?;
-                    writer.warn(why.clone());
+                    writer.warn(why.to_string());
                     let _ = writer.write_file("run.log", (log.join("\n") + "\n").as_bytes());
-                    return Err(RunError::Rejected(why));
+                    return Err(why.into());
                 }
                 if cut {
                     interrupted = true;
@@ -240,7 +240,7 @@ impl<'c> Ladder<'c> {
         };
         let info = writer
             .finish(status, detail, Utc::now())
-            .map_err(|e| RunError::Output(e.to_string()))?;
+            .map_err(RunError::from)?;
         let dir = writer.dir().to_path_buf();
         print_outcome(self.ctx.opts, &dir, scenario, &summaries);
         if interrupted {
@@ -283,11 +283,11 @@ impl<'c> Ladder<'c> {
         let complete = h.whole && h.summaries.len() == self.scenario.load.repeats.max(1) as usize;
         writer
             .write_rung_repeats(&summary, &per, complete)
-            .map_err(|e| RunError::Output(e.to_string()))?;
+            .map_err(RunError::from)?;
         if let Some(text) = &h.server_text {
             writer
                 .write_file(&server_metrics_file_name(rate), text.as_bytes())
-                .map_err(|e| RunError::Output(e.to_string()))?;
+                .map_err(RunError::from)?;
         }
         Ok(())
     }
@@ -329,7 +329,7 @@ impl<'c> Ladder<'c> {
         let mut sink = match planned.timed {
             Some(d) => Some(
                 soak::SoakSink::open(writer, rung_ctx(false), kind, d, planned.groups.clone())
-                    .map_err(|e| RunError::Output(e.to_string()))?,
+                    .map_err(RunError::from)?,
             ),
             None => None,
         };
@@ -414,7 +414,11 @@ impl<'c> Ladder<'c> {
             let cut = run.interrupted || run.rejected.is_some();
             streamed_rung(&summary, stream, late, cut, &level, &mut told)?;
         }
-        let rejected = run.rejected.as_ref().map(|r| r.describe(kind, rate));
+        let rejected = run.rejected.clone().map(|rejection| super::RungRejected {
+            kind,
+            rate,
+            rejection,
+        });
         Ok(Measured {
             records: run.records,
             summary,
@@ -436,7 +440,7 @@ impl<'c> Ladder<'c> {
             Some(sink) => {
                 let (summary, stream, late, failed) = sink.finish(ctx);
                 if let Some(e) = failed {
-                    return Err(RunError::Output(e.to_string()));
+                    return Err(e.into());
                 }
                 (summary, Some((stream, late)))
             }
@@ -703,7 +707,7 @@ fn streamed_rung(
     }
     told.writer
         .finish_streamed_rung(summary, stream, !cut && !empty)
-        .map_err(|e| RunError::Output(e.to_string()))
+        .map_err(RunError::from)
 }
 
 /// Mark each record with its prompt's prefix group (`groups[index]`) and whether it was the

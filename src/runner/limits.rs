@@ -34,15 +34,23 @@ pub const STARTUP_FDS: u64 = 16;
 /// Raises the soft open-file limit to [`STARTUP_FDS`] if it is lower, or says what to do:
 /// below it the process fails in odd places (the runtime, signal handling, a result file)
 /// before the first request, where no error could name the limit.
-pub fn ensure_startup_fds() -> Result<(), String> {
+pub fn ensure_startup_fds() -> Result<(), StartupFdsTooLow> {
     match ensure_fds(STARTUP_FDS) {
-        Ok(FdLimit::TooLow { hard, .. }) => Err(format!(
-            "the open-file limit (ulimit -n) is {hard}, too low for ladder to start: it needs \
-             about {STARTUP_FDS} descriptors before its first connection, plus one per request in \
-             flight; raise it (`ulimit -n 65536`, or LimitNOFILE= for a service)"
-        )),
+        Ok(FdLimit::TooLow { hard, .. }) => Err(StartupFdsTooLow { hard }),
         _ => Ok(()),
     }
+}
+
+/// The open-file hard limit is below [`STARTUP_FDS`]: the process cannot start a run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+#[error(
+    "the open-file limit (ulimit -n) is {hard}, too low for ladder to start: it needs \
+     about {STARTUP_FDS} descriptors before its first connection, plus one per request in \
+     flight; raise it (`ulimit -n 65536`, or LimitNOFILE= for a service)"
+)]
+pub struct StartupFdsTooLow {
+    /// The hard limit.
+    pub hard: u64,
 }
 
 /// Idle kept-alive connections the client may hold: at most `wanted`, and few enough that

@@ -4,6 +4,7 @@ pub(crate) mod closed_loop;
 mod connect;
 mod dispatch;
 mod environment;
+pub mod error;
 pub(crate) mod failures;
 mod in_flight;
 mod ladder;
@@ -36,6 +37,7 @@ use crate::results::{RunInfo, RunStatus, RunWriter, RESULTS_FORMAT_VERSION};
 use crate::scenario::{Scenario, SweepField};
 use crate::workload::Tokens;
 
+pub use error::{FlagError, OutputError, PreflightFailure, RunError, RungRejected, ScenarioError};
 pub use prepare::{prepare, rung_seed, Prepared};
 pub use progress::rung_table;
 
@@ -80,44 +82,6 @@ pub struct RunOutcome {
     pub rungs: Vec<RungSummary>,
 }
 
-/// Why a run could not produce a usable result.
-#[derive(Debug, thiserror::Error)]
-pub enum RunError {
-    /// The scenario is invalid (the message lists every problem with its location).
-    #[error("{0}")]
-    Scenario(String),
-    /// Preflight failed: nothing was sent beyond the probe.
-    #[error("preflight failed: {0}")]
-    Preflight(String),
-    /// The result folder could not be written.
-    #[error("{0}")]
-    Output(String),
-    /// Stopped by an error after the result folder was created; the folder says `failed`
-    /// with `reason` as its `status_detail`.
-    #[error("{reason}\n  the result folder {dir} is marked failed; finished rungs are kept")]
-    Failed { dir: PathBuf, reason: String },
-    /// The server rejected a rung's requests the same way every time (a client error such
-    /// as a prompt longer than its context): the ladder stopped there.
-    #[error("{0}")]
-    Rejected(String),
-    /// A shard was not ready at a rung's shared start: the run stopped rather than skew.
-    #[error("{0}")]
-    ShardLate(String),
-    /// Stopped by a signal before the load (during preflight): nothing was measured and no
-    /// result folder was written.
-    #[error(
-        "stopped by {signal} during preflight; no load was sent and no result folder was written"
-    )]
-    StoppedInPreflight { signal: &'static str },
-    /// Stopped by a signal; finished rungs are in the folder.
-    #[error("interrupted: {complete} of {total} rungs complete; partial results in {dir}")]
-    Interrupted {
-        dir: PathBuf,
-        complete: usize,
-        total: usize,
-    },
-}
-
 /// Time requests in flight get to finish after Ctrl-C / SIGTERM.
 const STOP_GRACE: Duration = Duration::from_secs(10);
 
@@ -125,11 +89,11 @@ const STOP_GRACE: Duration = Duration::from_secs(10);
 pub fn run(opts: &RunOptions) -> Result<RunOutcome, RunError> {
     let mut all = run_all(opts)?;
     if all.len() != 1 {
-        return Err(RunError::Scenario(format!(
-            "{} has a sweep ({} ladders); gate each value with its own scenario",
-            opts.scenario_path.display(),
-            all.len()
-        )));
+        return Err(ScenarioError::Sweep {
+            path: opts.scenario_path.clone(),
+            ladders: all.len(),
+        }
+        .into());
     }
     Ok(all.remove(0))
 }
@@ -164,60 +128,55 @@ pub fn with_overrides(
             _ => None,
         };
         if let Some(what) = shape {
-            return Err(RunError::Scenario(format!(
-                "--rates replaces `load.rates`, but {} is {what}",
-                opts.scenario_path.display()
-            )));
+            return Err(FlagError::RatesOnShape {
+                path: opts.scenario_path.clone(),
+                shape: what,
+            }
+            .into());
         }
         if !scenario.load.concurrency.is_empty() {
-            return Err(RunError::Scenario(format!(
-                "--rates replaces `load.rates`, but {} is a concurrency ladder (`load.concurrency`); \
-                 edit its concurrency levels instead (a ladder is either rates or concurrency)",
-                opts.scenario_path.display()
-            )));
+            return Err(FlagError::RatesOnConcurrency {
+                path: opts.scenario_path.clone(),
+            }
+            .into());
         }
         if scenario.load.search.is_some() {
-            return Err(RunError::Scenario(format!(
-                "--rates replaces `load.rates`, but {} searches for its capacity (`load.search`): \
-                 it chooses its own rates; change `search.start` and `search.max` instead",
-                opts.scenario_path.display()
-            )));
+            return Err(FlagError::RatesOnSearch {
+                path: opts.scenario_path.clone(),
+            }
+            .into());
         }
         check_rates(rates, scenario.load.baseline_rate)?;
         scenario.load.rates = rates.clone();
     }
     if let Some(n) = opts.repeats {
         if !(1..=crate::scenario::MAX_REPEATS).contains(&n) {
-            return Err(RunError::Scenario(format!(
-                "--repeats must be from 1 to {}, e.g. --repeats 3",
-                crate::scenario::MAX_REPEATS
-            )));
+            return Err(FlagError::RepeatsRange {
+                max: crate::scenario::MAX_REPEATS,
+            }
+            .into());
         }
         if n > 1 && scenario.load.search.is_some() {
-            return Err(RunError::Scenario(format!(
-                "--repeats {n} does not combine with `load.search` in {}: the search measures an \
-                 uncertain probe again itself (`search.max_extensions`) and repeats the \
-                 bracket's ends (`search.confirm`); drop --repeats",
-                opts.scenario_path.display()
-            )));
+            return Err(FlagError::RepeatsWithSearch {
+                n,
+                path: opts.scenario_path.clone(),
+            }
+            .into());
         }
         if n > 1 && scenario.load.duration.is_some() {
-            return Err(RunError::Scenario(format!(
-                "--repeats {n} does not combine with `load.duration` in {}: a soak is measured \
-                 once (each repeat would write the same rung files); run it again as its own \
-                 run to see run-to-run noise, or drop --repeats",
-                opts.scenario_path.display()
-            )));
+            return Err(FlagError::RepeatsWithSoak {
+                n,
+                path: opts.scenario_path.clone(),
+            }
+            .into());
         }
         scenario.load.repeats = n;
     }
     if let Some(s) = &opts.shard {
-        shard::check(s, &scenario).map_err(|m| {
-            RunError::Scenario(format!(
-                "{} cannot run as shard {}: {m}",
-                opts.scenario_path.display(),
-                s.shard.label()
-            ))
+        shard::check(s, &scenario).map_err(|why| ScenarioError::NotShardable {
+            path: opts.scenario_path.clone(),
+            shard: s.shard.label(),
+            why,
         })?;
     }
     Ok(scenario)
@@ -225,9 +184,8 @@ pub fn with_overrides(
 
 fn run_all_into(opts: &RunOptions, done: &mut Vec<RunOutcome>) -> Result<(), RunError> {
     limits::one_malloc_arena();
-    limits::ensure_startup_fds().map_err(RunError::Preflight)?;
-    let loaded = crate::scenario::load(&opts.scenario_path)
-        .map_err(|d| RunError::Scenario(d.to_string()))?;
+    limits::ensure_startup_fds().map_err(PreflightFailure::from)?;
+    let loaded = crate::scenario::load(&opts.scenario_path).map_err(ScenarioError::Invalid)?;
     for note in &loaded.notes {
         opts.notes.err(&format!("note: {note}"));
     }
@@ -238,7 +196,7 @@ fn run_all_into(opts: &RunOptions, done: &mut Vec<RunOutcome>) -> Result<(), Run
     // Everything decidable without the network, as `ladder validate` checks it: nothing is
     // sent and no folder is made for a scenario that would fail later.
     let mut prepared = prepare(&loaded, scenario).map_err(|found| {
-        RunError::Scenario(crate::scenario::Diagnostics(loaded.diagnose(&found)).to_string())
+        ScenarioError::Invalid(crate::scenario::Diagnostics(loaded.diagnose(&found)))
     })?;
     if let (Some(r), Some(t)) = (&prepared.trace, &prepared.scenario.load.trace) {
         opts.notes
@@ -256,7 +214,7 @@ fn run_all_into(opts: &RunOptions, done: &mut Vec<RunOutcome>) -> Result<(), Run
     let rt = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
-        .map_err(|e| RunError::Output(format!("cannot start the async runtime: {e}")))?;
+        .map_err(OutputError::Runtime)?;
     let outcome = rt.block_on(run_scenario(&ctx, prepared, done));
     // Requests abandoned by a stop may still be re-tokenizing on the blocking pool: their
     // records are no longer wanted, so the process does not wait for them.
@@ -291,22 +249,16 @@ fn run_nonce(opts: &RunOptions) -> u64 {
 
 fn check_rates(rates: &[f64], baseline: Option<f64>) -> Result<(), RunError> {
     if rates.is_empty() {
-        return Err(RunError::Scenario(
-            "--rates needs at least one rate, e.g. --rates 5,10,20".into(),
-        ));
+        return Err(FlagError::NoRates.into());
     }
     if let Some(m) = rates
         .iter()
         .find_map(|r| crate::scenario::limits::rate_problem(*r))
     {
-        return Err(RunError::Scenario(format!(
-            "--rates: {m}\n  hint: e.g. --rates 5,10,20"
-        )));
+        return Err(FlagError::BadRate { problem: m }.into());
     }
     if rates.windows(2).any(|w| w[1] <= w[0]) {
-        return Err(RunError::Scenario(
-            "--rates must be strictly increasing, e.g. --rates 5,10,20".into(),
-        ));
+        return Err(FlagError::RatesNotIncreasing.into());
     }
     // Two rungs must never write the same files: the baseline rung runs too, and labels
     // keep 6 decimals.
@@ -320,11 +272,12 @@ fn check_rates(rates: &[f64], baseline: Option<f64>) -> Result<(), RunError> {
             .iter()
             .find(|(b, _)| crate::scenario::label_clash(&[*a, *b]).is_some())
         {
-            return Err(RunError::Scenario(format!(
-                "{wa} and {wb} would write the same rung files ({}); \
-                 rung files keep 6 decimals of the rate: drop one, or make them differ",
-                crate::results::result_file_name(*a)
-            )));
+            return Err(FlagError::RatesClash {
+                first: wa.clone(),
+                second: wb.clone(),
+                file: crate::results::result_file_name(*a),
+            }
+            .into());
         }
     }
     Ok(())
@@ -367,11 +320,12 @@ fn check_fd_limit(
             Ok(())
         }
         Ok(limits::FdLimit::TooLow { need, hard }) => match scenario.load.max_concurrency {
-            Some(c) => Err(RunError::Preflight(format!(
-                "load.max_concurrency {c} needs about {need} open files, but the hard limit is {hard}: \
-                 raise the open-file limit (`ulimit -n {need}` as a user allowed to, or LimitNOFILE= \
-                 in a systemd unit) or lower load.max_concurrency"
-            ))),
+            Some(c) => Err(PreflightFailure::FdLimit {
+                max_concurrency: c,
+                need,
+                hard,
+            }
+            .into()),
             None => {
                 let or_cap = match hard.saturating_sub(64) {
                     0 => String::new(),
@@ -691,7 +645,7 @@ fn open_writer(
         Some(s) => RunWriter::create_exact(&shard::folder(&root, &ladder.name, s), info),
         None => RunWriter::create(&root, info),
     }
-    .map_err(|e| RunError::Output(e.to_string()))
+    .map_err(RunError::from)
 }
 
 /// Run every rung into `writer`'s folder. Whatever stops the ladder, the folder ends in a
@@ -721,11 +675,7 @@ fn mark_failed(writer: &mut RunWriter, e: RunError) -> RunError {
     let dir = writer.dir().to_path_buf();
     match writer.finish(RunStatus::Failed, Some(reason.clone()), Utc::now()) {
         Ok(_) => RunError::Failed { dir, reason },
-        Err(w) => RunError::Output(format!(
-            "{reason}\n  and the result folder {} could not be marked failed ({w}); \
-             it still says `running`, so compare, gate and bless will refuse it",
-            dir.display()
-        )),
+        Err(cause) => OutputError::NotMarkedFailed { reason, dir, cause }.into(),
     }
 }
 

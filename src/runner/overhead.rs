@@ -17,28 +17,46 @@ pub struct Overhead {
     pub note: Option<String>,
 }
 
+/// Why `workload.input_length: server` cannot use the long probe's counts.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum OverheadError {
+    /// The server's answer carried no prompt count.
+    #[error(
+        "`workload.input_length: server` needs the server's prompt count, but its answer \
+         to the longest-prompt probe carried no usage.prompt_tokens; set \
+         `input_length: text` (or put a server that reports usage behind the endpoint)"
+    )]
+    NoServerCount,
+    /// The server counted fewer tokens than ladder's tokenizer for the same text.
+    #[error(
+        "the server counted {server} tokens for a prompt of {text} by the scenario's \
+         tokenizer ({}): the tokenizer is likely not the served model's; fix `tokenizer` \
+         (input_length: server cannot make a prompt longer than its text)",
+        server - i64::from(*text)
+    )]
+    ServerCountsFewer {
+        /// The server's count.
+        server: i64,
+        /// Ladder's count.
+        text: u32,
+    },
+}
+
 /// Reads the long probe's counts: `text_tokens` by ladder's tokenizer, `server_tokens` from
-/// the server's usage. An `Err` is a message that says what to change.
+/// the server's usage. An `Err` says what to change.
 pub fn resolve(
     input_length: InputLength,
     synthesised: bool,
     text_tokens: u32,
     server_tokens: Option<u32>,
-) -> Result<Overhead, String> {
+) -> Result<Overhead, OverheadError> {
     let measured = server_tokens.map(|s| i64::from(s) - i64::from(text_tokens));
     match (input_length, measured) {
-        (InputLength::Server, None) => Err(
-            "`workload.input_length: server` needs the server's prompt count, but its answer \
-             to the longest-prompt probe carried no usage.prompt_tokens; set \
-             `input_length: text` (or put a server that reports usage behind the endpoint)"
-                .into(),
-        ),
-        (InputLength::Server, Some(n)) if n < 0 => Err(format!(
-            "the server counted {} tokens for a prompt of {text_tokens} by the scenario's \
-             tokenizer ({n}): the tokenizer is likely not the served model's; fix `tokenizer` \
-             (input_length: server cannot make a prompt longer than its text)",
-            text_tokens as i64 + n
-        )),
+        (InputLength::Server, None) => Err(OverheadError::NoServerCount),
+        (InputLength::Server, Some(n)) if n < 0 => Err(OverheadError::ServerCountsFewer {
+            server: text_tokens as i64 + n,
+            text: text_tokens,
+        }),
         (InputLength::Server, Some(n)) => Ok(Overhead {
             measured,
             shorten_by: u32::try_from(n).unwrap_or(u32::MAX),
@@ -90,10 +108,20 @@ mod tests {
     #[test]
     fn server_mode_refuses_without_usage_or_with_fewer_tokens() {
         let e = resolve(InputLength::Server, true, 64, None).unwrap_err();
-        assert!(e.contains("input_length: text"), "{e}");
+        assert_eq!(e, OverheadError::NoServerCount);
+        assert!(e.to_string().contains("input_length: text"), "{e}");
         let e = resolve(InputLength::Server, true, 64, Some(60)).unwrap_err();
+        assert_eq!(
+            e,
+            OverheadError::ServerCountsFewer {
+                server: 60,
+                text: 64
+            }
+        );
         assert!(
-            e.contains("counted 60 tokens") && e.contains("tokenizer"),
+            e.to_string().starts_with(
+                "the server counted 60 tokens for a prompt of 64 by the scenario's tokenizer (-4): "
+            ),
             "{e}"
         );
     }

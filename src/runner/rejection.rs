@@ -63,6 +63,18 @@ impl Rejection {
     }
 }
 
+/// A rung stopped by a [`Rejection`]: the error the run ends with, in the words of
+/// [`Rejection::describe`].
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[error("{}", rejection.describe(*kind, *rate))]
+pub struct RungRejected {
+    /// The ladder's kind, for the rung's label.
+    pub kind: crate::scenario::LoadKind,
+    /// The rung's rate (or users).
+    pub rate: f64,
+    pub rejection: Rejection,
+}
+
 /// Watches a rung's records as they arrive.
 #[derive(Debug, Default)]
 pub struct Watch {

@@ -235,9 +235,12 @@ impl<'c> Counts<'c> {
         // `warmup_requests` lines as warmup); a ramp sends what its rising rate draws. Both
         // know their send times before their prompts.
         let replay = match scenario.load_kind() {
-            LoadKind::Trace => Some(inp.ctx.trace.as_deref().ok_or_else(|| {
-                RunError::Scenario("a trace ladder without its trace read".into())
-            })?),
+            LoadKind::Trace => Some(
+                inp.ctx
+                    .trace
+                    .as_deref()
+                    .ok_or(super::ScenarioError::TraceNotRead)?,
+            ),
             _ => None,
         };
         let shaped = match (replay, &scenario.load.ramp) {
@@ -249,7 +252,7 @@ impl<'c> Counts<'c> {
                     scenario.load.burstiness,
                     rung_seed(scenario.workload.seed, idx),
                 )
-                .map_err(|e| RunError::Scenario(e.to_string()))?,
+                .map_err(RunError::from)?,
             ),
             _ => None,
         };
@@ -319,7 +322,7 @@ fn session_plan(
         idx as u64,
     )
     .map(|p| Some(Arc::new(p)))
-    .map_err(|e| RunError::Scenario(e.to_string()))
+    .map_err(RunError::from)
 }
 
 /// The rung's prompts: a trace's, none for sessions (only their notes), or `count` built
@@ -355,7 +358,7 @@ fn prompt_set(
                 count,
                 idx as u64,
             )
-            .map_err(|e| RunError::Scenario(e.to_string()))?,
+            .map_err(RunError::from)?,
         },
     })
 }
@@ -405,7 +408,7 @@ fn arrivals(
         rung_seed(scenario.workload.seed, idx),
         until,
     )
-    .map_err(|e| RunError::Scenario(e.to_string()))
+    .map_err(RunError::from)
 }
 
 /// How a rung run for `duration` sends (its arrivals, unless it is closed-loop) and reports.
@@ -455,7 +458,7 @@ fn send_times(
             warmup + n,
             rung_seed(scenario.workload.seed, idx),
         )
-        .map_err(|e| RunError::Scenario(e.to_string()))?,
+        .map_err(RunError::from)?,
     })
 }
 

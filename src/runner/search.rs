@@ -27,17 +27,19 @@ use crate::results::{server_metrics_file_name, RunStatus, RunWriter};
 use crate::scenario::{LoadKind, Scenario, SearchOver, Slo, SloBound, Threshold};
 
 /// The search's settings from a scenario with `load.search`.
-pub fn config_of(scenario: &Scenario) -> Result<SearchConfig, String> {
+pub fn config_of(scenario: &Scenario) -> Result<SearchConfig, SearchConfigError> {
     let s = scenario
         .load
         .search
         .as_ref()
-        .ok_or_else(|| format!("scenario `{}` has no load.search", scenario.name))?;
+        .ok_or_else(|| SearchConfigError::NoSearch {
+            scenario: scenario.name.clone(),
+        })?;
     let slo = s
         .slo
         .iter()
         .map(|b| term_of(b, &scenario.slo))
-        .collect::<Result<Vec<_>, String>>()?;
+        .collect::<Result<Vec<_>, SearchConfigError>>()?;
     let chunk =
         u64::from(scenario.workload.requests_per_rung) + u64::from(scenario.load.warmup_requests);
     let (budget_requests, budget_time) = match &s.budget {
@@ -73,11 +75,14 @@ pub fn config_of(scenario: &Scenario) -> Result<SearchConfig, String> {
 /// One SLO term of `load.search`: a goodput term counts requests good by the scenario's
 /// `slo:` block (the rule of `request_goodput`), and is bounded by `min`; every other term
 /// by `max` (`ladder validate` has said which is missing).
-fn term_of(b: &SloBound, per_request: &Slo) -> Result<SloTerm, String> {
+fn term_of(b: &SloBound, per_request: &Slo) -> Result<SloTerm, SearchConfigError> {
     let metric = SloMetric::parse(&b.metric)?;
     let bound = if metric.is_floor() { b.min } else { b.max };
     let side = if metric.is_floor() { "min" } else { "max" };
-    let bound = bound.ok_or_else(|| format!("SLO term `{}` needs `{side}`", b.metric))?;
+    let bound = bound.ok_or_else(|| SearchConfigError::NoBound {
+        metric: b.metric.clone(),
+        side,
+    })?;
     let mut term = SloTerm::at_most(metric, bound);
     if metric == SloMetric::Goodput {
         term.per_request = PerRequest {
@@ -86,14 +91,31 @@ fn term_of(b: &SloBound, per_request: &Slo) -> Result<SloTerm, String> {
             e2e_ms: per_request.e2e_ms,
         };
         if term.per_request.is_empty() {
-            return Err(
-                "a `goodput` SLO term needs a per-request bound in the scenario's \
-                        `slo:` block (ttft_ms, tpot_ms or e2e_ms)"
-                    .into(),
-            );
+            return Err(SearchConfigError::GoodputWithoutSlo);
         }
     }
     Ok(term)
+}
+
+/// Why `load.search` cannot be turned into a search (`ladder validate` says the same
+/// earlier, with the file's locations).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum SearchConfigError {
+    /// The scenario has no `load.search`.
+    #[error("scenario `{scenario}` has no load.search")]
+    NoSearch { scenario: String },
+    /// A term's metric is no SLO metric.
+    #[error(transparent)]
+    Metric(#[from] crate::capacity::SloMetricError),
+    /// A term without the bound its metric needs (`side`: `min` or `max`).
+    #[error("SLO term `{metric}` needs `{side}`")]
+    NoBound { metric: String, side: &'static str },
+    /// A goodput term with no per-request bound to count good requests by.
+    #[error(
+        "a `goodput` SLO term needs a per-request bound in the scenario's \
+                        `slo:` block (ttft_ms, tpot_ms or e2e_ms)"
+    )]
+    GoodputWithoutSlo,
 }
 
 /// What a measured request tells the SLO, `slo` the scenario's per-request bounds (what
@@ -300,7 +322,7 @@ impl Ladder<'_> {
         writer: &mut RunWriter,
         stop: watch::Receiver<bool>,
     ) -> Result<RunOutcome, RunError> {
-        let cfg = config_of(self.scenario).map_err(RunError::Scenario)?;
+        let cfg = config_of(self.scenario).map_err(super::ScenarioError::from)?;
         let intro = intro_line(&cfg, self.scenario.load_kind());
         self.say_search(&intro);
         let mut p = Probing {
@@ -418,9 +440,9 @@ impl Ladder<'_> {
         let (cut, rejected) = p.held[i].1.keep(m);
         if let Some(why) = rejected {
             self.write_done(writer, &p.held)?;
-            writer.warn(why.clone());
+            writer.warn(why.to_string());
             let _ = writer.write_file("run.log", (p.log.join("\n") + "\n").as_bytes());
-            return Err(RunError::Rejected(why));
+            return Err(why.into());
         }
         if cut {
             return Ok(Some(Stop::Interrupted));
@@ -456,7 +478,7 @@ impl Ladder<'_> {
         };
         let info = writer
             .finish(status, detail, Utc::now())
-            .map_err(|e| RunError::Output(e.to_string()))?;
+            .map_err(RunError::from)?;
         let dir = writer.dir().to_path_buf();
         let mut summaries: Vec<RungSummary> = p
             .held
@@ -492,7 +514,7 @@ impl Ladder<'_> {
         let json = serde_json::to_string_pretty(&file).expect("capacity.json serialises");
         writer
             .write_file(CAPACITY_FILE, (json + "\n").as_bytes())
-            .map_err(|e| RunError::Output(e.to_string()))?;
+            .map_err(RunError::from)?;
         for w in &file.warnings {
             self.say_search(&format!("warning: capacity: {w}"));
             writer.warn(format!("capacity: {w}"));
@@ -545,11 +567,11 @@ impl Ladder<'_> {
             let per: Vec<&[RequestRecord]> = h.records.iter().map(Vec::as_slice).collect();
             writer
                 .write_rung_repeats(&summary, &per, h.whole)
-                .map_err(|e| RunError::Output(e.to_string()))?;
+                .map_err(RunError::from)?;
             if let Some(text) = &h.server_text {
                 writer
                     .write_file(&server_metrics_file_name(*level), text.as_bytes())
-                    .map_err(|e| RunError::Output(e.to_string()))?;
+                    .map_err(RunError::from)?;
             }
         }
         Ok(())

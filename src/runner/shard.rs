@@ -288,67 +288,109 @@ pub fn folder(root: &Path, scenario: &str, run: &ShardRun) -> PathBuf {
 }
 
 /// What a sharded run cannot do, said before anything is sent.
-pub fn check(run: &ShardRun, scenario: &crate::scenario::Scenario) -> Result<(), String> {
+pub fn check(run: &ShardRun, scenario: &crate::scenario::Scenario) -> Result<(), ShardRefusal> {
     let n = run.shard.count;
     if scenario.sweep.is_some() {
-        return Err(
-            "a sweep runs one ladder after another, and shards share one timeline: \
-             run each sweep value as its own scenario (or without --shard)"
-                .into(),
-        );
+        return Err(ShardRefusal::Sweep);
     }
     if scenario.load.search.is_some() {
-        return Err(
-            "a capacity search (`load.search`) chooses each probe from the verdict of the one \
-             before, and shards run a plan fixed in advance on separate machines: run the search \
-             on one machine (a probe's load is still one machine's), or shard a `rates` ladder"
-                .into(),
-        );
+        return Err(ShardRefusal::Search);
     }
     if scenario.load.duration.is_some() {
-        return Err(
-            "a rung run for a duration (`load.duration`) cannot be sharded yet: shards share a \
-             request count, and `ladder merge` reads every request line back; run the soak on \
-             one machine"
-                .into(),
-        );
+        return Err(ShardRefusal::Soak);
     }
     // `ladder merge` recomputes summaries with the rate and concurrency rules only: a trace's
     // offered rate and a ramp's window table would not survive it.
     match scenario.load_kind() {
-        crate::scenario::LoadKind::Trace | crate::scenario::LoadKind::Ramp => {
-            return Err(format!(
-                "a {} ladder cannot be sharded yet (`ladder merge` would lose its offered rate \
-                 and windows): run it on one machine, or shard a `rates` ladder",
-                scenario.load_kind().name()
-            ))
+        kind @ (crate::scenario::LoadKind::Trace | crate::scenario::LoadKind::Ramp) => {
+            return Err(ShardRefusal::Shape { kind: kind.name() })
         }
         crate::scenario::LoadKind::Rate | crate::scenario::LoadKind::Concurrency => {}
     }
     // A session must stay whole on one shard, and its turns' ids and history with it.
     if scenario.workload.sessions.is_some() {
-        return Err(
-            "a session ladder (`workload.sessions`) cannot be sharded yet: a session's turns \
-             carry its history and must stay whole on one machine; run it on one machine, \
-             without --shard, `ladder slurm` or `ladder kube`"
-                .into(),
-        );
+        return Err(ShardRefusal::Sessions);
     }
     if let Some(&users) = scenario.load.concurrency.iter().min() {
         if users < n {
-            return Err(format!(
-                "the concurrency level {users} has fewer users than the {n} shards: each shard runs \
-                 users/{n} of them; use at most {users} shards or more users"
-            ));
+            return Err(ShardRefusal::FewerUsers { users, shards: n });
         }
     }
     if let Some(c) = scenario.load.max_concurrency.filter(|c| *c < n) {
-        return Err(format!(
-            "load.max_concurrency {c} is below the {n} shards: each shard gets a part of the cap; \
-             use at most {c} shards or a higher cap"
-        ));
+        return Err(ShardRefusal::CapBelowShards { cap: c, shards: n });
     }
     Ok(())
+}
+
+/// Why a scenario cannot run as shards ([`check`]).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ShardRefusal {
+    /// A sweep.
+    #[error(
+        "a sweep runs one ladder after another, and shards share one timeline: \
+         run each sweep value as its own scenario (or without --shard)"
+    )]
+    Sweep,
+    /// A capacity search.
+    #[error(
+        "a capacity search (`load.search`) chooses each probe from the verdict of the one \
+         before, and shards run a plan fixed in advance on separate machines: run the search \
+         on one machine (a probe's load is still one machine's), or shard a `rates` ladder"
+    )]
+    Search,
+    /// A rung run for a duration.
+    #[error(
+        "a rung run for a duration (`load.duration`) cannot be sharded yet: shards share a \
+         request count, and `ladder merge` reads every request line back; run the soak on \
+         one machine"
+    )]
+    Soak,
+    /// A trace replay or a ramp (`kind` its name).
+    #[error(
+        "a {kind} ladder cannot be sharded yet (`ladder merge` would lose its offered rate \
+         and windows): run it on one machine, or shard a `rates` ladder"
+    )]
+    Shape { kind: &'static str },
+    /// A session ladder.
+    #[error(
+        "a session ladder (`workload.sessions`) cannot be sharded yet: a session's turns \
+         carry its history and must stay whole on one machine; run it on one machine, \
+         without --shard, `ladder slurm` or `ladder kube`"
+    )]
+    Sessions,
+    /// A concurrency level with fewer users than shards.
+    #[error(
+        "the concurrency level {users} has fewer users than the {shards} shards: each shard runs \
+         users/{shards} of them; use at most {users} shards or more users"
+    )]
+    FewerUsers { users: u32, shards: u32 },
+    /// `load.max_concurrency` below the number of shards.
+    #[error(
+        "load.max_concurrency {cap} is below the {shards} shards: each shard gets a part of the cap; \
+         use at most {cap} shards or a higher cap"
+    )]
+    CapBelowShards { cap: u32, shards: u32 },
+}
+
+/// A shard not ready at a rung's shared start ([`wait_for_start`]).
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[error(
+    "this shard was not ready for rung {rate} at its shared start {} (now {:.3} s past it, \
+     {margin_ms} ms of margin needed): stopping rather than skewing the run; every shard's folder \
+     must be complete for `ladder merge`. Give a later --start-at (time for every shard to \
+     start and preflight), or a longer --drain when rungs run past their slot",
+    planned.to_rfc3339_opts(chrono::SecondsFormat::Millis, true),
+    *late_ms as f64 / 1000.0
+)]
+pub struct ShardLate {
+    /// The rung's rate (or users).
+    pub rate: f64,
+    /// Its shared start.
+    pub planned: DateTime<Utc>,
+    /// How far past it this shard was, in milliseconds.
+    pub late_ms: i64,
+    /// The margin a shard needs before the start ([`READY_MARGIN`]).
+    pub margin_ms: u128,
 }
 
 /// Wait for a rung's shared start `planned` and return it on the monotonic clock, recording
@@ -365,15 +407,13 @@ pub(super) async fn wait_for_start(
     let lead = (planned - Utc::now()).to_std().unwrap_or_default();
     if lead < READY_MARGIN {
         let late = Utc::now() - planned;
-        return Err(RunError::ShardLate(format!(
-            "this shard was not ready for rung {rate} at its shared start {} (now {:.3} s past it, \
-             {} ms of margin needed): stopping rather than skewing the run; every shard's folder \
-             must be complete for `ladder merge`. Give a later --start-at (time for every shard to \
-             start and preflight), or a longer --drain when rungs run past their slot",
-            planned.to_rfc3339_opts(chrono::SecondsFormat::Millis, true),
-            late.num_milliseconds() as f64 / 1000.0,
-            READY_MARGIN.as_millis()
-        )));
+        return Err(ShardLate {
+            rate,
+            planned,
+            late_ms: late.num_milliseconds(),
+            margin_ms: READY_MARGIN.as_millis(),
+        }
+        .into());
     }
     let target = Instant::now() + lead;
     let mut s = stop.clone();

@@ -225,7 +225,9 @@ fn check_slo(v: &Value, s: &Value, out: &mut Vec<Problem>) {
         if let Some(Err(e)) = &parsed {
             let mut path = base.clone();
             path.push(Seg::Key("metric".into()));
-            out.push(Problem::value(path, e.clone()).hint(crate::capacity::slo::SLO_METRICS_HINT));
+            out.push(
+                Problem::value(path, e.to_string()).hint(crate::capacity::slo::SLO_METRICS_HINT),
+            );
         }
         let Some(Ok(metric)) = parsed else { continue };
         check_term_bound(v, t, metric, &base, out);
