@@ -21,7 +21,6 @@ use ladder::compare::{self, Bound, CompareOptions, Verdict};
 use ladder::metrics::{Latency, RungSummary, Stats};
 use ladder::record::TokenSource;
 use ladder::report::comparison::{ComparisonExporter, Junit, Markdown, Terminal};
-use ladder::results::shard_merge::record_of;
 use ladder::results::{
     requests_file_name, result_file_name, HostInfo, RequestLine, RunInfo, RunStatus, RungEntry,
     RESULTS_FORMAT_VERSION,
@@ -114,9 +113,7 @@ fn lines_for(spec: &Spec, rate: f64) -> Vec<RequestLine> {
             let itl: Vec<f64> = (0..out - 1).map(|_| tpot).collect();
             let e2e = ttft + tpot * f64::from(out - 1);
             RequestLine {
-                repeat: 0,
                 index: i as u32,
-                warmup: false,
                 scheduled_ms: sent,
                 sent_ms: sent,
                 first_token_ms: (!fail).then_some(sent + ttft),
@@ -135,18 +132,7 @@ fn lines_for(spec: &Spec, rate: f64) -> Vec<RequestLine> {
                 server_prompt_tokens: (!fail).then_some(32),
                 server_completion_tokens: (!fail).then_some(out),
                 requested_output_tokens: Some(out),
-                usage_rejected: None,
-                resent: false,
-                reasoning_tokens: None,
-                ttfc_ms: None,
-                prefix_group: None,
-                prefix_first: false,
-                session: None,
-                turn: None,
-                session_turns: None,
-                model: None,
-                images: None,
-                image_bytes: None,
+                ..RequestLine::default()
             }
         })
         .collect()
@@ -207,7 +193,10 @@ fn summary_for(rate: f64, lines: &[RequestLine]) -> RungSummary {
     );
     // The keys the loader recomputes with the writer's code (peaks, goodput under the
     // scenario's SLO, token accounting), from the lines read back as records.
-    let records: Vec<_> = lines.iter().map(record_of).collect();
+    let records: Vec<_> = lines
+        .iter()
+        .map(ladder::record::RequestRecord::from)
+        .collect();
     let slo = ladder::scenario::Slo {
         ttft_ms: Some(3000.0),
         tpot_ms: Some(100.0),

@@ -16,7 +16,8 @@ use std::fs;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use ladder::results::shard_merge::{record_of, rung_summary};
+use ladder::record::RequestRecord;
+use ladder::results::shard_merge::rung_summary;
 use ladder::results::{RequestLine, ResultDir, RunStatus, RunWriter, ShardInfo};
 use support::*;
 
@@ -263,13 +264,13 @@ fn split_by(
                 }
                 let summary = rung_summary(&lines, &[&part], &slo);
                 let per: Vec<Vec<_>> = match rung.summary.repeats.len() {
-                    0 => vec![lines.iter().map(record_of).collect()],
+                    0 => vec![lines.iter().map(RequestRecord::from).collect()],
                     k => (1..=k as u32)
                         .map(|r| {
                             lines
                                 .iter()
                                 .filter(|l| l.repeat == r)
-                                .map(record_of)
+                                .map(RequestRecord::from)
                                 .collect()
                         })
                         .collect(),

@@ -439,20 +439,26 @@ mod tests {
     #[test]
     fn a_sessions_turns_are_resampled_together() {
         let line = |i: u32, session: Option<u32>| -> RequestLine {
-            let mut v = serde_json::json!({
-                "index": i, "warmup": false, "scheduled_ms": f64::from(i) * 10.0,
-                "sent_ms": f64::from(i) * 10.0, "first_token_ms": f64::from(i) * 10.0 + 5.0,
-                "end_ms": f64::from(i) * 10.0 + 9.0, "ttft_ms": 5.0, "tpot_ms": 1.0,
-                "e2e_ms": 9.0, "input_tokens": 8, "output_tokens": 5, "token_source": "usage",
-                "itl_ms": [1.0, 1.0, 1.0, 1.0], "ok": true, "error_class": null,
-                "status": 200, "error_detail": null
-            });
-            if let Some(s) = session {
-                v["session"] = s.into();
-                v["turn"] = (i % 4).into();
-                v["session_turns"] = 4.into();
+            let t = f64::from(i) * 10.0;
+            RequestLine {
+                index: i,
+                scheduled_ms: t,
+                sent_ms: t,
+                first_token_ms: Some(t + 5.0),
+                end_ms: t + 9.0,
+                ttft_ms: Some(5.0),
+                tpot_ms: Some(1.0),
+                e2e_ms: 9.0,
+                input_tokens: 8,
+                output_tokens: 5,
+                itl_ms: vec![1.0; 4],
+                ok: true,
+                status: Some(200),
+                session,
+                turn: session.map(|_| i % 4),
+                session_turns: session.map(|_| 4),
+                ..RequestLine::default()
             }
-            serde_json::from_value(v).unwrap()
         };
         let sessions: Vec<RequestLine> = (0..12).map(|i| line(i, Some(i / 4))).collect();
         let ttft = latency_groups(&sessions, Latency::Ttft);

@@ -21,14 +21,22 @@ fn lognormal(rng: &mut ChaCha8Rng, n: usize, median: f64) -> Vec<f64> {
 /// A measured request line, sent at `i` · 10 ms, with TTFT `ttft` ms.
 fn line(i: usize, ttft: f64) -> RequestLine {
     let t = i as f64 * 10.0;
-    serde_json::from_value(serde_json::json!({
-        "index": i, "warmup": false, "scheduled_ms": t, "sent_ms": t,
-        "first_token_ms": t + ttft, "end_ms": t + ttft + 20.0, "ttft_ms": ttft,
-        "tpot_ms": 1.0, "e2e_ms": ttft + 20.0, "input_tokens": 8, "output_tokens": 20,
-        "token_source": "usage", "itl_ms": [1.0, 1.0], "ok": true, "error_class": null,
-        "status": 200, "error_detail": null
-    }))
-    .unwrap()
+    RequestLine {
+        index: i as u32,
+        scheduled_ms: t,
+        sent_ms: t,
+        first_token_ms: Some(t + ttft),
+        end_ms: t + ttft + 20.0,
+        ttft_ms: Some(ttft),
+        tpot_ms: Some(1.0),
+        e2e_ms: ttft + 20.0,
+        input_tokens: 8,
+        output_tokens: 20,
+        itl_ms: vec![1.0, 1.0],
+        ok: true,
+        status: Some(200),
+        ..RequestLine::default()
+    }
 }
 
 fn lines(v: &[f64]) -> Vec<RequestLine> {

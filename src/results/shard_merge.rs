@@ -23,7 +23,7 @@ use super::shard_info::{MergedShard, MergedShards, ShardRungLag};
 use super::types::{RequestLine, RunInfo, RunStatus, RungEntry};
 use super::write::{atomic_write, vllm_run_keys, WriteError};
 use crate::metrics::{repeats, summarize, Latency, RungContext, RungSummary};
-use crate::record::{ErrorClass, ItlGaps, RequestError, RequestRecord};
+use crate::record::RequestRecord;
 use crate::scenario::Slo;
 
 /// Why shards could not be merged.
@@ -520,7 +520,7 @@ pub fn rung_summary(lines: &[RequestLine], parts: &[&RungSummary], slo: &Slo) ->
         lines
             .iter()
             .filter(|l| repeat.is_none_or(|r| l.repeat == r))
-            .map(record_of)
+            .map(RequestRecord::from)
             .collect()
     };
     if repeats_n == 0 {
@@ -551,113 +551,4 @@ pub fn rung_summary(lines: &[RequestLine], parts: &[&RungSummary], slo: &Slo) ->
     // As the runner pools them: each model's share of every repeat's requests together.
     pooled.models = repeats::pool_models(all.models, pooled.duration_s);
     pooled
-}
-
-/// An ITL gap in milliseconds as written back to the whole microsecond it is stored at.
-pub(crate) fn gap_of(ms: f64) -> Duration {
-    Duration::from_micros((ms * 1000.0).round().max(0.0) as u64)
-}
-
-/// Milliseconds as written back to the whole nanosecond they were taken at.
-pub(crate) fn ns(ms: f64) -> Duration {
-    Duration::from_nanos((ms * 1e6).round().max(0.0) as u64)
-}
-
-/// A request line read back as the record it was written from. Times are exact to the
-/// nanosecond (written as f64 milliseconds: the rounding is far below a nanosecond for any
-/// rung shorter than days), ITL gaps to the microsecond they are stored at. The
-/// `usage_rejected` reason is kept only as "rejected" (the metrics ask no more).
-pub fn record_of(l: &RequestLine) -> RequestRecord {
-    let mut r = bare_record_of(l);
-    r.itl = l.itl_ms.iter().map(|&ms| gap_of(ms)).collect::<ItlGaps>();
-    if let Some(e) = &mut r.error {
-        e.detail = l.error_detail.clone().unwrap_or_default();
-    }
-    r
-}
-
-/// [`record_of`] without the ITL gaps and the error detail, so without allocating: what the
-/// metrics that need neither read (goodput, token accounting, sessions), for the tamper
-/// check to recompute them line by line with the writer's own code.
-pub(crate) fn bare_record_of(l: &RequestLine) -> RequestRecord {
-    let sent = ns(l.sent_ms);
-    let first_token = l.first_token_ms.map(ns);
-    RequestRecord {
-        index: l.index,
-        warmup: l.warmup,
-        scheduled: ns(l.scheduled_ms),
-        sent,
-        first_token,
-        first_content: match l.reasoning_tokens {
-            Some(_) => l.ttfc_ms.map(|t| sent + ns(t)),
-            None => first_token,
-        },
-        reasoning_tokens: l.reasoning_tokens,
-        end: ns(l.end_ms),
-        input_tokens: l.input_tokens,
-        server_prompt_tokens: l.server_prompt_tokens,
-        output_tokens: l.output_tokens,
-        token_source: l.token_source,
-        itl: ItlGaps::new(),
-        error: (!l.ok).then(|| RequestError {
-            class: l.error_class.unwrap_or(ErrorClass::Unclassified),
-            status: l.status,
-            detail: String::new(),
-        }),
-        server_completion_tokens: l.server_completion_tokens,
-        requested_output_tokens: l.requested_output_tokens.unwrap_or(0),
-        usage_rejected: l.usage_rejected.as_ref().map(|_| "usage rejected"),
-        resent: l.resent,
-        prefix_group: l.prefix_group,
-        prefix_first: l.prefix_first,
-        session: l.session_turn(),
-        model: l.model.as_deref().map(std::sync::Arc::from),
-        images: l.images.map(|count| crate::record::ImagesSent {
-            count,
-            bytes: l.image_bytes.unwrap_or(0),
-        }),
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::results::types::RequestLineRef;
-
-    #[test]
-    fn a_line_reads_back_as_the_record_it_was_written_from() {
-        let r = RequestRecord {
-            index: 3,
-            scheduled: Duration::new(7_201, 123_456_789),
-            sent: Duration::new(7_201, 223_456_791),
-            first_token: Some(Duration::new(7_202, 5)),
-            first_content: Some(Duration::new(7_202, 5)),
-            end: Duration::new(7_260, 999_999_999),
-            input_tokens: 512,
-            output_tokens: 3,
-            itl: vec![
-                Duration::from_micros(12_345),
-                Duration::from_nanos(999_999_999),
-            ]
-            .into(),
-            requested_output_tokens: 3,
-            ..Default::default()
-        };
-        let text = serde_json::to_string(&RequestLineRef::from(&r)).unwrap();
-        let line: RequestLine = serde_json::from_str(&text).unwrap();
-        assert_eq!(record_of(&line), r);
-        let failed = RequestRecord {
-            index: 4,
-            sent: Duration::from_millis(3),
-            end: Duration::from_millis(9),
-            error: Some(RequestError {
-                class: ErrorClass::RateLimit,
-                status: Some(429),
-                detail: "slow down".into(),
-            }),
-            ..Default::default()
-        };
-        let text = serde_json::to_string(&RequestLineRef::from(&failed)).unwrap();
-        assert_eq!(record_of(&serde_json::from_str(&text).unwrap()), failed);
-    }
 }

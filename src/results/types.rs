@@ -1,10 +1,12 @@
 //! The on-disk shapes of a result folder other than the per-rung summary:
 //! `run.json` ([`RunInfo`]) and one line of `requests_rate_<rate>.jsonl` ([`RequestLine`]).
 
+use std::time::Duration;
+
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize, Serializer};
 
-use crate::record::{ErrorClass, ItlGaps, RequestRecord, TokenSource};
+use crate::record::{ErrorClass, ItlGaps, RequestError, RequestRecord, TokenSource};
 
 /// Version of the result folder layout; a folder from a newer version is refused.
 pub const RESULTS_FORMAT_VERSION: u32 = 1;
@@ -305,6 +307,79 @@ pub(crate) fn ms(d: std::time::Duration) -> f64 {
     d.as_nanos() as f64 / 1e6
 }
 
+/// An ITL gap in milliseconds as written back to the whole microsecond it is stored at.
+pub(crate) fn gap_of(ms: f64) -> Duration {
+    Duration::from_micros((ms * 1000.0).round().max(0.0) as u64)
+}
+
+/// Milliseconds as written back to the whole nanosecond they were taken at.
+pub(crate) fn ns(ms: f64) -> Duration {
+    Duration::from_nanos((ms * 1e6).round().max(0.0) as u64)
+}
+
+/// A request line read back as the record it was written from (a merged shard's, a checked
+/// folder's). Times are exact to the nanosecond (written as f64 milliseconds: the rounding is
+/// far below a nanosecond for any rung shorter than days), ITL gaps to the microsecond they
+/// are stored at. The `usage_rejected` reason is kept only as "rejected" (the metrics ask no
+/// more).
+impl From<&RequestLine> for RequestRecord {
+    fn from(l: &RequestLine) -> Self {
+        let mut r = l.bare_record();
+        r.itl = l.itl_ms.iter().map(|&ms| gap_of(ms)).collect::<ItlGaps>();
+        if let Some(e) = &mut r.error {
+            e.detail = l.error_detail.clone().unwrap_or_default();
+        }
+        r
+    }
+}
+
+impl RequestLine {
+    /// [`RequestRecord::from`] without the ITL gaps and the error detail, so without
+    /// allocating: what the metrics that need neither read (goodput, token accounting,
+    /// sessions), for the tamper check to recompute them line by line with the writer's own
+    /// code.
+    pub(crate) fn bare_record(&self) -> RequestRecord {
+        let l = self;
+        let sent = ns(l.sent_ms);
+        let first_token = l.first_token_ms.map(ns);
+        RequestRecord {
+            index: l.index,
+            warmup: l.warmup,
+            scheduled: ns(l.scheduled_ms),
+            sent,
+            first_token,
+            first_content: match l.reasoning_tokens {
+                Some(_) => l.ttfc_ms.map(|t| sent + ns(t)),
+                None => first_token,
+            },
+            reasoning_tokens: l.reasoning_tokens,
+            end: ns(l.end_ms),
+            input_tokens: l.input_tokens,
+            server_prompt_tokens: l.server_prompt_tokens,
+            output_tokens: l.output_tokens,
+            token_source: l.token_source,
+            itl: ItlGaps::new(),
+            error: (!l.ok).then(|| RequestError {
+                class: l.error_class.unwrap_or(ErrorClass::Unclassified),
+                status: l.status,
+                detail: String::new(),
+            }),
+            server_completion_tokens: l.server_completion_tokens,
+            requested_output_tokens: l.requested_output_tokens.unwrap_or(0),
+            usage_rejected: l.usage_rejected.as_ref().map(|_| "usage rejected"),
+            resent: l.resent,
+            prefix_group: l.prefix_group,
+            prefix_first: l.prefix_first,
+            session: l.session_turn(),
+            model: l.model.as_deref().map(std::sync::Arc::from),
+            images: l.images.map(|count| crate::record::ImagesSent {
+                count,
+                bytes: l.image_bytes.unwrap_or(0),
+            }),
+        }
+    }
+}
+
 /// A record as one [`RequestLine`] of JSON, for writing: borrowed from the record, so the ITL
 /// gaps are not copied into a `Vec<f64>` (nor the error detail) per line. Its JSON reads back
 /// as a [`RequestLine`], field for field.
@@ -455,9 +530,7 @@ mod tests {
         };
         // The lines `RequestLine` (the reading side) must write, field by field.
         let owned_ok = RequestLine {
-            repeat: 0,
             index: 7,
-            warmup: false,
             scheduled_ms: ms(ok.scheduled),
             sent_ms: ms(ok.sent),
             first_token_ms: Some(ms(Duration::from_nanos(31_000_789))),
@@ -470,14 +543,10 @@ mod tests {
             token_source: TokenSource::Retokenized,
             itl_ms: vec![20.0, 19.999],
             ok: true,
-            error_class: None,
-            status: None,
-            error_detail: None,
             server_prompt_tokens: Some(511),
             server_completion_tokens: Some(40),
             requested_output_tokens: Some(4),
             usage_rejected: Some("completion_tokens is more than twice max_tokens".into()),
-            resent: false,
             reasoning_tokens: Some(3),
             ttfc_ms: Some(ms(Duration::from_nanos(41_000_789 - 1_200_456))),
             prefix_group: Some(2),
@@ -486,43 +555,19 @@ mod tests {
             turn: Some(1),
             session_turns: Some(3),
             model: Some("sql-lora".into()),
-            images: None,
-            image_bytes: None,
+            ..RequestLine::default()
         };
+        // Default is the rest: not ok, no times or tokens, usage as the source.
         let owned_failed = RequestLine {
-            repeat: 0,
             index: 8,
             warmup: true,
-            scheduled_ms: 0.0,
-            sent_ms: 0.0,
-            first_token_ms: None,
             end_ms: 3.0,
-            ttft_ms: None,
-            tpot_ms: None,
             e2e_ms: ms(failed.e2e()),
-            input_tokens: 0,
-            output_tokens: 0,
-            token_source: TokenSource::Usage,
-            itl_ms: vec![],
-            ok: false,
             error_class: Some(ErrorClass::RateLimit),
             status: Some(429),
             error_detail: Some("slow \"down\"".into()),
-            server_prompt_tokens: None,
-            server_completion_tokens: None,
             requested_output_tokens: Some(0),
-            usage_rejected: None,
-            resent: false,
-            reasoning_tokens: None,
-            ttfc_ms: None,
-            prefix_group: None,
-            prefix_first: false,
-            session: None,
-            turn: None,
-            session_turns: None,
-            model: None,
-            images: None,
-            image_bytes: None,
+            ..RequestLine::default()
         };
         for (r, owned) in [(&ok, &owned_ok), (&failed, &owned_failed)] {
             let owned_json = serde_json::to_string(owned).unwrap();
@@ -549,5 +594,43 @@ mod tests {
         );
         let line = serde_json::to_string(&RequestLineRef::from(&ok)).unwrap();
         assert!(line.contains(r#""itl_ms":[20.0,19.999]"#), "{line}");
+    }
+
+    #[test]
+    fn a_line_reads_back_as_the_record_it_was_written_from() {
+        let r = RequestRecord {
+            index: 3,
+            scheduled: Duration::new(7_201, 123_456_789),
+            sent: Duration::new(7_201, 223_456_791),
+            first_token: Some(Duration::new(7_202, 5)),
+            first_content: Some(Duration::new(7_202, 5)),
+            end: Duration::new(7_260, 999_999_999),
+            input_tokens: 512,
+            output_tokens: 3,
+            itl: vec![
+                Duration::from_micros(12_345),
+                Duration::from_nanos(999_999_999),
+            ]
+            .into(),
+            requested_output_tokens: 3,
+            ..Default::default()
+        };
+        let text = serde_json::to_string(&RequestLineRef::from(&r)).unwrap();
+        let line: RequestLine = serde_json::from_str(&text).unwrap();
+        assert_eq!(RequestRecord::from(&line), r);
+        let failed = RequestRecord {
+            index: 4,
+            sent: Duration::from_millis(3),
+            end: Duration::from_millis(9),
+            error: Some(RequestError {
+                class: ErrorClass::RateLimit,
+                status: Some(429),
+                detail: "slow down".into(),
+            }),
+            ..Default::default()
+        };
+        let text = serde_json::to_string(&RequestLineRef::from(&failed)).unwrap();
+        let line: RequestLine = serde_json::from_str(&text).unwrap();
+        assert_eq!(RequestRecord::from(&line), failed);
     }
 }

@@ -28,7 +28,7 @@ use crate::metrics::{RungSummary, TokenAccounting};
 use crate::record::{RequestRecord, TokenSource};
 use crate::results::load_error::LoadError;
 use crate::results::names::result_file_name;
-use crate::results::shard_merge::{bare_record_of, gap_of, ns};
+use crate::results::types::{gap_of, ns};
 use crate::results::types::{RequestLine, RunInfo, RunStatus};
 use crate::scenario::{rate_label, Scenario, Slo};
 
@@ -79,15 +79,15 @@ impl Derived<'_> {
             }
         }
         r.request_goodput = per_s(
-            ok().filter(|l| meets_slo(&bare_record_of(l), self.slo))
+            ok().filter(|l| meets_slo(&l.bare_record(), self.slo))
                 .count() as u64,
         );
         r.retokenized_outputs = ok()
             .filter(|l| l.token_source != TokenSource::Usage)
             .count() as u64;
         r.tokens = TokenAccounting::from_records(
-            measured.iter().map(|l| bare_record_of(l)),
-            ok().map(bare_record_of),
+            measured.iter().map(|l| l.bare_record()),
+            ok().map(RequestLine::bare_record),
         );
         // The lines keep the reason's text, the records a constant: the count is checked.
         r.tokens.untrusted_usage_reason = s.tokens.untrusted_usage_reason.clone();
@@ -105,7 +105,7 @@ impl Derived<'_> {
         let turns: Vec<RequestRecord> = measured
             .iter()
             .filter(|l| l.session.is_some())
-            .map(|l| bare_record_of(l))
+            .map(|l| l.bare_record())
             .collect();
         r.sessions = SessionSummary::of(&turns.iter().collect::<Vec<_>>());
         r.models = models_of(&measured, s.duration_s, s.pooling.is_some());
