@@ -6,6 +6,7 @@
 use serde_json::Value;
 
 use super::diagnostic::Problem;
+use super::incompatible::With;
 use super::yaml::Seg;
 
 fn p(keys: &[&str]) -> Vec<Seg> {
@@ -44,39 +45,7 @@ pub(super) fn check(v: &Value, out: &mut Vec<Problem>) {
                 .hint("remove `batch_size`, or set `endpoint.api: embeddings` or `rerank`"),
             );
         } else if api == "embeddings" && b.as_f64().is_some_and(|n| n > 1.0) {
-            for (keys, why) in [
-                (
-                    &["workload", "shared_prefix"][..],
-                    "prefix groups are per prompt",
-                ),
-                (
-                    &["load", "trace"][..],
-                    "a trace's lines are one request each",
-                ),
-            ] {
-                if get(v, keys).is_some() {
-                    out.push(
-                        Problem::key(
-                            p(keys),
-                            format!(
-                                "`{}` does not combine with a `batch_size` above 1: {why}",
-                                keys.join(".")
-                            ),
-                        )
-                        .hint("set `batch_size: 1` or remove it"),
-                    );
-                }
-            }
-            if get(v, &["workload", "input_length"]).and_then(Value::as_str) == Some("server") {
-                out.push(
-                    Problem::value(
-                        p(&["workload", "input_length"]),
-                        "`input_length: server` does not combine with a `batch_size` above 1: \
-                         the server's overhead would be measured on a whole batch",
-                    )
-                    .hint("use `input_length: text`, or `batch_size: 1`"),
-                );
-            }
+            super::incompatible::check(v, With::Batch, out);
         }
     }
     if !pooled {
@@ -197,43 +166,7 @@ fn rerank(v: &Value, api: &str, out: &mut Vec<Problem>) {
             .hint("add `query_tokens: 32` (and `batch_size`, the documents per request)"),
         );
     }
-    for (keys, why) in [
-        (
-            &["workload", "shared_prefix"][..],
-            "prefix groups are per prompt",
-        ),
-        (
-            &["workload", "sessions"][..],
-            "a session is a chat conversation",
-        ),
-        (
-            &["load", "trace"][..],
-            "a trace's lines are one prompt each",
-        ),
-    ] {
-        if get(v, keys).is_some() {
-            out.push(
-                Problem::key(
-                    p(keys),
-                    format!(
-                        "`{}` does not combine with `endpoint.api: rerank`: {why}",
-                        keys.join(".")
-                    ),
-                )
-                .hint("remove it"),
-            );
-        }
-    }
-    if get(v, &["workload", "input_length"]).and_then(Value::as_str) == Some("server") {
-        out.push(
-            Problem::value(
-                p(&["workload", "input_length"]),
-                "`input_length: server` does not combine with `endpoint.api: rerank`: the \
-                 server's overhead would be measured on query-document pairs",
-            )
-            .hint("use `input_length: text`"),
-        );
-    }
+    super::incompatible::check(v, With::Rerank, out);
 }
 
 #[cfg(test)]

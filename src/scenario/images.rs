@@ -88,15 +88,7 @@ pub(super) fn check(v: &Value, out: &mut Vec<Problem>) {
             .hint("set `endpoint.api: chat`, or remove `images`"),
         );
     }
-    if get(v, &["workload", "sessions"]).is_some() {
-        out.push(
-            Problem::key(
-                p(&["workload", "images"]),
-                "`images` does not combine with `workload.sessions` (a turn's history is text)",
-            )
-            .hint("remove one of them"),
-        );
-    }
+    super::incompatible::check(v, super::incompatible::With::Images, out);
     let int = |k: &str| images.get(k).and_then(Value::as_u64);
     let per = int("per_request").unwrap_or(1);
     if !(1..=u64::from(MAX_IMAGES_PER_REQUEST)).contains(&per) {

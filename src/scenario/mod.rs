@@ -14,6 +14,7 @@ pub mod from_vllm;
 pub(crate) mod hub_id;
 pub(crate) mod identity;
 pub(crate) mod images;
+mod incompatible;
 pub mod init;
 pub mod limits;
 pub(crate) mod load;

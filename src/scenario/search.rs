@@ -8,6 +8,7 @@ use serde_json::Value;
 
 use super::defaults::default_requests_per_rung;
 use super::diagnostic::Problem;
+use super::incompatible::With;
 use super::limits;
 use super::load_kind::MAX_USERS;
 use super::shapes::{get, p};
@@ -141,43 +142,12 @@ impl SearchLoad {
     }
 }
 
-/// Keys of `load` a search does not combine with, and why.
-const NOT_WITH_SEARCH: [(&str, &str); 7] = [
-    ("rates", "the search chooses the rates it probes; give the range as `search.start` and `search.max`"),
-    ("concurrency", "the search chooses the levels it probes; search over users with `search.over: users`"),
-    ("baseline_rate", "the search's first probe (`search.start`) is its light-load reference"),
-    ("trace", "a trace replay's load is the trace's own timing: its only knob is the speed, and a search over trace speeds is not implemented; search over `rate` with the trace's lengths as a dataset instead"),
-    ("ramp", "a ramp is one rung of rising rate; a search runs rungs of steady load"),
-    ("duration", "a probe is sized by `workload.requests_per_rung` (its verdict's interval rests on that count), not by time; bound the search's time with `search.budget.duration`"),
-    ("repeats", "the search measures an uncertain probe again itself (`search.max_extensions`) and repeats the bracket's ends (`search.confirm`) for run-to-run noise"),
-];
-
 /// Every problem of `load.search` and of the keys around it.
 pub(super) fn check(v: &Value, out: &mut Vec<Problem>) {
     let Some(s) = get(v, &["load", "search"]) else {
         return;
     };
-    for (key, why) in NOT_WITH_SEARCH {
-        let set = get(v, &["load", key]).filter(|x| !(key == "repeats" && x.as_f64() == Some(1.0)));
-        if set.is_some() {
-            out.push(
-                Problem::key(
-                    p(&["load", key]),
-                    format!("`load.{key}` does not combine with `load.search`"),
-                )
-                .hint(format!("remove it: {why}")),
-            );
-        }
-    }
-    if get(v, &["workload", "sessions"]).is_some() {
-        out.push(
-            Problem::key(
-                p(&["workload", "sessions"]),
-                "`workload.sessions` does not combine with `load.search` yet",
-            )
-            .hint("a session rung's level is sessions started per second while its SLO is per turn, so the capacity's unit is unclear; search without sessions, or run a session ladder with `rates`"),
-        );
-    }
+    super::incompatible::check(v, With::Search, out);
     let users = s.get("over").and_then(Value::as_str) == Some("users");
     if !users {
         if get(v, &["load", "think_time"]).is_some() {

@@ -77,25 +77,6 @@ fn get<'a>(v: &'a Value, keys: &[&str]) -> Option<&'a Value> {
         .filter(|x| !x.is_null())
 }
 
-/// Settings a session rung cannot honour, and what to do instead.
-const NOT_WITH_SESSIONS: [(&[&str], &str, &str); 3] = [
-    (
-        &["load", "trace"],
-        "a trace replays independent requests at recorded times",
-        "run sessions at `rates` or `concurrency` levels",
-    ),
-    (
-        &["load", "ramp"],
-        "a ramp's windows count independent requests",
-        "run sessions at `rates` or `concurrency` levels",
-    ),
-    (
-        &["workload", "shared_prefix"],
-        "a session's history is its shared prefix already",
-        "remove `shared_prefix` (each turn re-sends the conversation so far)",
-    ),
-];
-
 /// The scenario checks of `workload.sessions`; nothing without it.
 pub(super) fn check(v: &Value, out: &mut Vec<Problem>) {
     let Some(s) = get(v, &["workload", "sessions"]) else {
@@ -115,20 +96,7 @@ pub(super) fn check(v: &Value, out: &mut Vec<Problem>) {
             .hint("set `endpoint.api: chat` (the server's /v1/chat/completions)"),
         );
     }
-    for (keys, why, fix) in NOT_WITH_SESSIONS {
-        if get(v, keys).is_some() {
-            out.push(
-                Problem::key(
-                    p(keys),
-                    format!(
-                        "`{}` does not combine with `workload.sessions`: {why}",
-                        keys.join(".")
-                    ),
-                )
-                .hint(fix),
-            );
-        }
-    }
+    super::incompatible::check(v, super::incompatible::With::Sessions, out);
     if get(v, &["load", "repeats"])
         .and_then(Value::as_f64)
         .is_some_and(|r| r > 1.0)

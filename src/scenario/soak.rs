@@ -78,49 +78,7 @@ pub(super) fn check(v: &Value, out: &mut Vec<Problem>) {
             );
         }
     }
-    for (keys, why) in [
-        (
-            &["workload", "requests_per_rung"][..],
-            "a rung runs either for a count of requests or for a duration: remove \
-             `requests_per_rung` (a duration rung's prompts are `workload.prompt_pool`), or \
-             remove `duration`",
-        ),
-        (
-            &["load", "trace"][..],
-            "a trace replay's length is its trace's: remove `duration`",
-        ),
-        (
-            &["load", "ramp"][..],
-            "a ramp's length is its `over`: remove `duration`",
-        ),
-        (
-            &["workload", "sessions"][..],
-            "sessions run for a count of sessions (`requests_per_rung`): remove `duration`",
-        ),
-    ] {
-        if get(v, keys).is_some() {
-            let key = keys[keys.len() - 1];
-            out.push(
-                Problem::key(
-                    p(keys),
-                    format!("`{key}` does not combine with `load.duration`"),
-                )
-                .hint(why),
-            );
-        }
-    }
-    if get(v, &["load", "repeats"])
-        .and_then(Value::as_f64)
-        .is_some_and(|r| r > 1.0)
-    {
-        out.push(
-            Problem::key(
-                p(&["load", "repeats"]),
-                "`repeats` does not combine with `load.duration`",
-            )
-            .hint("a soak is measured once; run it again as its own run to see run-to-run noise"),
-        );
-    }
+    super::incompatible::check(v, super::incompatible::With::Duration, out);
     if let Some(i) = duration(v, &["load", "interval"]) {
         if !(MIN_INTERVAL..=MAX_INTERVAL).contains(&i) {
             out.push(
