@@ -33,7 +33,8 @@ use std::fmt;
 
 use serde::{Deserialize, Serialize};
 
-use super::summary::{Latency, RungSummary};
+use super::latency::Latency;
+use super::summary::RungSummary;
 use crate::format::trimmed;
 use crate::scenario::types::Slo;
 use crate::scenario::LoadKind;

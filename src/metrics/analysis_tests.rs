@@ -1,7 +1,7 @@
 //! Unit tests of the run analysis (knee, SLO, multiples).
 
 use super::*;
-use crate::metrics::summary::Stats;
+use crate::metrics::latency::Stats;
 
 /// A rung with the given rate, QPS, median TTFT/TPOT (ms) and failure count out of 200.
 fn rung(rate: f64, qps: f64, ttft: f64, tpot: f64, failed: u64) -> RungSummary {

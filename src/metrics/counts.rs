@@ -11,8 +11,7 @@
 use std::collections::HashMap;
 use std::time::Duration;
 
-use super::compute::{stats_from_sums, PERCENTILES};
-use super::summary::Stats;
+use super::latency::{stats_from_sums, Stats, PERCENTILES};
 use crate::stats::{interpolate, linear_ranks};
 
 /// Count of each whole-microsecond value seen.

@@ -21,10 +21,11 @@ use std::time::Duration;
 
 use super::compute::{achieved_rate, meets_slo, RungContext};
 use super::counts::MicrosCounts;
+use super::latency::Latency;
 use super::models::{ModelSummary, MODEL_LATENCIES};
 use super::prefix::PrefixSplit;
 use super::reasoning::Reasoning;
-use super::summary::{Latency, RungSummary};
+use super::summary::RungSummary;
 use super::tokens::TokenAccounting;
 use crate::record::{ErrorClass, ItlGaps, RequestRecord, TokenSource};
 use crate::scenario::Slo;

@@ -9,8 +9,7 @@ use std::collections::BTreeMap;
 
 use serde_json::{Map, Value};
 
-use super::compute::{stats, stats_micros};
-use super::summary::{Latency, Stats};
+use super::latency::{stats, stats_micros, Latency, Stats};
 use crate::record::RequestRecord;
 
 /// The distributions each model reports, in report order.

@@ -145,7 +145,7 @@ pub fn runs_of(s: &RungSummary) -> Vec<RungSummary> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::metrics::summary::Latency;
+    use crate::metrics::latency::Latency;
 
     fn run(ttft: f64, tpot: f64, out: f64, failed: u64) -> RungSummary {
         let mut s = RungSummary {

@@ -8,8 +8,7 @@
 
 use serde_json::{Map, Value};
 
-use super::compute::stats;
-use super::summary::Stats;
+use super::latency::{stats, Stats};
 use crate::record::RequestRecord;
 
 /// The cold/warm split of a rung's successful measured requests.

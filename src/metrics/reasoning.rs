@@ -9,8 +9,7 @@
 
 use serde_json::{Map, Value};
 
-use super::compute::stats;
-use super::summary::Stats;
+use super::latency::{stats, Stats, TTFC};
 use crate::record::RequestRecord;
 
 /// The reasoning part of a rung's summary.
@@ -27,9 +26,6 @@ pub struct Reasoning {
     /// produced content (for requests without reasoning it equals their TTFT).
     pub ttfc: Stats,
 }
-
-/// Key prefix of the TTFC distribution: `median_ttfc_ms`, `count_ttfc`.
-pub const TTFC: &str = "ttfc";
 
 fn ms(d: std::time::Duration) -> f64 {
     d.as_secs_f64() * 1000.0

@@ -1,5 +1,7 @@
 //! A rung measured several times (`load.repeats`): the pooled summary built from the
-//! per-repeat ones, and the run-level spread of the main metrics.
+//! per-repeat ones. The run-level spread of the main metrics and the `repeats` JSON are
+//! written and read with the summary's JSON ([`super::summary`]), since it holds the repeats'
+//! own summaries.
 //!
 //! Pooling: counts and token totals add up; the wall time is the sum of the repeats' wall
 //! times, so a throughput is all completions over all measured time; peaks (concurrency,
@@ -8,22 +10,9 @@
 
 use std::collections::BTreeMap;
 
-use serde_json::{Map, Value};
-
-use super::summary::{Latency, RungSummary, Stats};
+use super::latency::{Latency, Stats};
+use super::summary::RungSummary;
 use super::tokens::TokenAccounting;
-
-/// Metrics whose per-repeat values and coefficient of variation a pooled summary reports.
-pub const SPREAD_METRICS: [&str; 8] = [
-    "request_throughput",
-    "output_throughput",
-    "median_ttft_ms",
-    "p99_ttft_ms",
-    "median_tpot_ms",
-    "median_itl_ms",
-    "median_e2el_ms",
-    "error_rate",
-];
 
 /// The pooled summary of `runs` (two or more repeats of one rung, in order), with the
 /// latency statistics of all their measured requests together.
@@ -163,79 +152,10 @@ fn pool_tokens(runs: &[RungSummary]) -> TokenAccounting {
     }
 }
 
-/// Mean and coefficient of variation (sample standard deviation / mean; NaN for a zero mean
-/// or fewer than two values).
-pub fn mean_cv(values: &[f64]) -> (f64, f64) {
-    let n = values.len() as f64;
-    let mean = values.iter().sum::<f64>() / n;
-    if values.len() < 2 || mean == 0.0 {
-        return (mean, f64::NAN);
-    }
-    let var = values.iter().map(|v| (v - mean).powi(2)).sum::<f64>() / (n - 1.0);
-    (mean, var.sqrt() / mean.abs())
-}
-
-/// The `repeats` object of a pooled `result_rate_<rate>.json`: the count, the spread of
-/// the main metrics (`values` per repeat, `mean`, `cv`), and every repeat's own summary.
-pub fn to_json(runs: &[RungSummary], num: fn(f64) -> Value) -> Value {
-    let maps: Vec<Map<String, Value>> = runs.iter().map(RungSummary::to_json_map).collect();
-    let mut spread = Map::new();
-    for key in SPREAD_METRICS {
-        let values: Vec<f64> = maps
-            .iter()
-            .map(|m| m.get(key).and_then(Value::as_f64).unwrap_or(f64::NAN))
-            .collect();
-        let (mean, cv) = mean_cv(&values);
-        let mut o = Map::new();
-        o.insert(
-            "values".into(),
-            Value::Array(values.iter().map(|v| num(*v)).collect()),
-        );
-        o.insert("mean".into(), num(mean));
-        o.insert("cv".into(), num(cv));
-        spread.insert(key.into(), Value::Object(o));
-    }
-    let mut m = Map::new();
-    m.insert("count".into(), runs.len().into());
-    m.insert("spread".into(), Value::Object(spread));
-    m.insert(
-        "runs".into(),
-        Value::Array(maps.into_iter().map(Value::Object).collect()),
-    );
-    Value::Object(m)
-}
-
-/// Read the per-repeat summaries back from a `repeats` object.
-pub fn from_json(v: &Value) -> Result<Vec<RungSummary>, String> {
-    let runs = v
-        .get("runs")
-        .and_then(Value::as_array)
-        .ok_or("`repeats` has no `runs` list")?;
-    let out = runs
-        .iter()
-        .enumerate()
-        .map(|(i, r)| match r {
-            Value::Object(m) => {
-                RungSummary::from_json_map(m).map_err(|e| format!("repeats.runs[{i}]: {e}"))
-            }
-            _ => Err(format!("repeats.runs[{i}] is not an object")),
-        })
-        .collect::<Result<Vec<_>, _>>()?;
-    if out.len() < 2 {
-        return Err("`repeats` lists fewer than 2 runs".into());
-    }
-    if out.iter().any(|r| !r.repeats.is_empty()) {
-        return Err("`repeats.runs` holds a pooled summary".into());
-    }
-    if v.get("count").and_then(Value::as_u64) != Some(out.len() as u64) {
-        return Err("`repeats.count` is not the number of runs".into());
-    }
-    Ok(out)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::Value;
 
     fn run(completed: u64, duration_s: f64, median_ttft: f64) -> RungSummary {
         let mut r = RungSummary {

@@ -11,7 +11,7 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
-use super::compute::stats;
+use super::latency::stats;
 use crate::record::RequestRecord;
 
 /// The sessions of a rung's measured requests.

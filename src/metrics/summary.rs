@@ -11,113 +11,8 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use serde_json::{Map, Value};
 
+pub use super::latency::{Latency, Stats};
 use super::tokens::TokenAccounting;
-
-/// Summary statistics of one latency distribution, in milliseconds.
-#[derive(Debug, Clone, Copy, PartialEq, Default)]
-pub struct Stats {
-    /// Number of samples.
-    pub count: u64,
-    pub mean: f64,
-    pub median: f64,
-    pub std: f64,
-    pub p90: f64,
-    pub p95: f64,
-    pub p99: f64,
-    pub p999: f64,
-    pub min: f64,
-    pub max: f64,
-}
-
-/// A statistic's key prefix with its getter and setter.
-type StatField = (&'static str, fn(&Stats) -> f64, fn(&mut Stats, f64));
-
-impl Stats {
-    /// The statistics of a distribution a rung cannot have: no samples, every value NaN.
-    pub fn absent() -> Stats {
-        let mut s = Stats::default();
-        for (_, _, set) in Stats::FIELDS {
-            set(&mut s, f64::NAN);
-        }
-        s
-    }
-
-    /// Statistic names as they prefix a key (`median` in `median_ttft_ms`), with accessors.
-    pub(crate) const FIELDS: [StatField; 9] = [
-        ("mean", |s| s.mean, |s, v| s.mean = v),
-        ("median", |s| s.median, |s, v| s.median = v),
-        ("std", |s| s.std, |s, v| s.std = v),
-        ("p90", |s| s.p90, |s, v| s.p90 = v),
-        ("p95", |s| s.p95, |s, v| s.p95 = v),
-        ("p99", |s| s.p99, |s, v| s.p99 = v),
-        ("p99.9", |s| s.p999, |s, v| s.p999 = v),
-        ("min", |s| s.min, |s, v| s.min = v),
-        ("max", |s| s.max, |s, v| s.max = v),
-    ];
-}
-
-/// The latency distributions a rung reports, by the name used in keys.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub enum Latency {
-    /// Time to first token from the actual send (vLLM's TTFT).
-    Ttft,
-    /// Time per output token after the first (vLLM's TPOT).
-    Tpot,
-    /// Inter-token latency: gaps between token chunks (vLLM's ITL).
-    Itl,
-    /// End-to-end latency (vLLM's E2EL).
-    E2el,
-    /// TTFT measured from the scheduled send time (coordinated-omission aware).
-    TtftSched,
-    /// E2E measured from the scheduled send time.
-    E2elSched,
-    /// E2E of all measured requests, failures included (time to failure).
-    E2elAll,
-    /// Actual send time minus scheduled send time.
-    DispatchLag,
-    /// Time to the first content token (after a reasoning model's thinking). Not in
-    /// [`Latency::ALL`]: its keys are written only for rungs that reasoned
-    /// (`metrics::reasoning`).
-    Ttfc,
-}
-
-impl Latency {
-    /// Every distribution, in report order.
-    pub const ALL: [Latency; 8] = [
-        Latency::Ttft,
-        Latency::Tpot,
-        Latency::Itl,
-        Latency::E2el,
-        Latency::TtftSched,
-        Latency::E2elSched,
-        Latency::E2elAll,
-        Latency::DispatchLag,
-    ];
-
-    /// True for the distributions of tokens in time (TTFT, TPOT, ITL, scheduled TTFT, TTFC):
-    /// absent from a pooled rung (`api: embeddings`), which generates none.
-    pub fn is_token_timing(self) -> bool {
-        matches!(
-            self,
-            Latency::Ttft | Latency::Tpot | Latency::Itl | Latency::TtftSched | Latency::Ttfc
-        )
-    }
-
-    /// Middle part of the JSON key: `ttft` in `median_ttft_ms`.
-    pub fn key(self) -> &'static str {
-        match self {
-            Latency::Ttft => "ttft",
-            Latency::Tpot => "tpot",
-            Latency::Itl => "itl",
-            Latency::E2el => "e2el",
-            Latency::TtftSched => "ttft_sched",
-            Latency::E2elSched => "e2el_sched",
-            Latency::E2elAll => "e2el_all",
-            Latency::DispatchLag => "dispatch_lag",
-            Latency::Ttfc => super::reasoning::TTFC,
-        }
-    }
-}
 
 /// Everything measured on one rung.
 #[derive(Debug, Clone, PartialEq, Default)]
@@ -199,7 +94,7 @@ pub struct RungSummary {
     /// their send times), written as vLLM's `request_rate`; `None` for other rungs.
     pub offered_rate: Option<f64>,
     /// A ramp rung's report window by window (`ramp` key); `None` for other rungs.
-    pub ramp: Option<super::ramp::RampReport>,
+    pub ramp: Option<super::ramp_report::RampReport>,
     /// The pooling API of a rung that generated no tokens (`embeddings`), written as `api`:
     /// its TTFT, TPOT, ITL and scheduled-TTFT keys are absent (not 0), and `input_throughput`
     /// is written. `None` for a generation rung (no `api` key, as before it existed).
@@ -302,10 +197,7 @@ impl RungSummary {
     pub fn to_json_map(&self) -> Map<String, Value> {
         let mut m = self.flat_map();
         if !self.repeats.is_empty() {
-            m.insert(
-                "repeats".into(),
-                super::repeats::to_json(&self.repeats, num),
-            );
+            m.insert("repeats".into(), repeats_to_json(&self.repeats, num));
         }
         if let Some(s) = &self.sessions {
             s.put_table(&mut m);
@@ -519,7 +411,7 @@ impl RungSummary {
             server: crate::servermetrics::ServerSummary::read_from(m),
             repeats: match m.get("repeats") {
                 None => Vec::new(),
-                Some(v) => super::repeats::from_json(v)?,
+                Some(v) => repeats_from_json(v)?,
             },
             offered_rate: match m.get("load").and_then(Value::as_str) {
                 Some("trace" | "ramp") => m.get("request_rate").and_then(Value::as_f64),
@@ -558,6 +450,91 @@ impl<'de> Deserialize<'de> for RungSummary {
         let m = Map::deserialize(d)?;
         RungSummary::from_json_map(&m).map_err(serde::de::Error::custom)
     }
+}
+
+// The `repeats` object of a pooled summary: its JSON holds the repeats' own summaries, so it
+// is written and read with the summary's.
+
+/// Metrics whose per-repeat values and coefficient of variation a pooled summary reports.
+pub const SPREAD_METRICS: [&str; 8] = [
+    "request_throughput",
+    "output_throughput",
+    "median_ttft_ms",
+    "p99_ttft_ms",
+    "median_tpot_ms",
+    "median_itl_ms",
+    "median_e2el_ms",
+    "error_rate",
+];
+
+/// Mean and coefficient of variation (sample standard deviation / mean; NaN for a zero mean
+/// or fewer than two values).
+pub fn mean_cv(values: &[f64]) -> (f64, f64) {
+    let n = values.len() as f64;
+    let mean = values.iter().sum::<f64>() / n;
+    if values.len() < 2 || mean == 0.0 {
+        return (mean, f64::NAN);
+    }
+    let var = values.iter().map(|v| (v - mean).powi(2)).sum::<f64>() / (n - 1.0);
+    (mean, var.sqrt() / mean.abs())
+}
+
+/// The `repeats` object of a pooled `result_rate_<rate>.json`: the count, the spread of
+/// the main metrics (`values` per repeat, `mean`, `cv`), and every repeat's own summary.
+fn repeats_to_json(runs: &[RungSummary], num: fn(f64) -> Value) -> Value {
+    let maps: Vec<Map<String, Value>> = runs.iter().map(RungSummary::to_json_map).collect();
+    let mut spread = Map::new();
+    for key in SPREAD_METRICS {
+        let values: Vec<f64> = maps
+            .iter()
+            .map(|m| m.get(key).and_then(Value::as_f64).unwrap_or(f64::NAN))
+            .collect();
+        let (mean, cv) = mean_cv(&values);
+        let mut o = Map::new();
+        o.insert(
+            "values".into(),
+            Value::Array(values.iter().map(|v| num(*v)).collect()),
+        );
+        o.insert("mean".into(), num(mean));
+        o.insert("cv".into(), num(cv));
+        spread.insert(key.into(), Value::Object(o));
+    }
+    let mut m = Map::new();
+    m.insert("count".into(), runs.len().into());
+    m.insert("spread".into(), Value::Object(spread));
+    m.insert(
+        "runs".into(),
+        Value::Array(maps.into_iter().map(Value::Object).collect()),
+    );
+    Value::Object(m)
+}
+
+/// Read the per-repeat summaries back from a `repeats` object.
+fn repeats_from_json(v: &Value) -> Result<Vec<RungSummary>, String> {
+    let runs = v
+        .get("runs")
+        .and_then(Value::as_array)
+        .ok_or("`repeats` has no `runs` list")?;
+    let out = runs
+        .iter()
+        .enumerate()
+        .map(|(i, r)| match r {
+            Value::Object(m) => {
+                RungSummary::from_json_map(m).map_err(|e| format!("repeats.runs[{i}]: {e}"))
+            }
+            _ => Err(format!("repeats.runs[{i}] is not an object")),
+        })
+        .collect::<Result<Vec<_>, _>>()?;
+    if out.len() < 2 {
+        return Err("`repeats` lists fewer than 2 runs".into());
+    }
+    if out.iter().any(|r| !r.repeats.is_empty()) {
+        return Err("`repeats.runs` holds a pooled summary".into());
+    }
+    if v.get("count").and_then(Value::as_u64) != Some(out.len() as u64) {
+        return Err("`repeats.count` is not the number of runs".into());
+    }
+    Ok(out)
 }
 
 #[cfg(test)]

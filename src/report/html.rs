@@ -195,7 +195,7 @@ fn ramp_table_html(out: &mut String, run: &RunReport) {
             ramp.from, ramp.to
         );
         let _ = writeln!(out, "<table class=\"rungs\"><thead><tr>");
-        for h in crate::metrics::ramp::RampReport::HEADERS {
+        for h in crate::metrics::ramp_report::RampReport::HEADERS {
             let _ = write!(out, "<th>{}</th>", esc(h));
         }
         let _ = writeln!(out, "</tr></thead><tbody>");
