@@ -626,3 +626,246 @@ fn the_library_never_prints_or_exits() {
         found.join("\n  ")
     );
 }
+
+// ---- no import circles between files (docs/architecture.md, "Inside a module") ----
+
+/// The module paths a path at `i` names, `prefix` first: `a::b::C` gives `[prefix+a, b, C]`,
+/// a group `{a::X, b}` one path per item (nested groups too); `self` in a group names the
+/// group's own path, and `as NAME` ends a path.
+fn paths_at(code: &[u8], i: usize, prefix: &[String]) -> Vec<Vec<String>> {
+    let mut path = prefix.to_vec();
+    let mut i = skip_ws(code, i);
+    loop {
+        if code.get(i) == Some(&b'{') {
+            let mut out = Vec::new();
+            let (mut j, mut depth, mut item) = (i + 1, 1usize, i + 1);
+            while j < code.len() && depth > 0 {
+                match code[j] {
+                    b'{' => depth += 1,
+                    b'}' => depth -= 1,
+                    _ => {}
+                }
+                if (code[j] == b',' && depth == 1) || depth == 0 {
+                    if !code[item..j].iter().all(u8::is_ascii_whitespace) {
+                        out.extend(paths_at(code, item, &path));
+                    }
+                    item = j + 1;
+                }
+                j += 1;
+            }
+            return out;
+        }
+        let id = ident_at(code, i);
+        if id.is_empty() {
+            break;
+        }
+        if id != "self" {
+            path.push(id.to_string());
+        }
+        let next = skip_ws(code, i + id.len());
+        if !code[next..].starts_with(b"::") {
+            break;
+        }
+        i = skip_ws(code, next + 2);
+    }
+    vec![path]
+}
+
+/// A folder's `mod.rs` (and `lib.rs`) mostly re-exports its files: an arrow through it would
+/// join every file of the folder into one circle, so circles are counted between the files
+/// that hold the code (as `scripts/house_metrics.py` counts them).
+fn is_folder_root(f: &SourceFile) -> bool {
+    f.path
+        .file_name()
+        .is_some_and(|n| n == "mod.rs" || n == "lib.rs")
+}
+
+/// Every file's imports of other files: (importer, line) -> imported, by index into `files`.
+/// A path names the file of its longest module prefix (`crate::metrics::summary::Stats` is
+/// `metrics/summary.rs`); `crate::`, `super::` chains (from the file's module and the inline
+/// modules around them), `self::` and the file's own child modules (`scan::X` in
+/// `chunk.rs`) are followed. Folder roots are left out on both ends.
+fn file_imports(files: &[SourceFile]) -> BTreeMap<(usize, usize), usize> {
+    let index: BTreeMap<&[String], usize> = files
+        .iter()
+        .enumerate()
+        .map(|(k, f)| (f.module.as_slice(), k))
+        .collect();
+    let file_of = |path: &[String]| {
+        (0..=path.len())
+            .rev()
+            .find_map(|n| index.get(&path[..n]).copied())
+    };
+    let mut out = BTreeMap::new();
+    for (k, file) in files.iter().enumerate() {
+        if is_folder_root(file) {
+            continue;
+        }
+        let raw = std::fs::read_to_string(&file.path).expect("read above");
+        let code = strip(&raw);
+        let b = code.as_bytes();
+        let depths = inline_depths(b);
+        let depth_at = |at: usize| {
+            depths
+                .iter()
+                .take_while(|(o, _)| *o <= at)
+                .last()
+                .map_or(0, |d| d.1)
+        };
+        let children: Vec<&String> = files
+            .iter()
+            .filter(|f| {
+                f.module.len() == file.module.len() + 1 && f.module.starts_with(&file.module)
+            })
+            .map(|f| f.module.last().expect("a child has a name"))
+            .collect();
+        let mut i = 0;
+        while i < b.len() {
+            let word_start = i == 0 || !(is_ident(b[i - 1]) || b[i - 1] == b':');
+            let word = ident_at(b, i);
+            if !word_start || word.is_empty() {
+                i += 1;
+                continue;
+            }
+            let after = skip_ws(b, i + word.len());
+            let (base, from): (Option<Vec<String>>, usize) = if !b[after..].starts_with(b"::") {
+                (None, 0)
+            } else if word == "crate" {
+                (Some(vec![]), after + 2)
+            } else if word == "self" {
+                (Some(file.module.clone()), after + 2)
+            } else if word == "super" {
+                // `super` k times from the file's module, less the inline modules around `i`.
+                let (mut j, mut k) = (i, 0usize);
+                while b[j..].starts_with(b"super") && b[skip_ws(b, j + 5)..].starts_with(b"::") {
+                    k += 1;
+                    j = skip_ws(b, skip_ws(b, j + 5) + 2);
+                }
+                let up = k.saturating_sub(depth_at(i));
+                let keep = file.module.len().saturating_sub(up);
+                (Some(file.module[..keep].to_vec()), j)
+            } else if children.iter().any(|c| *c == word) {
+                (Some(file.module.clone()), i)
+            } else {
+                (None, 0)
+            };
+            match base {
+                Some(base) => {
+                    let line = code[..i].matches('\n').count() + 1;
+                    for path in paths_at(b, from, &base) {
+                        if let Some(t) = file_of(&path) {
+                            if t != k && !is_folder_root(&files[t]) {
+                                out.insert((k, line), t);
+                            }
+                        }
+                    }
+                    i = from.max(i + word.len());
+                }
+                None => i += word.len(),
+            }
+        }
+    }
+    out
+}
+
+/// The import circles between files: each a set of two or more files that reach each other,
+/// with the imports inside it as `file:line -> file`. A file and the modules it declares
+/// itself (`chunk.rs` and `chunk/scan.rs`) are one module and may know each other.
+fn circles(files: &[SourceFile]) -> Vec<Vec<String>> {
+    let imports = file_imports(files);
+    let mut next: BTreeMap<usize, BTreeSet<usize>> = BTreeMap::new();
+    for (&(from, _), &to) in &imports {
+        next.entry(from).or_default().insert(to);
+    }
+    let reach = |start: usize| {
+        let (mut seen, mut todo) = (BTreeSet::new(), vec![start]);
+        while let Some(v) = todo.pop() {
+            for &w in next.get(&v).into_iter().flatten() {
+                if seen.insert(w) {
+                    todo.push(w);
+                }
+            }
+        }
+        seen
+    };
+    let reaches: Vec<BTreeSet<usize>> = (0..files.len()).map(reach).collect();
+    let rel = |k: usize| {
+        files[k]
+            .path
+            .strip_prefix(Path::new(env!("CARGO_MANIFEST_DIR")))
+            .expect("under the crate")
+            .to_string_lossy()
+            .replace('\\', "/")
+    };
+    let mut done = BTreeSet::new();
+    let mut out = Vec::new();
+    for v in 0..files.len() {
+        if done.contains(&v) || !reaches[v].contains(&v) {
+            continue;
+        }
+        let circle: BTreeSet<usize> = reaches[v]
+            .iter()
+            .copied()
+            .filter(|&w| reaches[w].contains(&v))
+            .collect();
+        done.extend(circle.iter().copied());
+        let one_module = circle.iter().any(|&owner| {
+            circle
+                .iter()
+                .all(|&w| files[w].module.starts_with(&files[owner].module))
+        });
+        if circle.len() < 2 || one_module {
+            continue;
+        }
+        let mut lines: Vec<String> = imports
+            .iter()
+            .filter(|(&(from, _), to)| circle.contains(&from) && circle.contains(to))
+            .map(|(&(from, line), &to)| format!("{}:{line} -> {}", rel(from), rel(to)))
+            .collect();
+        lines.sort();
+        out.push(lines);
+    }
+    out
+}
+
+#[test]
+fn no_import_circle_between_files() {
+    let found = circles(&module_tree());
+    let text: Vec<String> = found.iter().map(|c| c.join("\n    ")).collect();
+    assert!(
+        found.is_empty(),
+        "import circles between files (docs/architecture.md, \"Inside a module\"):\n  - {}\n\
+         Move what both sides need to a file both import (a shared type, a helper), or pass \
+         a value instead of calling back.",
+        text.join("\n  - ")
+    );
+}
+
+#[test]
+fn the_circle_scan_resolves_paths_groups_and_inline_supers() {
+    let code = strip("use crate::{a::{b::C, self}, d as e};\nmod tests { use super::X; }\n");
+    let b = code.as_bytes();
+    let at = find(b, b"crate::", 0).unwrap();
+    let s = |v: &[&str]| v.iter().map(|x| x.to_string()).collect::<Vec<_>>();
+    assert_eq!(
+        paths_at(b, at + 7, &[]),
+        [s(&["a", "b", "C"]), s(&["a"]), s(&["d"])]
+    );
+    // The real tree: a known import is seen, `super::` from a test module stays in its file,
+    // and a file with its own child module is not a circle.
+    let files = module_tree();
+    let imports = file_imports(&files);
+    let named = |k: usize| files[k].path.to_string_lossy().replace('\\', "/");
+    assert!(imports.iter().any(|(&(from, _), &to)| {
+        named(from).ends_with("src/compare/verdict.rs")
+            && named(to).ends_with("src/compare/settle.rs")
+    }));
+    assert!(imports.iter().any(|(&(from, _), &to)| {
+        named(from).ends_with("src/client/chunk.rs")
+            && named(to).ends_with("src/client/chunk/scan.rs")
+    }));
+    assert!(!imports.iter().any(|(&(from, _), &to)| {
+        named(from).ends_with("src/compare/settle.rs")
+            && named(to).ends_with("src/compare/verdict.rs")
+    }));
+}
