@@ -83,6 +83,26 @@ impl Held {
     }
 }
 
+/// A ladder between its measurements: each rung's repeats so far, the lines of run.log, the
+/// warnings said, and a shard's timeline of rung starts.
+struct Climb {
+    rates: Vec<f64>,
+    held: Vec<Held>,
+    log: Vec<String>,
+    said: Said,
+    timeline: Option<shard::Timeline>,
+}
+
+/// Wait out the scenario's cooldown between two measurements; true when a signal came
+/// first.
+pub(super) async fn cooled_down(scenario: &Scenario, stop: &watch::Receiver<bool>) -> bool {
+    let mut s = stop.clone();
+    tokio::select! {
+        _ = tokio::time::sleep(scenario.load.cooldown.0) => false,
+        _ = s.changed() => true,
+    }
+}
+
 impl<'c> Ladder<'c> {
     /// What planning a rung reads of the ladder.
     fn plan_inputs(&self) -> rung_plan::Inputs<'c> {
@@ -101,138 +121,166 @@ impl<'c> Ladder<'c> {
         stop: watch::Receiver<bool>,
     ) -> Result<RunOutcome, RunError> {
         let scenario = self.scenario;
-        let quiet = self.ctx.opts.quiet;
         let rates = scenario.rungs();
-        let n_repeats = scenario.load.repeats.max(1);
-        let mut held: Vec<Held> = (0..rates.len()).map(|_| Held::new()).collect();
-        let mut log: Vec<String> = Vec::new();
-        let mut interrupted = false;
-        // Warnings said once; the server's identity is asked once, after the first rung
-        // whose metrics named the engine.
-        let mut said = Said::default();
-        // A shard starts every rung at the instant all shards share (the cooldown included).
-        let mut timeline = self.ctx.opts.shard.as_ref().map(|s| {
-            shard::Timeline::new(
-                s.start_at,
-                s.drain.unwrap_or(scenario.endpoint.request_timeout.0),
-                scenario.load.cooldown.0,
-            )
-        });
-        'repeats: for repeat in 0..n_repeats {
-            if n_repeats > 1 {
-                let factor = self.sim.map(|s| s.start_run(u64::from(repeat)));
-                let drift = factor
-                    .filter(|f| *f != 1.0)
-                    .map(|f| format!(" (simulator speed x{f:.3})"))
-                    .unwrap_or_default();
-                if !quiet {
-                    self.ctx
-                        .opts
-                        .notes
-                        .err(&format!("repeat {} of {n_repeats}{drift}", repeat + 1));
-                }
-                log.push(format!("repeat {} of {n_repeats}{drift}", repeat + 1));
-            }
-            for (idx, &rate) in rates.iter().enumerate() {
-                if *stop.borrow() {
-                    interrupted = true;
-                    break 'repeats;
-                }
-                // Shard 0 alone scrapes: every shard would read the same server.
-                let first_shard = self
-                    .ctx
-                    .opts
-                    .shard
-                    .as_ref()
-                    .is_none_or(|s| s.shard.index == 0);
-                let scrape = self.scrape.filter(|_| repeat == 0 && first_shard);
-                // The last rung measured below this one in this repeat, for the failure
-                // warning's "did it grow with the load".
-                let below: Vec<&RungSummary> = held[..idx]
-                    .iter()
-                    .filter_map(|h| h.summaries.get(repeat as usize))
-                    .filter(|s| s.rate < rate)
-                    .collect();
-                let lower = failures::LowerRung::below(&below);
-                let at = At {
-                    idx,
-                    rate,
-                    repeat,
-                    lower,
-                    scrape,
-                    timeline: timeline.as_mut(),
-                };
-                let out = Out {
-                    stop: &stop,
-                    writer,
-                    log: &mut log,
-                    said: &mut said,
-                };
-                let m = self.measure(at, out).await?;
-                let h = &mut held[idx];
-                let (cut, rejected) = h.keep(m);
-                let last = repeat + 1 == n_repeats;
-                if let Some(why) = rejected {
-                    h.whole = false;
-                    self.flush(writer, &rates, &mut held)?;
-                    writer.warn(why.to_string());
-                    let _ = writer.write_file("run.log", (log.join("\n") + "\n").as_bytes());
-                    return Err(why.into());
-                }
-                if cut {
-                    interrupted = true;
-                    break 'repeats;
-                }
-                // A rung run for a duration wrote its files as it ran.
-                if last && !writer.info().rungs.iter().any(|e| e.rate == rate) {
-                    self.write(writer, rate, h)?;
-                }
-                if !(last && idx + 1 == rates.len()) && timeline.is_none() {
-                    let mut s = stop.clone();
-                    tokio::select! {
-                        _ = tokio::time::sleep(scenario.load.cooldown.0) => {}
-                        _ = s.changed() => { interrupted = true; break 'repeats; }
-                    }
-                }
-            }
-        }
+        let mut c = Climb {
+            held: (0..rates.len()).map(|_| Held::new()).collect(),
+            rates,
+            log: Vec::new(),
+            said: Said::default(),
+            // A shard starts every rung at the instant all shards share (the cooldown
+            // included).
+            timeline: self.ctx.opts.shard.as_ref().map(|s| {
+                shard::Timeline::new(
+                    s.start_at,
+                    s.drain.unwrap_or(scenario.endpoint.request_timeout.0),
+                    scenario.load.cooldown.0,
+                )
+            }),
+        };
+        let interrupted = self.climb(&mut c, writer, &stop).await?;
         if interrupted {
-            self.flush(writer, &rates, &mut held)?;
+            self.flush(writer, &c.rates, &mut c.held)?;
         }
+        self.finish_ladder(writer, c, interrupted)
+    }
+
+    /// Every repeat of every rung, repeats interleaved; true when a signal (or a
+    /// measurement cut short) stopped the ladder.
+    async fn climb(
+        &self,
+        c: &mut Climb,
+        writer: &mut RunWriter,
+        stop: &watch::Receiver<bool>,
+    ) -> Result<bool, RunError> {
+        let n_repeats = self.scenario.load.repeats.max(1);
+        for repeat in 0..n_repeats {
+            if n_repeats > 1 {
+                self.start_repeat(repeat, n_repeats, &mut c.log);
+            }
+            for idx in 0..c.rates.len() {
+                if *stop.borrow() {
+                    return Ok(true);
+                }
+                if self.rung_once(c, writer, stop, idx, repeat).await? {
+                    return Ok(true);
+                }
+                let last = repeat + 1 == n_repeats && idx + 1 == c.rates.len();
+                if !last && c.timeline.is_none() && cooled_down(self.scenario, stop).await {
+                    return Ok(true);
+                }
+            }
+        }
+        Ok(false)
+    }
+
+    /// The line before repeat `repeat` of a repeated ladder (and the simulator's new
+    /// speed, when it drifts).
+    fn start_repeat(&self, repeat: u32, n_repeats: u32, log: &mut Vec<String>) {
+        let factor = self.sim.map(|s| s.start_run(u64::from(repeat)));
+        let drift = factor
+            .filter(|f| *f != 1.0)
+            .map(|f| format!(" (simulator speed x{f:.3})"))
+            .unwrap_or_default();
+        if !self.ctx.opts.quiet {
+            self.ctx
+                .opts
+                .notes
+                .err(&format!("repeat {} of {n_repeats}{drift}", repeat + 1));
+        }
+        log.push(format!("repeat {} of {n_repeats}{drift}", repeat + 1));
+    }
+
+    /// Measure repeat `repeat` of rung `idx` and keep it; write the rung's files after its
+    /// last repeat. True when the measurement was cut short; a rejection writes what the
+    /// ladder holds and ends it with the error.
+    async fn rung_once(
+        &self,
+        c: &mut Climb,
+        writer: &mut RunWriter,
+        stop: &watch::Receiver<bool>,
+        idx: usize,
+        repeat: u32,
+    ) -> Result<bool, RunError> {
+        let rate = c.rates[idx];
+        // Shard 0 alone scrapes: every shard would read the same server.
+        let first_shard = self
+            .ctx
+            .opts
+            .shard
+            .as_ref()
+            .is_none_or(|s| s.shard.index == 0);
+        let scrape = self.scrape.filter(|_| repeat == 0 && first_shard);
+        // The last rung measured below this one in this repeat, for the failure
+        // warning's "did it grow with the load".
+        let below: Vec<&RungSummary> = c.held[..idx]
+            .iter()
+            .filter_map(|h| h.summaries.get(repeat as usize))
+            .filter(|s| s.rate < rate)
+            .collect();
+        let lower = failures::LowerRung::below(&below);
+        let at = At {
+            idx,
+            rate,
+            repeat,
+            lower,
+            scrape,
+            timeline: c.timeline.as_mut(),
+        };
+        let out = Out {
+            stop,
+            writer,
+            log: &mut c.log,
+            said: &mut c.said,
+        };
+        let m = self.measure(at, out).await?;
+        let h = &mut c.held[idx];
+        let (cut, rejected) = h.keep(m);
+        if let Some(why) = rejected {
+            h.whole = false;
+            self.flush(writer, &c.rates, &mut c.held)?;
+            writer.warn(why.to_string());
+            let _ = writer.write_file("run.log", (c.log.join("\n") + "\n").as_bytes());
+            return Err(why.into());
+        }
+        if cut {
+            return Ok(true);
+        }
+        // A rung run for a duration wrote its files as it ran.
+        let last = repeat + 1 == self.scenario.load.repeats.max(1);
+        if last && !writer.info().rungs.iter().any(|e| e.rate == rate) {
+            self.write(writer, rate, h)?;
+        }
+        Ok(false)
+    }
+
+    /// After the last rung (or a stop) with every measured rung written: the outlier
+    /// warnings, run.log, the folder's status, and the outcome on the terminal.
+    fn finish_ladder(
+        &self,
+        writer: &mut RunWriter,
+        mut c: Climb,
+        interrupted: bool,
+    ) -> Result<RunOutcome, RunError> {
+        let scenario = self.scenario;
+        let rates = &c.rates;
         let summaries: Vec<RungSummary> = writer
             .info()
             .rungs
             .iter()
             .filter_map(|e| {
                 let i = rates.iter().position(|r| *r == e.rate)?;
-                Some(pooled(&held[i], scenario))
+                Some(pooled(&c.held[i], scenario))
             })
             .collect();
-        // A repeat far from the others (a cold cache, a restart): said now, and refused by
-        // `ladder bless` without --force.
-        for s in summaries.iter().filter(|s| s.repeats.len() >= 2) {
-            for o in crate::metrics::outliers::of_rung(s.rate, &s.repeats) {
-                let w = format!(
-                    "rung {}: a repeat far from the others: {}; `ladder bless` refuses this run \
-                     without --force (docs/gate.md, \"Outlier runs\")",
-                    scenario.load_kind().level(s.rate),
-                    o.describe()
-                );
-                if !self.ctx.opts.quiet {
-                    self.ctx.opts.notes.err(&format!("warning: {w}"));
-                }
-                log.push(format!("warning: {w}"));
-                writer.warn(w);
-            }
-        }
-        let _ = writer.write_file("run.log", (log.join("\n") + "\n").as_bytes());
+        self.outlier_warnings(&summaries, writer, &mut c.log);
+        let _ = writer.write_file("run.log", (c.log.join("\n") + "\n").as_bytes());
         let complete = writer.info().rungs.iter().filter(|e| e.complete).count();
         let (status, detail) = if interrupted {
             (
                 RunStatus::Interrupted,
                 Some(format!(
                     "stopped by a signal after {complete} of {} rungs",
-                    rates.len()
+                    c.rates.len()
                 )),
             )
         } else {
@@ -247,7 +295,7 @@ impl<'c> Ladder<'c> {
             return Err(RunError::Interrupted {
                 dir,
                 complete,
-                total: rates.len(),
+                total: c.rates.len(),
             });
         }
         Ok(RunOutcome {
@@ -255,6 +303,31 @@ impl<'c> Ladder<'c> {
             info,
             rungs: summaries,
         })
+    }
+
+    /// A repeat far from the others (a cold cache, a restart): said now, and refused by
+    /// `ladder bless` without --force.
+    fn outlier_warnings(
+        &self,
+        summaries: &[RungSummary],
+        writer: &mut RunWriter,
+        log: &mut Vec<String>,
+    ) {
+        for s in summaries.iter().filter(|s| s.repeats.len() >= 2) {
+            for o in crate::metrics::outliers::of_rung(s.rate, &s.repeats) {
+                let w = format!(
+                    "rung {}: a repeat far from the others: {}; `ladder bless` refuses this run \
+                     without --force (docs/gate.md, \"Outlier runs\")",
+                    self.scenario.load_kind().level(s.rate),
+                    o.describe()
+                );
+                if !self.ctx.opts.quiet {
+                    self.ctx.opts.notes.err(&format!("warning: {w}"));
+                }
+                log.push(format!("warning: {w}"));
+                writer.warn(w);
+            }
+        }
     }
 
     /// Write every rung measured at least once and not yet written, with what it has
@@ -295,7 +368,6 @@ impl<'c> Ladder<'c> {
     /// Measure one repeat of one rung ([`At`]) into `out`; returns the measurement with,
     /// when scraped, the server-metrics file text.
     pub(super) async fn measure(&self, at: At<'_>, out: Out<'_>) -> Result<Measured, RunError> {
-        let scenario = self.scenario;
         let At {
             idx,
             rate,
@@ -310,39 +382,14 @@ impl<'c> Ladder<'c> {
             log,
             said,
         } = out;
-        let mut planned = rung_plan::plan_rung(
-            self.plan_inputs(),
-            rung_plan::RungAt { idx, rate, repeat },
-            stop,
-            writer,
-            log,
-            timeline,
-        )
-        .await?;
+        let rung_at = rung_plan::RungAt { idx, rate, repeat };
+        let mut planned =
+            rung_plan::plan_rung(self.plan_inputs(), rung_at, stop, writer, log, timeline).await?;
         let kind = planned.kind;
         let mut bar = self.bar(&planned, idx, rate, repeat);
         let base = self.rung_context(&planned, rate);
-        let rung_ctx = |interrupted: bool| RungContext {
-            interrupted,
-            ..base.clone()
-        };
-        let mut sink = match planned.timed {
-            Some(d) => Some(
-                soak::SoakSink::open(writer, rung_ctx(false), kind, d, planned.groups.clone())
-                    .map_err(RunError::from)?,
-            ),
-            None => None,
-        };
-        let warmed_rx = planned.warmed_rx.take();
-        let scraper = scrape.map(|s| match warmed_rx {
-            Some(rx) => s.start_when(rx),
-            None => s.start(
-                planned
-                    .start
-                    .unwrap_or_else(|| Instant::now() + rung::START_LEAD)
-                    + planned.first_measured,
-            ),
-        });
+        let mut sink = open_sink(writer, &planned, &base)?;
+        let scraper = start_scraper(scrape, planned.warmed_rx.take(), &planned);
         let rung_plan::RungPlan {
             send,
             warmup,
@@ -367,13 +414,14 @@ impl<'c> Ladder<'c> {
             None => None,
         };
         tag_prefix_groups(&mut run.records, &groups);
-        let ctx = rung_ctx(run.interrupted || run.rejected.is_some());
-        let (mut summary, streamed) = self.summary_of(&run.records, sink, &ctx)?;
-        summary.offered_rate = match (replay, &scenario.load.ramp) {
-            (Some(r), _) => Some(r.trace.offered_rate(rate)),
-            (None, Some(ramp)) => Some((warmup + n) as f64 / ramp.over.0.as_secs_f64()),
-            _ => None,
+        let cut = run.interrupted || run.rejected.is_some();
+        let ctx = RungContext {
+            interrupted: cut,
+            ..base
         };
+        let (mut summary, streamed) = self.summary_of(&run.records, sink, &ctx)?;
+        summary.offered_rate = self.offered_rate(replay, rate, warmup + n);
+        let level = kind.level(rate);
         let server_text = match (&scraped, scrape) {
             (Some(sc), Some(setup)) => {
                 let told = &mut Told {
@@ -381,24 +429,18 @@ impl<'c> Ladder<'c> {
                     said: &mut *said,
                     bar: &mut bar,
                 };
-                self.server_part(sc, setup, &mut summary, &kind.level(rate), told)
+                self.server_part(sc, setup, &mut summary, &level, told)
                     .await
             }
             _ => None,
         };
         bar.finish(&summary);
-        let which = if scenario.load.repeats > 1 {
+        let which = if self.scenario.load.repeats > 1 {
             format!(" (repeat {})", repeat + 1)
         } else {
             String::new()
         };
         log.push(log_line(rate, &which, run.sent, &summary));
-        let level = kind.level(rate);
-        let mut told = Told {
-            writer,
-            said,
-            bar: &mut bar,
-        };
         let said_of = RungSaid {
             level: &level,
             which: &which,
@@ -409,9 +451,13 @@ impl<'c> Ladder<'c> {
             timed,
             lower: lower.as_ref(),
         };
+        let mut told = Told {
+            writer,
+            said,
+            bar: &mut bar,
+        };
         self.rung_warnings(&summary, &said_of, &mut told);
         if let Some((stream, late)) = streamed {
-            let cut = run.interrupted || run.rejected.is_some();
             streamed_rung(&summary, stream, late, cut, &level, &mut told)?;
         }
         let rejected = run.rejected.clone().map(|rejection| super::RungRejected {
@@ -426,6 +472,21 @@ impl<'c> Ladder<'c> {
             rejected,
             server_text,
         })
+    }
+
+    /// The rate a ramp or a trace replay offered (`None` for a steady rung): a trace's at
+    /// its speed, a ramp's over its length.
+    fn offered_rate(
+        &self,
+        replay: Option<&super::prepare::Replay>,
+        rate: f64,
+        requests: usize,
+    ) -> Option<f64> {
+        match (replay, &self.scenario.load.ramp) {
+            (Some(r), _) => Some(r.trace.offered_rate(rate)),
+            (None, Some(ramp)) => Some(requests as f64 / ramp.over.0.as_secs_f64()),
+            _ => None,
+        }
     }
 
     /// The rung's summary (a timed rung's from its streamed files, with the stream and its
@@ -708,6 +769,45 @@ fn streamed_rung(
     told.writer
         .finish_streamed_rung(summary, stream, !cut && !empty)
         .map_err(RunError::from)
+}
+
+/// A rung run for a duration writes its files as it runs: the sink they stream to.
+fn open_sink<'w>(
+    writer: &'w mut RunWriter,
+    planned: &rung_plan::RungPlan<'_>,
+    base: &RungContext,
+) -> Result<Option<soak::SoakSink<'w>>, RunError> {
+    match planned.timed {
+        Some(d) => soak::SoakSink::open(
+            writer,
+            base.clone(),
+            planned.kind,
+            d,
+            planned.groups.clone(),
+        )
+        .map(Some)
+        .map_err(RunError::from),
+        None => Ok(None),
+    }
+}
+
+/// Scrape the server's metrics (when this measurement scrapes) from the rung's first
+/// measured request on: a concurrency rung says when its warmup has finished (`warmed_rx`),
+/// any other's is known from its plan.
+fn start_scraper(
+    scrape: Option<&ScrapeSetup>,
+    warmed_rx: Option<watch::Receiver<Option<Instant>>>,
+    planned: &rung_plan::RungPlan<'_>,
+) -> Option<servermetrics::Scraper> {
+    scrape.map(|s| match warmed_rx {
+        Some(rx) => s.start_when(rx),
+        None => s.start(
+            planned
+                .start
+                .unwrap_or_else(|| Instant::now() + rung::START_LEAD)
+                + planned.first_measured,
+        ),
+    })
 }
 
 /// Mark each record with its prompt's prefix group (`groups[index]`) and whether it was the

@@ -78,78 +78,33 @@ pub(super) async fn plan_rung<'c>(
 ) -> Result<RungPlan<'c>, RunError> {
     let scenario = inp.scenario;
     let kind = scenario.load_kind();
-    let RungAt { idx, rate, repeat } = at;
+    let RungAt { idx, rate, .. } = at;
+    let counts = Counts::of(inp, idx, rate)?;
+    let Prompts {
+        requests,
+        sessions,
+        groups,
+        inexact,
+        mix,
+    } = rung_prompts(inp, at, &counts, log)?;
     let Counts {
         warmup,
         n,
         timed,
         replay,
         shaped,
-    } = Counts::of(inp, idx, rate)?;
-    // Prompts and bodies are built before the rung: nothing of this on the send path.
-    // The same lengths, order and schedule on every repeat (the seeds are the rung's).
-    let fresh = repeat_workload(&scenario.workload, repeat);
-    let workload = fresh.as_ref().unwrap_or(&scenario.workload);
-    let sessions = session_plan(inp, workload, warmup + n, idx)?;
-    let count = match timed {
-        Some(_) => scenario
-            .workload
-            .prompt_pool
-            .unwrap_or(crate::scenario::DEFAULT_PROMPT_POOL) as usize,
-        None => warmup + n,
-    };
-    let set = prompt_set(inp, workload, replay, sessions.as_deref(), count, idx)?;
-    if repeat == 0 {
-        for note in set.notes {
-            if !inp.ctx.opts.quiet {
-                inp.ctx
-                    .opts
-                    .notes
-                    .err(&format!("note: rung {}: {note}", kind.level(rate)));
-            }
-            log.push(format!("note: rung {rate}: {note}"));
-        }
-    }
-    let prompts = set.prompts;
-    let groups = set.prefix_groups;
-    let sharding = inp.ctx.opts.shard.as_ref().map(|s| s.shard);
-    let owned = |i: usize| sharding.is_none_or(|s| s.owns(i as u64));
-    // A timed rung's pool serves warmup and measured requests alike.
-    let measured_from = if timed.is_some() { 0 } else { warmup };
-    let inexact = match &sessions {
-        Some(plan) => super::sessions::inexact_measured(plan, warmup),
-        None => prompts[measured_from..]
-            .iter()
-            .enumerate()
-            .filter(|(i, p)| !p.exact && owned(measured_from + i))
-            .count() as u64,
-    };
-    let mix = super::models::Mix::of(&scenario.model, scenario.workload.seed);
-    let requests = bodies(inp.client, &mix, prompts);
-    // A concurrency rung: `rate` is its number of users (a shard runs its part of them);
-    // no arrival schedule.
-    let part = |n: u32| sharding.map_or(n, |s| s.part(n));
-    let closed = (kind == LoadKind::Concurrency).then(|| super::dispatch::Users {
-        count: part(rate as u32),
-        think_time: scenario.load.think_time.map_or(Duration::ZERO, |d| d.0),
-    });
-    let at = RungAt { idx, rate, repeat };
-    let mut schedule = send_times(scenario, at, (warmup, n), closed.is_some(), timed, shaped)?;
-    // Server metrics from the first measured send on (warmup left out).
-    let first_measured = match timed {
-        Some(_) => schedule.first().copied().unwrap_or_default(),
-        None => schedule.get(warmup).copied().unwrap_or_default(),
-    };
-    let max_concurrency = scenario.load.max_concurrency.map(part);
-    let span = schedule.last().copied().unwrap_or_default();
-    // A session rung's schedule is its sessions' starts (sessions per second).
-    let session_starts = match &sessions {
-        Some(_) => std::mem::take(&mut schedule),
-        None => Vec::new(),
-    };
-    let (requests, schedule, indices) = match sharding {
+    } = counts;
+    let Times {
+        closed,
+        schedule,
+        first_measured,
+        max_concurrency,
+        span,
+        session_starts,
+    } = rung_times(inp, at, (warmup, n), timed, shaped, sessions.is_some())?;
+    let (requests, schedule, indices) = match sharding(inp) {
         None => (requests, schedule, None),
-        Some(_) => shard_share(requests, schedule, owned),
+        Some(s) => shard_share(requests, schedule, |i| s.owns(i as u64)),
     };
     let start = match timeline {
         Some(t) => Some(shard_start(scenario, at, t.take(span), stop, writer).await?),
@@ -208,6 +163,144 @@ pub(super) async fn plan_rung<'c>(
         start,
         warmed_rx,
         requests_total,
+    })
+}
+
+/// This shard's part of the rung, for a shard of a sharded run.
+fn sharding(inp: Inputs<'_>) -> Option<shard::Shard> {
+    inp.ctx.opts.shard.as_ref().map(|s| s.shard)
+}
+
+/// A rung's prompts as request bodies (or its sessions), built before the rung.
+struct Prompts {
+    requests: Vec<PreparedRequest>,
+    sessions: Option<Arc<SessionPlan>>,
+    /// Each prompt's shared-prefix group (empty without `workload.shared_prefix`).
+    groups: Vec<u32>,
+    /// Measured prompts (of this shard) that could not be made exactly as long as asked.
+    inexact: u64,
+    /// The model mix the bodies name, which a session rung's conversations draw from too.
+    mix: super::models::Mix,
+}
+
+/// The prompts and request bodies of repeat `at.repeat` of a rung: nothing of this on the
+/// send path. The same lengths, order and schedule on every repeat (the seeds are the
+/// rung's); the prompt set's notes are said on the first repeat.
+fn rung_prompts(
+    inp: Inputs<'_>,
+    at: RungAt,
+    counts: &Counts<'_>,
+    log: &mut Vec<String>,
+) -> Result<Prompts, RunError> {
+    let scenario = inp.scenario;
+    let RungAt { idx, rate, repeat } = at;
+    let (warmup, n, timed) = (counts.warmup, counts.n, counts.timed);
+    let fresh = repeat_workload(&scenario.workload, repeat);
+    let workload = fresh.as_ref().unwrap_or(&scenario.workload);
+    let sessions = session_plan(inp, workload, warmup + n, idx)?;
+    let count = match timed {
+        Some(_) => scenario
+            .workload
+            .prompt_pool
+            .unwrap_or(crate::scenario::DEFAULT_PROMPT_POOL) as usize,
+        None => warmup + n,
+    };
+    let set = prompt_set(
+        inp,
+        workload,
+        counts.replay,
+        sessions.as_deref(),
+        count,
+        idx,
+    )?;
+    if repeat == 0 {
+        for note in set.notes {
+            if !inp.ctx.opts.quiet {
+                inp.ctx.opts.notes.err(&format!(
+                    "note: rung {}: {note}",
+                    scenario.load_kind().level(rate)
+                ));
+            }
+            log.push(format!("note: rung {rate}: {note}"));
+        }
+    }
+    let prompts = set.prompts;
+    let sharding = sharding(inp);
+    let owned = |i: usize| sharding.is_none_or(|s| s.owns(i as u64));
+    // A timed rung's pool serves warmup and measured requests alike.
+    let measured_from = if timed.is_some() { 0 } else { warmup };
+    let inexact = match &sessions {
+        Some(plan) => super::sessions::inexact_measured(plan, warmup),
+        None => prompts[measured_from..]
+            .iter()
+            .enumerate()
+            .filter(|(i, p)| !p.exact && owned(measured_from + i))
+            .count() as u64,
+    };
+    let mix = super::models::Mix::of(&scenario.model, scenario.workload.seed);
+    let requests = bodies(inp.client, &mix, prompts);
+    Ok(Prompts {
+        requests,
+        sessions,
+        groups: set.prefix_groups,
+        inexact,
+        mix,
+    })
+}
+
+/// When a rung's requests go: closed-loop users, or a schedule of send offsets.
+struct Times {
+    closed: Option<super::dispatch::Users>,
+    /// Send offsets of the prepared requests (empty for users and for a session rung).
+    schedule: Vec<Duration>,
+    /// When the first measured request is due, from the rung's start.
+    first_measured: Duration,
+    /// `load.max_concurrency`, this shard's part of it.
+    max_concurrency: Option<u32>,
+    /// The last send offset: how long a shard's timeline gives the rung.
+    span: Duration,
+    /// A session rung's starts of its sessions (sessions per second).
+    session_starts: Vec<Duration>,
+}
+
+/// The rung's users or send offsets, and what follows from them.
+fn rung_times(
+    inp: Inputs<'_>,
+    at: RungAt,
+    (warmup, n): (usize, usize),
+    timed: Option<Duration>,
+    shaped: Option<Vec<Duration>>,
+    sessions: bool,
+) -> Result<Times, RunError> {
+    let scenario = inp.scenario;
+    let sharding = sharding(inp);
+    // A concurrency rung: `rate` is its number of users (a shard runs its part of them);
+    // no arrival schedule.
+    let part = |n: u32| sharding.map_or(n, |s| s.part(n));
+    let closed = (scenario.load_kind() == LoadKind::Concurrency).then(|| super::dispatch::Users {
+        count: part(at.rate as u32),
+        think_time: scenario.load.think_time.map_or(Duration::ZERO, |d| d.0),
+    });
+    let mut schedule = send_times(scenario, at, (warmup, n), closed.is_some(), timed, shaped)?;
+    // Server metrics from the first measured send on (warmup left out).
+    let first_measured = match timed {
+        Some(_) => schedule.first().copied().unwrap_or_default(),
+        None => schedule.get(warmup).copied().unwrap_or_default(),
+    };
+    let max_concurrency = scenario.load.max_concurrency.map(part);
+    let span = schedule.last().copied().unwrap_or_default();
+    // A session rung's schedule is its sessions' starts (sessions per second).
+    let session_starts = match sessions {
+        true => std::mem::take(&mut schedule),
+        false => Vec::new(),
+    };
+    Ok(Times {
+        closed,
+        schedule,
+        first_measured,
+        max_concurrency,
+        span,
+        session_starts,
     })
 }
 

@@ -14,7 +14,7 @@ use chrono::Utc;
 use tokio::sync::watch;
 use tokio::time::Instant;
 
-use super::ladder::{pooled, At, Held, Ladder, Out, Said};
+use super::ladder::{cooled_down, pooled, At, Held, Ladder, Out, Said};
 use super::{failures, print_outcome, RunError, RunOutcome};
 use crate::capacity::file::{level_text, slo_text};
 use crate::capacity::{
@@ -380,12 +380,8 @@ impl Ladder<'_> {
             return Ok(Some(Stop::Interrupted));
         }
         let t0 = Instant::now();
-        if p.measured > 0 {
-            let mut s = stop.clone();
-            tokio::select! {
-                _ = tokio::time::sleep(self.scenario.load.cooldown.0) => {}
-                _ = s.changed() => { return Ok(Some(Stop::Interrupted)); }
-            }
+        if p.measured > 0 && cooled_down(self.scenario, stop).await {
+            return Ok(Some(Stop::Interrupted));
         }
         if let Some(line) = again_line(&p.search, kind, level, extension, repeat) {
             self.say_search(&line);
