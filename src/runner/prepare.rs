@@ -79,81 +79,27 @@ pub fn rung_seed(seed: u64, idx: usize) -> u64 {
 /// about a scenario key (see [`Loaded::diagnose`] for their positions).
 pub fn prepare(loaded: &Loaded, scenario: Scenario) -> Result<Prepared, Vec<Finding>> {
     let mut found = vec![];
-    let sim = if scenario.endpoint.base_url == "sim" {
-        let mut cfg = scenario.sim.clone().unwrap_or_default();
-        for (key, m) in cfg.keyed_problems() {
-            // The key path is printed before the message already.
-            let prefix = format!("sim.{key} ");
-            let m = m.strip_prefix(&prefix).map(String::from).unwrap_or(m);
-            found.push(Finding::at(&["sim", key], m).hint("docs/sim.md lists the settings"));
-        }
-        // The built-in simulator serves every name the scenario sends.
-        for name in scenario.model.names() {
-            if !cfg.served_model_names.iter().any(|n| n == name) {
-                cfg.served_model_names.push(name.to_string());
-            }
-        }
-        Some(cfg)
-    } else {
-        None
-    };
-    for (name, value) in &scenario.endpoint.headers {
-        if let Some(m) = crate::client::header_problem(name, value) {
-            let path = vec![
-                KeySeg::Key("endpoint".into()),
-                KeySeg::Key("headers".into()),
-                KeySeg::Key(name.clone()),
-            ];
-            found.push(Finding {
-                path,
-                message: m,
-                hint: Some("headers are `Name: value` pairs as HTTP sends them".into()),
-            });
-        }
-    }
+    let sim = sim_config(&scenario, &mut found);
+    check_headers(&scenario, &mut found);
     check_schedule(&scenario, &mut found);
 
     let dataset_path = scenario.workload.path.as_ref().map(|p| loaded.resolve(p));
-    // A file, a model directory, or a hub id from the Hugging Face cache (downloaded into it
-    // when the scenario allows): `validate` resolves it the same way. `server` and `none` read
-    // no file.
     let special = tokenizer_source::special(&scenario.tokenizer.to_string_lossy());
     let (tokenizer, source) = match special {
         Some(kind) => (None, Some(TokenizerSource::fileless(kind))),
-        None => {
-            let source = tokenizer_source::resolve(
-                &scenario.tokenizer.to_string_lossy(),
-                &loaded.resolve(&scenario.tokenizer),
-                &HubSettings::from_env(scenario.tokenizer_download),
-            );
-            match source {
-                Ok(src) => match tokens::load(&src.path) {
-                    Ok(t) => (Some(t), Some(src)),
-                    Err(m) => {
-                        found.push(Finding::at(&["tokenizer"], m.to_string()));
-                        (None, None)
-                    }
-                },
-                Err(m) => {
-                    found.push(Finding::at(&["tokenizer"], m.to_string()));
-                    (None, None)
-                }
-            }
-        }
+        None => load_tokenizer(loaded, &scenario, &mut found),
     };
-    // Kept only when built with the counter the run counts with (a local tokenizer or
-    // `none`; `tokenizer: server` counts once reached, so it builds them again).
-    let mut first_prompts = None;
     let word_pools = workload::WordPools::default();
-    let (longest, trace) = match (&scenario.load.trace, &tokenizer) {
+    let (longest, trace, mut first_prompts) = match (&scenario.load.trace, &tokenizer) {
         (Some(t), Some(tok)) => match read_trace(&scenario, t, loaded, tok) {
             Ok(r) => (
                 r.prompts.iter().max_by_key(|p| p.input_tokens).cloned(),
                 Some(Arc::new(r)),
+                None,
             ),
             Err(f) => {
                 found.push(f);
-                (None, None)
+                (None, None, None)
             }
         },
         (Some(_), None) => {
@@ -166,47 +112,18 @@ pub fn prepare(loaded: &Loaded, scenario: Scenario) -> Result<Prepared, Vec<Find
                     .hint("give the model's tokenizer.json, model directory or hub id instead of `server` or `none`"),
                 );
             }
-            (None, None)
+            (None, None, None)
         }
-        (None, _) => (
-            match (&tokenizer, special) {
-                (Some(tok), _) => {
-                    let (longest, first) = check_prompts_keeping(
-                        &scenario,
-                        Tokens::Pooled(tok, &word_pools),
-                        dataset_path.as_deref(),
-                        &mut found,
-                    );
-                    first_prompts = first;
-                    longest
-                }
-                (None, Some(SourceKind::None)) => {
-                    let (longest, first) = check_prompts_keeping(
-                        &scenario,
-                        Tokens::Absent,
-                        dataset_path.as_deref(),
-                        &mut found,
-                    );
-                    first_prompts = first;
-                    longest
-                }
-                // The server counts once it is reached; a dataset file is read (uncounted) now, so a
-                // broken file fails here and not after preflight.
-                (None, Some(SourceKind::Server))
-                    if scenario.workload.dataset != Dataset::Random =>
-                {
-                    check_prompts(
-                        &scenario,
-                        Tokens::Absent,
-                        dataset_path.as_deref(),
-                        &mut found,
-                    );
-                    None
-                }
-                _ => None,
-            },
-            None,
-        ),
+        (None, _) => {
+            let counted = Counted {
+                tokenizer: tokenizer.as_ref(),
+                special,
+                word_pools: &word_pools,
+            };
+            let (longest, first) =
+                check_workload_prompts(&scenario, counted, dataset_path.as_deref(), &mut found);
+            (longest, None, first)
+        }
     };
     // A session's turns carry the conversation so far: its longest prompt is its last turn's,
     // and the limits and the preflight's long probe are about that one.
@@ -231,6 +148,113 @@ pub fn prepare(loaded: &Loaded, scenario: Scenario) -> Result<Prepared, Vec<Find
             word_pools,
         }),
         _ => Err(found),
+    }
+}
+
+/// The simulator's settings when `base_url` is `sim` (their problems into `found`): the
+/// scenario's own, serving every model name the scenario sends.
+fn sim_config(scenario: &Scenario, found: &mut Vec<Finding>) -> Option<SimConfig> {
+    if scenario.endpoint.base_url != "sim" {
+        return None;
+    }
+    let mut cfg = scenario.sim.clone().unwrap_or_default();
+    for (key, m) in cfg.keyed_problems() {
+        // The key path is printed before the message already.
+        let prefix = format!("sim.{key} ");
+        let m = m.strip_prefix(&prefix).map(String::from).unwrap_or(m);
+        found.push(Finding::at(&["sim", key], m).hint("docs/sim.md lists the settings"));
+    }
+    // The built-in simulator serves every name the scenario sends.
+    for name in scenario.model.names() {
+        if !cfg.served_model_names.iter().any(|n| n == name) {
+            cfg.served_model_names.push(name.to_string());
+        }
+    }
+    Some(cfg)
+}
+
+/// Each of `endpoint.headers` that HTTP cannot send, as a finding.
+fn check_headers(scenario: &Scenario, found: &mut Vec<Finding>) {
+    for (name, value) in &scenario.endpoint.headers {
+        if let Some(m) = crate::client::header_problem(name, value) {
+            let path = vec![
+                KeySeg::Key("endpoint".into()),
+                KeySeg::Key("headers".into()),
+                KeySeg::Key(name.clone()),
+            ];
+            found.push(Finding {
+                path,
+                message: m,
+                hint: Some("headers are `Name: value` pairs as HTTP sends them".into()),
+            });
+        }
+    }
+}
+
+/// The local tokenizer: a file, a model directory, or a hub id from the Hugging Face cache
+/// (downloaded into it when the scenario allows); `validate` resolves it the same way. A
+/// problem goes to `found` at `tokenizer` and gives neither.
+fn load_tokenizer(
+    loaded: &Loaded,
+    scenario: &Scenario,
+    found: &mut Vec<Finding>,
+) -> (Option<Tokenizer>, Option<TokenizerSource>) {
+    let source = tokenizer_source::resolve(
+        &scenario.tokenizer.to_string_lossy(),
+        &loaded.resolve(&scenario.tokenizer),
+        &HubSettings::from_env(scenario.tokenizer_download),
+    );
+    match source {
+        Ok(src) => match tokens::load(&src.path) {
+            Ok(t) => (Some(t), Some(src)),
+            Err(m) => {
+                found.push(Finding::at(&["tokenizer"], m.to_string()));
+                (None, None)
+            }
+        },
+        Err(m) => {
+            found.push(Finding::at(&["tokenizer"], m.to_string()));
+            (None, None)
+        }
+    }
+}
+
+/// How the workload's prompts are counted here: the local tokenizer (with its word pool,
+/// which the run reuses), or `tokenizer: server` / `none` (`special`).
+#[derive(Clone, Copy)]
+struct Counted<'a> {
+    tokenizer: Option<&'a Tokenizer>,
+    special: Option<SourceKind>,
+    word_pools: &'a workload::WordPools,
+}
+
+/// Check a workload's prompts (not a trace's): the longest any rung can send, and a file
+/// dataset's first prompt set, kept only when built with the counter the run counts with
+/// (a local tokenizer or `none`; `tokenizer: server` counts once reached, so it builds them
+/// again).
+fn check_workload_prompts(
+    scenario: &Scenario,
+    counted: Counted<'_>,
+    dataset_path: Option<&std::path::Path>,
+    found: &mut Vec<Finding>,
+) -> (Option<Prompt>, Option<FirstPrompts>) {
+    match (counted.tokenizer, counted.special) {
+        (Some(tok), _) => check_prompts_keeping(
+            scenario,
+            Tokens::Pooled(tok, counted.word_pools),
+            dataset_path,
+            found,
+        ),
+        (None, Some(SourceKind::None)) => {
+            check_prompts_keeping(scenario, Tokens::Absent, dataset_path, found)
+        }
+        // The server counts once it is reached; a dataset file is read (uncounted) now, so a
+        // broken file fails here and not after preflight.
+        (None, Some(SourceKind::Server)) if scenario.workload.dataset != Dataset::Random => {
+            check_prompts(scenario, Tokens::Absent, dataset_path, found);
+            (None, None)
+        }
+        _ => (None, None),
     }
 }
 
