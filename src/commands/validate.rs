@@ -14,10 +14,8 @@ pub struct Checked {
 
 /// One file's problems, notes and warnings, as `run` would find them before preflight.
 pub fn check(f: &Path) -> Checked {
-    let (loaded, mut problems) = crate::scenario::check_file(
-        f,
-        Some(&|p| crate::tokens::check(p).map_err(|e| e.to_string())),
-    );
+    let (loaded, mut problems) =
+        crate::scenario::check_file(f, Some(&|p| crate::tokens::check(p).map_err(Into::into)));
     // What `run` would refuse before preflight, `validate` refuses too (the same code).
     let loaded = loaded
         .filter(|_| problems.is_empty())

@@ -165,7 +165,10 @@ pub fn parse_override(s: &str) -> Result<Check, ThresholdError> {
                 .strip_prefix("floor")
                 .and_then(|r| r.trim_start().strip_prefix('='))
                 .ok_or_else(|| bad("after the comma only `floor=AMOUNT` may follow"))?;
-            (rule, Some(MinChange::parse(v).map_err(|e| bad(&e))?))
+            (
+                rule,
+                Some(MinChange::parse(v).map_err(|e| bad(&e.to_string()))?),
+            )
         }
     };
     let s_rule = rule;
@@ -187,7 +190,7 @@ pub fn parse_override(s: &str) -> Result<Check, ThresholdError> {
             .map(|i| (&s_rule[..i], &s_rule[i..]))
     }) {
         let v = v.trim();
-        let t = |rest: &str| Threshold::parse(rest).map_err(|e| bad(&e));
+        let t = |rest: &str| Threshold::parse(rest).map_err(|e| bad(&e.to_string()));
         if let Some(rest) = v.strip_prefix('+') {
             (m, Bound::Increase(t(rest)?))
         } else if let Some(rest) = v.strip_prefix('-') {
@@ -212,7 +215,7 @@ pub fn parse_override(s: &str) -> Result<Check, ThresholdError> {
                 "a floor goes with a change (`+` / `-`), not with a bound on the value",
             ));
         }
-        check.floor = f.in_unit(metric).map_err(|e| bad(&e))?;
+        check.floor = f.in_unit(metric).map_err(|e| bad(&e.to_string()))?;
     }
     Ok(check)
 }

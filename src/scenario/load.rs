@@ -133,10 +133,7 @@ pub fn load(path: &Path) -> Result<Loaded, Diagnostics> {
 
 /// Every problem of a scenario file, including whether its tokenizer loads (through the
 /// injected `tokenizer_check`, e.g. `ladder::tokens::check`). Empty when valid.
-pub fn validate_file(
-    path: &Path,
-    tokenizer_check: &dyn Fn(&Path) -> Result<(), String>,
-) -> Vec<Diagnostic> {
+pub fn validate_file(path: &Path, tokenizer_check: TokenizerCheck<'_>) -> Vec<Diagnostic> {
     check_file(path, Some(tokenizer_check)).1
 }
 

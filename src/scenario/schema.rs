@@ -251,6 +251,7 @@ fn check_against(root: &Value, schema: &Value, instance: &Value, prefix: &[Seg])
                 let msg = if is_ref(root, &path, "Duration") {
                     DurationStr::parse(s)
                         .err()
+                        .map(|e| e.to_string())
                         .unwrap_or_else(|| format!("`{s}` is not a duration"))
                 } else {
                     format!("`{s}` does not match the pattern `{pattern}`")
@@ -306,7 +307,7 @@ fn alternatives_problem(root: &Value, path: Vec<Seg>, value: &Value) -> Vec<Prob
     if is_ref(root, &path, "Threshold") {
         let msg = match value {
             // A quoted number parses, but the schema takes a string only with a `%`.
-            Value::String(s) => Threshold::parse(s).err().unwrap_or_else(|| {
+            Value::String(s) => Threshold::parse(s).err().map(|e| e.to_string()).unwrap_or_else(|| {
                 format!(
                     "`\"{s}\"` is a quoted number; a threshold is a percentage such as `{}%` \
                      (relative) or an unquoted number such as `{}` (absolute, in the metric's unit)",
@@ -323,13 +324,16 @@ fn alternatives_problem(root: &Value, path: Vec<Seg>, value: &Value) -> Vec<Prob
     }
     if is_ref(root, &path, "MinChange") {
         let msg = match value {
-            Value::String(s) => MinChange::parse(s).err().unwrap_or_else(|| {
-                format!(
-                    "`\"{s}\"` is a quoted number; a floor is an unquoted number such as `{}` \
+            Value::String(s) => MinChange::parse(s)
+                .err()
+                .map(|e| e.to_string())
+                .unwrap_or_else(|| {
+                    format!(
+                        "`\"{s}\"` is a quoted number; a floor is an unquoted number such as `{}` \
                      (in the metric's unit) or a duration such as `5ms`",
-                    s.trim()
-                )
-            }),
+                        s.trim()
+                    )
+                }),
             other => format!(
                 "expected a non-negative number or a duration such as `5ms`, found {}",
                 describe(other)

@@ -338,14 +338,14 @@ fn check_levels(v: &Value, s: &Value, users: bool, out: &mut Vec<Problem>) {
 fn check_knobs(v: &Value, s: &Value, out: &mut Vec<Problem>) {
     if let Some(t) = s.get("precision").filter(|x| !x.is_null()) {
         let parsed = match t {
-            Value::String(x) => Threshold::parse(x),
-            Value::Number(n) => Ok(Threshold::Absolute(n.as_f64().unwrap_or(f64::NAN))),
-            _ => Err(String::new()),
+            Value::String(x) => Threshold::parse(x).ok(),
+            Value::Number(n) => Some(Threshold::Absolute(n.as_f64().unwrap_or(f64::NAN))),
+            _ => None,
         };
         let bad = match parsed {
-            Ok(Threshold::Relative(r)) => !(r > 0.0 && r <= 1.0),
-            Ok(Threshold::Absolute(a)) => !(a.is_finite() && a > 0.0),
-            Err(_) => false, // the schema reports the type
+            Some(Threshold::Relative(r)) => !(r > 0.0 && r <= 1.0),
+            Some(Threshold::Absolute(a)) => !(a.is_finite() && a > 0.0),
+            None => false, // the schema reports the type
         };
         if bad {
             out.push(

@@ -10,7 +10,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use super::defaults::default_requests_per_rung;
-pub use super::values::{DurationStr, MinChange, Threshold};
+pub use super::values::{DurationStr, MinChange, Threshold, ValueError};
 
 /// The scenario format version this build writes and reads natively.
 pub const CURRENT_VERSION: u32 = 1;

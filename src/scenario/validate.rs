@@ -17,7 +17,7 @@ use super::types::MinChange;
 use super::yaml::Seg;
 
 /// Checks a tokenizer file; injected so this module does not depend on the tokenizers crate.
-pub type TokenizerCheck<'a> = &'a dyn Fn(&Path) -> Result<(), String>;
+pub type TokenizerCheck<'a> = &'a dyn Fn(&Path) -> Result<(), Box<dyn std::error::Error>>;
 
 fn k(s: &str) -> Seg {
     Seg::Key(s.into())
@@ -96,7 +96,7 @@ pub(crate) fn check(
             check(&resolved)
         };
         if let Err(e) = checked {
-            let mut pr = Problem::value(p(&["tokenizer"]), e);
+            let mut pr = Problem::value(p(&["tokenizer"]), e.to_string());
             if !resolved.exists() && !Path::new(t).is_absolute() {
                 pr = pr.hint("relative paths are resolved against the scenario file's directory");
             }
@@ -443,9 +443,11 @@ fn check_gate(v: &Value, metric_keys: &[String], out: &mut Vec<Problem>) {
             let mut path = base.clone();
             path.push(k("min_change"));
             let metric = rule.get("metric").and_then(Value::as_str).unwrap_or("");
-            let parsed: Result<MinChange, String> =
-                serde_json::from_value(mc.clone()).map_err(|e| e.to_string());
-            if let Err(e) = parsed.and_then(|m| m.in_unit(metric)) {
+            let problem = match serde_json::from_value::<MinChange>(mc.clone()) {
+                Err(e) => Some(e.to_string()),
+                Ok(m) => m.in_unit(metric).err().map(|e| e.to_string()),
+            };
+            if let Some(e) = problem {
                 out.push(Problem::value(path.clone(), e));
             }
             if ["max_increase", "max_decrease"]
@@ -697,7 +699,7 @@ mod tests {
         let seen = std::cell::RefCell::new(None);
         let check_fn = |p: &Path| {
             *seen.borrow_mut() = Some(p.to_path_buf());
-            Err("not a tokenizer".to_string())
+            Err("not a tokenizer".into())
         };
         let ps = check(
             &base(),

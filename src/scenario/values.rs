@@ -7,6 +7,38 @@ use std::time::Duration;
 use schemars::JsonSchema;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
+/// Why a floor, a threshold or a duration written as text was refused; `text` as written.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum ValueError {
+    /// A floor that is no number, with or without a time unit.
+    #[error("`{text}` is not a floor; write a plain number in the metric's unit, or `5ms` / `0.005s` for a *_ms metric")]
+    NotAFloor { text: String },
+    /// A negative (or infinite) floor.
+    #[error("floor `{text}` must be a non-negative amount")]
+    NegativeFloor { text: String },
+    /// A floor beyond what a `Duration` holds.
+    #[error("floor `{text}` is longer than any run")]
+    FloorTooLong { text: String },
+    /// A floor with a time unit on a metric that is no time.
+    #[error("`{metric}` is not a time in milliseconds, so its floor takes no time unit; write a plain number in its unit (e.g. `0.5` for request_throughput in req/s)")]
+    FloorTakesNoUnit { metric: String },
+    /// A threshold that is no number.
+    #[error("`{text}` is not a threshold; write `10%` or a plain number")]
+    NotAThreshold { text: String },
+    /// A negative (or infinite) threshold.
+    #[error("threshold `{text}` must be a non-negative number")]
+    NegativeThreshold { text: String },
+    /// A negative duration.
+    #[error("duration `{text}` is negative; durations must be >= 0")]
+    NegativeDuration { text: String },
+    /// A duration humantime cannot read.
+    #[error("`{text}` is not a duration ({reason}); write e.g. `10s`, `250ms`, `2m`")]
+    NotADuration {
+        text: String,
+        reason: humantime::DurationError,
+    },
+}
+
 /// An absolute floor on a change: a plain number in the metric's unit, or, for the
 /// millisecond metrics (`*_ms`), a duration with its unit (`"5ms"`, `"0.005s"`, `"500us"`).
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -19,38 +51,36 @@ pub enum MinChange {
 
 impl MinChange {
     /// Parse `"5ms"`, `"0.005s"`, `"500us"` or a plain non-negative number.
-    pub fn parse(s: &str) -> Result<Self, String> {
+    pub fn parse(s: &str) -> Result<Self, ValueError> {
         let t = s.trim();
-        let bad = || {
-            format!("`{s}` is not a floor; write a plain number in the metric's unit, or `5ms` / `0.005s` for a *_ms metric")
-        };
+        let bad = || ValueError::NotAFloor { text: s.into() };
         let (num, scale) = [("ms", 1e-3), ("us", 1e-6), ("µs", 1e-6), ("s", 1.0)]
             .iter()
             .find_map(|(u, f)| t.strip_suffix(u).map(|n| (n.trim(), Some(*f))))
             .unwrap_or((t, None));
         let v: f64 = num.parse().map_err(|_| bad())?;
         if !v.is_finite() || v < 0.0 {
-            return Err(format!("floor `{s}` must be a non-negative amount"));
+            return Err(ValueError::NegativeFloor { text: s.into() });
         }
         Ok(match scale {
             // A floor beyond what a Duration holds (about 584 billion years) is refused, not
             // a panic.
             Some(f) => MinChange::Duration(
                 Duration::try_from_secs_f64(v * f)
-                    .map_err(|_| format!("floor `{s}` is longer than any run"))?,
+                    .map_err(|_| ValueError::FloorTooLong { text: s.into() })?,
             ),
             None => MinChange::Amount(v),
         })
     }
 
     /// The floor in the unit of `metric`: a duration only fits a `*_ms` metric.
-    pub fn in_unit(&self, metric: &str) -> Result<f64, String> {
+    pub fn in_unit(&self, metric: &str) -> Result<f64, ValueError> {
         match self {
             MinChange::Amount(v) => Ok(*v),
             MinChange::Duration(d) if metric.ends_with("_ms") => Ok(d.as_secs_f64() * 1000.0),
-            MinChange::Duration(_) => Err(format!(
-                "`{metric}` is not a time in milliseconds, so its floor takes no time unit; write a plain number in its unit (e.g. `0.5` for request_throughput in req/s)"
-            )),
+            MinChange::Duration(_) => Err(ValueError::FloorTakesNoUnit {
+                metric: metric.into(),
+            }),
         }
     }
 }
@@ -84,7 +114,7 @@ fn number_or_text<'de, D: Deserializer<'de>, T>(
     d: D,
     what: &str,
     from_number: fn(f64) -> T,
-    parse: fn(&str) -> Result<T, String>,
+    parse: fn(&str) -> Result<T, ValueError>,
 ) -> Result<T, D::Error> {
     #[derive(Deserialize)]
     #[serde(untagged)]
@@ -137,7 +167,7 @@ pub enum Threshold {
 impl Threshold {
     /// Parse `"10%"`, `"+10%"`, `"0.5"`. Negative amounts are refused: direction comes from
     /// `max_increase` / `max_decrease`.
-    pub fn parse(s: &str) -> Result<Self, String> {
+    pub fn parse(s: &str) -> Result<Self, ValueError> {
         let t = s.trim().trim_start_matches('+');
         let (num, rel) = match t.strip_suffix('%') {
             Some(n) => (n.trim(), true),
@@ -145,9 +175,9 @@ impl Threshold {
         };
         let v: f64 = num
             .parse()
-            .map_err(|_| format!("`{s}` is not a threshold; write `10%` or a plain number"))?;
+            .map_err(|_| ValueError::NotAThreshold { text: s.into() })?;
         if !v.is_finite() || v < 0.0 {
-            return Err(format!("threshold `{s}` must be a non-negative number"));
+            return Err(ValueError::NegativeThreshold { text: s.into() });
         }
         Ok(if rel {
             Threshold::Relative(v / 100.0)
@@ -199,16 +229,17 @@ pub struct DurationStr(pub Duration);
 
 impl DurationStr {
     /// Parse a humantime string; negative or malformed values are refused with a hint.
-    pub fn parse(s: &str) -> Result<Self, String> {
+    pub fn parse(s: &str) -> Result<Self, ValueError> {
         let t = s.trim();
         if t.starts_with('-') {
-            return Err(format!(
-                "duration `{s}` is negative; durations must be >= 0"
-            ));
+            return Err(ValueError::NegativeDuration { text: s.into() });
         }
         humantime::parse_duration(t)
             .map(DurationStr)
-            .map_err(|e| format!("`{s}` is not a duration ({e}); write e.g. `10s`, `250ms`, `2m`"))
+            .map_err(|reason| ValueError::NotADuration {
+                text: s.into(),
+                reason,
+            })
     }
 }
 
@@ -254,7 +285,10 @@ mod tests {
         assert_eq!(Threshold::parse("10%").unwrap(), Threshold::Relative(0.10));
         assert_eq!(Threshold::parse("+5%").unwrap(), Threshold::Relative(0.05));
         assert_eq!(Threshold::parse("0.01").unwrap(), Threshold::Absolute(0.01));
-        assert!(Threshold::parse("-5%").is_err());
+        assert_eq!(
+            Threshold::parse("-5%"),
+            Err(ValueError::NegativeThreshold { text: "-5%".into() })
+        );
         assert!(Threshold::parse("ten").is_err());
     }
 
@@ -268,7 +302,53 @@ mod tests {
             DurationStr::parse("250ms").unwrap().0,
             Duration::from_millis(250)
         );
-        assert!(DurationStr::parse("-5s").unwrap_err().contains("negative"));
+        assert!(DurationStr::parse("-5s")
+            .unwrap_err()
+            .to_string()
+            .contains("negative"));
         assert!(DurationStr::parse("soon").is_err());
+    }
+
+    #[test]
+    fn each_refusal_names_its_case_and_keeps_its_words() {
+        assert_eq!(
+            MinChange::parse("5 parsecs"),
+            Err(ValueError::NotAFloor {
+                text: "5 parsecs".into()
+            })
+        );
+        assert_eq!(
+            MinChange::parse("-1ms").unwrap_err().to_string(),
+            "floor `-1ms` must be a non-negative amount"
+        );
+        assert!(matches!(
+            MinChange::parse("1e300s"),
+            Err(ValueError::FloorTooLong { .. })
+        ));
+        let e = MinChange::parse("5ms")
+            .unwrap()
+            .in_unit("request_throughput")
+            .unwrap_err();
+        assert_eq!(
+            e,
+            ValueError::FloorTakesNoUnit {
+                metric: "request_throughput".into()
+            }
+        );
+        assert!(e.to_string().starts_with(
+            "`request_throughput` is not a time in milliseconds, so its floor takes no time unit"
+        ));
+        assert_eq!(
+            Threshold::parse("ten").unwrap_err().to_string(),
+            "`ten` is not a threshold; write `10%` or a plain number"
+        );
+        let e = DurationStr::parse("soon").unwrap_err();
+        assert!(matches!(e, ValueError::NotADuration { .. }));
+        assert!(
+            e.to_string().starts_with("`soon` is not a duration (")
+                && e.to_string()
+                    .ends_with("); write e.g. `10s`, `250ms`, `2m`"),
+            "{e}"
+        );
     }
 }
