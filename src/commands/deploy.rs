@@ -10,13 +10,13 @@ use crate::notes::Notes;
 
 /// `ladder slurm`: the Slurm batch script.
 pub fn slurm(a: &SlurmArgs, notes: &Notes) -> Result<(), DeployError> {
-    let text = slurm::script(a).map_err(DeployError::Refused)?;
+    let text = slurm::script(a)?;
     emit(&text, a.output.as_deref(), notes)
 }
 
 /// `ladder kube`: the manifests, after their notes and the instant the shards start.
 pub fn kube(a: &KubeArgs, notes: &Notes) -> Result<(), DeployError> {
-    let (v, said) = kube::manifests(a).map_err(DeployError::Refused)?;
+    let (v, said) = kube::manifests(a)?;
     for n in said {
         notes.err(&format!("note: {n}"));
     }

@@ -12,6 +12,7 @@ use std::path::PathBuf;
 use chrono::{DateTime, SecondsFormat, Utc};
 use serde_json::{json, Value};
 
+use super::Refusal;
 use super::{duration, env_vars_read, sharded_scenario};
 use crate::client::is_secret_name;
 use crate::results::write::timestamp_dir_name;
@@ -84,7 +85,7 @@ fn object_name(scenario: &str, suffix: &str) -> String {
 }
 
 /// The manifests for `a`, as one JSON `List`, and notes for the user.
-pub fn manifests(a: &KubeArgs) -> Result<(Value, Vec<String>), String> {
+pub fn manifests(a: &KubeArgs) -> Result<(Value, Vec<String>), Refusal> {
     manifests_at(a, Utc::now())
 }
 
@@ -116,10 +117,13 @@ fn pod_env(loaded: &Loaded, secret: &str) -> (Vec<Value>, Vec<String>) {
 
 /// The ConfigMap's files: the scenario and the `extends:` bases in its folder (the pods read
 /// them beside it); notes for bases elsewhere, which the pods cannot read from it.
-fn config_files(a: &KubeArgs, loaded: &Loaded, file: &str) -> Result<(Value, Vec<String>), String> {
+fn config_files(
+    a: &KubeArgs,
+    loaded: &Loaded,
+    file: &str,
+) -> Result<(Value, Vec<String>), Refusal> {
     let read = |p: &std::path::Path| {
         crate::fileread::read_text_bounded(p, crate::scenario::MAX_SCENARIO_BYTES)
-            .map_err(|e| e.to_string())
     };
     let mut data = serde_json::Map::new();
     data.insert(file.to_string(), json!(read(&a.scenario)?));
@@ -163,18 +167,18 @@ fn config_files(a: &KubeArgs, loaded: &Loaded, file: &str) -> Result<(Value, Vec
 }
 
 /// [`manifests`] as written at `now`.
-pub fn manifests_at(a: &KubeArgs, now: DateTime<Utc>) -> Result<(Value, Vec<String>), String> {
+pub fn manifests_at(a: &KubeArgs, now: DateTime<Utc>) -> Result<(Value, Vec<String>), Refusal> {
     let loaded = sharded_scenario(&a.scenario, a.shards)?;
     let s = &loaded.scenario;
     let start_at = match &a.start_at {
         Some(t) => {
-            let at = crate::runner::shard::parse_start_at(t).map_err(|e| e.to_string())?;
-            crate::runner::shard::start_wait(at, now).map_err(|e| e.to_string())?;
+            let at = crate::runner::shard::parse_start_at(t)?;
+            crate::runner::shard::start_wait(at, now)?;
             at
         }
         None => {
             let lead = super::lead(&a.lead)?;
-            let t = now + chrono::Duration::from_std(lead).map_err(|e| e.to_string())?;
+            let t = now + chrono::Duration::from_std(lead)?;
             // Whole seconds: the shards' folder is named after it.
             DateTime::from_timestamp(t.timestamp(), 0).unwrap_or(t)
         }

@@ -8,20 +8,23 @@ pub mod slurm;
 use std::path::Path;
 use std::time::Duration;
 
-use crate::runner::shard::{self, Shard, ShardRun};
+use crate::runner::shard::{self, Shard, ShardError, ShardRun};
 use crate::scenario::Loaded;
 
 /// The scenario at `path`, checked for a run of `shards` shards.
-fn sharded_scenario(path: &Path, shards: u32) -> Result<Loaded, String> {
-    let loaded = crate::scenario::load(path).map_err(|d| d.to_string())?;
+fn sharded_scenario(path: &Path, shards: u32) -> Result<Loaded, Refusal> {
+    let loaded = crate::scenario::load(path).map_err(Refusal::Scenario)?;
     let s = &loaded.scenario;
     let run = ShardRun {
-        shard: Shard::parse_with(&format!("0/{shards}"), |_| None).map_err(|e| e.to_string())?,
+        shard: Shard::parse_with(&format!("0/{shards}"), |_| None)?,
         start_at: chrono::Utc::now(),
         drain: None,
     };
-    shard::check(&run, s)
-        .map_err(|m| format!("{} cannot run as {shards} shards: {m}", path.display()))?;
+    shard::check(&run, s).map_err(|why| Refusal::NotShardable {
+        path: path.to_path_buf(),
+        shards,
+        why,
+    })?;
     Ok(loaded)
 }
 
@@ -50,22 +53,66 @@ fn env_vars_read(loaded: &Loaded) -> Vec<String> {
 }
 
 /// Parse a duration flag (`60s`, `5m`).
-fn duration(flag: &str, text: &str) -> Result<Duration, String> {
-    humantime::parse_duration(text).map_err(|e| format!("{flag} {text:?}: {e}; e.g. {flag} 60s"))
+fn duration(flag: &'static str, text: &str) -> Result<Duration, Refusal> {
+    humantime::parse_duration(text).map_err(|reason| Refusal::Duration {
+        flag,
+        text: text.into(),
+        reason,
+    })
 }
 
 /// `--lead`: the time from now to the shared start, within the start's limit.
-fn lead(text: &str) -> Result<Duration, String> {
+fn lead(text: &str) -> Result<Duration, Refusal> {
     let d = duration("--lead", text)?;
     let max = crate::runner::shard::MAX_START_WAIT;
     if d > max {
-        return Err(format!(
-            "--lead {text:?} is more than the limit of {}: the shards would wait that long for \
-             their first rung; give the time they need to start, e.g. --lead 60s",
-            humantime::format_duration(max)
-        ));
+        return Err(Refusal::LeadTooLong {
+            text: text.into(),
+            max,
+        });
     }
     Ok(d)
+}
+
+/// Why the scenario or a flag cannot make a sharded run: nothing is written.
+#[derive(Debug, thiserror::Error)]
+pub enum Refusal {
+    /// The scenario does not load (every problem with its location).
+    #[error("{0}")]
+    Scenario(crate::scenario::Diagnostics),
+    /// `--shards`, `--start-at` or the start they give.
+    #[error(transparent)]
+    Shard(#[from] ShardError),
+    /// The scenario cannot be split into shards.
+    #[error("{} cannot run as {shards} shards: {why}", path.display())]
+    NotShardable {
+        path: std::path::PathBuf,
+        shards: u32,
+        why: shard::ShardRefusal,
+    },
+    /// A duration flag humantime cannot read.
+    #[error("{flag} {text:?}: {reason}; e.g. {flag} 60s")]
+    Duration {
+        flag: &'static str,
+        text: String,
+        reason: humantime::DurationError,
+    },
+    /// `--lead` beyond the longest wait for a start.
+    #[error(
+        "--lead {text:?} is more than the limit of {}: the shards would wait that long for \
+         their first rung; give the time they need to start, e.g. --lead 60s",
+        humantime::format_duration(*max)
+    )]
+    LeadTooLong { text: String, max: Duration },
+    /// The start is beyond what a timestamp holds.
+    #[error("{0}")]
+    StartOutOfRange(#[from] chrono::OutOfRangeError),
+    /// A value that cannot go on an `#SBATCH` line.
+    #[error(transparent)]
+    Directive(#[from] crate::escape::shell::DirectiveError),
+    /// A file the ConfigMap holds could not be read.
+    #[error(transparent)]
+    Read(#[from] crate::fileread::ReadError),
 }
 
 /// Why `ladder slurm` or `ladder kube` wrote nothing (exit 2).
@@ -73,7 +120,7 @@ fn lead(text: &str) -> Result<Duration, String> {
 pub enum DeployError {
     /// The scenario or a flag cannot make a sharded run (the message says which and why).
     #[error("{0}")]
-    Refused(String),
+    Refused(#[from] Refusal),
     /// The output file could not be written.
     #[error("cannot write {}: {source}", path.display())]
     Write {

@@ -41,7 +41,7 @@ pub struct SlurmArgs {
 }
 
 /// The batch script for `a`.
-pub fn script(a: &SlurmArgs) -> Result<String, String> {
+pub fn script(a: &SlurmArgs) -> Result<String, super::Refusal> {
     let loaded = sharded_scenario(&a.scenario, a.shards)?;
     let s = &loaded.scenario;
     let lead = super::lead(&a.lead)?.as_secs().max(1);
@@ -180,7 +180,10 @@ mod tests {
                 a.partition = Some(bad.into());
             }
             let e = script(&a).unwrap_err();
-            assert!(e.contains(flag) && e.contains("#SBATCH"), "{e}");
+            assert!(
+                e.to_string().contains(flag) && e.to_string().contains("#SBATCH"),
+                "{e}"
+            );
         }
     }
 
@@ -192,7 +195,10 @@ mod tests {
         let mut a = args(tmp.path());
         a.lead = "8days".into();
         let e = script(&a).unwrap_err();
-        assert!(e.contains("--lead") && e.contains("--lead 60s"), "{e}");
+        assert!(
+            e.to_string().contains("--lead") && e.to_string().contains("--lead 60s"),
+            "{e}"
+        );
         a.lead = "2m".into();
         assert!(script(&a).is_ok());
     }
@@ -206,7 +212,7 @@ mod tests {
         a.scenario = concat!(env!("CARGO_MANIFEST_DIR"), "/scenarios/sessions.yaml").into();
         let e = script(&a).unwrap_err();
         assert!(
-            e.contains("cannot run as 2 shards") && e.contains("session"),
+            e.to_string().contains("cannot run as 2 shards") && e.to_string().contains("session"),
             "{e}"
         );
         let k = crate::deploy::kube::KubeArgs {
@@ -224,6 +230,9 @@ mod tests {
             output: None,
         };
         let e = crate::deploy::kube::manifests(&k).unwrap_err();
-        assert!(e.contains("cannot run as") && e.contains("session"), "{e}");
+        assert!(
+            e.to_string().contains("cannot run as") && e.to_string().contains("session"),
+            "{e}"
+        );
     }
 }
