@@ -11,6 +11,7 @@ pub(crate) mod outliers;
 pub(crate) mod prefix;
 pub(crate) mod ramp;
 pub(crate) mod ramp_report;
+pub(crate) mod read_error;
 pub(crate) mod reasoning;
 pub(crate) mod repeats;
 pub(crate) mod sessions;
@@ -21,6 +22,7 @@ pub use compute::{summarize, RungContext};
 pub use fold::RungFold;
 pub use latency::{Latency, Stats};
 pub use live::LiveStats;
+pub use read_error::ReadError;
 pub use summary::RungSummary;
 pub use tokens::TokenAccounting;
 

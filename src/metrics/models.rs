@@ -10,6 +10,7 @@ use std::collections::BTreeMap;
 use serde_json::{Map, Value};
 
 use super::latency::{stats, stats_micros, Latency, Stats};
+use super::read_error::ReadError;
 use crate::record::RequestRecord;
 
 /// The distributions each model reports, in report order.
@@ -170,21 +171,23 @@ impl ModelSummary {
     }
 
     /// Read one model's object back; names the first missing or mistyped key.
-    pub fn from_json(v: &Value) -> Result<ModelSummary, String> {
-        let m = v.as_object().ok_or("a `models` entry is not an object")?;
+    pub fn from_json(v: &Value) -> Result<ModelSummary, ReadError> {
+        let m = v
+            .as_object()
+            .ok_or_else(|| ReadError::malformed("a `models` entry is not an object"))?;
         let name = m
             .get("model")
             .and_then(Value::as_str)
-            .ok_or("a `models` entry has no `model` name")?;
-        let u = |k: &str| -> Result<u64, String> {
+            .ok_or_else(|| ReadError::malformed("a `models` entry has no `model` name"))?;
+        let u = |k: &str| -> Result<u64, ReadError> {
             m.get(k)
                 .and_then(Value::as_u64)
-                .ok_or_else(|| format!("models[{name}]: missing or non-integer key `{k}`"))
+                .ok_or_else(|| ReadError::not_integer(k).in_model(name))
         };
-        let f = |k: &str| -> Result<f64, String> {
+        let f = |k: &str| -> Result<f64, ReadError> {
             m.get(k)
                 .and_then(Value::as_f64)
-                .ok_or_else(|| format!("models[{name}]: missing or non-numeric key `{k}`"))
+                .ok_or_else(|| ReadError::not_numeric(k).in_model(name))
         };
         let mut latency = BTreeMap::new();
         for which in MODEL_LATENCIES {
@@ -193,7 +196,7 @@ impl ModelSummary {
             };
             let mut s = Stats {
                 count: count.as_u64().ok_or_else(|| {
-                    format!("models[{name}]: count_{} is not a count", which.key())
+                    ReadError::not_a_count(&format!("count_{}", which.key())).in_model(name)
                 })?,
                 ..Stats::default()
             };
@@ -220,10 +223,12 @@ impl ModelSummary {
             latency,
         };
         if out.completed.checked_add(out.failed) != Some(out.num_prompts) {
-            return Err(format!(
-                "models[{name}]: completed ({}) + failed ({}) is not num_prompts ({})",
-                out.completed, out.failed, out.num_prompts
-            ));
+            return Err(ReadError::ModelCounts {
+                completed: out.completed,
+                failed: out.failed,
+                num_prompts: out.num_prompts,
+            }
+            .in_model(name));
         }
         Ok(out)
     }
@@ -265,11 +270,11 @@ impl ModelSummary {
 }
 
 /// The `models` list of a rung's JSON, when it has one.
-pub fn read_list(m: &Map<String, Value>) -> Result<Vec<ModelSummary>, String> {
+pub fn read_list(m: &Map<String, Value>) -> Result<Vec<ModelSummary>, ReadError> {
     match m.get("models") {
         None => Ok(Vec::new()),
         Some(Value::Array(list)) => list.iter().map(ModelSummary::from_json).collect(),
-        Some(_) => Err("key `models` is not a list".into()),
+        Some(_) => Err(ReadError::malformed("key `models` is not a list")),
     }
 }
 
@@ -356,9 +361,18 @@ mod tests {
     fn an_entry_whose_counts_do_not_add_up_is_refused() {
         let mut v = rec_json();
         v["failed"] = 5.into();
-        assert!(ModelSummary::from_json(&v)
-            .unwrap_err()
-            .contains("num_prompts"));
+        let e = ModelSummary::from_json(&v).unwrap_err();
+        assert!(
+            matches!(&e, ReadError::InModel { model, source }
+                if model == "m" && matches!(**source, ReadError::ModelCounts { failed: 5, .. })),
+            "{e:?}"
+        );
+        assert!(
+            e.to_string().starts_with("models[m]: completed (")
+                && e.to_string()
+                    .contains(") + failed (5) is not num_prompts ("),
+            "{e}"
+        );
     }
 
     fn rec_json() -> Value {

@@ -9,6 +9,7 @@
 use serde_json::{Map, Value};
 
 use super::latency::{stats, Stats};
+use super::read_error::ReadError;
 use crate::record::RequestRecord;
 
 /// The cold/warm split of a rung's successful measured requests.
@@ -100,18 +101,20 @@ impl PrefixSplit {
 
     /// Reads the keys back: `None` for a rung without them; an error names a key that is
     /// present but broken.
-    pub fn get(m: &Map<String, Value>) -> Result<Option<PrefixSplit>, String> {
+    pub fn get(m: &Map<String, Value>) -> Result<Option<PrefixSplit>, ReadError> {
         let Some(groups) = m.get("prefix_groups") else {
             return Ok(None);
         };
-        let groups = groups.as_u64().ok_or("prefix_groups is not a count")?;
-        let read = |key: &str| -> Result<Stats, String> {
+        let groups = groups
+            .as_u64()
+            .ok_or_else(|| ReadError::not_a_count("prefix_groups"))?;
+        let read = |key: &str| -> Result<Stats, ReadError> {
             let c = format!("count_{key}");
             let mut s = Stats {
                 count: m
                     .get(&c)
                     .and_then(Value::as_u64)
-                    .ok_or_else(|| format!("missing or non-integer key `{c}`"))?,
+                    .ok_or_else(|| ReadError::not_integer(&c))?,
                 ..Stats::default()
             };
             for (stat, _, set) in Stats::FIELDS {
@@ -119,8 +122,8 @@ impl PrefixSplit {
                 // null stands for NaN (an empty distribution), as elsewhere in the file.
                 let v = match m.get(&k) {
                     Some(Value::Null) => f64::NAN,
-                    Some(v) => v.as_f64().ok_or(format!("key `{k}` is not a number"))?,
-                    None => return Err(format!("missing key `{k}`")),
+                    Some(v) => v.as_f64().ok_or_else(|| ReadError::not_a_number(&k))?,
+                    None => return Err(ReadError::missing(&k)),
                 };
                 set(&mut s, v);
             }
@@ -197,9 +200,12 @@ mod tests {
         assert_eq!(PrefixSplit::get(&m), Ok(Some(s)));
         assert_eq!(PrefixSplit::get(&Map::new()), Ok(None));
         m.remove("p99_ttft_warm_ms");
-        assert!(PrefixSplit::get(&m)
-            .unwrap_err()
-            .contains("p99_ttft_warm_ms"));
+        assert_eq!(
+            PrefixSplit::get(&m),
+            Err(ReadError::Missing {
+                key: "p99_ttft_warm_ms".into()
+            })
+        );
         assert!(PrefixSplit::keys().contains(&"median_ttft_cold_ms".to_string()));
     }
 }

@@ -10,6 +10,7 @@
 use serde_json::{Map, Value};
 
 use super::latency::{stats, Stats, TTFC};
+use super::read_error::ReadError;
 use crate::record::RequestRecord;
 
 /// The reasoning part of a rung's summary.
@@ -97,18 +98,18 @@ impl Reasoning {
 
     /// Reads the keys back: `None` for a rung without them (no reasoning, or an older file);
     /// an error names a key that is present but broken.
-    pub fn get(m: &Map<String, Value>) -> Result<Option<Reasoning>, String> {
+    pub fn get(m: &Map<String, Value>) -> Result<Option<Reasoning>, ReadError> {
         let Some(requests) = m.get("reasoning_requests") else {
             return Ok(None);
         };
         let u = |k: &str| {
             m.get(k)
                 .and_then(Value::as_u64)
-                .ok_or_else(|| format!("missing or non-integer key `{k}`"))
+                .ok_or_else(|| ReadError::not_integer(k))
         };
         let requests = requests
             .as_u64()
-            .ok_or("reasoning_requests is not a count")?;
+            .ok_or_else(|| ReadError::not_a_count("reasoning_requests"))?;
         let mut ttfc = Stats {
             count: u(&format!("count_{TTFC}"))?,
             ..Stats::default()
@@ -118,8 +119,8 @@ impl Reasoning {
             // null stands for NaN (an empty distribution), as elsewhere in the file.
             let v = match m.get(&k) {
                 Some(Value::Null) => f64::NAN,
-                Some(v) => v.as_f64().ok_or(format!("key `{k}` is not a number"))?,
-                None => return Err(format!("missing key `{k}`")),
+                Some(v) => v.as_f64().ok_or_else(|| ReadError::not_a_number(&k))?,
+                None => return Err(ReadError::missing(&k)),
             };
             set(&mut ttfc, v);
         }
@@ -182,7 +183,12 @@ mod tests {
         assert_eq!(Reasoning::get(&m), Ok(Some(r)));
         assert_eq!(Reasoning::get(&Map::new()), Ok(None));
         m.remove("p99_ttfc_ms");
-        assert!(Reasoning::get(&m).unwrap_err().contains("p99_ttfc_ms"));
+        assert_eq!(
+            Reasoning::get(&m).unwrap_err(),
+            ReadError::Missing {
+                key: "p99_ttfc_ms".into()
+            }
+        );
         assert!(Reasoning::keys().contains(&"p99_ttfc_ms".to_string()));
     }
 }

@@ -12,6 +12,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 use super::latency::stats;
+use super::read_error::ReadError;
 use crate::record::RequestRecord;
 
 /// The sessions of a rung's measured requests.
@@ -184,17 +185,19 @@ impl SessionSummary {
 
     /// Reads the keys back: `None` for a rung without them; an error names a key that is
     /// present but broken.
-    pub fn get(m: &Map<String, Value>) -> Result<Option<SessionSummary>, String> {
+    pub fn get(m: &Map<String, Value>) -> Result<Option<SessionSummary>, ReadError> {
         let Some(sessions) = m.get("sessions") else {
             return Ok(None);
         };
-        let count = |k: &str| -> Result<u64, String> {
+        let count = |k: &str| -> Result<u64, ReadError> {
             m.get(k)
                 .and_then(Value::as_u64)
-                .ok_or_else(|| format!("missing or non-integer key `{k}`"))
+                .ok_or_else(|| ReadError::not_integer(k))
         };
         Ok(Some(SessionSummary {
-            sessions: sessions.as_u64().ok_or("sessions is not a count")?,
+            sessions: sessions
+                .as_u64()
+                .ok_or_else(|| ReadError::not_a_count("sessions"))?,
             completed: count("sessions_completed")?,
             turns_planned: count("session_turns_planned")?,
             turns_not_sent: count("session_turns_not_sent")?,
@@ -202,13 +205,15 @@ impl SessionSummary {
                 Some(Value::Null) => f64::NAN,
                 Some(v) => v
                     .as_f64()
-                    .ok_or("key `mean_session_duration_ms` is not a number")?,
-                None => return Err("missing key `mean_session_duration_ms`".into()),
+                    .ok_or_else(|| ReadError::not_a_number("mean_session_duration_ms"))?,
+                None => return Err(ReadError::missing("mean_session_duration_ms")),
             },
             by_turn: match m.get(BY_TURN) {
                 None => Vec::new(),
-                Some(v) => serde_json::from_value(v.clone())
-                    .map_err(|e| format!("key `{BY_TURN}`: {e}"))?,
+                Some(v) => serde_json::from_value(v.clone()).map_err(|e| ReadError::Section {
+                    key: BY_TURN,
+                    reason: e.to_string(),
+                })?,
             },
         }))
     }

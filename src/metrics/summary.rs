@@ -12,6 +12,7 @@ use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use serde_json::{Map, Value};
 
 pub use super::latency::{Latency, Stats};
+use super::read_error::ReadError;
 use super::tokens::TokenAccounting;
 
 /// Everything measured on one rung.
@@ -311,16 +312,16 @@ impl RungSummary {
 
     /// Read back a map written by [`RungSummary::to_json_map`]; names the first missing or
     /// mistyped key.
-    pub fn from_json_map(m: &Map<String, Value>) -> Result<Self, String> {
-        let f = |k: &str| -> Result<f64, String> {
+    pub fn from_json_map(m: &Map<String, Value>) -> Result<Self, ReadError> {
+        let f = |k: &str| -> Result<f64, ReadError> {
             m.get(k)
                 .and_then(Value::as_f64)
-                .ok_or_else(|| format!("missing or non-numeric key `{k}`"))
+                .ok_or_else(|| ReadError::not_numeric(k))
         };
-        let u = |k: &str| -> Result<u64, String> {
+        let u = |k: &str| -> Result<u64, ReadError> {
             m.get(k)
                 .and_then(Value::as_u64)
-                .ok_or_else(|| format!("missing or non-integer key `{k}`"))
+                .ok_or_else(|| ReadError::not_integer(k))
         };
         let errors_by_class = match m.get("errors_by_class") {
             Some(Value::Object(o)) => o
@@ -328,16 +329,22 @@ impl RungSummary {
                 .map(|(k, v)| {
                     v.as_u64()
                         .map(|n| (k.clone(), n))
-                        .ok_or_else(|| format!("errors_by_class.{k} is not a count"))
+                        .ok_or_else(|| ReadError::not_a_count(&format!("errors_by_class.{k}")))
                 })
                 .collect::<Result<_, _>>()?,
-            _ => return Err("missing key `errors_by_class`".into()),
+            _ => return Err(ReadError::missing("errors_by_class")),
         };
         let pooling = match m.get("api").and_then(Value::as_str) {
             None => None,
             Some("embeddings") => Some(crate::scenario::Api::Embeddings),
             Some("rerank") => Some(crate::scenario::Api::Rerank),
-            Some(other) => return Err(format!("unknown `api` {other:?} (embeddings, rerank)")),
+            Some(other) => {
+                return Err(ReadError::Unknown {
+                    key: "api",
+                    found: other.into(),
+                    expected: "embeddings, rerank",
+                })
+            }
         };
         let mut latency = BTreeMap::new();
         for which in Latency::ALL
@@ -361,9 +368,11 @@ impl RungSummary {
                 Some("trace") => crate::scenario::LoadKind::Trace,
                 Some("ramp") => crate::scenario::LoadKind::Ramp,
                 Some(other) => {
-                    return Err(format!(
-                        "unknown `load` {other:?} (rate, concurrency, trace or ramp)"
-                    ))
+                    return Err(ReadError::Unknown {
+                        key: "load",
+                        found: other.into(),
+                        expected: "rate, concurrency, trace or ramp",
+                    })
                 }
             },
             burstiness: match m.get("burstiness") {
@@ -397,10 +406,13 @@ impl RungSummary {
             interrupted: m
                 .get("interrupted")
                 .and_then(Value::as_bool)
-                .ok_or("missing key `interrupted`")?,
+                .ok_or_else(|| ReadError::missing("interrupted"))?,
             interrupted_requests: m
                 .get("interrupted_requests")
-                .map(|v| v.as_u64().ok_or("interrupted_requests is not a count"))
+                .map(|v| {
+                    v.as_u64()
+                        .ok_or_else(|| ReadError::not_a_count("interrupted_requests"))
+                })
                 .transpose()?
                 .unwrap_or(0),
             tokens: TokenAccounting::get(m),
@@ -421,9 +433,14 @@ impl RungSummary {
             models: super::models::read_list(m)?,
             ramp: match m.get("ramp") {
                 None => None,
-                Some(v) => Some(
-                    serde_json::from_value(v.clone()).map_err(|e| format!("key `ramp`: {e}"))?,
-                ),
+                Some(v) => {
+                    Some(
+                        serde_json::from_value(v.clone()).map_err(|e| ReadError::Section {
+                            key: "ramp",
+                            reason: e.to_string(),
+                        })?,
+                    )
+                }
             },
         })
     }
@@ -510,29 +527,34 @@ fn repeats_to_json(runs: &[RungSummary], num: fn(f64) -> Value) -> Value {
 }
 
 /// Read the per-repeat summaries back from a `repeats` object.
-fn repeats_from_json(v: &Value) -> Result<Vec<RungSummary>, String> {
+fn repeats_from_json(v: &Value) -> Result<Vec<RungSummary>, ReadError> {
     let runs = v
         .get("runs")
         .and_then(Value::as_array)
-        .ok_or("`repeats` has no `runs` list")?;
+        .ok_or_else(|| ReadError::malformed("`repeats` has no `runs` list"))?;
     let out = runs
         .iter()
         .enumerate()
         .map(|(i, r)| match r {
-            Value::Object(m) => {
-                RungSummary::from_json_map(m).map_err(|e| format!("repeats.runs[{i}]: {e}"))
-            }
-            _ => Err(format!("repeats.runs[{i}] is not an object")),
+            Value::Object(m) => RungSummary::from_json_map(m).map_err(|e| ReadError::InRepeat {
+                index: i,
+                source: Box::new(e),
+            }),
+            _ => Err(ReadError::RepeatNotObject { index: i }),
         })
         .collect::<Result<Vec<_>, _>>()?;
     if out.len() < 2 {
-        return Err("`repeats` lists fewer than 2 runs".into());
+        return Err(ReadError::malformed("`repeats` lists fewer than 2 runs"));
     }
     if out.iter().any(|r| !r.repeats.is_empty()) {
-        return Err("`repeats.runs` holds a pooled summary".into());
+        return Err(ReadError::malformed(
+            "`repeats.runs` holds a pooled summary",
+        ));
     }
     if v.get("count").and_then(Value::as_u64) != Some(out.len() as u64) {
-        return Err("`repeats.count` is not the number of runs".into());
+        return Err(ReadError::malformed(
+            "`repeats.count` is not the number of runs",
+        ));
     }
     Ok(out)
 }

@@ -114,9 +114,9 @@ impl ResultDir {
         for entry in &info.rungs {
             let p = check::rung_file(dir, &entry.result_file)?;
             let raw: serde_json::Map<String, serde_json::Value> = parse(&p, &read(&p)?)?;
-            let summary = RungSummary::from_json_map(&raw).map_err(|message| LoadError::Parse {
+            let summary = RungSummary::from_json_map(&raw).map_err(|e| LoadError::Parse {
                 path: p.clone(),
-                message,
+                message: e.to_string(),
             })?;
             check::summary(&p, entry, &raw, &summary)?;
             rungs.push(LoadedRung {
