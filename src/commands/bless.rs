@@ -179,7 +179,8 @@ fn add_to_baseline(dest: &Path, d: &ResultDir, tmp: &Path, force: bool) -> Resul
             changes.join("\n  ")
         )));
     }
-    crate::compare::bless_check::refuse_duplicate(&base, dest, d).map_err(GateError::Unsafe)?;
+    crate::compare::bless_check::refuse_duplicate(&base, dest, d)
+        .map_err(|e| GateError::Unsafe(e.to_string()))?;
     if !force {
         // The runs the baseline would hold: its own, then the added run's, per rung.
         let mut rungs = crate::compare::bless_check::runs_per_rung(&base);

@@ -18,16 +18,27 @@ pub enum HistoryError {
     #[error("{0}")]
     Render(crate::report::ReportError),
     /// `--summary` or `--html` could not be written.
-    #[error("{}: cannot write: {message}; choose a writable path", path.display())]
-    Write { path: PathBuf, message: String },
+    #[error("{}: cannot write: {cause}; choose a writable path", path.display())]
+    Write { path: PathBuf, cause: OutputError },
+}
+
+/// Why an output file of `ladder history` was not written.
+#[derive(Debug, thiserror::Error)]
+pub enum OutputError {
+    /// Its text could not be rendered.
+    #[error("{0}")]
+    Render(crate::report::ReportError),
+    /// The file could not be written.
+    #[error("{0}")]
+    Write(crate::results::WriteError),
 }
 
 impl HistoryError {
     /// The message of the `--json` error document (without the advice of the stderr line).
     pub fn json_message(&self) -> String {
         match self {
-            HistoryError::Write { path, message } => {
-                format!("{}: cannot write: {message}", path.display())
+            HistoryError::Write { path, cause } => {
+                format!("{}: cannot write: {cause}", path.display())
             }
             e => e.to_string(),
         }
@@ -56,20 +67,20 @@ pub fn history(opts: &HistoryOptions, notes: &Notes) -> Result<History, HistoryE
         let text = Terminal.render(&h).map_err(HistoryError::Render)?;
         notes.out(&crate::escape::terminal::line(&text));
     }
-    let mut outputs: Vec<(&PathBuf, Result<String, String>)> = Vec::new();
+    let mut outputs: Vec<(&PathBuf, Result<String, OutputError>)> = Vec::new();
     if let Some(p) = &opts.summary {
-        outputs.push((p, Markdown.render(&h).map_err(|e| e.to_string())));
+        outputs.push((p, Markdown.render(&h).map_err(OutputError::Render)));
     }
     if let Some(p) = &opts.html {
-        outputs.push((p, Html.render(&h).map_err(|e| e.to_string())));
+        outputs.push((p, Html.render(&h).map_err(OutputError::Render)));
     }
     for (path, text) in outputs {
         text.and_then(|t| {
-            crate::results::atomic_write(path, t.as_bytes()).map_err(|e| e.to_string())
+            crate::results::atomic_write(path, t.as_bytes()).map_err(OutputError::Write)
         })
-        .map_err(|message| HistoryError::Write {
+        .map_err(|cause| HistoryError::Write {
             path: path.clone(),
-            message,
+            cause,
         })?;
         notes.err(&format!("wrote {}", path.display()));
     }

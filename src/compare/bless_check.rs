@@ -35,17 +35,15 @@ const ADDED: &str = "`ladder bless --add` added the run of ";
 /// Refuse adding `add` to the baseline `base` (at `dest`) when it is the baseline folder
 /// itself, or a run the baseline already holds: a copy counted again would pass for
 /// run-to-run agreement and narrow every interval of every gate.
-pub fn refuse_duplicate(base: &ResultDir, dest: &Path, add: &ResultDir) -> Result<(), String> {
+pub fn refuse_duplicate(base: &ResultDir, dest: &Path, add: &ResultDir) -> Result<(), Duplicate> {
     let same = |a: &Path, b: &Path| match (a.canonicalize(), b.canonicalize()) {
         (Ok(a), Ok(b)) => a == b,
         _ => false,
     };
     if same(&add.path, dest) {
-        return Err(format!(
-            "{} is the baseline itself: adding it would count its runs twice; add a new run \
-             of the scenario (`ladder run …`, then `ladder bless --add <its folder>`)",
-            add.path.display()
-        ));
+        return Err(Duplicate::TheBaseline {
+            path: add.path.clone(),
+        });
     }
     let held = run_starts(&base.info);
     let dup: Vec<String> = run_starts(&add.info)
@@ -54,18 +52,42 @@ pub fn refuse_duplicate(base: &ResultDir, dest: &Path, add: &ResultDir) -> Resul
         .map(|t| t.to_rfc3339())
         .collect();
     if !dup.is_empty() {
-        return Err(format!(
-            "{} holds a run the baseline {} already holds (scenario `{}`, started {}): a \
-             run added twice (or a copy of one) would pass for run-to-run agreement and make \
-             every interval too narrow; add a new run of the scenario (`ladder run …`, then \
-             `ladder bless --add <its folder>`)",
-            add.path.display(),
-            dest.display(),
-            add.info.scenario_name,
-            dup.join(", ")
-        ));
+        return Err(Duplicate::HeldRun {
+            path: add.path.clone(),
+            baseline: dest.to_path_buf(),
+            scenario: add.info.scenario_name.clone(),
+            started: dup,
+        });
     }
     Ok(())
+}
+
+/// Why `ladder bless --add` refuses a folder: it would count runs the baseline holds again.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum Duplicate {
+    /// The folder is the baseline itself.
+    #[error(
+        "{} is the baseline itself: adding it would count its runs twice; add a new run \
+         of the scenario (`ladder run …`, then `ladder bless --add <its folder>`)",
+        path.display()
+    )]
+    TheBaseline { path: std::path::PathBuf },
+    /// The folder holds runs (by their start, RFC 3339) the baseline already holds.
+    #[error(
+        "{} holds a run the baseline {} already holds (scenario `{scenario}`, started {}): a \
+         run added twice (or a copy of one) would pass for run-to-run agreement and make \
+         every interval too narrow; add a new run of the scenario (`ladder run …`, then \
+         `ladder bless --add <its folder>`)",
+        path.display(),
+        baseline.display(),
+        started.join(", ")
+    )]
+    HeldRun {
+        path: std::path::PathBuf,
+        baseline: std::path::PathBuf,
+        scenario: String,
+        started: Vec<String>,
+    },
 }
 
 /// The outlier runs among `runs` per rung (rate, the rung's runs in order), each line

@@ -71,12 +71,15 @@ pub fn slo_text(slo: &[SloLine]) -> String {
 
 /// The answer's numbers are measured values (`values::measured`: finite, not negative) in
 /// order, `lo <= capacity <= hi`: else the file is damaged (a search writes no other).
-fn check_answer(file: &CapacityFile) -> Result<(), String> {
+fn check_answer(file: &CapacityFile) -> Result<(), DamagedAnswer> {
     let a = &file.answer;
     for (name, x) in [("capacity", a.capacity), ("lo", a.lo), ("hi", a.hi)] {
         if let Some(x) = x {
-            crate::values::measured(x)
-                .map_err(|e| format!("the answer's {name} {x} is not a measured value ({e:?})"))?;
+            crate::values::measured(x).map_err(|why| DamagedAnswer::NotMeasured {
+                name,
+                value: x,
+                why,
+            })?;
         }
     }
     let ordered = |x: Option<f64>, y: Option<f64>| match (x, y) {
@@ -84,12 +87,34 @@ fn check_answer(file: &CapacityFile) -> Result<(), String> {
         _ => true,
     };
     if !(ordered(a.lo, a.capacity) && ordered(a.capacity, a.hi) && ordered(a.lo, a.hi)) {
-        return Err(format!(
-            "the answer's point is not inside its interval (capacity {:?}, lo {:?}, hi {:?})",
-            a.capacity, a.lo, a.hi
-        ));
+        return Err(DamagedAnswer::OutsideInterval {
+            capacity: a.capacity,
+            lo: a.lo,
+            hi: a.hi,
+        });
     }
     Ok(())
+}
+
+/// Why a `capacity.json` answer is damaged ([`check_answer`]).
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+enum DamagedAnswer {
+    /// `capacity`, `lo` or `hi` is not a measured value.
+    #[error("the answer's {name} {value} is not a measured value ({why:?})")]
+    NotMeasured {
+        name: &'static str,
+        value: f64,
+        why: crate::values::NotAValue,
+    },
+    /// The point lies outside its interval.
+    #[error(
+        "the answer's point is not inside its interval (capacity {capacity:?}, lo {lo:?}, hi {hi:?})"
+    )]
+    OutsideInterval {
+        capacity: Option<f64>,
+        lo: Option<f64>,
+        hi: Option<f64>,
+    },
 }
 
 /// Each folder's `capacity.json` (read as `compare` reads it, bounded). A folder without
