@@ -196,6 +196,10 @@ mod tests {
         a.lead = "8days".into();
         let e = script(&a).unwrap_err();
         assert!(
+            matches!(&e, super::super::Refusal::LeadTooLong { text, .. } if text == "8days"),
+            "{e:?}"
+        );
+        assert!(
             e.to_string().contains("--lead") && e.to_string().contains("--lead 60s"),
             "{e}"
         );
@@ -211,6 +215,17 @@ mod tests {
         let mut a = args(tmp.path());
         a.scenario = concat!(env!("CARGO_MANIFEST_DIR"), "/scenarios/sessions.yaml").into();
         let e = script(&a).unwrap_err();
+        assert!(
+            matches!(
+                e,
+                super::super::Refusal::NotShardable {
+                    shards: 2,
+                    why: crate::runner::shard::ShardRefusal::Sessions,
+                    ..
+                }
+            ),
+            "{e:?}"
+        );
         assert!(
             e.to_string().contains("cannot run as 2 shards") && e.to_string().contains("session"),
             "{e}"

@@ -573,3 +573,45 @@ impl Ladder<'_> {
         Ok(())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn bound(metric: &str, max: Option<f64>, min: Option<f64>) -> SloBound {
+        SloBound {
+            metric: metric.into(),
+            max,
+            min,
+        }
+    }
+
+    #[test]
+    fn each_unusable_slo_term_is_its_own_case_with_its_words() {
+        let none = Slo::default();
+        let e = term_of(&bound("p99_ttft_ms", None, Some(1.0)), &none).unwrap_err();
+        assert_eq!(
+            e,
+            SearchConfigError::NoBound {
+                metric: "p99_ttft_ms".into(),
+                side: "max"
+            }
+        );
+        assert_eq!(e.to_string(), "SLO term `p99_ttft_ms` needs `max`");
+        let e = term_of(&bound("goodput", None, Some(0.9)), &none).unwrap_err();
+        assert_eq!(e, SearchConfigError::GoodputWithoutSlo);
+        assert!(e
+            .to_string()
+            .starts_with("a `goodput` SLO term needs a per-request bound"));
+        let e = term_of(&bound("mean_ttft_ms", Some(5.0), None), &none).unwrap_err();
+        assert!(matches!(
+            e,
+            SearchConfigError::Metric(crate::capacity::SloMetricError::Mean { .. })
+        ));
+        let slo = Slo {
+            ttft_ms: Some(500.0),
+            ..Slo::default()
+        };
+        assert!(term_of(&bound("goodput", None, Some(0.9)), &slo).is_ok());
+    }
+}
