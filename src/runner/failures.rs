@@ -97,7 +97,6 @@ pub fn failure_warning(s: &RungSummary, lower: Option<&LowerRung>) -> Option<Str
             s.failed
         ));
     }
-    let count = |k: &str| s.errors_by_class.get(k).copied().unwrap_or(0);
     let mut classes: Vec<(String, u64)> = s
         .errors_by_class
         .iter()
@@ -122,6 +121,15 @@ pub fn failure_warning(s: &RungSummary, lower: Option<&LowerRung>) -> Option<Str
              warning names it) and run the rung again [{listed}]"
         ));
     }
+    let why = cause(s, lower, err, failed);
+    Some(format!("{head}: {why} [{listed}]"))
+}
+
+/// Why a rung failed, read from its failure classes (`failed` of them, the client's own
+/// left out) and the rung below: overload (429s or failures that grew with the load), a
+/// server that went down, broken answers, or a fault the load does not explain.
+fn cause(s: &RungSummary, lower: Option<&LowerRung>, err: f64, failed: u64) -> String {
+    let count = |k: &str| s.errors_by_class.get(k).copied().unwrap_or(0);
     let most = |n: u64| n.saturating_mul(2) >= failed && n > 0;
     // Grew with the load: this rung's error rate is at least double the one below, which
     // was itself under the line.
@@ -136,7 +144,7 @@ pub fn failure_warning(s: &RungSummary, lower: Option<&LowerRung>) -> Option<Str
         ),
     };
     let broken = count("stream_error") + count("malformed") + count("unclassified");
-    let why = if most(count("rate_limit")) {
+    if most(count("rate_limit")) {
         match rose {
             Some(l) => format!(
                 "overloaded: the server turned requests away with 429s as the load rose \
@@ -204,8 +212,7 @@ pub fn failure_warning(s: &RungSummary, lower: Option<&LowerRung>) -> Option<Str
                  past what the server holds; the requests files hold the server's messages"
             ),
         }
-    };
-    Some(format!("{head}: {why} [{listed}]"))
+    }
 }
 
 #[cfg(test)]

@@ -500,19 +500,8 @@ fn build_random(
     rng: &mut ChaCha8Rng,
     rung_seed: u64,
 ) -> Result<PromptSet, WorkloadError> {
+    check_random(workload)?;
     let r = workload.range_ratio;
-    if !(0.0..1.0).contains(&r) {
-        return Err(WorkloadError::Setting {
-            setting: "workload.range_ratio",
-            message: format!("{r} is outside [0, 1); lengths are drawn from [L*(1-r), L*(1+r)]"),
-        });
-    }
-    if workload.input_tokens == 0 {
-        return Err(WorkloadError::Setting {
-            setting: "workload.input_tokens",
-            message: "must be at least 1 for the random dataset".into(),
-        });
-    }
     let built;
     let (pool, proven) = match counter {
         Counter::Local(tok) => {
@@ -556,25 +545,7 @@ fn build_random(
         InputLength::Server => workload.server_overhead,
         InputLength::Text => 0,
     };
-    if added > 0 && in_lo <= added {
-        return Err(WorkloadError::Setting {
-            setting: "workload.input_length",
-            message: format!(
-                "the server adds {added} tokens to every prompt (its chat template), which \
-                 leaves no room for a prompt of {in_lo} tokens by its count; raise \
-                 `workload.input_tokens` above {added} or set `input_length: text`"
-            ),
-        });
-    }
-    if in_lo <= overhead && workload.prompt_template.is_some() {
-        return Err(WorkloadError::Setting {
-            setting: "workload.prompt_template",
-            message: format!(
-                "the template alone is about {overhead} tokens, which leaves no room for a \
-                 prompt of {in_lo} tokens; raise `workload.input_tokens` or shorten the template"
-            ),
-        });
-    }
+    check_room(workload, in_lo, added, overhead)?;
     // A shared prefix: the rung's distinct prompts and their send order (drawn first).
     let plan = match &workload.shared_prefix {
         Some(sp) => Some(prefix::Plan::new(sp, count, rng)?),
@@ -585,22 +556,9 @@ fn build_random(
         Some(sp) if !sp.input_tokens_include_prefix => sp.prefix_tokens,
         _ => 0,
     };
-    if let Some(sp) = &workload.shared_prefix {
-        let text_lo = (in_lo - added).saturating_add(extra);
-        if let Some(m) = prefix::room_problem(sp, text_lo, overhead) {
-            return Err(WorkloadError::Setting {
-                setting: "workload.shared_prefix.prefix_tokens",
-                message: m,
-            });
-        }
-    }
+    check_prefix_room(workload, (in_lo - added).saturating_add(extra), overhead)?;
     let distinct = plan.as_ref().map_or(count, prefix::Plan::len);
-    let mut inputs = Vec::with_capacity(distinct);
-    let mut outputs = Vec::with_capacity(distinct);
-    for _ in 0..distinct {
-        inputs.push(rng.gen_range(in_lo..=in_hi).saturating_add(extra));
-        outputs.push(rng.gen_range(out_lo..=out_hi));
-    }
+    let (inputs, outputs) = draw_lengths(rng, distinct, (in_lo, in_hi), (out_lo, out_hi), extra);
     let texts: Vec<u32> = inputs.iter().map(|n| n - added).collect();
     // `cache: cold`: the words come from a stream of their own, seeded with the run's nonce;
     // everything drawn above (order, lengths) is the seed's alone. The stream also takes a
@@ -632,7 +590,117 @@ fn build_random(
             made
         }
     };
+    let prompts = exact_prompts(made, inputs, outputs, added, &mut notes);
+    let (prompts, prefix_groups) = match &plan {
+        None => (prompts, Vec::new()),
+        Some(plan) => repeat_for_prefix(plan, &prompts, count, &mut notes),
+    };
+    if let Counter::Local(tok) = counter {
+        debug_assert!(prompts.iter().all(|p| !tok
+            .encode_fast(p.text.as_str(), false)
+            .map(|e| e.get_ids().iter().any(|i| pool.forbidden().contains(i)))
+            .unwrap_or(false)));
+    }
+    Ok(PromptSet {
+        prompts,
+        notes,
+        prefix_groups,
+    })
+}
 
+/// Each prompt's input and output length, drawn in turn (input first) from the seed's
+/// stream; `extra` (a prefix not counted in `input_tokens`) is added to each input.
+fn draw_lengths(
+    rng: &mut ChaCha8Rng,
+    distinct: usize,
+    (in_lo, in_hi): (u32, u32),
+    (out_lo, out_hi): (u32, u32),
+    extra: u32,
+) -> (Vec<u32>, Vec<u32>) {
+    let mut inputs = Vec::with_capacity(distinct);
+    let mut outputs = Vec::with_capacity(distinct);
+    for _ in 0..distinct {
+        inputs.push(rng.gen_range(in_lo..=in_hi).saturating_add(extra));
+        outputs.push(rng.gen_range(out_lo..=out_hi));
+    }
+    (inputs, outputs)
+}
+
+/// The random dataset's own settings: a length range and a prompt to draw.
+fn check_random(workload: &Workload) -> Result<(), WorkloadError> {
+    let r = workload.range_ratio;
+    if !(0.0..1.0).contains(&r) {
+        return Err(WorkloadError::Setting {
+            setting: "workload.range_ratio",
+            message: format!("{r} is outside [0, 1); lengths are drawn from [L*(1-r), L*(1+r)]"),
+        });
+    }
+    if workload.input_tokens == 0 {
+        return Err(WorkloadError::Setting {
+            setting: "workload.input_tokens",
+            message: "must be at least 1 for the random dataset".into(),
+        });
+    }
+    Ok(())
+}
+
+/// Room for the shortest prompt (`in_lo` tokens) once the server's added tokens (`added`)
+/// and the template's own (`overhead`) are taken.
+fn check_room(
+    workload: &Workload,
+    in_lo: u32,
+    added: u32,
+    overhead: u32,
+) -> Result<(), WorkloadError> {
+    if added > 0 && in_lo <= added {
+        return Err(WorkloadError::Setting {
+            setting: "workload.input_length",
+            message: format!(
+                "the server adds {added} tokens to every prompt (its chat template), which \
+                 leaves no room for a prompt of {in_lo} tokens by its count; raise \
+                 `workload.input_tokens` above {added} or set `input_length: text`"
+            ),
+        });
+    }
+    if in_lo <= overhead && workload.prompt_template.is_some() {
+        return Err(WorkloadError::Setting {
+            setting: "workload.prompt_template",
+            message: format!(
+                "the template alone is about {overhead} tokens, which leaves no room for a \
+                 prompt of {in_lo} tokens; raise `workload.input_tokens` or shorten the template"
+            ),
+        });
+    }
+    Ok(())
+}
+
+/// Room for a shared prefix in the shortest prompt text (`text_lo` tokens).
+fn check_prefix_room(
+    workload: &Workload,
+    text_lo: u32,
+    overhead: u32,
+) -> Result<(), WorkloadError> {
+    if let Some(sp) = &workload.shared_prefix {
+        if let Some(m) = prefix::room_problem(sp, text_lo, overhead) {
+            return Err(WorkloadError::Setting {
+                setting: "workload.shared_prefix.prefix_tokens",
+                message: m,
+            });
+        }
+    }
+    Ok(())
+}
+
+/// The synthesised texts as prompts of the drawn lengths (the server's added tokens counted
+/// back in), with a note of those that could not be made exact.
+fn exact_prompts(
+    made: Vec<synth::Synthesised>,
+    inputs: Vec<u32>,
+    outputs: Vec<u32>,
+    added: u32,
+    notes: &mut Vec<String>,
+) -> Vec<Prompt> {
+    let distinct = made.len();
     let mut inexact = 0;
     let mut worst = 0;
     let prompts: Vec<Prompt> = made
@@ -662,32 +730,30 @@ fn build_random(
              length with this tokenizer (off by at most {worst} tokens)"
         ));
     }
-    let mut prefix_groups = Vec::new();
-    let prompts = match &plan {
-        None => prompts,
-        Some(plan) => {
-            if count > distinct {
-                notes.push(format!(
-                    "the rung sends {count} requests but shared_prefix defines {distinct} \
-                     prompts (groups × prompts_per_group); they are sent again in the same \
-                     order, and a prefix cache serves each repeat whole"
-                ));
-            }
-            prefix_groups = (0..count).map(|i| plan.group(i % distinct)).collect();
-            (0..count).map(|i| prompts[i % distinct].clone()).collect()
-        }
-    };
-    if let Counter::Local(tok) = counter {
-        debug_assert!(prompts.iter().all(|p| !tok
-            .encode_fast(p.text.as_str(), false)
-            .map(|e| e.get_ids().iter().any(|i| pool.forbidden().contains(i)))
-            .unwrap_or(false)));
+    prompts
+}
+
+/// A shared prefix's distinct prompts sent `count` times in their order, with each
+/// request's group.
+fn repeat_for_prefix(
+    plan: &prefix::Plan,
+    prompts: &[Prompt],
+    count: usize,
+    notes: &mut Vec<String>,
+) -> (Vec<Prompt>, Vec<u32>) {
+    let distinct = prompts.len();
+    if count > distinct {
+        notes.push(format!(
+            "the rung sends {count} requests but shared_prefix defines {distinct} \
+             prompts (groups × prompts_per_group); they are sent again in the same \
+             order, and a prefix cache serves each repeat whole"
+        ));
     }
-    Ok(PromptSet {
-        prompts,
-        notes,
-        prefix_groups,
-    })
+    let groups = (0..count).map(|i| plan.group(i % distinct)).collect();
+    (
+        (0..count).map(|i| prompts[i % distinct].clone()).collect(),
+        groups,
+    )
 }
 
 fn build_from_file(
