@@ -288,6 +288,55 @@ fn is_loopback(host: &str) -> bool {
     h.eq_ignore_ascii_case("localhost") || h.parse::<IpAddr>().is_ok_and(|ip| ip.is_loopback())
 }
 
+/// The headers every request carries: the scenario's (secret-named ones marked sensitive,
+/// their values added to `secrets`), the content type, Anthropic's version for the Messages
+/// API, and the API key as the API takes it. Also returns the credential as sent (`Bearer k`,
+/// or the bare key for `x-api-key`), for the redactor.
+fn default_headers(
+    cfg: &ClientConfig,
+    secrets: &mut Vec<(String, String)>,
+) -> Result<(HeaderMap, Option<String>), ClientError> {
+    let mut headers = HeaderMap::new();
+    for (name, value) in &cfg.headers {
+        let (n, mut v) =
+            header(name, value).map_err(|_| ClientError::BadHeader { name: name.clone() })?;
+        if is_secret_name(name) {
+            v.set_sensitive(true);
+            secrets.extend(header_secrets(name, value));
+        }
+        headers.insert(n, v);
+    }
+    headers.insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
+    // Anthropic's API takes the key bare in `x-api-key`, and names its version.
+    let messages = cfg.api == Api::Messages;
+    if messages
+        && !cfg
+            .headers
+            .keys()
+            .any(|k| k.eq_ignore_ascii_case("anthropic-version"))
+    {
+        headers.insert(
+            HeaderName::from_static("anthropic-version"),
+            HeaderValue::from_static(typed::ANTHROPIC_VERSION),
+        );
+    }
+    let sent_credential = cfg.api_key.as_ref().map(|key| match messages {
+        true => key.expose().to_owned(),
+        false => format!("Bearer {}", key.expose()),
+    });
+    if let (Some(key), Some(sent)) = (&cfg.api_key, &sent_credential) {
+        secrets.push(("the API key".into(), key.expose().to_owned()));
+        let mut v = HeaderValue::from_str(sent).map_err(|_| ClientError::BadKey)?;
+        v.set_sensitive(true);
+        let name = match messages {
+            true => HeaderName::from_static("x-api-key"),
+            false => AUTHORIZATION,
+        };
+        headers.insert(name, v);
+    }
+    Ok((headers, sent_credential))
+}
+
 impl Client {
     /// Builds the shared client: HTTP/1.1 only, keep-alive pool sized for
     /// `max_connections`, TCP_NODELAY, no reqwest-level timeout (each request enforces its own).
@@ -338,44 +387,7 @@ impl Client {
         let tokenize_url = join("/tokenize");
         let base_url = base.as_str().trim_end_matches('/').to_owned();
 
-        let mut headers = HeaderMap::new();
-        for (name, value) in &cfg.headers {
-            let (n, mut v) =
-                header(name, value).map_err(|_| ClientError::BadHeader { name: name.clone() })?;
-            if is_secret_name(name) {
-                v.set_sensitive(true);
-                secrets.extend(header_secrets(name, value));
-            }
-            headers.insert(n, v);
-        }
-        headers.insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
-        // Anthropic's API takes the key bare in `x-api-key`, and names its version.
-        let messages = cfg.api == Api::Messages;
-        if messages
-            && !cfg
-                .headers
-                .keys()
-                .any(|k| k.eq_ignore_ascii_case("anthropic-version"))
-        {
-            headers.insert(
-                HeaderName::from_static("anthropic-version"),
-                HeaderValue::from_static(typed::ANTHROPIC_VERSION),
-            );
-        }
-        let sent_credential = cfg.api_key.as_ref().map(|key| match messages {
-            true => key.expose().to_owned(),
-            false => format!("Bearer {}", key.expose()),
-        });
-        if let (Some(key), Some(sent)) = (&cfg.api_key, &sent_credential) {
-            secrets.push(("the API key".into(), key.expose().to_owned()));
-            let mut v = HeaderValue::from_str(sent).map_err(|_| ClientError::BadKey)?;
-            v.set_sensitive(true);
-            let name = match messages {
-                true => HeaderName::from_static("x-api-key"),
-                false => AUTHORIZATION,
-            };
-            headers.insert(name, v);
-        }
+        let (headers, sent_credential) = default_headers(&cfg, &mut secrets)?;
 
         let http = reqwest::Client::builder()
             .http1_only()
