@@ -264,11 +264,7 @@ impl CapacityFile {
             ));
         }
         for p in s.probes().iter().filter(|p| p.disputed()) {
-            let uncertain_only = p
-                .repeats
-                .iter()
-                .filter(|r| r.verdict != p.measured())
-                .all(|r| r.verdict == ProbeVerdict::Uncertain);
+            let uncertain_only = p.dispute() == Some(ProbeVerdict::Uncertain);
             warnings.push(format!(
                 "{} {unit} was judged {} by its measurements but not by each of its repeats \
                  ({}): it bounds nothing",

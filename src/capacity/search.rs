@@ -100,7 +100,25 @@ pub struct Repeat {
 impl Probe {
     /// A repeat gave another verdict than its measurements: it bounds nothing.
     pub fn disputed(&self) -> bool {
-        self.repeats.iter().any(|r| r.verdict != self.measured())
+        self.dispute().is_some()
+    }
+
+    /// How a repeat disputed it: `Some(Uncertain)` when every repeat that differs stayed
+    /// uncertain (not confirmed, not contradicted), else the first contrary verdict; `None`
+    /// when it is not disputed.
+    pub fn dispute(&self) -> Option<ProbeVerdict> {
+        let mut differing = self
+            .repeats
+            .iter()
+            .map(|r| r.verdict)
+            .filter(|&v| v != self.measured())
+            .peekable();
+        differing.peek()?;
+        Some(
+            differing
+                .find(|&v| v != ProbeVerdict::Uncertain)
+                .unwrap_or(ProbeVerdict::Uncertain),
+        )
     }
 
     /// Every measurement of it: its own, its extensions, its repeats'.

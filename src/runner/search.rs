@@ -196,24 +196,17 @@ fn probe_line(s: &Search, kind: LoadKind) -> String {
         (true, _) => String::new(),
         (false, _) if open => "; the repeat is extended".to_string(),
         // A repeat that stayed uncertain did not contradict the probe; it failed to confirm it.
-        (false, true) => {
-            let other = p
-                .repeats
-                .iter()
-                .map(|r| r.verdict)
-                .find(|&v| v != p.measured());
-            match other {
-                Some(ProbeVerdict::Uncertain) | None => format!(
-                    "; not confirmed (a repeat stayed uncertain): {} bounds nothing",
-                    kind.level(p.level)
-                ),
-                Some(v) => format!(
-                    "; disputed (a repeat was {}): {} bounds nothing",
-                    word(v),
-                    kind.level(p.level)
-                ),
-            }
-        }
+        (false, true) => match p.dispute() {
+            Some(ProbeVerdict::Uncertain) | None => format!(
+                "; not confirmed (a repeat stayed uncertain): {} bounds nothing",
+                kind.level(p.level)
+            ),
+            Some(v) => format!(
+                "; disputed (a repeat was {}): {} bounds nothing",
+                word(v),
+                kind.level(p.level)
+            ),
+        },
         (false, false) => format!("; {} stands", word(p.verdict)),
     };
     let end = |x: Option<f64>| x.map_or("-".to_string(), level_text);
