@@ -52,9 +52,23 @@ pub fn trimmed(v: f64, decimals: usize) -> String {
     s.trim_end_matches('0').trim_end_matches('.').to_string()
 }
 
+/// The first `n` characters of `s` (all of it when shorter), never cutting a character in
+/// two: a git commit read from a result folder is a file's text, not always hex.
+pub fn first_chars(s: &str, n: usize) -> &str {
+    s.char_indices().nth(n).map_or(s, |(i, _)| &s[..i])
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn first_chars_counts_characters_not_bytes() {
+        assert_eq!(first_chars("0123456789abcdef", 10), "0123456789");
+        assert_eq!(first_chars("abc", 10), "abc");
+        // Byte 10 falls inside a two-byte character: a byte slice would panic.
+        assert_eq!(first_chars("aéééééééééé", 10), "aééééééééé");
+    }
 
     #[test]
     fn numbers_keep_the_precision_of_their_magnitude_without_trailing_zeros() {

@@ -38,7 +38,7 @@ impl Replaced {
             .git_commit
             .as_deref()
             .map_or("no git commit recorded".to_string(), |c| {
-                format!("git {}", &c[..c.len().min(12)])
+                format!("git {}", crate::format::first_chars(c, 12))
             });
         let version = self
             .tool_version

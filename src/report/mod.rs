@@ -690,7 +690,7 @@ pub(crate) fn run_meta(run: &RunReport) -> String {
         s.push_str(&format!(" ({d})"));
     }
     if let Some(c) = &i.git_commit {
-        s.push_str(&format!(" · git {}", &c[..c.len().min(12)]));
+        s.push_str(&format!(" · git {}", crate::format::first_chars(c, 12)));
     }
     s
 }

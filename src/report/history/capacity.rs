@@ -5,7 +5,7 @@
 
 use std::fmt::Write;
 
-use super::table;
+use super::{short_commit, table};
 use crate::capacity::file::level_text;
 use crate::capacity::Stop;
 use crate::escape::{html::esc, markdown};
@@ -62,12 +62,7 @@ fn rows(h: &History, c: &CapacitySeries) -> Vec<Vec<String>> {
             vec![
                 format!("{}", a.folder + 1),
                 f.name.clone(),
-                f.dir
-                    .info
-                    .git_commit
-                    .as_deref()
-                    .map(|c| c[..c.len().min(10)].to_string())
-                    .unwrap_or_else(|| "-".into()),
+                short_commit(f),
                 point,
                 format!("[{}, {}]", end(ans.lo), end(ans.hi)),
                 stop_name(ans.status),

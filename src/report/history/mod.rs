@@ -17,7 +17,7 @@ use std::fmt::Write;
 
 use super::ReportError;
 use crate::format::num;
-use crate::history::{History, Step};
+use crate::history::{Folder, History, Step};
 use crate::results::rate_label;
 
 /// One text format of a history: the sibling of [`super::Exporter`] for `ladder history`.
@@ -139,16 +139,7 @@ pub(super) fn rows(h: &History, rate: f64) -> Vec<Vec<String>> {
     (0..h.folders.len())
         .map(|i| {
             let f = &h.folders[i];
-            let mut row = vec![
-                format!("{}", i + 1),
-                f.name.clone(),
-                f.dir
-                    .info
-                    .git_commit
-                    .as_deref()
-                    .map(|c| c[..c.len().min(10)].to_string())
-                    .unwrap_or_else(|| "-".into()),
-            ];
+            let mut row = vec![format!("{}", i + 1), f.name.clone(), short_commit(f)];
             row.extend(h.metrics.iter().map(|m| cell(h, i, rate, m)));
             row
         })
@@ -163,6 +154,16 @@ pub(super) fn head(h: &History) -> Vec<String> {
 
 /// `head` and `rows` as left-aligned columns, two spaces apart and indented two, one line
 /// each (a rung's table, and the capacity table of [`capacity`]).
+/// A folder's git commit as its table shows it: the first 10 characters, `-` without one.
+pub(super) fn short_commit(f: &Folder) -> String {
+    f.dir
+        .info
+        .git_commit
+        .as_deref()
+        .map(|c| crate::format::first_chars(c, 10).to_string())
+        .unwrap_or_else(|| "-".into())
+}
+
 pub(super) fn table(out: &mut String, head: &[String], rows: &[Vec<String>]) {
     let widths: Vec<usize> = (0..head.len())
         .map(|c| {
