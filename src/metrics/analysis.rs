@@ -154,6 +154,11 @@ pub struct Analysis {
     /// written as `"load": "concurrency"`; every rate above is then a number of users).
     #[serde(default, skip_serializing_if = "LoadKind::is_rate")]
     pub load: LoadKind,
+    /// The SLO sets no latency bound (`ttft_ms`, `tpot_ms`, `e2e_ms`): only the error rate
+    /// decides "within SLO", so a rung past the knee whose queued requests all finished meets
+    /// it, and the highest rate within SLO says so.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub slo_bounds_errors_only: bool,
 }
 
 fn nan() -> f64 {
@@ -277,6 +282,7 @@ pub fn analyze(rungs: &[RungSummary], slo: &Slo, baseline_rate: Option<f64>) -> 
         max_error_rate,
         rungs: per_rung,
         client_limited,
+        slo_bounds_errors_only: !latency_bound,
     }
 }
 
@@ -436,7 +442,15 @@ impl Analysis {
     /// The highest rate within SLO as a sentence.
     pub fn slo_text(&self) -> String {
         match self.max_rate_within_slo {
-            Some(r) => self.load.level(r),
+            Some(r) => match &self.knee {
+                Some(k) if self.slo_bounds_errors_only && r >= k.rate => format!(
+                    "{} (the SLO bounds only the error rate, so rungs at and past the knee at {} \
+                     meet it; set slo.ttft_ms, tpot_ms or e2e_ms to bound latency too)",
+                    self.load.level(r),
+                    self.load.level(k.rate)
+                ),
+                _ => self.load.level(r),
+            },
             None => match self.rungs.first() {
                 Some(first) => format!(
                     "none: the first rung ({}) already misses it ({})",

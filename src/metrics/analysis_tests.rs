@@ -43,11 +43,24 @@ fn saturating_curve_has_its_knee_at_the_plateau() {
         rung(40.0, 20.6, 190.0, 31.0, 0),
     ];
     let a = analyze(&rungs, &Slo::default(), Some(1.0));
-    let k = a.knee.expect("knee");
+    let k = a.knee.clone().expect("knee");
     assert_eq!(k.rate, 30.0);
     assert_eq!(k.reasons, vec![KneeReason::ThroughputPlateau]);
-    // No latency bound and no errors: every rung meets the SLO.
+    // No latency bound and no errors: every rung meets the SLO, and the sentence says
+    // that this includes rungs past the knee.
     assert_eq!(a.max_rate_within_slo, Some(40.0));
+    assert_eq!(
+        a.slo_text(),
+        "40 req/s (the SLO bounds only the error rate, so rungs at and past the knee at \
+         30 req/s meet it; set slo.ttft_ms, tpot_ms or e2e_ms to bound latency too)"
+    );
+    // With a latency bound the rung's goodput decides: the plain level.
+    let slo = Slo {
+        ttft_ms: Some(1000.0),
+        ..Default::default()
+    };
+    let a = analyze(&rungs, &slo, Some(1.0));
+    assert_eq!(a.slo_text(), "40 req/s");
 }
 
 #[test]
@@ -60,6 +73,8 @@ fn flat_growth_has_no_knee() {
     assert_eq!(a.knee, None);
     assert!(a.knee_text().starts_with("none"));
     assert_eq!(a.max_rate_within_slo, Some(20.0));
+    // No knee: nothing past it to warn of.
+    assert_eq!(a.slo_text(), "20 req/s");
     assert_eq!(
         a.best_value,
         Some(RateRange {
