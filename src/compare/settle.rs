@@ -56,8 +56,11 @@ pub fn name_vllm_knob(note: &str) -> String {
     )
 }
 
-/// Largest requests_per_rung a note suggests; beyond it the change is too close to call.
-const MAX_SUGGESTED: f64 = 1e7;
+/// Largest requests_per_rung a note suggests; beyond it the change is too close to call. A
+/// rung of 100,000 requests is hours at the rates a single server takes (at 2 req/s, 14
+/// hours): past it "raise to ≥ 2793743" (seen on the real llama.cpp server, a TPOT change of
+/// +10.3 % against a +10 % threshold) names a number no user can reach.
+const MAX_SUGGESTED: f64 = 1e5;
 
 /// A too-few-samples note (`evidence`'s, which ends in "raise
 /// workload.requests_per_rung to ≥ N") in `unit`: a soak is sized by its duration.
@@ -148,7 +151,11 @@ fn needed_as_is(e: &Evidence, conds: &[Cond], unit: Unit) -> String {
                 ),
             }
         }
-        _ => "the change sits (almost) on the threshold: no feasible workload.requests_per_rung (nor load.repeats) settles it; widen or tighten the threshold".into(),
+        _ => format!(
+            "{runs}the change sits (almost) on the threshold: no feasible \
+             workload.requests_per_rung (up to {}) settles it; widen or tighten the threshold",
+            MAX_SUGGESTED as u64
+        ),
     }
 }
 
@@ -389,5 +396,61 @@ mod tests {
         let advice = needed(&e, &conds, Unit::Requests);
         assert!(!advice.contains("bring  to"), "{advice}");
         assert!(advice.contains("workload.requests_per_rung"), "{advice}");
+    }
+
+    /// The real llama.cpp server's case: median TPOT 22.05 -> 24.32 ms (+10.3 %) against a
+    /// +10 % threshold, x[0.547, 2.081] from 40 requests a rung. Settling it would take
+    /// millions of requests: the note says no feasible count does, instead of naming one.
+    #[test]
+    fn a_change_on_the_threshold_names_no_unreachable_request_count() {
+        let iv = Interval {
+            lo: 0.547,
+            hi: 2.081,
+        };
+        let mut e = Evidence {
+            base: 22.05,
+            cand: 24.32,
+            ratio: Some(iv),
+            diff: None,
+            cand_ci: None,
+            method: Method::Bootstrap,
+            level: 0.9984,
+            requests: 40,
+            counts: None,
+            too_few: None,
+            repeats: [1, 1],
+            drift: None,
+            blocks: [1, 1],
+        };
+        let conds = [Cond {
+            scale: Scale::Ratio,
+            iv,
+            bad: 1.1,
+            good: None,
+            sign: 1.0,
+        }];
+        let advice = needed(&e, &conds, Unit::Requests);
+        assert!(
+            advice.ends_with(
+                "the change sits (almost) on the threshold: no feasible \
+                 workload.requests_per_rung (up to 100000) settles it; widen or tighten the \
+                 threshold"
+            ),
+            "{advice}"
+        );
+        // The same interval with the change at +30 %: a count within reach is named.
+        e.cand = 22.05 * 1.3;
+        let advice = needed(&e, &conds, Unit::Requests);
+        assert!(
+            advice.ends_with("to settle it if the change stays where it is"),
+            "{advice}"
+        );
+        let n: u64 = advice
+            .rsplit("≥ ")
+            .next()
+            .and_then(|t| t.split(' ').next())
+            .and_then(|t| t.parse().ok())
+            .expect("a count");
+        assert!((41..=100_000).contains(&n), "{advice}");
     }
 }
