@@ -9,6 +9,7 @@ use std::time::Duration;
 use reqwest::header::CONTENT_TYPE;
 use tokio::time::{timeout_at, Instant};
 
+use super::chunk::Usage;
 use super::progress::{accept, framing_outcome, reasoning_tokens, Fail, Progress};
 use super::resource::client_resource;
 use super::secret::truncate;
@@ -175,44 +176,8 @@ impl Client {
                 .measure_pooled(req, rung_start, scheduled, index, warmup)
                 .await;
         }
-        // Sized up front so the hot loop does not grow them token by token.
-        let expected = (req.max_tokens as usize).min(16 * 1024);
-        let mut prog = Progress {
-            text: self
-                .counter
-                .as_ref()
-                .map(|_| String::with_capacity(expected * 4)),
-            answer: keep_answer.then(|| String::with_capacity(expected * 4)),
-            // n token chunks have n - 1 gaps.
-            itl: ItlGaps::with_capacity(expected.saturating_sub(1)),
-            api: self.inner.api,
-            ..Progress::default()
-        };
-        // A kept-alive connection the server closed after its last answer (llama.cpp's
-        // server closes one after every stream without saying `Connection: close`) can be
-        // picked for this request before its close arrives: the request is then lost with no
-        // answer. It is sent once more, on a new connection; the time lost counts as
-        // dispatch lag (the client's), never as the server's latency or error.
-        let mut resent = false;
-        let (sent, result) = loop {
-            let builder = self
-                .http
-                .post(self.inner.url.clone())
-                .body(req.body.clone());
-            let sent = Instant::now();
-            let deadline = after(sent, self.inner.request_timeout);
-            let ttft_deadline = match self.inner.ttft_timeout {
-                Some(t) => after(sent, t).min(deadline),
-                None => deadline,
-            };
-            let result = self
-                .drive(builder, sent, deadline, ttft_deadline, &mut prog)
-                .await;
-            match result {
-                Err(f) if f.closed_unanswered && !resent => resent = true,
-                result => break (sent, result),
-            }
-        };
+        let mut prog = self.progress_for(req, keep_answer);
+        let (sent, resent, result) = self.send_resending(req, &mut prog).await;
 
         let since = |t: Instant| t.saturating_duration_since(rung_start);
         let rejected = prog.usage.as_ref().and_then(|u| {
@@ -221,35 +186,8 @@ impl Client {
             usage::implausible(u, counted, req.max_tokens, prog.token_chunks)
         });
         let trusted = prog.usage.filter(|_| rejected.is_none());
-        let mut pending = None;
-        let (output_tokens, token_source) = match trusted.and_then(|u| u.completion_tokens) {
-            Some(n) => (n, TokenSource::Usage),
-            None => match (&self.counter, prog.text.take()) {
-                (Some(count), Some(text)) if prog.token_chunks > 0 => {
-                    pending = Some((count.clone(), text));
-                    // Until counted: the chunk count, which is also the fallback.
-                    (prog.token_chunks, TokenSource::Retokenized)
-                }
-                _ => (prog.token_chunks, TokenSource::ChunkCount),
-            },
-        };
-        let (end, error) = match result {
-            Ok(()) => (
-                prog.last.or(prog.last_read).unwrap_or_else(Instant::now),
-                None,
-            ),
-            Err(f) => {
-                let detail = truncate(self.redact(&f.detail), DETAIL_MAX);
-                (
-                    f.at,
-                    Some(RequestError {
-                        class: f.class,
-                        status: f.status,
-                        detail,
-                    }),
-                )
-            }
-        };
+        let (output_tokens, token_source, pending) = self.output_count(trusted, &mut prog);
+        let (end, error) = self.outcome(result, &prog);
         // A stream that ended early (EOS, failure, multi-token chunks) must not keep its unused
         // reservation for as long as the rung's records are held.
         prog.itl.shrink_to_fit();
@@ -291,6 +229,103 @@ impl Client {
             record,
             pending,
             answer: prog.answer,
+        }
+    }
+
+    /// What a generating request's reads fill in, sized up front so the hot loop does not
+    /// grow its buffers token by token.
+    fn progress_for(&self, req: &PreparedRequest, keep_answer: bool) -> Progress {
+        let expected = (req.max_tokens as usize).min(16 * 1024);
+        Progress {
+            text: self
+                .counter
+                .as_ref()
+                .map(|_| String::with_capacity(expected * 4)),
+            answer: keep_answer.then(|| String::with_capacity(expected * 4)),
+            // n token chunks have n - 1 gaps.
+            itl: ItlGaps::with_capacity(expected.saturating_sub(1)),
+            api: self.inner.api,
+            ..Progress::default()
+        }
+    }
+
+    /// Sends the request and reads its answer into `prog`: when it went out and whether it
+    /// was sent twice, and how it ended.
+    ///
+    /// A kept-alive connection the server closed after its last answer (llama.cpp's server
+    /// closes one after every stream without saying `Connection: close`) can be picked for
+    /// this request before its close arrives: the request is then lost with no answer. It is
+    /// sent once more, on a new connection; the time lost counts as dispatch lag (the
+    /// client's), never as the server's latency or error.
+    async fn send_resending(
+        &self,
+        req: &PreparedRequest,
+        prog: &mut Progress,
+    ) -> (Instant, bool, Result<(), Fail>) {
+        let mut resent = false;
+        loop {
+            let builder = self
+                .http
+                .post(self.inner.url.clone())
+                .body(req.body.clone());
+            let sent = Instant::now();
+            let deadline = after(sent, self.inner.request_timeout);
+            let ttft_deadline = match self.inner.ttft_timeout {
+                Some(t) => after(sent, t).min(deadline),
+                None => deadline,
+            };
+            let result = self
+                .drive(builder, sent, deadline, ttft_deadline, prog)
+                .await;
+            match result {
+                Err(f) if f.closed_unanswered && !resent => resent = true,
+                result => return (sent, resent, result),
+            }
+        }
+    }
+
+    /// The output's token count and where it came from: the server's usage when trusted,
+    /// else the chunk count, with the text handed on to be re-tokenized when a counter can.
+    fn output_count(
+        &self,
+        trusted: Option<Usage>,
+        prog: &mut Progress,
+    ) -> (u32, TokenSource, Option<(TokenCounter, String)>) {
+        match trusted.and_then(|u| u.completion_tokens) {
+            Some(n) => (n, TokenSource::Usage, None),
+            None => match (&self.counter, prog.text.take()) {
+                (Some(count), Some(text)) if prog.token_chunks > 0 => {
+                    // Until counted: the chunk count, which is also the fallback.
+                    let pending = Some((count.clone(), text));
+                    (prog.token_chunks, TokenSource::Retokenized, pending)
+                }
+                _ => (prog.token_chunks, TokenSource::ChunkCount, None),
+            },
+        }
+    }
+
+    /// When the request ended and its one error, redacted and cut to length.
+    fn outcome(
+        &self,
+        result: Result<(), Fail>,
+        prog: &Progress,
+    ) -> (Instant, Option<RequestError>) {
+        match result {
+            Ok(()) => (
+                prog.last.or(prog.last_read).unwrap_or_else(Instant::now),
+                None,
+            ),
+            Err(f) => {
+                let detail = truncate(self.redact(&f.detail), DETAIL_MAX);
+                (
+                    f.at,
+                    Some(RequestError {
+                        class: f.class,
+                        status: f.status,
+                        detail,
+                    }),
+                )
+            }
         }
     }
 

@@ -7,8 +7,8 @@ use std::time::Duration;
 pub use super::flow::{
     achieved_rate, max_in_flight, max_in_flight_of, max_output_tokens_per_s, peak_output_rate,
 };
-use super::latency::Latency;
 pub use super::latency::{stats, stats_micros, stats_unordered};
+use super::latency::{Latency, Stats};
 use super::summary::RungSummary;
 use super::tokens::TokenAccounting;
 use crate::record::{ErrorClass, RequestRecord, TokenSource};
@@ -80,17 +80,7 @@ fn summarize_finished(records: &[RequestRecord], ctx: &RungContext) -> RungSumma
     let measured: Vec<&RequestRecord> = records.iter().filter(|r| !r.warmup).collect();
     let ok: Vec<&RequestRecord> = measured.iter().copied().filter(|r| r.ok()).collect();
 
-    let mut errors_by_class: BTreeMap<String, u64> = ErrorClass::ALL
-        .iter()
-        .map(|c| (c.key().to_string(), 0))
-        .collect();
-    for r in &measured {
-        if let Some(e) = &r.error {
-            *errors_by_class
-                .entry(e.class.key().to_string())
-                .or_default() += 1;
-        }
-    }
+    let errors_by_class = errors_by_class(&measured);
 
     let start = measured.iter().map(|r| r.sent).min().unwrap_or_default();
     let end = measured.iter().map(|r| r.end).max().unwrap_or_default();
@@ -113,49 +103,7 @@ fn summarize_finished(records: &[RequestRecord], ctx: &RungContext) -> RungSumma
         measured.iter().map(|r| r.sent).max(),
     );
 
-    let mut latency = BTreeMap::new();
-    latency.insert(
-        Latency::Ttft,
-        stats(ok.iter().filter_map(|r| r.ttft()).map(ms).collect()),
-    );
-    latency.insert(
-        Latency::Tpot,
-        stats(ok.iter().filter_map(|r| r.tpot()).map(ms).collect()),
-    );
-    latency.insert(
-        Latency::Itl,
-        // Read in place: a copy of every gap would double the rung's memory at its peak.
-        stats_micros(|| ok.iter().flat_map(|r| r.itl.micros().iter().copied())),
-    );
-    latency.insert(
-        Latency::E2el,
-        stats(ok.iter().map(|r| ms(r.e2e())).collect()),
-    );
-    latency.insert(
-        Latency::TtftSched,
-        stats(
-            ok.iter()
-                .filter_map(|r| r.ttft_from_scheduled())
-                .map(ms)
-                .collect(),
-        ),
-    );
-    latency.insert(
-        Latency::E2elSched,
-        stats(ok.iter().map(|r| ms(r.e2e_from_scheduled())).collect()),
-    );
-    latency.insert(
-        Latency::E2elAll,
-        stats(measured.iter().map(|r| ms(r.e2e())).collect()),
-    );
-    latency.insert(
-        Latency::DispatchLag,
-        stats(measured.iter().map(|r| ms(r.dispatch_lag())).collect()),
-    );
-    // A pooled answer has no tokens in time: its token latencies are absent, not zero.
-    if ctx.pooling.is_some() {
-        latency.retain(|which, _| !which.is_token_timing());
-    }
+    let latency = latencies(&measured, &ok, ctx.pooling.is_some());
 
     RungSummary {
         rate: ctx.rate,
@@ -198,6 +146,76 @@ fn summarize_finished(records: &[RequestRecord], ctx: &RungContext) -> RungSumma
         pooling: ctx.pooling,
         models: super::models::ModelSummary::of(&measured, duration_s, ctx.pooling.is_some()),
     }
+}
+
+/// Every measured request's error, counted by class (every class present, zero or not).
+fn errors_by_class(measured: &[&RequestRecord]) -> BTreeMap<String, u64> {
+    let mut errors_by_class: BTreeMap<String, u64> = ErrorClass::ALL
+        .iter()
+        .map(|c| (c.key().to_string(), 0))
+        .collect();
+    for r in measured {
+        if let Some(e) = &r.error {
+            *errors_by_class
+                .entry(e.class.key().to_string())
+                .or_default() += 1;
+        }
+    }
+    errors_by_class
+}
+
+/// The latency statistics of a rung: the token timings and end-to-end latency of its
+/// successful requests, end-to-end and dispatch lag of all of them; a pooling rung's have
+/// no token timings.
+fn latencies(
+    measured: &[&RequestRecord],
+    ok: &[&RequestRecord],
+    pooling: bool,
+) -> BTreeMap<Latency, Stats> {
+    let mut latency = BTreeMap::new();
+    latency.insert(
+        Latency::Ttft,
+        stats(ok.iter().filter_map(|r| r.ttft()).map(ms).collect()),
+    );
+    latency.insert(
+        Latency::Tpot,
+        stats(ok.iter().filter_map(|r| r.tpot()).map(ms).collect()),
+    );
+    latency.insert(
+        Latency::Itl,
+        // Read in place: a copy of every gap would double the rung's memory at its peak.
+        stats_micros(|| ok.iter().flat_map(|r| r.itl.micros().iter().copied())),
+    );
+    latency.insert(
+        Latency::E2el,
+        stats(ok.iter().map(|r| ms(r.e2e())).collect()),
+    );
+    latency.insert(
+        Latency::TtftSched,
+        stats(
+            ok.iter()
+                .filter_map(|r| r.ttft_from_scheduled())
+                .map(ms)
+                .collect(),
+        ),
+    );
+    latency.insert(
+        Latency::E2elSched,
+        stats(ok.iter().map(|r| ms(r.e2e_from_scheduled())).collect()),
+    );
+    latency.insert(
+        Latency::E2elAll,
+        stats(measured.iter().map(|r| ms(r.e2e())).collect()),
+    );
+    latency.insert(
+        Latency::DispatchLag,
+        stats(measured.iter().map(|r| ms(r.dispatch_lag())).collect()),
+    );
+    // A pooled answer has no tokens in time: its token latencies are absent, not zero.
+    if pooling {
+        latency.retain(|which, _| !which.is_token_timing());
+    }
+    latency
 }
 
 #[cfg(test)]
