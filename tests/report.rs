@@ -604,6 +604,17 @@ fn all_failed_run_reports_the_first_rung_as_the_knee() {
     let ttft = figure(&html, "ttft");
     assert!(ttft.contains("nothing to plot"));
     assert!(!ttft.contains("<circle"));
+    // Nor do the tables: the six latency cells of every rung are "-", not 0.0.
+    let md = fs::read_to_string(dir.join("summary.md")).unwrap();
+    let rows: Vec<Vec<&str>> = md
+        .lines()
+        .filter(|l| l.starts_with("| 1 ") || l.starts_with("| 5 "))
+        .map(|l| l.split('|').map(str::trim).collect())
+        .collect();
+    assert_eq!(rows.len(), 2, "{md}");
+    for row in rows {
+        assert_eq!(row[8..14], ["-"; 6], "{md}");
+    }
 }
 
 /// Run scripts/seed_plot.py (the seed's snippet) on a folder the real writer produced when

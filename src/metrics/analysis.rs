@@ -198,12 +198,14 @@ pub fn analyze(rungs: &[RungSummary], slo: &Slo, baseline_rate: Option<f64>) -> 
         .map(|r| {
             let ttft = r.stats(Latency::Ttft).median;
             let tpot = r.stats(Latency::Tpot).median;
-            let ttft_multiple = base_ttft.and_then(|b| ratio(ttft, b));
-            let tpot_multiple = base_tpot.and_then(|b| ratio(tpot, b));
+            // A rung with no completed request measured no latency (its medians read 0).
+            let measured = r.completed > 0;
+            let ttft_multiple = base_ttft.and_then(|b| ratio(ttft, b)).filter(|_| measured);
+            let tpot_multiple = base_tpot.and_then(|b| ratio(tpot, b)).filter(|_| measured);
             let latency_multiple = match (ttft_multiple, tpot_multiple) {
                 (Some(a), Some(b)) => Some(a.max(b)),
                 // A pooled rung (embeddings) has no token timings: its whole latency.
-                (None, None) if r.pooling.is_some() => {
+                (None, None) if r.pooling.is_some() && measured => {
                     base_e2e.and_then(|b| ratio(r.stats(Latency::E2el).median, b))
                 }
                 (a, b) => a.or(b),

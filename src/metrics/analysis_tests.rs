@@ -101,6 +101,23 @@ fn failing_first_rung_is_the_knee_and_nothing_meets_the_slo() {
     assert_eq!(a.rungs[0].throughput_multiple, None);
     assert_eq!(a.best_value, None);
     assert!(a.best_value_text().contains("baseline rung has no"));
+    // The server went down after a rung that measured: the later rung completed nothing, so
+    // it has no latency multiple (its medians read 0; "x TTFT 0.00" would call it fast).
+    let rungs = vec![
+        rung(0.5, 0.5, 392.0, 20.0, 0),
+        rung(1.0, 0.0, 0.0, 0.0, 200),
+    ];
+    let a = analyze(&rungs, &slo, Some(0.5));
+    let down = &a.rungs[1];
+    assert_eq!(down.throughput_multiple, Some(0.0));
+    assert_eq!(
+        (
+            down.ttft_multiple,
+            down.tpot_multiple,
+            down.latency_multiple
+        ),
+        (None, None, None)
+    );
 }
 
 #[test]

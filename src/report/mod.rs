@@ -597,6 +597,14 @@ pub(crate) fn rung_table(run: &RunReport) -> (Vec<&'static str>, Vec<Vec<String>
             if r.interrupted {
                 rate.push_str(" (partial)");
             }
+            // A rung with no completed request measured no latency: "-", not 0.0.
+            let lat = |v: f64| {
+                if r.completed == 0 {
+                    "-".to_string()
+                } else {
+                    fixed(v, 1)
+                }
+            };
             let slo = match a {
                 Some(a) if a.meets_slo => "ok".to_string(),
                 Some(a) => format!("miss: {}", a.slo_misses.join("; ")),
@@ -617,12 +625,12 @@ pub(crate) fn rung_table(run: &RunReport) -> (Vec<&'static str>, Vec<Vec<String>
                     },
                     1,
                 ),
-                fixed(r.stats(Latency::Ttft).median, 1),
-                fixed(r.stats(Latency::Ttft).p99, 1),
-                fixed(r.stats(Latency::Tpot).median, 1),
-                fixed(r.stats(Latency::Tpot).p99, 1),
-                fixed(r.stats(Latency::E2el).median, 1),
-                fixed(r.stats(Latency::E2el).p99, 1),
+                lat(r.stats(Latency::Ttft).median),
+                lat(r.stats(Latency::Ttft).p99),
+                lat(r.stats(Latency::Tpot).median),
+                lat(r.stats(Latency::Tpot).p99),
+                lat(r.stats(Latency::E2el).median),
+                lat(r.stats(Latency::E2el).p99),
                 fixed(r.stats(Latency::DispatchLag).p99, 1),
                 m(|a| a.throughput_multiple),
                 m(|a| a.ttft_multiple),

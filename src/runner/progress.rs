@@ -130,10 +130,11 @@ impl RungBar {
                 .unwrap_or_default(),
         };
         let (name, which) = lead_latency(s);
+        let lead = s.stats(which);
         let done = format!(
-            "done: {:.2} req/s, p50 {name} {:.0} ms{prefix}{ttfc}, errors {:.1}%",
+            "done: {:.2} req/s, p50 {name} {}{prefix}{ttfc}, errors {:.1}%",
             s.request_throughput,
-            s.stats(which).median,
+            ms_or_dash(lead.count, lead.median),
             s.error_rate() * 100.0
         );
         if self.plain {
@@ -146,11 +147,12 @@ impl RungBar {
     fn plain_end(&self, s: &RungSummary, done: &str) -> String {
         let cut = if s.interrupted { ", INTERRUPTED" } else { "" };
         let (name, which) = lead_latency(s);
+        let lead = s.stats(which);
         format!(
-            "{}{} {done} (p99 {name} {:.0} ms, {} completed, {} failed{cut}) in {}",
+            "{}{} {done} (p99 {name} {}, {} completed, {} failed{cut}) in {}",
             self.step,
             self.name,
-            s.stats(which).p99,
+            ms_or_dash(lead.count, lead.p99),
             s.completed,
             s.failed,
             clock(self.started.elapsed())
@@ -359,15 +361,24 @@ pub fn rung_table(rungs: &[RungSummary]) -> String {
         } else {
             ""
         };
+        // A latency no request measured (every request failed) is a dash, not 0 ms.
+        let cell = |l: Latency, pick: fn(&crate::metrics::Stats) -> f64, digits: usize| {
+            let st = s.stats(l);
+            if st.count == 0 {
+                format!("{:>10}", "-")
+            } else {
+                format!("{:>8.digits$}ms", pick(&st))
+            }
+        };
         out.push_str(&format!(
-            "{:>9} {:>9.2} {:>9.0} {:>8.0}ms {:>8.0}ms {:>8.1}ms {:>8.0}ms {:>7.1}% {:>8.2}ms{cut}\n",
+            "{:>9} {:>9.2} {:>9.0} {} {} {} {} {:>7.1}% {:>8.2}ms{cut}\n",
             rate_label(s.rate),
             s.request_throughput,
             s.output_throughput,
-            s.stats(Latency::Ttft).median,
-            s.stats(Latency::Ttft).p99,
-            s.stats(Latency::Tpot).median,
-            s.stats(Latency::E2el).median,
+            cell(Latency::Ttft, |st| st.median, 0),
+            cell(Latency::Ttft, |st| st.p99, 0),
+            cell(Latency::Tpot, |st| st.median, 1),
+            cell(Latency::E2el, |st| st.median, 0),
             s.error_rate() * 100.0,
             s.stats(Latency::DispatchLag).p99,
         ));
@@ -530,6 +541,50 @@ mod tests {
         let rows: Vec<&str> = table.lines().collect();
         assert!(!rows[1].contains("interrupted"), "{table}");
         assert!(rows[2].ends_with("interrupted (partial)"), "{table}");
+    }
+
+    /// A rung whose every request failed (the server went down) measured no latency: its
+    /// cells are dashes, never "0ms"; a rung that measured some keeps its numbers.
+    #[test]
+    fn a_rung_with_no_completed_request_shows_dashes_not_zero_latency() {
+        use crate::metrics::Stats;
+        let mut served = RungSummary {
+            rate: 0.5,
+            load: LoadKind::Rate,
+            completed: 10,
+            failed: 20,
+            num_prompts: 30,
+            ..Default::default()
+        };
+        for l in [Latency::Ttft, Latency::Tpot, Latency::E2el] {
+            served.latency.insert(
+                l,
+                Stats {
+                    count: 10,
+                    median: 392.0,
+                    p99: 586.0,
+                    ..Default::default()
+                },
+            );
+        }
+        let down = RungSummary {
+            rate: 1.0,
+            load: LoadKind::Rate,
+            failed: 30,
+            num_prompts: 30,
+            ..Default::default()
+        };
+        let table = rung_table(&[served, down]);
+        let rows: Vec<&str> = table.lines().collect();
+        assert!(
+            rows[1].contains("392ms") && rows[1].contains("586ms"),
+            "{table}"
+        );
+        let cells: Vec<&str> = rows[2].split_whitespace().collect();
+        assert_eq!(cells[3..7], ["-", "-", "-", "-"], "{table}");
+        assert!(!rows[2].contains(" 0ms"), "{table}");
+        // The columns stay aligned: both rows are as long.
+        assert_eq!(rows[1].len(), rows[2].len(), "{table}");
     }
 
     #[test]
