@@ -177,6 +177,30 @@ impl Stats {
     }
 }
 
+/// The engine's state between steps: the queue, the running batch and its KV use, the step
+/// clock and the prefix cache.
+struct Engine {
+    cfg: SimConfig,
+    drift: RunFactor,
+    stats: Arc<Stats>,
+    max_wait: Duration,
+    waiting: VecDeque<Job>,
+    running: Vec<Seq>,
+    kv_used: u64,
+    /// When the last step ended on the step clock; `None` while idle.
+    clock: Option<Instant>,
+    /// Whether each running sequence emits a token in the planned step.
+    in_step: Vec<bool>,
+    steps: u64,
+    cache: Option<PrefixCache>,
+}
+
+/// What one step does: sequences in the batch and prompt tokens prefilled.
+struct Step {
+    batch: u32,
+    prefill_tokens: u64,
+}
+
 /// The engine loop; returns when `jobs` closes or `shutdown` turns true. Dropping the
 /// remaining jobs closes their event channels, which ends their streams.
 pub(crate) async fn run(
@@ -186,35 +210,67 @@ pub(crate) async fn run(
     mut jobs: mpsc::UnboundedReceiver<Job>,
     mut shutdown: watch::Receiver<bool>,
 ) {
-    let max_wait = cfg.wall(cfg.max_queue_wait_ms as f64);
-    let mut waiting: VecDeque<Job> = VecDeque::new();
-    let mut running: Vec<Seq> = Vec::with_capacity((cfg.max_num_seqs as usize).min(4096));
-    let mut kv_used: u64 = 0;
-    let mut clock: Option<Instant> = None;
-    let mut in_step: Vec<bool> = Vec::with_capacity((cfg.max_num_seqs as usize).min(4096));
-    let mut steps: u64 = 0;
-    let mut cache = cfg
-        .prefix_caching
-        .then(|| PrefixCache::new(cfg.prefix_cache_block_size, cfg.prefix_cache_tokens));
-
+    let mut e = Engine::new(cfg, drift, stats);
     loop {
-        if running.is_empty() && waiting.is_empty() {
-            clock = None;
+        if e.running.is_empty() && e.waiting.is_empty() {
+            e.clock = None;
             tokio::select! {
                 job = jobs.recv() => match job {
-                    Some(j) => waiting.push_back(j),
+                    Some(j) => e.waiting.push_back(j),
                     None => break,
                 },
                 _ = shutdown.wait_for(|s| *s) => break,
             }
         }
         while let Ok(j) = jobs.try_recv() {
-            waiting.push_back(j);
+            e.waiting.push_back(j);
         }
+        e.expire();
+        e.admit();
+        if e.running.is_empty() {
+            // Everything waiting was expired or abandoned; wait for new work.
+            continue;
+        }
+        let step = e.plan();
+        let (now, deadline) = e.step_deadline(&step);
+        if deadline > now {
+            tokio::select! {
+                _ = tokio::time::sleep_until(deadline) => {}
+                _ = shutdown.wait_for(|s| *s) => break,
+            }
+        }
+        e.emit();
+    }
+    e.stats.running.store(0, Relaxed);
+    e.stats.waiting.store(0, Relaxed);
+    e.stats.kv_used.store(0, Relaxed);
+}
 
-        // Expire requests that waited too long, and forget clients that left.
+impl Engine {
+    fn new(cfg: SimConfig, drift: RunFactor, stats: Arc<Stats>) -> Engine {
+        let seqs = (cfg.max_num_seqs as usize).min(4096);
+        Engine {
+            max_wait: cfg.wall(cfg.max_queue_wait_ms as f64),
+            waiting: VecDeque::new(),
+            running: Vec::with_capacity(seqs),
+            kv_used: 0,
+            clock: None,
+            in_step: Vec::with_capacity(seqs),
+            steps: 0,
+            cache: cfg
+                .prefix_caching
+                .then(|| PrefixCache::new(cfg.prefix_cache_block_size, cfg.prefix_cache_tokens)),
+            cfg,
+            drift,
+            stats,
+        }
+    }
+
+    /// Expire requests that waited too long, and forget clients that left.
+    fn expire(&mut self) {
         let now = Instant::now();
-        waiting.retain(|j| {
+        let (stats, max_wait) = (&self.stats, self.max_wait);
+        self.waiting.retain(|j| {
             if j.tx.is_closed() {
                 stats.waiting.fetch_sub(1, Relaxed);
                 return false;
@@ -227,25 +283,30 @@ pub(crate) async fn run(
             }
             true
         });
+    }
 
-        // Admit FCFS while the batch and the KV budget have room.
-        while running.len() < cfg.max_num_seqs as usize {
-            let Some(front) = waiting.front() else { break };
-            if kv_used + u64::from(front.kv_tokens) > u64::from(cfg.kv_cache_tokens) {
+    /// Admit FCFS while the batch and the KV budget have room.
+    fn admit(&mut self) {
+        let stats = &self.stats;
+        while self.running.len() < self.cfg.max_num_seqs as usize {
+            let Some(front) = self.waiting.front() else {
+                break;
+            };
+            if self.kv_used + u64::from(front.kv_tokens) > u64::from(self.cfg.kv_cache_tokens) {
                 break;
             }
-            let job = waiting.pop_front().expect("front exists");
+            let job = self.waiting.pop_front().expect("front exists");
             stats.waiting.fetch_sub(1, Relaxed);
             stats.queue_time.observe(job.arrived.elapsed());
             if job.tx.send(Event::Scheduled).is_err() {
                 continue;
             }
-            kv_used += u64::from(job.kv_tokens);
+            self.kv_used += u64::from(job.kv_tokens);
             stats
                 .prompt_tokens
                 .fetch_add(u64::from(job.prompt_tokens), Relaxed);
             // Leading blocks an earlier prompt computed are not prefilled again.
-            let cached = match &mut cache {
+            let cached = match &mut self.cache {
                 Some(c) => {
                     let hit = c.lookup(&job.blocks, job.prompt_tokens);
                     stats
@@ -256,7 +317,7 @@ pub(crate) async fn run(
                 }
                 None => 0,
             };
-            running.push(Seq {
+            self.running.push(Seq {
                 job,
                 prefilled: cached,
                 generated: 0,
@@ -265,70 +326,85 @@ pub(crate) async fn run(
                 credit: 0.0,
             });
         }
-        stats.running.store(running.len() as u64, Relaxed);
-        stats.kv_used.store(kv_used, Relaxed);
-        if running.is_empty() {
-            // Everything waiting was expired or abandoned; wait for new work.
-            continue;
-        }
+        stats.running.store(self.running.len() as u64, Relaxed);
+        stats.kv_used.store(self.kv_used, Relaxed);
+    }
 
-        // Plan the step: decode tokens first, then chunked prefill in admission order.
-        let decoding = running
+    /// Plan the step: decode tokens first, then chunked prefill in admission order; marks
+    /// in `in_step` which sequences emit a token.
+    fn plan(&mut self) -> Step {
+        let decoding = self
+            .running
             .iter()
             .filter(|s| s.prefilled >= s.job.prompt_tokens)
             .count() as u32;
-        let mut budget = cfg.max_num_batched_tokens.saturating_sub(decoding);
+        let mut budget = self.cfg.max_num_batched_tokens.saturating_sub(decoding);
         let mut prefill_tokens: u64 = 0;
         let mut batch: u32 = 0;
-        in_step.clear();
-        for s in running.iter_mut() {
+        self.in_step.clear();
+        for s in self.running.iter_mut() {
             let left = s.job.prompt_tokens - s.prefilled.min(s.job.prompt_tokens);
             if left == 0 {
                 batch += 1;
-                in_step.push(true);
+                self.in_step.push(true);
             } else if budget > 0 {
                 let take = left.min(budget);
                 budget -= take;
                 s.prefilled += take;
                 prefill_tokens += u64::from(take);
                 if s.prefilled >= s.job.prompt_tokens {
-                    if let Some(c) = &mut cache {
+                    if let Some(c) = &mut self.cache {
                         c.insert(&s.job.blocks);
                     }
                 }
                 batch += 1;
                 // A sequence whose prefill completes this step emits its first token.
-                in_step.push(s.prefilled >= s.job.prompt_tokens);
+                self.in_step.push(s.prefilled >= s.job.prompt_tokens);
             } else {
-                in_step.push(false);
+                self.in_step.push(false);
             }
         }
-        stats.prefill_tokens.fetch_add(prefill_tokens, Relaxed);
+        self.stats.prefill_tokens.fetch_add(prefill_tokens, Relaxed);
+        Step {
+            batch,
+            prefill_tokens,
+        }
+    }
+
+    /// When `step` ends on the step clock (which it moves on), and the time now: the
+    /// modelled step time, with run-to-run drift (one factor per run) and background noise
+    /// (one per step).
+    fn step_deadline(&mut self, step: &Step) -> (Instant, Instant) {
+        let cfg = &self.cfg;
         let step_ms = cfg.decode_scale
-            * (cfg.step_base_ms + cfg.step_per_seq_ms * f64::from(batch))
-            + prefill_tokens as f64 * cfg.prefill_per_token_us / 1000.0;
-        // Run-to-run drift (one factor per run) and background noise (one per step).
-        steps = steps.wrapping_add(1);
+            * (cfg.step_base_ms + cfg.step_per_seq_ms * f64::from(step.batch))
+            + step.prefill_tokens as f64 * cfg.prefill_per_token_us / 1000.0;
+        self.steps = self.steps.wrapping_add(1);
         let jitter = crate::scenario::sim::lognormal_factor(
             cfg.step_jitter,
-            cfg.seed ^ steps.wrapping_mul(0xD1B5_4A32_D192_ED03),
+            cfg.seed ^ self.steps.wrapping_mul(0xD1B5_4A32_D192_ED03),
         );
-        let step_ms = step_ms * jitter / drift.get();
+        let step_ms = step_ms * jitter / self.drift.get();
         let now = Instant::now();
-        let start = match clock {
+        let start = match self.clock {
             Some(c) if c + MAX_LAG >= now => c,
             _ => now,
         };
         let deadline = start + cfg.wall(step_ms);
-        clock = Some(deadline);
-        if deadline > now {
-            tokio::select! {
-                _ = tokio::time::sleep_until(deadline) => {}
-                _ = shutdown.wait_for(|s| *s) => break,
-            }
-        }
+        self.clock = Some(deadline);
+        (now, deadline)
+    }
 
-        // Emit one token per sequence in the step; retire finished and abandoned ones.
+    /// Emit one token per sequence in the step; retire finished and abandoned ones.
+    fn emit(&mut self) {
+        let Engine {
+            cfg,
+            stats,
+            running,
+            kv_used,
+            in_step,
+            ..
+        } = self;
         let mut emitted = 0u64;
         let mut idx = 0;
         let step_end = Instant::now();
@@ -368,15 +444,12 @@ pub(crate) async fn run(
                 }
             }
             if !keep {
-                kv_used -= u64::from(s.job.kv_tokens);
+                *kv_used -= u64::from(s.job.kv_tokens);
             }
             keep
         });
         stats.generation_tokens.fetch_add(emitted, Relaxed);
         stats.running.store(running.len() as u64, Relaxed);
-        stats.kv_used.store(kv_used, Relaxed);
+        stats.kv_used.store(*kv_used, Relaxed);
     }
-    stats.running.store(0, Relaxed);
-    stats.waiting.store(0, Relaxed);
-    stats.kv_used.store(0, Relaxed);
 }
