@@ -10,7 +10,7 @@
 
 mod support;
 
-use std::io::{BufRead, Read, Write};
+use std::io::{Read, Write};
 use std::net::TcpStream;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -19,52 +19,14 @@ use support::*;
 
 /// A `ladder sim` on loopback with a prefix cache and a prefill slow enough to see (64
 /// tokens cost 128 ms at speed 1, 64 ms here), killed on drop.
-struct Sim(std::process::Child, String);
-
-impl Drop for Sim {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
-fn start_sim() -> Sim {
-    let mut sim = Sim(
-        std::process::Command::new(BIN)
-            .args([
-                "sim",
-                "--port",
-                "0",
-                "--host",
-                "127.0.0.1",
-                "--prefix-caching",
-                "--prefill-per-token-us",
-                "2000",
-                "--speed",
-                "2",
-            ])
-            .stdin(std::process::Stdio::null())
-            .stdout(std::process::Stdio::piped())
-            .stderr(std::process::Stdio::null())
-            .spawn()
-            .unwrap(),
-        String::new(),
-    );
-    let mut line = String::new();
-    std::io::BufReader::new(sim.0.stdout.take().unwrap())
-        .read_line(&mut line)
-        .unwrap();
-    sim.1 = line
-        .trim()
-        .rsplit(' ')
-        .next()
-        .unwrap_or_default()
-        .to_string();
-    assert!(
-        sim.1.starts_with("http://127.0.0.1:"),
-        "sim printed {line:?}"
-    );
-    sim
+fn start_sim() -> SimProcess {
+    SimProcess::start(&[
+        "--prefix-caching",
+        "--prefill-per-token-us",
+        "2000",
+        "--speed",
+        "2",
+    ])
 }
 
 /// The simulator's cumulative prefix-cache counters: (queries, hits), in tokens.
@@ -164,7 +126,7 @@ fn cold_runs_are_never_served_from_the_cache_and_warm_ones_are() {
     let tmp = tempfile::tempdir().unwrap();
     let sim = start_sim();
     let out = tmp.path().join("out");
-    let cold = scenario(tmp.path(), &sim.1, "cold", "cold");
+    let cold = scenario(tmp.path(), &sim.url, "cold", "cold");
     let (c1, _) = run(&cold, &out, &[]);
     let (c2, r2) = run(&cold, &out, &[]);
     let ((s1, t1), (s2, t2)) = (rung(&c1), rung(&c2));
@@ -233,7 +195,7 @@ fn cold_runs_are_never_served_from_the_cache_and_warm_ones_are() {
     );
 
     // Warm: the seed's prompts, new to this server on the first warm run, cached on the second.
-    let warm = scenario(tmp.path(), &sim.1, "warm", "warm");
+    let warm = scenario(tmp.path(), &sim.url, "warm", "warm");
     let (w1, _) = run(&warm, &out, &[]);
     let (w2, _) = run(&warm, &out, &[]);
     let ((ws1, wt1), (ws2, wt2)) = (rung(&w1), rung(&w2));
@@ -266,10 +228,10 @@ fn cold_repeats_are_new_to_the_server_too() {
     let tmp = tempfile::tempdir().unwrap();
     let sim = start_sim();
     let out = tmp.path().join("out");
-    let cold = scenario(tmp.path(), &sim.1, "rep", "cold");
-    let (q0, h0) = counters(&sim.1);
+    let cold = scenario(tmp.path(), &sim.url, "rep", "cold");
+    let (q0, h0) = counters(&sim.url);
     let (dir, _) = run(&cold, &out, &["--repeats", "2"]);
-    let (q1, h1) = counters(&sim.1);
+    let (q1, h1) = counters(&sim.url);
     // Preflight's probes, then two repeats of 16 prompts: every token queried, none hit.
     assert!(q1 - q0 >= 2.0 * 16.0 * 48.0, "queries {q0} -> {q1}");
     assert!(h1 - h0 <= 16.0, "hits {h0} -> {h1} over two cold repeats");

@@ -113,3 +113,53 @@ fn the_longest_prompt_of_any_sweep_value_is_probed() {
         ran.stderr
     );
 }
+
+/// A server that goes down during the run (the simulator as a process of its own, killed
+/// after the first rung): the ladder does not spend its remaining rungs on a port that
+/// refuses connections. Five refusals in a row on a rung with no answer yet (or refusals
+/// for 5 s after answers) stop it: exit 2 saying the server went down, and the folder keeps
+/// the rung measured before, with the reason. (A restart within seconds: reliability.rs's
+/// server_restart_mid_rung_counts_errors_and_the_run_continues.)
+#[test]
+fn a_server_that_goes_down_mid_run_stops_the_ladder_and_keeps_what_was_measured() {
+    let mut sim = SimProcess::start(&[]);
+    let tmp = tempfile::tempdir().unwrap();
+    let mut sc = Sc::new(sim.url.clone());
+    sc.model = "sim-model";
+    sc.n = 100;
+    sc.baseline = 9.0;
+    sc.rates = "[10, 10.5, 11]";
+    sc.cooldown = "1s";
+    let path = sc.write(tmp.path());
+    let out = tmp.path().join("out");
+    let live = spawn(ladder_cmd(&[
+        "run",
+        path.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+    ]));
+    live.wait_line("done:", Duration::from_secs(60));
+    let killed = std::time::Instant::now();
+    sim.kill();
+    let ran = live.finish(Duration::from_secs(90));
+    no_panic(&ran);
+    assert_eq!(ran.status.code(), Some(2), "{}", ran.all());
+    let err = ran.stderr.clone();
+    assert!(err.contains("connections in a row were refused"), "{err}");
+    assert!(
+        err.contains("went down or restarted during the run"),
+        "{err}"
+    );
+    assert!(!err.contains("not overload"), "{err}");
+    // Stopped at the start of the next rung, not after the three rungs left (3 x 100
+    // requests at about 10 req/s and the cooldowns: over 30 s).
+    let took = killed.elapsed();
+    assert!(took < Duration::from_secs(15), "{took:?} after the kill");
+    let dir = run_dir(&out).expect("a folder");
+    let rd = ResultDir::open(&dir).unwrap();
+    assert_eq!(rd.info.status, RunStatus::Failed);
+    let detail = rd.info.status_detail.clone().unwrap_or_default();
+    assert!(detail.contains("refused"), "{detail}");
+    assert!(rd.rungs[0].entry.complete, "the first rung is kept whole");
+    assert!(rd.rungs.len() <= 2, "{} rungs", rd.rungs.len());
+}

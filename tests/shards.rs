@@ -34,50 +34,15 @@ fn scenario(dir: &Path, base_url: &str, extra_load: &str) -> PathBuf {
 }
 
 /// A `ladder sim --port 0` on loopback, killed on drop.
-struct Sim(std::process::Child, String);
-
-impl Drop for Sim {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
-fn start_sim() -> Sim {
-    use std::io::BufRead;
-    let mut sim = Sim(
-        std::process::Command::new(BIN)
-            .args(["sim", "--port", "0", "--host", "127.0.0.1"])
-            .stdin(std::process::Stdio::null())
-            .stdout(std::process::Stdio::piped())
-            .stderr(std::process::Stdio::null())
-            .spawn()
-            .unwrap(),
-        String::new(),
-    );
-    // The first line of stdout: "listening on http://127.0.0.1:PORT".
-    let mut line = String::new();
-    std::io::BufReader::new(sim.0.stdout.take().unwrap())
-        .read_line(&mut line)
-        .unwrap();
-    sim.1 = line
-        .trim()
-        .rsplit(' ')
-        .next()
-        .unwrap_or_default()
-        .to_string();
-    assert!(
-        sim.1.starts_with("http://127.0.0.1:"),
-        "sim printed {line:?}"
-    );
-    sim
+fn start_sim() -> SimProcess {
+    SimProcess::start(&[])
 }
 
 #[test]
 fn three_shards_against_one_simulator_merge_to_the_one_machine_schedule() {
     let tmp = tempfile::tempdir().unwrap();
     let sim = start_sim();
-    let sc = scenario(tmp.path(), &sim.1, "");
+    let sc = scenario(tmp.path(), &sim.url, "");
     let out = tmp.path().join("out");
     let start = chrono::Utc::now().timestamp() + 10;
     let at = format!("@{start}");

@@ -1,14 +1,24 @@
 //! Deterministic rejections: a server that answers every request of a rung with the same
 //! client error (400 "exceeds the context", 404 unknown model, 413, 422, 401) is telling the
 //! user their requests are wrong. Sending the rest of the ladder would only average that
-//! into an "error rate 100 %"; the rung stops after a few and the run says why.
+//! into an "error rate 100 %"; the rung stops after a few and the run says why. So does a
+//! server that stopped listening during the run: connections refused in a row (nothing
+//! listens on the port: it went down or is restarting) measure nothing more, on this rung or
+//! the ones above it.
 
 use std::collections::BTreeMap;
+use std::time::{Duration, Instant};
 
 use crate::record::{ErrorClass, RequestRecord};
 
 /// Identical rejections, with no success on the rung, after which the rung stops.
 pub const STOP_AFTER: u64 = 5;
+
+/// How long connections must have been refused (at least [`STOP_AFTER`] of them, none
+/// answered since) before the ladder stops on a rung that had answers: a server restarting
+/// in a few seconds (llama.cpp with a small model) comes back, and its gap is counted as
+/// `connect` failures. On a rung with no answer yet, [`STOP_AFTER`] refusals stop it.
+pub const REFUSED_FOR: Duration = Duration::from_secs(5);
 
 /// The statuses that say "this request is wrong", whatever the load.
 fn deterministic(class: ErrorClass, status: Option<u16>) -> bool {
@@ -37,6 +47,14 @@ impl Rejection {
             .status
             .map(|s| format!("HTTP {s} "))
             .unwrap_or_default();
+        if self.class == ErrorClass::Connect {
+            return format!(
+                "rung {rate}: {} connections in a row were refused ({}: {}), so the ladder \
+                 stopped: nothing listens at the endpoint any more; the server went down or \
+                 restarted during the run (read its log). The rungs measured before are kept",
+                self.count, self.class, self.detail
+            );
+        }
         let cause = match (self.class, self.status) {
             (ErrorClass::Auth, _) => {
                 "the key is missing, wrong or not allowed: check endpoint.api_key_env"
@@ -80,15 +98,54 @@ pub struct RungRejected {
 pub struct Watch {
     successes: u64,
     by_kind: BTreeMap<(&'static str, Option<u16>), (u64, String)>,
+    /// Connections refused since the last success, when the first of them came back, and
+    /// its detail.
+    refused: (u64, Option<Instant>, String),
+}
+
+/// A connect failure that says nothing listens on the port (not a timeout, DNS or TLS):
+/// the OS's "Connection refused", as the preflight tells it apart.
+fn refused(err: &crate::record::RequestError) -> bool {
+    err.class == ErrorClass::Connect && err.detail.to_ascii_lowercase().contains("refused")
 }
 
 impl Watch {
-    /// Take one record; returns the rejection the first time the rung should stop.
+    /// Take one record as it arrives; returns the rejection the first time the rung should
+    /// stop.
     pub fn record(&mut self, rec: &RequestRecord) -> Option<Rejection> {
+        self.record_at(rec, Instant::now())
+    }
+
+    /// [`Watch::record`] of a record that arrived at `now`.
+    pub fn record_at(&mut self, rec: &RequestRecord, now: Instant) -> Option<Rejection> {
         let Some(err) = &rec.error else {
             self.successes += 1;
+            self.refused = (0, None, String::new());
             return None;
         };
+        if refused(err) {
+            let (count, since, detail) = &mut self.refused;
+            if *count == 0 {
+                *since = Some(now);
+                *detail = err.detail.clone();
+            }
+            *count += 1;
+            // Once: the stop ends the rung, and a later refusal finds `Some(_)` taken.
+            let long = since.is_some_and(|t| now.duration_since(t) >= REFUSED_FOR);
+            let none_answered = self.successes == 0 && since.is_some();
+            if *count >= STOP_AFTER && (long || none_answered) {
+                let detail = std::mem::take(detail);
+                let n = *count;
+                *since = None;
+                return Some(Rejection {
+                    class: err.class,
+                    status: None,
+                    detail,
+                    count: n,
+                });
+            }
+            return None;
+        }
         if !deterministic(err.class, err.status) {
             return None;
         }
@@ -142,6 +199,85 @@ mod tests {
         );
         // Said once.
         assert_eq!(w.record(&failed(400, "x")), None);
+    }
+
+    fn connect(detail: &str) -> RequestRecord {
+        RequestRecord {
+            error: Some(RequestError {
+                class: ErrorClass::Connect,
+                status: None,
+                detail: detail.into(),
+            }),
+            ..Default::default()
+        }
+    }
+
+    /// The server killed during a rung: after successes, connections refused for
+    /// [`REFUSED_FOR`] (at least [`STOP_AFTER`] of them) stop the ladder; on a rung with no
+    /// answer yet, [`STOP_AFTER`] refusals do. Refusals broken by a success (a restart that
+    /// came back), too few or too short, and connect timeouts (a server too busy to accept)
+    /// do not.
+    #[test]
+    fn connections_refused_in_a_row_stop_the_ladder() {
+        const REFUSED: &str = "tcp connect error: Connection refused (os error 111)";
+        let t0 = Instant::now();
+        let at = |ms: u64| t0 + Duration::from_millis(ms);
+        let mut w = Watch::default();
+        for i in 0..10 {
+            w.record_at(&RequestRecord::default(), at(i));
+        }
+        // Many refusals within a restart's few seconds: no stop.
+        for i in 0..50 {
+            assert_eq!(w.record_at(&connect(REFUSED), at(1_000 + 100 * i)), None);
+        }
+        // A success: the server came back; the count and the clock start again.
+        w.record_at(&RequestRecord::default(), at(7_000));
+        assert_eq!(w.record_at(&connect(REFUSED), at(8_000)), None);
+        // Past REFUSED_FOR but fewer than STOP_AFTER refusals: no stop yet.
+        assert_eq!(w.record_at(&connect(REFUSED), at(18_500)), None);
+        assert_eq!(w.record_at(&connect(REFUSED), at(18_550)), None);
+        // Other failures in between neither count nor reset it.
+        assert_eq!(
+            w.record_at(
+                &connect("tcp connect error: deadline has elapsed"),
+                at(18_600)
+            ),
+            None
+        );
+        assert_eq!(w.record_at(&failed(500, "boom"), at(18_700)), None);
+        assert_eq!(w.record_at(&connect(REFUSED), at(18_800)), None);
+        let r = w.record_at(&connect(REFUSED), at(19_000)).expect("stops");
+        assert_eq!(
+            (r.class, r.status, r.count),
+            (ErrorClass::Connect, None, STOP_AFTER)
+        );
+        let said = r.describe(crate::scenario::LoadKind::Rate, 1.0);
+        assert!(
+            said.starts_with(
+                "rung 1 req/s: 5 connections in a row were refused (connect: tcp connect \
+                 error: Connection refused"
+            ) && said.contains("went down or restarted during the run")
+                && !said.contains("not overload"),
+            "{said}"
+        );
+        // Said once.
+        assert_eq!(w.record_at(&connect(REFUSED), at(19_100)), None);
+        // A rung that has had no answer yet (the server died between rungs) stops after
+        // STOP_AFTER refusals, however quick.
+        let mut w = Watch::default();
+        for i in 0..STOP_AFTER - 1 {
+            assert_eq!(w.record_at(&connect(REFUSED), at(i)), None);
+        }
+        assert!(w.record_at(&connect(REFUSED), at(5)).is_some());
+        // Connect timeouts alone never stop it.
+        let mut w = Watch::default();
+        for i in 0..100 {
+            let late = w.record_at(
+                &connect("tcp connect error: deadline has elapsed"),
+                at(i * 1_000),
+            );
+            assert_eq!(late, None);
+        }
     }
 
     #[test]
