@@ -7,6 +7,11 @@ use std::time::Duration;
 use super::send::closed_unanswered;
 use super::{ApiKey, Redactor};
 
+/// The HTTP client of a [`TextFetcher`] could not be built (reqwest's error).
+#[derive(Debug, thiserror::Error)]
+#[error("cannot build an HTTP client: {0}")]
+pub struct FetcherBuildError(#[source] reqwest::Error);
+
 /// Fetches one URL's body as text, bounded in size and time, with every secret of the run
 /// scrubbed from it before anyone reads it ([`TextFetcher::scrubbed_by`]).
 pub struct TextFetcher {
@@ -24,7 +29,7 @@ impl TextFetcher {
         key: Option<ApiKey>,
         timeout: Duration,
         max_bytes: usize,
-    ) -> Result<TextFetcher, String> {
+    ) -> Result<TextFetcher, FetcherBuildError> {
         Self::with_redirects(
             url,
             key,
@@ -41,7 +46,7 @@ impl TextFetcher {
         key: Option<ApiKey>,
         timeout: Duration,
         max_bytes: usize,
-    ) -> Result<TextFetcher, String> {
+    ) -> Result<TextFetcher, FetcherBuildError> {
         Self::with_redirects(
             url,
             key,
@@ -57,7 +62,7 @@ impl TextFetcher {
         timeout: Duration,
         max_bytes: usize,
         redirects: reqwest::redirect::Policy,
-    ) -> Result<TextFetcher, String> {
+    ) -> Result<TextFetcher, FetcherBuildError> {
         let http = reqwest::Client::builder()
             .timeout(timeout)
             // HTTP/1.1 as the load itself (reqwest's http2 is in the tree for hf-hub's downloads).
@@ -67,7 +72,7 @@ impl TextFetcher {
             // Below the 5 s after which common servers close an idle connection, as the load's.
             .pool_idle_timeout(super::IDLE_CONNECTION_TIMEOUT)
             .build()
-            .map_err(|e| format!("cannot build an HTTP client: {e}"))?;
+            .map_err(FetcherBuildError)?;
         // The page's own key at least; the run's other secrets come with `scrubbed_by`.
         let redactor = Redactor::new(
             key.iter()
@@ -159,5 +164,23 @@ fn describe(e: &reqwest::Error) -> String {
             Some(u) => s.replace(u.as_str(), "<url>"),
             None => s,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_client_that_cannot_be_built_says_so_with_the_cause() {
+        // Any reqwest error stands in for the builder's (which needs a broken TLS backend).
+        let cause = reqwest::Client::new().get("not a url").build().unwrap_err();
+        let shown = cause.to_string();
+        let e = FetcherBuildError(cause);
+        assert_eq!(
+            e.to_string(),
+            format!("cannot build an HTTP client: {shown}")
+        );
+        assert!(std::error::Error::source(&e).is_some());
     }
 }

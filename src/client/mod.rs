@@ -40,7 +40,7 @@ use crate::scenario::types::Api;
 pub use crate::scenario::validate::{without_userinfo, CREDENTIALS_IN_URL, FRAGMENT_IN_URL};
 
 pub use chunk::Usage;
-pub use fetch::TextFetcher;
+pub use fetch::{FetcherBuildError, TextFetcher};
 pub use redact::{strings_of, Redactor, MASK, MIN_SECRET_CHARS};
 pub use resource::client_limits;
 pub use secret::{is_secret_name, redact, ApiKey};

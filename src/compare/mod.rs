@@ -143,10 +143,10 @@ pub enum CompareError {
         listed: Vec<String>,
     },
     /// A capacity.json that cannot be read.
-    #[error("{which}: {message}")]
+    #[error("{which}: {source}")]
     Capacity {
         which: &'static str,
-        message: String,
+        source: capacity::CapacityReadError,
     },
     #[error("{path}: scenario `gate:` list is malformed: {message}")]
     BadGate { path: String, message: String },
@@ -595,7 +595,7 @@ impl Checks {
             .into_iter()
             .partition(|ch| ch.metric == crate::capacity::CAPACITY_METRIC);
         let read_capacity = |which: &'static str, d: &ResultDir| {
-            capacity::read(d).map_err(|message| CompareError::Capacity { which, message })
+            capacity::read(d).map_err(|source| CompareError::Capacity { which, source })
         };
         let capacities = (
             read_capacity("baseline", b)?,
@@ -954,8 +954,12 @@ impl RungJudge<'_> {
                             }),
                     )
             }
-            Err(w) if !warnings.contains(&w) => warnings.push(w),
-            Err(_) => {}
+            Err(mixed) => {
+                let w = mixed.to_string();
+                if !warnings.contains(&w) {
+                    warnings.push(w);
+                }
+            }
         }
         // Rules on one model of a mix judge that model's share of the rung alone.
         let mut wanted: Vec<&str> = self

@@ -80,13 +80,26 @@ pub fn views(
     Ok([one("baseline", base)?, one("candidate", cand)?])
 }
 
+/// The two sides of a rung break down by different models (each side's names, sorted): no
+/// per-model rows.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error(
+    "the two runs mix different models (baseline [{}], candidate [{}]): no per-model rows",
+    base.join(", "),
+    cand.join(", ")
+)]
+pub struct MixedModels {
+    pub base: Vec<String>,
+    pub cand: Vec<String>,
+}
+
 /// The main metrics of every model of a rung both sides break down by the same names, as
 /// (model, metric, baseline, candidate); empty when either side has no breakdown or the two
 /// name different models (then `Err` says which).
 pub fn rows(
     base: &RungSummary,
     cand: &RungSummary,
-) -> Result<Vec<(String, &'static str, f64, f64)>, String> {
+) -> Result<Vec<(String, &'static str, f64, f64)>, MixedModels> {
     if base.models.is_empty() && cand.models.is_empty() {
         return Ok(Vec::new());
     }
@@ -96,11 +109,7 @@ pub fn rows(
     bn.sort();
     cn.sort();
     if bn != cn {
-        return Err(format!(
-            "the two runs mix different models (baseline [{}], candidate [{}]): no per-model rows",
-            bn.join(", "),
-            cn.join(", ")
-        ));
+        return Err(MixedModels { base: bn, cand: cn });
     }
     let pooled = base.pooling.is_some() || cand.pooling.is_some();
     let metrics: &[&'static str] = if pooled {
@@ -136,4 +145,42 @@ pub fn rows(
         }
     }
     Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::metrics::models::ModelSummary;
+
+    fn rung(models: &[&str]) -> RungSummary {
+        RungSummary {
+            models: models
+                .iter()
+                .map(|m| ModelSummary {
+                    model: m.to_string(),
+                    ..Default::default()
+                })
+                .collect(),
+            ..RungSummary::default()
+        }
+    }
+
+    #[test]
+    fn sides_of_different_models_give_no_rows_and_name_both_lists() {
+        let e = rows(&rung(&["b", "a"]), &rung(&["a", "c"])).unwrap_err();
+        assert_eq!(
+            e,
+            MixedModels {
+                base: vec!["a".into(), "b".into()],
+                cand: vec!["a".into(), "c".into()],
+            }
+        );
+        assert_eq!(
+            e.to_string(),
+            "the two runs mix different models (baseline [a, b], candidate [a, c]): no per-model rows"
+        );
+        // The same models in another order are the same breakdown.
+        let same = rows(&rung(&["b", "a"]), &rung(&["a", "b"])).unwrap();
+        assert_eq!(same.len(), 2 * 7);
+    }
 }

@@ -83,10 +83,10 @@ pub fn load(args: &[PathBuf]) -> Result<Loaded, super::AnalyzeError> {
             Err(LoadError::NotAResultDir(_)) => {
                 let subs = match sub_folders(arg) {
                     Ok(s) => s,
-                    Err(reason) => {
+                    Err(e) => {
                         out.skipped.push(Skipped {
                             path: arg.clone(),
-                            reason,
+                            reason: e.to_string(),
                         });
                         continue;
                     }
@@ -181,9 +181,14 @@ fn open(dir: &Path) -> Result<ResultDir, LoadError> {
     ResultDir::open_finished(dir)
 }
 
+/// A folder whose entries cannot be listed ([`sub_folders`]): the system's error.
+#[derive(Debug, thiserror::Error)]
+#[error("cannot list: {0}")]
+struct ListError(#[source] std::io::Error);
+
 /// The sub-folders of `dir`, sorted by name, at most [`MAX_FOLDERS`] (the newest by name).
-fn sub_folders(dir: &Path) -> Result<Vec<PathBuf>, String> {
-    let entries = fs::read_dir(dir).map_err(|e| format!("cannot list: {e}"))?;
+fn sub_folders(dir: &Path) -> Result<Vec<PathBuf>, ListError> {
+    let entries = fs::read_dir(dir).map_err(ListError)?;
     let mut subs: Vec<PathBuf> = entries
         .filter_map(Result::ok)
         .map(|e| e.path())
@@ -258,4 +263,22 @@ pub fn series(folders: &[Folder], rate: f64, metric: &str) -> Vec<(usize, f64)> 
         .enumerate()
         .filter_map(|(i, f)| f.value(rate, metric).map(|v| (i, v)))
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_folder_that_cannot_be_listed_says_why() {
+        let tmp = tempfile::tempdir().unwrap();
+        let e = sub_folders(&tmp.path().join("gone")).unwrap_err();
+        let ListError(io) = &e;
+        assert_eq!(io.kind(), std::io::ErrorKind::NotFound);
+        assert_eq!(e.to_string(), format!("cannot list: {io}"));
+        assert!(
+            e.to_string().starts_with("cannot list: No such file"),
+            "{e}"
+        );
+    }
 }

@@ -552,6 +552,7 @@ fn check_prompts_keeping(
         match e {
             workload::WorkloadError::Setting { setting, .. } => setting,
             workload::WorkloadError::Tokenizer { .. } => "tokenizer",
+            workload::WorkloadError::Images(_) => "workload.images",
             _ => "workload.path",
         }
     };
@@ -560,6 +561,7 @@ fn check_prompts_keeping(
         let keys: Vec<&str> = key.split('.').collect();
         let msg = match &e {
             workload::WorkloadError::Setting { message, .. } => message.clone(),
+            workload::WorkloadError::Images(e) => e.to_string(),
             other => other.to_string(),
         };
         let f = Finding::at(&keys, msg);

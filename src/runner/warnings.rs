@@ -3,6 +3,7 @@
 use crate::metrics::{Latency, RungSummary};
 use crate::results::rate_label;
 use crate::scenario::types::Api;
+use crate::servermetrics::ScrapeSetupError;
 
 /// Dispatch lag p99 above this may mean the client, not the server, limited the rung.
 pub const LAG_WARN_MS: f64 = 10.0;
@@ -17,7 +18,7 @@ pub const LAG_MATERIAL_SHARE: f64 = 0.05;
 /// Scraping that cannot be set up costs the server-side metrics, never the run: `None`
 /// and one warning (passed through `redact`) instead of an error.
 pub fn scrape_or_warning<T>(
-    setup: Result<Option<T>, String>,
+    setup: Result<Option<T>, ScrapeSetupError>,
     redact: impl Fn(&str) -> String,
 ) -> (Option<T>, Option<String>) {
     match setup {
@@ -26,7 +27,7 @@ pub fn scrape_or_warning<T>(
             None,
             Some(format!(
                 "server metrics are not scraped ({}); the run goes on without them",
-                redact(&e)
+                redact(&e.to_string())
             )),
         ),
     }

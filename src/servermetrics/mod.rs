@@ -14,7 +14,7 @@ pub(crate) mod summary;
 
 pub use engines::{Concept, Engine, Snapshot};
 pub use identity::ServerIdentity;
-pub use scrape::{RungScrapes, ScrapeSetup, Scraper};
+pub use scrape::{RungScrapes, ScrapeSetup, ScrapeSetupError, Scraper};
 pub use summary::{describe_change, saturation, series_line, ServerSummary, CACHE_SHARE};
 
 /// Largest metrics page read; a bigger one is a scrape failure (vLLM's is ~100 KiB).

@@ -12,7 +12,7 @@ use super::engines::snapshot;
 use super::parse::parse;
 use super::sanitize::sanitize;
 use super::summary::Scraped;
-use crate::client::{is_secret_name, ApiKey, Redactor, TextFetcher};
+use crate::client::{is_secret_name, ApiKey, FetcherBuildError, Redactor, TextFetcher};
 use crate::scenario::types::ServerMetrics;
 
 /// What a rung's scraping produced.
@@ -128,6 +128,21 @@ async fn one(fetcher: &TextFetcher, origin: Instant, out: &mut RungScrapes) {
     }
 }
 
+/// Why scraping cannot be set up ([`ScrapeSetup::new`]); the runner warns with it and goes
+/// on without server metrics.
+#[derive(Debug, thiserror::Error)]
+pub enum ScrapeSetupError {
+    /// The metrics URL's scheme is not http or https (the scheme).
+    #[error("`{0}` is not an http(s) URL")]
+    Scheme(String),
+    /// The metrics URL does not parse.
+    #[error("the metrics URL is not a URL: {0}")]
+    NotAUrl(#[source] url::ParseError),
+    /// The page's HTTP client could not be built.
+    #[error(transparent)]
+    Fetcher(#[from] FetcherBuildError),
+}
+
 /// Scraping as set up for a run: the page, how often, and how it is shown in messages.
 pub struct ScrapeSetup {
     fetcher: Arc<TextFetcher>,
@@ -185,7 +200,7 @@ impl ScrapeSetup {
         endpoint_key: Option<&ApiKey>,
         redactor: &Redactor,
         shown: impl Fn(&str) -> String,
-    ) -> Result<Option<ScrapeSetup>, String> {
+    ) -> Result<Option<ScrapeSetup>, ScrapeSetupError> {
         let cfg = cfg.cloned().unwrap_or_default();
         if !cfg.enabled {
             return Ok(None);
@@ -214,8 +229,8 @@ impl ScrapeSetup {
         // here (and the runner a warning), not a scrape of something else.
         match url::Url::parse(&url) {
             Ok(u) if matches!(u.scheme(), "http" | "https") => {}
-            Ok(u) => return Err(format!("`{}` is not an http(s) URL", u.scheme())),
-            Err(e) => return Err(format!("the metrics URL is not a URL: {e}")),
+            Ok(u) => return Err(ScrapeSetupError::Scheme(u.scheme().to_string())),
+            Err(e) => return Err(ScrapeSetupError::NotAUrl(e)),
         }
         let interval = cfg.interval.0.max(Duration::from_millis(100));
         // A scrape may take at most the interval (and never more than 5 s): a slow page
@@ -253,5 +268,47 @@ impl ScrapeSetup {
     /// Start scraping one rung once `when` says when its first measured request went out.
     pub fn start_when(&self, when: watch::Receiver<Option<Instant>>) -> Scraper {
         Scraper::start_when(self.fetcher.clone(), self.interval, when)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn setup(url: &str) -> Result<Option<ScrapeSetup>, ScrapeSetupError> {
+        let cfg: ServerMetrics = serde_json::from_value(serde_json::json!({ "url": url })).unwrap();
+        ScrapeSetup::new(
+            Some(&cfg),
+            "http://127.0.0.1:9",
+            None,
+            &Redactor::default(),
+            str::to_string,
+        )
+    }
+
+    #[test]
+    fn a_metrics_url_that_is_not_http_says_its_scheme() {
+        let e = setup("ftp://10.0.0.5/metrics").err().expect("refused");
+        assert!(
+            matches!(&e, ScrapeSetupError::Scheme(s) if s == "ftp"),
+            "{e:?}"
+        );
+        assert_eq!(e.to_string(), "`ftp` is not an http(s) URL");
+    }
+
+    #[test]
+    fn a_metrics_url_that_does_not_parse_says_why() {
+        let e = setup("not a url").err().expect("refused");
+        assert!(
+            matches!(
+                &e,
+                ScrapeSetupError::NotAUrl(url::ParseError::RelativeUrlWithoutBase)
+            ),
+            "{e:?}"
+        );
+        assert_eq!(
+            e.to_string(),
+            "the metrics URL is not a URL: relative URL without a base"
+        );
     }
 }

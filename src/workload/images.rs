@@ -46,8 +46,22 @@ fn pixels(w: u32, h: u32, seed: u64) -> Vec<u8> {
     out
 }
 
+/// Why an image could not be encoded.
+#[derive(Debug, thiserror::Error)]
+pub enum ImageError {
+    /// The PNG encoder failed.
+    #[error("PNG encoding failed: {0}")]
+    Png(#[source] png::EncodingError),
+    /// JPEG holds at most 65,535 pixels a side.
+    #[error("a JPEG of {width}×{height} pixels is too large")]
+    JpegTooLarge { width: u32, height: u32 },
+    /// The JPEG encoder failed.
+    #[error("JPEG encoding failed: {0}")]
+    Jpeg(#[source] jpeg_encoder::EncodingError),
+}
+
 /// One encoded image, or why it could not be encoded.
-fn encode(format: ImageFormat, w: u32, h: u32, rgb: &[u8]) -> Result<Vec<u8>, String> {
+fn encode(format: ImageFormat, w: u32, h: u32, rgb: &[u8]) -> Result<Vec<u8>, ImageError> {
     let mut bytes = Vec::new();
     match format {
         ImageFormat::Png => {
@@ -56,15 +70,18 @@ fn encode(format: ImageFormat, w: u32, h: u32, rgb: &[u8]) -> Result<Vec<u8>, St
             enc.set_depth(png::BitDepth::Eight);
             enc.write_header()
                 .and_then(|mut wr| wr.write_image_data(rgb))
-                .map_err(|e| format!("PNG encoding failed: {e}"))?;
+                .map_err(ImageError::Png)?;
         }
         ImageFormat::Jpeg => {
             let (Ok(w16), Ok(h16)) = (u16::try_from(w), u16::try_from(h)) else {
-                return Err(format!("a JPEG of {w}×{h} pixels is too large"));
+                return Err(ImageError::JpegTooLarge {
+                    width: w,
+                    height: h,
+                });
             };
             jpeg_encoder::Encoder::new(&mut bytes, JPEG_QUALITY)
                 .encode(rgb, w16, h16, jpeg_encoder::ColorType::Rgb)
-                .map_err(|e| format!("JPEG encoding failed: {e}"))?;
+                .map_err(ImageError::Jpeg)?;
         }
     }
     Ok(bytes)
@@ -77,7 +94,7 @@ pub fn data_urls(
     seed: u64,
     rung_seed: u64,
     index: usize,
-) -> Result<Vec<String>, String> {
+) -> Result<Vec<String>, ImageError> {
     let mime = match images.format {
         ImageFormat::Png => "image/png",
         ImageFormat::Jpeg => "image/jpeg",
@@ -95,6 +112,44 @@ pub fn data_urls(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_jpeg_wider_than_the_format_allows_is_refused_with_its_size() {
+        let e = data_urls(&spec(ImageFormat::Jpeg, 70_000, 1), 1, 2, 3).unwrap_err();
+        assert!(
+            matches!(
+                e,
+                ImageError::JpegTooLarge {
+                    width: 70_000,
+                    height: 1
+                }
+            ),
+            "{e:?}"
+        );
+        assert_eq!(e.to_string(), "a JPEG of 70000×1 pixels is too large");
+        // A prompt set says which setting it came from.
+        let w = crate::workload::WorkloadError::from(e);
+        assert_eq!(
+            w.to_string(),
+            "`workload.images`: a JPEG of 70000×1 pixels is too large"
+        );
+    }
+
+    #[test]
+    fn an_encoder_failure_names_the_format_and_keeps_the_cause() {
+        // Pixels that do not fill the picture: each encoder refuses them.
+        let short = [0u8; 3];
+        let png = encode(ImageFormat::Png, 2, 2, &short).unwrap_err();
+        let ImageError::Png(cause) = &png else {
+            panic!("{png:?}");
+        };
+        assert_eq!(png.to_string(), format!("PNG encoding failed: {cause}"));
+        let jpeg = encode(ImageFormat::Jpeg, 2, 2, &short).unwrap_err();
+        let ImageError::Jpeg(cause) = &jpeg else {
+            panic!("{jpeg:?}");
+        };
+        assert_eq!(jpeg.to_string(), format!("JPEG encoding failed: {cause}"));
+    }
 
     fn spec(format: ImageFormat, w: u32, h: u32) -> Images {
         Images {

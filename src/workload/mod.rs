@@ -115,6 +115,9 @@ pub enum WorkloadError {
         /// What went wrong.
         message: String,
     },
+    /// A synthetic image (`workload.images`) could not be encoded.
+    #[error("`workload.images`: {0}")]
+    Images(#[from] images::ImageError),
 }
 
 impl From<CountError> for WorkloadError {
@@ -246,13 +249,7 @@ impl PromptSet {
         let mut set = Self::load_text(workload, tokens, dataset_path, count, rung_seed)?;
         if let Some(spec) = &workload.images {
             for (i, p) in set.prompts.iter_mut().enumerate() {
-                p.images =
-                    images::data_urls(spec, workload.seed, rung_seed, i).map_err(|message| {
-                        WorkloadError::Setting {
-                            setting: "workload.images",
-                            message,
-                        }
-                    })?;
+                p.images = images::data_urls(spec, workload.seed, rung_seed, i)?;
             }
         }
         Ok(set)

@@ -340,8 +340,8 @@ impl Trace {
 mod tests {
     use super::*;
 
-    fn parse_str(s: &str) -> Result<Vec<TraceLine>, String> {
-        parse(s, Path::new("t.jsonl")).map_err(|e| e.to_string())
+    fn parse_str(s: &str) -> Result<Vec<TraceLine>, WorkloadError> {
+        parse(s, Path::new("t.jsonl"))
     }
 
     const GOOD: &str = r#"{"timestamp": 1000, "input_length": 30, "output_length": 5, "hash_ids": [7, 8]}
@@ -379,8 +379,17 @@ mod tests {
             ("\n\n", "the trace has no requests"),
         ] {
             let e = parse_str(text).unwrap_err();
-            assert!(e.contains(want), "{text:?}: {e}");
+            assert!(e.to_string().contains(want), "{text:?}: {e}");
         }
+        // The line's number is the variant's, and no line at all is no file to replay.
+        let second = "\n{\"timestamp\": -1, \"input_length\": 3, \"output_length\": 1}";
+        let e = parse_str(second).unwrap_err();
+        assert!(
+            matches!(&e, WorkloadError::Malformed { line: 2, .. }),
+            "{e:?}"
+        );
+        let e = parse_str("\n\n").unwrap_err();
+        assert!(matches!(&e, WorkloadError::Io { .. }), "{e:?}");
     }
 
     fn trace(stamps: &[f64]) -> Trace {
