@@ -7,7 +7,7 @@ use std::sync::Arc;
 use super::{check_fd_limit, PreflightFailure, RunContext, RunError, ScenarioError};
 use super::{environment, limits, overhead, preflight, prepare, sim_host, warnings};
 use crate::client::{ApiKey, Client, ClientConfig};
-use crate::scenario::Scenario;
+use crate::scenario::{types::Api, Scenario};
 use crate::servermetrics::ScrapeSetup;
 use crate::sim::SimConfig;
 use crate::tokens::{self, ServerTokens, SourceKind, Tokenizer, TokenizerSource};
@@ -104,7 +104,7 @@ pub(super) async fn connect(
         own: &own,
         say: &say,
     };
-    let served_models = server.preflight(&endpoint, &mut early_warnings).await?;
+    let (served_models, short_probe) = server.preflight(&endpoint, &mut early_warnings).await?;
     // `tokenizer: server`: from here on the server counts the prompts.
     let (server_tokens, longest_prompt) = if tokenizer_source.kind == SourceKind::Server {
         let counted = server.tokenizer(ctx).await?;
@@ -114,8 +114,25 @@ pub(super) async fn connect(
     } else {
         (None, longest_prompt)
     };
+    // The short probe's counts by ladder and by the server, where a local tokenizer counted
+    // the same kind of request the longest prompt is (one text: no images, no batch, not a
+    // rerank pair), for the tokenizer check of `probe_longest`.
+    let short = match (tokenizer, short_probe, &longest_prompt) {
+        (Some(t), Some(server_count), Some(p))
+            if p.images.is_empty()
+                && p.batch.is_empty()
+                && scenario.endpoint.api != Api::Rerank =>
+        {
+            Some((tokens::count(t, preflight::PROBE_TEXT), server_count))
+        }
+        _ => None,
+    };
     let overhead = match &longest_prompt {
-        Some(p) => server.probe_longest(p, served_models.as_deref()).await?,
+        Some(p) => {
+            server
+                .probe_longest(p, served_models.as_deref(), short, &mut early_warnings)
+                .await?
+        }
         None => overhead::Overhead {
             measured: None,
             shorten_by: 0,
@@ -290,7 +307,7 @@ impl Server<'_> {
         &self,
         endpoint: &str,
         early_warnings: &mut Vec<String>,
-    ) -> Result<Option<Vec<String>>, RunError> {
+    ) -> Result<(Option<Vec<String>>, Option<u32>), RunError> {
         let (scenario, say) = (self.scenario, self.say);
         let key_env = scenario.endpoint.api_key_env.as_deref();
         say(&format!("preflight: {endpoint}"));
@@ -332,7 +349,7 @@ impl Server<'_> {
             say(&format!("warning: {w}"));
             early_warnings.push(w);
         }
-        Ok(report.served_models)
+        Ok((report.served_models, report.probe_prompt_tokens))
     }
 
     /// `tokenizer: server`: reach the server's tokenizer and check the prompts by its count.
@@ -365,11 +382,15 @@ impl Server<'_> {
     }
 
     /// Send the longest prompt once; the prompt overhead it shows (the server's count
-    /// against ladder's).
+    /// against ladder's). With `short`, the short probe's counts (ladder's, the server's): an
+    /// overhead that grows with the prompt is a tokenizer mismatch, warned about (and kept in
+    /// `warnings`) instead of the overhead's note.
     async fn probe_longest(
         &self,
         p: &Prompt,
         served_models: Option<&[String]>,
+        short: Option<(u32, u32)>,
+        warnings: &mut Vec<String>,
     ) -> Result<overhead::Overhead, RunError> {
         let scenario = self.scenario;
         let long = preflight::probe_longest(
@@ -414,8 +435,17 @@ impl Server<'_> {
             )
             .map_err(PreflightFailure::from)?;
         }
-        if let Some(n) = &overhead.note {
-            (self.say)(n);
+        let mismatch = match (short, overhead.measured) {
+            (Some(short), Some(long)) => overhead::grows_with_length(short, p.input_tokens, long),
+            _ => None,
+        };
+        match (mismatch, &overhead.note) {
+            (Some(w), _) => {
+                (self.say)(&format!("warning: {w}"));
+                warnings.push(w);
+            }
+            (None, Some(n)) => (self.say)(n),
+            (None, None) => {}
         }
         Ok(overhead)
     }

@@ -93,9 +93,62 @@ pub fn resolve(
     }
 }
 
+/// Fewest tokens, and share of the longest prompt, by which the two probes' overheads may
+/// differ before the difference counts as growing with the prompt: a text's edge can merge
+/// with a template's marker into one token more or less.
+const GROWTH_TOLERANCE: (i64, f64) = (3, 0.05);
+
+/// The server's count minus ladder's, on the short probe and on the longest prompt. A chat
+/// template or a BOS adds the same tokens to both; a tokenizer that is not the served
+/// model's counts a longer text further off. `None` when the two agree within
+/// [`GROWTH_TOLERANCE`]; otherwise the warning, with what to change.
+pub fn grows_with_length(short: (u32, u32), long_text: u32, long_overhead: i64) -> Option<String> {
+    let (short_text, short_server) = short;
+    let short_overhead = i64::from(short_server) - i64::from(short_text);
+    let growth = long_overhead - short_overhead;
+    let tolerance = GROWTH_TOLERANCE
+        .0
+        .max((GROWTH_TOLERANCE.1 * f64::from(long_text)).ceil() as i64);
+    (growth.abs() > tolerance).then(|| {
+        format!(
+            "the server counts {} prompt tokens for the longest prompt, {long_text} by the \
+             scenario's tokenizer ({long_overhead:+}), but {short_server} for the short probe's \
+             {short_text} ({short_overhead:+}): a difference that grows with the prompt is no \
+             chat template or BOS, so `tokenizer` is likely not the served model's. Prompt \
+             lengths, token counts and token throughputs are in its tokens, not the server's; \
+             point `tokenizer` at the served model's tokenizer.json (or set `tokenizer: server`)",
+            i64::from(long_text) + long_overhead
+        )
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The real llama.cpp server (SmolLM2-135M) with `api: chat`: its template adds 30
+    /// tokens to both probes with the right tokenizer; with another model's tokenizer (the
+    /// tests' tiny one) the longest prompt of 64 was 190 tokens to the server.
+    #[test]
+    fn an_overhead_that_grows_with_the_prompt_is_a_tokenizer_mismatch() {
+        assert_eq!(grows_with_length((4, 34), 64, 30), None);
+        // A BOS on a completions API, and one token merged at the edge.
+        assert_eq!(grows_with_length((4, 5), 512, 2), None);
+        let w = grows_with_length((4, 34), 64, 126).expect("a warning");
+        assert!(
+            w.starts_with(
+                "the server counts 190 prompt tokens for the longest prompt, 64 by the \
+                 scenario's tokenizer (+126), but 34 for the short probe's 4 (+30): "
+            ),
+            "{w}"
+        );
+        assert!(w.contains("`tokenizer: server`"), "{w}");
+        // A tokenizer that counts more than the server's: the overhead shrinks with length.
+        assert!(grows_with_length((4, 5), 512, -60).is_some());
+        // Within 5 % of a long prompt: a template's edge effects, not a mismatch.
+        assert_eq!(grows_with_length((4, 34), 1000, 75), None);
+        assert!(grows_with_length((4, 34), 1000, 81).is_some());
+    }
 
     #[test]
     fn server_mode_shortens_by_the_measured_overhead() {

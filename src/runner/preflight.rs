@@ -289,6 +289,9 @@ fn auth_hint(api_key_env: Option<&str>, key_present: bool) -> String {
     }
 }
 
+/// The short probe's prompt (for a rerank probe, its query).
+pub const PROBE_TEXT: &str = "Say hello.";
+
 /// Checks the server before any load: `GET {base}/v1/models` (a 404 there is tolerated: not
 /// every gateway serves it), then one minimal streamed request for `model`. Every text in the
 /// error and the warnings has the client's secrets redacted; `served_models` is kept as served.
@@ -318,8 +321,8 @@ pub async fn preflight(
 
     // A rerank probe scores one short document against a short query.
     let req = match client.api() {
-        Api::Rerank => client.prepare_batch("Say hello.", &["Hello.".to_owned()], 3, 4),
-        _ => client.prepare("Say hello.", 3, 4),
+        Api::Rerank => client.prepare_batch(PROBE_TEXT, &["Hello.".to_owned()], 3, 4),
+        _ => client.prepare(PROBE_TEXT, 3, 4),
     };
     let start = Instant::now();
     let rec = client.send(&req, start, Duration::ZERO, 0, true).await;
