@@ -362,6 +362,57 @@ fn real_chat_template_overhead_is_reported() {
         "{info}"
     );
     assert!(r.stderr.contains("input_length: server"), "{}", r.stderr);
+    // The served model's own tokenizer: the template's overhead, no mismatch.
+    assert!(
+        !r.stderr.contains("likely not the served model's"),
+        "{}",
+        r.stderr
+    );
+}
+
+/// The seed's tokenizer/model mismatch on the real server: the tests' tiny tokenizer for
+/// SmolLM2. The server's count grows away from ladder's with the prompt's length (the short
+/// probe's difference is its template's, the longest prompt's is several times larger), so
+/// preflight warns that the tokenizer is not the served model's, under both APIs, and the
+/// warning is kept in run.json.
+#[test]
+fn real_tokenizer_of_another_model_is_warned_about_at_preflight() {
+    let Some(s) = real("real_tokenizer_mismatch", "LADDER_REAL_SERVER_URL") else {
+        return;
+    };
+    let tiny = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/scenarios/tokenizers/ladder-tiny.json"
+    );
+    for api in ["completions", "chat"] {
+        let tmp = tempfile::tempdir().unwrap();
+        let mut sc = Scenario::new(&s.url, &s.model, tiny);
+        sc.api = api;
+        sc.input_tokens = 64;
+        sc.output_tokens = 2;
+        sc.n = 1;
+        let (r, dir) = run_ok(&sc.write(tmp.path()), tmp.path(), Duration::from_secs(180));
+        assert!(
+            r.stderr.contains("warning: the server counts ")
+                && r.stderr.contains("likely not the served model's"),
+            "{api}: {}",
+            r.stderr
+        );
+        // Not also called the template's overhead.
+        assert!(
+            !r.stderr.contains("more tokens per prompt than its text"),
+            "{}",
+            r.stderr
+        );
+        let info = json(&dir.join("run.json"));
+        let kept = info["warnings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter_map(Value::as_str)
+            .any(|w| w.contains("likely not the served model's"));
+        assert!(kept, "{api}: {info}");
+    }
 }
 
 #[test]
