@@ -52,6 +52,9 @@ def sim_capacity(speed, max_num_seqs=16, inp=128, out=64, decode_scale=1.0):
 
 
 def scenario(args, seed, load_yaml):
+    # Run-to-run drift: every ladder run (a truth run, a search) draws its own speed factor
+    # (docs/sim.md: run 0 of `drift_seed`), so the seed is the run's own.
+    drift = f", drift: {args.drift}, drift_seed: {seed}" if args.drift else ""
     return f"""version: 1
 name: bench
 endpoint: {{ base_url: sim, request_timeout: 60s }}
@@ -61,7 +64,7 @@ workload: {{ input_tokens: 128, output_tokens: 64, requests_per_rung: {args.requ
 load:
   cooldown: {args.cooldown}s
 {load_yaml}
-sim: {{ seed: {seed}, max_num_seqs: 16, speed: {args.speed} }}
+sim: {{ seed: {seed}, max_num_seqs: 16, speed: {args.speed}{drift} }}
 """
 
 
@@ -195,7 +198,8 @@ def search(args, seed, work):
     start: {args.start}
     max: {args.max}
     precision: {args.precision}%
-    confidence: {args.confidence}"""
+    confidence: {args.confidence}
+    confirm: {args.confirm}"""
     t0 = time.monotonic()
     folder = run(scenario(args, seed, load), out)
     wall = time.monotonic() - t0
@@ -264,6 +268,15 @@ def main():
     ap.add_argument("--max", type=float, default=1000.0)
     ap.add_argument("--precision", type=float, default=5.0)
     ap.add_argument("--confidence", type=float, default=0.9)
+    ap.add_argument(
+        "--confirm", type=int, default=1, help="load.search.confirm: repeats of each bound"
+    )
+    ap.add_argument(
+        "--drift",
+        type=float,
+        default=0.0,
+        help="sim.drift: CV of a speed factor drawn per ladder run (truth runs and searches)",
+    )
     ap.add_argument("--truth-runs", type=int, default=8)
     ap.add_argument("--truth-step", type=float, default=0.03)
     ap.add_argument("--truth-from", type=float, default=0.85)
@@ -274,6 +287,9 @@ def main():
     ap.add_argument("--json")
     ap.add_argument("--truth-cache", help="read (or write) the truth runs' requests here")
     ap.add_argument("--truth-only", action="store_true", help="compute the truth and stop")
+    ap.add_argument(
+        "--no-truth", action="store_true", help="searches only (score them with --rescore)"
+    )
     ap.add_argument("--truth-seed-base", type=int, default=1000)
     ap.add_argument("--seed-base", type=int, default=0)
     ap.add_argument("--bin", type=Path, default=BIN, help="the ladder binary")
@@ -292,7 +308,11 @@ def main():
         sys.exit("build first: cargo build --release --locked")
     with tempfile.TemporaryDirectory() as tmp:
         work = Path(tmp)
-        true_cap, margins, spread = truth(args, work)
+        if args.no_truth:
+            # Scored later with --rescore against truth runs measured side by side.
+            true_cap, margins, spread = math.nan, [], {"single_runs": [], "bootstrap_90": None}
+        else:
+            true_cap, margins, spread = truth(args, work)
         b = spread["bootstrap_90"]
         print(
             f"truth: {true_cap:.2f} req/s (saturated throughput {sim_capacity(args.speed):.1f}); "
