@@ -482,7 +482,14 @@ impl Analysis {
                     Some(b) if self.rungs.last().is_some_and(|l| l.rate <= b.rate) => {
                         "none: no rung above the baseline".into()
                     }
-                    Some(_) => "none: already the first step above the baseline buys less throughput than it costs in latency".into(),
+                    Some(b) => match self.rungs.iter().find(|r| r.rate > b.rate) {
+                        Some(next) if next.latency_multiple.is_none() => format!(
+                            "none: the first rung above the baseline ({}) measured no latency \
+                             (no request completed)",
+                            self.load.level(next.rate)
+                        ),
+                        _ => "none: already the first step above the baseline buys less throughput than it costs in latency".into(),
+                    },
                 }
             }
         }

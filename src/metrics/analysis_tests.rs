@@ -118,6 +118,11 @@ fn failing_first_rung_is_the_knee_and_nothing_meets_the_slo() {
         ),
         (None, None, None)
     );
+    assert_eq!(
+        a.best_value_text(),
+        "none: the first rung above the baseline (1 req/s) measured no latency (no request \
+         completed)"
+    );
 }
 
 #[test]
