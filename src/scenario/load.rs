@@ -277,35 +277,91 @@ pub(crate) fn analyse(
     tokenizer_check: Option<TokenizerCheck<'_>>,
     metric_keys: &[String],
 ) -> (Option<Loaded>, Vec<Diagnostic>) {
-    let mut files = vec![path.to_path_buf()];
-    let diag = |files: &[PathBuf], tree: Option<&Node>, pr: Problem| {
-        let mut pos = match tree {
-            Some(t) if pr.at_key => t.locate_key(&pr.path),
-            Some(t) => t.locate(&pr.path),
-            None => Pos::at(1, 1),
-        };
-        // A block string starts on its own line: point at the line inside it.
-        if let (Some(t), Some(l)) = (tree, pr.line_in_value) {
-            if t.at(&pr.path)
-                .is_some_and(|n| matches!(n.kind, Kind::Scalar(_, Style::Block)))
-            {
-                pos.line += l.saturating_sub(1);
-            }
-        }
-        Diagnostic {
-            file: files[usize::from(pos.file)].clone(),
-            line: pos.line,
-            col: pos.col,
-            key_path: path_string(&pr.path),
-            message: pr.message,
-            hint: pr.hint,
-        }
+    let tree = match mapping_of(path, text) {
+        Ok(t) => t,
+        Err(ds) => return (None, ds),
     };
+    let (mut tree, files, removed) = match extends::resolve_removing(tree, path, &read_text) {
+        Ok(resolved) => resolved,
+        Err(ds) => return (None, ds),
+    };
+    let mut problems: Vec<Problem> = vec![];
+    let notes = match versioned(&mut tree, &mut problems) {
+        Ok(notes) => notes,
+        Err(pr) => return (None, vec![diagnostic(&files, &tree, pr)]),
+    };
+    let env = EnvFacts::of(&tree, vars);
+    let json = rendered_and_checked(
+        &mut tree,
+        &mut problems,
+        (path, vars),
+        &env,
+        tokenizer_check,
+        metric_keys,
+    );
+    let diags = diagnostics(problems, &removed, &files, &tree);
+    if !diags.is_empty() {
+        return (None, diags);
+    }
+    match serde_path_to_error::deserialize::<_, Scenario>(json) {
+        Ok(scenario) => (
+            Some(Loaded {
+                notes: notes
+                    .into_iter()
+                    .chain(super::soak::notes(&scenario))
+                    .collect(),
+                scenario,
+                path: path.to_path_buf(),
+                env_headers: env.headers,
+                env_body: env.body,
+                env_secrets: env.secrets,
+                env_vars: env.vars,
+                bases: files[1..].to_vec(),
+            }),
+            vec![],
+        ),
+        Err(e) => {
+            let at = typed_path(e.path());
+            let pr = Problem::value(at, format!("cannot read this value: {}", e.inner()))
+                .hint("the value has the wrong type or is out of range for this key (see `ladder schema`)");
+            (None, vec![diagnostic(&files, &tree, pr)])
+        }
+    }
+}
 
+/// A problem as the user reads it: the file of the `extends:` chain (`files`) and the line
+/// and column of its key or value in `tree`.
+fn diagnostic(files: &[PathBuf], tree: &Node, pr: Problem) -> Diagnostic {
+    let mut pos = if pr.at_key {
+        tree.locate_key(&pr.path)
+    } else {
+        tree.locate(&pr.path)
+    };
+    // A block string starts on its own line: point at the line inside it.
+    if let Some(l) = pr.line_in_value {
+        if tree
+            .at(&pr.path)
+            .is_some_and(|n| matches!(n.kind, Kind::Scalar(_, Style::Block)))
+        {
+            pos.line += l.saturating_sub(1);
+        }
+    }
+    Diagnostic {
+        file: files[usize::from(pos.file)].clone(),
+        line: pos.line,
+        col: pos.col,
+        key_path: path_string(&pr.path),
+        message: pr.message,
+        hint: pr.hint,
+    }
+}
+
+/// The file's YAML tree, which must be a mapping of settings.
+fn mapping_of(path: &Path, text: &str) -> Result<Node, Vec<Diagnostic>> {
     let tree = match yaml::parse(text) {
         Ok(t) => t,
         Err(ps) => {
-            let ds = ps
+            return Err(ps
                 .into_iter()
                 .map(|p| Diagnostic {
                     file: path.to_path_buf(),
@@ -318,111 +374,142 @@ pub(crate) fn analyse(
                     }),
                     message: p.message,
                 })
-                .collect();
-            return (None, ds);
+                .collect())
         }
     };
-    if !matches!(tree.kind, Kind::Map(_)) {
-        let json = tree.to_json();
-        let msg = if json.is_null() {
-            "the file has no settings (it is empty or only comments)".to_string()
-        } else {
-            format!(
-                "a scenario is a YAML mapping of settings, found {}",
-                schema::describe(&json)
-            )
-        };
-        let pr = Problem::value(vec![], msg).hint("start from scenarios/quickstart.yaml");
-        return (None, vec![diag(&files, Some(&tree), pr)]);
+    if matches!(tree.kind, Kind::Map(_)) {
+        return Ok(tree);
     }
-    let (mut tree, removed) = match extends::resolve_removing(tree, path, &read_text) {
-        Ok((merged, chain, removed)) => {
-            files = chain;
-            (merged, removed)
-        }
-        Err(ds) => return (None, ds),
+    let json = tree.to_json();
+    let msg = if json.is_null() {
+        "the file has no settings (it is empty or only comments)".to_string()
+    } else {
+        format!(
+            "a scenario is a YAML mapping of settings, found {}",
+            schema::describe(&json)
+        )
     };
+    let pr = Problem::value(vec![], msg).hint("start from scenarios/quickstart.yaml");
+    Err(vec![diagnostic(&[path.to_path_buf()], &tree, pr)])
+}
 
-    let mut problems: Vec<Problem> = vec![];
-    let mut notes = vec![];
+/// The file's `version`, migrated to the current one: the migration's notes, or the one
+/// problem that stops the checks (a version newer than this build, or not a version). A
+/// missing version is a problem in `problems`, and the current version stands in for it.
+fn versioned(tree: &mut Node, problems: &mut Vec<Problem>) -> Result<Vec<String>, Problem> {
     let version_path = vec![Seg::Key("version".into())];
-    match tree.get("version").map(Node::to_json) {
-        None => {
-            problems.push(
-                Problem::value(version_path.clone(), "missing required field `version`").hint(
-                    format!("add `version: {CURRENT_VERSION}` as the first line"),
-                ),
-            );
-            if let Kind::Map(m) = &mut tree.kind {
-                let pos = Pos::at(1, 1);
-                let v = Node {
-                    pos,
-                    kind: Kind::Scalar(Value::from(CURRENT_VERSION), Style::Plain),
-                };
-                m.insert(0, ("version".into(), pos, v));
-            }
+    let Some(v) = tree.get("version").map(Node::to_json) else {
+        problems.push(
+            Problem::value(version_path, "missing required field `version`").hint(format!(
+                "add `version: {CURRENT_VERSION}` as the first line"
+            )),
+        );
+        if let Kind::Map(m) = &mut tree.kind {
+            let pos = Pos::at(1, 1);
+            let v = Node {
+                pos,
+                kind: Kind::Scalar(Value::from(CURRENT_VERSION), Style::Plain),
+            };
+            m.insert(0, ("version".into(), pos, v));
         }
-        Some(v) => match v.as_i64() {
-            Some(n) if n == i64::from(CURRENT_VERSION) => {}
-            Some(n) if n > i64::from(CURRENT_VERSION) => {
-                let pr = Problem::value(
-                    version_path,
-                    format!(
-                        "scenario version {n} is newer than this build of ladder reads \
-                         (versions {OLDEST_VERSION} to {CURRENT_VERSION})"
-                    ),
-                )
-                .hint("upgrade ladder, or write the scenario for version 1");
-                return (None, vec![diag(&files, Some(&tree), pr)]);
-            }
-            Some(n) if n >= OLDEST_VERSION => match migrate(&mut tree, n) {
-                Ok(ns) => notes = ns,
-                Err(ps) => problems.extend(ps),
-            },
-            _ => {
-                let pr = Problem::value(
-                    version_path,
-                    format!(
-                        "unknown scenario version {}; this build reads versions \
-                         {OLDEST_VERSION} to {CURRENT_VERSION}",
-                        match &v {
-                            Value::String(s) => format!("`{s}`"),
-                            other => other.to_string(),
-                        }
-                    ),
-                )
-                .hint(format!("write `version: {CURRENT_VERSION}` (an integer)"));
-                return (None, vec![diag(&files, Some(&tree), pr)]);
+        return Ok(vec![]);
+    };
+    match v.as_i64() {
+        Some(n) if n == i64::from(CURRENT_VERSION) => Ok(vec![]),
+        Some(n) if n > i64::from(CURRENT_VERSION) => Err(Problem::value(
+            version_path,
+            format!(
+                "scenario version {n} is newer than this build of ladder reads \
+                 (versions {OLDEST_VERSION} to {CURRENT_VERSION})"
+            ),
+        )
+        .hint("upgrade ladder, or write the scenario for version 1")),
+        Some(n) if n >= OLDEST_VERSION => match migrate(tree, n) {
+            Ok(notes) => Ok(notes),
+            Err(ps) => {
+                problems.extend(ps);
+                Ok(vec![])
             }
         },
-    }
-
-    let env_under = |section: &str| -> Vec<String> {
-        let mut names: Vec<String> = template::env_paths(&tree)
-            .into_iter()
-            .filter_map(|p| match p.as_slice() {
-                [Seg::Key(a), Seg::Key(b), Seg::Key(name), ..]
-                    if a == "endpoint" && b == section =>
-                {
-                    Some(name.clone())
+        _ => Err(Problem::value(
+            version_path,
+            format!(
+                "unknown scenario version {}; this build reads versions \
+                 {OLDEST_VERSION} to {CURRENT_VERSION}",
+                match &v {
+                    Value::String(s) => format!("`{s}`"),
+                    other => other.to_string(),
                 }
-                _ => None,
-            })
-            .collect();
-        names.dedup();
-        names
-    };
-    let env_headers = env_under("headers");
-    let env_body = env_under("extra_body");
-    let env_uses = template::env_uses(&tree);
-    let env_secrets = template::env_secrets(&env_uses, vars);
-    let mut env_vars: Vec<String> = vec![];
-    for name in env_uses.iter().flat_map(|(_, names)| names) {
-        if !env_vars.contains(name) {
-            env_vars.push(name.clone());
+            ),
+        )
+        .hint(format!("write `version: {CURRENT_VERSION}` (an integer)"))),
+    }
+}
+
+/// What the file reads from the environment, found before its templates are rendered.
+struct EnvFacts {
+    /// `endpoint.headers` names whose values come from the environment.
+    headers: Vec<String>,
+    /// `endpoint.extra_body` keys whose values do.
+    body: Vec<String>,
+    /// Each value that reads the environment, and the variables it reads.
+    uses: Vec<(Vec<Seg>, Vec<String>)>,
+    /// The values from the environment that are secrets.
+    secrets: Vec<super::template::EnvSecret>,
+    /// Every variable read, in order of first use.
+    vars: Vec<String>,
+}
+
+impl EnvFacts {
+    fn of(tree: &Node, vars: &BTreeMap<String, String>) -> EnvFacts {
+        let env_under = |section: &str| -> Vec<String> {
+            let mut names: Vec<String> = template::env_paths(tree)
+                .into_iter()
+                .filter_map(|p| match p.as_slice() {
+                    [Seg::Key(a), Seg::Key(b), Seg::Key(name), ..]
+                        if a == "endpoint" && b == section =>
+                    {
+                        Some(name.clone())
+                    }
+                    _ => None,
+                })
+                .collect();
+            names.dedup();
+            names
+        };
+        let headers = env_under("headers");
+        let body = env_under("extra_body");
+        let uses = template::env_uses(tree);
+        let secrets = template::env_secrets(&uses, vars);
+        let mut env_vars: Vec<String> = vec![];
+        for name in uses.iter().flat_map(|(_, names)| names) {
+            if !env_vars.contains(name) {
+                env_vars.push(name.clone());
+            }
+        }
+        EnvFacts {
+            headers,
+            body,
+            uses,
+            secrets,
+            vars: env_vars,
         }
     }
-    let template_problems = template::render_env(&mut tree, vars);
+}
+
+/// Renders the templates and runs the schema and semantic checks on the result, adding
+/// their problems to `problems` (a value already rejected once is not reported again);
+/// returns the rendered settings as JSON. `(path, vars)`: the file and the environment;
+/// `env`: where the file reads it.
+fn rendered_and_checked(
+    tree: &mut Node,
+    problems: &mut Vec<Problem>,
+    (path, vars): (&Path, &BTreeMap<String, String>),
+    env: &EnvFacts,
+    tokenizer_check: Option<TokenizerCheck<'_>>,
+    metric_keys: &[String],
+) -> Value {
+    let template_problems = template::render_env(tree, vars);
     let json = tree.to_json();
     let schema_problems = schema::check(&json);
     // A value already rejected (a template that did not render, a schema error) is not
@@ -444,16 +531,25 @@ pub(crate) fn analyse(
     // A problem in a value a template rendered says where the value came from: a variable,
     // or the template's default because the variable is not set.
     problems.extend(schema_problems.into_iter().chain(semantic).map(|mut p| {
-        if let Some((_, names)) = env_uses.iter().find(|(at, _)| p.path.starts_with(at)) {
+        if let Some((_, names)) = env.uses.iter().find(|(at, _)| p.path.starts_with(at)) {
             p.message = format!("{} ({})", p.message, template::origin(names, vars));
         }
         p
     }));
+    json
+}
 
+/// The problems as diagnostics, in file order without repeats; a required key that an
+/// extending file removed (`key: null`) is pointed at on that line.
+fn diagnostics(
+    problems: Vec<Problem>,
+    removed: &[extends::Removed],
+    files: &[PathBuf],
+    tree: &Node,
+) -> Vec<Diagnostic> {
     let mut diags: Vec<Diagnostic> = problems
         .into_iter()
-        .map(|p| match removed_here(&removed, &p) {
-            // A required key removed by `key: null` in an extending file: point at that line.
+        .map(|p| match removed_here(removed, &p) {
             Some(r) => Diagnostic {
                 file: files[usize::from(r.pos.file)].clone(),
                 line: r.pos.line,
@@ -465,38 +561,12 @@ pub(crate) fn analyse(
                     r.path.last().map_or("", String::as_str)
                 )),
             },
-            None => diag(&files, Some(&tree), p),
+            None => diagnostic(files, tree, p),
         })
         .collect();
     diags.sort_by_key(|d| (d.line, d.col));
     diags.dedup();
-    if !diags.is_empty() {
-        return (None, diags);
-    }
-    match serde_path_to_error::deserialize::<_, Scenario>(json) {
-        Ok(scenario) => (
-            Some(Loaded {
-                notes: notes
-                    .into_iter()
-                    .chain(super::soak::notes(&scenario))
-                    .collect(),
-                scenario,
-                path: path.to_path_buf(),
-                env_headers,
-                env_body,
-                env_secrets,
-                env_vars,
-                bases: files[1..].to_vec(),
-            }),
-            vec![],
-        ),
-        Err(e) => {
-            let at = typed_path(e.path());
-            let pr = Problem::value(at, format!("cannot read this value: {}", e.inner()))
-                .hint("the value has the wrong type or is out of range for this key (see `ladder schema`)");
-            (None, vec![diag(&files, Some(&tree), pr)])
-        }
-    }
+    diags
 }
 
 /// A serde key path as the tree's path, so a typed-read error points at the value.

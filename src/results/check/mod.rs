@@ -363,6 +363,41 @@ fn one_run(
     missing: &str,
     derived: &Derived,
 ) -> Result<(), LoadError> {
+    lines_once_each(path, all)?;
+    // Requests abandoned in flight by a stop are in no count but their own.
+    let finished: Vec<&RequestLine> = all
+        .iter()
+        .map(|&(_, l)| l)
+        .filter(|l| !abandoned(l))
+        .collect();
+    let measured: Vec<&RequestLine> = finished.iter().copied().filter(|l| !l.warmup).collect();
+    let ok: Vec<&RequestLine> = measured.iter().copied().filter(|l| l.ok).collect();
+    let lines = Lines {
+        all: all.len(),
+        finished: &finished,
+        measured: &measured,
+        ok: &ok,
+    };
+    counts_agree(path, s, &lines, missing)?;
+    let wall_ms = wall_time_agrees(path, s, &measured)?;
+    rates_agree(path, s, ok.len(), wall_ms)?;
+    latency_stats(path, s, &measured)?;
+    let finished: Vec<(usize, &RequestLine)> =
+        all.iter().copied().filter(|(_, l)| !abandoned(l)).collect();
+    derived.check(path, s, &finished)
+}
+
+/// A rung's request lines as its counts see them: how many in all, those that finished (not
+/// abandoned in flight), of those the measured ones (not warmup), of those the successes.
+struct Lines<'a> {
+    all: usize,
+    finished: &'a [&'a RequestLine],
+    measured: &'a [&'a RequestLine],
+    ok: &'a [&'a RequestLine],
+}
+
+/// Every line is a sane request line, and no request appears twice.
+fn lines_once_each(path: &Path, all: &[(usize, &RequestLine)]) -> Result<(), LoadError> {
     let mut seen = Seen::new(all.iter().map(|(_, l)| l.index));
     for (n, l) in all {
         line(path, *n, l)?;
@@ -373,20 +408,28 @@ fn one_run(
             ));
         }
     }
-    // Requests abandoned in flight by a stop are in no count but their own.
-    let finished: Vec<&RequestLine> = all
-        .iter()
-        .map(|&(_, l)| l)
-        .filter(|l| !abandoned(l))
-        .collect();
-    let measured: Vec<&RequestLine> = finished.iter().copied().filter(|l| !l.warmup).collect();
-    let ok: Vec<&RequestLine> = measured.iter().copied().filter(|l| l.ok).collect();
+    Ok(())
+}
+
+/// The summary's counts (requests, tokens, failures by class) are the lines' counts.
+fn counts_agree(
+    path: &Path,
+    s: &RungSummary,
+    lines: &Lines<'_>,
+    missing: &str,
+) -> Result<(), LoadError> {
+    let Lines {
+        all,
+        finished,
+        measured,
+        ok,
+    } = *lines;
     let warmup = finished.len() - measured.len();
     let counts = [
         (
             "requests interrupted in flight",
             "interrupted_requests",
-            (all.len() - finished.len()) as u64,
+            (all - finished.len()) as u64,
             s.interrupted_requests,
         ),
         (
@@ -422,7 +465,7 @@ fn one_run(
     ];
     for (what, key, from_lines, in_summary) in counts {
         if from_lines != in_summary {
-            let hint = match (all.is_empty(), missing) {
+            let hint = match (all == 0, missing) {
                 (false, _) => "",
                 (true, "") => " (the file is empty)",
                 (true, m) => m,
@@ -436,6 +479,15 @@ fn one_run(
             ));
         }
     }
+    failures_agree(path, s, measured)
+}
+
+/// The summary's failures by class are the measured lines' classes.
+fn failures_agree(
+    path: &Path,
+    s: &RungSummary,
+    measured: &[&RequestLine],
+) -> Result<(), LoadError> {
     for (class, n) in &s.errors_by_class {
         let from_lines = measured
             .iter()
@@ -451,6 +503,16 @@ fn one_run(
             ));
         }
     }
+    Ok(())
+}
+
+/// The measured requests' wall time (first send to last end, ms), which no request outlasts
+/// and which is the summary's duration.
+fn wall_time_agrees(
+    path: &Path,
+    s: &RungSummary,
+    measured: &[&RequestLine],
+) -> Result<f64, LoadError> {
     let start = measured
         .iter()
         .map(|l| l.sent_ms)
@@ -483,13 +545,14 @@ fn one_run(
             ),
         ));
     }
+    Ok(wall_ms)
+}
+
+/// The summary's throughputs are its counts over its duration (`ok`: the successes).
+fn rates_agree(path: &Path, s: &RungSummary, ok: usize, wall_ms: f64) -> Result<(), LoadError> {
     let per_s = |x: f64| if wall_ms > 0.0 { x / s.duration_s } else { 0.0 };
     let rates = [
-        (
-            "request_throughput",
-            s.request_throughput,
-            per_s(ok.len() as f64),
-        ),
+        ("request_throughput", s.request_throughput, per_s(ok as f64)),
         (
             "output_throughput",
             s.output_throughput,
@@ -512,10 +575,7 @@ fn one_run(
             ));
         }
     }
-    latency_stats(path, s, &measured)?;
-    let finished: Vec<(usize, &RequestLine)> =
-        all.iter().copied().filter(|(_, l)| !abandoned(l)).collect();
-    derived.check(path, s, &finished)
+    Ok(())
 }
 
 /// A request line of class `interrupted`: abandoned in flight by a stop.
