@@ -310,12 +310,7 @@ fn ctrl_c_in_a_sweeps_second_ladder_still_reports_the_finished_first() {
         .replace("request_timeout: 5s", "request_timeout: 60s");
     std::fs::write(&p, t).unwrap();
     let out = dir.path().join("out");
-    let live = spawn(ladder_cmd(&[
-        "run",
-        p.to_str().unwrap(),
-        "--out",
-        out.to_str().unwrap(),
-    ]));
+    let live = spawn_run(&p, &out);
     let first = live.wait_line("writing ", Duration::from_secs(60));
     let second = live.wait_line("writing ", Duration::from_secs(60));
     assert_ne!(first, second);

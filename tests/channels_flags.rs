@@ -432,13 +432,7 @@ fn hostile_output_folder_names_get_the_files_and_are_shown_escaped() {
     let scenario = sc.write(root);
     let mut rng = ChaCha8Rng::seed_from_u64(0x5eed_00a7);
     let out = root.join(no_slash(&value(&mut rng)) + "\u{1b}[2J\n#x");
-    let r = spawn(ladder_cmd(&[
-        "run",
-        scenario.to_str().unwrap(),
-        "--out",
-        out.to_str().unwrap(),
-    ]))
-    .finish(Duration::from_secs(120));
+    let r = spawn_run(&scenario, &out).finish(Duration::from_secs(120));
     clean_terminal("run --out", &r);
     assert_eq!(r.status.code(), Some(0), "{}", r.all());
     let run = run_dir(&out).expect("the folder under the hostile --out");

@@ -310,12 +310,7 @@ fn a_second_signal_stops_at_once_with_a_valid_folder() {
         sc.timeout = "60s";
         let path = sc.write(tmp.path());
         let out = tmp.path().join("out");
-        let live = spawn(ladder_cmd(&[
-            "run",
-            path.to_str().unwrap(),
-            "--out",
-            out.to_str().unwrap(),
-        ]));
+        let live = spawn_run(&path, &out);
         let end = Instant::now() + Duration::from_secs(60);
         while server.posts.load(Ordering::SeqCst) < PROBES + 5 + 5 {
             assert!(Instant::now() < end, "the second rung never started");

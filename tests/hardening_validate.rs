@@ -792,12 +792,7 @@ fn an_error_after_the_folder_exists_marks_it_failed() {
         ],
     );
     let out = dir.path().join("out");
-    let live = spawn(ladder_cmd(&[
-        "run",
-        p.to_str().unwrap(),
-        "--out",
-        out.to_str().unwrap(),
-    ]));
+    let live = spawn_run(&p, &out);
     live.wait_line("writing ", Duration::from_secs(60));
     std::thread::sleep(Duration::from_millis(1500));
     std::fs::write(&data, "not json\n").unwrap();

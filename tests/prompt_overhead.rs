@@ -26,13 +26,7 @@ fn scenario(dir: &Path, input_tokens: u32, input_length: &str) -> PathBuf {
 }
 
 fn run(sc: &Path, out: &Path) -> Ran {
-    let r = spawn(ladder_cmd(&[
-        "run",
-        sc.to_str().unwrap(),
-        "--out",
-        out.to_str().unwrap(),
-    ]))
-    .finish(LIMIT);
+    let r = spawn_run(sc, out).finish(LIMIT);
     no_panic(&r);
     r
 }

@@ -27,13 +27,7 @@ fn scenario(dir: &Path, api: &str, reasoning: u32) -> PathBuf {
 }
 
 fn run(scenario: &Path, out: &Path) -> (PathBuf, Ran) {
-    let r = spawn(ladder_cmd(&[
-        "run",
-        scenario.to_str().unwrap(),
-        "--out",
-        out.to_str().unwrap(),
-    ]))
-    .finish(LIMIT);
+    let r = spawn_run(scenario, out).finish(LIMIT);
     no_panic(&r);
     assert_eq!(r.status.code(), Some(0), "{}", r.all());
     (run_dir(out).expect("a run folder"), r)

@@ -132,12 +132,7 @@ fn a_server_that_goes_down_mid_run_stops_the_ladder_and_keeps_what_was_measured(
     sc.cooldown = "1s";
     let path = sc.write(tmp.path());
     let out = tmp.path().join("out");
-    let live = spawn(ladder_cmd(&[
-        "run",
-        path.to_str().unwrap(),
-        "--out",
-        out.to_str().unwrap(),
-    ]));
+    let live = spawn_run(&path, &out);
     live.wait_line("done:", Duration::from_secs(60));
     let killed = std::time::Instant::now();
     sim.kill();

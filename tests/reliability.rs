@@ -179,12 +179,7 @@ fn server_restart_mid_rung_counts_errors_and_the_run_continues() {
     sc.timeout = "5s";
     let path = sc.write(tmp.path());
     let out = tmp.path().join("out");
-    let live = spawn(ladder_cmd(&[
-        "run",
-        path.to_str().unwrap(),
-        "--out",
-        out.to_str().unwrap(),
-    ]));
+    let live = spawn_run(&path, &out);
     live.wait_line("writing", Duration::from_secs(60));
     thread::sleep(Duration::from_secs(2));
     sim.kill().unwrap();
@@ -247,12 +242,7 @@ fn signal_mid_rung_keeps_a_valid_folder() {
         sc.rates = "[20]";
         let path = sc.write(tmp.path());
         let out = tmp.path().join("out");
-        let live = spawn(ladder_cmd(&[
-            "run",
-            path.to_str().unwrap(),
-            "--out",
-            out.to_str().unwrap(),
-        ]));
+        let live = spawn_run(&path, &out);
         // Mid-rung: preflight's two probes (the short one and the longest prompt) and at
         // least five of the rung's requests have reached the server, so at least five lines
         // are written (each finishes in the grace). Waiting for six posts left this racing
@@ -293,12 +283,7 @@ fn signal_during_cooldown_keeps_finished_rungs_complete() {
     sc.cooldown = "120s";
     let path = sc.write(tmp.path());
     let out = tmp.path().join("out");
-    let live = spawn(ladder_cmd(&[
-        "run",
-        path.to_str().unwrap(),
-        "--out",
-        out.to_str().unwrap(),
-    ]));
+    let live = spawn_run(&path, &out);
     live.wait_line("writing", Duration::from_secs(60));
     // Wait until run.json lists the first rung: the run is now in its cooldown.
     let end = Instant::now() + Duration::from_secs(60);

@@ -123,12 +123,7 @@ fn a_soak_killed_mid_rung_leaves_its_partial_results() {
         "",
     );
     let out = dir.path().join("out");
-    let live = spawn(ladder_cmd(&[
-        "run",
-        p.to_str().unwrap(),
-        "--out",
-        out.to_str().unwrap(),
-    ]));
+    let live = spawn_run(&p, &out);
     // Two intervals in: the folder has been updated twice.
     live.wait_line("0:02 / 1:00", Duration::from_secs(60));
     live.signal("KILL");
@@ -186,12 +181,7 @@ fn report_of_a_soak_killed_in_its_second_rung_shows_both_rungs() {
         "",
     );
     let out = dir.path().join("out");
-    let live = spawn(ladder_cmd(&[
-        "run",
-        p.to_str().unwrap(),
-        "--out",
-        out.to_str().unwrap(),
-    ]));
+    let live = spawn_run(&p, &out);
     live.wait_line("rate 40 req/s 0:01 / 0:03", Duration::from_secs(60));
     live.signal("KILL");
     let r = live.finish(Duration::from_secs(30));
@@ -252,12 +242,7 @@ fn ctrl_c_ends_a_soak_with_its_final_summary_marked_interrupted() {
         "",
     );
     let out = dir.path().join("out");
-    let live = spawn(ladder_cmd(&[
-        "run",
-        p.to_str().unwrap(),
-        "--out",
-        out.to_str().unwrap(),
-    ]));
+    let live = spawn_run(&p, &out);
     live.wait_line("0:01 / 1:00", Duration::from_secs(60));
     live.signal("INT");
     let r = live.finish(Duration::from_secs(60));
@@ -430,12 +415,7 @@ fn requests_in_flight_at_ctrl_c_are_recorded_as_interrupted_in_a_soak() {
     let dir = tempfile::tempdir().unwrap();
     let p = stalling(dir.path(), "  duration: 60s\n  interval: 1s\n", "");
     let out = dir.path().join("out");
-    let live = spawn(ladder_cmd(&[
-        "run",
-        p.to_str().unwrap(),
-        "--out",
-        out.to_str().unwrap(),
-    ]));
+    let live = spawn_run(&p, &out);
     live.wait_line("0:03 / 1:00", Duration::from_secs(60));
     live.signal("INT");
     let r = live.finish(Duration::from_secs(60));
@@ -447,12 +427,7 @@ fn requests_in_flight_at_ctrl_c_are_recorded_as_interrupted_in_a_counted_rung() 
     let dir = tempfile::tempdir().unwrap();
     let p = stalling(dir.path(), "", "  requests_per_rung: 200\n");
     let out = dir.path().join("out");
-    let live = spawn(ladder_cmd(&[
-        "run",
-        p.to_str().unwrap(),
-        "--out",
-        out.to_str().unwrap(),
-    ]));
+    let live = spawn_run(&p, &out);
     // The rung sends for 20 s; stop it a few seconds in (once its requests file exists).
     let deadline = std::time::Instant::now() + Duration::from_secs(60);
     while run_dir(&out).is_none() && std::time::Instant::now() < deadline {

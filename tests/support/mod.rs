@@ -205,14 +205,18 @@ impl Live {
     }
 }
 
-pub fn run_ladder(scenario: &Path, out: &Path, limit: Duration) -> Ran {
-    let live = spawn(ladder_cmd(&[
+/// `ladder run SCENARIO --out OUT`, spawned: its stderr lines can be waited for.
+pub fn spawn_run(scenario: &Path, out: &Path) -> Live {
+    spawn(ladder_cmd(&[
         "run",
         scenario.to_str().unwrap(),
         "--out",
         out.to_str().unwrap(),
-    ]));
-    live.finish(limit)
+    ]))
+}
+
+pub fn run_ladder(scenario: &Path, out: &Path, limit: Duration) -> Ran {
+    spawn_run(scenario, out).finish(limit)
 }
 
 pub fn no_panic(r: &Ran) {
