@@ -48,13 +48,21 @@ if [ ! -x "$a_dir/ladder" ] || [ ! -x "$a_dir/bigrun" ]; then
     cp "$target/release/ladder" "$target/release/examples/bigrun" "$a_dir/"
 fi
 
+b_target=$(cd "$repo" && cargo metadata --format-version 1 --no-deps |
+    python3 -c 'import json,sys; print(json.load(sys.stdin)["target_directory"])')
+# One target folder for A and B (CARGO_TARGET_DIR set for the whole script): cargo keys the
+# crate's build on its path inside the workspace, not on which tree it came from, and takes it
+# as fresh when no source of this tree is newer than the last build, which was A's. B would
+# then be A's binary, and the A/B a comparison of A with itself. Touching the crate's roots
+# makes cargo compile this tree's sources.
+if [ "$(realpath -m "$b_target")" = "$(realpath -m "$target")" ]; then
+    touch "$repo/src/lib.rs" "$repo/src/main.rs" "$repo/examples/bigrun.rs"
+fi
 echo "building B = working tree of $repo ($(git -C "$repo" rev-parse --short HEAD)$(git -C "$repo" diff --quiet HEAD || echo ' + changes'))" >&2
 (cd "$repo" && $build) || {
     echo "ab.sh: working-tree build failed" >&2
     exit 2
 }
-b_target=$(cd "$repo" && cargo metadata --format-version 1 --no-deps |
-    python3 -c 'import json,sys; print(json.load(sys.stdin)["target_directory"])')
 # Copied, so a rebuild during the runs cannot change B under them.
 b_dir=$(mktemp -d /tmp/ladder-ab-b.XXXXXX)
 cp "$b_target/release/ladder" "$b_target/release/examples/bigrun" "$b_dir/"
