@@ -580,64 +580,7 @@ pub(crate) fn rung_table(run: &RunReport) -> (Vec<&'static str>, Vec<Vec<String>
     let rows: Vec<Vec<String>> = run
         .rungs
         .iter()
-        .map(|r| {
-            let a = run.analysis.rung(r.rate);
-            let m = |f: fn(&crate::metrics::analysis::RungAnalysis) -> Option<f64>| {
-                a.and_then(f)
-                    .map(|v| fixed(v, 2))
-                    .unwrap_or_else(|| "-".into())
-            };
-            let mut rate = rate_label(r.rate);
-            if Some(r.rate) == knee {
-                rate.push_str(" (knee)");
-            }
-            if Some(r.rate) == run.analysis.baseline_rate {
-                rate.push_str(" (baseline)");
-            }
-            if r.interrupted {
-                rate.push_str(" (partial)");
-            }
-            // A rung with no completed request measured no latency: "-", not 0.0.
-            let lat = |v: f64| {
-                if r.completed == 0 {
-                    "-".to_string()
-                } else {
-                    fixed(v, 1)
-                }
-            };
-            let slo = match a {
-                Some(a) if a.meets_slo => "ok".to_string(),
-                Some(a) => format!("miss: {}", a.slo_misses.join("; ")),
-                None => "-".into(),
-            };
-            vec![
-                rate,
-                r.completed.to_string(),
-                r.failed.to_string(),
-                format!("{:.1} %", r.error_rate() * 100.0),
-                fixed(r.request_throughput, 2),
-                fixed(r.request_goodput, 2),
-                fixed(
-                    if pooled {
-                        r.input_throughput()
-                    } else {
-                        r.output_throughput
-                    },
-                    1,
-                ),
-                lat(r.stats(Latency::Ttft).median),
-                lat(r.stats(Latency::Ttft).p99),
-                lat(r.stats(Latency::Tpot).median),
-                lat(r.stats(Latency::Tpot).p99),
-                lat(r.stats(Latency::E2el).median),
-                lat(r.stats(Latency::E2el).p99),
-                fixed(r.stats(Latency::DispatchLag).p99, 1),
-                m(|a| a.throughput_multiple),
-                m(|a| a.ttft_multiple),
-                m(|a| a.tpot_multiple),
-                slo,
-            ]
-        })
+        .map(|r| rung_row(run, r, knee, pooled))
         .collect();
     // A column no rung recorded is left out, and said once, rather than a column of
     // "not recorded" (a vLLM import has no goodput without --goodput, and no dispatch lag).
@@ -674,6 +617,67 @@ pub(crate) fn rung_table(run: &RunReport) -> (Vec<&'static str>, Vec<Vec<String>
         })
         .collect();
     (header, rows, Some(note))
+}
+
+/// One rung's cells of [`rung_table`]: `knee` is the run's knee rate, `pooled` a pooled API's
+/// run (its token column is input tok/s).
+fn rung_row(run: &RunReport, r: &RungSummary, knee: Option<f64>, pooled: bool) -> Vec<String> {
+    let a = run.analysis.rung(r.rate);
+    let m = |f: fn(&crate::metrics::analysis::RungAnalysis) -> Option<f64>| {
+        a.and_then(f)
+            .map(|v| fixed(v, 2))
+            .unwrap_or_else(|| "-".into())
+    };
+    let mut rate = rate_label(r.rate);
+    if Some(r.rate) == knee {
+        rate.push_str(" (knee)");
+    }
+    if Some(r.rate) == run.analysis.baseline_rate {
+        rate.push_str(" (baseline)");
+    }
+    if r.interrupted {
+        rate.push_str(" (partial)");
+    }
+    // A rung with no completed request measured no latency: "-", not 0.0.
+    let lat = |v: f64| {
+        if r.completed == 0 {
+            "-".to_string()
+        } else {
+            fixed(v, 1)
+        }
+    };
+    let slo = match a {
+        Some(a) if a.meets_slo => "ok".to_string(),
+        Some(a) => format!("miss: {}", a.slo_misses.join("; ")),
+        None => "-".into(),
+    };
+    vec![
+        rate,
+        r.completed.to_string(),
+        r.failed.to_string(),
+        format!("{:.1} %", r.error_rate() * 100.0),
+        fixed(r.request_throughput, 2),
+        fixed(r.request_goodput, 2),
+        fixed(
+            if pooled {
+                r.input_throughput()
+            } else {
+                r.output_throughput
+            },
+            1,
+        ),
+        lat(r.stats(Latency::Ttft).median),
+        lat(r.stats(Latency::Ttft).p99),
+        lat(r.stats(Latency::Tpot).median),
+        lat(r.stats(Latency::Tpot).p99),
+        lat(r.stats(Latency::E2el).median),
+        lat(r.stats(Latency::E2el).p99),
+        fixed(r.stats(Latency::DispatchLag).p99, 1),
+        m(|a| a.throughput_multiple),
+        m(|a| a.ttft_multiple),
+        m(|a| a.tpot_multiple),
+        slo,
+    ]
 }
 
 /// A line describing where and when a run happened.

@@ -30,6 +30,27 @@ pub(super) struct Connected {
     pub sim_server: Option<sim_host::SimHost>,
 }
 
+/// The short probe's counts by ladder and by the server (`server_count`), where a local
+/// tokenizer counted the same kind of request the longest prompt is (one text: no images,
+/// no batch, not a rerank pair), for the tokenizer check of `probe_longest`.
+fn short_counts(
+    scenario: &Scenario,
+    tokenizer: Option<&Arc<Tokenizer>>,
+    server_count: Option<u32>,
+    longest: Option<&Prompt>,
+) -> Option<(u32, u32)> {
+    match (tokenizer, server_count, longest) {
+        (Some(t), Some(server_count), Some(p))
+            if p.images.is_empty()
+                && p.batch.is_empty()
+                && scenario.endpoint.api != Api::Rerank =>
+        {
+            Some((tokens::count(t, preflight::PROBE_TEXT), server_count))
+        }
+        _ => None,
+    }
+}
+
 /// Everything up to the first rung; an error here has sent no load.
 pub(super) async fn connect(
     ctx: &RunContext<'_>,
@@ -114,19 +135,7 @@ pub(super) async fn connect(
     } else {
         (None, longest_prompt)
     };
-    // The short probe's counts by ladder and by the server, where a local tokenizer counted
-    // the same kind of request the longest prompt is (one text: no images, no batch, not a
-    // rerank pair), for the tokenizer check of `probe_longest`.
-    let short = match (tokenizer, short_probe, &longest_prompt) {
-        (Some(t), Some(server_count), Some(p))
-            if p.images.is_empty()
-                && p.batch.is_empty()
-                && scenario.endpoint.api != Api::Rerank =>
-        {
-            Some((tokens::count(t, preflight::PROBE_TEXT), server_count))
-        }
-        _ => None,
-    };
+    let short = short_counts(scenario, tokenizer, short_probe, longest_prompt.as_ref());
     let overhead = match &longest_prompt {
         Some(p) => {
             server

@@ -224,6 +224,12 @@ pub fn render(d: &Draft) -> String {
     if let Some(c) = d.max_concurrency {
         let _ = writeln!(o, "  max_concurrency: {c}");
     }
+    slo_and_gate(&mut o, d);
+    o
+}
+
+/// The `slo:` and `gate:` sections.
+fn slo_and_gate(o: &mut String, d: &Draft) {
     let _ = writeln!(o, "slo:");
     let slo = |o: &mut String, key: &str, v: Option<f64>, example: &str| {
         let _ = match v {
@@ -231,9 +237,9 @@ pub fn render(d: &Draft) -> String {
             None => writeln!(o, "  # {key}: {example}"),
         };
     };
-    slo(&mut o, "ttft_ms", d.slo_ttft_ms, "3000");
-    slo(&mut o, "tpot_ms", d.slo_tpot_ms, "100");
-    slo(&mut o, "e2e_ms", d.slo_e2e_ms, "30000");
+    slo(o, "ttft_ms", d.slo_ttft_ms, "3000");
+    slo(o, "tpot_ms", d.slo_tpot_ms, "100");
+    slo(o, "e2e_ms", d.slo_e2e_ms, "30000");
     let _ = writeln!(
         o,
         "  max_error_rate: 0.05        # the seed guide's overload line"
@@ -262,7 +268,6 @@ pub fn render(d: &Draft) -> String {
         num(bound),
         d.requests_per_rung
     );
-    o
 }
 
 /// The rules `ladder init` writes under `gate:`.
