@@ -264,22 +264,28 @@ fn header_secrets(name: &str, value: &str) -> Vec<(String, String)> {
     out
 }
 
-/// The header as it will be sent, or what is wrong with it (the value is never shown: it may
-/// be a secret).
-fn header(name: &str, value: &str) -> Result<(HeaderName, HeaderValue), String> {
-    let n = HeaderName::from_bytes(name.as_bytes()).map_err(|_| {
-        format!("`{name}` is not a valid HTTP header name (letters, digits and `-`, no spaces)")
-    })?;
-    let v = HeaderValue::from_str(value).map_err(|_| {
-        format!(
-            "the value of header `{name}` cannot be sent (no line breaks or control characters)"
-        )
-    })?;
+/// What is wrong with one `endpoint.headers` entry (the value is never shown: it may be a
+/// secret).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum HeaderProblem {
+    /// The name is not an HTTP header name.
+    #[error("`{0}` is not a valid HTTP header name (letters, digits and `-`, no spaces)")]
+    Name(String),
+    /// The value (of the named header) holds what a header cannot carry.
+    #[error("the value of header `{0}` cannot be sent (no line breaks or control characters)")]
+    Value(String),
+}
+
+/// The header as it will be sent, or what is wrong with it.
+fn header(name: &str, value: &str) -> Result<(HeaderName, HeaderValue), HeaderProblem> {
+    let n = HeaderName::from_bytes(name.as_bytes())
+        .map_err(|_| HeaderProblem::Name(name.to_owned()))?;
+    let v = HeaderValue::from_str(value).map_err(|_| HeaderProblem::Value(name.to_owned()))?;
     Ok((n, v))
 }
 
 /// What is wrong with one `endpoint.headers` entry, as [`Client::new`] would refuse it.
-pub fn header_problem(name: &str, value: &str) -> Option<String> {
+pub fn header_problem(name: &str, value: &str) -> Option<HeaderProblem> {
     header(name, value).err()
 }
 
@@ -722,6 +728,23 @@ impl Client {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A header that cannot be sent names its problem, never its value (it may be a secret).
+    #[test]
+    fn header_problems_name_the_header_not_the_value() {
+        assert_eq!(
+            header_problem("bad name", "v"),
+            Some(HeaderProblem::Name("bad name".into()))
+        );
+        let p = header_problem("x-token", "s3cr3t\nline").expect("a problem");
+        assert_eq!(p, HeaderProblem::Value("x-token".into()));
+        assert_eq!(
+            p.to_string(),
+            "the value of header `x-token` cannot be sent (no line breaks or control characters)"
+        );
+        assert!(!p.to_string().contains("s3cr3t"));
+        assert_eq!(header_problem("x-ok", "fine"), None);
+    }
 
     fn cfg(api: Api) -> ClientConfig {
         ClientConfig {

@@ -184,7 +184,7 @@ fn check_headers(scenario: &Scenario, found: &mut Vec<Finding>) {
             ];
             found.push(Finding {
                 path,
-                message: m,
+                message: m.to_string(),
                 hint: Some("headers are `Name: value` pairs as HTTP sends them".into()),
             });
         }
