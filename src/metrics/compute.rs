@@ -173,19 +173,7 @@ fn latencies(
     pooling: bool,
 ) -> BTreeMap<Latency, Stats> {
     let mut latency = BTreeMap::new();
-    latency.insert(
-        Latency::Ttft,
-        stats(ok.iter().filter_map(|r| r.ttft()).map(ms).collect()),
-    );
-    latency.insert(
-        Latency::Tpot,
-        stats(ok.iter().filter_map(|r| r.tpot()).map(ms).collect()),
-    );
-    latency.insert(
-        Latency::Itl,
-        // Read in place: a copy of every gap would double the rung's memory at its peak.
-        stats_micros(|| ok.iter().flat_map(|r| r.itl.micros().iter().copied())),
-    );
+    super::latency::token_timings(ok, &mut latency);
     latency.insert(
         Latency::E2el,
         stats(ok.iter().map(|r| ms(r.e2e())).collect()),

@@ -115,6 +115,28 @@ impl Latency {
     }
 }
 
+/// The token timings of successful requests `ok` (TTFT, TPOT, ITL, in ms) into `into`: a
+/// rung's summary and each model's breakdown count them alike.
+pub(crate) fn token_timings(
+    ok: &[&crate::record::RequestRecord],
+    into: &mut std::collections::BTreeMap<Latency, Stats>,
+) {
+    let ms = |d: std::time::Duration| d.as_secs_f64() * 1000.0;
+    into.insert(
+        Latency::Ttft,
+        stats(ok.iter().filter_map(|r| r.ttft()).map(ms).collect()),
+    );
+    into.insert(
+        Latency::Tpot,
+        stats(ok.iter().filter_map(|r| r.tpot()).map(ms).collect()),
+    );
+    into.insert(
+        Latency::Itl,
+        // Read in place: a copy of every gap would double the rung's memory at its peak.
+        stats_micros(|| ok.iter().flat_map(|r| r.itl.micros().iter().copied())),
+    );
+}
+
 /// Summary statistics of samples in milliseconds (zeroed when empty, like vLLM's `or 0`).
 pub fn stats(mut samples: Vec<f64>) -> Stats {
     if samples.is_empty() {

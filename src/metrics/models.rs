@@ -9,7 +9,7 @@ use std::collections::BTreeMap;
 
 use serde_json::{Map, Value};
 
-use super::latency::{stats, stats_micros, Latency, Stats};
+use super::latency::{stats, Latency, Stats};
 use super::read_error::ReadError;
 use crate::record::RequestRecord;
 
@@ -69,18 +69,7 @@ impl ModelSummary {
                     stats(ok.iter().map(|r| ms(r.e2e())).collect()),
                 );
                 if !pooled {
-                    latency.insert(
-                        Latency::Ttft,
-                        stats(ok.iter().filter_map(|r| r.ttft()).map(ms).collect()),
-                    );
-                    latency.insert(
-                        Latency::Tpot,
-                        stats(ok.iter().filter_map(|r| r.tpot()).map(ms).collect()),
-                    );
-                    latency.insert(
-                        Latency::Itl,
-                        stats_micros(|| ok.iter().flat_map(|r| r.itl.micros().iter().copied())),
-                    );
+                    super::latency::token_timings(&ok, &mut latency);
                 }
                 ModelSummary::from_counts(
                     name,
