@@ -116,9 +116,8 @@ fn the_longest_prompt_of_any_sweep_value_is_probed() {
 
 /// A server that goes down during the run (the simulator as a process of its own, killed
 /// after the first rung): the ladder does not spend its remaining rungs on a port that
-/// refuses connections. Five refusals in a row on a rung with no answer yet (or refusals
-/// for 5 s after answers) stop it: exit 2 saying the server went down, and the folder keeps
-/// the rung measured before, with the reason. (A restart within seconds: reliability.rs's
+/// refuses connections. Refusals in a row for 5 s (at least five) stop it: exit 2 saying the
+/// server went down, and the folder keeps the rung measured before, with the reason. (A restart within seconds: reliability.rs's
 /// server_restart_mid_rung_counts_errors_and_the_run_continues.)
 #[test]
 fn a_server_that_goes_down_mid_run_stops_the_ladder_and_keeps_what_was_measured() {
@@ -146,10 +145,11 @@ fn a_server_that_goes_down_mid_run_stops_the_ladder_and_keeps_what_was_measured(
         "{err}"
     );
     assert!(!err.contains("not overload"), "{err}");
-    // Stopped at the start of the next rung, not after the three rungs left (3 x 100
+    // Stopped about 5 s into the next rung, not after the three rungs left (3 x 100
     // requests at about 10 req/s and the cooldowns: over 30 s).
     let took = killed.elapsed();
-    assert!(took < Duration::from_secs(15), "{took:?} after the kill");
+    assert!(took < Duration::from_secs(20), "{took:?} after the kill");
+    assert!(took >= Duration::from_secs(5), "{took:?} after the kill");
     let dir = run_dir(&out).expect("a folder");
     let rd = ResultDir::open(&dir).unwrap();
     assert_eq!(rd.info.status, RunStatus::Failed);

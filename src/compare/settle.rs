@@ -62,6 +62,12 @@ pub fn name_vllm_knob(note: &str) -> String {
 /// +10.3 % against a +10 % threshold) names a number no user can reach.
 const MAX_SUGGESTED: f64 = 1e5;
 
+/// The largest count a note names: [`MAX_SUGGESTED`], or 100 times what the rung already has
+/// (a long soak or many sessions count far more than 100,000 already).
+fn cap(e: &Evidence) -> f64 {
+    MAX_SUGGESTED.max(100.0 * e.requests as f64)
+}
+
 /// A too-few-samples note (`evidence`'s, which ends in "raise
 /// workload.requests_per_rung to ≥ N") in `unit`: a soak is sized by its duration.
 pub(super) fn resize(note: &str, e: &Evidence, unit: Unit) -> String {
@@ -137,7 +143,7 @@ fn needed_as_is(e: &Evidence, conds: &[Cond], unit: Unit) -> String {
         }
     };
     match n {
-        Some(n) if n <= MAX_SUGGESTED => {
+        Some(n) if n <= cap(e) => {
             let n = (n as u64).max(e.requests as u64 + 1);
             match e.counts.map(|c| c.sides) {
                 Some([_, (k, m)]) if conds[0].scale == Scale::Value => format!(
@@ -152,9 +158,13 @@ fn needed_as_is(e: &Evidence, conds: &[Cond], unit: Unit) -> String {
             }
         }
         _ => format!(
-            "{runs}the change sits (almost) on the threshold: no feasible \
-             workload.requests_per_rung (up to {}) settles it; widen or tighten the threshold",
-            MAX_SUGGESTED as u64
+            "{runs}the change sits (almost) on the threshold: no feasible {} (up to {} \
+             requests) settles it; widen or tighten the threshold",
+            match unit {
+                Unit::Duration(_) => "load.duration",
+                _ => "workload.requests_per_rung",
+            },
+            cap(e) as u64
         ),
     }
 }
@@ -230,7 +240,7 @@ fn proportion_needed(e: &Evidence, conds: &[Cond], counts: Counts) -> Option<f64
     let mut lo = (e.requests as u64).max(1);
     let mut hi = lo;
     while !decided(hi) {
-        if hi as f64 > MAX_SUGGESTED {
+        if hi as f64 > cap(e) {
             return None;
         }
         lo = hi;
@@ -433,8 +443,8 @@ mod tests {
         assert!(
             advice.ends_with(
                 "the change sits (almost) on the threshold: no feasible \
-                 workload.requests_per_rung (up to 100000) settles it; widen or tighten the \
-                 threshold"
+                 workload.requests_per_rung (up to 100000 requests) settles it; widen or \
+                 tighten the threshold"
             ),
             "{advice}"
         );

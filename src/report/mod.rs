@@ -640,7 +640,7 @@ fn rung_row(run: &RunReport, r: &RungSummary, knee: Option<f64>, pooled: bool) -
     }
     // A rung with no completed request measured no latency: "-", not 0.0.
     let lat = |v: f64| {
-        if r.completed == 0 {
+        if r.completed == 0 && !v.is_nan() {
             "-".to_string()
         } else {
             fixed(v, 1)

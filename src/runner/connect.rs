@@ -4,10 +4,14 @@
 
 use std::sync::Arc;
 
+use super::overhead::OverheadError;
 use super::{check_fd_limit, PreflightFailure, RunContext, RunError, ScenarioError};
 use super::{environment, limits, overhead, preflight, prepare, sim_host, warnings};
 use crate::client::{ApiKey, Client, ClientConfig};
-use crate::scenario::{types::Api, Scenario};
+use crate::scenario::{
+    types::{Api, InputLength},
+    Scenario,
+};
 use crate::servermetrics::ScrapeSetup;
 use crate::sim::SimConfig;
 use crate::tokens::{self, ServerTokens, SourceKind, Tokenizer, TokenizerSource};
@@ -448,6 +452,9 @@ impl Server<'_> {
             (Some(short), Some(long)) => overhead::grows_with_length(short, p.input_tokens, long),
             _ => None,
         };
+        if let (Some(w), InputLength::Server) = (&mismatch, scenario.workload.input_length) {
+            return Err(PreflightFailure::from(OverheadError::GrowsWithLength(w.clone())).into());
+        }
         match (mismatch, &overhead.note) {
             (Some(w), _) => {
                 (self.say)(&format!("warning: {w}"));

@@ -27,6 +27,14 @@ pub enum OverheadError {
          `input_length: text` (or put a server that reports usage behind the endpoint)"
     )]
     NoServerCount,
+    /// The difference between the server's count and ladder's grows with the prompt (see
+    /// [`grows_with_length`]): no fixed number of tokens can be taken off every prompt.
+    #[error(
+        "{0}. `workload.input_length: server` takes a fixed overhead off every prompt, which a \
+         difference that grows with the prompt's length is not; fix `tokenizer` (or set \
+         `input_length: text`)"
+    )]
+    GrowsWithLength(String),
     /// The server counted fewer tokens than ladder's tokenizer for the same text.
     #[error(
         "the server counted {server} tokens for a prompt of {text} by the scenario's \
@@ -109,14 +117,20 @@ pub fn grows_with_length(short: (u32, u32), long_text: u32, long_overhead: i64) 
     let tolerance = GROWTH_TOLERANCE
         .0
         .max((GROWTH_TOLERANCE.1 * f64::from(long_text)).ceil() as i64);
+    let truncated = if growth < 0 {
+        " (or the server truncated the prompt: its context length or a truncation setting)"
+    } else {
+        ""
+    };
     (growth.abs() > tolerance).then(|| {
         format!(
             "the server counts {} prompt tokens for the longest prompt, {long_text} by the \
              scenario's tokenizer ({long_overhead:+}), but {short_server} for the short probe's \
              {short_text} ({short_overhead:+}): a difference that grows with the prompt is no \
-             chat template or BOS, so `tokenizer` is likely not the served model's. Prompt \
-             lengths, token counts and token throughputs are in its tokens, not the server's; \
-             point `tokenizer` at the served model's tokenizer.json (or set `tokenizer: server`)",
+             chat template or BOS, so `tokenizer` is likely not the served model's{truncated}. \
+             Prompt lengths, token counts and token throughputs are in its tokens, not the \
+             server's; point `tokenizer` at the served model's tokenizer.json (or set \
+             `tokenizer: server`)",
             i64::from(long_text) + long_overhead
         )
     })
@@ -143,8 +157,23 @@ mod tests {
             "{w}"
         );
         assert!(w.contains("`tokenizer: server`"), "{w}");
-        // A tokenizer that counts more than the server's: the overhead shrinks with length.
-        assert!(grows_with_length((4, 5), 512, -60).is_some());
+        // A tokenizer that counts more than the server's, or a server that truncated: the
+        // overhead shrinks with length, and the warning names both.
+        let w = grows_with_length((4, 5), 512, -60).expect("a warning");
+        assert!(w.contains("or the server truncated the prompt"), "{w}");
+        assert!(!grows_with_length((4, 34), 64, 126)
+            .unwrap()
+            .contains("truncated"));
+        // With `input_length: server` it is an error: no fixed overhead can be taken off.
+        let e = OverheadError::GrowsWithLength(grows_with_length((4, 34), 64, 126).unwrap());
+        assert!(
+            e.to_string().ends_with(
+                "`workload.input_length: server` takes a fixed overhead off every prompt, which \
+                 a difference that grows with the prompt's length is not; fix `tokenizer` (or \
+                 set `input_length: text`)"
+            ),
+            "{e}"
+        );
         // Within 5 % of a long prompt: a template's edge effects, not a mismatch.
         assert_eq!(grows_with_length((4, 34), 1000, 75), None);
         assert!(grows_with_length((4, 34), 1000, 81).is_some());

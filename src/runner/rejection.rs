@@ -14,10 +14,11 @@ use crate::record::{ErrorClass, RequestRecord};
 /// Identical rejections, with no success on the rung, after which the rung stops.
 pub const STOP_AFTER: u64 = 5;
 
-/// How long connections must have been refused (at least [`STOP_AFTER`] of them, none
-/// answered since) before the ladder stops on a rung that had answers: a server restarting
-/// in a few seconds (llama.cpp with a small model) comes back, and its gap is counted as
-/// `connect` failures. On a rung with no answer yet, [`STOP_AFTER`] refusals stop it.
+/// How long connections must have been refused (at least [`STOP_AFTER`] of them, no answer
+/// completed since) before the ladder stops: a server restarting in a few seconds (llama.cpp
+/// with a small model) comes back, and its gap is counted as `connect` failures. The same at
+/// a rung's start: a refusal comes back in microseconds and an answer in seconds, so a count
+/// alone would stop a rung whose first answers are still on their way.
 pub const REFUSED_FOR: Duration = Duration::from_secs(5);
 
 /// The statuses that say "this request is wrong", whatever the load.
@@ -132,8 +133,7 @@ impl Watch {
             *count += 1;
             // Once: the stop ends the rung, and a later refusal finds `Some(_)` taken.
             let long = since.is_some_and(|t| now.duration_since(t) >= REFUSED_FOR);
-            let none_answered = self.successes == 0 && since.is_some();
-            if *count >= STOP_AFTER && (long || none_answered) {
+            if *count >= STOP_AFTER && long {
                 let detail = std::mem::take(detail);
                 let n = *count;
                 *since = None;
@@ -212,11 +212,10 @@ mod tests {
         }
     }
 
-    /// The server killed during a rung: after successes, connections refused for
-    /// [`REFUSED_FOR`] (at least [`STOP_AFTER`] of them) stop the ladder; on a rung with no
-    /// answer yet, [`STOP_AFTER`] refusals do. Refusals broken by a success (a restart that
-    /// came back), too few or too short, and connect timeouts (a server too busy to accept)
-    /// do not.
+    /// The server killed during a rung: connections refused for [`REFUSED_FOR`] (at least
+    /// [`STOP_AFTER`] of them) stop the ladder, on a rung with answers or without. Refusals
+    /// broken by a success (a restart that came back), too few or too short, and connect
+    /// timeouts (a server too busy to accept) do not.
     #[test]
     fn connections_refused_in_a_row_stop_the_ladder() {
         const REFUSED: &str = "tcp connect error: Connection refused (os error 111)";
@@ -262,13 +261,13 @@ mod tests {
         );
         // Said once.
         assert_eq!(w.record_at(&connect(REFUSED), at(19_100)), None);
-        // A rung that has had no answer yet (the server died between rungs) stops after
-        // STOP_AFTER refusals, however quick.
+        // A rung that has had no answer yet (the server died between rungs, or its first
+        // answers are still on their way) stops only after REFUSED_FOR too.
         let mut w = Watch::default();
-        for i in 0..STOP_AFTER - 1 {
-            assert_eq!(w.record_at(&connect(REFUSED), at(i)), None);
+        for i in 0..3 * STOP_AFTER {
+            assert_eq!(w.record_at(&connect(REFUSED), at(i * 100)), None);
         }
-        assert!(w.record_at(&connect(REFUSED), at(5)).is_some());
+        assert!(w.record_at(&connect(REFUSED), at(5_000)).is_some());
         // Connect timeouts alone never stop it.
         let mut w = Watch::default();
         for i in 0..100 {

@@ -343,7 +343,12 @@ impl Collector<'_> {
     fn on_record(&mut self, rec: RequestRecord, observer: &mut dyn RungObserver) {
         self.in_flight.done(rec.index);
         self.received += 1;
-        if let Some(r) = self.rejections.record(&rec) {
+        // The first reason stands: answers still in flight may complete another one.
+        if let Some(r) = self
+            .rejections
+            .record(&rec)
+            .filter(|_| self.rejected.is_none())
+        {
             let _ = self.halt.send(true);
             let d = Instant::now() + REJECTION_GRACE.min(self.grace);
             self.deadline = Some(self.deadline.map_or(d, |old| old.min(d)));

@@ -171,8 +171,10 @@ pub fn rung_warnings_for(s: &RungSummary, duration: Option<std::time::Duration>)
 fn lag_is_material(s: &RungSummary, closed: bool) -> bool {
     let lag = s.stats(Latency::DispatchLag).p99;
     let part_of = |whole: f64| whole.is_nan() || whole <= 0.0 || lag >= LAG_MATERIAL_SHARE * whole;
-    let gap_ms = 1000.0 / s.rate;
-    part_of(s.stats(Latency::Ttft).median) || (!closed && s.rate > 0.0 && part_of(gap_ms))
+    // A replay's or a ramp's `rate` is its speed or final rate: its own offered rate counts.
+    let per_s = s.offered_rate.unwrap_or(s.rate);
+    let gap_ms = 1000.0 / per_s;
+    part_of(s.stats(Latency::Ttft).median) || (!closed && per_s > 0.0 && part_of(gap_ms))
 }
 
 /// Server-counted tokens may differ from ladder's by this many per request (a BOS token, a
