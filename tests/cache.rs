@@ -19,8 +19,8 @@ use support::*;
 
 /// A `ladder sim` on loopback with a prefix cache and a prefill slow enough to see (64
 /// tokens cost 128 ms at speed 1, 64 ms here), killed on drop.
-fn start_sim() -> SimProcess {
-    SimProcess::start(&[
+fn start_sim() -> support::serve::SimProc {
+    support::serve::SimProc::start(&[
         "--prefix-caching",
         "--prefill-per-token-us",
         "2000",
@@ -126,7 +126,7 @@ fn cold_runs_are_never_served_from_the_cache_and_warm_ones_are() {
     let tmp = tempfile::tempdir().unwrap();
     let sim = start_sim();
     let out = tmp.path().join("out");
-    let cold = scenario(tmp.path(), &sim.url, "cold", "cold");
+    let cold = scenario(tmp.path(), &sim.url(), "cold", "cold");
     let (c1, _) = run(&cold, &out, &[]);
     let (c2, r2) = run(&cold, &out, &[]);
     let ((s1, t1), (s2, t2)) = (rung(&c1), rung(&c2));
@@ -195,7 +195,7 @@ fn cold_runs_are_never_served_from_the_cache_and_warm_ones_are() {
     );
 
     // Warm: the seed's prompts, new to this server on the first warm run, cached on the second.
-    let warm = scenario(tmp.path(), &sim.url, "warm", "warm");
+    let warm = scenario(tmp.path(), &sim.url(), "warm", "warm");
     let (w1, _) = run(&warm, &out, &[]);
     let (w2, _) = run(&warm, &out, &[]);
     let ((ws1, wt1), (ws2, wt2)) = (rung(&w1), rung(&w2));
@@ -228,10 +228,10 @@ fn cold_repeats_are_new_to_the_server_too() {
     let tmp = tempfile::tempdir().unwrap();
     let sim = start_sim();
     let out = tmp.path().join("out");
-    let cold = scenario(tmp.path(), &sim.url, "rep", "cold");
-    let (q0, h0) = counters(&sim.url);
+    let cold = scenario(tmp.path(), &sim.url(), "rep", "cold");
+    let (q0, h0) = counters(&sim.url());
     let (dir, _) = run(&cold, &out, &["--repeats", "2"]);
-    let (q1, h1) = counters(&sim.url);
+    let (q1, h1) = counters(&sim.url());
     // Preflight's probes, then two repeats of 16 prompts: every token queried, none hit.
     assert!(q1 - q0 >= 2.0 * 16.0 * 48.0, "queries {q0} -> {q1}");
     assert!(h1 - h0 <= 16.0, "hits {h0} -> {h1} over two cold repeats");

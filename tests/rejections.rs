@@ -121,9 +121,9 @@ fn the_longest_prompt_of_any_sweep_value_is_probed() {
 /// server_restart_mid_rung_counts_errors_and_the_run_continues.)
 #[test]
 fn a_server_that_goes_down_mid_run_stops_the_ladder_and_keeps_what_was_measured() {
-    let mut sim = SimProcess::start(&[]);
+    let mut sim = support::serve::SimProc::start(&[]);
     let tmp = tempfile::tempdir().unwrap();
-    let mut sc = Sc::new(sim.url.clone());
+    let mut sc = Sc::new(sim.url());
     sc.model = "sim-model";
     sc.n = 100;
     sc.baseline = 9.0;

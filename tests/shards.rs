@@ -34,15 +34,15 @@ fn scenario(dir: &Path, base_url: &str, extra_load: &str) -> PathBuf {
 }
 
 /// A `ladder sim --port 0` on loopback, killed on drop.
-fn start_sim() -> SimProcess {
-    SimProcess::start(&[])
+fn start_sim() -> support::serve::SimProc {
+    support::serve::SimProc::start(&[])
 }
 
 #[test]
 fn three_shards_against_one_simulator_merge_to_the_one_machine_schedule() {
     let tmp = tempfile::tempdir().unwrap();
     let sim = start_sim();
-    let sc = scenario(tmp.path(), &sim.url, "");
+    let sc = scenario(tmp.path(), &sim.url(), "");
     let out = tmp.path().join("out");
     let start = chrono::Utc::now().timestamp() + 10;
     let at = format!("@{start}");

@@ -227,58 +227,6 @@ pub fn no_panic(r: &Ran) {
     );
 }
 
-// ---- the simulator as a server of its own ---------------------------------------------------
-
-/// A `ladder sim --port 0 --host 127.0.0.1 ARGS…` process, killed on drop (or by
-/// [`SimProcess::kill`], as a server that goes down).
-pub struct SimProcess {
-    child: Child,
-    /// `http://127.0.0.1:PORT`, from the first line the simulator prints.
-    pub url: String,
-}
-
-impl SimProcess {
-    pub fn start(args: &[&str]) -> SimProcess {
-        let mut child = Command::new(BIN)
-            .args(["sim", "--port", "0", "--host", "127.0.0.1"])
-            .args(args)
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap();
-        // The first line of stdout: "listening on http://127.0.0.1:PORT".
-        let mut line = String::new();
-        BufReader::new(child.stdout.take().unwrap())
-            .read_line(&mut line)
-            .unwrap();
-        let url = line
-            .trim()
-            .rsplit(' ')
-            .next()
-            .unwrap_or_default()
-            .to_string();
-        let sim = SimProcess { child, url };
-        assert!(
-            sim.url.starts_with("http://127.0.0.1:"),
-            "sim printed {line:?}"
-        );
-        sim
-    }
-
-    /// Stops the server now (SIGKILL) and waits for it: its port refuses connections.
-    pub fn kill(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-impl Drop for SimProcess {
-    fn drop(&mut self) {
-        self.kill();
-    }
-}
-
 // ---- result folders -----------------------------------------------------------------------
 
 /// The single run folder under `out/rel/`, if any.

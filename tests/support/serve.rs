@@ -76,11 +76,16 @@ impl SimProc {
     pub fn url(&self) -> String {
         format!("http://{}", self.addr)
     }
+
+    /// Stops the server now (SIGKILL) and waits for it: its port refuses connections.
+    pub fn kill(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
 }
 
 impl Drop for SimProc {
     fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
+        self.kill();
     }
 }
