@@ -254,6 +254,7 @@ impl CapacityFile {
                 )
             })
             .collect();
+        warnings.extend(s.look_advice());
         if answer.status == Stop::UncertainZone {
             warnings.push(format!(
                 "the probes between {} and {} {unit} stayed uncertain after their extensions: \

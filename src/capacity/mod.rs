@@ -8,6 +8,7 @@
 
 pub(crate) mod file;
 pub(crate) mod interval;
+pub(crate) mod looks;
 pub(crate) mod search;
 pub(crate) mod slo;
 

@@ -58,6 +58,8 @@ pub struct SearchConfig {
     pub confidence: f64,
     /// Requests one measurement sends, warmup included: what a probe or an extension costs.
     pub chunk_requests: u64,
+    /// Requests one measurement judges (warmup excluded): `workload.requests_per_rung`.
+    pub probe_requests: u64,
     /// Extra measurements an uncertain probe may get.
     pub max_extensions: u32,
     /// Repeats of each probe bounding the final bracket, each judged alone: a bound stands
@@ -383,8 +385,26 @@ impl Search {
     /// the probe's verdict, however many looks it took, errs to one side with probability
     /// at most `(1 − confidence) / 2`.
     pub fn look_level(&self) -> f64 {
-        let looks = f64::from(1 + self.cfg.max_extensions);
-        1.0 - (1.0 - self.cfg.confidence) / looks
+        super::looks::look_level(self.cfg.confidence, self.cfg.max_extensions)
+    }
+
+    /// Each SLO term a probe's first look cannot show inside, with the advice to say
+    /// ([`super::looks`]): every inside verdict then costs more than one measurement.
+    pub fn look_advice(&self) -> Vec<String> {
+        let c = &self.cfg;
+        c.slo
+            .iter()
+            .filter_map(|t| {
+                let s =
+                    super::looks::shortfall(t, c.probe_requests, c.confidence, c.max_extensions);
+                super::looks::advice(
+                    s,
+                    &format!("{} inside", t.describe()),
+                    c.probe_requests,
+                    self.look_level(),
+                )
+            })
+            .collect()
     }
 
     /// `(highest level inside, lowest level outside)`: the highest inside is taken below
@@ -638,6 +658,7 @@ mod tests {
             precision: Precision::Relative(0.05),
             confidence: 0.9,
             chunk_requests: 400,
+            probe_requests: 400,
             max_extensions: 2,
             confirm: 0,
             budget_requests: Some(20_000),
@@ -1237,6 +1258,28 @@ mod tests {
         );
         assert!(c1 >= c0 + 0.1, "{c0} -> {c1}");
         assert!(c2 >= c1, "{c1} -> {c2}");
+    }
+
+    #[test]
+    fn a_probe_too_small_for_its_first_look_is_said_with_the_size_it_needs() {
+        // 400 requests, two extensions: each look at 96.7 % needs 408 for a p99.
+        let advice = Search::new(cfg()).look_advice();
+        assert_eq!(advice.len(), 1, "{advice:?}");
+        assert!(
+            advice[0].contains("needs 408") && advice[0].contains("measured 2 times"),
+            "{advice:?}"
+        );
+        let big = SearchConfig {
+            probe_requests: 408,
+            chunk_requests: 408,
+            ..cfg()
+        };
+        assert!(Search::new(big).look_advice().is_empty());
+        let one = SearchConfig {
+            max_extensions: 1,
+            ..cfg()
+        };
+        assert!(Search::new(one).look_advice().is_empty());
     }
 
     #[test]

@@ -56,14 +56,35 @@ pub(super) fn chain(e: &dyn StdError) -> String {
     s
 }
 
+/// The OS refused the connection (nothing listens on the port): an `io::Error` of kind
+/// `ConnectionRefused` somewhere in the chain.
+fn refused(e: &reqwest::Error) -> bool {
+    let mut src: Option<&(dyn StdError + 'static)> = e.source();
+    while let Some(inner) = src {
+        if let Some(io) = inner.downcast_ref::<std::io::Error>() {
+            if io.kind() == std::io::ErrorKind::ConnectionRefused {
+                return true;
+            }
+        }
+        src = inner.source();
+    }
+    false
+}
+
 /// A transport failure as a record failure: the client's own resource limits first (they
-/// would otherwise read as connect errors or resets), then `class`.
+/// would otherwise read as connect errors or resets), then `class`. A refused connection
+/// says so first: reqwest's message carries the URL, and a long one would push the OS's
+/// "Connection refused" past the detail's cap, where the preflight and the dead-server
+/// stop (`runner::rejection`) read it.
 pub(super) fn transport_fail(e: &reqwest::Error, class: ErrorClass, context: &str) -> Fail {
     match client_resource(e) {
         Some(why) => Fail::new(
             ErrorClass::ClientResource,
             format!("{context}client-side failure, not the server's: {why}"),
         ),
+        None if class == ErrorClass::Connect && refused(e) => {
+            Fail::new(class, format!("{context}connection refused: {}", chain(e)))
+        }
         None => Fail::new(class, format!("{context}{}", chain(e))),
     }
 }
@@ -581,4 +602,30 @@ async fn read_capped(
     let b = super::body::read_bounded(resp, cap, Some(deadline)).await;
     let over = matches!(b.end, super::body::End::OverCap);
     (b.bytes, over)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A refused connection to a long URL: the detail, capped as records cap it, still
+    /// says "refused" (it was past the cap at the end of reqwest's message).
+    #[tokio::test]
+    async fn a_refused_connection_says_so_before_the_url_however_long() {
+        let port = {
+            let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+            l.local_addr().unwrap().port()
+        }; // dropped: nothing listens there now
+        let url = format!("http://127.0.0.1:{port}/{}", "v1/".repeat(100));
+        let e = reqwest::Client::new().get(&url).send().await.unwrap_err();
+        let class = classify_send_error(&e);
+        assert_eq!(class, ErrorClass::Connect);
+        let f = transport_fail(&e, class, "");
+        let capped = truncate(f.detail.clone(), super::super::DETAIL_MAX);
+        assert!(capped.starts_with("connection refused: "), "{capped}");
+        // Without the lead the OS's words sat past the cap.
+        assert!(!truncate(chain(&e), super::super::DETAIL_MAX)
+            .to_ascii_lowercase()
+            .contains("refused"));
+    }
 }

@@ -65,6 +65,7 @@ pub fn config_of(scenario: &Scenario) -> Result<SearchConfig, SearchConfigError>
         },
         confidence: s.confidence,
         chunk_requests: chunk,
+        probe_requests: u64::from(scenario.workload.requests_per_rung),
         max_extensions: s.max_extensions,
         confirm: s.confirm,
         budget_requests,
@@ -318,8 +319,13 @@ impl Ladder<'_> {
         let cfg = config_of(self.scenario).map_err(super::ScenarioError::from)?;
         let intro = intro_line(&cfg, self.scenario.load_kind());
         self.say_search(&intro);
+        let search = Search::new(cfg);
+        // Said now, so the user can stop and resize; capacity.json keeps it too.
+        for advice in search.look_advice() {
+            self.say_search(&format!("warning: capacity: {advice}"));
+        }
         let mut p = Probing {
-            search: Search::new(cfg),
+            search,
             held: Vec::new(),
             said: Said::default(),
             log: vec![intro],

@@ -282,7 +282,46 @@ fn check_term_bound(
                 format!("must be a positive number of milliseconds, found {x}"),
             ));
         }
-        _ => {}
+        _ => check_looks(v, metric, x, path, out),
+    }
+}
+
+/// A term no probe can ever show inside: its looks, all of a probe's measurements pooled,
+/// are too few requests for the interval to clear the bound (`capacity::looks`). A first
+/// look too small only costs time: the run warns of it.
+fn check_looks(
+    v: &Value,
+    metric: crate::capacity::SloMetric,
+    bound: f64,
+    path: Vec<Seg>,
+    out: &mut Vec<Problem>,
+) {
+    use crate::capacity::looks;
+    let num = |keys: &[&str]| get(v, keys).and_then(Value::as_f64);
+    let requests =
+        num(&["workload", "requests_per_rung"]).unwrap_or(f64::from(default_requests_per_rung()));
+    let confidence = num(&["load", "search", "confidence"]).unwrap_or(default_confidence());
+    let extensions =
+        num(&["load", "search", "max_extensions"]).unwrap_or(f64::from(default_extensions()));
+    let in_range = requests >= 1.0
+        && (0.5..=0.999).contains(&confidence)
+        && (0.0..=f64::from(MAX_EXTENSIONS)).contains(&extensions);
+    if !in_range {
+        return; // reported where it is set
+    }
+    let term = crate::capacity::SloTerm {
+        metric,
+        bound,
+        per_request: Default::default(),
+    };
+    let (requests, extensions) = (requests as u64, extensions as u32);
+    let s = looks::shortfall(&term, requests, confidence, extensions);
+    if !matches!(s, looks::Shortfall::Never { .. }) {
+        return;
+    }
+    let level = looks::look_level(confidence, extensions);
+    if let Some(text) = looks::advice(s, &format!("{} inside", term.describe()), requests, level) {
+        out.push(Problem::value(path, text));
     }
 }
 
@@ -560,6 +599,39 @@ mod tests {
         })))
         .unwrap();
         assert_eq!((s.slo[0].min, s.slo[0].max), (Some(0.9), None));
+    }
+
+    #[test]
+    fn a_term_no_probe_can_ever_show_inside_is_refused_with_the_size_it_needs() {
+        // 100 requests, one extension: looks at 95 %, 200 pooled; a p99 needs 368.
+        let v = json!({
+            "workload": { "requests_per_rung": 100 },
+            "load": { "search": search(json!({ "max_extensions": 1 })) },
+        });
+        let mut out = Vec::new();
+        check(&v, &mut out);
+        let text: Vec<String> = out.iter().map(|p| format!("{p:?}")).collect();
+        // Each term on its own: the p99 needs 368, the error rate <= 1 % 381.
+        assert_eq!(text.len(), 2, "{text:?}");
+        assert!(
+            text[0].contains("no probe can show p99 TTFT <= 500 ms inside")
+                && text[0].contains("needs 368")
+                && text[0].contains("requests_per_rung to at least 368"),
+            "{text:?}"
+        );
+        assert!(
+            text[1].contains("error rate <= 0.01 inside") && text[1].contains("needs 381"),
+            "{text:?}"
+        );
+        // 200 requests with two extensions (600 pooled at 96.7 %: 408 needed) only cost
+        // time: the run warns, validate does not refuse.
+        let v = json!({
+            "workload": { "requests_per_rung": 200 },
+            "load": { "search": search(json!({})) },
+        });
+        let mut out = Vec::new();
+        check(&v, &mut out);
+        assert!(out.is_empty(), "{out:?}");
     }
 
     #[test]
