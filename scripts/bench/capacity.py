@@ -279,6 +279,29 @@ def rescore(args):
             )
 
 
+def runs_table(args):
+    """Per rate of the cached truth runs: how many runs had any request over the bound (or
+    failed), the share of runs a probe of that size passes (its own p<q> and error rate
+    under their bounds), the pooled share over the bound, and the largest counts: the
+    long-run (pooled) metric near the knee is set by a few runs whose queue ran away."""
+    with tempfile.TemporaryDirectory() as tmp:
+        runs = truth_runs(args, Path(tmp))
+    print(f"{len(runs)} runs; bad = failed or TTFT over {args.ttft_ms:g} ms")
+    print("| rate | runs with any bad | runs passing alone | pooled share bad | largest bad counts |")
+    print("| --- | --- | --- | --- | --- |")
+    for r in sorted(runs[0]):
+        bad = sorted(
+            (sum(1 for ok, t in run[r] if not ok or t is None or t > args.ttft_ms) for run in runs),
+            reverse=True,
+        )
+        n = sum(len(run[r]) for run in runs)
+        passing = sum(1 for run in runs if crossing(args, {r: run[r]})[1][0][1] <= 0)
+        print(
+            f"| {r:g} | {sum(1 for b in bad if b)}/{len(runs)} | {passing}/{len(runs)} | "
+            f"{sum(bad) / n:.4f} | {', '.join(str(b) for b in bad[:5])} |"
+        )
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--seeds", type=int, default=10)
@@ -329,7 +352,15 @@ def main():
         metavar="JSON",
         help="score the searches of earlier --json files against the truth of --truth-cache",
     )
+    ap.add_argument(
+        "--runs-table",
+        action="store_true",
+        help="print the truth runs' per-rate table of bad requests (with --truth-cache) and stop",
+    )
     args = ap.parse_args()
+    if args.runs_table:
+        runs_table(args)
+        return
     if args.rescore:
         rescore(args)
         return

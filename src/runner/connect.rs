@@ -150,6 +150,7 @@ pub(super) async fn connect(
             measured: None,
             shorten_by: 0,
             note: None,
+            mismatch: false,
         },
     };
     Ok(Connected {
@@ -437,6 +438,7 @@ impl Server<'_> {
             measured: None,
             shorten_by: 0,
             note: None,
+            mismatch: false,
         };
         // With nothing counted by ladder there is no overhead to tell from the server's count.
         if p.input_tokens > 0 {
@@ -455,6 +457,7 @@ impl Server<'_> {
         if let (Some(w), InputLength::Server) = (&mismatch, scenario.workload.input_length) {
             return Err(PreflightFailure::from(OverheadError::GrowsWithLength(w.clone())).into());
         }
+        overhead.mismatch = mismatch.is_some();
         match (mismatch, &overhead.note) {
             (Some(w), _) => {
                 (self.say)(&format!("warning: {w}"));

@@ -39,6 +39,9 @@ pub(super) struct Ladder<'a> {
     pub tokens: workload::Tokens<'a>,
     pub scrape: Option<&'a ScrapeSetup>,
     pub sim: Option<&'a sim_host::SimHost>,
+    /// Preflight warned that the scenario's tokenizer is likely not the served model's:
+    /// the rungs' token warnings then name it, not a chat template.
+    pub tokenizer_mismatch: bool,
 }
 
 /// One rung's measurements so far, repeat by repeat.
@@ -648,8 +651,12 @@ impl<'c> Ladder<'c> {
                 r.inexact
             ));
         }
-        let token_warnings =
-            warnings::token_warnings(summary, scenario.endpoint.api, scenario.workload.ignore_eos);
+        let token_warnings = warnings::token_warnings(
+            summary,
+            scenario.endpoint.api,
+            scenario.workload.ignore_eos,
+            self.tokenizer_mismatch,
+        );
         let failure = failures::failure_warning(summary, r.lower);
         let cache = warnings::cache_warning(summary, &scenario.workload, r.timed.is_some());
         for w in warnings::rung_warnings_for(summary, r.timed)

@@ -15,6 +15,9 @@ pub struct Overhead {
     /// A line for the terminal. run.json keeps the measured overhead (`prompt_overhead`), and
     /// each rung's token accounting warns there when the server's counts differ.
     pub note: Option<String>,
+    /// Preflight found the difference growing with the prompt's length
+    /// ([`grows_with_length`]): the tokenizer, not a template, explains the rungs' counts.
+    pub mismatch: bool,
 }
 
 /// Why `workload.input_length: server` cannot use the long probe's counts.
@@ -73,6 +76,7 @@ pub fn resolve(
                  BOS); with input_length: server the text is {n} tokens shorter, so the server \
                  counts exactly workload.input_tokens"
             )),
+            mismatch: false,
         }),
         (InputLength::Text, Some(n)) if n > 0 => Ok(Overhead {
             measured,
@@ -92,11 +96,13 @@ pub fn resolve(
                      and each request's server_prompt_tokens holds the server's count"
                 )
             }),
+            mismatch: false,
         }),
         (InputLength::Text, _) => Ok(Overhead {
             measured,
             shorten_by: 0,
             note: None,
+            mismatch: false,
         }),
     }
 }

@@ -209,8 +209,14 @@ pub fn cache_warning(
 
 /// Warnings from the rung's token accounting: the server counted other numbers of prompt or
 /// output tokens than ladder asked for, or sent usage too absurd to trust. Each names the
-/// likely cause for `api` (a chat template adds prompt tokens; completions should match).
-pub fn token_warnings(s: &RungSummary, api: Api, ignore_eos: bool) -> Vec<String> {
+/// likely cause for `api` (a chat template adds prompt tokens; completions should match),
+/// or the tokenizer when preflight found it to be another model's (`tokenizer_mismatch`).
+pub fn token_warnings(
+    s: &RungSummary,
+    api: Api,
+    ignore_eos: bool,
+    tokenizer_mismatch: bool,
+) -> Vec<String> {
     let mut w = Vec::new();
     let rate = s.load.level(s.rate);
     let t = &s.tokens;
@@ -232,6 +238,12 @@ pub fn token_warnings(s: &RungSummary, api: Api, ignore_eos: bool) -> Vec<String
         if beyond_tolerance(server, asked) {
             let diff = server - asked;
             let cause = match (api, diff > 0.0) {
+                _ if tokenizer_mismatch => {
+                    "the tokenizer mismatch preflight warned of (the server's count and \
+                     ladder's grow apart with the prompt's length: `tokenizer` is likely not \
+                     the served model's); ladder's input token counts and throughputs are in \
+                     its tokenizer's tokens"
+                }
                 (Api::Chat, true) => {
                     "likely the chat template's overhead (api: chat wraps each message in role \
                      markers and may add a system prompt) and, with `workload.images`, the \
@@ -588,41 +600,69 @@ mod tests {
 
     #[test]
     fn matching_token_counts_say_nothing() {
-        assert!(token_warnings(&tokens(128.0, 128.0, 8.0, 8.0), Api::Completions, true).is_empty());
+        assert!(token_warnings(
+            &tokens(128.0, 128.0, 8.0, 8.0),
+            Api::Completions,
+            true,
+            false
+        )
+        .is_empty());
         // Within tolerance: a BOS token.
-        assert!(token_warnings(&tokens(128.0, 129.0, 8.0, 8.0), Api::Chat, true).is_empty());
+        assert!(token_warnings(&tokens(128.0, 129.0, 8.0, 8.0), Api::Chat, true, false).is_empty());
         // Early EOS without ignore_eos is normal.
-        assert!(
-            token_warnings(&tokens(128.0, 128.0, 32.0, 5.0), Api::Completions, false).is_empty()
-        );
+        assert!(token_warnings(
+            &tokens(128.0, 128.0, 32.0, 5.0),
+            Api::Completions,
+            false,
+            false
+        )
+        .is_empty());
     }
 
     #[test]
     fn token_mismatches_name_the_likely_cause() {
-        let w = token_warnings(&tokens(128.0, 159.0, 8.0, 8.0), Api::Chat, true);
+        let w = token_warnings(&tokens(128.0, 159.0, 8.0, 8.0), Api::Chat, true, false);
         assert_eq!(w.len(), 1, "{w:?}");
         assert!(w[0].contains("159.0") && w[0].contains("+31.0"), "{}", w[0]);
         assert!(w[0].contains("chat template"), "{}", w[0]);
-        let w = token_warnings(&tokens(128.0, 159.0, 8.0, 8.0), Api::Completions, true);
+        let w = token_warnings(
+            &tokens(128.0, 159.0, 8.0, 8.0),
+            Api::Completions,
+            true,
+            false,
+        );
         assert!(w[0].contains("tokenizer/model mismatch"), "{}", w[0]);
+        // Preflight found the tokenizer to be another model's: chat names it, not a template.
+        let w = token_warnings(&tokens(128.0, 159.0, 8.0, 8.0), Api::Chat, true, true);
+        assert!(
+            w[0].contains("the tokenizer mismatch preflight warned of")
+                && !w[0].contains("chat template"),
+            "{}",
+            w[0]
+        );
         // Servers template Messages and Responses requests as chat (llama-server: +30).
         for api in [Api::Messages, Api::Responses] {
-            let w = token_warnings(&tokens(32.0, 62.0, 8.0, 8.0), api, true);
+            let w = token_warnings(&tokens(32.0, 62.0, 8.0, 8.0), api, true, false);
             assert!(
                 w[0].contains("chat template") && !w[0].contains("mismatch"),
                 "{}",
                 w[0]
             );
         }
-        let w = token_warnings(&tokens(512.0, 300.0, 8.0, 8.0), Api::Chat, true);
+        let w = token_warnings(&tokens(512.0, 300.0, 8.0, 8.0), Api::Chat, true, false);
         assert!(w[0].contains("truncated"), "{}", w[0]);
-        let w = token_warnings(&tokens(128.0, 128.0, 32.0, 5.0), Api::Completions, true);
+        let w = token_warnings(
+            &tokens(128.0, 128.0, 32.0, 5.0),
+            Api::Completions,
+            true,
+            false,
+        );
         assert!(w[0].contains("ignore_eos"), "{}", w[0]);
         let mut s = tokens(128.0, 128.0, 8.0, 8.0);
         s.tokens.untrusted_usage = 2;
         s.tokens.untrusted_usage_reason =
             Some("completion_tokens is more than twice max_tokens".into());
-        let w = token_warnings(&s, Api::Completions, true);
+        let w = token_warnings(&s, Api::Completions, true, false);
         assert_eq!(w.len(), 1, "{w:?}");
         assert!(
             w[0].contains("2 of 4 requests") && w[0].contains("twice max_tokens"),
