@@ -140,6 +140,18 @@ def truth_runs(args, work):
         # Rates every run has (a shorter ladder is a prefix of a longer one).
         common = set.intersection(*(set(run) for run in runs))
         return [{r: run[r] for r in common} for run in runs]
+    runs = [one_truth_run(args, work, k) for k in range(args.truth_runs)]
+    if caches:
+        write_truth_cache(caches[0], runs)
+    return runs
+
+
+def write_truth_cache(path, runs):
+    Path(path).write_text(json.dumps([{str(r): v for r, v in run.items()} for run in runs]))
+
+
+def one_truth_run(args, work, k):
+    """Truth run k: the fixed ladder around the saturated throughput, its requests per rate."""
     cap = sim_capacity(args.speed)
     rates = []
     r = cap * args.truth_from
@@ -147,30 +159,23 @@ def truth_runs(args, work):
         rates.append(float(f"{r:.3g}"))
         r *= 1.0 + args.truth_step
     rates = sorted(set(rates))
-    runs = []
-    for k in range(args.truth_runs):
-        out = work / f"truth-{k}"
-        out.mkdir()
-        load = "  rates: [" + ", ".join(str(r) for r in rates) + "]"
-        folder = run(scenario(args, args.truth_seed_base + k, load), out)
-        per = {r: [] for r in rates}
-        for r in rates:
-            for req in requests(folder, r):
-                per[r].append((req.get("ok", False), req.get("ttft_ms")))
-        runs.append(per)
-        print(f"truth run {k}: crossing {crossing(args, per)[0]:.2f} req/s", flush=True)
-    if caches:
-        caches[0].write_text(
-            json.dumps([{str(r): v for r, v in run.items()} for run in runs])
-        )
-    return runs
+    out = work / f"truth-{k}"
+    out.mkdir()
+    load = "  rates: [" + ", ".join(str(r) for r in rates) + "]"
+    folder = run(scenario(args, args.truth_seed_base + k, load), out)
+    per = {r: [] for r in rates}
+    for r in rates:
+        for req in requests(folder, r):
+            per[r].append((req.get("ok", False), req.get("ttft_ms")))
+    print(f"truth run {k}: crossing {crossing(args, per)[0]:.2f} req/s", flush=True)
+    return per
 
 
-def truth(args, work):
+def truth(args, work, runs=None):
     """Brute force: the rate where the pooled p<q> TTFT crosses the bound (or errors do),
     with the spread of single runs' crossings and a bootstrap over runs of the pooled one
-    (the truth's own precision)."""
-    runs = truth_runs(args, work)
+    (the truth's own precision). `runs`: truth runs already made (--interleave)."""
+    runs = runs if runs is not None else truth_runs(args, work)
     pooled = {r: [x for run in runs for x in run[r]] for r in runs[0]}
     true_cap, margins = crossing(args, pooled)
     if math.isnan(true_cap):
@@ -226,15 +231,29 @@ def search(args, seed, work):
     return cap, wall
 
 
-def fixed_ladder_seconds(args, cooldowns=False):
-    """A ladder from start to max with rungs `precision` apart, one probe size per rung;
+def fixed_ladder_seconds(args, cooldowns=False, served=False):
+    """A ladder from start to max with rungs `precision` apart, one probe size per rung:
+    the sum of requests / rate (the least any open-loop ladder of that precision needs);
+    with `served`, a rung past the simulator's saturated throughput takes at least
+    requests / that throughput (its requests are answered no faster, and a rung ends when
+    they are: the search's spent time pays the same for its probes past saturation);
     with `cooldowns`, the same cooldown between rungs as the search has between probes."""
     total, r, rungs = 0.0, args.start, 0
+    mu = sim_capacity(args.speed)
     while r <= args.max:
-        total += args.requests / r
+        total += args.requests / (min(r, mu) if served else r)
         rungs += 1
         r *= 1.0 + args.precision / 100.0
     return total + (args.cooldown * (rungs - 1) if cooldowns else 0.0)
+
+
+def fixed_ladder_text(args):
+    return (
+        f"{fixed_ladder_seconds(args):.0f} s for the fixed ladder's bare load, "
+        f"{fixed_ladder_seconds(args, served=True):.0f} s with its rungs past saturation "
+        f"served at the saturated throughput, "
+        f"{fixed_ladder_seconds(args, True, True):.0f} s with that and its cooldowns"
+    )
 
 
 
@@ -268,8 +287,7 @@ def rescore(args):
             f"run's {typ:.2f}: {k_typ}/{n}); |error| median "
             f"{100 * errs[len(errs) // 2]:.1f} %, max {100 * errs[-1]:.1f} %, within 5 %: "
             f"{within5}/{len(errs)}; search {spent[len(spent) // 2]:.0f} s median "
-            f"({spent[0]:.0f}..{spent[-1]:.0f}) against {fixed_ladder_seconds(args):.0f} s "
-            f"for the fixed ladder ({fixed_ladder_seconds(args, True):.0f} s with its cooldowns)"
+            f"({spent[0]:.0f}..{spent[-1]:.0f}) against {fixed_ladder_text(args)}"
             + (f"; load average {min(loads):.1f}..{max(loads):.1f}" if loads else "")
         )
         for r in rows:
@@ -330,6 +348,11 @@ def main():
         "then needs two looks to show a p99 inside: docs/capacity.md, 'Looks')",
     )
     ap.add_argument("--keep", help="copy each search's result folder into this folder")
+    ap.add_argument(
+        "--interleave",
+        action="store_true",
+        help="a truth run before each search (--seeds of each), the truth pooled over them",
+    )
     ap.add_argument("--truth-runs", type=int, default=8)
     ap.add_argument("--truth-step", type=float, default=0.03)
     ap.add_argument("--truth-from", type=float, default=0.85)
@@ -369,7 +392,21 @@ def main():
         sys.exit("build first: cargo build --release --locked")
     with tempfile.TemporaryDirectory() as tmp:
         work = Path(tmp)
-        if args.no_truth:
+        searched = {}
+        if args.interleave:
+            # A truth run, then a search, in turn: the simulator's capacity moves with the
+            # machine's load (its steps are timers), so the truth must be measured over the
+            # same minutes as the searches it scores.
+            runs = []
+            for k in range(args.seeds):
+                runs.append(one_truth_run(args, work, k))
+                searched[args.seed_base + k] = search(args, args.seed_base + k, work)
+                cap, _ = searched[args.seed_base + k]
+                print(f"seed {args.seed_base + k}: {cap['text']} ({cap['spent_s']:.0f} s)", flush=True)
+            if args.truth_cache:
+                write_truth_cache(args.truth_cache.split(",")[0], runs)
+            true_cap, margins, spread = truth(args, work, runs)
+        elif args.no_truth:
             # Scored later with --rescore against truth runs measured side by side.
             true_cap, margins, spread = math.nan, [], {"single_runs": [], "bootstrap_90": None}
         else:
@@ -386,7 +423,7 @@ def main():
             return
         rows = []
         for seed in range(args.seed_base, args.seed_base + args.seeds):
-            cap, wall = search(args, seed, work)
+            cap, wall = searched.get(seed) or search(args, seed, work)
             a = cap["answer"]
             lo, hi, c = a.get("lo"), a.get("hi"), a.get("capacity")
             covered = lo is not None and hi is not None and lo <= true_cap <= hi
@@ -444,6 +481,8 @@ def main():
         "max_abs_error": errs[-1] if errs else math.nan,
         "median_search_s": spent[len(spent) // 2] if spent else math.nan,
         "fixed_ladder_s": fixed,
+        "fixed_ladder_served_s": fixed_ladder_seconds(args, served=True),
+        "fixed_ladder_served_cooldowns_s": fixed_ladder_seconds(args, True, True),
         "args": vars(args),
         "runs": rows,
     }
@@ -453,8 +492,8 @@ def main():
         f"run's capacity {k_typ}/{n}); "
         f"|error| median {100 * summary['median_abs_error']:.1f} %, "
         f"max {100 * summary['max_abs_error']:.1f} %; "
-        f"search {summary['median_search_s']:.0f} s median against {fixed:.0f} s for a fixed "
-        f"ladder {args.start:g}..{args.max:g} at {args.precision:g} % steps"
+        f"search {summary['median_search_s']:.0f} s median against {fixed_ladder_text(args)} "
+        f"({args.start:g}..{args.max:g} at {args.precision:g} % steps)"
     )
     if args.json:
         Path(args.json).write_text(json.dumps(summary, indent=2, default=str) + "\n")
