@@ -81,8 +81,13 @@ pub enum Shortfall {
     /// The first look can show it inside.
     None,
     /// Only the pooled requests of `looks` measurements can (`needed` of them): every probe
-    /// inside is measured that many times.
-    FirstLook { needed: u64, looks: u32 },
+    /// inside is measured that many times. `fewer`: the most extensions at which a probe's
+    /// first look would suffice, with what that look needs (`None` when none would).
+    FirstLook {
+        needed: u64,
+        looks: u32,
+        fewer: Option<(u32, u64)>,
+    },
     /// Not even all `1 + max_extensions` measurements pooled: no probe is ever inside.
     Never { needed: Option<u64> },
 }
@@ -107,9 +112,15 @@ pub fn shortfall(
             needed: Some(needed),
         };
     }
+    let fewer = (0..max_extensions).rev().find_map(|k| {
+        least_to_show_inside(term, look_level(confidence, k))
+            .filter(|n| *n <= probe_requests)
+            .map(|n| (k, n))
+    });
     Shortfall::FirstLook {
         needed,
         looks: looks as u32,
+        fewer,
     }
 }
 
@@ -119,11 +130,21 @@ pub fn advice(s: Shortfall, what: &str, probe_requests: u64, level: f64) -> Opti
     let pct = format!("{:.1}", level * 100.0);
     match s {
         Shortfall::None => None,
-        Shortfall::FirstLook { needed, looks } => Some(format!(
+        Shortfall::FirstLook {
+            needed,
+            looks,
+            fewer,
+        } => Some(format!(
             "a probe of {probe_requests} requests cannot show {what} on its first look (each \
              look at {pct} % needs {needed}): every probe inside the SLO is measured {looks} \
-             times; set workload.requests_per_rung to at least {needed}, or fewer \
-             load.search.max_extensions (each look is then at a lower level)"
+             times; set workload.requests_per_rung to at least {needed}{}",
+            match fewer {
+                Some((k, n)) => format!(
+                    ", or load.search.max_extensions: {k} (fewer looks, each at a lower level: \
+                     {n} requests suffice)"
+                ),
+                None => String::new(),
+            }
         )),
         Shortfall::Never {
             needed: Some(needed),
@@ -200,8 +221,26 @@ mod tests {
             shortfall(&p99(), 400, 0.9, 2),
             Shortfall::FirstLook {
                 needed: 408,
-                looks: 2
+                looks: 2,
+                fewer: Some((1, 368)),
             }
+        );
+        // 200 requests: no number of extensions lets one look suffice (even one look at
+        // 90 % needs 299), so only a larger probe is advised.
+        let s = shortfall(&p99(), 200, 0.9, 2);
+        assert_eq!(
+            s,
+            Shortfall::FirstLook {
+                needed: 408,
+                looks: 3,
+                fewer: None,
+            }
+        );
+        let text = advice(s, "p99 TTFT inside", 200, 0.9667).unwrap();
+        assert!(
+            text.ends_with("requests_per_rung to at least 408")
+                && text.contains("measured 3 times"),
+            "{text}"
         );
         // One extension: looks at 95 %, 368 suffice.
         assert_eq!(shortfall(&p99(), 400, 0.9, 1), Shortfall::None);
@@ -218,7 +257,11 @@ mod tests {
         )
         .unwrap();
         assert!(
-            text.contains("needs 408") && text.contains("measured 2 times"),
+            text.contains("needs 408")
+                && text.contains("measured 2 times")
+                && text.contains(
+                    "max_extensions: 1 (fewer looks, each at a lower level: 368 requests suffice)"
+                ),
             "{text}"
         );
         assert_eq!(advice(Shortfall::None, "x", 400, 0.95), None);
