@@ -320,7 +320,12 @@ fn check_looks(
         return;
     }
     let level = looks::look_level(confidence, extensions);
-    if let Some(text) = looks::advice(s, &format!("{} inside", term.describe()), requests, level) {
+    // The per-request bounds are not read here: a goodput term is named by its floor alone.
+    let what = match metric {
+        crate::capacity::SloMetric::Goodput => format!("goodput >= {bound} inside"),
+        _ => format!("{} inside", term.describe()),
+    };
+    if let Some(text) = looks::advice(s, &what, requests, level) {
         out.push(Problem::value(path, text));
     }
 }
@@ -622,6 +627,23 @@ mod tests {
         assert!(
             text[1].contains("error rate <= 0.01 inside") && text[1].contains("needs 381"),
             "{text:?}"
+        );
+        // A goodput floor of 0.95 at 95 % needs 73 good in 73; 20 requests and one extension
+        // pool 40.
+        let v = json!({
+            "slo": { "ttft_ms": 500 },
+            "workload": { "requests_per_rung": 20 },
+            "load": { "search": search(json!({
+                "max_extensions": 1,
+                "slo": [{ "metric": "goodput", "min": 0.95 }],
+            })) },
+        });
+        let mut out = Vec::new();
+        check(&v, &mut out);
+        let text = format!("{out:?}");
+        assert!(
+            text.contains("no probe can show goodput >= 0.95 inside") && text.contains("needs 73"),
+            "{text}"
         );
         // 200 requests with two extensions (600 pooled at 96.7 %: 408 needed) only cost
         // time: the run warns, validate does not refuse.
