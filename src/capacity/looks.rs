@@ -8,8 +8,7 @@
 //! need be), and a search whose every look together is smaller can never find a level
 //! inside at all (refused by `ladder validate`).
 
-use super::interval::quantile_ranks;
-use super::slo::{SloMetric, SloTerm};
+use super::slo::{Obs, ProbeVerdict, SloMetric, SloTerm};
 
 /// The two-sided level of each look at a probe judged up to `1 + max_extensions` times:
 /// the looks share the verdict's error (Bonferroni), `1 − (1 − confidence) / looks`.
@@ -17,8 +16,9 @@ pub fn look_level(confidence: f64, max_extensions: u32) -> f64 {
     1.0 - (1.0 - confidence) / f64::from(1 + max_extensions)
 }
 
-/// The fewest requests, none failed and every one inside the bound, whose interval at
-/// two-sided `level` shows `term` inside; `None` when no number can (a bound of 0).
+/// The fewest requests, none failed and every one inside the bound, that the term's own
+/// verdict ([`SloTerm::judge`]) at two-sided `level` calls inside; `None` when no number
+/// can (a bound of 0). The closed forms of its intervals give the start:
 ///
 /// - a `q`-quantile: the upper order-statistic end exists, `q^n <= (1 − level) / 2`;
 /// - the error rate: the Wilson upper end of 0 failures, `z² / (n + z²) <= max`;
@@ -30,40 +30,26 @@ pub fn least_to_show_inside(term: &SloTerm, level: f64) -> Option<u64> {
     let alpha = (1.0 - level) / 2.0;
     let z = crate::stats::z_for(level);
     let z2 = z * z;
-    let (guess, shows): (f64, Box<dyn Fn(u64) -> bool>) = match term.metric {
-        SloMetric::Quantile { q, .. } => {
-            if !(q > 0.0 && q < 1.0) {
-                return None;
-            }
-            (
-                alpha.ln() / q.ln(),
-                Box::new(move |n| quantile_ranks(n as usize, q, level).1.is_some()),
-            )
-        }
-        SloMetric::ErrorRate => {
-            let max = term.bound;
-            if !(max > 0.0 && max < 1.0) {
-                return None;
-            }
-            (
-                z2 * (1.0 - max) / max,
-                Box::new(move |n| crate::stats::wilson(0, n, level).hi <= max),
-            )
-        }
-        SloMetric::Goodput => {
-            let min = term.bound;
-            if !(min > 0.0 && min < 1.0) {
-                return None;
-            }
-            (
-                z2 * min / (1.0 - min),
-                Box::new(move |n| crate::stats::wilson(n, n, level).lo >= min),
-            )
-        }
+    let b = term.bound;
+    let guess = match term.metric {
+        SloMetric::Quantile { q, .. } if q > 0.0 && q < 1.0 => alpha.ln() / q.ln(),
+        SloMetric::ErrorRate if b > 0.0 && b < 1.0 => z2 * (1.0 - b) / b,
+        SloMetric::Goodput if b > 0.0 && b < 1.0 => z2 * b / (1.0 - b),
+        _ => return None,
     };
     if !guess.is_finite() || guess > 1e8 {
         return None;
     }
+    // A request that met every bound: not failed, good, every latency 0 ms.
+    let clean = Obs {
+        failed: false,
+        good: true,
+        ttft_ms: Some(0.0),
+        tpot_ms: Some(0.0),
+        e2el_ms: Some(0.0),
+    };
+    let shows =
+        |n: u64| term.judge(&vec![clean; n as usize], level).verdict == ProbeVerdict::Inside;
     // The closed form up to rounding: step to the exact least from it.
     let mut n = (guess.ceil() as u64).max(1);
     while n > 1 && shows(n - 1) {
@@ -161,6 +147,7 @@ pub fn advice(s: Shortfall, what: &str, probe_requests: u64, level: f64) -> Opti
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::capacity::interval::quantile_ranks;
     use crate::capacity::slo::Latency;
 
     fn p99() -> SloTerm {
