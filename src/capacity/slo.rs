@@ -226,10 +226,15 @@ impl SloTerm {
         }
     }
 
-    /// `p99 TTFT <= 500 ms`, `error rate <= 0.01`, `goodput >= 0.95 (TTFT <= 500 ms)`.
+    /// `p99 TTFT <= 500 ms`, `error rate <= 0.01`, `goodput >= 0.95 (TTFT <= 500 ms)`; a
+    /// goodput term whose per-request bounds are not known here (`ladder validate` reads the
+    /// term alone) is `goodput >= 0.95`.
     pub fn describe(&self) -> String {
         match self.metric {
             SloMetric::ErrorRate => format!("{} <= {}", self.metric.label(), self.bound),
+            SloMetric::Goodput if self.per_request.is_empty() => {
+                format!("{} >= {}", self.metric.label(), self.bound)
+            }
             SloMetric::Goodput => format!(
                 "{} >= {} ({})",
                 self.metric.label(),

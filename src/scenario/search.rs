@@ -320,12 +320,7 @@ fn check_looks(
         return;
     }
     let level = looks::look_level(confidence, extensions);
-    // The per-request bounds are not read here: a goodput term is named by its floor alone.
-    let what = match metric {
-        crate::capacity::SloMetric::Goodput => format!("goodput >= {bound} inside"),
-        _ => format!("{} inside", term.describe()),
-    };
-    if let Some(text) = looks::advice(s, &what, requests, level) {
+    if let Some(text) = looks::advice(s, &format!("{} inside", term.describe()), requests, level) {
         out.push(Problem::value(path, text));
     }
 }
