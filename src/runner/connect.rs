@@ -146,12 +146,7 @@ pub(super) async fn connect(
                 .probe_longest(p, served_models.as_deref(), short, &mut early_warnings)
                 .await?
         }
-        None => overhead::Overhead {
-            measured: None,
-            shorten_by: 0,
-            note: None,
-            mismatch: false,
-        },
+        None => overhead::Overhead::default(),
     };
     Ok(Connected {
         client,
@@ -434,12 +429,7 @@ impl Server<'_> {
                 .map(|t| format!("{:.0} ms", t.as_secs_f64() * 1000.0))
                 .unwrap_or_else(|| "n/a".into()),
         ));
-        let mut overhead = overhead::Overhead {
-            measured: None,
-            shorten_by: 0,
-            note: None,
-            mismatch: false,
-        };
+        let mut overhead = overhead::Overhead::default();
         // With nothing counted by ladder there is no overhead to tell from the server's count.
         if p.input_tokens > 0 {
             overhead = overhead::resolve(

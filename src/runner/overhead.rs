@@ -4,8 +4,9 @@
 
 use crate::scenario::types::InputLength;
 
-/// What preflight learnt and what the run does about it.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// What preflight learnt and what the run does about it; `default()` is nothing learnt
+/// (no probe counted, or no server counts).
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct Overhead {
     /// The server's prompt count minus ladder's count of the same text; `None` when the
     /// server reported no usage.
