@@ -245,6 +245,44 @@ fn a_gate_on_capacity_catches_a_slower_decode() {
     ]))
     .finish(LIMIT);
     assert_ne!(r.status.code(), Some(1), "{}", r.all());
+    // The baseline's answer edited by hand into nonsense (an interval upside down, ends no
+    // probe measured): compare, report and bless each refuse it, naming the key, instead of
+    // a gate passing on it (RELIABILITY.md, the capacity.json row).
+    let bad = tmp.path().join("tampered");
+    let cp = std::process::Command::new("cp")
+        .args(["-r", bdir.to_str().unwrap(), bad.to_str().unwrap()])
+        .status()
+        .unwrap();
+    assert!(cp.success());
+    let path = bad.join("capacity.json");
+    let mut v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    v["answer"]["lo"] = 1.0.into();
+    v["answer"]["hi"] = 0.5.into();
+    v["answer"]["capacity"] = 0.7.into();
+    std::fs::write(&path, v.to_string()).unwrap();
+    let golden = tmp.path().join("golden");
+    for args in [
+        vec!["compare", bad.to_str().unwrap(), cdir.to_str().unwrap()],
+        vec!["report", bad.to_str().unwrap()],
+        vec![
+            "bless",
+            bad.to_str().unwrap(),
+            "--golden",
+            golden.to_str().unwrap(),
+        ],
+    ] {
+        let r = spawn(ladder_cmd(&args)).finish(LIMIT);
+        no_panic(&r);
+        assert_eq!(r.status.code(), Some(2), "{args:?}: {}", r.all());
+        assert!(
+            r.stderr
+                .contains("damaged capacity file: answer: capacity 0.7 with interval [1, 0.5]"),
+            "{args:?}: {}",
+            r.stderr
+        );
+    }
+    assert!(!golden.join("capacity").exists(), "nothing was blessed");
 }
 
 /// `ladder history` follows the searches' answers: a plain ladder, three searches of the

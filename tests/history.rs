@@ -599,6 +599,19 @@ fn write_capacity(dir: &Path, point: Option<f64>) {
             "capacity above 400 req/s (the search's max, inside) at p90 TTFT <= 200 ms".into(),
         ),
     };
+    let probe = |level: f64, verdict: &str| {
+        serde_json::json!({
+            "level": level, "measurements": 1, "requests": 400, "verdict": verdict,
+            "terms": [], "bracket": [null, null]
+        })
+    };
+    let probes: Vec<serde_json::Value> = [
+        lo.map(|l| probe(l, "inside")),
+        hi.map(|h| probe(h, "outside")),
+    ]
+    .into_iter()
+    .flatten()
+    .collect();
     let file = serde_json::json!({
         "format_version": 1,
         "over": "rate",
@@ -606,7 +619,8 @@ fn write_capacity(dir: &Path, point: Option<f64>) {
         "slo": [{ "metric": "p90_ttft_ms", "max": 200.0 }],
         "confidence": 0.9,
         "precision": "5%",
-        "probes": [],
+        // The probes the answer's ends are (the reader checks each end against them).
+        "probes": probes,
         "answer": { "status": status, "capacity": point, "lo": lo, "hi": hi },
         "text": text,
         "requests": 2000,
@@ -723,14 +737,23 @@ fn capacity_searches_have_a_history_with_change_points() {
     // A hand-edited answer (a negative capacity) is damaged: left out with a note.
     let ten = write_folder(&root, 10, 8, 1.0);
     write_capacity(&ten, Some(-5.0));
+    // It is the newest folder: nothing there to judge, so no "ok" (exit 2).
     let r = history(&[s(&root)]);
-    assert_eq!(r.status.code(), Some(0), "{}", r.all());
+    assert_eq!(r.status.code(), Some(2), "{}", r.all());
     assert!(
         r.stderr.contains(
-            "note: capacity: skipped #10 2026-01-11T00-00-00Z: damaged capacity.json: the answer's capacity -5 is not a measured value (Negative)"
-        ),
+            "note: capacity: skipped #10 2026-01-11T00-00-00Z: unreadable capacity.json: "
+        ) && r
+            .stderr
+            .contains("damaged capacity file: probes[0]: level -4.85 is not a positive number"),
         "{}",
         r.stderr
+    );
+    assert!(
+        r.stdout
+            .contains("no verdict: the newest folder (#10) has no capacity answer to judge"),
+        "{}",
+        r.stdout
     );
     fs::remove_dir_all(&ten).unwrap();
     // Rung metrics and capacity together: both tables.

@@ -189,6 +189,14 @@ pub fn slo_text(slo: &[SloTerm]) -> String {
         .join(" and ")
 }
 
+/// `p99 TTFT <= 500 ms and error rate <= 0.01`, from a file's terms.
+pub fn slo_lines_text(slo: &[SloLine]) -> String {
+    slo.iter()
+        .map(SloLine::describe)
+        .collect::<Vec<_>>()
+        .join(" and ")
+}
+
 /// A level for humans: three significant digits.
 pub fn level_text(x: f64) -> String {
     let r = round_sig(x, 3);
@@ -229,6 +237,196 @@ pub fn answer_text(a: &Answer, unit: &str, slo: &str) -> String {
             "no capacity found at {slo}: no probe was inside or outside ({})",
             a.status.describe()
         ),
+    }
+}
+
+/// Most a level read back from a file may be (req/s or users): far past any server, and a
+/// chart's axis stays drawable (a level of 1e300 or a subnormal one is not a level a search
+/// probed, it is a damaged file).
+pub const MAX_LEVEL: f64 = 1e12;
+
+/// `s` for a message about a damaged file: its Debug form (controls escaped), cut at 40
+/// characters (a hand-edited file may hold megabytes in one string).
+fn shown(s: &str) -> String {
+    let cut: String = s.chars().take(40).collect();
+    if cut.len() < s.len() {
+        format!("{cut:?}...")
+    } else {
+        format!("{cut:?}")
+    }
+}
+
+/// Why a level read back is not one a search could have probed; `None` when it is.
+fn level_problem(x: f64, users: bool) -> Option<String> {
+    let min = crate::scenario::limits::MIN_RATE;
+    if !(x.is_finite() && x > 0.0) {
+        return Some(format!("level {x} is not a positive number"));
+    }
+    if x < min {
+        return Some(format!(
+            "level {x:e} is below the lowest level ladder runs, {min}"
+        ));
+    }
+    if x > MAX_LEVEL {
+        return Some(format!(
+            "level {x:e} is past {MAX_LEVEL:e}, more than any search probes"
+        ));
+    }
+    (users && (x < 1.0 || x.fract() != 0.0))
+        .then(|| format!("level {x} is no number of users (a whole number, at least 1)"))
+}
+
+/// A term's number read back: a measured value (`values::measured`), at most 1 for a
+/// fraction.
+fn value_problem(x: f64, fraction: bool) -> Option<String> {
+    match crate::values::measured(x) {
+        Err(why) => Some(format!("{x} is not a measured value ({why:?})")),
+        Ok(x) if fraction && x > 1.0 => Some(format!("{x} is a fraction above 1")),
+        Ok(_) => None,
+    }
+}
+
+impl CapacityFile {
+    /// A file read back from a result folder, checked as the runner writes it (RELIABILITY.md,
+    /// the `capacity.json` row): the layout version this ladder reads, `over` and `unit` one
+    /// of the two pairs, every SLO term one a search holds with its bound, every level one a
+    /// search could probe (at least `scenario::limits::MIN_RATE`, at most [`MAX_LEVEL`], whole
+    /// users), every number a measured value, and the answer consistent with its probes (a
+    /// point exactly when both ends are found, `lo < hi`, the point between them, `lo` the
+    /// level of a probe judged inside and `hi` of one judged outside). The file's own `text`
+    /// is not kept: it is made again from the checked answer ([`answer_text`]), so no reader
+    /// prints a line the numbers do not say. `Err` says which key is wrong and how.
+    pub fn checked(mut self) -> Result<CapacityFile, String> {
+        let v = self.format_version;
+        if v != CAPACITY_FORMAT_VERSION {
+            return Err(if v > CAPACITY_FORMAT_VERSION {
+                format!(
+                    "format_version {v} is newer than this ladder reads \
+                     ({CAPACITY_FORMAT_VERSION}): read it with the ladder that wrote it, or \
+                     upgrade"
+                )
+            } else {
+                format!("format_version {v} is not one ladder wrote (it writes {CAPACITY_FORMAT_VERSION})")
+            });
+        }
+        let users = match (self.over.as_str(), self.unit.as_str()) {
+            ("rate", "req/s") => false,
+            ("users", "users") => true,
+            (o, u) => {
+                return Err(format!(
+                    "over {} with unit {}: a search is over `rate` (unit `req/s`) or `users` \
+                     (unit `users`)",
+                    shown(o),
+                    shown(u)
+                ))
+            }
+        };
+        if self.slo.is_empty() {
+            return Err("slo is empty: a search holds at least one term".into());
+        }
+        for t in &self.slo {
+            let metric = SloMetric::parse(&t.metric).map_err(|_| {
+                format!(
+                    "slo metric {} is not one a search holds ({})",
+                    shown(&t.metric),
+                    super::slo::SLO_METRICS_HINT
+                )
+            })?;
+            let bound = match (metric.is_floor(), t.max, t.min) {
+                (false, Some(b), None) | (true, None, Some(b)) => b,
+                _ => {
+                    return Err(format!(
+                        "slo term {}: a percentile or the error rate has `max` alone, goodput \
+                         `min` alone",
+                        metric.name()
+                    ))
+                }
+            };
+            if let Some(why) = value_problem(bound, metric.is_fraction()) {
+                return Err(format!("slo term {}: its bound {why}", metric.name()));
+            }
+        }
+        if !(self.confidence > 0.0 && self.confidence < 1.0) {
+            return Err(format!(
+                "confidence {} is not a level between 0 and 1",
+                self.confidence
+            ));
+        }
+        if let Some(why) = value_problem(self.spent_s, false) {
+            return Err(format!("spent_s {why}"));
+        }
+        for (i, p) in self.probes.iter().enumerate() {
+            let at = |why: String| format!("probes[{i}]: {why}");
+            if let Some(why) = level_problem(p.level, users) {
+                return Err(at(why));
+            }
+            for end in p.bracket.iter().flatten() {
+                if let Some(why) = level_problem(*end, users) {
+                    return Err(at(format!("bracket: {why}")));
+                }
+            }
+            let terms = std::iter::once(&p.terms).chain(p.repeats.iter().map(|r| &r.terms));
+            for t in terms.flatten() {
+                let metric = SloMetric::parse(&t.metric)
+                    .map_err(|_| at(format!("term metric {} is not an SLO's", shown(&t.metric))))?;
+                for x in [t.value, t.lo, t.hi].into_iter().flatten() {
+                    if let Some(why) = value_problem(x, metric.is_fraction()) {
+                        return Err(at(format!("{}: {why}", metric.name())));
+                    }
+                }
+            }
+        }
+        self.check_answer()?;
+        self.text = answer_text(&self.answer, &self.unit, &slo_lines_text(&self.slo));
+        Ok(self)
+    }
+
+    /// The answer against its probes ([`CapacityFile::checked`]).
+    fn check_answer(&self) -> Result<(), String> {
+        let a = &self.answer;
+        for (name, x) in [("capacity", a.capacity), ("lo", a.lo), ("hi", a.hi)] {
+            if let Some(why) = x.and_then(|x| level_problem(x, false)) {
+                return Err(format!("answer.{name}: {why}"));
+            }
+        }
+        if a.capacity.is_some() != (a.lo.is_some() && a.hi.is_some()) {
+            return Err(
+                "answer: a search gives a point exactly when it found both ends of its interval"
+                    .into(),
+            );
+        }
+        if let (Some(c), Some(lo), Some(hi)) = (a.capacity, a.lo, a.hi) {
+            if !(lo < hi && lo <= c && c <= hi) {
+                return Err(format!(
+                    "answer: capacity {c} with interval [{lo}, {hi}]: a point lies inside an \
+                     interval whose lower end is below its upper"
+                ));
+            }
+        }
+        let probed =
+            |x: f64, v: ProbeVerdict| self.probes.iter().any(|p| p.level == x && p.verdict == v);
+        if let Some(lo) = a.lo.filter(|lo| !probed(*lo, ProbeVerdict::Inside)) {
+            return Err(format!(
+                "answer.lo {lo} is not the level of a probe judged inside (probes[].verdict)"
+            ));
+        }
+        if let Some(hi) = a.hi.filter(|hi| !probed(*hi, ProbeVerdict::Outside)) {
+            return Err(format!(
+                "answer.hi {hi} is not the level of a probe judged outside (probes[].verdict)"
+            ));
+        }
+        Ok(())
+    }
+
+    /// Whether two searches held the same SLO (its terms in any order) over the same levels:
+    /// else their capacities are different quantities.
+    pub fn same_quantity(&self, other: &CapacityFile) -> bool {
+        let sorted = |f: &CapacityFile| {
+            let mut v = f.slo.clone();
+            v.sort_by(|a, b| a.metric.cmp(&b.metric));
+            v
+        };
+        self.over == other.over && sorted(self) == sorted(other)
     }
 }
 

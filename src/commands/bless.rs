@@ -45,6 +45,9 @@ pub fn bless(opts: &BlessOptions) -> Result<Blessed, GateError> {
     if let Some(s) = &d.info.shard {
         return Err(GateError::Unsafe(s.not_a_whole_run(src)));
     }
+    // A search's answer is what a capacity gate reads: checked before it becomes a baseline,
+    // as compare will read it (bounded, its numbers against its probes).
+    crate::results::read_capacity(&d).map_err(|e| GateError::Unsafe(e.to_string()))?;
     let incomplete = d.rungs.iter().any(|r| !r.entry.complete);
     // An interrupted run (or soak) with no finished rung is no baseline at all.
     if d.rungs.iter().all(|r| !r.entry.complete) {

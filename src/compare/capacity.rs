@@ -15,42 +15,7 @@ use super::verdict::{Decision, Method, Scale, Verdict};
 use super::Row;
 use crate::capacity::file::level_text;
 use crate::capacity::{CapacityFile, CAPACITY_FILE};
-use crate::results::ResultDir;
 use crate::scenario::Threshold;
-
-/// Largest capacity.json read.
-const MAX_CAPACITY_BYTES: u64 = 16 * 1024 * 1024;
-
-/// Why a folder's `capacity.json` cannot be read ([`read`]).
-#[derive(Debug, thiserror::Error)]
-pub enum CapacityReadError {
-    /// The file is there but cannot be read (too large, not a regular file, the system's
-    /// error).
-    #[error(transparent)]
-    Read(#[from] crate::fileread::ReadError),
-    /// The file is not a capacity file (serde's message).
-    #[error("{}: not a capacity file: {source}", path.display())]
-    NotACapacityFile {
-        path: std::path::PathBuf,
-        source: serde_json::Error,
-    },
-}
-
-/// A folder's `capacity.json`: `None` when it has none (not a capacity search).
-pub fn read(d: &ResultDir) -> Result<Option<CapacityFile>, CapacityReadError> {
-    // vLLM result files (a folder of them, or one file) are no search.
-    if d.imported.is_some() || !d.path.is_dir() {
-        return Ok(None);
-    }
-    let path = d.path.join(CAPACITY_FILE);
-    match crate::fileread::read_bounded(&path, MAX_CAPACITY_BYTES) {
-        Err(crate::fileread::ReadError::NotFound(_)) => Ok(None),
-        Err(e) => Err(e.into()),
-        Ok(bytes) => serde_json::from_slice(&bytes)
-            .map(Some)
-            .map_err(|source| CapacityReadError::NotACapacityFile { path, source }),
-    }
-}
 
 /// The rung column of a capacity row: not a rung, the whole search.
 pub const SEARCH_RATE: f64 = f64::NAN;
@@ -135,7 +100,7 @@ pub fn decide(bound: Bound, base: Option<&CapacityFile>, cand: Option<&CapacityF
     let Some(b) = base else {
         return missing("baseline");
     };
-    if b.slo != c.slo || b.over != c.over {
+    if !b.same_quantity(c) {
         return inconclusive(format!(
             "the two searches held different SLOs or levels (baseline {} over {}, candidate {} \
              over {}): their capacities are different quantities",
@@ -203,60 +168,6 @@ pub fn decide(bound: Bound, base: Option<&CapacityFile>, cand: Option<&CapacityF
 mod tests {
     use super::*;
     use crate::capacity::{Answer, Stop};
-
-    /// A folder holding `capacity.json` as `body` (a folder as `body`: `None`).
-    fn folder_with(body: Option<&[u8]>) -> (tempfile::TempDir, ResultDir) {
-        let tmp = tempfile::tempdir().unwrap();
-        let path = tmp.path().join(CAPACITY_FILE);
-        match body {
-            Some(b) => std::fs::write(&path, b).unwrap(),
-            None => std::fs::create_dir(&path).unwrap(),
-        }
-        let dir = ResultDir {
-            path: tmp.path().to_path_buf(),
-            info: crate::results::write::tests::sample_info("cap"),
-            rungs: vec![],
-            imported: None,
-            imported_send_times: vec![],
-        };
-        (tmp, dir)
-    }
-
-    #[test]
-    fn a_capacity_file_that_is_not_one_names_its_path_and_serde_s_reason() {
-        let (tmp, dir) = folder_with(Some(b"{\"answer\": 3}"));
-        let e = read(&dir).unwrap_err();
-        let path = tmp.path().join(CAPACITY_FILE);
-        let CapacityReadError::NotACapacityFile { path: p, source } = &e else {
-            panic!("{e:?}");
-        };
-        assert_eq!(p, &path);
-        assert_eq!(
-            e.to_string(),
-            format!("{}: not a capacity file: {source}", path.display())
-        );
-    }
-
-    #[test]
-    fn a_capacity_file_that_cannot_be_read_says_what_the_reader_says() {
-        let (_tmp, dir) = folder_with(None);
-        let e = read(&dir).unwrap_err();
-        let CapacityReadError::Read(inner) = &e else {
-            panic!("{e:?}");
-        };
-        assert!(
-            matches!(inner, crate::fileread::ReadError::Directory(_)),
-            "{inner:?}"
-        );
-        assert_eq!(e.to_string(), inner.to_string());
-    }
-
-    #[test]
-    fn a_folder_without_a_capacity_file_is_no_search() {
-        let (tmp, dir) = folder_with(Some(b"{}"));
-        std::fs::remove_file(tmp.path().join(CAPACITY_FILE)).unwrap();
-        assert!(read(&dir).unwrap().is_none());
-    }
 
     fn file(capacity: f64, lo: f64, hi: f64) -> CapacityFile {
         CapacityFile {

@@ -146,7 +146,7 @@ pub enum CompareError {
     #[error("{which}: {source}")]
     Capacity {
         which: &'static str,
-        source: capacity::CapacityReadError,
+        source: crate::results::CapacityReadError,
     },
     #[error("{path}: scenario `gate:` list is malformed: {message}")]
     BadGate { path: String, message: String },
@@ -595,7 +595,8 @@ impl Checks {
             .into_iter()
             .partition(|ch| ch.metric == crate::capacity::CAPACITY_METRIC);
         let read_capacity = |which: &'static str, d: &ResultDir| {
-            capacity::read(d).map_err(|source| CompareError::Capacity { which, source })
+            crate::results::read_capacity(d)
+                .map_err(|source| CompareError::Capacity { which, source })
         };
         let capacities = (
             read_capacity("baseline", b)?,

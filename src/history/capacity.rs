@@ -9,7 +9,6 @@
 //! answers from their intervals is the `capacity` gate of `compare`).
 
 use super::series::Folder;
-use crate::capacity::file::SloLine;
 use crate::capacity::CapacityFile;
 
 /// One folder's answer.
@@ -61,61 +60,7 @@ impl CapacitySeries {
     }
 }
 
-/// `p99 TTFT <= 500 ms and error rate <= 0.01`, from the file's terms.
-pub fn slo_text(slo: &[SloLine]) -> String {
-    slo.iter()
-        .map(SloLine::describe)
-        .collect::<Vec<_>>()
-        .join(" and ")
-}
-
-/// The answer's numbers are measured values (`values::measured`: finite, not negative) in
-/// order, `lo <= capacity <= hi`: else the file is damaged (a search writes no other).
-fn check_answer(file: &CapacityFile) -> Result<(), DamagedAnswer> {
-    let a = &file.answer;
-    for (name, x) in [("capacity", a.capacity), ("lo", a.lo), ("hi", a.hi)] {
-        if let Some(x) = x {
-            crate::values::measured(x).map_err(|why| DamagedAnswer::NotMeasured {
-                name,
-                value: x,
-                why,
-            })?;
-        }
-    }
-    let ordered = |x: Option<f64>, y: Option<f64>| match (x, y) {
-        (Some(x), Some(y)) => x <= y,
-        _ => true,
-    };
-    if !(ordered(a.lo, a.capacity) && ordered(a.capacity, a.hi) && ordered(a.lo, a.hi)) {
-        return Err(DamagedAnswer::OutsideInterval {
-            capacity: a.capacity,
-            lo: a.lo,
-            hi: a.hi,
-        });
-    }
-    Ok(())
-}
-
-/// Why a `capacity.json` answer is damaged ([`check_answer`]).
-#[derive(Debug, Clone, PartialEq, thiserror::Error)]
-enum DamagedAnswer {
-    /// `capacity`, `lo` or `hi` is not a measured value.
-    #[error("the answer's {name} {value} is not a measured value ({why:?})")]
-    NotMeasured {
-        name: &'static str,
-        value: f64,
-        why: crate::values::NotAValue,
-    },
-    /// The point lies outside its interval.
-    #[error(
-        "the answer's point is not inside its interval (capacity {capacity:?}, lo {lo:?}, hi {hi:?})"
-    )]
-    OutsideInterval {
-        capacity: Option<f64>,
-        lo: Option<f64>,
-        hi: Option<f64>,
-    },
-}
+pub use crate::capacity::file::slo_lines_text as slo_text;
 
 /// Each folder's `capacity.json` (read as `compare` reads it, bounded). A folder without
 /// one, or with one that cannot be read, is left out of the series with a one-line note; so
@@ -125,16 +70,8 @@ enum DamagedAnswer {
 pub fn load(folders: &[Folder], notes: &mut Vec<String>) -> CapacitySeries {
     let mut answers = Vec::new();
     for (i, f) in folders.iter().enumerate() {
-        match crate::compare::capacity::read(&f.dir) {
+        match crate::results::read_capacity(&f.dir) {
             Ok(Some(file)) => {
-                if let Err(why) = check_answer(&file) {
-                    notes.push(format!(
-                        "capacity: skipped #{} {}: damaged capacity.json: {why}",
-                        i + 1,
-                        f.name
-                    ));
-                    continue;
-                }
                 if file.answer.capacity.is_none() {
                     notes.push(format!(
                         "capacity: #{} {} has no point to follow ({}); left out of the series",
@@ -160,7 +97,7 @@ pub fn load(folders: &[Folder], notes: &mut Vec<String>) -> CapacitySeries {
     if let Some(newest) = answers.last() {
         let differ: Vec<String> = answers
             .iter()
-            .filter(|a| a.file.slo != newest.file.slo || a.file.over != newest.file.over)
+            .filter(|a| !a.file.same_quantity(&newest.file))
             .map(|a| {
                 format!(
                     "#{} over {} at {}",

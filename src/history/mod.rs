@@ -118,12 +118,27 @@ impl History {
             .collect()
     }
 
-    /// 1 when the newest folder is a regression change point, else 0.
+    /// When only the capacity series is followed and the newest folder has no point in it
+    /// (no capacity.json, a damaged one, or a one-sided answer; a note says which): there is
+    /// nothing at the newest folder to judge, so no "ok" either.
+    pub fn newest_unjudged(&self) -> bool {
+        let last = self.folders.len().saturating_sub(1);
+        self.metrics.is_empty()
+            && self
+                .capacity
+                .as_ref()
+                .is_some_and(|c| c.points().iter().all(|(f, _)| *f != last))
+    }
+
+    /// 1 when the newest folder is a regression change point, 2 when it has nothing to judge
+    /// ([`History::newest_unjudged`]), else 0.
     pub fn exit_code(&self) -> i32 {
-        if self.latest_regressions().is_empty() {
-            crate::exit::OK
-        } else {
+        if !self.latest_regressions().is_empty() {
             crate::exit::REGRESSION
+        } else if self.newest_unjudged() {
+            crate::exit::BAD_INPUT
+        } else {
+            crate::exit::OK
         }
     }
 }
@@ -225,10 +240,12 @@ pub fn analyze(opts: &HistoryOptions) -> Result<History, AnalyzeError> {
     }
     let mut notes = Vec::new();
     // Capacity searches rarely share a probe rate: with no metric chosen, a history whose
-    // newest folder is one follows the searches' answers.
+    // newest folder is one follows the searches' answers. A damaged capacity.json still
+    // makes it one: its series then says why the newest has no answer, rather than judging
+    // the rung tables in silence.
     let newest_searched = folders
         .last()
-        .is_some_and(|f| matches!(crate::compare::capacity::read(&f.dir), Ok(Some(_))));
+        .is_some_and(|f| !matches!(crate::results::read_capacity(&f.dir), Ok(None)));
     if opts.metrics.is_empty() && newest_searched {
         follow_capacity = true;
         metrics.clear();

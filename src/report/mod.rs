@@ -39,6 +39,9 @@ pub enum ReportError {
     /// The result folder could not be read.
     #[error(transparent)]
     Load(#[from] LoadError),
+    /// The folder's `capacity.json` is damaged or cannot be read.
+    #[error(transparent)]
+    Capacity(#[from] crate::results::CapacityReadError),
     /// The folder has a run.json but no finished rung.
     #[error("{0}: the run has no finished rung, nothing to report")]
     NoRungs(PathBuf),
@@ -178,22 +181,23 @@ impl RunReport {
     }
 }
 
-/// The folder's `capacity.json`, when it has a readable one (a report draws what it can:
-/// an unreadable file leaves the search's chart out, as `compare` would refuse it).
+/// The folder's `capacity.json` through the one checked reader (`results::read_capacity`):
+/// `ladder report` refuses a damaged one up front ([`check`]); a report made another way
+/// (the run's own, just written) draws what it can.
 fn capacity_of(dir: &Path) -> Option<crate::capacity::CapacityFile> {
-    let bytes =
-        crate::fileread::read_bounded(&dir.join(crate::capacity::CAPACITY_FILE), 16 << 20).ok()?;
-    serde_json::from_slice(&bytes).ok()
+    crate::results::read_capacity_in(dir).ok().flatten()
 }
 
 /// A folder `ladder report` is asked to draw, checked as `compare` checks it: its summaries
-/// and every rung's request lines (`results::check`), so an edited or damaged folder is
+/// and every rung's request lines (`results::check`), and its `capacity.json` when it has one
+/// (`results::read_capacity`), so an edited or damaged folder is
 /// refused with the file and what is wrong, never drawn as if ladder had measured it.
 pub fn check(dir: &Path) -> Result<(), ReportError> {
     let rd = ResultDir::open(dir)?;
     for r in &rd.rungs {
         rd.requests(r)?;
     }
+    crate::results::read_capacity(&rd)?;
     Ok(())
 }
 

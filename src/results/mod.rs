@@ -1,5 +1,6 @@
 //! Result folders: layout, atomic writes, loading.
 
+pub(crate) mod capacity;
 mod check;
 pub(crate) mod facts;
 mod line_scan;
@@ -14,6 +15,7 @@ pub(crate) mod types;
 pub mod vllm;
 pub(crate) mod write;
 
+pub use capacity::{read_capacity, read_capacity_in, CapacityReadError};
 pub use load::{read_result_json, MAX_RESULT_JSON_BYTES};
 pub use load::{LoadedRung, ResultDir};
 pub use load_error::LoadError;

@@ -73,7 +73,12 @@ pub fn step_line(h: &History, s: &Step) -> String {
 pub fn verdict_line(h: &History) -> String {
     let last = h.folders.len();
     let regs = h.latest_regressions();
-    if regs.is_empty() {
+    if regs.is_empty() && h.newest_unjudged() {
+        format!(
+            "no verdict: the newest folder (#{last}) has no capacity answer to judge (the note \
+             above says why); run its search again, or follow its rungs with --metric"
+        )
+    } else if regs.is_empty() {
         let at_last = h.steps.iter().filter(|s| s.folder + 1 == last).count();
         if at_last > 0 {
             format!("ok: the newest folder (#{last}) is a change point, but not a regression")
