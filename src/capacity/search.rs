@@ -142,9 +142,9 @@ pub enum Stop {
     Converged,
     /// The budget would be overspent by the next measurement.
     Budget,
-    /// Still inside (or uncertain) at `max`: the capacity is above it.
+    /// A probe at `max` stands inside: the capacity is above it.
     AboveMax,
-    /// Still outside at `min`: the capacity is below it.
+    /// A probe at `min` stands outside: the capacity is below it.
     BelowMin,
     /// The next midpoint rounds to a level already probed (users are whole numbers; rates
     /// keep three significant digits).
@@ -448,17 +448,27 @@ impl Search {
         let top = all.iter().copied().fold(f64::NEG_INFINITY, f64::max);
         let bottom = all.iter().copied().fold(f64::INFINITY, f64::min);
         match self.bracket() {
-            (_, None) => {
+            (lo, None) => {
                 if top >= c.max {
-                    return Err(Stop::AboveMax);
+                    // Above the max only when the probe at the max stands inside; a max
+                    // left uncertain (or disputed) says the SLO is crossed near it.
+                    return Err(if lo.is_some_and(|l| l >= top) {
+                        Stop::AboveMax
+                    } else {
+                        Stop::UncertainZone
+                    });
                 }
                 let next = self.round((top * c.growth).min(c.max));
                 let next = if next <= top { self.step_up(top) } else { next };
                 Ok(next.min(c.max))
             }
-            (None, Some(_)) => {
+            (None, Some(hi)) => {
                 if bottom <= c.min {
-                    return Err(Stop::BelowMin);
+                    return Err(if hi <= bottom {
+                        Stop::BelowMin
+                    } else {
+                        Stop::UncertainZone
+                    });
                 }
                 let next = self.round((bottom / c.growth).max(c.min));
                 let next = if next >= bottom {
@@ -1012,6 +1022,46 @@ mod tests {
                 Step::Stop(stop) => return (s.clone(), s.answer(stop)),
             }
         }
+    }
+
+    /// "Above the max" (or "below the min") is said only of a probe at the max that stands
+    /// inside (at the min, outside): a max whose repeat disputed it, or a search whose only
+    /// level was disputed, crossed the SLO near there, and says so.
+    #[test]
+    fn above_max_and_below_min_need_a_probe_there_that_stands() {
+        // Inside at 50 and at the max 100 on first runs; repeats are outside above 70.
+        let cfg = SearchConfig {
+            start: 50.0,
+            max: 100.0,
+            confirm: 1,
+            ..cfg()
+        };
+        let (s, a) = scripted(cfg.clone(), 1000.0, 70.0);
+        assert!(s.probes().iter().any(|p| p.level == 100.0 && p.disputed()));
+        assert_eq!(a.status, Stop::UncertainZone, "{a:?}");
+        assert_eq!((a.lo, a.hi), (Some(50.0), None));
+        assert!(
+            super::super::file::answer_text(&a, "req/s", "x").starts_with("capacity at least 50"),
+            "not 'above 50 (the search's max)': {a:?}"
+        );
+        // Everything inside on every run: above the max, as before.
+        let (_, a) = scripted(cfg.clone(), 1000.0, 1000.0);
+        assert_eq!((a.status, a.lo), (Stop::AboveMax, Some(100.0)));
+        // One level (min = start = max), inside on its run and outside on its repeat: no
+        // verdict stands, so neither above the max nor below the min.
+        let one = SearchConfig {
+            start: 100.0,
+            min: 100.0,
+            max: 100.0,
+            ..cfg
+        };
+        let (_, a) = scripted(one.clone(), 1000.0, 10.0);
+        assert_eq!((a.status, a.lo, a.hi), (Stop::UncertainZone, None, None));
+        let (_, a) = scripted(one.clone(), 10.0, 1000.0);
+        assert_eq!((a.status, a.lo, a.hi), (Stop::UncertainZone, None, None));
+        // Outside on every run: below the min.
+        let (_, a) = scripted(one, 10.0, 10.0);
+        assert_eq!((a.status, a.hi), (Stop::BelowMin, Some(100.0)));
     }
 
     #[test]
