@@ -158,3 +158,67 @@ fn a_server_that_goes_down_mid_run_stops_the_ladder_and_keeps_what_was_measured(
     assert!(rd.rungs[0].entry.complete, "the first rung is kept whole");
     assert!(rd.rungs.len() <= 2, "{} rungs", rd.rungs.len());
 }
+
+/// A capacity search whose server dies after its first probe: its probes are short (100
+/// requests, 1–3 s each), shorter than the 5 s of refusals that stop a run, so the streak of
+/// refusals is carried from probe to probe and the search stops a few seconds after the
+/// kill, instead of bisecting the dead server probe after probe. The folder is `failed` and
+/// keeps the search so far: capacity.json with status `failed` and probe 1's verdict.
+#[test]
+fn a_search_whose_server_goes_down_stops_and_keeps_its_capacity_file() {
+    let mut sim = support::serve::SimProc::start(&[]);
+    let tmp = tempfile::tempdir().unwrap();
+    let path = tmp.path().join("rel.yaml");
+    std::fs::write(
+        &path,
+        format!(
+            "version: 1\nname: rel\nendpoint: {{ base_url: {}, api: completions, request_timeout: 3s }}\n\
+             model: sim-model\ntokenizer: {TOKENIZER}\n\
+             workload: {{ dataset: random, input_tokens: 16, output_tokens: 4, requests_per_rung: 100, seed: 0 }}\n\
+             load:\n  warmup_requests: 0\n  cooldown: 1s\n  search:\n    \
+             slo: [ {{ metric: p90_ttft_ms, max: 1000 }} ]\n    start: 40\n    max: 5000\n    max_extensions: 0\n",
+            sim.url()
+        ),
+    )
+    .unwrap();
+    let out = tmp.path().join("out");
+    let live = spawn_run(&path, &out);
+    live.wait_line("probe 1:", Duration::from_secs(60));
+    let killed = std::time::Instant::now();
+    sim.kill();
+    let ran = live.finish(Duration::from_secs(90));
+    no_panic(&ran);
+    assert_eq!(ran.status.code(), Some(2), "{}", ran.all());
+    assert!(
+        ran.stderr.contains("connections in a row were refused"),
+        "{}",
+        ran.stderr
+    );
+    let took = killed.elapsed();
+    assert!(took < Duration::from_secs(20), "{took:?} after the kill");
+    // At most the probes of the 5 s the refusals must last (each 1-3 s with its cooldown).
+    let probes = ran
+        .stderr
+        .lines()
+        .filter(|l| l.starts_with("probe "))
+        .count();
+    assert!(probes <= 6, "{probes} probe lines:\n{}", ran.stderr);
+    let dir = run_dir(&out).expect("a folder");
+    let rd = ResultDir::open(&dir).unwrap();
+    assert_eq!(rd.info.status, RunStatus::Failed);
+    let file = ladder::results::read_capacity(&rd)
+        .expect("a capacity.json the reader accepts")
+        .expect("the search so far is kept");
+    assert_eq!(file.answer.status, ladder::capacity::Stop::Failed);
+    assert_eq!(file.probes[0].level, 40.0);
+    assert_eq!(
+        file.probes[0].verdict,
+        ladder::capacity::ProbeVerdict::Inside
+    );
+    assert!(
+        ran.stderr
+            .contains("search ended (failed: the server rejected the requests or went down"),
+        "{}",
+        ran.stderr
+    );
+}

@@ -154,6 +154,9 @@ pub enum Stop {
     UncertainZone,
     /// Stopped by a signal.
     Interrupted,
+    /// The run failed under it: the server rejected every request the same way, or went
+    /// down (the folder's status says which); the verdicts measured before stand.
+    Failed,
 }
 
 impl Stop {
@@ -169,6 +172,10 @@ impl Stop {
                 "the levels left between inside and outside were all uncertain after their extensions"
             }
             Stop::Interrupted => "interrupted",
+            Stop::Failed => {
+                "failed: the server rejected the requests or went down (the folder's status \
+                 says why)"
+            }
         }
     }
 }

@@ -42,6 +42,10 @@ pub(super) struct Ladder<'a> {
     /// Preflight warned that the scenario's tokenizer is likely not the served model's:
     /// the rungs' token warnings then name it, not a chat template.
     pub tokenizer_mismatch: bool,
+    /// Connections refused in a row at the end of the last rung: the next rung goes on
+    /// counting them (`rejection::Refusals`), so a server that went down between short
+    /// rungs stops the run as one that went down within a long rung does.
+    pub refused: std::sync::Mutex<super::rejection::Refusals>,
 }
 
 /// One rung's measurements so far, repeat by repeat.
@@ -107,6 +111,18 @@ pub(super) async fn cooled_down(scenario: &Scenario, stop: &watch::Receiver<bool
 }
 
 impl<'c> Ladder<'c> {
+    /// The refusals in a row the last rung ended on.
+    fn refusals_carried(&self) -> super::rejection::Refusals {
+        self.refused.lock().map(|r| r.clone()).unwrap_or_default()
+    }
+
+    /// Keep the refusals in a row a rung ended on, for the next.
+    fn carry_refusals(&self, r: &super::rejection::Refusals) {
+        if let Ok(mut held) = self.refused.lock() {
+            *held = r.clone();
+        }
+    }
+
     /// What planning a rung reads of the ladder.
     fn plan_inputs(&self) -> rung_plan::Inputs<'c> {
         rung_plan::Inputs {
@@ -410,8 +426,10 @@ impl<'c> Ladder<'c> {
             STOP_GRACE,
             &mut bar,
             sink.as_mut().map(|s| s as &mut dyn rung::RecordSink),
+            self.refusals_carried(),
         )
         .await;
+        self.carry_refusals(&run.refusals);
         let scraped = match scraper {
             Some(s) => Some(s.finish().await),
             None => None,

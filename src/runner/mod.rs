@@ -527,6 +527,7 @@ async fn run_scenario(
             scrape: scrape.as_ref(),
             sim: sim_server.as_ref(),
             tokenizer_mismatch: overhead.mismatch,
+            refused: Default::default(),
         };
         let outcome = run_ladder(rungs, writer, stop.clone()).await?;
         outcomes.push(outcome);

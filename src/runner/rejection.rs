@@ -94,14 +94,24 @@ pub struct RungRejected {
     pub rejection: Rejection,
 }
 
+/// Connections refused in a row (no answer completed since), when the first of them came
+/// back, and its detail. It is carried from one rung to the next ([`Watch::carrying`]): a
+/// server that went down during a rung of 1–4 s (a capacity search's probes, a short
+/// ladder's rungs) is still down at the next, and the streak's [`REFUSED_FOR`] counts from
+/// its first refusal, not from each rung's start.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Refusals {
+    count: u64,
+    since: Option<Instant>,
+    detail: String,
+}
+
 /// Watches a rung's records as they arrive.
 #[derive(Debug, Default)]
 pub struct Watch {
     successes: u64,
     by_kind: BTreeMap<(&'static str, Option<u16>), (u64, String)>,
-    /// Connections refused since the last success, when the first of them came back, and
-    /// its detail.
-    refused: (u64, Option<Instant>, String),
+    refused: Refusals,
 }
 
 /// A connect failure that says nothing listens on the port (not a timeout, DNS or TLS):
@@ -111,6 +121,19 @@ fn refused(err: &crate::record::RequestError) -> bool {
 }
 
 impl Watch {
+    /// A rung's watch that goes on with the refusals the rung before it ended on.
+    pub fn carrying(refused: Refusals) -> Watch {
+        Watch {
+            refused,
+            ..Watch::default()
+        }
+    }
+
+    /// The refusals in a row this rung ended on, for the next rung ([`Watch::carrying`]).
+    pub fn refusals(&self) -> Refusals {
+        self.refused.clone()
+    }
+
     /// Take one record as it arrives; returns the rejection the first time the rung should
     /// stop.
     pub fn record(&mut self, rec: &RequestRecord) -> Option<Rejection> {
@@ -121,11 +144,15 @@ impl Watch {
     pub fn record_at(&mut self, rec: &RequestRecord, now: Instant) -> Option<Rejection> {
         let Some(err) = &rec.error else {
             self.successes += 1;
-            self.refused = (0, None, String::new());
+            self.refused = Refusals::default();
             return None;
         };
         if refused(err) {
-            let (count, since, detail) = &mut self.refused;
+            let Refusals {
+                count,
+                since,
+                detail,
+            } = &mut self.refused;
             if *count == 0 {
                 *since = Some(now);
                 *detail = err.detail.clone();
@@ -210,6 +237,41 @@ mod tests {
             }),
             ..Default::default()
         }
+    }
+
+    /// A server killed during a short rung (a capacity search's probe of 1–4 s): its
+    /// refusals go on counting in the rungs after it, from the first refusal, so the run
+    /// stops once they span [`REFUSED_FOR`] instead of bisecting a dead server; a success in
+    /// a later rung (a restart that came back) starts the count again.
+    #[test]
+    fn refusals_in_a_row_carry_from_one_short_rung_to_the_next() {
+        const REFUSED: &str = "tcp connect error: Connection refused (os error 111)";
+        let t0 = Instant::now();
+        let at = |ms: u64| t0 + Duration::from_millis(ms);
+        // Rung 1: answers, then refusals for 3 s (shorter than REFUSED_FOR): no stop.
+        let mut w = Watch::default();
+        w.record_at(&RequestRecord::default(), at(0));
+        for i in 0..30 {
+            assert_eq!(w.record_at(&connect(REFUSED), at(1_000 + 100 * i)), None);
+        }
+        let carried = w.refusals();
+        // Rung 2, after a cooldown: its first refusals are past REFUSED_FOR since rung 1's
+        // first, so the second of them stops it (a fresh watch would wait 5 s more).
+        let mut next = Watch::carrying(carried.clone());
+        assert_eq!(next.record_at(&connect(REFUSED), at(5_500)), None);
+        let r = next
+            .record_at(&connect(REFUSED), at(6_100))
+            .expect("the carried streak stops the run");
+        assert_eq!(r.count, 32);
+        let mut fresh = Watch::default();
+        assert_eq!(fresh.record_at(&connect(REFUSED), at(5_500)), None);
+        assert_eq!(fresh.record_at(&connect(REFUSED), at(6_100)), None);
+        // A success in rung 2 (the server came back): the carried streak ends there.
+        let mut back = Watch::carrying(carried);
+        back.record_at(&RequestRecord::default(), at(5_400));
+        assert_eq!(back.record_at(&connect(REFUSED), at(5_500)), None);
+        assert_eq!(back.record_at(&connect(REFUSED), at(6_100)), None);
+        assert_eq!(back.refusals().count, 2);
     }
 
     /// The server killed during a rung: connections refused for [`REFUSED_FOR`] (at least

@@ -80,6 +80,8 @@ pub struct RungRun {
     /// Set when the server rejected the rung's requests the same way every time and the rung
     /// stopped early (see [`rejection`]).
     pub rejected: Option<Rejection>,
+    /// The connections refused in a row it ended on, for the next rung.
+    pub refusals: rejection::Refusals,
 }
 
 /// Time requests still in flight get after a deterministic rejection stopped dispatch: they
@@ -138,6 +140,7 @@ pub async fn run_rung(
     grace: Duration,
     observer: &mut dyn RungObserver,
     sink: Option<&mut dyn RecordSink>,
+    refused: rejection::Refusals,
 ) -> RungRun {
     let total = plan.requests.len();
     let timed = plan.timed.take();
@@ -209,7 +212,7 @@ pub async fn run_rung(
         received: 0,
         interrupted: *stop.borrow(),
         deadline: None,
-        rejections: rejection::Watch::default(),
+        rejections: rejection::Watch::carrying(refused),
         rejected: None,
     };
     c.collect(&mut rx, &mut stop, &mut ticker, observer).await;
@@ -248,6 +251,7 @@ pub async fn run_rung(
         sent,
         abandoned,
         rejected: c.rejected,
+        refusals: c.rejections.refusals(),
     }
 }
 

@@ -413,8 +413,10 @@ impl Ladder<'_> {
         let m = match self.measure(at, out).await {
             Ok(m) => m,
             Err(e) => {
-                // Nothing measured is lost: the probes held so far get their rung files.
+                // Nothing measured is lost: the probes held so far get their rung files,
+                // and the search so far its capacity.json.
                 let _ = self.write_done(writer, &p.held);
+                let _ = self.write_capacity(writer, &p.search, Stop::Failed, &mut p.log);
                 return Err(e);
             }
         };
@@ -436,6 +438,9 @@ impl Ladder<'_> {
         if let Some(why) = rejected {
             self.write_done(writer, &p.held)?;
             writer.warn(why.to_string());
+            // The verdicts measured before stand: capacity.json keeps them and the bracket
+            // they left, with status `failed` (compare, report and history read it).
+            self.write_capacity(writer, &p.search, Stop::Failed, &mut p.log)?;
             let _ = writer.write_file("run.log", (p.log.join("\n") + "\n").as_bytes());
             return Err(why.into());
         }
