@@ -167,6 +167,17 @@ fn budget_advice(s: &Search) -> String {
             t.as_secs_f64()
         ));
     }
+    if s.narrowed() {
+        // What the budget cut off was the repeats of the ends, not the narrowing.
+        return format!(
+            "the budget ran out ({} spent; the next measurement of {} requests would \
+             overspend it) after the bracket was narrowed as far as the search takes it, before \
+             its ends were repeated load.search.confirm times: raise load.search.budget (requests \
+             or duration) to confirm them",
+            spent.join(", "),
+            c.chunk_requests
+        );
+    }
     format!(
         "the budget ran out ({} spent; the next measurement of {} requests would overspend \
          it) before the bracket was as narrow as the precision asked: raise \

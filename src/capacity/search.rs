@@ -164,7 +164,7 @@ impl Stop {
     pub fn describe(self) -> &'static str {
         match self {
             Stop::Converged => "converged: the bracket is as narrow as the precision asked",
-            Stop::Budget => "budget spent before the bracket was as narrow as the precision asked",
+            Stop::Budget => "budget spent before the search could end (its warning says what was left)",
             Stop::AboveMax => "inside the SLO at the search's max: the capacity is above it",
             Stop::BelowMin => "outside the SLO at the search's min: the capacity is below it",
             Stop::Resolution => "the next probe would repeat a level already measured",
@@ -511,6 +511,12 @@ impl Search {
                 Ok(mid)
             }
         }
+    }
+
+    /// Whether the narrowing is over (the bracket is as narrow as the precision asks, or as
+    /// it can get): what is left is repeating its ends.
+    pub fn narrowed(&self) -> bool {
+        !self.probes.is_empty() && self.next_level().is_err()
     }
 
     fn precise(&self, lo: f64, hi: f64) -> bool {
@@ -1160,6 +1166,28 @@ mod tests {
         assert_eq!(
             file.probes.iter().map(|p| p.repeats.len()).sum::<usize>(),
             1
+        );
+        // A budget that pays for the narrowing and no repeat: what it cut off was the
+        // repeats, and the warning says so, not "before the bracket was as narrow as the
+        // precision asked" with advice to accept a coarser precision.
+        let (s, a) = scripted(
+            SearchConfig {
+                confirm: 1,
+                budget_requests: Some(s0.spent().0),
+                ..cfg()
+            },
+            27.0,
+            27.0,
+        );
+        assert_eq!(a.status, Stop::Budget);
+        assert!(s.narrowed(), "{:?}", s.bracket());
+        let file = crate::capacity::CapacityFile::of(&s, a);
+        assert!(
+            file.warnings.iter().any(|w| w.contains(
+                "after the bracket was narrowed as far as the search takes it, before its ends were repeated"
+            )) && !file.warnings.iter().any(|w| w.contains("coarser")),
+            "{:?}",
+            file.warnings
         );
     }
 

@@ -238,6 +238,31 @@ fn check_term_bound(
             .hint(why),
         );
     }
+    // TPOT is the time per output token after the first: one-token outputs have none, and
+    // every probe would stay uncertain until a failure (infinitely slow) decided it.
+    let one_token = get(v, &["workload", "output_tokens"]).and_then(Value::as_f64) == Some(1.0);
+    if one_token
+        && matches!(
+            metric,
+            SloMetric::Quantile {
+                of: crate::capacity::slo::Latency::Tpot,
+                ..
+            }
+        )
+    {
+        out.push(
+            Problem::value(
+                at("metric"),
+                format!(
+                    "`{}` bounds the time per output token after the first, and with \
+                     workload.output_tokens: 1 no request has one: no probe could be judged on it",
+                    metric.name()
+                ),
+            )
+            .hint("bound the first token or the whole request instead (`p99_ttft_ms`, `p99_e2el_ms`), or raise workload.output_tokens"),
+        );
+        return;
+    }
     if metric == SloMetric::Goodput {
         let bounds = ["ttft_ms", "tpot_ms", "e2e_ms"];
         if !bounds
@@ -599,6 +624,29 @@ mod tests {
         })))
         .unwrap();
         assert_eq!((s.slo[0].min, s.slo[0].max), (Some(0.9), None));
+    }
+
+    #[test]
+    fn a_tpot_term_with_one_token_outputs_is_refused() {
+        let tpot = |out_tokens: u32| {
+            let v = json!({
+                "workload": { "output_tokens": out_tokens },
+                "load": { "search": search(json!({
+                    "slo": [{ "metric": "p90_tpot_ms", "max": 20 }],
+                })) },
+            });
+            let mut out = Vec::new();
+            check(&v, &mut out);
+            out.iter().map(|p| format!("{p:?}")).collect::<Vec<_>>()
+        };
+        let one = tpot(1);
+        assert!(
+            one.len() == 1
+                && one[0].contains("with workload.output_tokens: 1 no request has one")
+                && one[0].contains("p99_e2el_ms"),
+            "{one:?}"
+        );
+        assert!(tpot(2).is_empty(), "{:?}", tpot(2));
     }
 
     #[test]
