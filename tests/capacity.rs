@@ -200,8 +200,19 @@ fn a_gate_on_capacity_catches_a_slower_decode() {
     let tmp = tempfile::tempdir().unwrap();
     let base = scenario(tmp.path(), 8.0, 1.0, 200.0, "");
     let cand = scenario(tmp.path(), 8.0, 1.5, 200.0, "");
-    let (_, bdir, bfile) = search(&base, &tmp.path().join("base"));
+    let (ran, bdir, bfile) = search(&base, &tmp.path().join("base"));
     let (_, cdir, cfile) = search(&cand, &tmp.path().join("cand"));
+    // The rung analysis under a search says whose SLO its "within SLO" is: a level the search
+    // judged outside is never called within the search's SLO.
+    let within = ran
+        .stdout
+        .lines()
+        .find(|l| l.starts_with("Highest rate within SLO:"))
+        .unwrap_or_else(|| panic!("no within line:\n{}", ran.stdout));
+    assert!(
+        within.contains("by the scenario's `slo:` block, not the search's SLO"),
+        "{within}"
+    );
     assert!(
         cfile.answer.capacity.unwrap() < bfile.answer.capacity.unwrap(),
         "{} vs {}",

@@ -159,6 +159,11 @@ pub struct Analysis {
     /// it, and the highest rate within SLO says so.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub slo_bounds_errors_only: bool,
+    /// The rungs are a capacity search's probes: "within SLO" is by the scenario's `slo:`
+    /// block, not by the search's own terms (whose answer is capacity.json's), and its line
+    /// says so rather than name a level the search judged outside as within.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub searched: bool,
 }
 
 fn nan() -> f64 {
@@ -285,6 +290,7 @@ pub fn analyze(rungs: &[RungSummary], slo: &Slo, baseline_rate: Option<f64>) -> 
         rungs: per_rung,
         client_limited,
         slo_bounds_errors_only: !latency_bound,
+        searched: false,
     }
 }
 
@@ -443,6 +449,24 @@ impl Analysis {
 
     /// The highest rate within SLO as a sentence.
     pub fn slo_text(&self) -> String {
+        let text = self.within_text();
+        if self.searched {
+            format!(
+                "{text} (by the scenario's `slo:` block, not the search's SLO: the search's \
+                 answer is its capacity line)"
+            )
+        } else {
+            text
+        }
+    }
+
+    /// The analysis of a capacity search's probes ([`Analysis::searched`]).
+    pub fn of_search(mut self) -> Analysis {
+        self.searched = true;
+        self
+    }
+
+    fn within_text(&self) -> String {
         match self.max_rate_within_slo {
             Some(r) => match &self.knee {
                 Some(k) if self.slo_bounds_errors_only && r >= k.rate => format!(

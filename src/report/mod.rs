@@ -168,6 +168,12 @@ impl RunReport {
         } else {
             analyze(&rungs, &slo, baseline)
         };
+        let capacity = capacity_of(dir);
+        let analysis = if capacity.is_some() {
+            analysis.of_search()
+        } else {
+            analysis
+        };
         RunReport {
             label: label.to_string(),
             dir: dir.to_path_buf(),
@@ -175,7 +181,7 @@ impl RunReport {
             rungs,
             slo,
             analysis,
-            capacity: capacity_of(dir),
+            capacity,
             focus: None,
         }
     }

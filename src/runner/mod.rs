@@ -683,7 +683,10 @@ fn mark_failed(writer: &mut RunWriter, e: RunError) -> RunError {
 
 fn print_outcome(opts: &RunOptions, dir: &Path, scenario: &Scenario, rungs: &[RungSummary]) {
     let notes = &opts.notes;
-    let analysis = analyze(rungs, &scenario.slo, scenario.load.baseline_rate);
+    let mut analysis = analyze(rungs, &scenario.slo, scenario.load.baseline_rate);
+    if scenario.load.search.is_some() {
+        analysis = analysis.of_search();
+    }
     if opts.json {
         let v = serde_json::json!({
             "version": 1,

@@ -536,7 +536,7 @@ impl Ladder<'_> {
     fn print_search(&self, dir: &std::path::Path, summaries: &[RungSummary], file: &CapacityFile) {
         let opts = self.ctx.opts;
         if opts.json {
-            let analysis = crate::metrics::analyze(summaries, &self.scenario.slo, None);
+            let analysis = crate::metrics::analyze(summaries, &self.scenario.slo, None).of_search();
             let v = serde_json::json!({
                 "version": 1,
                 "command": "run",
