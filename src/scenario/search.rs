@@ -485,6 +485,31 @@ fn check_knobs(v: &Value, s: &Value, out: &mut Vec<Problem>) {
                 .hint(format!("allow at least {} (ten probes)", 10.0 * chunk)),
             );
         }
+        // Open loop, the first probe takes at least its requests over its rate.
+        let duration = b
+            .get("duration")
+            .and_then(Value::as_str)
+            .and_then(|d| DurationStr::parse(d).ok());
+        let start = s.get("start").and_then(Value::as_f64).filter(|x| *x > 0.0);
+        let over_rate = s.get("over").and_then(Value::as_str) != Some("users");
+        if let (Some(d), Some(start), true) = (duration, start, over_rate) {
+            let first = int(
+                &["workload", "requests_per_rung"],
+                f64::from(default_requests_per_rung()),
+            ) / start;
+            if d.0.as_secs_f64() < first {
+                out.push(
+                    Problem::value(
+                        p(&["load", "search", "budget", "duration"]),
+                        format!(
+                            "{d} cannot pay for one probe: the first ({} requests at {start} req/s) takes at least {first:.0} s",
+                            int(&["workload", "requests_per_rung"], f64::from(default_requests_per_rung()))
+                        ),
+                    )
+                    .hint(format!("allow at least {:.0} s (ten probes' worth), or start higher", 10.0 * first)),
+                );
+            }
+        }
     }
 }
 
@@ -568,6 +593,20 @@ mod tests {
         ] {
             assert!(p.iter().any(|x| x.contains(says)), "{says}: {p:?}");
         }
+        // A duration budget shorter than the first probe (300 requests at 2 req/s: 150 s)
+        // would run no probe and end with no answer; one that pays for it is fine.
+        let short = |d: &str| {
+            problems(
+                json!({ "search": search(json!({ "start": 2, "budget": { "duration": d } })) }),
+            )
+        };
+        let p = short("1s");
+        assert!(
+            p.iter()
+                .any(|x| x.contains("1s cannot pay for one probe: the first (300 requests at 2 req/s) takes at least 150 s")),
+            "{p:?}"
+        );
+        assert!(short("10m").is_empty(), "{:?}", short("10m"));
         let users = search(json!({ "over": "users", "start": 1.5, "max": 1000 }));
         let p = problems(json!({ "search": users, "arrival": "gamma" }));
         for says in [
