@@ -515,8 +515,13 @@ impl Ladder<'_> {
         writer
             .write_file(CAPACITY_FILE, (json + "\n").as_bytes())
             .map_err(RunError::from)?;
+        // The first-look advice was said before the first probe: kept in the files, not
+        // said twice.
+        let said = search.look_advice();
         for w in &file.warnings {
-            self.say_search(&format!("warning: capacity: {w}"));
+            if !said.contains(w) {
+                self.say_search(&format!("warning: capacity: {w}"));
+            }
             writer.warn(format!("capacity: {w}"));
         }
         let done = format!(
