@@ -251,6 +251,10 @@ pub fn answer_text(a: &Answer, unit: &str, slo: &str) -> String {
     }
 }
 
+/// Least a level read back from a file may be: the lowest rate ladder runs
+/// (`scenario::limits::MIN_RATE`, which a test holds equal; capacity sits below scenario).
+pub const MIN_LEVEL: f64 = 0.001;
+
 /// Most a level read back from a file may be (req/s or users): far past any server, and a
 /// chart's axis stays drawable (a level of 1e300 or a subnormal one is not a level a search
 /// probed, it is a damaged file).
@@ -269,7 +273,7 @@ fn shown(s: &str) -> String {
 
 /// Why a level read back is not one a search could have probed; `None` when it is.
 fn level_problem(x: f64, users: bool) -> Option<String> {
-    let min = crate::scenario::limits::MIN_RATE;
+    let min = MIN_LEVEL;
     if !(x.is_finite() && x > 0.0) {
         return Some(format!("level {x} is not a positive number"));
     }
@@ -301,7 +305,7 @@ impl CapacityFile {
     /// A file read back from a result folder, checked as the runner writes it (RELIABILITY.md,
     /// the `capacity.json` row): the layout version this ladder reads, `over` and `unit` one
     /// of the two pairs, every SLO term one a search holds with its bound, every level one a
-    /// search could probe (at least `scenario::limits::MIN_RATE`, at most [`MAX_LEVEL`], whole
+    /// search could probe (at least [`MIN_LEVEL`], at most [`MAX_LEVEL`], whole
     /// users), every number a measured value, and the answer consistent with its probes (a
     /// point exactly when both ends are found, `lo < hi`, the point between them, `lo` the
     /// level of a probe judged inside and `hi` of one judged outside). The file's own `text`
@@ -568,6 +572,19 @@ mod tests {
         assert_eq!(
             answer_text(&above, "req/s", "error rate <= 0.01"),
             "capacity above 200 req/s (the search's max, inside) at error rate <= 0.01"
+        );
+        // A search that found an inside level and no standing outside one (a max left
+        // uncertain): at least, never "above the max".
+        let open = Answer {
+            status: Stop::UncertainZone,
+            capacity: None,
+            lo: Some(50.0),
+            hi: None,
+        };
+        assert!(
+            answer_text(&open, "req/s", "x").starts_with("capacity at least 50 req/s at x"),
+            "{}",
+            answer_text(&open, "req/s", "x")
         );
         let line = SloLine::of(&SloTerm::at_most(SloMetric::ErrorRate, 0.01));
         assert_eq!(line.describe(), "error rate <= 0.01");
