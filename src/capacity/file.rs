@@ -263,7 +263,7 @@ pub const MAX_LEVEL: f64 = 1e12;
 /// `s` for a message about a damaged file: its Debug form (controls escaped), cut at 40
 /// characters (a hand-edited file may hold megabytes in one string).
 fn shown(s: &str) -> String {
-    let cut: String = s.chars().take(40).collect();
+    let cut = crate::format::first_chars(s, 40);
     if cut.len() < s.len() {
         format!("{cut:?}...")
     } else {

@@ -9,6 +9,7 @@
 //! answers from their intervals is the `capacity` gate of `compare`).
 
 use super::series::Folder;
+use crate::capacity::file::slo_lines_text;
 use crate::capacity::CapacityFile;
 
 /// One folder's answer.
@@ -56,11 +57,9 @@ impl CapacitySeries {
     pub fn slo_text(&self) -> String {
         self.answers
             .last()
-            .map_or_else(String::new, |a| slo_text(&a.file.slo))
+            .map_or_else(String::new, |a| slo_lines_text(&a.file.slo))
     }
 }
-
-pub use crate::capacity::file::slo_lines_text as slo_text;
 
 /// Each folder's `capacity.json` (read as `compare` reads it, bounded). A folder without
 /// one, or with one that cannot be read, is left out of the series with a one-line note; so
@@ -103,7 +102,7 @@ pub fn load(folders: &[Folder], notes: &mut Vec<String>) -> CapacitySeries {
                     "#{} over {} at {}",
                     a.folder + 1,
                     a.file.over,
-                    slo_text(&a.file.slo)
+                    slo_lines_text(&a.file.slo)
                 )
             })
             .collect();
@@ -112,7 +111,7 @@ pub fn load(folders: &[Folder], notes: &mut Vec<String>) -> CapacitySeries {
                 "capacity: the searches held different SLOs or levels (the newest: over {} at \
                  {}; {}): a step may be a change of SLO",
                 newest.file.over,
-                slo_text(&newest.file.slo),
+                slo_lines_text(&newest.file.slo),
                 differ.join("; ")
             ));
         }
