@@ -610,13 +610,9 @@ impl ShardArgs {
             None => None,
         };
         let start_at = shard::parse_start_at(at).map_err(|e| e.to_string())?;
-        let wait = shard::start_wait(start_at, chrono::Utc::now()).map_err(|e| e.to_string())?;
-        eprintln!(
-            "note: shard {} starts its first rung at {} (in {}, after preflight)",
-            shard.label(),
-            start_at.to_rfc3339_opts(chrono::SecondsFormat::Millis, true),
-            ladder::runner::prepare::show_length(wait)
-        );
+        // Refused here when too far ahead; the runner says when it starts once the scenario
+        // is known to shard.
+        shard::start_wait(start_at, chrono::Utc::now()).map_err(|e| e.to_string())?;
         Ok(Some(shard::ShardRun {
             shard,
             start_at,

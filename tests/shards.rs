@@ -67,6 +67,8 @@ fn three_shards_against_one_simulator_merge_to_the_one_machine_schedule() {
         let r = s.finish(Duration::from_secs(90));
         no_panic(&r);
         assert!(r.status.success(), "shard {i}:\n{}", r.all());
+        let note = format!("note: shard {i}/3 starts its first rung at ");
+        assert!(r.stderr.contains(&note), "shard {i}:\n{}", r.stderr);
     }
     drop(sim);
     let parent = fs::read_dir(out.join("sharded.shards"))

@@ -198,6 +198,9 @@ fn run_all_into(opts: &RunOptions, done: &mut Vec<RunOutcome>) -> Result<(), Run
     let mut prepared = prepare(&loaded, scenario).map_err(|found| {
         ScenarioError::Invalid(crate::scenario::Diagnostics(loaded.diagnose(&found)))
     })?;
+    if let Some(s) = &opts.shard {
+        opts.notes.err(&s.start_note(chrono::Utc::now()));
+    }
     if let (Some(r), Some(t)) = (&prepared.trace, &prepared.scenario.load.trace) {
         opts.notes
             .err(&format!("note: {}", r.length_note(&t.speed)));

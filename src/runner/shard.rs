@@ -36,6 +36,19 @@ pub struct ShardRun {
     pub drain: Option<Duration>,
 }
 
+impl ShardRun {
+    /// The note said once the scenario is known to shard: when this shard starts.
+    pub fn start_note(&self, now: DateTime<Utc>) -> String {
+        format!(
+            "note: shard {} starts its first rung at {} (in {}, after preflight)",
+            self.shard.label(),
+            self.start_at
+                .to_rfc3339_opts(chrono::SecondsFormat::Millis, true),
+            super::prepare::show_length((self.start_at - now).to_std().unwrap_or_default())
+        )
+    }
+}
+
 /// Which share of the run this process is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Shard {
