@@ -492,7 +492,11 @@ fn run_flags_and_shards_that_cannot_follow_a_search_are_refused_before_any_load(
         assert_eq!(r.status.code(), Some(2), "{args:?}: {}", r.all());
         assert!(r.stderr.contains(says), "{args:?}: {}", r.stderr);
         // A shard that is refused does not first announce when it starts.
-        assert!(!r.stderr.contains("starts its first rung"), "{args:?}: {}", r.stderr);
+        assert!(
+            !r.stderr.contains("starts its first rung"),
+            "{args:?}: {}",
+            r.stderr
+        );
     }
     assert!(!out.exists(), "nothing was run");
 }

@@ -468,6 +468,19 @@ impl CapacityFile {
             })
             .collect();
         warnings.extend(s.look_advice());
+        if let Some(((low, at_low), (next, at_next))) = s.errors_without_load() {
+            warnings.push(format!(
+                "errors did not fall with the load: {:.1} % of requests failed at {} {unit}, \
+                 the lowest level probed, and {:.1} % at {} {unit}: a server that fails \
+                 requests at any load is not at its capacity, and no level was inside the SLO \
+                 for that reason; read the failures' classes (`errors` in the rung's results, \
+                 `error_detail` in its request lines), fix them, then search again",
+                at_low * 100.0,
+                level_text(low),
+                at_next * 100.0,
+                level_text(next)
+            ));
+        }
         if answer.status == Stop::UncertainZone {
             warnings.push(format!(
                 "the probes between {} and {} {unit} stayed uncertain after their extensions: \
@@ -591,5 +604,85 @@ mod tests {
         let json = serde_json::to_value(a).unwrap();
         assert_eq!(json["status"], "converged");
         assert_eq!(serde_json::from_value::<Answer>(json).unwrap(), a);
+    }
+
+    /// A search against a server that fails a share `failing(level)` of requests (each
+    /// one fast, or failed: deterministic, every `k`-th request), with an error-rate term.
+    fn against_failures(failing: impl Fn(f64) -> f64) -> CapacityFile {
+        use crate::capacity::search::{Over, Precision, SearchConfig, Step};
+        use crate::capacity::slo::Obs;
+        let mut s = Search::new(SearchConfig {
+            over: Over::Rate,
+            slo: vec![SloTerm::at_most(SloMetric::ErrorRate, 0.05)],
+            start: 20.0,
+            min: 5.0,
+            max: 200.0,
+            growth: 2.0,
+            precision: Precision::Relative(0.05),
+            confidence: 0.9,
+            chunk_requests: 200,
+            probe_requests: 200,
+            max_extensions: 1,
+            confirm: 0,
+            budget_requests: Some(20_000),
+            budget_time: None,
+        });
+        loop {
+            match s.next() {
+                Step::Measure { level, .. } => {
+                    let share = failing(level);
+                    let obs = (0..200)
+                        .map(|i| Obs {
+                            failed: (i as f64 + 0.5) / 200.0 < share,
+                            ttft_ms: Some(10.0),
+                            ..Obs::default()
+                        })
+                        .collect();
+                    s.record(level, obs, 200, std::time::Duration::from_secs(1));
+                }
+                Step::Stop(stop) => return CapacityFile::of(&s, s.answer(stop)),
+            }
+        }
+    }
+
+    /// Errors at every load (a broken deployment answering 500 to 30 % of requests) leave
+    /// no level inside the SLO; the search says the errors did not fall with the load, so
+    /// "capacity below 5 req/s" is not read as a capacity. A server whose errors come with
+    /// overload (none below 40 req/s, 30 % above) gets no such warning.
+    #[test]
+    fn errors_that_do_not_fall_with_the_load_are_not_called_a_capacity() {
+        let broken = against_failures(|_| 0.3);
+        assert_eq!(broken.answer.lo, None, "{:?}", broken.answer);
+        let w = broken
+            .warnings
+            .iter()
+            .find(|w| w.starts_with("errors did not fall with the load"))
+            .unwrap_or_else(|| panic!("{:?}", broken.warnings));
+        assert!(
+            w.contains("30.0 % of requests failed at 5 req/s, the lowest level probed, and 30.0 % at 10 req/s"),
+            "{w}"
+        );
+        let overloaded = against_failures(|level| if level < 40.0 { 0.0 } else { 0.3 });
+        assert!(overloaded.answer.lo.is_some(), "{:?}", overloaded.answer);
+        assert!(
+            !overloaded
+                .warnings
+                .iter()
+                .any(|w| w.starts_with("errors did not fall")),
+            "{:?}",
+            overloaded.warnings
+        );
+        // Below the min, from overload alone (errors fall as the load falls, but not to
+        // zero by the min): no warning either.
+        let steep = against_failures(|level| (level / 40.0).min(1.0) * 0.5);
+        assert_eq!(steep.answer.lo, None, "{:?}", steep.answer);
+        assert!(
+            !steep
+                .warnings
+                .iter()
+                .any(|w| w.starts_with("errors did not fall")),
+            "{:?}",
+            steep.warnings
+        );
     }
 }

@@ -164,7 +164,7 @@ impl Stop {
     pub fn describe(self) -> &'static str {
         match self {
             Stop::Converged => "converged: the bracket is as narrow as the precision asked",
-            Stop::Budget => "budget spent before the search could end (its warning says what was left)",
+            Stop::Budget => "budget spent before the search could end; its warning says what was left",
             Stop::AboveMax => "inside the SLO at the search's max: the capacity is above it",
             Stop::BelowMin => "outside the SLO at the search's min: the capacity is below it",
             Stop::Resolution => "the next probe would repeat a level already measured",
@@ -424,6 +424,30 @@ impl Search {
             .filter(|l| hi.is_none_or(|h| *l < h))
             .max_by(f64::total_cmp);
         (lo, hi)
+    }
+
+    /// When no probe was inside and requests failed at the lowest level probed at least as
+    /// often as at the next one up: `((low level, its failed share), (next level, its
+    /// share))`. Errors that do not fall as the load falls are not overload, and "capacity
+    /// below" would blame the load for them. Failures are counted over a probe's own
+    /// measurements (extensions pooled), whatever terms the SLO has: a failed request is
+    /// infinitely slow in every latency term too.
+    pub fn errors_without_load(&self) -> Option<((f64, f64), (f64, f64))> {
+        if self.bracket().0.is_some() {
+            return None;
+        }
+        let share = |p: &Probe| {
+            let failed = p.obs.iter().filter(|o| o.failed).count();
+            (!p.obs.is_empty()).then(|| failed as f64 / p.obs.len() as f64)
+        };
+        let mut by_level: Vec<(f64, f64)> = self
+            .probes
+            .iter()
+            .filter_map(|p| share(p).map(|s| (p.level, s)))
+            .collect();
+        by_level.sort_by(|a, b| a.0.total_cmp(&b.0));
+        let (low, next) = (*by_level.first()?, *by_level.get(1)?);
+        (low.1 > 0.0 && low.1 >= next.1).then_some((low, next))
     }
 
     /// Pairs `(inside, outside)` with the inside level above the outside one: the metric
