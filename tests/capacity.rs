@@ -500,3 +500,41 @@ fn run_flags_and_shards_that_cannot_follow_a_search_are_refused_before_any_load(
     }
     assert!(!out.exists(), "nothing was run");
 }
+
+/// A search stopped by Ctrl-C in the middle of a measurement: capacity.json says
+/// `interrupted` and counts every request that measurement sent (its lines are in the
+/// folder): the requests it spends are those of the folder's request files, warmups
+/// included.
+#[test]
+fn an_interrupted_search_counts_the_requests_of_its_cut_measurement() {
+    let tmp = tempfile::tempdir().unwrap();
+    // At speed 1 the first probe (5 req/s, 150 requests) takes 30 s: a signal 3 s in cuts it.
+    let sc = scenario(tmp.path(), 1.0, 1.0, 2000.0, "");
+    let out = tmp.path().join("out");
+    let live = support::spawn_run(&sc, &out);
+    live.wait_line("searching for the capacity", LIMIT);
+    std::thread::sleep(Duration::from_secs(3));
+    live.signal("INT");
+    let r = live.finish(LIMIT);
+    no_panic(&r);
+    assert_eq!(r.status.code(), Some(2), "{}", r.all());
+    let dir = std::fs::read_dir(out.join("rel"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .max()
+        .unwrap();
+    let file: CapacityFile =
+        serde_json::from_slice(&std::fs::read(dir.join("capacity.json")).unwrap()).unwrap();
+    assert_eq!(file.answer.status, Stop::Interrupted, "{file:?}");
+    let mut lines = 0u64;
+    for e in std::fs::read_dir(&dir).unwrap() {
+        let p = e.unwrap().path();
+        let name = p.file_name().unwrap().to_string_lossy().into_owned();
+        if name.starts_with("requests_") && name.ends_with(".jsonl") {
+            lines += std::fs::read_to_string(&p).unwrap().lines().count() as u64;
+        }
+    }
+    assert!(lines > 0, "the cut measurement's requests are kept");
+    assert_eq!(file.requests, lines, "{}", r.all());
+    assert!(file.spent_s >= 2.0, "{}", file.spent_s);
+}

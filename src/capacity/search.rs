@@ -318,6 +318,13 @@ impl Search {
         self.last
     }
 
+    /// Count a measurement that was cut short (by a signal) in what the search spent: its
+    /// requests went out and its time passed, but it judges nothing.
+    pub fn spend_cut(&mut self, sent: u64, elapsed: Duration) {
+        self.requests += sent;
+        self.elapsed += elapsed;
+    }
+
     /// Record one measurement of `level` (its measured requests), what it sent (warmup
     /// included) and how long it took. A measurement of a level already probed extends it
     /// while its verdict is uncertain, and is a repeat of it otherwise (judged alone).

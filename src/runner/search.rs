@@ -445,6 +445,7 @@ impl Ladder<'_> {
             return Err(why.into());
         }
         if cut {
+            p.search.spend_cut(sent, t0.elapsed());
             return Ok(Some(Stop::Interrupted));
         }
         p.search.record(level, obs, sent, t0.elapsed());
