@@ -452,7 +452,7 @@ impl Analysis {
         let text = self.within_text();
         if self.searched {
             format!(
-                "{text} (by the scenario's `slo:` block, not the search's SLO: the search's \
+                "{text}; by the scenario's `slo:` block, not the search's SLO (the search's \
                  answer is its capacity line)"
             )
         } else {
