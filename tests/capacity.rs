@@ -57,6 +57,12 @@ fn search(sc: &Path, out: &Path) -> (Ran, PathBuf, CapacityFile) {
     let r = run_ladder(sc, out, LIMIT);
     no_panic(&r);
     assert_eq!(r.status.code(), Some(0), "{}", r.all());
+    let (dir, file) = newest_search(out);
+    (r, dir, file)
+}
+
+/// The newest search folder under `out` and its capacity.json.
+fn newest_search(out: &Path) -> (PathBuf, CapacityFile) {
     let dir = std::fs::read_dir(out.join("rel"))
         .unwrap()
         .map(|e| e.unwrap().path())
@@ -64,7 +70,7 @@ fn search(sc: &Path, out: &Path) -> (Ran, PathBuf, CapacityFile) {
         .unwrap();
     let file: CapacityFile =
         serde_json::from_slice(&std::fs::read(dir.join("capacity.json")).unwrap()).unwrap();
-    (r, dir, file)
+    (dir, file)
 }
 
 /// Two simulators, the second twice as fast with its SLO halved (the same server on a
@@ -518,13 +524,7 @@ fn an_interrupted_search_counts_the_requests_of_its_cut_measurement() {
     let r = live.finish(LIMIT);
     no_panic(&r);
     assert_eq!(r.status.code(), Some(2), "{}", r.all());
-    let dir = std::fs::read_dir(out.join("rel"))
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .max()
-        .unwrap();
-    let file: CapacityFile =
-        serde_json::from_slice(&std::fs::read(dir.join("capacity.json")).unwrap()).unwrap();
+    let (dir, file) = newest_search(&out);
     assert_eq!(file.answer.status, Stop::Interrupted, "{file:?}");
     let mut lines = 0u64;
     for e in std::fs::read_dir(&dir).unwrap() {
