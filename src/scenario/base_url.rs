@@ -30,16 +30,37 @@ pub fn without_userinfo(url: &str) -> String {
     }
 }
 
+/// `url` as a diagnostic shows it: without `user:password@`, and with its query and fragment
+/// replaced by `?…` / `#…` (a query may carry a key, `?api_key=…`; nothing is known of a
+/// fragment). Textual, so it works on URLs that do not parse.
+fn shown_in_diagnostic(url: &str) -> String {
+    let plain = without_userinfo(url);
+    let Some(at) = plain.find(['?', '#']) else {
+        return plain;
+    };
+    let (head, tail) = plain.split_at(at);
+    let mut out = head.to_owned();
+    if tail.starts_with('?') {
+        out.push_str("?…");
+    }
+    if tail.contains('#') {
+        out.push_str("#…");
+    }
+    out
+}
+
 /// Why `base_url` is unusable, if it is.
 pub(crate) fn base_url_problem(raw: &str) -> Option<Problem> {
     let path = p(&["endpoint", "base_url"]);
     if raw == "sim" {
         return None;
     }
-    // Never echo a password: every message shows the URL without `user:password@`.
-    let shown = without_userinfo(raw);
+    // Never echo a password or a query's key: every message shows the URL without
+    // `user:password@`, its query and fragment elided.
+    let credentials = without_userinfo(raw).len() != raw.len();
+    let shown = shown_in_diagnostic(raw);
     let u = shown.as_str();
-    if shown.len() != raw.len() {
+    if credentials {
         return Some(
             Problem::value(
                 path,
@@ -85,18 +106,23 @@ pub(crate) fn base_url_problem(raw: &str) -> Option<Problem> {
         if let Some(base_path) = trimmed.strip_suffix(suffix) {
             let mut fixed = parsed.clone();
             fixed.set_path(base_path);
-            let query = fixed.query().map(str::to_owned);
+            let query = fixed.query().is_some();
             fixed.set_query(None);
             let mut fixed = fixed.as_str().trim_end_matches('/').to_string();
-            if let Some(q) = query {
-                fixed = format!("{fixed}?{q}");
+            if query {
+                // The query as written stays; it is not shown (it may hold a key).
+                fixed.push_str("?…");
             }
             return Some(
                 Problem::value(
                     path,
                     format!("base_url ends in `{suffix}`; ladder adds the API path itself"),
                 )
-                .hint(format!("drop the path: `{fixed}`")),
+                .hint(if query {
+                    format!("drop the path: `{fixed}` (`?…` the query as written)")
+                } else {
+                    format!("drop the path: `{fixed}`")
+                }),
             );
         }
     }
@@ -132,8 +158,23 @@ mod tests {
         let pr = base_url_problem("https://gw.example/api/v1?api-version=1").unwrap();
         assert_eq!(
             pr.hint.as_deref(),
-            Some("drop the path: `https://gw.example/api?api-version=1`")
+            Some("drop the path: `https://gw.example/api?…` (`?…` the query as written)")
         );
+        // A query or fragment may hold a key (`?api_key=…`): no diagnostic shows either.
+        for u in [
+            "http://127.0.0.1:1/v1?api_key=sk-QUERY-SECRET-1",
+            "http://127.0.0.1:1/openai/v1?api-key=sk-QUERY-SECRET-1",
+            "http://127.0.0.1:1/v1?api_key=sk-QUERY-SECRET-1#frag-SECRET",
+            "http://127.0.0.1:1?api_key=sk-QUERY-SECRET-1#frag-SECRET",
+            "http://127.0.0.1:1#sk-QUERY-SECRET-1",
+            "ftp://127.0.0.1:1?api_key=sk-QUERY-SECRET-1",
+            "http://?api_key=sk-QUERY-SECRET-1",
+            "http://127.0.0.1:bad?api_key=sk-QUERY-SECRET-1",
+        ] {
+            let pr = base_url_problem(u).expect(u);
+            let text = format!("{} {}", pr.message, pr.hint.clone().unwrap_or_default());
+            assert!(!text.contains("SECRET"), "{u}: {text}");
+        }
         assert!(base_url_problem("http://h:1/#frag")
             .unwrap()
             .hint

@@ -47,17 +47,8 @@ pub(crate) fn check(v: &Value, out: &mut Vec<Problem>) {
         }
     }
     if let Some(e) = sm.get("api_key_env").and_then(Value::as_str) {
-        let mut b = e.bytes();
-        let ok = matches!(b.next(), Some(c) if c.is_ascii_uppercase() || c == b'_')
-            && b.all(|c| c.is_ascii_uppercase() || c.is_ascii_digit() || c == b'_');
-        if !ok {
-            out.push(
-                Problem::value(
-                    at("api_key_env"),
-                    format!("`{e}` is not an environment variable name in upper-case form"),
-                )
-                .hint("name the variable holding the token, e.g. `METRICS_TOKEN`"),
-            );
+        if let Some(pr) = super::validate::env_name_problem(e, at("api_key_env"), "METRICS_TOKEN") {
+            out.push(pr);
         }
     }
 }

@@ -40,6 +40,49 @@ fn string<'a>(v: &'a Value, keys: &[&str]) -> Option<&'a str> {
 }
 
 /// `^[A-Z_][A-Z0-9_]*$`
+/// A field that names an environment variable (`api_key_env`) holding something else: the
+/// problem, which never shows the value unless it reads as a variable name in the wrong case
+/// (`openai_api_key`). Anything else may be the key itself, pasted where its variable's name
+/// goes: it is described by its length, and the hint says what to do about a key now in the
+/// file. `example` is a name to suggest.
+pub(crate) fn env_name_problem(value: &str, at: Vec<Seg>, example: &str) -> Option<Problem> {
+    if is_env_name(value) {
+        return None;
+    }
+    let upper = super::identity::env_name_form(value);
+    // Lower-case words of at most 12 characters joined by `_` or `-` (`vllm-api-key`):
+    // keys are longer runs, mixed case, or both.
+    let name_like = value.len() <= 40
+        && value.starts_with(|c: char| c.is_ascii_lowercase() || c == '_')
+        && value
+            .bytes()
+            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'_' || b == b'-')
+        && value.split(['_', '-']).all(|w| w.len() <= 12);
+    Some(if name_like {
+        Problem::value(
+            at,
+            format!("`{value}` is not an environment variable name in upper-case form"),
+        )
+        .hint(format!(
+            "name the variable in upper case: e.g. `{upper}` (A-Z, 0-9, _; not starting with a digit)"
+        ))
+    } else {
+        Problem::value(
+            at,
+            format!(
+                "this is not an environment variable name (A-Z, 0-9, _), and it is not shown: \
+                 {} characters that may be the key itself",
+                value.chars().count()
+            ),
+        )
+        .hint(format!(
+            "name the variable that holds the key, e.g. `{example}`, and export the key in it; \
+             if this was the key, take it out of the file, and rotate it if the file was shared \
+             or committed"
+        ))
+    })
+}
+
 fn is_env_name(s: &str) -> bool {
     let mut bytes = s.bytes();
     matches!(bytes.next(), Some(b) if b.is_ascii_uppercase() || b == b'_')
@@ -136,21 +179,7 @@ fn check_endpoint(v: &Value, out: &mut Vec<Problem>) {
         }
     }
     if let Some(e) = string(v, &["endpoint", "api_key_env"]) {
-        if !is_env_name(e) {
-            let upper = super::identity::env_name_form(e);
-            let mut pr = Problem::value(
-                p(&["endpoint", "api_key_env"]),
-                format!("`{e}` is not an environment variable name in upper-case form"),
-            );
-            pr = if is_env_name(&upper) {
-                pr.hint(format!(
-                    "name the variable, not the key: e.g. `{upper}` (A-Z, 0-9, _; not starting with a digit)"
-                ))
-            } else {
-                pr.hint(
-                    "name the variable holding the key, e.g. `OPENAI_API_KEY`, not the key itself",
-                )
-            };
+        if let Some(pr) = env_name_problem(e, p(&["endpoint", "api_key_env"]), "OPENAI_API_KEY") {
             out.push(pr);
         }
     }
@@ -564,6 +593,43 @@ mod tests {
         let ps = problems(v);
         assert_eq!(ps.len(), 1, "{ps:?}");
         ps.into_iter().next().unwrap()
+    }
+
+    /// A key pasted where its variable's name goes is never shown back (nor made into a
+    /// name to suggest); a name in the wrong case is, with its upper-case form. The same
+    /// rule holds for `server_metrics.api_key_env`.
+    #[test]
+    fn a_key_in_api_key_env_is_never_shown() {
+        for key in [
+            "sk-advE-SECRET-4242",
+            "Bearer sk-advE-SECRET-4242",
+            "hf_AbCdEfGhIjKlMnOpQrStUvWxYz12345678",
+            "0123456789abcdef0123456789abcdef",
+            "sk-proj-0123456789abcdefghij",
+        ] {
+            let mut v = base();
+            v["endpoint"]["api_key_env"] = json!(key);
+            v["server_metrics"] = json!({"api_key_env": key});
+            let ps = problems(&v);
+            assert_eq!(ps.len(), 2, "{ps:?}");
+            for pr in ps {
+                let text = format!("{} {}", pr.message, pr.hint.clone().unwrap_or_default());
+                let core = &key[key.len() - 8..];
+                assert!(!text.contains(core), "{key}: {text}");
+                assert!(!text.contains(&core.to_ascii_uppercase()), "{key}: {text}");
+                assert!(text.contains("may be the key itself"), "{text}");
+            }
+        }
+        for (name, upper) in [
+            ("openai_api_key", "OPENAI_API_KEY"),
+            ("vllm-api-key", "VLLM_API_KEY"),
+        ] {
+            let mut v = base();
+            v["endpoint"]["api_key_env"] = json!(name);
+            let pr = only(&v);
+            assert!(pr.message.contains(name), "{}", pr.message);
+            assert!(pr.hint.as_deref().unwrap().contains(upper), "{:?}", pr.hint);
+        }
     }
 
     #[test]
