@@ -56,6 +56,38 @@ fn identical_context_overflow_rejections_stop_the_ladder_with_the_servers_messag
     );
 }
 
+/// A key that stops working during a rung (revoked, rotated: the server answers 401 to
+/// every request after the first 10 of the rung succeeded) stops that rung after five 401s
+/// in a row, instead of sending the rest of it into 401s; the run says the key stopped
+/// working, and the folder is `failed` with that reason.
+#[test]
+fn a_key_revoked_mid_rung_stops_the_rung_and_says_so() {
+    let server = fault_server(Fault::KeyRevoked401, PROBES + 10);
+    let tmp = tempfile::tempdir().unwrap();
+    let mut sc = Sc::new(server.url());
+    sc.n = 60;
+    sc.baseline = 20.0;
+    sc.rates = "[40]";
+    let path = sc.write(tmp.path());
+    let out = tmp.path().join("out");
+    let ran = run_ladder(&path, &out, Duration::from_secs(90));
+    no_panic(&ran);
+    assert_eq!(ran.status.code(), Some(2), "{}", ran.all());
+    let err = ran.stderr.clone();
+    assert!(err.contains("key stopped working"), "{err}");
+    assert!(err.contains("after 10 had succeeded"), "{err}");
+    assert!(err.contains("HTTP 401"), "{err}");
+    assert!(!err.contains(": overloaded"), "{err}");
+    // The baseline rung (60 requests) stopped long before its end.
+    let posts = server.posts.load(Ordering::SeqCst);
+    assert!(posts < PROBES + 40, "{posts} requests sent");
+    let dir = run_dir(&out).expect("a folder");
+    let rd = ResultDir::open(&dir).unwrap();
+    assert_eq!(rd.info.status, RunStatus::Failed);
+    let detail = rd.info.status_detail.clone().unwrap_or_default();
+    assert!(detail.contains("key stopped working"), "{detail}");
+}
+
 /// Runs `sc` (against the simulator) expecting preflight to stop it; returns stderr.
 fn preflight_refusal(sc: &Sc) -> String {
     let tmp = tempfile::tempdir().unwrap();

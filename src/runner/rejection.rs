@@ -38,6 +38,9 @@ pub struct Rejection {
     pub status: Option<u16>,
     pub detail: String,
     pub count: u64,
+    /// Requests of the rung that succeeded before the streak: 0, except for a key that
+    /// stopped working during the rung ([`STOP_AFTER`] auth rejections in a row).
+    pub succeeded: u64,
 }
 
 impl Rejection {
@@ -54,6 +57,17 @@ impl Rejection {
                  stopped: nothing listens at the endpoint any more; the server went down or \
                  restarted during the run (read its log). The rungs measured before are kept",
                 self.count, self.class, self.detail
+            );
+        }
+        if self.succeeded > 0 {
+            return format!(
+                "rung {rate}: the server rejected {} requests in a row as unauthorised ({}: \
+                 {status}{}) after {} had succeeded on this rung, so the ladder stopped: the \
+                 key stopped working during the run (rotated, expired or revoked, or the \
+                 server restarted with another key), not overload. The requests after it \
+                 measure nothing; check endpoint.api_key_env and the server's key, then run \
+                 again",
+                self.count, self.class, self.detail, self.succeeded
             );
         }
         let cause = match (self.class, self.status) {
@@ -112,6 +126,10 @@ pub struct Watch {
     successes: u64,
     by_kind: BTreeMap<(&'static str, Option<u16>), (u64, String)>,
     refused: Refusals,
+    /// Auth rejections since the last success, and the first one's detail: a key that
+    /// stops working after requests succeeded fails every request after it, so a streak of
+    /// them stops the rung even after successes (other client errors may be one prompt's).
+    auth_streak: (u64, String),
 }
 
 /// A connect failure that says nothing listens on the port (not a timeout, DNS or TLS):
@@ -145,8 +163,25 @@ impl Watch {
         let Some(err) = &rec.error else {
             self.successes += 1;
             self.refused = Refusals::default();
+            self.auth_streak = (0, String::new());
             return None;
         };
+        if err.class == ErrorClass::Auth {
+            let (n, detail) = &mut self.auth_streak;
+            if *n == 0 {
+                *detail = err.detail.clone();
+            }
+            *n += 1;
+            if self.successes > 0 && *n == STOP_AFTER {
+                return Some(Rejection {
+                    class: err.class,
+                    status: err.status,
+                    detail: detail.clone(),
+                    count: *n,
+                    succeeded: self.successes,
+                });
+            }
+        }
         if refused(err) {
             let Refusals {
                 count,
@@ -169,6 +204,7 @@ impl Watch {
                     status: None,
                     detail,
                     count: n,
+                    succeeded: 0,
                 });
             }
             return None;
@@ -186,6 +222,7 @@ impl Watch {
             status: err.status,
             detail: entry.1.clone(),
             count: entry.0,
+            succeeded: 0,
         })
     }
 }
@@ -226,6 +263,41 @@ mod tests {
         );
         // Said once.
         assert_eq!(w.record(&failed(400, "x")), None);
+    }
+
+    /// A key that stops working after requests succeeded (rotated, expired, a server
+    /// restarted with another key): five auth rejections in a row stop the rung, though the
+    /// rung had successes; one success between them starts the count again. A 400 after
+    /// successes (one prompt too long) does not stop it.
+    #[test]
+    fn a_key_that_stops_working_mid_rung_stops_it_after_five_in_a_row() {
+        let mut w = Watch::default();
+        let ok = RequestRecord::default();
+        for _ in 0..3 {
+            assert_eq!(w.record(&ok), None);
+        }
+        for _ in 0..STOP_AFTER - 1 {
+            assert_eq!(w.record(&failed(401, "invalid api key")), None);
+        }
+        // A request answered before the key changed resets the streak.
+        assert_eq!(w.record(&ok), None);
+        for _ in 0..STOP_AFTER - 1 {
+            assert_eq!(w.record(&failed(401, "invalid api key")), None);
+        }
+        let r = w.record(&failed(401, "other")).expect("stops");
+        assert_eq!((r.status, r.count, r.succeeded), (Some(401), STOP_AFTER, 4));
+        assert_eq!(r.detail, "invalid api key");
+        let text = r.describe(crate::scenario::LoadKind::Rate, 2.0);
+        assert!(
+            text.contains("after 4 had succeeded") && text.contains("key stopped working"),
+            "{text}"
+        );
+        assert!(!text.contains("none succeeded"), "{text}");
+        let mut w = Watch::default();
+        assert_eq!(w.record(&ok), None);
+        for _ in 0..20 {
+            assert_eq!(w.record(&failed(400, "exceed_context_size_error")), None);
+        }
     }
 
     fn connect(detail: &str) -> RequestRecord {

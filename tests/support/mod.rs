@@ -417,6 +417,9 @@ pub enum Fault {
     AbsurdUsage,
     /// After `good`, 400 with llama.cpp's context-overflow error object.
     ContextOverflow400,
+    /// After `good`, 401 "invalid api key" (a key revoked or rotated during the run; the
+    /// models list still answers).
+    KeyRevoked401,
     /// The Authorization header echoed in every encoding of [`echo_forms`]: as the model ids
     /// of `/v1/models` (without the scenario's model), then (after `good`) alternately in a
     /// 500 body and in a mid-stream error object.
@@ -747,6 +750,14 @@ pub fn handle(
             write!(
                 s,
                 "HTTP/1.1 401 Unauthorized\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{b}",
+                b.len()
+            )
+        }
+        Fault::KeyRevoked401 => {
+            let b = r#"{"error":{"code":401,"message":"invalid api key","type":"authentication_error"}}"#;
+            write!(
+                s,
+                "HTTP/1.1 401 Unauthorized\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{b}",
                 b.len()
             )
         }
