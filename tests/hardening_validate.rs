@@ -114,6 +114,28 @@ fn rates_on_the_command_line_get_the_same_limit_and_no_panic() {
         );
         assert!(run_dir(&out).is_none());
     }
+    // The scenario's baseline is 50: rates at or under it are refused as validate refuses
+    // them in the file (they ran, and the analysis compared every rung with a baseline above
+    // it).
+    for rates in ["25", "50,100"] {
+        let r = spawn(ladder_cmd(&[
+            "run",
+            p.to_str().unwrap(),
+            "--out",
+            out.to_str().unwrap(),
+            "--rates",
+            rates,
+        ]))
+        .finish(Duration::from_secs(60));
+        no_panic(&r);
+        assert_eq!(r.status.code(), Some(2), "--rates {rates}:\n{}", r.all());
+        assert!(
+            r.stderr.contains("not above the scenario's load.baseline_rate 50"),
+            "{}",
+            r.stderr
+        );
+        assert!(run_dir(&out).is_none());
+    }
 }
 
 #[test]

@@ -125,6 +125,14 @@ pub enum FlagError {
     /// `--rates` not strictly increasing.
     #[error("--rates must be strictly increasing, e.g. --rates 5,10,20")]
     RatesNotIncreasing,
+    /// `--rates` starting at or below the scenario's baseline rung (as validate refuses it in
+    /// the file).
+    #[error(
+        "--rates starts at {first}, not above the scenario's load.baseline_rate {baseline}: the \
+         baseline is the light-load reference rung run before the rates, and every rung is \
+         compared with it; give rates above {baseline}, or lower load.baseline_rate in the file"
+    )]
+    RatesBelowBaseline { first: f64, baseline: f64 },
     /// Two rates (or a rate and the baseline) that label the same rung files.
     #[error(
         "{first} and {second} would write the same rung files ({file}); \
