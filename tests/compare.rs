@@ -608,8 +608,21 @@ fn binary_exit_codes_pass_and_regression() {
             ..Spec::default()
         },
     );
+    // One run per side at 200 requests: every latency check is inconclusive under the
+    // assumed drift, and the throughput checks pass only because both runs served the
+    // arrival schedule they share. That decides nothing about the server's speed: no
+    // verdict (exit 2), where it used to read PASS.
     ladder()
         .args(["compare"])
+        .arg(&b)
+        .arg(&c)
+        .assert()
+        .code(2)
+        .stdout(contains("NO VERDICT"))
+        .stdout(contains("6 throughput pass(es) below saturation"));
+    // The intervals of the requests alone (`--drift 0`) decide latency checks: PASS.
+    ladder()
+        .args(["compare", "--drift", "0"])
         .arg(&b)
         .arg(&c)
         .assert()
@@ -643,13 +656,15 @@ fn strict_turns_inconclusive_into_failure() {
         },
     );
     // p99 at 200 requests is always inconclusive: alone, it decides nothing, so the
-    // comparison has no verdict (exit 2); with the other checks it passes.
+    // comparison has no verdict (exit 2); with the other checks, judged on the requests
+    // alone (`--drift 0`: the latency checks decide), it passes.
     let args = ["--threshold", "p99_ttft_ms=+20%"];
     ladder()
         .arg("compare")
         .arg(&b)
         .arg(&c)
         .args(args)
+        .args(["--drift", "0"])
         .assert()
         .code(0);
     ladder()
@@ -989,7 +1004,9 @@ fn different_model_is_refused_unless_allowed() {
         .arg(&c)
         .arg("--allow-config-change")
         .assert()
-        .code(0)
+        // Compared anyway: identical requests, one run per side, judge nothing of speed.
+        .code(2)
+        .stdout(contains("NO VERDICT"))
         .stdout(contains("WARNING: different model"))
         .stdout(contains("-    \"model\": \"sim-model\""));
 }
@@ -1354,7 +1371,15 @@ fn gate_after_the_run() {
     }
     write_run(&golden.join("quick"), &Spec::default());
     let c = gate_outcome(&opts, &outcome(fresh)).unwrap();
-    assert_eq!(c.exit_code(false), 0);
+    // Unchanged, one run per side at 200 requests: no latency check decides, and throughput
+    // passes below saturation say nothing of speed: no verdict, not a failure.
+    assert!(!c.failed(false));
+    assert_eq!(
+        c.exit_code(false),
+        2,
+        "{}",
+        ladder::report::comparison::summary_line(&c, false)
+    );
     let mut slow = Spec {
         seed: 6,
         ..Spec::default()
@@ -1422,7 +1447,12 @@ fn big_rungs_are_judged_by_large_sample_intervals() {
         ..big.clone()
     };
     let (_t2, b2, c2) = pair(&big, &same);
-    ladder().arg("compare").arg(&b2).arg(&c2).assert().code(0);
+    ladder()
+        .args(["compare", "--drift", "0"])
+        .arg(&b2)
+        .arg(&c2)
+        .assert()
+        .code(0);
 }
 
 /// Every candidate request of a ladder failed after preflight passed (an outage): a

@@ -130,7 +130,8 @@ fn rates_on_the_command_line_get_the_same_limit_and_no_panic() {
         no_panic(&r);
         assert_eq!(r.status.code(), Some(2), "--rates {rates}:\n{}", r.all());
         assert!(
-            r.stderr.contains("not above the scenario's load.baseline_rate 50"),
+            r.stderr
+                .contains("not above the scenario's load.baseline_rate 50"),
             "{}",
             r.stderr
         );

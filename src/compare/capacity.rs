@@ -31,6 +31,7 @@ pub fn row(check: &Check, base: Option<&CapacityFile>, cand: Option<&CapacityFil
         method: Method::Search,
         decision: decide(check.bound, base, cand),
         errors: None,
+        schedule_bound: false,
     }
 }
 

@@ -170,6 +170,11 @@ pub struct Row {
     /// For an error_rate check of one run per side: (failed, measured) of the baseline and
     /// the candidate (the pooled test of small rungs reads them).
     pub errors: Option<small::Stratum>,
+    /// A throughput on an open-loop rung below both runs' knees: the server served what
+    /// arrived, on the arrival schedule both runs share, so its value is the offered rate
+    /// whatever the server's speed. Its pass says the server kept up, not that it is as
+    /// fast: it does not, alone, make a comparison a PASS ([`Comparison::no_verdict`]).
+    pub schedule_bound: bool,
 }
 
 impl Row {
@@ -382,12 +387,26 @@ impl Comparison {
     }
 
     /// True when no check was decided (every one inconclusive, or none at all): the
-    /// comparison has no verdict, pass or fail.
+    /// comparison has no verdict, pass or fail. A throughput pass below saturation
+    /// ([`Row::schedule_bound`]) is not a decision about the server's speed: a comparison
+    /// whose only decided checks are such passes has no verdict either (a candidate whose
+    /// latency checks were all inconclusive or past saturation passed on them before).
     pub fn no_verdict(&self) -> bool {
         // Inconclusive and past-saturation checks judge nothing: a PASS needs a decided check.
-        [Verdict::Pass, Verdict::Improvement, Verdict::Regression]
+        !self.rows.iter().any(|r| {
+            matches!(
+                r.decision.verdict,
+                Verdict::Pass | Verdict::Improvement | Verdict::Regression
+            ) && !(r.decision.verdict == Verdict::Pass && r.schedule_bound)
+        })
+    }
+
+    /// Throughput passes on rungs below saturation ([`Row::schedule_bound`]).
+    pub fn schedule_passes(&self) -> usize {
+        self.rows
             .iter()
-            .all(|v| self.count(*v) == 0)
+            .filter(|r| r.decision.verdict == Verdict::Pass && r.schedule_bound)
+            .count()
     }
 
     /// Exit code: 1 on a failed comparison; 2 when nothing could be judged (no verdict: an
@@ -1145,6 +1164,11 @@ impl RungJudge<'_> {
             method,
             decision,
             errors: e.counts.filter(|c| !c.overdispersed()).map(|c| c.sides),
+            schedule_bound: matches!(
+                evidence::Model::of(&check.metric),
+                evidence::Model::Throughput(_)
+            ) && self.b.info.load != LoadKind::Concurrency
+                && !past_either,
         };
         Ok((row, pooled))
     }

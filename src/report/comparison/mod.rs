@@ -120,9 +120,16 @@ pub fn summary_line(c: &Comparison, strict: bool) -> String {
             0 => String::new(),
             n => format!(", {n} past saturation (not judged)"),
         };
+        let kept_up = match c.schedule_passes() {
+            0 => String::new(),
+            n => format!(
+                ", {n} throughput pass(es) below saturation (the offered rate, which both runs \
+                 share: the server kept up, which says nothing of its speed)"
+            ),
+        };
         return format!(
-            "NO VERDICT: nothing could be judged: {} of {} check(s) inconclusive{saturated} (the \
-             notes say what would settle them); exit 2, neither pass nor fail",
+            "NO VERDICT: nothing could be judged: {} of {} check(s) inconclusive{saturated}{kept_up} \
+             (the notes say what would settle them); exit 2, neither pass nor fail",
             c.count(Verdict::Inconclusive),
             c.rows.len()
         );
