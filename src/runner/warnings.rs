@@ -166,15 +166,22 @@ pub fn rung_warnings_for(s: &RungSummary, duration: Option<std::time::Duration>)
 }
 
 /// Whether a rung's dispatch lag p99 is a material part of what it measured
-/// ([`LAG_MATERIAL_SHARE`]): of its median TTFT (unknown counts as material) or, on a rate
-/// rung, of the mean gap between arrivals.
+/// ([`LAG_MATERIAL_SHARE`]): of its median TTFT (its median E2E for requests with no first
+/// token: embeddings, rerank; unknown counts as material) or, on a rate rung, of the mean
+/// gap between arrivals.
 fn lag_is_material(s: &RungSummary, closed: bool) -> bool {
     let lag = s.stats(Latency::DispatchLag).p99;
     let part_of = |whole: f64| whole.is_nan() || whole <= 0.0 || lag >= LAG_MATERIAL_SHARE * whole;
     // A replay's or a ramp's `rate` is its speed or final rate: its own offered rate counts.
     let per_s = s.offered_rate.unwrap_or(s.rate);
     let gap_ms = 1000.0 / per_s;
-    part_of(s.stats(Latency::Ttft).median) || (!closed && per_s > 0.0 && part_of(gap_ms))
+    let ttft = s.stats(Latency::Ttft).median;
+    let measured = if ttft.is_nan() {
+        s.stats(Latency::E2el).median
+    } else {
+        ttft
+    };
+    part_of(measured) || (!closed && per_s > 0.0 && part_of(gap_ms))
 }
 
 /// Server-counted tokens may differ from ladder's by this many per request (a BOS token, a
@@ -499,6 +506,45 @@ mod tests {
         assert!(!rung_warnings(&s).iter().any(|w| w.contains("dispatch lag")));
         set(&mut s, 12.0, 100.0);
         assert!(rung_warnings(&s).iter().any(|w| w.contains("users waited")));
+    }
+
+    /// Embeddings and rerank have no first token: the lag is weighed against their E2E (it
+    /// used to count as material whatever its size: 13.6 ms beside 8.4 s warned).
+    #[test]
+    fn lag_beside_an_untimed_first_token_is_weighed_against_e2e() {
+        let mut s = rung(2.0, 40, 11_000.0);
+        s.request_throughput = 1.03;
+        s.latency.insert(
+            Latency::DispatchLag,
+            Stats {
+                p99: 13.6,
+                ..Default::default()
+            },
+        );
+        s.latency.insert(
+            Latency::Ttft,
+            Stats {
+                median: f64::NAN,
+                ..Default::default()
+            },
+        );
+        let e2e = |s: &mut RungSummary, ms: f64| {
+            s.latency.insert(
+                Latency::E2el,
+                Stats {
+                    median: ms,
+                    ..Default::default()
+                },
+            );
+        };
+        e2e(&mut s, 8437.0);
+        assert!(
+            !rung_warnings(&s).iter().any(|w| w.contains("dispatch lag")),
+            "{:?}",
+            rung_warnings(&s)
+        );
+        e2e(&mut s, 100.0);
+        assert!(rung_warnings(&s).iter().any(|w| w.contains("fell behind")));
     }
 
     #[test]
