@@ -144,7 +144,7 @@ pub enum PreflightError {
     /// `api: rerank` and the server serves no rerank endpoint as started (llama.cpp without
     /// `--reranking` answers 501; vLLM answers 404 for a model that is not a scorer).
     #[error(
-        "{url} answered {status}: this server does not serve rerank as started; start          llama-server with --reranking (or --embedding --pooling rank), vLLM with --task score          (--runner pooling in newer releases) and a reranker / cross-encoder model          (body: {detail})"
+        "{url} answered {status}: this server does not serve rerank as started; start llama-server with --reranking (or --embedding --pooling rank), vLLM with --task score (--runner pooling in newer releases) and a reranker / cross-encoder model (body: {detail})"
     )]
     RerankOff {
         /// The URL tried.
@@ -207,8 +207,9 @@ pub enum PreflightError {
     },
     /// No answer in time.
     #[error(
-        "{url} did not answer in time ({detail}): the server is stuck or overloaded, or \
-         endpoint.request_timeout is too short"
+        "{url} did not answer in time ({detail}): the server is stuck or overloaded, or the \
+         timeout named is too short (endpoint.ttft_timeout bounds the first token, \
+         endpoint.request_timeout the whole answer)"
     )]
     Timeout {
         /// The URL tried.
