@@ -149,6 +149,19 @@ fn init_from_flags_writes_a_valid_scenario_and_refuses_bad_settings() {
     assert_eq!(s.load.rates, vec![2.0, 4.0]);
     assert_eq!(s.workload.requests_per_rung, 20);
 
+    // Rates starting at or under 1 req/s: the default baseline is half the first rate (the
+    // help's promise), not 1, which validate refuses at or above the first rate.
+    let low = t.path().join("low.yaml");
+    let mut args_low = base.to_vec();
+    let at = args_low.iter().position(|a| *a == "2,4").unwrap();
+    args_low[at] = "1,2";
+    args_low.extend(["-o", low.to_str().unwrap()]);
+    let o = ladder(&args_low);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let s = load(&low).unwrap().scenario;
+    assert_eq!(s.load.baseline_rate, Some(0.5));
+    assert_eq!(s.load.rates, vec![1.0, 2.0]);
+
     // An existing file is kept unless --force.
     let o = ladder(&args);
     assert_eq!(o.status.code(), Some(2));

@@ -216,7 +216,9 @@ pub fn init(a: &InitArgs, notes: &Notes) -> Result<(), InitError> {
         notes.err(
             "note: no rates given: the seed guide's ladder 5,10,20,30,40,50 (or pass --rates)",
         );
-    } else if a.rates.is_some() && a.baseline_rate.is_none() && a.from_vllm.is_some() {
+    } else if a.rates.is_some() && a.baseline_rate.is_none() {
+        // `--rates` with the default baseline: 1 req/s, or half the first rate when that is
+        // lower (the help's promise; a baseline at or above the first rate is refused).
         draft.baseline_rate = from_vllm::baseline_for(&draft.rates);
     }
     if a.no_baseline {
