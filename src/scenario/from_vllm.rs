@@ -169,9 +169,18 @@ pub fn convert(args: &str) -> Result<Conversion, FromVllmError> {
                     d.api = "chat".into();
                     notes.push(format!("--backend {v} → api: chat"));
                 }
-                other => unmapped.push(format!(
-                    "--backend {other} (ladder speaks the OpenAI completions and chat APIs; api: completions assumed)"
-                )),
+                other => {
+                    if let Some(why) = pooling_refusal(other) {
+                        return Err(FromVllmError::BadValue {
+                            flag,
+                            value: other.into(),
+                            why,
+                        });
+                    }
+                    unmapped.push(format!(
+                        "--backend {other} (not a backend ladder knows the API of; api: completions assumed)"
+                    ))
+                }
             },
             "--base-url" => base_url = Some(v.to_string()),
             "--host" => host = Some(v.to_string()),
@@ -189,9 +198,18 @@ pub fn convert(args: &str) -> Result<Conversion, FromVllmError> {
                     d.dataset = "jsonl".into();
                     notes.push("--dataset-name custom → dataset: jsonl".into());
                 }
-                other => unmapped.push(format!(
-                    "--dataset-name {other} (ladder has random, sharegpt and jsonl)"
-                )),
+                other => {
+                    if let Some(why) = pooling_refusal(other) {
+                        return Err(FromVllmError::BadValue {
+                            flag,
+                            value: other.into(),
+                            why,
+                        });
+                    }
+                    unmapped.push(format!(
+                        "--dataset-name {other} (ladder has random, sharegpt and jsonl)"
+                    ))
+                }
             },
             "--dataset-path" => d.dataset_path = Some(v.to_string()),
             "--random-input-len" | "--input-len" => d.input_tokens = number(&flag, v)?,
@@ -299,6 +317,13 @@ pub fn convert(args: &str) -> Result<Conversion, FromVllmError> {
         ),
     };
     if let Some(e) = endpoint {
+        if let Some(why) = pooling_refusal(&e) {
+            return Err(FromVllmError::BadValue {
+                flag: "--endpoint".into(),
+                value: e,
+                why,
+            });
+        }
         if e.contains("chat") {
             d.api = "chat".into();
             notes.push(format!("--endpoint {e} → api: chat"));
@@ -387,6 +412,28 @@ fn unexpanded_vars(words: &[String]) -> Vec<String> {
         }
     }
     out
+}
+
+/// A vLLM benchmark of a pooling endpoint (embeddings, rerank / score), named by its
+/// backend, dataset or endpoint: ladder measures those with `api: embeddings` / `api: rerank`
+/// (docs/endpoints.md), whose workload (batch size, query and document lengths) this
+/// conversion does not write. Refused rather than turned into a completions ladder, which
+/// would measure another endpoint.
+fn pooling_refusal(word: &str) -> Option<String> {
+    let w = word.to_ascii_lowercase();
+    let (api, example) = if w.contains("embed") {
+        ("embeddings", "scenarios/embeddings.yaml")
+    } else if w.contains("rerank") || w.contains("score") {
+        ("rerank", "scenarios/rerank.yaml")
+    } else {
+        return None;
+    };
+    Some(format!(
+        "a vLLM {api} benchmark: ladder measures it with `api: {api}` (docs/endpoints.md), \
+         which `ladder init --from-vllm` does not write; start from {example} and set \
+         base_url, model, tokenizer and the lengths there (converting it to completions would \
+         measure another endpoint)"
+    ))
 }
 
 /// The seed guide's baseline: a rung at 1 req/s, or half the first rate when that is lower.
@@ -627,5 +674,43 @@ mod tests {
             convert("--model 'unclosed"),
             Err(FromVllmError::Split(_))
         ));
+    }
+
+    /// vLLM's embeddings and rerank benchmarks are refused, naming the API and the example
+    /// to start from, by backend, dataset or endpoint: converted, they became completions
+    /// ladders (exit 0) that measured another endpoint.
+    #[test]
+    fn pooling_benchmarks_are_refused_not_turned_into_completions() {
+        for (cmd, api) in [
+            (
+                "--backend openai-embeddings --endpoint /v1/embeddings --model m --request-rate 2",
+                "embeddings",
+            ),
+            (
+                "--backend vllm-rerank --dataset-name random-rerank --model m --request-rate 2",
+                "rerank",
+            ),
+            (
+                "--model m --dataset-name random-rerank --request-rate 2",
+                "rerank",
+            ),
+            (
+                "--model m --endpoint /v1/embeddings --request-rate 2",
+                "embeddings",
+            ),
+            ("--model m --endpoint /score --request-rate 2", "rerank"),
+        ] {
+            let e = convert(cmd).unwrap_err().to_string();
+            assert!(e.contains(&format!("`api: {api}`")), "{cmd}: {e}");
+            assert!(e.contains(&format!("scenarios/{api}.yaml")), "{cmd}: {e}");
+        }
+        // A text backend ladder does not know stays a completions guess, said as one.
+        let c = convert("--backend tgi --model m --request-rate 2").unwrap();
+        assert_eq!(c.draft.api, "completions");
+        assert!(
+            c.unmapped.iter().any(|u| u.contains("--backend tgi")),
+            "{:?}",
+            c.unmapped
+        );
     }
 }
