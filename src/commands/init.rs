@@ -210,7 +210,11 @@ pub fn init(a: &InitArgs, notes: &Notes) -> Result<(), InitError> {
         draft.origin = vec!["Written by `ladder init`.".into()];
     }
     apply(&mut draft, a);
-    if draft.rates.is_empty() {
+    if a.rates.is_some() {
+        // --rates makes a rate ladder, whatever the vLLM command was.
+        draft.concurrency.clear();
+    }
+    if draft.rates.is_empty() && draft.concurrency.is_empty() {
         draft.rates = Draft::default().rates;
         draft.baseline_rate = a.baseline_rate.or(from_vllm::baseline_for(&draft.rates));
         notes.err(

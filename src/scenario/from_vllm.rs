@@ -115,6 +115,7 @@ pub fn convert(args: &str) -> Result<Conversion, FromVllmError> {
     let (mut model, mut served) = (None::<String>, None::<String>);
     let mut tokenizer = None::<String>;
     let mut goodput = Vec::new();
+    let mut infinite_rate = false;
 
     let mut i = start;
     while i < words.len() {
@@ -231,10 +232,8 @@ pub fn convert(args: &str) -> Result<Conversion, FromVllmError> {
                 for part in v.split(',').filter(|p| !p.trim().is_empty()) {
                     let part = part.trim();
                     if part.eq_ignore_ascii_case("inf") {
-                        unmapped.push(
-                            "--request-rate inf (every request at once has no rate; give finite rates)"
-                                .into(),
-                        );
+                        // With --max-concurrency: the concurrency ladder (below).
+                        infinite_rate = true;
                         continue;
                     }
                     let r: f64 = number(&flag, part)?;
@@ -349,10 +348,36 @@ pub fn convert(args: &str) -> Result<Conversion, FromVllmError> {
     // The served name is what requests carry; --model is the path the server loaded.
     d.model = served.or(model).unwrap_or_else(|| "my-model".into());
     d.name = name_from_model(&d.model);
+    // `--request-rate inf --max-concurrency N` (the seed guide's concurrency sweep, one N a
+    // command): N users each sending as the last answer ends, ladder's concurrency ladder.
+    if infinite_rate {
+        match (d.rates.is_empty(), d.max_concurrency.take()) {
+            (true, Some(n)) if n > 0 => {
+                d.concurrency = vec![n];
+                notes.push(format!(
+                    "--request-rate inf --max-concurrency {n} → load.concurrency: [{n}] (a \
+                     closed loop of {n} users; add more levels to the list for the sweep)"
+                ));
+            }
+            (_, n) => {
+                d.max_concurrency = n;
+                unmapped.push(
+                    "--request-rate inf (every request at once has no rate; give finite rates, \
+                     or --max-concurrency N for a concurrency ladder)"
+                        .into(),
+                );
+            }
+        }
+    }
     // No finite rate: left empty for the caller (`--rates`, or the seed's ladder).
     d.rates.sort_by(f64::total_cmp);
     d.rates.dedup();
-    d.baseline_rate = baseline_for(&d.rates);
+    // A concurrency ladder's first level is its reference rung: no baseline rate.
+    d.baseline_rate = if d.concurrency.is_empty() {
+        baseline_for(&d.rates)
+    } else {
+        None
+    };
     let unexpanded = unexpanded_vars(&words[start..]);
     d.origin = vec!["Converted by `ladder init --from-vllm` from:".into()];
     d.origin
@@ -674,6 +699,46 @@ mod tests {
             convert("--model 'unclosed"),
             Err(FromVllmError::Split(_))
         ));
+    }
+
+    /// vLLM's concurrency sweep (`--request-rate inf --max-concurrency N`, the seed guide's
+    /// second loop) is a closed loop of N users: `load.concurrency: [N]`, no baseline rate,
+    /// and the written file loads. Without --max-concurrency an infinite rate has no
+    /// equivalent and is named.
+    #[test]
+    fn an_infinite_rate_with_a_concurrency_cap_is_a_concurrency_ladder() {
+        let c = convert(
+            "--model m --tokenizer t.json --request-rate inf --max-concurrency 4 --num-prompts 50",
+        )
+        .unwrap();
+        assert_eq!(c.draft.concurrency, vec![4]);
+        assert!(c.draft.rates.is_empty());
+        assert_eq!(
+            (c.draft.baseline_rate, c.draft.max_concurrency),
+            (None, None)
+        );
+        assert!(c.unmapped.is_empty(), "{:?}", c.unmapped);
+        assert!(
+            c.notes.iter().any(|n| n.contains("load.concurrency: [4]")),
+            "{:?}",
+            c.notes
+        );
+        let text = super::super::init::render(&c.draft);
+        assert!(text.contains("\n  concurrency: [4]"), "{text}");
+        assert!(!text.contains("\n  rates:"), "{text}");
+        let (loaded, diags) =
+            crate::scenario::check_text(std::path::Path::new("converted.yaml"), &text, None);
+        let loaded = loaded.unwrap_or_else(|| panic!("{diags:?}\n{text}"));
+        assert_eq!(loaded.scenario.load.concurrency, vec![4]);
+        let c = convert("--model m --request-rate inf").unwrap();
+        assert!(c.draft.concurrency.is_empty());
+        assert!(
+            c.unmapped
+                .iter()
+                .any(|u| u.starts_with("--request-rate inf")),
+            "{:?}",
+            c.unmapped
+        );
     }
 
     /// vLLM's embeddings and rerank benchmarks are refused, naming the API and the example

@@ -35,6 +35,9 @@ pub struct Draft {
     pub rates: Vec<f64>,
     pub cooldown: String,
     pub max_concurrency: Option<u32>,
+    /// A closed-loop ladder's users (`load.concurrency`), instead of `rates`: vLLM's
+    /// `--request-rate inf --max-concurrency N`.
+    pub concurrency: Vec<u32>,
     pub slo_ttft_ms: Option<f64>,
     pub slo_tpot_ms: Option<f64>,
     pub slo_e2e_ms: Option<f64>,
@@ -67,6 +70,7 @@ impl Default for Draft {
             rates: vec![5.0, 10.0, 20.0, 30.0, 40.0, 50.0],
             cooldown: "10s".into(),
             max_concurrency: None,
+            concurrency: Vec::new(),
             slo_ttft_ms: None,
             slo_tpot_ms: None,
             slo_e2e_ms: None,
@@ -195,6 +199,18 @@ pub fn render(d: &Draft) -> String {
     );
     let _ = writeln!(o, "  seed: {}", d.seed);
     let _ = writeln!(o, "load:");
+    if !d.concurrency.is_empty() {
+        let users: Vec<String> = d.concurrency.iter().map(u32::to_string).collect();
+        let _ = writeln!(
+            o,
+            "  concurrency: [{}]           # closed loop: users, each sending its next request when \
+             the last one ends",
+            users.join(", ")
+        );
+        let _ = writeln!(o, "  cooldown: {}", d.cooldown);
+        slo_and_gate(&mut o, d);
+        return o;
+    }
     let _ = writeln!(
         o,
         "  arrival: {}             # poisson, gamma (with burstiness) or constant",
