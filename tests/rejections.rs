@@ -254,3 +254,45 @@ fn a_search_whose_server_goes_down_stops_and_keeps_its_capacity_file() {
         ran.stderr
     );
 }
+
+/// A rung in which no request completed (a server answering 500 to all of them after
+/// preflight) has no latency: summary.csv leaves its latency cells empty (README: what was
+/// not recorded is an empty cell), never 0 ms, while the result file keeps vLLM's 0 beside
+/// its `count` of 0.
+#[test]
+fn a_rung_with_no_completed_request_has_empty_latency_cells_in_the_csv() {
+    let server = fault_server(Fault::EchoKey, PROBES);
+    let tmp = tempfile::tempdir().unwrap();
+    let mut sc = Sc::new(server.url());
+    sc.n = 6;
+    sc.baseline = 20.0;
+    sc.rates = "[40]";
+    let path = sc.write(tmp.path());
+    let out = tmp.path().join("out");
+    let ran = run_ladder(&path, &out, Duration::from_secs(90));
+    no_panic(&ran);
+    let dir = run_dir(&out).expect("a folder");
+    let csv = std::fs::read_to_string(dir.join("summary.csv")).unwrap();
+    let mut lines = csv.lines();
+    let head: Vec<&str> = lines.next().unwrap().split(',').collect();
+    let col = |name: &str| head.iter().position(|h| *h == name).expect(name);
+    let mut rungs = 0;
+    for line in lines {
+        let cells: Vec<&str> = line.split(',').collect();
+        assert_eq!(cells[col("completed")], "0", "{csv}");
+        for name in [
+            "median_ttft_ms",
+            "p99_ttft_ms",
+            "median_tpot_ms",
+            "median_e2el_ms",
+        ] {
+            assert_eq!(
+                cells[col(name)],
+                "",
+                "{name} of a rung with no completed request:\n{csv}"
+            );
+        }
+        rungs += 1;
+    }
+    assert!(rungs >= 1, "{csv}");
+}

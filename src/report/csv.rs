@@ -115,7 +115,10 @@ impl Exporter for Csv {
                 for (l, _) in LATENCIES {
                     let s = r.stats(l);
                     for v in [s.median, s.p90, s.p99] {
-                        row.push(num(v));
+                        // No sample (a rung with no completed request): the result file
+                        // keeps vLLM's 0 beside `count` 0; the sheet leaves the cell empty,
+                        // never a 0 ms latency.
+                        row.push(if s.count == 0 { String::new() } else { num(v) });
                     }
                 }
                 row.push(opt(a.and_then(|a| a.throughput_multiple)));
