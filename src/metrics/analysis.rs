@@ -380,10 +380,19 @@ fn find_knee(sorted: &[&RungSummary], slo: &Slo, max_error_rate: f64) -> Option<
     None
 }
 
+/// The rungs from the baseline up over which throughput grows faster than latency, each one
+/// within the SLO: a rung that misses it (95 % of its requests timed out, its multiples from
+/// the one that completed) is no value at any price, and ends the range.
 fn best_value_range(rungs: &[RungAnalysis], base: usize) -> Option<RateRange> {
+    if !rungs[base].meets_slo {
+        return None;
+    }
     let mut to = None;
     for i in base + 1..rungs.len() {
         let (p, c) = (&rungs[i - 1], &rungs[i]);
+        if !c.meets_slo {
+            break;
+        }
         let grows_faster = match (
             p.throughput_multiple,
             c.throughput_multiple,
@@ -503,10 +512,20 @@ impl Analysis {
                     .filter(|b| b.throughput_multiple.is_some() && b.latency_multiple.is_some());
                 match base {
                     None => "none: the baseline rung has no throughput or latency to compare against".into(),
+                    Some(b) if !b.meets_slo => format!(
+                        "none: the baseline rung ({}) already misses the SLO ({})",
+                        self.load.level(b.rate),
+                        b.slo_misses.join(", ")
+                    ),
                     Some(b) if self.rungs.last().is_some_and(|l| l.rate <= b.rate) => {
                         "none: no rung above the baseline".into()
                     }
                     Some(b) => match self.rungs.iter().find(|r| r.rate > b.rate) {
+                        Some(next) if !next.meets_slo => format!(
+                            "none: the first rung above the baseline ({}) misses the SLO ({})",
+                            self.load.level(next.rate),
+                            next.slo_misses.join(", ")
+                        ),
                         Some(next) if next.latency_multiple.is_none() => format!(
                             "none: the first rung above the baseline ({}) measured no latency \
                              (no request completed)",

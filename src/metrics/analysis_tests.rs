@@ -84,6 +84,37 @@ fn flat_growth_has_no_knee() {
     );
 }
 
+/// A best-value range never runs over rungs that miss the SLO: rerank rungs where 19 of 20
+/// requests timed out had "best value 1 to 3 req/s" from the one that completed. Growth that
+/// is good value stops at the first rung past the error bound; a baseline that misses it has
+/// no range.
+#[test]
+fn the_best_value_range_stops_at_a_rung_that_misses_the_slo() {
+    let slo = Slo::default();
+    // Throughput grows faster than latency everywhere, but 10 req/s fails 30 of 200.
+    let rungs = vec![
+        rung(1.0, 1.0, 100.0, 20.0, 0),
+        rung(5.0, 5.0, 101.0, 20.0, 0),
+        rung(10.0, 10.0, 102.0, 20.0, 60),
+        rung(20.0, 20.0, 103.0, 20.0, 0),
+    ];
+    let a = analyze(&rungs, &slo, Some(1.0));
+    assert_eq!(a.best_value, Some(RateRange { from: 1.0, to: 5.0 }));
+    let failing = vec![
+        rung(1.0, 0.05, 100.0, 20.0, 190),
+        rung(3.0, 0.05, 100.0, 20.0, 190),
+    ];
+    let a = analyze(&failing, &slo, Some(1.0));
+    assert_eq!(a.best_value, None);
+    assert!(
+        a.best_value_text().starts_with(
+            "none: the baseline rung (1 req/s) already misses the SLO (error rate 95.0 %"
+        ),
+        "{}",
+        a.best_value_text()
+    );
+}
+
 #[test]
 fn failing_first_rung_is_the_knee_and_nothing_meets_the_slo() {
     // A missing API key: every request is a 401.
@@ -120,8 +151,8 @@ fn failing_first_rung_is_the_knee_and_nothing_meets_the_slo() {
     );
     assert_eq!(
         a.best_value_text(),
-        "none: the first rung above the baseline (1 req/s) measured no latency (no request \
-         completed)"
+        "none: the first rung above the baseline (1 req/s) misses the SLO (no request \
+         completed, error rate 100.0 % > 2.0 %)"
     );
 }
 
