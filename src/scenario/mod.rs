@@ -8,6 +8,7 @@ pub(crate) mod bounded;
 pub(crate) mod defaults;
 pub(crate) mod diagnostic;
 pub mod endpoints;
+mod env_name;
 pub(crate) mod extends;
 pub(crate) mod extra_body;
 pub mod from_vllm;

@@ -47,7 +47,7 @@ pub(crate) fn check(v: &Value, out: &mut Vec<Problem>) {
         }
     }
     if let Some(e) = sm.get("api_key_env").and_then(Value::as_str) {
-        if let Some(pr) = super::validate::env_name_problem(e, at("api_key_env"), "METRICS_TOKEN") {
+        if let Some(pr) = super::env_name::env_name_problem(e, at("api_key_env"), "METRICS_TOKEN") {
             out.push(pr);
         }
     }
