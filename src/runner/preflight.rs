@@ -166,12 +166,14 @@ pub enum PreflightError {
         detail: String,
     },
     /// 5xx.
-    #[error("{url} answered {status}: the server failed; is the model loaded? see the server's log (body: {detail})")]
+    #[error("{url} answered {status}: the server failed; {cause} (body: {detail})")]
     ServerError {
         /// The URL tried.
         url: String,
         /// HTTP status.
         status: u16,
+        /// The likely cause, from the body ([`server_error_cause`]).
+        cause: &'static str,
         /// Body excerpt.
         detail: String,
     },
@@ -275,6 +277,22 @@ fn transport_error(url: &str, err: &RequestError) -> PreflightError {
             class,
             detail: err.detail.clone(),
         },
+    }
+}
+
+/// The likely cause of a 5xx at preflight, from the server's message: llama.cpp's "input
+/// (N tokens) is too large to process. increase the physical batch size" (an embeddings or
+/// rerank input longer than its `-ub`), a model still loading, or else the server's log.
+fn server_error_cause(detail: &str) -> &'static str {
+    let d = detail.to_ascii_lowercase();
+    if d.contains("too large to process") || d.contains("physical batch size") {
+        "an input is longer than the server's physical batch (llama.cpp `-ub`/`-b`, 512 tokens \
+         by default; each embeddings or rerank input must fit it whole): lower \
+         workload.input_tokens, or start the server with larger -ub and -b"
+    } else if d.contains("loading model") || d.contains("model is loading") {
+        "the model is still loading: wait until the server's health check says ok, then run again"
+    } else {
+        "is the model loaded? see the server's log"
     }
 }
 
@@ -589,6 +607,7 @@ fn diagnose(
         ErrorClass::Server5xx => PreflightError::ServerError {
             url,
             status,
+            cause: server_error_cause(&err.detail),
             detail: err.detail,
         },
         ErrorClass::Client4xx if status == 404 && client.base_url().ends_with("/v1") => {
@@ -644,6 +663,19 @@ fn diagnose(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A 500 whose body is llama.cpp's "too large to process" names the physical batch,
+    /// not "is the model loaded?"; a 503 "Loading model" says to wait.
+    #[test]
+    fn server_errors_name_their_likely_cause_from_the_body() {
+        let big = r#"{"error":{"code":500,"message":"input (600 tokens) is too large to process. increase the physical batch size (current batch size: 512)","type":"server_error"}}"#;
+        assert!(server_error_cause(big).contains("physical batch"));
+        assert!(server_error_cause(big).contains("workload.input_tokens"));
+        let loading =
+            r#"{"error":{"code":503,"message":"Loading model","type":"unavailable_error"}}"#;
+        assert!(server_error_cause(loading).contains("still loading"));
+        assert!(server_error_cause("boom").contains("is the model loaded?"));
+    }
 
     #[test]
     fn auth_hints_name_the_variable() {
