@@ -52,6 +52,16 @@ fn junit(c: &Comparison, strict: bool) -> String {
         r#"      <property name="run_to_run_noise" value="{}"/>"#,
         escape(&c.run_noise.describe())
     );
+    // The comparison's warnings (a differing cache share, a run's status, rungs only one side
+    // has) explain its failures: a CI page that shows only the JUnit file keeps them.
+    for (i, w) in c.warnings.iter().enumerate() {
+        let _ = writeln!(
+            o,
+            r#"      <property name="warning_{}" value="{}"/>"#,
+            i + 1,
+            escape(w)
+        );
+    }
     let _ = writeln!(o, "    </properties>");
     for r in &c.rows {
         let class = escape(&format!(
