@@ -12,19 +12,31 @@ use std::time::Duration;
 
 use ladder::results::{ResultDir, RunStatus};
 
-#[test]
-fn identical_context_overflow_rejections_stop_the_ladder_with_the_servers_message() {
-    // The two probes are answered; every measured request gets the 400.
-    let server = fault_server(Fault::ContextOverflow400, PROBES);
+/// A ladder of `n` requests a rung (baseline 20 req/s, then `rates`) against a fault server
+/// that answers the preflight probes and the next `good - PROBES` requests, then `fault`.
+fn run_against(
+    fault: Fault,
+    good: usize,
+    n: u32,
+    rates: &'static str,
+) -> (FaultServer, tempfile::TempDir, std::path::PathBuf, Ran) {
+    let server = fault_server(fault, good);
     let tmp = tempfile::tempdir().unwrap();
     let mut sc = Sc::new(server.url());
-    sc.n = 40;
+    sc.n = n;
     sc.baseline = 20.0;
-    sc.rates = "[40, 80]";
+    sc.rates = rates;
     let path = sc.write(tmp.path());
     let out = tmp.path().join("out");
     let ran = run_ladder(&path, &out, Duration::from_secs(90));
     no_panic(&ran);
+    (server, tmp, out, ran)
+}
+
+#[test]
+fn identical_context_overflow_rejections_stop_the_ladder_with_the_servers_message() {
+    // The two probes are answered; every measured request gets the 400.
+    let (server, _tmp, out, ran) = run_against(Fault::ContextOverflow400, PROBES, 40, "[40, 80]");
     assert_eq!(ran.status.code(), Some(2), "{}", ran.all());
     let err = ran.stderr.clone();
     assert!(err.contains("exceed_context_size_error"), "{err}");
@@ -62,16 +74,7 @@ fn identical_context_overflow_rejections_stop_the_ladder_with_the_servers_messag
 /// working, and the folder is `failed` with that reason.
 #[test]
 fn a_key_revoked_mid_rung_stops_the_rung_and_says_so() {
-    let server = fault_server(Fault::KeyRevoked401, PROBES + 10);
-    let tmp = tempfile::tempdir().unwrap();
-    let mut sc = Sc::new(server.url());
-    sc.n = 60;
-    sc.baseline = 20.0;
-    sc.rates = "[40]";
-    let path = sc.write(tmp.path());
-    let out = tmp.path().join("out");
-    let ran = run_ladder(&path, &out, Duration::from_secs(90));
-    no_panic(&ran);
+    let (server, _tmp, out, ran) = run_against(Fault::KeyRevoked401, PROBES + 10, 60, "[40]");
     assert_eq!(ran.status.code(), Some(2), "{}", ran.all());
     let err = ran.stderr.clone();
     assert!(err.contains("key stopped working"), "{err}");
@@ -261,16 +264,7 @@ fn a_search_whose_server_goes_down_stops_and_keeps_its_capacity_file() {
 /// its `count` of 0.
 #[test]
 fn a_rung_with_no_completed_request_has_empty_latency_cells_in_the_csv() {
-    let server = fault_server(Fault::EchoKey, PROBES);
-    let tmp = tempfile::tempdir().unwrap();
-    let mut sc = Sc::new(server.url());
-    sc.n = 6;
-    sc.baseline = 20.0;
-    sc.rates = "[40]";
-    let path = sc.write(tmp.path());
-    let out = tmp.path().join("out");
-    let ran = run_ladder(&path, &out, Duration::from_secs(90));
-    no_panic(&ran);
+    let (_server, _tmp, out, _ran) = run_against(Fault::EchoKey, PROBES, 6, "[40]");
     let dir = run_dir(&out).expect("a folder");
     let csv = std::fs::read_to_string(dir.join("summary.csv")).unwrap();
     let mut lines = csv.lines();

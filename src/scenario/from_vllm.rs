@@ -171,13 +171,7 @@ pub fn convert(args: &str) -> Result<Conversion, FromVllmError> {
                     notes.push(format!("--backend {v} → api: chat"));
                 }
                 other => {
-                    if let Some(why) = pooling_refusal(other) {
-                        return Err(FromVllmError::BadValue {
-                            flag,
-                            value: other.into(),
-                            why,
-                        });
-                    }
+                    pooling_refusal(&flag, other)?;
                     unmapped.push(format!(
                         "--backend {other} (not a backend ladder knows the API of; api: completions assumed)"
                     ))
@@ -200,13 +194,7 @@ pub fn convert(args: &str) -> Result<Conversion, FromVllmError> {
                     notes.push("--dataset-name custom → dataset: jsonl".into());
                 }
                 other => {
-                    if let Some(why) = pooling_refusal(other) {
-                        return Err(FromVllmError::BadValue {
-                            flag,
-                            value: other.into(),
-                            why,
-                        });
-                    }
+                    pooling_refusal(&flag, other)?;
                     unmapped.push(format!(
                         "--dataset-name {other} (ladder has random, sharegpt and jsonl)"
                     ))
@@ -316,13 +304,7 @@ pub fn convert(args: &str) -> Result<Conversion, FromVllmError> {
         ),
     };
     if let Some(e) = endpoint {
-        if let Some(why) = pooling_refusal(&e) {
-            return Err(FromVllmError::BadValue {
-                flag: "--endpoint".into(),
-                value: e,
-                why,
-            });
-        }
+        pooling_refusal("--endpoint", &e)?;
         if e.contains("chat") {
             d.api = "chat".into();
             notes.push(format!("--endpoint {e} → api: chat"));
@@ -444,21 +426,26 @@ fn unexpanded_vars(words: &[String]) -> Vec<String> {
 /// (docs/endpoints.md), whose workload (batch size, query and document lengths) this
 /// conversion does not write. Refused rather than turned into a completions ladder, which
 /// would measure another endpoint.
-fn pooling_refusal(word: &str) -> Option<String> {
+fn pooling_refusal(flag: &str, word: &str) -> Result<(), FromVllmError> {
     let w = word.to_ascii_lowercase();
     let (api, example) = if w.contains("embed") {
         ("embeddings", "scenarios/embeddings.yaml")
     } else if w.contains("rerank") || w.contains("score") {
         ("rerank", "scenarios/rerank.yaml")
     } else {
-        return None;
+        return Ok(());
     };
-    Some(format!(
+    let why = format!(
         "a vLLM {api} benchmark: ladder measures it with `api: {api}` (docs/endpoints.md), \
          which `ladder init --from-vllm` does not write; start from {example} and set \
          base_url, model, tokenizer and the lengths there (converting it to completions would \
          measure another endpoint)"
-    ))
+    );
+    Err(FromVllmError::BadValue {
+        flag: flag.into(),
+        value: word.into(),
+        why,
+    })
 }
 
 /// The seed guide's baseline: a rung at 1 req/s, or half the first rate when that is lower.
