@@ -117,7 +117,7 @@ fn rates_on_the_command_line_get_the_same_limit_and_no_panic() {
     // The scenario's baseline is 50: rates at or under it are refused as validate refuses
     // them in the file (they ran, and the analysis compared every rung with a baseline above
     // it).
-    for rates in ["25", "50,100"] {
+    for rates in ["25", "30,100"] {
         refused(rates, "not above the scenario's load.baseline_rate 50");
     }
 }

@@ -263,13 +263,6 @@ fn check_rates(rates: &[f64], baseline: Option<f64>) -> Result<(), RunError> {
     if rates.windows(2).any(|w| w[1] <= w[0]) {
         return Err(FlagError::RatesNotIncreasing.into());
     }
-    if let Some(b) = baseline.filter(|b| *b >= rates[0]) {
-        return Err(FlagError::RatesBelowBaseline {
-            first: rates[0],
-            baseline: b,
-        }
-        .into());
-    }
     // Two rungs must never write the same files: the baseline rung runs too, and labels
     // keep 6 decimals.
     let named = baseline
@@ -289,6 +282,14 @@ fn check_rates(rates: &[f64], baseline: Option<f64>) -> Result<(), RunError> {
             }
             .into());
         }
+    }
+    // After the clash check, whose message names the two rungs that would share a file.
+    if let Some(b) = baseline.filter(|b| *b >= rates[0]) {
+        return Err(FlagError::RatesBelowBaseline {
+            first: rates[0],
+            baseline: b,
+        }
+        .into());
     }
     Ok(())
 }
