@@ -684,9 +684,11 @@ fn damaged_vllm_values_are_refused_naming_file_and_key() {
         );
         assert!(text(&o).contains("damaged"), "{name}: {}", text(&o));
     }
-    // null is vLLM's "not computed" (goodput without --goodput): still accepted.
-    let o = ladder(&["compare", "good", "good"], t.path());
+    // null is vLLM's "not computed" (goodput without --goodput): still accepted (judged on
+    // the requests alone, `--drift 0`, the folder against itself passes).
+    let o = ladder(&["compare", "good", "good", "--drift", "0"], t.path());
     assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    assert!(!text(&o).contains("damaged"), "{}", text(&o));
 }
 
 /// A vLLM folder records no goodput (without `--goodput`), no dispatch lag and no endpoint:
