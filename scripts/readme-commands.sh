@@ -79,9 +79,12 @@ rm benchmark_results/concurrency_test/make_fixture.py
 cp -r benchmark_results/concurrency_test benchmark_results/after_upgrade
 readme 'ladder report benchmark_results/concurrency_test --out vllm-report'
 test -s vllm-report/report.html
-readme 'ladder compare benchmark_results/concurrency_test benchmark_results/after_upgrade'
-# A different server (the simulator): a regression is a correct answer too.
-readme 'ladder compare benchmark_results/concurrency_test results/my-vllm/<timestamp>' '' '0 1'
+# One run per side under the assumed 5 % drift: the copy's latency checks stay inconclusive,
+# and its throughput passes below saturation decide nothing, so NO VERDICT (2) is a correct
+# answer as well as PASS (docs/gate.md).
+readme 'ladder compare benchmark_results/concurrency_test benchmark_results/after_upgrade' '' '0 2'
+# A different server (the simulator): a regression, or no verdict, is a correct answer too.
+readme 'ladder compare benchmark_results/concurrency_test results/my-vllm/<timestamp>' '' '0 1 2'
 
 # "The CI gate", outside GitHub Actions (GITHUB_STEP_SUMMARY unset).
 unset GITHUB_STEP_SUMMARY
