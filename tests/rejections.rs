@@ -46,13 +46,7 @@ fn identical_context_overflow_rejections_stop_the_ladder_with_the_servers_messag
     assert!(!err.contains(": overloaded"), "{err}");
     // Stopped on the first rung: far fewer than the 120 requests of the ladder were sent
     // (those already in flight when the fifth rejection came back still went out).
-    let posts = server.posts.load(Ordering::SeqCst);
-    assert!(posts < PROBES + 40, "{posts} requests sent");
-    let dir = run_dir(&out).expect("a folder");
-    let rd = ResultDir::open(&dir).unwrap();
-    assert_eq!(rd.info.status, RunStatus::Failed);
-    let detail = rd.info.status_detail.clone().unwrap_or_default();
-    assert!(detail.contains("exceed_context_size_error"), "{detail}");
+    let (dir, rd) = stopped_early_and_failed(&server, &out, "exceed_context_size_error");
     assert_eq!(rd.rungs.len(), 1, "only the first rung ran");
     assert!(!rd.rungs[0].entry.complete);
     // The reason reaches the reports too.
@@ -82,13 +76,24 @@ fn a_key_revoked_mid_rung_stops_the_rung_and_says_so() {
     assert!(err.contains("HTTP 401"), "{err}");
     assert!(!err.contains(": overloaded"), "{err}");
     // The baseline rung (60 requests) stopped long before its end.
+    stopped_early_and_failed(&server, &out, "key stopped working");
+}
+
+/// The ladder sent fewer than 40 measured requests, and its folder is `failed` with a
+/// reason that says `says`; the folder and its loaded results.
+fn stopped_early_and_failed(
+    server: &FaultServer,
+    out: &std::path::Path,
+    says: &str,
+) -> (std::path::PathBuf, ResultDir) {
     let posts = server.posts.load(Ordering::SeqCst);
     assert!(posts < PROBES + 40, "{posts} requests sent");
-    let dir = run_dir(&out).expect("a folder");
+    let dir = run_dir(out).expect("a folder");
     let rd = ResultDir::open(&dir).unwrap();
     assert_eq!(rd.info.status, RunStatus::Failed);
     let detail = rd.info.status_detail.clone().unwrap_or_default();
-    assert!(detail.contains("key stopped working"), "{detail}");
+    assert!(detail.contains(says), "{detail}");
+    (dir, rd)
 }
 
 /// Runs `sc` (against the simulator) expecting preflight to stop it; returns stderr.
