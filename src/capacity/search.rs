@@ -319,7 +319,8 @@ impl Search {
     }
 
     /// Count a measurement that was cut short (by a signal) in what the search spent: its
-    /// requests went out and its time passed, but it judges nothing.
+    /// requests went out and its time passed, but it judges nothing. ([`Search::record`]
+    /// counts every judged measurement the same way.)
     pub fn spend_cut(&mut self, sent: u64, elapsed: Duration) {
         self.requests += sent;
         self.elapsed += elapsed;
@@ -329,8 +330,7 @@ impl Search {
     /// included) and how long it took. A measurement of a level already probed extends it
     /// while its verdict is uncertain, and is a repeat of it otherwise (judged alone).
     pub fn record(&mut self, level: f64, obs: Vec<Obs>, sent: u64, elapsed: Duration) {
-        self.requests += sent;
-        self.elapsed += elapsed;
+        self.spend_cut(sent, elapsed);
         let level_conf = self.look_level();
         let slo = self.cfg.slo.clone();
         let judge = |obs: &[Obs]| -> (Vec<TermJudgement>, ProbeVerdict) {

@@ -231,7 +231,10 @@ fn cold_dataset_caveat(s: &Scenario) -> Option<String> {
     let file = s.workload.dataset != crate::scenario::Dataset::Random && s.load.trace.is_none();
     (file && s.workload.cache_nonce.is_some()).then(|| {
         format!(
-            "workload.cache: cold cannot make a dataset's prompts new: the prompts of {} are sent as written, so a server that has seen them may answer from its prompt cache (server_cache_share in each rung's results shows it); restart the server before the run, or set workload.cache: warm to say a warm cache is what you measure",
+            "workload.cache: cold cannot make a dataset's prompts new: the prompts of {} are \
+             sent as written, so a server that has seen them may answer from its prompt cache \
+             (server_cache_share in each rung's results shows it); restart the server before \
+             the run, or set workload.cache: warm to say a warm cache is what you measure",
             s.workload
                 .path
                 .as_ref()

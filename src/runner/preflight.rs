@@ -144,7 +144,10 @@ pub enum PreflightError {
     /// `api: rerank` and the server serves no rerank endpoint as started (llama.cpp without
     /// `--reranking` answers 501; vLLM answers 404 for a model that is not a scorer).
     #[error(
-        "{url} answered {status}: this server does not serve rerank as started; start llama-server with --reranking (or --embedding --pooling rank), vLLM with --task score (--runner pooling in newer releases) and a reranker / cross-encoder model (body: {detail})"
+        "{url} answered {status}: this server does not serve rerank as started; start \
+         llama-server with --reranking (or --embedding --pooling rank), vLLM with --task score \
+         (--runner pooling in newer releases) and a reranker / cross-encoder model \
+         (body: {detail})"
     )]
     RerankOff {
         /// The URL tried.
