@@ -677,7 +677,24 @@ fn run(opts: ladder::runner::RunOptions) -> i32 {
     use ladder::runner::RunError;
     // Every folder the run produced gets its reports, partial ones included.
     match ladder::commands::run::run(&opts) {
-        Ok(_) => ladder::exit::OK,
+        Ok(done) => {
+            // A folder of failures only is no measurement: a CI step must not pass on it.
+            let empty: Vec<_> = done.iter().filter(|o| o.measured_nothing()).collect();
+            for o in &empty {
+                eprintln!(
+                    "error: {}: no request of any rung succeeded, so nothing was measured; the \
+                     rung warnings above say what failed (a timeout: raise \
+                     endpoint.request_timeout or lower the load), and the folder keeps every \
+                     request's error",
+                    terminal_line(&o.dir.display().to_string())
+                );
+            }
+            if empty.is_empty() {
+                ladder::exit::OK
+            } else {
+                ladder::exit::BAD_INPUT
+            }
+        }
         Err(e) => {
             match &e {
                 // Scenario problems come as `file:line:col: error: ...` lines (as from

@@ -105,11 +105,11 @@ fn encoded_echoes_in_model_ids_500s_and_stream_errors_never_reach_files_or_outpu
     let path = sc.write(tmp.path());
     let out = tmp.path().join("out");
     let ran = run_with(&path, &out, &[(KEY_VAR, HS_KEY)]);
-    assert!(ran.status.success(), "{}", ran.all());
     // The model-id echo was printed (scrubbed): the scenario's model is not in the list.
     assert!(ran.stderr.contains("is not in"), "{}", ran.stderr);
     let dir = run_dir(&out).unwrap();
     let rd = check_folder(&dir);
+    assert_finished(&ran, &rd);
     let mut classes = vec![];
     for rung in &rd.rungs {
         for l in rd.requests(rung).unwrap() {
@@ -242,7 +242,6 @@ fn secret_and_env_headers_are_redacted_in_run_json_and_in_echoes() {
     let env_secret = "env-secret-HS-8080";
     let note = "note-from-env-HS-2121";
     let ran = run_with(&path, &out, &[("MY_SECRET", env_secret), ("HS_NOTE", note)]);
-    assert!(ran.status.success(), "{}", ran.all());
     // The server got every value in clear, and echoed them back.
     let heads = server.heads.lock().unwrap().join("\n");
     for v in [env_secret, "sk-literal-HS-5150", note, "visible-value"] {
@@ -250,6 +249,7 @@ fn secret_and_env_headers_are_redacted_in_run_json_and_in_echoes() {
     }
     let dir = run_dir(&out).unwrap();
     let rd = check_folder(&dir);
+    assert_finished(&ran, &rd);
     let headers = &rd.info.scenario["endpoint"]["headers"];
     assert_eq!(headers["X-Api-Key"], "<redacted>");
     assert_eq!(headers["Authorization"], "<redacted>");
@@ -321,9 +321,8 @@ fn an_echo_cut_inside_the_key_leaves_no_part_of_it() {
     let path = sc.write(tmp.path());
     let out = tmp.path().join("out");
     let ran = run_with(&path, &out, &[(KEY_VAR, HS_KEY)]);
-    assert!(ran.status.success(), "{}", ran.all());
     let dir = run_dir(&out).unwrap();
-    check_folder(&dir);
+    assert_finished(&ran, &check_folder(&dir));
     let files = all_text_under(&dir);
     assert!(files.contains("xxxx Bearer ***"), "{files}");
     nowhere(

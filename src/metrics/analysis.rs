@@ -7,7 +7,12 @@
 //!
 //! * **Knee**: the first rung where any of these holds (several may hold at once):
 //!   - *error rate*: `error_rate > slo.max_error_rate` (default [`DEFAULT_MAX_ERROR_RATE`],
-//!     the seed's 5 % overload line); this is the only test that can fire on the first rung;
+//!     the seed's 5 % overload line);
+//!   - *first rung past saturation* (open loop, the first rung only, reported as a throughput
+//!     plateau): the server answered less than [`FIRST_RUNG_MIN_FRACTION`] (75 %) of what
+//!     keeping up would have answered, `n / duration < 0.75 x n / (n / achieved_rate +
+//!     min_e2e)` (n measured requests: sent at `achieved_rate`, the last answered no sooner
+//!     than the quickest request took); the queue grew through the rung;
 //!   - *throughput plateau*: the throughput gained over the previous rung is less than
 //!     [`PLATEAU_FRACTION`] (10 %) of the offered rate added, i.e.
 //!     `qps[i] - qps[i-1] < 0.10 * (rate[i] - rate[i-1])`;
@@ -47,6 +52,9 @@ pub const PLATEAU_FRACTION: f64 = 0.10;
 pub const TTFT_JUMP_FACTOR: f64 = 2.0;
 /// A rung meets its latency SLOs when goodput is at least this fraction of throughput.
 pub const GOODPUT_MIN_FRACTION: f64 = 0.95;
+/// A first open-loop rung is past saturation when the server answered less than this
+/// fraction of what keeping up would have answered over the rung.
+pub const FIRST_RUNG_MIN_FRACTION: f64 = 0.75;
 
 /// Why a rung is the knee.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -314,6 +322,12 @@ fn find_knee(sorted: &[&RungSummary], slo: &Slo, max_error_rate: f64) -> Option<
                 pct(max_error_rate)
             ));
         }
+        if i == 0 && !r.mostly_rejected() {
+            if let Some(line) = first_rung_shortfall(r) {
+                reasons.push(KneeReason::ThroughputPlateau);
+                detail.push(line);
+            }
+        }
         if i > 0 {
             let prev = sorted[i - 1];
             // Closed loop: more users offer more load in proportion (at unchanged latency
@@ -380,6 +394,40 @@ fn find_knee(sorted: &[&RungSummary], slo: &Slo, max_error_rate: f64) -> Option<
     None
 }
 
+/// The first rung of an open-loop ladder that the server could not keep up with: it answered
+/// less than [`FIRST_RUNG_MIN_FRACTION`] of what a server keeping up would have answered over
+/// the rung (its requests sent at the rate the client achieved, the last answered one
+/// quickest-request later), so the queue grew through the rung. `None` when it kept up, or
+/// when the rung cannot tell (closed loop, replay, ramp, nothing answered).
+fn first_rung_shortfall(r: &RungSummary) -> Option<String> {
+    let n = (r.completed + r.failed) as f64;
+    if r.load != LoadKind::Rate || r.completed == 0 || r.achieved_rate <= 0.0 {
+        return None;
+    }
+    if !(r.duration_s > 0.0 && r.achieved_rate.is_finite()) {
+        return None;
+    }
+    let quickest = r.stats(Latency::E2el).min / 1000.0;
+    let quickest = if quickest.is_finite() {
+        quickest.max(0.0)
+    } else {
+        0.0
+    };
+    let keeping_up = n / (n / r.achieved_rate + quickest);
+    let answered = n / r.duration_s;
+    if answered >= FIRST_RUNG_MIN_FRACTION * keeping_up {
+        return None;
+    }
+    Some(format!(
+        "the first rung is already past saturation: the server answered {:.2} req/s of the {:.2} req/s sent ({:.0} % of the {:.2} req/s keeping up would answer over this rung, < {:.0} %): start the ladder lower",
+        answered,
+        r.achieved_rate,
+        100.0 * answered / keeping_up,
+        keeping_up,
+        FIRST_RUNG_MIN_FRACTION * 100.0
+    ))
+}
+
 /// The rungs from the baseline up over which throughput grows faster than latency, each one
 /// within the SLO: a rung that misses it (95 % of its requests timed out, its multiples from
 /// the one that completed) is no value at any price, and ends the range.
@@ -443,6 +491,10 @@ impl Analysis {
                 "none among the rungs that measured the server (left out: {} {}, where the client ran out of resources)",
                 self.client_limited_text(),
                 self.load.unit()
+            ),
+            None if self.rungs.len() == 1 && matches!(self.load, LoadKind::Rate | LoadKind::Concurrency) => format!(
+                "none seen: one rung shows no knee (it kept up, errors within bound); add {} to see where throughput stops growing",
+                self.levels()
             ),
             None => format!("none within the tested {} (throughput kept growing, {} stayed steady, errors within bound)", self.levels(),
                 // A pooled run (embeddings) has no TTFT: its whole latency.

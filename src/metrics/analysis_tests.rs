@@ -309,3 +309,72 @@ fn client_limited_rungs_are_never_the_knee_nor_within_slo() {
     let back: Analysis = serde_json::from_str(&old).unwrap();
     assert!(back.client_limited.is_empty());
 }
+
+/// An open-loop rung of `n` requests sent at `sent` req/s over `duration_s`, the quickest
+/// request taking `min_e2e_ms`.
+fn timed_rung(rate: f64, n: u64, sent: f64, duration_s: f64, min_e2e_ms: f64) -> RungSummary {
+    let mut r = rung(rate, n as f64 / duration_s, 100.0, 20.0, 0);
+    r.num_prompts = n;
+    r.completed = n;
+    r.achieved_rate = sent;
+    r.duration_s = duration_s;
+    r.latency.insert(
+        Latency::E2el,
+        Stats {
+            count: n,
+            min: min_e2e_ms,
+            median: min_e2e_ms * 1.5,
+            ..Default::default()
+        },
+    );
+    r
+}
+
+#[test]
+fn a_first_rung_past_saturation_is_the_knee() {
+    // Sent 40 requests at 2 req/s (20 s); the server answered them over 40 s. Keeping up it
+    // would have answered the last one a quickest request (0.5 s) after the last send.
+    let rungs = vec![
+        timed_rung(2.0, 40, 2.0, 40.0, 500.0),
+        timed_rung(5.0, 40, 5.0, 40.0, 500.0),
+    ];
+    let a = analyze(&rungs, &Slo::default(), None);
+    let k = a.knee.expect("knee");
+    assert_eq!(k.rate, 2.0);
+    assert_eq!(k.reasons, vec![KneeReason::ThroughputPlateau]);
+    assert!(
+        k.detail[0].starts_with(
+            "the first rung is already past saturation: the server answered 1.00 req/s of \
+             the 2.00 req/s sent (51 % of the 1.95 req/s keeping up would answer"
+        ),
+        "{}",
+        k.detail[0]
+    );
+    // A closed loop's first rung answers what its users allow: no such test.
+    let mut closed = vec![rungs[0].clone()];
+    closed[0].load = LoadKind::Concurrency;
+    assert!(analyze(&closed, &Slo::default(), None).knee.is_none());
+}
+
+#[test]
+fn a_short_first_rung_of_slow_requests_that_kept_up_is_not_a_knee() {
+    // 10 requests at 1 req/s, each taking 4–5 s: the rung lasts 15 s (0.67 req/s answered),
+    // which is 93 % of the 0.71 req/s a server keeping up answers over it.
+    let one = vec![timed_rung(1.0, 10, 1.0, 15.0, 4000.0)];
+    let a = analyze(&one, &Slo::default(), None);
+    assert!(a.knee.is_none(), "{:?}", a.knee);
+    // One rung cannot show that throughput kept growing.
+    assert_eq!(
+        a.knee_text(),
+        "none seen: one rung shows no knee (it kept up, errors within bound); add rates to \
+         see where throughput stops growing"
+    );
+    // Two such rungs can.
+    let two = vec![
+        timed_rung(1.0, 10, 1.0, 15.0, 4000.0),
+        timed_rung(2.0, 10, 2.0, 10.0, 4000.0),
+    ];
+    assert!(analyze(&two, &Slo::default(), None)
+        .knee_text()
+        .starts_with("none within the tested rates (throughput kept growing"));
+}

@@ -7,7 +7,9 @@
 //! gateway bug. The warning names the dominant kind, and calls a rung overloaded only when
 //! its error rate rose from the rung below it. One cause keeps one name over a run: once 429s
 //! grew with the load from a clean rung, every rung above that still sheds with 429s is called
-//! overloaded too, not "rate-limited" because its own rung below had already failed.
+//! overloaded too, not "rate-limited" because its own rung below had already failed; and once
+//! other failures (5xx such as 503, timeouts) grew with the load from a clean rung, a rung
+//! above that fails the same way is overloaded too, not "a server fault".
 
 use crate::metrics::RungSummary;
 use crate::record::CLIENT_RESOURCE_KEY;
@@ -26,6 +28,9 @@ pub struct LowerRung {
     /// rung at or below this one was called overloaded for it: the rungs above keep that
     /// story.
     pub shed_from: Option<String>,
+    /// The level at which other failures (5xx, timeouts: not 429s, refused connections,
+    /// broken answers or resets) first grew with the load from a clean rung below.
+    pub failing_from: Option<String>,
 }
 
 impl LowerRung {
@@ -37,6 +42,7 @@ impl LowerRung {
             level: s.load.level(s.rate),
             error_rate: s.server_error_rate(),
             shed_from: None,
+            failing_from: None,
         })
     }
 
@@ -47,34 +53,65 @@ impl LowerRung {
         sorted.sort_by(|a, b| a.rate.total_cmp(&b.rate));
         let mut prev: Option<Self> = None;
         let mut shed_from: Option<String> = None;
+        let mut failing_from: Option<String> = None;
         for s in sorted {
             let Some(here) = Self::of(s) else { continue };
-            if shed_from.is_none() && sheds_with_load(s, prev.as_ref()) {
-                shed_from = Some(here.level.clone());
+            match grew_with_load(s, prev.as_ref()) {
+                Some(Grew::RateLimit) if shed_from.is_none() => {
+                    shed_from = Some(here.level.clone())
+                }
+                Some(Grew::Errors) if failing_from.is_none() => {
+                    failing_from = Some(here.level.clone())
+                }
+                _ => {}
             }
             prev = Some(here);
         }
-        prev.map(|p| Self { shed_from, ..p })
+        prev.map(|p| Self {
+            shed_from,
+            failing_from,
+            ..p
+        })
     }
 }
 
-/// Whether `s` is the rung where 429s grew with the load: mostly 429s above the line, from a
-/// clean rung below at least doubled.
-fn sheds_with_load(s: &RungSummary, lower: Option<&LowerRung>) -> bool {
+/// Which failures grew with the load at a rung.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Grew {
+    /// Mostly 429s.
+    RateLimit,
+    /// Mostly other failures that are no fault of their own kind (5xx, timeouts).
+    Errors,
+}
+
+/// Which failures made `s` the rung where they grew with the load (above the line, from a
+/// clean rung below at least doubled), if they did: 429s, or the 5xx and timeouts that
+/// [`cause`] calls overload.
+fn grew_with_load(s: &RungSummary, lower: Option<&LowerRung>) -> Option<Grew> {
     let err = s.server_error_rate();
-    let n429 = s.errors_by_class.get("rate_limit").copied().unwrap_or(0);
+    let count = |k: &str| s.errors_by_class.get(k).copied().unwrap_or(0);
     let failed: u64 = s
         .errors_by_class
         .iter()
         .filter(|(k, _)| k.as_str() != CLIENT_RESOURCE_KEY)
         .map(|(_, n)| n)
         .sum();
-    err > OVERLOAD_ERROR_RATE
+    let most = |n: u64| n > 0 && n.saturating_mul(2) >= failed;
+    let grew = err > OVERLOAD_ERROR_RATE
         && !s.mostly_rejected()
         && s.client_failures() == 0
-        && n429 > 0
-        && n429.saturating_mul(2) >= failed
-        && lower.is_some_and(|l| l.error_rate <= OVERLOAD_ERROR_RATE && err >= 2.0 * l.error_rate)
+        && lower.is_some_and(|l| l.error_rate <= OVERLOAD_ERROR_RATE && err >= 2.0 * l.error_rate);
+    if !grew {
+        return None;
+    }
+    let broken = count("stream_error") + count("malformed") + count("unclassified");
+    if most(count("rate_limit")) {
+        Some(Grew::RateLimit)
+    } else if most(count("connect")) || most(broken) || most(count("reset")) {
+        None
+    } else {
+        Some(Grew::Errors)
+    }
 }
 
 /// The failure warning for `s`, if its server error rate is above the line. `lower` is the
@@ -207,10 +244,18 @@ fn cause(s: &RungSummary, lower: Option<&LowerRung>, err: f64, failed: u64) -> S
                 l.error_rate * 100.0,
                 l.level
             ),
-            None => format!(
-                "not shown to be overload ({not_load}): a server fault, or a load already \
-                 past what the server holds; the requests files hold the server's messages"
-            ),
+            None => match lower.and_then(|l| l.failing_from.as_deref()) {
+                // The same server, the same cause as the rung where the errors first grew.
+                Some(from) => format!(
+                    "overloaded: the server kept failing requests (the errors grew with the \
+                     load at {from})"
+                ),
+                None => format!(
+                    "not shown to be overload ({not_load}): a server fault, or a load \
+                     already past what the server holds; the requests files hold the \
+                     server's messages"
+                ),
+            },
         }
     }
 }
@@ -239,6 +284,7 @@ mod tests {
             level: format!("{rate} req/s"),
             error_rate: err,
             shed_from: None,
+            failing_from: None,
         }
     }
 
@@ -282,6 +328,38 @@ mod tests {
         };
         let w8 = failure_warning(&r8, LowerRung::below(&[&p4]).as_ref()).unwrap();
         assert!(w8.contains("rate-limited (429s"), "{w8}");
+    }
+
+    #[test]
+    fn a_run_whose_503s_grew_with_the_load_keeps_calling_them_overload() {
+        // The simulator's queue limit answering 503: clean at 20, 503s from 60 on.
+        let r20 = rung(20.0, 150, &[]);
+        let r60 = rung(60.0, 80, &[("server_5xx", 70)]);
+        let r120 = rung(120.0, 72, &[("server_5xx", 78)]);
+        let w60 = failure_warning(&r60, LowerRung::below(&[&r20]).as_ref()).unwrap();
+        assert!(
+            w60.contains("overloaded: the error rate rose from 0.0% at 20 req/s"),
+            "{w60}"
+        );
+        let at120 = LowerRung::below(&[&r60, &r20]);
+        assert_eq!(
+            at120.as_ref().unwrap().failing_from.as_deref(),
+            Some("60 req/s")
+        );
+        let w120 = failure_warning(&r120, at120.as_ref()).unwrap();
+        assert!(
+            w120.contains("overloaded: the server kept failing requests (the errors grew with the load at 60 req/s)"),
+            "{w120}"
+        );
+        // 503s from the lowest rung on stay "not shown to be overload" all the way up.
+        let f20 = rung(20.0, 100, &[("server_5xx", 50)]);
+        let w = failure_warning(&r60, LowerRung::below(&[&f20]).as_ref()).unwrap();
+        assert!(w.contains("not shown to be overload"), "{w}");
+        // Refused connections that grew with the load are not overload, and do not make
+        // the rungs above it overloaded.
+        let c60 = rung(60.0, 80, &[("connect", 70)]);
+        let w = failure_warning(&r120, LowerRung::below(&[&c60, &r20]).as_ref()).unwrap();
+        assert!(w.contains("not shown to be overload"), "{w}");
     }
 
     #[test]

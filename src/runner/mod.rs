@@ -82,6 +82,14 @@ pub struct RunOutcome {
     pub rungs: Vec<RungSummary>,
 }
 
+impl RunOutcome {
+    /// No request of any rung succeeded: the folder holds failures only and measured nothing
+    /// of the server's latency or throughput (`ladder run` exits 2 for it).
+    pub fn measured_nothing(&self) -> bool {
+        !self.rungs.is_empty() && self.rungs.iter().all(|r| r.completed == 0)
+    }
+}
+
 /// Time requests in flight get to finish after Ctrl-C / SIGTERM.
 const STOP_GRACE: Duration = Duration::from_secs(10);
 

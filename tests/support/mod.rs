@@ -227,6 +227,23 @@ pub fn no_panic(r: &Ran) {
     );
 }
 
+/// A run that finished its ladder: exit 0, or, when no request of any rung of `rd` succeeded,
+/// exit 2 with the "nothing was measured" error (README: `ladder run`'s exit codes).
+pub fn assert_finished(ran: &Ran, rd: &ResultDir) {
+    let nothing = !rd.rungs.is_empty() && rd.rungs.iter().all(|r| r.summary.completed == 0);
+    if nothing {
+        assert_eq!(ran.status.code(), Some(2), "{}", ran.all());
+        assert!(
+            ran.stderr
+                .contains("no request of any rung succeeded, so nothing was measured"),
+            "{}",
+            ran.stderr
+        );
+    } else {
+        assert!(ran.status.success(), "exit {:?}\n{}", ran.status, ran.all());
+    }
+}
+
 // ---- result folders -----------------------------------------------------------------------
 
 /// The single run folder under `out/rel/`, if any.
