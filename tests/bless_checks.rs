@@ -181,6 +181,73 @@ fn an_outlier_run_is_refused_without_force() {
     assert!(r.stderr.contains("run 3: median_tpot_ms"), "{}", r.all());
 }
 
+/// A run the gate fails against the baseline (decoding 1.6 times slower: no outlier by the
+/// x4 rule) is refused by `bless --add` with the regressed checks, and added with --force;
+/// `compare` of a run against a baseline that holds it warns that it is one of its runs.
+#[test]
+fn bless_add_refuses_a_run_that_regresses_against_the_baseline() {
+    let t = tempfile::tempdir().unwrap();
+    let out = t.path().join("out");
+    let (a, _) = run(&scenario(&t.path().join("sc"), 1, 1, ""), &out);
+    let (b, _) = run(&scenario(&t.path().join("sc2"), 1, 2, ""), &out);
+    let slow_sc = scenario(&t.path().join("slow"), 1, 3, "  decode_scale: 1.6\n");
+    let (slow, _) = run(&slow_sc, &out);
+    let golden = t.path().join("golden");
+    let g = golden.to_str().unwrap();
+    let add = |dir: &Path, force: bool| {
+        let mut args = vec!["bless", "--add", dir.to_str().unwrap(), "--golden", g];
+        if force {
+            args.push("--force");
+        }
+        ladder(&args)
+    };
+    let r = ladder(&["bless", a.to_str().unwrap(), "--golden", g]);
+    assert_eq!(r.status.code(), Some(0), "{}", r.all());
+    let r = add(&b, false);
+    assert_eq!(r.status.code(), Some(0), "{}", r.all());
+    let r = add(&slow, false);
+    assert_eq!(r.status.code(), Some(2), "{}", r.all());
+    for want in [
+        "it regresses against it",
+        "rung 20 req/s: median_tpot_ms",
+        "the same regression would then pass the gate",
+    ] {
+        assert!(r.stderr.contains(want), "want {want:?} in {}", r.all());
+    }
+    assert!(!r.stderr.contains("far from the others"), "{}", r.all());
+    let base = ResultDir::open_finished(&golden.join("rel")).unwrap();
+    assert!(
+        base.rungs.iter().all(|r| r.summary.repeats.len() == 2),
+        "nothing was added"
+    );
+    // The baseline's own run compared against it: said, whatever the verdict.
+    let r = ladder(&[
+        "compare",
+        golden.join("rel").to_str().unwrap(),
+        b.to_str().unwrap(),
+    ]);
+    assert!(
+        r.all()
+            .contains("the candidate is one of the baseline's runs"),
+        "{}",
+        r.all()
+    );
+    let r = ladder(&[
+        "compare",
+        golden.join("rel").to_str().unwrap(),
+        slow.to_str().unwrap(),
+    ]);
+    assert!(
+        !r.all().contains("one of the baseline's runs"),
+        "{}",
+        r.all()
+    );
+    let r = add(&slow, true);
+    assert_eq!(r.status.code(), Some(0), "{}", r.all());
+    let base = ResultDir::open_finished(&golden.join("rel")).unwrap();
+    assert!(base.rungs.iter().all(|r| r.summary.repeats.len() == 3));
+}
+
 /// Five repeats with 5 % drift: no repeat is flagged at run time, and the folder blesses.
 #[test]
 fn repeats_apart_by_drift_are_not_outliers() {

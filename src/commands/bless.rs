@@ -199,6 +199,16 @@ fn add_to_baseline(dest: &Path, d: &ResultDir, tmp: &Path, force: bool) -> Resul
                 lines,
             });
         }
+        // A run the gate fails against the baseline would widen every interval of the
+        // baseline to hold its regression: the next gate of the same regression passes.
+        let lines = crate::compare::bless_check::regressions_if_added(&base, d);
+        if !lines.is_empty() {
+            return Err(GateError::AddRegresses {
+                path: d.path.clone(),
+                baseline: dest.to_path_buf(),
+                lines,
+            });
+        }
     }
     crate::results::merge::add_run(&base, d, tmp).map_err(|e| GateError::Unsafe(e.to_string()))
 }

@@ -109,6 +109,19 @@ pub enum GateError {
         lines.join("\n  ")
     )]
     Outliers { path: PathBuf, lines: Vec<String> },
+    #[error(
+        "refusing to add {path} to the baseline {baseline}: it regresses against it (as \
+         `ladder compare {baseline} {path}` judges):\n  {}\nadding it would widen the \
+         baseline's intervals to hold the regression, and the same regression would then \
+         pass the gate; add runs of the server the baseline measures (if the server changed \
+         on purpose, bless this run alone, without --add; --force adds it anyway)",
+        lines.join("\n  ")
+    )]
+    AddRegresses {
+        path: PathBuf,
+        baseline: PathBuf,
+        lines: Vec<String>,
+    },
     #[error("refusing to bless {path}: no rung completed (run status `{status}`{detail}), so a gate against it would have nothing to compare, not even with --force; re-run the scenario to the end (a soak: until load.duration has passed) and bless that folder")]
     NothingComplete {
         path: PathBuf,

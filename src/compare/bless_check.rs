@@ -1,6 +1,7 @@
 //! What `ladder bless` checks of the runs it makes a baseline of, beyond the folder's own
-//! integrity: `--add` of a run the baseline already holds (or of the baseline itself), and
-//! a run far from the others on some rung ([`crate::metrics::outliers`]).
+//! integrity: `--add` of a run the baseline already holds (or of the baseline itself), of a
+//! run the gate fails against the baseline, and a run far from the others on some rung
+//! ([`crate::metrics::outliers`]).
 
 use std::path::Path;
 
@@ -109,4 +110,68 @@ pub fn runs_per_rung(d: &ResultDir) -> Vec<(f64, Vec<crate::metrics::RungSummary
         .iter()
         .map(|r| (r.entry.rate, outliers::runs_of(&r.summary)))
         .collect()
+}
+
+/// The regressions of `add` against the baseline `base` it would be added to, one line each
+/// (`rung 4 users: median_ttft_ms 1864.8 -> 2829.5 (+51.7%)`): `ladder compare`'s default
+/// judgement (the baseline's `gate:` rules, or the default checks). Empty when none
+/// regressed, or when the two cannot be compared (the checks that follow say why).
+pub fn regressions_if_added(base: &ResultDir, add: &ResultDir) -> Vec<String> {
+    let Ok(c) = super::compare(base, add, &super::CompareOptions::default()) else {
+        return Vec::new();
+    };
+    c.rows
+        .iter()
+        .filter(|r| r.decision.verdict == super::Verdict::Regression)
+        .map(|r| {
+            let at = if r.rate.is_nan() {
+                "the search".to_string()
+            } else {
+                format!("rung {}", c.load.level(r.rate))
+            };
+            let pct = r.pct().map(|p| format!(" ({p:+.1}%)")).unwrap_or_default();
+            format!(
+                "{at}: {} {} -> {}{pct}",
+                r.check.metric,
+                crate::format::trimmed(r.base, 4),
+                crate::format::trimmed(r.cand, 4)
+            )
+        })
+        .collect()
+}
+
+/// A warning when the candidate `c` is one of the runs the baseline `b` holds (the same
+/// scenario and start: the folder blessed, or a run added with `bless --add`): it is then
+/// judged against a pool that contains it, so the two agree whatever the server did.
+pub fn candidate_held(b: &ResultDir, c: &ResultDir) -> Option<String> {
+    if b.info.scenario_name != c.info.scenario_name {
+        return None;
+    }
+    let held = run_starts(&b.info);
+    let starts = run_starts(&c.info);
+    // The same start, and every rung's runs measured exactly as one of the baseline's runs
+    // of that rung (a copy keeps every number; two fixtures sharing a date do not).
+    let same_numbers = |x: &crate::metrics::RungSummary, y: &crate::metrics::RungSummary| {
+        x.completed == y.completed
+            && x.failed == y.failed
+            && x.duration_s.to_bits() == y.duration_s.to_bits()
+    };
+    let measured_there = c.rungs.iter().all(|r| {
+        let base_runs = b
+            .rung(r.entry.rate)
+            .map(|br| outliers::runs_of(&br.summary))
+            .unwrap_or_default();
+        outliers::runs_of(&r.summary)
+            .iter()
+            .all(|run| base_runs.iter().any(|br| same_numbers(run, br)))
+    });
+    (starts.iter().all(|t| held.contains(t)) && measured_there).then(|| {
+        format!(
+            "the candidate is one of the baseline's runs (scenario `{}`, started {}): it is \
+             judged against a baseline that holds it, so the two agree whatever the server \
+             did; compare a new run of the scenario",
+            c.info.scenario_name,
+            c.info.started_at.to_rfc3339()
+        )
+    })
 }

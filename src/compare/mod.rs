@@ -486,6 +486,7 @@ pub fn compare(
         return Err(CompareError::ConfigChange(config_changes));
     }
     let mut warnings = side_warnings(b, c, checks.rules_differ.clone());
+    warnings.extend(bless_check::candidate_held(b, c));
     let common = common_rungs(b, c, checks.searches(), &mut warnings)?;
     let (mut family, pooled_errors) = family_of(b, c, &common, &checks.rung);
     let judge = RungJudge {
