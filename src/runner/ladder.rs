@@ -548,15 +548,14 @@ impl<'c> Ladder<'c> {
     ) -> progress::RungBar {
         let quiet = self.ctx.opts.quiet;
         let rungs = self.scenario.rungs().len();
-        let steps = rungs * self.scenario.load.repeats.max(1) as usize;
-        let step = repeat as usize * rungs + idx + 1;
+        let repeats = self.scenario.load.repeats.max(1);
         match planned.timed {
             Some(d) => progress::RungBar::timed(planned.kind, rate, d, quiet),
             None => {
                 progress::RungBar::new(planned.kind, rate, planned.requests_total as u64, quiet)
             }
         }
-        .at_step(step, steps)
+        .at_step(idx + 1, rungs, repeat + 1, repeats)
         .with_notes(self.ctx.opts.notes.clone())
     }
 

@@ -299,8 +299,14 @@ fn server_error_cause(detail: &str) -> &'static str {
     }
 }
 
-fn auth_hint(api_key_env: Option<&str>, key_present: bool) -> String {
+fn auth_hint(status: u16, api_key_env: Option<&str>, key_present: bool) -> String {
     match (api_key_env, key_present) {
+        // 403 to a key sent: known, but not allowed this model or endpoint.
+        (Some(var), true) if status == 403 => format!(
+            "the key in ${var} was refused this request (403 forbidden: a key without access \
+             to this model or endpoint, or a gateway's policy); check what the key may use, or \
+             use one that has access (the body below says more)"
+        ),
         (None, _) => {
             "the server wants a key: set endpoint.api_key_env to the variable that holds it".into()
         }
@@ -600,7 +606,7 @@ fn diagnose(
         ErrorClass::Auth => PreflightError::Auth {
             url,
             status,
-            hint: auth_hint(api_key_env, key_present),
+            hint: auth_hint(status, api_key_env, key_present),
             detail: err.detail,
         },
         ErrorClass::RateLimit => PreflightError::RateLimited {
@@ -682,9 +688,18 @@ mod tests {
 
     #[test]
     fn auth_hints_name_the_variable() {
-        assert!(auth_hint(Some("VLLM_KEY"), true).contains("$VLLM_KEY"));
-        assert!(auth_hint(Some("VLLM_KEY"), false).contains("not set"));
-        assert!(auth_hint(None, false).contains("endpoint.api_key_env"));
+        assert!(auth_hint(401, Some("VLLM_KEY"), true).contains("$VLLM_KEY"));
+        assert!(auth_hint(401, Some("VLLM_KEY"), true).contains("key not sent or invalid"));
+        assert!(auth_hint(401, Some("VLLM_KEY"), false).contains("not set"));
+        assert!(auth_hint(403, Some("VLLM_KEY"), false).contains("not set"));
+        assert!(auth_hint(401, None, false).contains("endpoint.api_key_env"));
+        // A key sent and answered 403 was known but not allowed: not called invalid.
+        let h = auth_hint(403, Some("VLLM_KEY"), true);
+        assert!(
+            h.contains("$VLLM_KEY was refused this request (403 forbidden"),
+            "{h}"
+        );
+        assert!(!h.contains("invalid"), "{h}");
     }
 
     #[test]

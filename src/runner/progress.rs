@@ -92,13 +92,20 @@ impl RungBar {
         b
     }
 
-    /// This rung is step `step` (from 1) of `steps` in the run (every rung of every repeat):
-    /// the bar's prefix and the plain lines say so.
-    pub fn at_step(mut self, step: usize, steps: usize) -> RungBar {
-        if steps > 1 {
-            self.step = format!("rung {step}/{steps} ");
+    /// This rung is rung `step` (from 1) of `steps` in the ladder, measured for the
+    /// `repeat`-th time (from 1) of `repeats`: the bar's prefix and the plain lines say so
+    /// (`rung 2/4 repeat 3/3`; the repeat only when the rungs are repeated).
+    pub fn at_step(mut self, step: usize, steps: usize, repeat: u32, repeats: u32) -> RungBar {
+        let again = if repeats > 1 {
+            format!("repeat {repeat}/{repeats} ")
+        } else {
+            String::new()
+        };
+        if steps > 1 || repeats > 1 {
+            self.step = format!("rung {step}/{steps} {again}");
             let level = self.bar.prefix();
-            self.bar.set_prefix(format!("{step}/{steps} {level}"));
+            self.bar
+                .set_prefix(format!("{step}/{steps} {again}{level}"));
         }
         self
     }
@@ -505,7 +512,7 @@ mod tests {
 
     #[test]
     fn a_heartbeat_says_the_rungs_place_and_how_far_it_got() {
-        let bar = RungBar::new(LoadKind::Rate, 2.0, 200, true).at_step(3, 8);
+        let bar = RungBar::new(LoadKind::Rate, 2.0, 200, true).at_step(3, 8, 1, 1);
         let mut live = LiveStats::default();
         live.record(&RequestRecord {
             first_token: Some(Duration::from_millis(340)),
@@ -518,9 +525,16 @@ mod tests {
             "{line}"
         );
         // One rung alone has no counter.
-        let one = RungBar::new(LoadKind::Rate, 2.0, 200, true).at_step(1, 1);
+        let one = RungBar::new(LoadKind::Rate, 2.0, 200, true).at_step(1, 1, 1, 1);
         let line = one.heartbeat_line(&live, 61, Duration::from_secs(5));
         assert!(line.starts_with("rate 2 req/s 0:05: "), "{line}");
+        // One rung repeated: which repeat, not a rung count that grows with the repeats.
+        let again = RungBar::new(LoadKind::Rate, 2.0, 200, true).at_step(1, 1, 2, 3);
+        let line = again.heartbeat_line(&live, 61, Duration::from_secs(5));
+        assert!(
+            line.starts_with("rung 1/1 repeat 2/3 rate 2 req/s 0:05: "),
+            "{line}"
+        );
         // --quiet prints no plain lines at all.
         assert!(!bar.plain);
     }
