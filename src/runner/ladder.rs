@@ -42,6 +42,9 @@ pub(super) struct Ladder<'a> {
     /// Preflight warned that the scenario's tokenizer is likely not the served model's:
     /// the rungs' token warnings then name it, not a chat template.
     pub tokenizer_mismatch: bool,
+    /// The prompt tokens preflight measured the server adding to every prompt (its chat
+    /// template, a BOS): shared by every request, so its cache hits are expected.
+    pub prompt_overhead: Option<i64>,
     /// Connections refused in a row at the end of the last rung: the next rung goes on
     /// counting them (`rejection::Refusals`), so a server that went down between short
     /// rungs stops the run as one that went down within a long rung does.
@@ -675,7 +678,12 @@ impl<'c> Ladder<'c> {
             self.tokenizer_mismatch,
         );
         let failure = failures::failure_warning(summary, r.lower);
-        let cache = warnings::cache_warning(summary, &scenario.workload, r.timed.is_some());
+        let cache = warnings::cache_warning(
+            summary,
+            &scenario.workload,
+            r.timed.is_some(),
+            self.prompt_overhead,
+        );
         for w in warnings::rung_warnings_for(summary, r.timed)
             .into_iter()
             .chain(failure)

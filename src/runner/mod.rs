@@ -549,6 +549,7 @@ async fn run_scenario(
             scrape: scrape.as_ref(),
             sim: sim_server.as_ref(),
             tokenizer_mismatch: overhead.mismatch,
+            prompt_overhead: overhead.measured,
             refused: Default::default(),
         };
         let outcome = run_ladder(rungs, writer, stop.clone()).await?;

@@ -195,11 +195,15 @@ fn beyond_tolerance(server: f64, requested: f64) -> bool {
 }
 
 /// The rung's prefix-cache share is high though its workload sends prompts no server has
-/// seen (`servermetrics::cache`); `cycles`: the rung cycled a prompt pool.
+/// seen (`servermetrics::cache`); `cycles`: the rung cycled a prompt pool. `overhead` is the
+/// prompt tokens preflight measured the server adding to every prompt: with
+/// `input_length: server` the prompts are shortened by it, so the server's count matches the
+/// asked length and only the measured overhead tells its shared template apart.
 pub fn cache_warning(
     s: &RungSummary,
     workload: &crate::scenario::Workload,
     cycles: bool,
+    overhead: Option<i64>,
 ) -> Option<String> {
     use crate::servermetrics::cache;
     let share = s.server.cache_share()?;
@@ -207,10 +211,15 @@ pub fn cache_warning(
     if cache::expected_reuse(workload, cold, cycles).is_some() {
         return None;
     }
-    let template = cache::template_share(
+    let counted = cache::template_share(
         s.tokens.mean_server_input_tokens,
         s.tokens.requested_input_tokens,
     );
+    let measured = match (overhead, s.tokens.mean_server_input_tokens) {
+        (Some(o), Some(server)) if o > 0 && server > 0.0 => (o as f64 / server).min(1.0),
+        _ => 0.0,
+    };
+    let template = counted.max(measured);
     cache::high_share_warning(&s.load.level(s.rate), share, template)
 }
 
@@ -615,19 +624,19 @@ mod tests {
         let mut cold: crate::scenario::Workload =
             serde_json::from_value(serde_json::json!({})).unwrap();
         cold.cache_nonce = Some(1);
-        let w = cache_warning(&s, &cold, false).expect("a warning");
+        let w = cache_warning(&s, &cold, false, None).expect("a warning");
         assert!(
             w.starts_with("rung 2 req/s: the server answered 75%"),
             "{w}"
         );
-        assert_eq!(cache_warning(&s, &cold, true), None, "a cycled pool");
+        assert_eq!(cache_warning(&s, &cold, true, None), None, "a cycled pool");
         let mut warm = cold.clone();
         warm.cache = crate::scenario::CacheMode::Warm;
-        assert_eq!(cache_warning(&s, &warm, false), None);
+        assert_eq!(cache_warning(&s, &warm, false, None), None);
         let mut old = cold.clone();
         old.cache_nonce = None;
         assert_eq!(
-            cache_warning(&s, &old, false),
+            cache_warning(&s, &old, false, None),
             None,
             "no nonce: the seed's text"
         );
@@ -636,12 +645,28 @@ mod tests {
         chat.server
             .values
             .insert(crate::servermetrics::CACHE_SHARE.into(), 0.45);
-        assert_eq!(cache_warning(&chat, &cold, false), None);
+        assert_eq!(cache_warning(&chat, &cold, false, None), None);
         // No share exported: nothing to say.
         assert_eq!(
-            cache_warning(&tokens(64.0, 64.0, 8.0, 8.0), &cold, false),
+            cache_warning(&tokens(64.0, 64.0, 8.0, 8.0), &cold, false, None),
             None
         );
+        // input_length: server: the prompts were shortened by the 30 template tokens
+        // preflight measured, so the server counts the 64 asked; 50 % shared is the
+        // template's 47 % plus little, not another client.
+        let mut fitted = tokens(64.0, 64.0, 8.0, 8.0);
+        fitted
+            .server
+            .values
+            .insert(crate::servermetrics::CACHE_SHARE.into(), 0.50);
+        assert!(cache_warning(&fitted, &cold, false, None).is_some());
+        assert_eq!(cache_warning(&fitted, &cold, false, Some(30)), None);
+        // The measured overhead allows its own share, not any share.
+        fitted
+            .server
+            .values
+            .insert(crate::servermetrics::CACHE_SHARE.into(), 0.90);
+        assert!(cache_warning(&fitted, &cold, false, Some(30)).is_some());
     }
 
     #[test]
