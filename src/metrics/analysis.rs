@@ -614,20 +614,31 @@ impl fmt::Display for Analysis {
         }
         if let Some(b) = self.baseline_rate {
             writeln!(f, "Multiples vs the {} baseline:", self.load.level(b))?;
+            // A pooled run (embeddings, rerank) has no token timings: its latency multiple
+            // is the whole request's, one column instead of TTFT's and TPOT's.
+            let pooled = self.rungs.iter().all(|r| r.median_ttft_ms.is_nan());
+            let latency_columns = if pooled {
+                format!("{:>8}", "x E2E")
+            } else {
+                format!("{:>8}  {:>8}", "x TTFT", "x TPOT")
+            };
             writeln!(
                 f,
-                "  {:>8}  {:>8}  {:>8}  {:>8}  {:>8}  SLO",
-                column, "x QPS", "x TTFT", "x TPOT", "err %"
+                "  {:>8}  {:>8}  {latency_columns}  {:>8}  SLO",
+                column, "x QPS", "err %"
             )?;
             for r in &self.rungs {
                 let m = |v: Option<f64>| v.map(|v| format!("{v:.2}")).unwrap_or_else(|| "-".into());
+                let latency = if pooled {
+                    format!("{:>8}", m(r.latency_multiple))
+                } else {
+                    format!("{:>8}  {:>8}", m(r.ttft_multiple), m(r.tpot_multiple))
+                };
                 writeln!(
                     f,
-                    "  {:>8}  {:>8}  {:>8}  {:>8}  {:>8.1}  {}",
+                    "  {:>8}  {:>8}  {latency}  {:>8.1}  {}",
                     trimmed(r.rate, 6),
                     m(r.throughput_multiple),
-                    m(r.ttft_multiple),
-                    m(r.tpot_multiple),
                     r.error_rate * 100.0,
                     if r.meets_slo {
                         "ok".to_string()

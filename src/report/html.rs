@@ -72,7 +72,8 @@ fn analysis_block(out: &mut String, run: &RunReport) {
         item(
             "Baseline",
             format!(
-                "multiples (x QPS, x TTFT, x TPOT) are against the {} rung",
+                "{} are against the {} rung",
+                super::multiples_named(run),
                 run.info.load.level(b)
             ),
         );

@@ -56,7 +56,8 @@ fn run_section(out: &mut String, run: &RunReport, heading: &str) {
     if let (Some(b), None) = (a.baseline_rate, ramp) {
         let _ = writeln!(
             out,
-            "- **Baseline:** multiples (x QPS, x TTFT, x TPOT) are against the {} rung",
+            "- **Baseline:** {} are against the {} rung",
+            super::multiples_named(run),
             run.info.load.level(b)
         );
     }

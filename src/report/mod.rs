@@ -582,7 +582,8 @@ pub(crate) fn rung_table(run: &RunReport) -> (Vec<&'static str>, Vec<Vec<String>
         "E2E p99 (ms)",
         "lag p99 (ms)",
         "x QPS",
-        "x TTFT",
+        // A pooled rung's latency multiple is its whole request's (E2E).
+        if pooled { "x E2E" } else { "x TTFT" },
         "x TPOT",
         "SLO",
     ];
@@ -684,10 +685,28 @@ fn rung_row(run: &RunReport, r: &RungSummary, knee: Option<f64>, pooled: bool) -
         lat(r.stats(Latency::E2el).p99),
         fixed(r.stats(Latency::DispatchLag).p99, 1),
         m(|a| a.throughput_multiple),
-        m(|a| a.ttft_multiple),
-        m(|a| a.tpot_multiple),
+        if pooled {
+            m(|a| a.latency_multiple)
+        } else {
+            m(|a| a.ttft_multiple)
+        },
+        if pooled {
+            facts::NOT_RECORDED.to_string()
+        } else {
+            m(|a| a.tpot_multiple)
+        },
         slo,
     ]
+}
+
+/// The multiples a run's tables show, for the line naming the baseline rung: a pooled API's
+/// run (embeddings, rerank) has no token timings, so its latency multiple is E2E's.
+pub(crate) fn multiples_named(run: &RunReport) -> &'static str {
+    if run.rungs.iter().any(|r| r.pooling.is_some()) {
+        "multiples (x QPS, x E2E)"
+    } else {
+        "multiples (x QPS, x TTFT, x TPOT)"
+    }
 }
 
 /// A line describing where and when a run happened.

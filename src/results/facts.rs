@@ -155,7 +155,22 @@ fn prompts(sc: &Value, vllm: bool, rungs: &[&RungSummary]) -> String {
                 ),
                 false => "fixed lengths".into(),
             };
-            format!("random, input {i} / output {o} tokens ({spread})")
+            // A pooled API generates nothing: its shape is the inputs (or the documents
+            // scored against a query) each request carries.
+            match sc["endpoint"]["api"].as_str() {
+                Some("embeddings") => format!(
+                    "random, {} input(s) of {i} tokens a request ({spread})",
+                    w["batch_size"].as_u64().unwrap_or(1)
+                ),
+                Some("rerank") => format!(
+                    "random, a query of {} tokens and {} document(s) of {i} tokens a request ({spread})",
+                    w["query_tokens"]
+                        .as_u64()
+                        .map_or_else(|| NOT_RECORDED.to_string(), |q| q.to_string()),
+                    w["batch_size"].as_u64().unwrap_or(1)
+                ),
+                _ => format!("random, input {i} / output {o} tokens ({spread})"),
+            }
         }
         (d, _, o) => {
             let mut t = match string(&w["path"]) {
@@ -358,6 +373,23 @@ mod tests {
         assert_eq!(
             value(&of(&ramp, []), "load"),
             "ramp 1 -> 20 req/s over 60s, constant arrivals"
+        );
+        // Pooled APIs generate nothing: their requests' inputs, not an output length.
+        let embed = info(serde_json::json!({
+            "endpoint": { "api": "embeddings" },
+            "workload": { "input_tokens": 24, "output_tokens": 256, "batch_size": 3 }
+        }));
+        assert_eq!(
+            value(&of(&embed, []), "prompts"),
+            "random, 3 input(s) of 24 tokens a request (fixed lengths)"
+        );
+        let rerank = info(serde_json::json!({
+            "endpoint": { "api": "rerank" },
+            "workload": { "input_tokens": 600, "output_tokens": 256, "query_tokens": 8 }
+        }));
+        assert_eq!(
+            value(&of(&rerank, []), "prompts"),
+            "random, a query of 8 tokens and 1 document(s) of 600 tokens a request (fixed lengths)"
         );
     }
 }
