@@ -250,6 +250,14 @@ fn cause(s: &RungSummary, lower: Option<&LowerRung>, err: f64, failed: u64) -> S
                     "overloaded: the server kept failing requests (the errors grew with the \
                      load at {from})"
                 ),
+                // Timeouts from the lowest rung on: requests slower than the timeout
+                // allows, whatever the load.
+                None if most(count("timeout")) => format!(
+                    "not shown to be overload ({not_load}): the requests ran past \
+                     endpoint.request_timeout (or ttft_timeout): a server slower than the \
+                     timeout allows for these lengths, or a load already past what it holds; \
+                     raise the timeout, shorten input_tokens / output_tokens, or start lower"
+                ),
                 None => format!(
                     "not shown to be overload ({not_load}): a server fault, or a load \
                      already past what the server holds; the requests files hold the \
@@ -360,6 +368,21 @@ mod tests {
         let c60 = rung(60.0, 80, &[("connect", 70)]);
         let w = failure_warning(&r120, LowerRung::below(&[&c60, &r20]).as_ref()).unwrap();
         assert!(w.contains("not shown to be overload"), "{w}");
+    }
+
+    #[test]
+    fn timeouts_at_the_lowest_rung_point_at_the_timeout() {
+        let s = rung(1.0, 0, &[("timeout", 6)]);
+        let w = failure_warning(&s, None).unwrap();
+        assert!(
+            w.contains("the requests ran past endpoint.request_timeout"),
+            "{w}"
+        );
+        assert!(!w.contains("a server fault"), "{w}");
+        // Timeouts that grew with the load are overload.
+        let s = rung(8.0, 50, &[("timeout", 50)]);
+        let w = failure_warning(&s, Some(&lower(4.0, 0.0))).unwrap();
+        assert!(w.contains("overloaded: the error rate rose"), "{w}");
     }
 
     #[test]
