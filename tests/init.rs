@@ -283,6 +283,7 @@ fn unexpanded_variables_placeholders_and_the_baseline_cost_are_said() {
     // 200 / 270 = 74 %.
     assert!(
         err.contains("200 requests at 1 req/s, about 200 s, 74 % of the run's sending time")
+            && err.contains("(the 3 rates take about 70 s;")
             && err.contains("--no-baseline"),
         "{err}"
     );

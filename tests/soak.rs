@@ -401,10 +401,10 @@ fn assert_in_flight_recorded(out: &Path, r: &Ran) {
         spawn(ladder_cmd(&["report", folder.to_str().unwrap()])).finish(Duration::from_secs(60));
     assert_eq!(rep.status.code(), Some(0), "{}", rep.all());
     assert!(
-        r.stderr.contains(&format!(
-            "{} requests in flight at the interrupt were recorded as interrupted",
-            s.interrupted_requests
-        )),
+        r.stderr.contains(&match s.interrupted_requests {
+            1 => "1 request in flight at the interrupt was recorded as interrupted".to_string(),
+            n => format!("{n} requests in flight at the interrupt were recorded as interrupted"),
+        }),
         "{}",
         r.stderr
     );

@@ -119,7 +119,7 @@ fn baseline_cost(d: &Draft) -> Option<String> {
     let share = 100.0 * base / (base + rungs);
     Some(format!(
         "load.baseline_rate: {} adds a light-load rung before the rates: {} requests at {} \
-         req/s, about {:.0} s, {:.0} % of the run's sending time (the {} rates take about \
+         req/s, about {:.0} s, {:.0} % of the run's sending time (the {} about \
          {:.0} s; cooldowns aside); drop it with --no-baseline (or delete the line), or make it \
          shorter with a higher --baseline-rate",
         crate::results::rate_label(b),
@@ -127,7 +127,10 @@ fn baseline_cost(d: &Draft) -> Option<String> {
         crate::results::rate_label(b),
         base,
         share,
-        d.rates.len(),
+        match d.rates.len() {
+            1 => "1 rate takes".to_string(),
+            n => format!("{n} rates take"),
+        },
         rungs
     ))
 }

@@ -654,8 +654,13 @@ impl<'c> Ladder<'c> {
             } else {
                 "at the interrupt"
             };
+            let (requests, were) = if r.abandoned == 1 {
+                ("request", "was")
+            } else {
+                ("requests", "were")
+            };
             told.warn(format!(
-                "rung {level}: {} requests in flight {when} were recorded as interrupted \
+                "rung {level}: {} {requests} in flight {when} {were} recorded as interrupted \
                  (request lines of class `interrupted`; not failures, not in the error rate)",
                 r.abandoned
             ));
