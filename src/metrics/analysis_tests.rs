@@ -332,11 +332,11 @@ fn timed_rung(rate: f64, n: u64, sent: f64, duration_s: f64, min_e2e_ms: f64) ->
 
 #[test]
 fn a_first_rung_past_saturation_is_the_knee() {
-    // Sent 40 requests at 2 req/s (20 s); the server answered them over 40 s. Keeping up it
+    // Sent 40 requests at 2 req/s (20 s); the server answered them over 60 s. Keeping up it
     // would have answered the last one a quickest request (0.5 s) after the last send.
     let rungs = vec![
-        timed_rung(2.0, 40, 2.0, 40.0, 500.0),
-        timed_rung(5.0, 40, 5.0, 40.0, 500.0),
+        timed_rung(2.0, 40, 2.0, 60.0, 500.0),
+        timed_rung(5.0, 40, 5.0, 60.0, 500.0),
     ];
     let a = analyze(&rungs, &Slo::default(), None);
     let k = a.knee.expect("knee");
@@ -344,12 +344,34 @@ fn a_first_rung_past_saturation_is_the_knee() {
     assert_eq!(k.reasons, vec![KneeReason::ThroughputPlateau]);
     assert!(
         k.detail[0].starts_with(
-            "the first rung is already past saturation: the server answered 1.00 req/s of \
-             the 2.00 req/s sent (51 % of the 1.95 req/s keeping up would answer"
+            "the first rung is already past saturation: the server answered 0.67 req/s of \
+             the 2.00 req/s sent (34 % of the 1.95 req/s keeping up would answer"
         ),
         "{}",
         k.detail[0]
     );
+    // A rung that kept up but ended on a long answer (varied output lengths): 200 requests
+    // at 2 req/s, the quickest 0.2 s, the last one 40 s: 72 % of keeping up, not a knee.
+    let tail = vec![timed_rung(2.0, 200, 2.0, 139.5, 200.0)];
+    assert!(analyze(&tail, &Slo::default(), None).knee.is_none());
+    // One timeout at the end stretches the rung: a rung with failures is not judged so.
+    let mut timed_out = rungs.clone();
+    timed_out[0].failed = 1;
+    assert!(analyze(&timed_out[..1], &Slo::default(), None)
+        .knee
+        .is_none());
+    // Repeats: each repeat's sending window and quickest answer, summed. Three repeats of
+    // 10 requests at 5 req/s, each taking 8 s (10 s a repeat: 100 % alone) are no knee;
+    // the pool's 30 requests over 30 s against one 6 s window plus 8 s would read 47 %.
+    let mut repeated = timed_rung(5.0, 30, 5.0, 30.0, 8000.0);
+    repeated.repeats = vec![timed_rung(5.0, 10, 5.0, 10.0, 8000.0); 3];
+    assert!(analyze(&[repeated.clone()], &Slo::default(), None)
+        .knee
+        .is_none());
+    // The same repeats each answered over 25 s: 40 % of keeping up, the knee.
+    repeated.repeats = vec![timed_rung(5.0, 10, 5.0, 25.0, 8000.0); 3];
+    repeated.duration_s = 75.0;
+    assert!(analyze(&[repeated], &Slo::default(), None).knee.is_some());
     // A closed loop's first rung answers what its users allow: no such test.
     let mut closed = vec![rungs[0].clone()];
     closed[0].load = LoadKind::Concurrency;
@@ -366,8 +388,8 @@ fn a_short_first_rung_of_slow_requests_that_kept_up_is_not_a_knee() {
     // One rung cannot show that throughput kept growing.
     assert_eq!(
         a.knee_text(),
-        "none seen: one rung shows no knee (it kept up, errors within bound); add rates to \
-         see where throughput stops growing"
+        "none seen: one rung cannot show where throughput stops growing (errors within \
+         bound); add rates"
     );
     // Two such rungs can.
     let two = vec![

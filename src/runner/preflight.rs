@@ -305,7 +305,7 @@ fn auth_hint(status: u16, api_key_env: Option<&str>, key_present: bool) -> Strin
         (Some(var), true) if status == 403 => format!(
             "the key in ${var} was refused this request (403 forbidden: a key without access \
              to this model or endpoint, or a gateway's policy); check what the key may use, or \
-             use one that has access (the body below says more)"
+             use one that has access (the body says more)"
         ),
         (None, _) => {
             "the server wants a key: set endpoint.api_key_env to the variable that holds it".into()
