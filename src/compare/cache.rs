@@ -36,8 +36,11 @@ pub fn cache_warnings(b: &ResultDir, c: &ResultDir, common: &[f64], kind: LoadKi
                 continue;
             };
             let t = &r.summary.tokens;
-            let template =
-                cache::template_share(t.mean_server_input_tokens, t.requested_input_tokens);
+            let template = cache::template_share(
+                t.mean_server_input_tokens,
+                t.requested_input_tokens,
+                d.info.prompt_overhead,
+            );
             if let Some(w) = cache::high_share_warning(&kind.level(r.entry.rate), s, template) {
                 out.push(format!("{which}: {w}"));
             }

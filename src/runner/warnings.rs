@@ -195,10 +195,9 @@ fn beyond_tolerance(server: f64, requested: f64) -> bool {
 }
 
 /// The rung's prefix-cache share is high though its workload sends prompts no server has
-/// seen (`servermetrics::cache`); `cycles`: the rung cycled a prompt pool. `overhead` is the
-/// prompt tokens preflight measured the server adding to every prompt: with
-/// `input_length: server` the prompts are shortened by it, so the server's count matches the
-/// asked length and only the measured overhead tells its shared template apart.
+/// seen (`servermetrics::cache`); `cycles`: the rung cycled a prompt pool; `overhead`: the
+/// prompt tokens preflight measured the server adding
+/// ([`crate::servermetrics::cache::template_share`]).
 pub fn cache_warning(
     s: &RungSummary,
     workload: &crate::scenario::Workload,
@@ -211,15 +210,11 @@ pub fn cache_warning(
     if cache::expected_reuse(workload, cold, cycles).is_some() {
         return None;
     }
-    let counted = cache::template_share(
+    let template = cache::template_share(
         s.tokens.mean_server_input_tokens,
         s.tokens.requested_input_tokens,
+        overhead,
     );
-    let measured = match (overhead, s.tokens.mean_server_input_tokens) {
-        (Some(o), Some(server)) if o > 0 && server > 0.0 => (o as f64 / server).min(1.0),
-        _ => 0.0,
-    };
-    let template = counted.max(measured);
     cache::high_share_warning(&s.load.level(s.rate), share, template)
 }
 

@@ -37,12 +37,25 @@ pub fn expected_reuse(workload: &Workload, cold: bool, cycles: bool) -> Option<&
 
 /// The share of a rung's prompt tokens that the server added itself (its chat template, a
 /// BOS: `mean_server_prompt` − `asked`, over `mean_server_prompt`), which is the same for every
-/// request and so may come from the cache even when the text is new.
-pub fn template_share(mean_server_prompt: Option<f64>, asked: f64) -> f64 {
-    match mean_server_prompt {
-        Some(server) if server > 0.0 && server > asked => (server - asked) / server,
+/// request and so may come from the cache even when the text is new. `overhead` is what
+/// preflight measured the server adding (run.json's `prompt_overhead`): with
+/// `input_length: server` the prompts are shortened by it, so the server's count matches the
+/// asked length and only the measured overhead tells the shared template apart; the larger
+/// of the two shares counts.
+pub fn template_share(mean_server_prompt: Option<f64>, asked: f64, overhead: Option<i64>) -> f64 {
+    let Some(server) = mean_server_prompt.filter(|s| *s > 0.0) else {
+        return 0.0;
+    };
+    let counted = if server > asked {
+        (server - asked) / server
+    } else {
+        0.0
+    };
+    let measured = match overhead {
+        Some(o) if o > 0 => (o as f64 / server).min(1.0),
         _ => 0.0,
-    }
+    };
+    counted.max(measured)
 }
 
 /// The warning for a rung of a workload that expects no reuse whose `share` is above
@@ -121,12 +134,17 @@ mod tests {
         let w = high_share_warning("1", 0.75, 0.0).unwrap();
         assert!(w.contains("75%") && w.contains("up to 20%"), "{w}");
         // A chat template of 30 tokens on 64-token prompts: 32 % of 94 comes from it.
-        let t = template_share(Some(94.0), 64.0);
+        let t = template_share(Some(94.0), 64.0, None);
         assert!((t - 30.0 / 94.0).abs() < 1e-12);
         assert_eq!(high_share_warning("1", 0.45, t), None);
         assert!(high_share_warning("1", 0.60, t).is_some());
-        assert_eq!(template_share(None, 64.0), 0.0);
-        assert_eq!(template_share(Some(60.0), 64.0), 0.0);
+        assert_eq!(template_share(None, 64.0, None), 0.0);
+        assert_eq!(template_share(None, 64.0, Some(30)), 0.0);
+        assert_eq!(template_share(Some(60.0), 64.0, None), 0.0);
+        // input_length: server: the server counts the 64 asked, 30 of them its template's.
+        let fitted = template_share(Some(64.0), 64.0, Some(30));
+        assert!((fitted - 30.0 / 64.0).abs() < 1e-12);
+        assert_eq!(template_share(Some(94.0), 64.0, Some(10)), t);
         assert_eq!(shift_warning("2", 0.0, 0.09), None);
         let s = shift_warning("2", 0.75, 0.01).unwrap();
         assert!(s.contains("baseline 75%, candidate 1%"), "{s}");
