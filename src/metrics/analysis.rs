@@ -499,6 +499,11 @@ impl Analysis {
         }
     }
 
+    /// A pooled API's run (embeddings, rerank): no rung has a TTFT.
+    fn pooled(&self) -> bool {
+        self.rungs.iter().all(|r| r.median_ttft_ms.is_nan())
+    }
+
     /// The per-rung analysis at `rate`, if that rung exists.
     pub fn rung(&self, rate: f64) -> Option<&RungAnalysis> {
         self.rungs.iter().find(|r| same_rate(r.rate, rate))
@@ -520,7 +525,7 @@ impl Analysis {
             ),
             None => format!("none within the tested {} (throughput kept growing, {} stayed steady, errors within bound)", self.levels(),
                 // A pooled run (embeddings) has no TTFT: its whole latency.
-                if self.rungs.iter().all(|r| r.median_ttft_ms.is_nan()) { "latency" } else { "TTFT" }),
+                if self.pooled() { "latency" } else { "TTFT" }),
         }
     }
 
@@ -638,7 +643,7 @@ impl fmt::Display for Analysis {
             writeln!(f, "Multiples vs the {} baseline:", self.load.level(b))?;
             // A pooled run (embeddings, rerank) has no token timings: its latency multiple
             // is the whole request's, one column instead of TTFT's and TPOT's.
-            let pooled = self.rungs.iter().all(|r| r.median_ttft_ms.is_nan());
+            let pooled = self.pooled();
             let latency_columns = if pooled {
                 format!("{:>8}", "x E2E")
             } else {

@@ -561,7 +561,7 @@ pub(crate) fn fixed(v: f64, decimals: usize) -> String {
 pub(crate) fn rung_table(run: &RunReport) -> (Vec<&'static str>, Vec<Vec<String>>, Option<String>) {
     // A pooled API's run (embeddings) generates no tokens: its token column is input tok/s,
     // and its TTFT and TPOT columns (all "not recorded") are left out below.
-    let pooled = run.rungs.iter().any(|r| r.pooling.is_some());
+    let pooled = pooled(run);
     let header = vec![
         run.info.load.axis(),
         "completed",
@@ -699,10 +699,15 @@ fn rung_row(run: &RunReport, r: &RungSummary, knee: Option<f64>, pooled: bool) -
     ]
 }
 
+/// A pooled API's run (embeddings, rerank): its rungs generated no tokens.
+fn pooled(run: &RunReport) -> bool {
+    run.rungs.iter().any(|r| r.pooling.is_some())
+}
+
 /// The multiples a run's tables show, for the line naming the baseline rung: a pooled API's
 /// run (embeddings, rerank) has no token timings, so its latency multiple is E2E's.
 pub(crate) fn multiples_named(run: &RunReport) -> &'static str {
-    if run.rungs.iter().any(|r| r.pooling.is_some()) {
+    if pooled(run) {
         "multiples (x QPS, x E2E)"
     } else {
         "multiples (x QPS, x TTFT, x TPOT)"

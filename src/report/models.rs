@@ -25,7 +25,7 @@ pub(crate) fn models_table(run: &RunReport) -> Option<Table> {
     if run.rungs.iter().all(|r| r.models.is_empty()) {
         return None;
     }
-    let pooled = run.rungs.iter().any(|r| r.pooling.is_some());
+    let pooled = super::pooled(run);
     let mut header = vec![
         run.info.load.axis(),
         "model",

@@ -75,6 +75,53 @@ impl LowerRung {
     }
 }
 
+/// What most (at least half) of a rung's failures are, the client's own left out, in the
+/// order the warning names them: one reading for [`cause`] and [`grew_with_load`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Dominant {
+    /// 429s.
+    RateLimit,
+    /// Refused connections.
+    Connect,
+    /// Broken or unparsable answers (`stream_error`, `malformed`, `unclassified`).
+    Broken,
+    /// Streams cut off mid-answer.
+    Reset,
+    /// Anything else (5xx, timeouts); `timeouts` when most are timeouts.
+    Other { timeouts: bool },
+}
+
+fn dominant(s: &RungSummary) -> Dominant {
+    let count = |k: &str| s.errors_by_class.get(k).copied().unwrap_or(0);
+    let failed: u64 = s
+        .errors_by_class
+        .iter()
+        .filter(|(k, _)| k.as_str() != CLIENT_RESOURCE_KEY)
+        .map(|(_, n)| n)
+        .sum();
+    let most = |n: u64| n > 0 && n.saturating_mul(2) >= failed;
+    let broken = count("stream_error") + count("malformed") + count("unclassified");
+    if most(count("rate_limit")) {
+        Dominant::RateLimit
+    } else if most(count("connect")) {
+        Dominant::Connect
+    } else if most(broken) {
+        Dominant::Broken
+    } else if most(count("reset")) {
+        Dominant::Reset
+    } else {
+        Dominant::Other {
+            timeouts: most(count("timeout")),
+        }
+    }
+}
+
+/// The rung below, when the errors grew with the load from it: this rung's error rate
+/// (`err`) is at least double the one below, which was itself under the line.
+fn rose_from(lower: Option<&LowerRung>, err: f64) -> Option<&LowerRung> {
+    lower.filter(|l| l.error_rate <= OVERLOAD_ERROR_RATE && err >= 2.0 * l.error_rate)
+}
+
 /// Which failures grew with the load at a rung.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Grew {
@@ -89,28 +136,17 @@ enum Grew {
 /// [`cause`] calls overload.
 fn grew_with_load(s: &RungSummary, lower: Option<&LowerRung>) -> Option<Grew> {
     let err = s.server_error_rate();
-    let count = |k: &str| s.errors_by_class.get(k).copied().unwrap_or(0);
-    let failed: u64 = s
-        .errors_by_class
-        .iter()
-        .filter(|(k, _)| k.as_str() != CLIENT_RESOURCE_KEY)
-        .map(|(_, n)| n)
-        .sum();
-    let most = |n: u64| n > 0 && n.saturating_mul(2) >= failed;
     let grew = err > OVERLOAD_ERROR_RATE
         && !s.mostly_rejected()
         && s.client_failures() == 0
-        && lower.is_some_and(|l| l.error_rate <= OVERLOAD_ERROR_RATE && err >= 2.0 * l.error_rate);
+        && rose_from(lower, err).is_some();
     if !grew {
         return None;
     }
-    let broken = count("stream_error") + count("malformed") + count("unclassified");
-    if most(count("rate_limit")) {
-        Some(Grew::RateLimit)
-    } else if most(count("connect")) || most(broken) || most(count("reset")) {
-        None
-    } else {
-        Some(Grew::Errors)
+    match dominant(s) {
+        Dominant::RateLimit => Some(Grew::RateLimit),
+        Dominant::Connect | Dominant::Broken | Dominant::Reset => None,
+        Dominant::Other { .. } => Some(Grew::Errors),
     }
 }
 
@@ -146,7 +182,6 @@ pub fn failure_warning(s: &RungSummary, lower: Option<&LowerRung>) -> Option<Str
         .map(|(k, n)| format!("{k}={n}"))
         .collect::<Vec<_>>()
         .join(", ");
-    let failed: u64 = classes.iter().map(|(_, n)| n).sum();
     // A client out of open files, ports or memory also times out and drops its own
     // connections: such a rung is never called overloaded (README, docs/client-limits.md).
     let starved = s.client_failures();
@@ -158,19 +193,15 @@ pub fn failure_warning(s: &RungSummary, lower: Option<&LowerRung>) -> Option<Str
              warning names it) and run the rung again [{listed}]"
         ));
     }
-    let why = cause(s, lower, err, failed);
+    let why = cause(s, lower, err);
     Some(format!("{head}: {why} [{listed}]"))
 }
 
 /// Why a rung failed, read from its failure classes (`failed` of them, the client's own
 /// left out) and the rung below: overload (429s or failures that grew with the load), a
 /// server that went down, broken answers, or a fault the load does not explain.
-fn cause(s: &RungSummary, lower: Option<&LowerRung>, err: f64, failed: u64) -> String {
-    let count = |k: &str| s.errors_by_class.get(k).copied().unwrap_or(0);
-    let most = |n: u64| n.saturating_mul(2) >= failed && n > 0;
-    // Grew with the load: this rung's error rate is at least double the one below, which
-    // was itself under the line.
-    let rose = lower.filter(|l| l.error_rate <= OVERLOAD_ERROR_RATE && err >= 2.0 * l.error_rate);
+fn cause(s: &RungSummary, lower: Option<&LowerRung>, err: f64) -> String {
+    let rose = rose_from(lower, err);
     let not_load = match lower {
         None => "already at the lowest rung, so the load does not explain it".to_string(),
         Some(l) => format!(
@@ -180,9 +211,8 @@ fn cause(s: &RungSummary, lower: Option<&LowerRung>, err: f64, failed: u64) -> S
             l.error_rate * 100.0
         ),
     };
-    let broken = count("stream_error") + count("malformed") + count("unclassified");
-    if most(count("rate_limit")) {
-        match rose {
+    match dominant(s) {
+        Dominant::RateLimit => match rose {
             Some(l) => format!(
                 "overloaded: the server turned requests away with 429s as the load rose \
                  (failing {:.1}% at {}); if a rate limiter in front of it answered, raise its \
@@ -201,9 +231,8 @@ fn cause(s: &RungSummary, lower: Option<&LowerRung>, err: f64, failed: u64) -> S
                          its limit or send within it)"
                     .to_string(),
             },
-        }
-    } else if most(count("connect")) {
-        match rose {
+        },
+        Dominant::Connect => match rose {
             _ if s.completed == 0 => "no request completed and the connections failed: the \
                  server is down or not listening at the endpoint; check it is up and read its \
                  log"
@@ -219,13 +248,11 @@ fn cause(s: &RungSummary, lower: Option<&LowerRung>, err: f64, failed: u64) -> S
                 "connections to the server failed ({not_load}): it went down, restarted or \
                  refuses connections; read its log"
             ),
-        }
-    } else if most(broken) {
-        "the server's answers broke off or did not parse (a server or gateway fault, not \
-         load); the requests files hold what came back"
-            .to_string()
-    } else if most(count("reset")) {
-        match rose {
+        },
+        Dominant::Broken => "the server's answers broke off or did not parse (a server or \
+                             gateway fault, not load); the requests files hold what came back"
+            .to_string(),
+        Dominant::Reset => match rose {
             Some(l) => format!(
                 "streams broke off as the load rose (failing {:.1}% at {}): the server or a \
                  proxy dropped connections under load, or it went down; read its log",
@@ -236,9 +263,8 @@ fn cause(s: &RungSummary, lower: Option<&LowerRung>, err: f64, failed: u64) -> S
                 "the server's streams broke off ({not_load}): a server or gateway fault; the \
                  requests files say where each one broke"
             ),
-        }
-    } else {
-        match rose {
+        },
+        Dominant::Other { timeouts } => match rose {
             Some(l) => format!(
                 "overloaded: the error rate rose from {:.1}% at {}",
                 l.error_rate * 100.0,
@@ -252,7 +278,7 @@ fn cause(s: &RungSummary, lower: Option<&LowerRung>, err: f64, failed: u64) -> S
                 ),
                 // Timeouts from the lowest rung on: requests slower than the timeout
                 // allows, whatever the load.
-                None if most(count("timeout")) => format!(
+                None if timeouts => format!(
                     "not shown to be overload ({not_load}): the requests ran past \
                      endpoint.request_timeout (or ttft_timeout): a server slower than the \
                      timeout allows for these lengths, or a load already past what it holds; \
@@ -264,7 +290,7 @@ fn cause(s: &RungSummary, lower: Option<&LowerRung>, err: f64, failed: u64) -> S
                      server's messages"
                 ),
             },
-        }
+        },
     }
 }
 
